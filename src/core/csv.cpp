@@ -1,0 +1,192 @@
+#include "core/csv.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace fw {
+namespace {
+constexpr size_t kBlock = 1 << 20;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_double(std::string_view s, double& out) {
+  s = trim(s);
+  if (s.empty()) return false;
+  if (s.front() == '+') s.remove_prefix(1);
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end;
+}
+
+bool parse_int64(std::string_view s, int64_t& out) {
+  s = trim(s);
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end;
+}
+
+CsvReader::CsvReader(std::string path, std::FILE* f) : path_(std::move(path)), file_(f) {
+  buf_.resize(2 * kBlock);
+  fields_.reserve(16);
+}
+
+CsvReader::~CsvReader() {
+  if (file_) std::fclose(file_);
+}
+
+Result<std::unique_ptr<CsvReader>> CsvReader::open(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    if (errno == ENOENT) return Status::NotFound(path + ": no such file");
+    return Status::IoError(path + ": " + std::strerror(errno));
+  }
+  return std::unique_ptr<CsvReader>(new CsvReader(path, f));
+}
+
+std::string CsvReader::where() const { return path_ + ":" + std::to_string(line_no_); }
+
+// Moves unread bytes to the front and reads more. Returns false when nothing was added.
+bool CsvReader::fill() {
+  if (eof_) return false;
+  if (begin_ > 0) {
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (buf_.size() - end_ < kBlock) buf_.resize(buf_.size() * 2);
+  const size_t n = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_);
+  if (n == 0) {
+    if (std::ferror(file_)) status_ = Status::IoError(path_ + ": read error");
+    eof_ = true;
+    return false;
+  }
+  end_ += n;
+  return true;
+}
+
+bool CsvReader::next() {
+  for (;;) {
+    const char* start = buf_.data() + begin_;
+    const void* nl = std::memchr(start, '\n', end_ - begin_);
+    size_t len;
+    if (nl) {
+      len = static_cast<const char*>(nl) - start;
+    } else if (fill()) {
+      continue;  // buffer moved; search again
+    } else if (end_ > begin_) {
+      len = end_ - begin_;  // last line without a newline
+      start = buf_.data() + begin_;
+    } else {
+      return false;
+    }
+    line_ = std::string_view(buf_.data() + begin_, len);
+    begin_ += len + (nl ? 1 : 0);
+    if (!nl && begin_ > end_) begin_ = end_;
+    ++line_no_;
+    std::string_view t = trim(line_);
+    if (t.empty()) continue;
+    line_ = t;
+    fields_.clear();
+    size_t pos = 0;
+    for (;;) {
+      size_t comma = t.find(',', pos);
+      std::string_view f = trim(t.substr(pos, comma == std::string_view::npos ? t.npos : comma - pos));
+      if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
+      fields_.push_back(f);
+      if (comma == std::string_view::npos) break;
+      pos = comma + 1;
+    }
+    return true;
+  }
+}
+
+CsvWriter::CsvWriter(std::string path, std::FILE* f) : path_(std::move(path)), file_(f) {
+  buf_.reserve(kBlock + 4096);
+}
+
+CsvWriter::~CsvWriter() { (void)close(); }
+
+Result<std::unique_ptr<CsvWriter>> CsvWriter::create(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return Status::IoError(path + ": cannot create: " + std::strerror(errno));
+  return std::unique_ptr<CsvWriter>(new CsvWriter(path, f));
+}
+
+void CsvWriter::sep() {
+  if (row_started_) buf_.push_back(',');
+  row_started_ = true;
+}
+
+CsvWriter& CsvWriter::field(std::string_view s) {
+  sep();
+  buf_.append(s);
+  return *this;
+}
+
+CsvWriter& CsvWriter::field(double v) {
+  sep();
+  if (std::isnan(v)) {
+    buf_.append("nan");
+    return *this;
+  }
+  char tmp[32];
+  auto [p, ec] = std::to_chars(tmp, tmp + sizeof tmp, v);
+  buf_.append(tmp, p);
+  return *this;
+}
+
+CsvWriter& CsvWriter::field(double v, int decimals) {
+  sep();
+  if (std::isnan(v)) {
+    buf_.append("nan");
+    return *this;
+  }
+  char tmp[64];
+  auto [p, ec] = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::fixed, decimals);
+  buf_.append(tmp, p);
+  return *this;
+}
+
+CsvWriter& CsvWriter::field(int64_t v) {
+  sep();
+  char tmp[24];
+  auto [p, ec] = std::to_chars(tmp, tmp + sizeof tmp, v);
+  buf_.append(tmp, p);
+  return *this;
+}
+
+void CsvWriter::header(std::string_view names) {
+  buf_.append(names);
+  end_row();
+}
+
+void CsvWriter::end_row() {
+  buf_.push_back('\n');
+  row_started_ = false;
+  flush_if_full();
+}
+
+void CsvWriter::flush_if_full() {
+  if (buf_.size() < kBlock || !file_) return;
+  if (std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size()) failed_ = true;
+  buf_.clear();
+}
+
+Status CsvWriter::close() {
+  if (!file_) return failed_ ? Status::IoError(path_ + ": write failed") : Status::Ok();
+  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size()) failed_ = true;
+  buf_.clear();
+  if (std::fclose(file_) != 0) failed_ = true;
+  file_ = nullptr;
+  return failed_ ? Status::IoError(path_ + ": write failed") : Status::Ok();
+}
+
+}  // namespace fw

@@ -1,0 +1,95 @@
+#pragma once
+// Streaming CSV reader and buffered writer for traces (millions of rows).
+//
+// CsvReader reads the file in large blocks and hands out each row as string_views
+// into its own buffer: no allocation per field or per row once warmed up. Views are
+// valid until the next call to next(). Fields are split on ','; surrounding spaces
+// and one pair of double quotes are trimmed. Embedded commas inside quotes are not
+// supported (no trace format here needs them). Blank lines are skipped.
+// Thread-safety: none; one reader per thread.
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace fw {
+
+// Parses a decimal floating-point number (the whole view, spaces trimmed).
+// Returns false on anything else, including an empty view. "nan"/"inf" parse.
+bool parse_double(std::string_view s, double& out);
+// Parses a base-10 integer (the whole view, spaces trimmed).
+bool parse_int64(std::string_view s, int64_t& out);
+std::string_view trim(std::string_view s);
+
+class CsvReader {
+ public:
+  static Result<std::unique_ptr<CsvReader>> open(const std::string& path);
+  ~CsvReader();
+  CsvReader(const CsvReader&) = delete;
+  CsvReader& operator=(const CsvReader&) = delete;
+
+  // Advances to the next non-blank row. Returns false at end of file or on a read
+  // error (then status() is not ok).
+  bool next();
+  // Fields of the current row.
+  const std::vector<std::string_view>& fields() const { return fields_; }
+  std::string_view line() const { return line_; }
+  // 1-based line number of the current row in the file.
+  int64_t line_number() const { return line_no_; }
+  const std::string& path() const { return path_; }
+  // "path:line" of the current row, for error messages.
+  std::string where() const;
+  const Status& status() const { return status_; }
+
+ private:
+  explicit CsvReader(std::string path, std::FILE* f);
+  bool fill();
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::vector<char> buf_;
+  size_t begin_ = 0, end_ = 0;  // unread bytes are buf_[begin_, end_)
+  bool eof_ = false;
+  std::string_view line_;
+  std::vector<std::string_view> fields_;
+  int64_t line_no_ = 0;
+  Status status_;
+};
+
+// Buffered writer. Numbers are written in the shortest form that reads back exactly,
+// or with fixed decimals when asked. close() reports any write error.
+class CsvWriter {
+ public:
+  static Result<std::unique_ptr<CsvWriter>> create(const std::string& path);
+  ~CsvWriter();
+  CsvWriter(const CsvWriter&) = delete;
+  CsvWriter& operator=(const CsvWriter&) = delete;
+
+  CsvWriter& field(std::string_view s);
+  CsvWriter& field(double v);
+  CsvWriter& field(double v, int decimals);
+  CsvWriter& field(int64_t v);
+  CsvWriter& field(int v) { return field(static_cast<int64_t>(v)); }
+  void end_row();
+  // Writes a whole header row from comma-separated names.
+  void header(std::string_view comma_separated);
+  Status close();
+
+ private:
+  CsvWriter(std::string path, std::FILE* f);
+  void sep();
+  void flush_if_full();
+
+  std::string path_;
+  std::FILE* file_ = nullptr;
+  std::string buf_;
+  bool row_started_ = false;
+  bool failed_ = false;
+};
+
+}  // namespace fw

@@ -1,0 +1,69 @@
+#pragma once
+// One tick of measurements from a plant (simulator or real node): what the sensors
+// say, never the simulator's hidden truth. SI units throughout.
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+namespace fw {
+
+inline constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
+
+// Workload knobs a job may expose. Index into the arrays below.
+enum class Knob : int { kGenConcurrency = 0, kGroupSize = 1 };
+inline constexpr int kNumKnobs = 2;
+inline constexpr std::array<std::string_view, kNumKnobs> kKnobNames = {"gen_concurrency",
+                                                                       "group_size"};
+using KnobValues = std::array<double, kNumKnobs>;  // NaN: the job has no such knob / unset
+
+// What a job is doing at the moment of the reading.
+enum class Phase : int {
+  kIdle = 0,
+  kGenerate,    // GRPO rollout generation (decode, with prefill bursts)
+  kScore,       // GRPO scoring (prefill-like)
+  kUpdate,      // GRPO policy update (forward/backward over the rollouts)
+  kSync,        // GRPO weight sync
+  kForward,     // pretraining
+  kBackward,
+  kAllReduce,   // gradient all-reduce (communication)
+  kAllToAll,    // MoE expert exchange
+  kOptimizer,
+  kCheckpoint,
+  kDataStall,
+};
+inline constexpr int kNumPhases = 12;
+std::string_view phase_name(Phase p);
+// Phase from its name; returns false when unknown.
+bool phase_from_name(std::string_view name, Phase& out);
+
+struct GpuReading {
+  int gpu = 0;
+  double power_w = kUnset;          // the sensor's power reading (Hopper: trailing 1 s mean)
+  double power_instant_w = kUnset;  // instantaneous field where the device has one
+  double energy_j = kUnset;         // cumulative energy counter; NaN without one
+  double power_limit_w = kUnset;    // enforced power cap
+  double sm_util = kUnset;          // 0..1
+  double mem_util = kUnset;         // 0..1
+  double sm_clock_mhz = kUnset;
+  double temp_c = kUnset;
+};
+
+struct JobReading {
+  int job = 0;
+  Phase phase = Phase::kIdle;
+  double tokens_total = 0;  // cumulative progress (generated or trained tokens)
+  double steps_total = 0;   // cumulative training steps / iterations
+  KnobValues knobs = {kUnset, kUnset};
+};
+
+struct Snapshot {
+  double time_s = 0;
+  std::vector<GpuReading> gpus;
+  std::vector<JobReading> jobs;
+};
+
+}  // namespace fw

@@ -1,0 +1,73 @@
+#include "telemetry/trace_writer.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+namespace fw {
+namespace {
+// Writes a reading with fixed decimals, or an empty cell when it is missing.
+void cell(CsvWriter& w, double v, int decimals) {
+  if (std::isnan(v)) {
+    w.field(std::string_view());
+  } else {
+    w.field(v, decimals);
+  }
+}
+}  // namespace
+
+Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IoError(dir + ": cannot create directory: " + ec.message());
+  std::unique_ptr<TraceWriter> t(new TraceWriter(dir));
+  FW_ASSIGN_OR_RETURN(t->gpus_, CsvWriter::create(dir + "/gpus.csv"));
+  t->gpus_->header(kGpusCsvHeader);
+  return t;
+}
+
+void TraceWriter::append(const Snapshot& s) {
+  for (const GpuReading& g : s.gpus) {
+    CsvWriter& w = *gpus_;
+    w.field(s.time_s, 3).field(static_cast<int64_t>(g.gpu));
+    cell(w, g.power_w, 2);
+    cell(w, g.energy_j, 3);
+    cell(w, g.power_limit_w, 1);
+    cell(w, g.sm_util, 3);
+    cell(w, g.mem_util, 3);
+    cell(w, g.sm_clock_mhz, 0);
+    cell(w, g.temp_c, 1);
+    w.end_row();
+  }
+  if (s.jobs.empty()) return;
+  if (!jobs_) {
+    auto j = CsvWriter::create(dir_ + "/jobs.csv");
+    if (!j.ok()) {
+      if (pending_.ok()) pending_ = j.status();
+      return;
+    }
+    jobs_ = std::move(j).value();
+    jobs_->header(kJobsCsvHeader);
+  }
+  for (const JobReading& j : s.jobs) {
+    CsvWriter& w = *jobs_;
+    w.field(s.time_s, 3).field(static_cast<int64_t>(j.job)).field(phase_name(j.phase));
+    cell(w, j.tokens_total, 0);
+    cell(w, j.steps_total, 0);
+    for (double k : j.knobs) cell(w, k, 0);
+    w.end_row();
+  }
+}
+
+Status TraceWriter::close(const nlohmann::json& meta) {
+  FW_RETURN_IF_ERROR(pending_);
+  FW_RETURN_IF_ERROR(gpus_->close());
+  if (jobs_) FW_RETURN_IF_ERROR(jobs_->close());
+  nlohmann::json m = meta;
+  m["format"] = "flexwatt-trace/1";
+  std::ofstream out(dir_ + "/meta.json");
+  out << m.dump(2) << "\n";
+  if (!out) return Status::IoError(dir_ + "/meta.json: write failed");
+  return Status::Ok();
+}
+
+}  // namespace fw
