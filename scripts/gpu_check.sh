@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Real-GPU, read-only check of the NVML binding: lists the GPUs, records a 5 s trace at 0.1 s
+# with `flexwatt sample` against the machine's real libnvidia-ml.so.1, and prints the trace
+# head, its meta.json and nvidia-smi's own power readings for comparison.
+#
+# READ-ONLY: this script never sets power limits, clocks, persistence mode or application
+# clocks, and never resets anything. It only runs `nvidia-smi -L`, `nvidia-smi --query-gpu`
+# and `flexwatt sample` (which only reads).
+#
+# Usage: scripts/gpu_check.sh [FLEXWATT_BIN]   (default: build/flexwatt; builds nothing)
+# Output goes to $OUT (default: a new temporary directory), in $OUT/trace.
+set -euo pipefail
+bin=${1:-build/flexwatt}
+[ -x "$bin" ] || { echo "gpu_check: no flexwatt binary at $bin (build it first)" >&2; exit 2; }
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+unset FLEXWATT_NVML_LIBRARY FAKE_NVML_SCRIPT  # the real driver's library, never the fake
+
+echo "== nvidia-smi -L"
+nvidia-smi -L || echo "(nvidia-smi failed: $?)"
+echo "== nvidia-smi power readings before (read-only query)"
+nvidia-smi --query-gpu=index,name,power.draw,power.limit,enforced.power.limit,clocks.sm,temperature.gpu \
+  --format=csv || true
+
+echo "== flexwatt sample --interval-s 0.1 --duration-s 5 --out $OUT/trace"
+set +e
+"$bin" sample --interval-s 0.1 --duration-s 5 --out "$OUT/trace" --json | tee "$OUT/report.json"
+rc=${PIPESTATUS[0]}
+set -e
+echo "exit code: $rc"
+
+echo "== nvidia-smi power readings after (read-only query)"
+nvidia-smi --query-gpu=index,power.draw,enforced.power.limit --format=csv || true
+
+if [ -f "$OUT/trace/gpus.csv" ]; then
+  echo "== $OUT/trace/gpus.csv (head; $(($(wc -l <"$OUT/trace/gpus.csv") - 1)) rows)"
+  head -n 17 "$OUT/trace/gpus.csv"
+  echo "== per-GPU rows, mean and max power_w"
+  awk -F, 'NR>1 && $3!="" {n[$2]++; s[$2]+=$3; if ($3>m[$2]) m[$2]=$3}
+           END {for (g in n) printf "gpu %s: %d rows, mean %.1f W, max %.1f W\n", g, n[g], s[g]/n[g], m[g]}' \
+    "$OUT/trace/gpus.csv"
+fi
+if [ -f "$OUT/trace/meta.json" ]; then
+  echo "== $OUT/trace/meta.json"
+  cat "$OUT/trace/meta.json"
+fi
+exit "$rc"

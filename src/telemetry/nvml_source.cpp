@@ -1,0 +1,298 @@
+#include "telemetry/nvml_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fw {
+namespace {
+
+constexpr double kMilli = 1e-3;  // mW -> W, mJ -> J
+constexpr const char* kFieldCall = "nvmlDeviceGetFieldValues(NVML_FI_DEV_POWER_INSTANT)";
+
+// A field value as a double, whatever C type the driver chose.
+double field_as_double(const nvml::FieldValue& v) {
+  switch (v.value_type) {
+    case nvml::kValueDouble:
+      return v.value.d_val;
+    case nvml::kValueUnsignedInt:
+      return v.value.ui_val;
+    case nvml::kValueUnsignedLong:
+      return static_cast<double>(v.value.ul_val);
+    case nvml::kValueUnsignedLongLong:
+      return static_cast<double>(v.value.ull_val);
+    case nvml::kValueSignedLongLong:
+      return static_cast<double>(v.value.sll_val);
+    case nvml::kValueSignedInt:
+      return v.value.si_val;
+    case nvml::kValueUnsignedShort:
+      return v.value.us_val;
+    default:
+      return kUnset;
+  }
+}
+
+nvml::FieldValue instant_power_request() {
+  nvml::FieldValue fv{};
+  fv.field_id = nvml::kFieldPowerInstant;
+  fv.scope_id = nvml::kPowerScopeGpu;
+  return fv;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(std::unique_ptr<NvmlLibrary> lib,
+                                                           const std::vector<int>& gpus) {
+  std::unique_ptr<NvmlGpuSource> src(new NvmlGpuSource(std::move(lib)));
+  const NvmlFunctions& f = src->lib_->fn();
+  unsigned int count = 0;
+  FW_RETURN_IF_ERROR(src->lib_->check(f.device_get_count(&count), "nvmlDeviceGetCount", -1));
+  src->devs_.resize(count);
+  std::vector<int> selected = gpus;
+  if (selected.empty()) {
+    for (unsigned int i = 0; i < count; ++i) selected.push_back(static_cast<int>(i));
+  }
+  for (int g : selected) {
+    if (g < 0 || g >= static_cast<int>(count)) {
+      return Status::NotFound("unknown GPU index " + std::to_string(g) + ": NVML reports " +
+                              std::to_string(count) + " GPU(s)" +
+                              (count ? ", indices 0-" + std::to_string(count - 1) : ""));
+    }
+  }
+  for (int g : selected) {
+    if (src->devs_[g].probed) continue;
+    FW_RETURN_IF_ERROR(src->probe(g, src->devs_[g]));
+    src->devs_[g].probed = true;
+  }
+  return src;
+}
+
+bool NvmlGpuSource::optional_ok(nvml::Return rc, bool fn_present, const char* call, int gpu,
+                                Device& d, Status& st) const {
+  if (!fn_present || rc == nvml::kErrorNotSupported || rc == nvml::kErrorFunctionNotFound) {
+    d.info.unsupported.emplace_back(call);
+    return false;
+  }
+  st = lib_->check(rc, call, gpu);
+  return st.ok();
+}
+
+Status NvmlGpuSource::probe(int gpu, Device& d) {
+  const NvmlFunctions& f = lib_->fn();
+  FW_RETURN_IF_ERROR(
+      lib_->check(f.device_get_handle_by_index(static_cast<unsigned int>(gpu), &d.handle),
+                  "nvmlDeviceGetHandleByIndex", gpu));
+
+  if (f.device_get_name) {
+    char name[nvml::kDeviceNameBufferSize] = {};
+    FW_RETURN_IF_ERROR(
+        lib_->check(f.device_get_name(d.handle, name, sizeof(name)), "nvmlDeviceGetName", gpu));
+    name[sizeof(name) - 1] = '\0';
+    d.info.name = name;
+  }
+
+  // Power: the instant field where the device answers it, else the power usage call.
+  d.info.power_source = PowerSource::kPowerUsage;
+  if (f.device_get_field_values) {
+    nvml::FieldValue fv = instant_power_request();
+    const nvml::Return rc = f.device_get_field_values(d.handle, 1, &fv);
+    if (rc == nvml::kErrorGpuIsLost || fv.nvml_return == nvml::kErrorGpuIsLost) {
+      return lib_->check(nvml::kErrorGpuIsLost, kFieldCall, gpu);
+    }
+    if (rc == nvml::kSuccess && fv.nvml_return == nvml::kSuccess &&
+        std::isfinite(field_as_double(fv))) {
+      d.info.power_source = PowerSource::kInstantField;
+    }
+  }
+  if (d.info.power_source == PowerSource::kPowerUsage) {
+    if (!f.device_get_power_usage) {
+      return lib_->check(nvml::kErrorFunctionNotFound, "nvmlDeviceGetPowerUsage", gpu);
+    }
+    unsigned int mw = 0;
+    FW_RETURN_IF_ERROR(
+        lib_->check(f.device_get_power_usage(d.handle, &mw), "nvmlDeviceGetPowerUsage", gpu));
+  }
+
+  // Energy: a counter that is present and does not go backwards across two reads.
+  d.info.energy_source = EnergySource::kIntegrated;
+  if (f.device_get_total_energy_consumption) {
+    unsigned long long e0 = 0, e1 = 0;  // NOLINT(runtime/int)
+    const nvml::Return rc0 = f.device_get_total_energy_consumption(d.handle, &e0);
+    if (rc0 == nvml::kSuccess) {
+      const nvml::Return rc1 = f.device_get_total_energy_consumption(d.handle, &e1);
+      if (rc1 == nvml::kSuccess && e1 >= e0) {
+        d.info.energy_source = EnergySource::kCounter;
+        d.last_counter_mj = e1;
+      } else if (rc1 != nvml::kSuccess && rc1 != nvml::kErrorNotSupported) {
+        return lib_->check(rc1, "nvmlDeviceGetTotalEnergyConsumption", gpu);
+      }
+    } else if (rc0 != nvml::kErrorNotSupported) {
+      return lib_->check(rc0, "nvmlDeviceGetTotalEnergyConsumption", gpu);
+    }
+  }
+
+  // Limits.
+  Status st;
+  unsigned int mw = 0;
+  d.has_limit = optional_ok(
+      f.device_get_enforced_power_limit ? f.device_get_enforced_power_limit(d.handle, &mw) : 0,
+      f.device_get_enforced_power_limit != nullptr, "nvmlDeviceGetEnforcedPowerLimit", gpu, d, st);
+  FW_RETURN_IF_ERROR(st);
+  unsigned int min_mw = 0, max_mw = 0;
+  if (optional_ok(f.device_get_power_limit_constraints
+                      ? f.device_get_power_limit_constraints(d.handle, &min_mw, &max_mw)
+                      : 0,
+                  f.device_get_power_limit_constraints != nullptr,
+                  "nvmlDeviceGetPowerManagementLimitConstraints", gpu, d, st)) {
+    d.info.min_limit_w = min_mw * kMilli;
+    d.info.max_limit_w = max_mw * kMilli;
+  }
+  FW_RETURN_IF_ERROR(st);
+  if (optional_ok(
+          f.device_get_power_default_limit ? f.device_get_power_default_limit(d.handle, &mw) : 0,
+          f.device_get_power_default_limit != nullptr, "nvmlDeviceGetPowerManagementDefaultLimit",
+          gpu, d, st)) {
+    d.info.default_limit_w = mw * kMilli;
+  }
+  FW_RETURN_IF_ERROR(st);
+
+  // Other readings.
+  nvml::Utilization util{};
+  d.has_util = optional_ok(
+      f.device_get_utilization_rates ? f.device_get_utilization_rates(d.handle, &util) : 0,
+      f.device_get_utilization_rates != nullptr, "nvmlDeviceGetUtilizationRates", gpu, d, st);
+  FW_RETURN_IF_ERROR(st);
+  d.has_clock = optional_ok(
+      f.device_get_clock_info ? f.device_get_clock_info(d.handle, nvml::kClockSm, &mw) : 0,
+      f.device_get_clock_info != nullptr, "nvmlDeviceGetClockInfo", gpu, d, st);
+  FW_RETURN_IF_ERROR(st);
+  d.has_temp = optional_ok(
+      f.device_get_temperature ? f.device_get_temperature(d.handle, nvml::kTemperatureGpu, &mw) : 0,
+      f.device_get_temperature != nullptr, "nvmlDeviceGetTemperature", gpu, d, st);
+  FW_RETURN_IF_ERROR(st);
+  unsigned long long reasons = 0;  // NOLINT(runtime/int)
+  d.has_reasons = optional_ok(
+      f.device_get_clock_event_reasons ? f.device_get_clock_event_reasons(d.handle, &reasons) : 0,
+      f.device_get_clock_event_reasons != nullptr,
+      lib_->clock_reasons_symbol().empty() ? "nvmlDeviceGetCurrentClocksEventReasons"
+                                           : lib_->clock_reasons_symbol().c_str(),
+      gpu, d, st);
+  return st;
+}
+
+Status NvmlGpuSource::read_power_w(int gpu, const Device& d, double& power_w) const {
+  const NvmlFunctions& f = lib_->fn();
+  if (d.info.power_source == PowerSource::kInstantField) {
+    nvml::FieldValue fv = instant_power_request();
+    FW_RETURN_IF_ERROR(lib_->check(f.device_get_field_values(d.handle, 1, &fv), kFieldCall, gpu));
+    FW_RETURN_IF_ERROR(lib_->check(fv.nvml_return, kFieldCall, gpu));
+    power_w = field_as_double(fv) * kMilli;
+    return Status::Ok();
+  }
+  unsigned int mw = 0;
+  FW_RETURN_IF_ERROR(
+      lib_->check(f.device_get_power_usage(d.handle, &mw), "nvmlDeviceGetPowerUsage", gpu));
+  power_w = mw * kMilli;
+  return Status::Ok();
+}
+
+Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
+  if (!probed(gpu)) {
+    return Status::InvalidArgument("read: GPU " + std::to_string(gpu) +
+                                   " was not opened (NVML reports " +
+                                   std::to_string(device_count()) + " GPUs)");
+  }
+  Device& d = devs_[gpu];
+  const NvmlFunctions& f = lib_->fn();
+  out = GpuSample{};
+  GpuReading& r = out.reading;
+  r.gpu = gpu;
+
+  FW_RETURN_IF_ERROR(read_power_w(gpu, d, r.power_w));
+  if (d.info.power_source == PowerSource::kInstantField) r.power_instant_w = r.power_w;
+
+  if (d.info.energy_source == EnergySource::kCounter) {
+    unsigned long long mj = 0;  // NOLINT(runtime/int)
+    FW_RETURN_IF_ERROR(lib_->check(f.device_get_total_energy_consumption(d.handle, &mj),
+                                   "nvmlDeviceGetTotalEnergyConsumption", gpu));
+    if (mj < d.last_counter_mj) d.counter_offset_j += d.last_counter_mj * kMilli;  // restarted
+    d.last_counter_mj = mj;
+    r.energy_j = d.counter_offset_j + mj * kMilli;
+  } else {
+    if (d.has_prev && now_s > d.prev_time_s) {
+      d.integrated_j += 0.5 * (d.prev_power_w + r.power_w) * (now_s - d.prev_time_s);
+    }
+    d.has_prev = true;
+    d.prev_time_s = std::max(d.prev_time_s, now_s);
+    d.prev_power_w = r.power_w;
+    r.energy_j = d.integrated_j;
+  }
+
+  unsigned int v = 0;
+  if (d.has_limit) {
+    FW_RETURN_IF_ERROR(lib_->check(f.device_get_enforced_power_limit(d.handle, &v),
+                                   "nvmlDeviceGetEnforcedPowerLimit", gpu));
+    r.power_limit_w = v * kMilli;
+  }
+  if (d.has_util) {
+    nvml::Utilization u{};
+    FW_RETURN_IF_ERROR(lib_->check(f.device_get_utilization_rates(d.handle, &u),
+                                   "nvmlDeviceGetUtilizationRates", gpu));
+    r.sm_util = u.gpu / 100.0;
+    r.mem_util = u.memory / 100.0;
+  }
+  if (d.has_clock) {
+    FW_RETURN_IF_ERROR(lib_->check(f.device_get_clock_info(d.handle, nvml::kClockSm, &v),
+                                   "nvmlDeviceGetClockInfo", gpu));
+    r.sm_clock_mhz = v;
+  }
+  if (d.has_temp) {
+    FW_RETURN_IF_ERROR(lib_->check(f.device_get_temperature(d.handle, nvml::kTemperatureGpu, &v),
+                                   "nvmlDeviceGetTemperature", gpu));
+    r.temp_c = v;
+  }
+  if (d.has_reasons) {
+    unsigned long long reasons = 0;  // NOLINT(runtime/int)
+    FW_RETURN_IF_ERROR(lib_->check(f.device_get_clock_event_reasons(d.handle, &reasons),
+                                   lib_->clock_reasons_symbol(), gpu));
+    out.clock_event_reasons = reasons;
+    out.has_clock_event_reasons = true;
+  }
+  return Status::Ok();
+}
+
+Result<PowerLimitWrite> NvmlGpuSource::set_power_limit(int gpu, double limit_w) {
+  if (!probed(gpu)) {
+    return Status::InvalidArgument("set power limit: GPU " + std::to_string(gpu) +
+                                   " was not opened (NVML reports " +
+                                   std::to_string(device_count()) + " GPUs)");
+  }
+  if (!std::isfinite(limit_w) || limit_w <= 0) {
+    return Status::InvalidArgument("set power limit (GPU " + std::to_string(gpu) +
+                                   "): limit must be a positive number of watts, got " +
+                                   std::to_string(limit_w));
+  }
+  Device& d = devs_[gpu];
+  const NvmlFunctions& f = lib_->fn();
+  if (!f.device_set_power_limit) {
+    return lib_->check(nvml::kErrorFunctionNotFound, "nvmlDeviceSetPowerManagementLimit", gpu);
+  }
+  if (std::isnan(d.info.min_limit_w) || std::isnan(d.info.max_limit_w) || !d.has_limit) {
+    return lib_
+        ->check(nvml::kErrorNotSupported, "nvmlDeviceGetPowerManagementLimitConstraints", gpu)
+        .with_context("set power limit");
+  }
+  PowerLimitWrite w;
+  w.requested_w = limit_w;
+  w.applied_w = std::clamp(limit_w, d.info.min_limit_w, d.info.max_limit_w);
+  w.clamped = w.applied_w != limit_w;
+  const auto mw = static_cast<unsigned int>(std::llround(w.applied_w / kMilli));
+  FW_RETURN_IF_ERROR(lib_->check(f.device_set_power_limit(d.handle, mw),
+                                 "nvmlDeviceSetPowerManagementLimit", gpu));
+  unsigned int enforced_mw = 0;
+  FW_RETURN_IF_ERROR(lib_->check(f.device_get_enforced_power_limit(d.handle, &enforced_mw),
+                                 "nvmlDeviceGetEnforcedPowerLimit", gpu));
+  w.enforced_w = enforced_mw * kMilli;
+  return w;
+}
+
+}  // namespace fw

@@ -1,0 +1,80 @@
+#pragma once
+// NvmlGpuSource: GpuTelemetrySource over NVML, plus power-limit writes (for the node agent).
+//
+// open() enumerates the GPUs and probes each selected one once (a GPU that is not selected is
+// never touched, so a broken or forbidden GPU elsewhere on the node does not stop sampling):
+//  - power: the instant field (NVML_FI_DEV_POWER_INSTANT) where the device answers it, else
+//    nvmlDeviceGetPowerUsage; the choice is recorded in GpuDeviceInfo::power_source. The probe
+//    performs one power read.
+//  - energy: nvmlDeviceGetTotalEnergyConsumption is read twice; used when both reads succeed and
+//    do not go backwards, else energy is integrated from power (GpuDeviceInfo::energy_source).
+//    A counter that goes backwards later (driver reload) is treated as restarted from 0 so the
+//    reported energy stays non-decreasing.
+//  - enforced limit, utilisation, SM clock, temperature, clock-event reasons: a reading the
+//    device answers NOT_SUPPORTED (or the library lacks) is left NaN and listed in
+//    GpuDeviceInfo::unsupported; any other failure fails open().
+// Every NVML return code goes through NvmlLibrary::check (names the call and GPU). NVML's
+// mW/mJ/percent are converted to W/J/0..1 here and nowhere else. Not thread-safe.
+
+#include <memory>
+#include <vector>
+
+#include "telemetry/gpu_source.hpp"
+#include "telemetry/nvml_library.hpp"
+
+namespace fw {
+
+struct PowerLimitWrite {
+  double requested_w = kUnset;
+  double applied_w = kUnset;   // requested, clamped to the device's constraints
+  double enforced_w = kUnset;  // read back from the device after the write
+  bool clamped = false;
+};
+
+class NvmlGpuSource : public GpuTelemetrySource {
+ public:
+  // Probes `gpus` (NVML indices; empty: all). NotFound naming the index and the count for an
+  // index NVML does not have.
+  static Result<std::unique_ptr<NvmlGpuSource>> open(std::unique_ptr<NvmlLibrary> lib,
+                                                     const std::vector<int>& gpus = {});
+  // True for the GPUs open() probed; info(), read() and set_power_limit() REQUIRE it.
+  bool probed(int gpu) const { return gpu >= 0 && gpu < device_count() && devs_[gpu].probed; }
+
+  int device_count() const override { return static_cast<int>(devs_.size()); }
+  const GpuDeviceInfo& info(int gpu) const override { return devs_[gpu].info; }
+  Status read(int gpu, double now_s, GpuSample& out) override;
+
+  // Sets GPU `gpu`'s power limit to limit_w clamped to [min_limit_w, max_limit_w], then reads
+  // the enforced limit back. InvalidArgument for a non-finite or non-positive limit or a bad
+  // index; NotSupported when the device has no settable limit; PermissionDenied without root.
+  Result<PowerLimitWrite> set_power_limit(int gpu, double limit_w);
+
+  const NvmlLibrary& library() const { return *lib_; }
+
+ private:
+  struct Device {
+    bool probed = false;
+    nvml::Device handle = nullptr;
+    GpuDeviceInfo info;
+    bool has_limit = false, has_util = false, has_clock = false, has_temp = false;
+    bool has_reasons = false;
+    // Energy state.
+    unsigned long long last_counter_mj = 0;  // NOLINT(runtime/int)
+    double counter_offset_j = 0;
+    bool has_prev = false;
+    double prev_time_s = 0, prev_power_w = 0, integrated_j = 0;
+  };
+
+  explicit NvmlGpuSource(std::unique_ptr<NvmlLibrary> lib) : lib_(std::move(lib)) {}
+  Status probe(int gpu, Device& d);
+  Status read_power_w(int gpu, const Device& d, double& power_w) const;
+  // Probes an optional reading: true when supported, false on NOT_SUPPORTED or a missing
+  // function (recorded in info.unsupported); other failures are returned in `st`.
+  bool optional_ok(nvml::Return rc, bool fn_present, const char* call, int gpu, Device& d,
+                   Status& st) const;
+
+  std::unique_ptr<NvmlLibrary> lib_;
+  std::vector<Device> devs_;
+};
+
+}  // namespace fw
