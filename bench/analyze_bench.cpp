@@ -1,0 +1,153 @@
+// `analyze` throughput on a generated 10-million-row gpus.csv, beside the I/O floor: a plain
+// read of the same file with fw::CsvReader that splits rows into fields and parses nothing.
+// Prints rows/s of each and the ratio analyze/read (target: ≤ 2).
+//
+// The trace (8 GPUs at 0.1 s, all nine gpus.csv columns, as TraceWriter writes them) is
+// generated once, deterministically (seeded), under $TMPDIR/flexwatt_bench/ and reused by
+// later runs. FLEXWATT_BENCH_ROWS overrides the row count (e.g. for a quick run).
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "analysis/trace_analysis.hpp"
+#include "core/csv.hpp"
+#include "core/rng.hpp"
+#include "telemetry/trace_writer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t bench_rows() {
+  const char* e = std::getenv("FLEXWATT_BENCH_ROWS");
+  return e ? std::max<int64_t>(8, std::atoll(e)) : 10'000'000;
+}
+
+// Returns the trace directory, generating it when missing or of another size.
+const std::string& trace_dir() {
+  static const std::string dir = [] {
+    const int64_t rows = bench_rows();
+    const fs::path d = fs::temp_directory_path() / "flexwatt_bench" / std::to_string(rows);
+    const fs::path stamp = d / "complete";
+    if (fs::exists(stamp)) return d.string();
+    std::fprintf(stderr, "generating %lld-row trace in %s ...\n", static_cast<long long>(rows),
+                 d.c_str());
+    fs::remove_all(d);
+    auto w = fw::TraceWriter::create(d.string());
+    if (!w.ok()) {
+      std::fprintf(stderr, "%s\n", w.status().message().c_str());
+      std::exit(1);
+    }
+    fw::Rng rng(20250726);
+    constexpr int kGpus = 8;
+    fw::Snapshot s;
+    s.gpus.resize(kGpus);
+    std::vector<double> energy(kGpus, 0.0);
+    for (int64_t tick = 0; tick * kGpus < rows; ++tick) {
+      s.time_s = 0.1 * static_cast<double>(tick);
+      const bool busy = (tick / 150) % 4 != 0;  // 15 s cycles: 45 s busy, 15 s light
+      for (int g = 0; g < kGpus; ++g) {
+        fw::GpuReading& r = s.gpus[g];
+        r.gpu = g;
+        r.power_w = (busy ? 530.0 : 250.0) + 45.0 * rng.uniform();
+        energy[g] += r.power_w * 0.1;
+        r.energy_j = energy[g];
+        r.power_limit_w = 700;
+        r.sm_util = busy ? 0.95 : 0.3;
+        r.mem_util = busy ? 0.6 : 0.2;
+        r.sm_clock_mhz = busy ? 1980 : 1410;
+        r.temp_c = busy ? 71 : 55;
+      }
+      (*w)->append(s);
+    }
+    if (fw::Status st = (*w)->close({{"generator", "bench/analyze_bench.cpp"}}); !st.ok()) {
+      std::fprintf(stderr, "%s\n", st.message().c_str());
+      std::exit(1);
+    }
+    std::ofstream(stamp) << rows << "\n";
+    return d.string();
+  }();
+  return dir;
+}
+
+double g_read_s = std::numeric_limits<double>::infinity();
+double g_analyze_s = std::numeric_limits<double>::infinity();
+int64_t g_rows = 0;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void BM_ReadFloor(benchmark::State& state) {
+  const std::string path = trace_dir() + "/gpus.csv";
+  int64_t rows = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = fw::CsvReader::open(path);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    rows = 0;
+    size_t fields = 0;
+    while ((*r)->next()) {
+      fields += (*r)->fields().size();
+      ++rows;
+    }
+    benchmark::DoNotOptimize(fields);
+    --rows;  // header
+    g_read_s = std::min(g_read_s, seconds_since(t0));
+  }
+  g_rows = rows;
+  state.counters["rows_per_s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Analyze(benchmark::State& state) {
+  fw::AnalysisOptions o;
+  o.budget_w = 8 * 500.0;
+  o.windows_s = {0.5, 10, 30, 300};
+  int64_t rows = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = fw::analyze_trace(trace_dir(), o);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    rows = r->rows;
+    benchmark::DoNotOptimize(r->node.energy_j);
+    g_analyze_s = std::min(g_analyze_s, seconds_since(t0));
+  }
+  state.counters["rows_per_s"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK(BM_ReadFloor)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  trace_dir();  // generate before timing
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (std::isfinite(g_read_s) && std::isfinite(g_analyze_s) && g_rows > 0) {
+    std::printf(
+        "analyze throughput: %.3g rows/s; read floor: %.3g rows/s; analyze/read time ratio "
+        "%.2f (best of 3 each, %lld rows; target <= 2)\n",
+        static_cast<double>(g_rows) / g_analyze_s, static_cast<double>(g_rows) / g_read_s,
+        g_analyze_s / g_read_s, static_cast<long long>(g_rows));
+  }
+  return 0;
+}

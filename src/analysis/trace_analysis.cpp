@@ -1,0 +1,383 @@
+#include "analysis/trace_analysis.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <sstream>
+
+namespace fw {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string num(double v) {
+  std::ostringstream os;
+  os.precision(12);
+  os << v;
+  return os.str();
+}
+
+// One power series (a GPU or the node): period estimate, gaps, trapezoid energy, windows.
+class SeriesAcc {
+ public:
+  void init(const AnalysisOptions& o, double budget_w) {
+    gap_factor_ = o.gap_factor;
+    win_.clear();
+    for (double w : o.windows_s) win_.emplace_back(w, budget_w);
+  }
+
+  // REQUIRES: t greater than the previous t.
+  void add(double t, double p) {
+    if (samples_ == 0) t_first_ = t;
+    ++samples_;
+    t_last_ = t;
+    if (p > peak_w_ || samples_ == 1) peak_w_ = p;
+    if (period_s_ > 0) {
+      feed(t, p);
+      return;
+    }
+    probe_t_[nprobe_] = t;
+    probe_p_[nprobe_] = p;
+    if (++nprobe_ == kProbe) replay_probe();
+  }
+
+  void finish_into(SeriesSummary& s) {
+    if (period_s_ <= 0 && nprobe_ > 0) replay_probe();
+    if (has_prev_ && period_s_ > 0) {
+      for (WindowAccumulator& w : win_) w.add(prev_t_, prev_p_, period_s_);
+    }
+    s.samples = samples_;
+    s.duration_s = samples_ > 0 ? t_last_ - t_first_ : 0;
+    s.energy_j = energy_j_;
+    s.energy_source = "trapezoid";
+    s.mean_power_w = s.duration_s > 0 ? energy_j_ / s.duration_s : (samples_ ? peak_w_ : 0);
+    s.peak_power_w = peak_w_;
+    s.period_s = period_s_;
+    s.gaps = gaps_;
+    s.gap_s = gap_s_;
+    s.windows.clear();
+    for (const WindowAccumulator& w : win_) s.windows.push_back(w.finish());
+  }
+  int64_t samples() const { return samples_; }
+
+ private:
+  static constexpr int kProbe = 65;  // 64 steps
+
+  void replay_probe() {
+    std::array<double, kProbe> steps;
+    int n = 0;
+    for (int i = 1; i < nprobe_; ++i) {
+      const double d = probe_t_[i] - probe_t_[i - 1];
+      if (d > 0) steps[n++] = d;
+    }
+    if (n == 0) {
+      period_s_ = 0;  // one sample: no period, windows stay empty
+      return;
+    }
+    std::nth_element(steps.begin(), steps.begin() + n / 2, steps.begin() + n);
+    period_s_ = steps[n / 2];
+    if (n % 2 == 0) {  // the lower middle too: mean of the two middle steps
+      const double upper = steps[n / 2];
+      const double lower = *std::max_element(steps.begin(), steps.begin() + n / 2);
+      period_s_ = 0.5 * (upper + lower);
+    }
+    const int np = nprobe_;
+    nprobe_ = 0;
+    for (int i = 0; i < np; ++i) feed(probe_t_[i], probe_p_[i]);
+  }
+
+  void feed(double t, double p) {
+    if (has_prev_) {
+      const double dt = t - prev_t_;
+      double hold = dt;
+      if (dt > gap_factor_ * period_s_) {
+        ++gaps_;
+        gap_s_ += dt - period_s_;
+        hold = period_s_;
+      }
+      for (WindowAccumulator& w : win_) w.add(prev_t_, prev_p_, hold);
+      energy_j_ += 0.5 * (prev_p_ + p) * dt;
+    }
+    has_prev_ = true;
+    prev_t_ = t;
+    prev_p_ = p;
+  }
+
+  double gap_factor_ = 1.5;
+  std::vector<WindowAccumulator> win_;
+  std::array<double, kProbe> probe_t_{}, probe_p_{};
+  int nprobe_ = 0;
+  double period_s_ = 0;
+  bool has_prev_ = false;
+  double prev_t_ = 0, prev_p_ = 0;
+  int64_t samples_ = 0, gaps_ = 0;
+  double gap_s_ = 0, energy_j_ = 0, peak_w_ = 0, t_first_ = 0, t_last_ = 0;
+};
+
+struct GpuState {
+  int gpu = 0;
+  SeriesAcc acc;
+  double last_t = 0;
+  int64_t rows = 0;
+  int64_t duplicates = 0;
+  double held_w = 0;       // latest power (node sum)
+  int64_t tick = -1;       // last node tick this GPU reported in
+  bool counter_ok = true;  // every row had a non-decreasing energy counter
+  double first_energy_j = 0, last_energy_j = 0;
+};
+
+struct BufferedRow {
+  double time_s, power_w, energy_j;
+  int64_t line;
+  int gpu;
+};
+
+}  // namespace
+
+struct TraceAnalyzer::Impl {
+  AnalysisOptions o;
+  std::string path;
+  bool sort_in_memory = false;
+  std::vector<int> slot;  // GPU index → index in gpus, −1
+  std::vector<GpuState> gpus;
+  double max_time_s = -kInf;
+  int64_t rows = 0, unsorted = 0, incomplete = 0;
+  // Node tick in progress.
+  int64_t tick = -1;
+  double tick_time_s = 0;
+  int tick_gpus = 0;
+  SeriesAcc node;
+  std::vector<BufferedRow> buffer;
+
+  double gpu_budget() const { return o.scope == AnalysisScope::kGpu ? o.budget_w : kInf; }
+
+  void close_tick() {
+    if (tick < 0) return;
+    double sum = 0;
+    for (const GpuState& g : gpus) sum += g.tick >= 0 ? g.held_w : 0.0;
+    if (tick_gpus < static_cast<int>(gpus.size())) ++incomplete;
+    node.add(tick_time_s, sum);
+  }
+
+  // Adds a row already known to be in time order across GPUs.
+  void process(double t, int gpu_index, double p, double e, GpuState& g) {
+    if (g.tick == tick && tick >= 0) {
+      close_tick();
+      ++tick;
+      tick_time_s = t;
+      tick_gpus = 0;
+    } else if (tick < 0) {
+      tick = 0;
+      tick_time_s = t;
+    }
+    g.tick = tick;
+    ++tick_gpus;
+    g.held_w = p;
+    g.acc.add(t, p);
+    if (g.counter_ok) {
+      if (!std::isfinite(e) || (g.rows > 1 && e < g.last_energy_j)) {
+        g.counter_ok = false;
+      } else {
+        if (g.rows == 1) g.first_energy_j = e;
+        g.last_energy_j = e;
+      }
+    }
+    (void)gpu_index;
+  }
+
+  GpuState& state_of(int gpu) {
+    if (static_cast<size_t>(gpu) >= slot.size()) slot.resize(gpu + 1, -1);
+    if (slot[gpu] < 0) {
+      slot[gpu] = static_cast<int>(gpus.size());
+      gpus.emplace_back();
+      gpus.back().gpu = gpu;
+      gpus.back().acc.init(o, gpu_budget());
+    }
+    return gpus[slot[gpu]];
+  }
+};
+
+TraceAnalyzer::TraceAnalyzer(const AnalysisOptions& options, std::string rows_path,
+                             bool sort_in_memory)
+    : impl_(new Impl) {
+  impl_->o = options;
+  impl_->path = std::move(rows_path);
+  impl_->sort_in_memory = sort_in_memory;
+  impl_->node.init(options, options.scope == AnalysisScope::kNode ? options.budget_w : kInf);
+  impl_->slot.reserve(64);
+  impl_->gpus.reserve(64);
+}
+
+TraceAnalyzer::~TraceAnalyzer() { delete impl_; }
+
+bool TraceAnalyzer::add(const TraceRow& row) {
+  Impl& m = *impl_;
+  const int gpu = row.reading.gpu;
+  const double t = row.time_s;
+  GpuState* g;
+  if (static_cast<size_t>(gpu) < m.slot.size() && m.slot[gpu] >= 0) {
+    g = &m.gpus[m.slot[gpu]];
+  } else {
+    g = &m.state_of(gpu);
+  }
+  ++m.rows;
+  if (g->rows > 0) {
+    if (t < g->last_t) {
+      status_ = Status::InvalidArgument(m.path + ":" + std::to_string(row.line) +
+                                        ": time_s: goes backwards for GPU " + std::to_string(gpu) +
+                                        " (" + num(t) + " after " + num(g->last_t) + ")");
+      return false;
+    }
+    if (t == g->last_t) {
+      ++g->duplicates;
+      return true;
+    }
+  }
+  ++g->rows;
+  g->last_t = t;
+  if (t < m.max_time_s) {
+    ++m.unsorted;
+    if (!m.sort_in_memory) {
+      needs_sort_ = true;
+      return false;
+    }
+  } else {
+    m.max_time_s = t;
+  }
+  if (m.sort_in_memory) {
+    m.buffer.push_back({t, row.reading.power_w, row.reading.energy_j, row.line, gpu});
+    return true;
+  }
+  m.process(t, gpu, row.reading.power_w, row.reading.energy_j, *g);
+  return true;
+}
+
+Result<TraceSummary> TraceAnalyzer::finish() {
+  Impl& m = *impl_;
+  if (!status_.ok()) return status_;
+  if (m.rows == 0) return Status::InvalidArgument(m.path + ": no data rows after the header");
+  if (m.sort_in_memory) {
+    std::stable_sort(
+        m.buffer.begin(), m.buffer.end(),
+        [](const BufferedRow& a, const BufferedRow& b) { return a.time_s < b.time_s; });
+    // Replay through fresh per-GPU state (duplicates were already dropped).
+    std::vector<int64_t> dups;
+    for (GpuState& g : m.gpus) dups.push_back(g.duplicates);
+    for (size_t i = 0; i < m.gpus.size(); ++i) {
+      GpuState fresh;
+      fresh.gpu = m.gpus[i].gpu;
+      fresh.duplicates = dups[i];
+      fresh.acc.init(m.o, m.gpu_budget());
+      m.gpus[i] = std::move(fresh);
+    }
+    for (const BufferedRow& r : m.buffer) {
+      GpuState& g = m.gpus[m.slot[r.gpu]];
+      ++g.rows;
+      g.last_t = r.time_s;
+      m.process(r.time_s, r.gpu, r.power_w, r.energy_j, g);
+    }
+    std::vector<BufferedRow>().swap(m.buffer);
+  }
+  m.close_tick();
+
+  TraceSummary out;
+  out.rows = m.rows;
+  out.unsorted_rows = m.unsorted;
+  out.incomplete_ticks = m.incomplete;
+  out.sorted_in_memory = m.sort_in_memory;
+  std::vector<GpuState*> order;
+  for (GpuState& g : m.gpus) order.push_back(&g);
+  std::sort(order.begin(), order.end(),
+            [](const GpuState* a, const GpuState* b) { return a->gpu < b->gpu; });
+  const double n_gpus = static_cast<double>(order.size());
+  int n_counter = 0;
+  double energy_sum = 0, mean_sum = 0;
+  for (GpuState* g : order) {
+    SeriesSummary s;
+    g->acc.finish_into(s);
+    s.gpu = g->gpu;
+    s.duplicates = g->duplicates;
+    if (g->counter_ok && g->rows >= 2) {
+      s.energy_j = g->last_energy_j - g->first_energy_j;
+      s.energy_source = "counter";
+      if (s.duration_s > 0) s.mean_power_w = s.energy_j / s.duration_s;
+      ++n_counter;
+    }
+    s.budget_w = m.o.scope == AnalysisScope::kGpu ? m.o.budget_w : kUnset;
+    s.nameplate_w = m.o.nameplate_w;
+    energy_sum += s.energy_j;
+    mean_sum += s.mean_power_w;
+    out.duplicates += s.duplicates;
+    out.gpus.push_back(std::move(s));
+  }
+  SeriesSummary& node = out.node;
+  m.node.finish_into(node);
+  node.gpu = -1;
+  node.duplicates = out.duplicates;
+  node.energy_j = energy_sum;
+  node.mean_power_w = mean_sum;
+  node.energy_source = n_counter == static_cast<int>(order.size())
+                           ? "counter"
+                           : (n_counter == 0 ? "trapezoid" : "mixed");
+  node.budget_w = m.o.scope == AnalysisScope::kNode ? m.o.budget_w : kUnset;
+  node.nameplate_w = m.o.nameplate_w * n_gpus;
+  return out;
+}
+
+double SeriesSummary::peak_share_of_nameplate(size_t i) const {
+  if (i >= windows.size() || !(nameplate_w > 0) || windows[i].windows == 0) return kUnset;
+  return windows[i].peak_mean_w / nameplate_w;
+}
+
+Status validate(const AnalysisOptions& o) {
+  if (!(o.budget_w > 0) || !std::isfinite(o.budget_w)) {
+    return Status::InvalidArgument("--budget-w: must be a positive number of watts (got " +
+                                   num(o.budget_w) + ")");
+  }
+  if (o.windows_s.empty()) return Status::InvalidArgument("--windows: no window given");
+  for (double w : o.windows_s) {
+    if (!(w > 0) || !std::isfinite(w)) {
+      return Status::InvalidArgument("--windows: each window must be > 0 s (got " + num(w) + ")");
+    }
+  }
+  if (!std::isnan(o.nameplate_w) && !(o.nameplate_w > 0)) {
+    return Status::InvalidArgument("--nameplate-w: must be > 0 (got " + num(o.nameplate_w) + ")");
+  }
+  if (!(o.gap_factor > 1)) return Status::InvalidArgument("gap factor must be > 1");
+  return Status::Ok();
+}
+
+Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOptions& options,
+                                   const TraceReaderOptions& reader_options) {
+  FW_RETURN_IF_ERROR(validate(options));
+  TraceReaderOptions ro = reader_options;
+  ro.fields = kFieldEnergy;  // the analysis needs power (always read) and energy only
+  for (bool sort_in_memory : {false, true}) {
+    FW_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::open(path, ro));
+    TraceAnalyzer an(options, reader->rows_path(), sort_in_memory);
+    TraceRow row;
+    bool restart = false;
+    while (reader->next(row)) {
+      if (!an.add(row)) {
+        if (an.needs_sort()) {
+          restart = true;
+          break;
+        }
+        return an.status();
+      }
+    }
+    if (restart) continue;
+    FW_RETURN_IF_ERROR(reader->status());
+    FW_ASSIGN_OR_RETURN(TraceSummary s, an.finish());
+    s.format = std::string(trace_format_name(reader->format()));
+    s.missing_power_rows = reader->missing_power_rows();
+    if (!reader->jobs_path().empty()) {
+      FW_ASSIGN_OR_RETURN(s.tokens, read_job_tokens(reader->jobs_path()));
+      if (s.tokens && s.node.energy_j > 0) s.tokens_per_mwh = *s.tokens / (s.node.energy_j / 3.6e9);
+    }
+    return s;
+  }
+  return Status::Internal("analyze_trace: sorting pass did not finish");
+}
+
+}  // namespace fw

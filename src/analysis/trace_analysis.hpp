@@ -1,0 +1,120 @@
+#pragma once
+// Analysis of a power trace, per GPU and for the node (the sum over GPUs): duration,
+// samples, energy, mean and peak power, and windowed budget figures (windows.hpp);
+// tokens and tokens per MWh from jobs.csv. Streams the trace in constant memory when its
+// rows are in time order across GPUs (the normal case); see the rules below.
+//
+// Rules (also in docs/analysis.md):
+// - Per GPU, time must not go backwards: an error naming file:line.
+// - Duplicate rows (same GPU, same time): the first is kept, later ones are dropped and
+//   counted ("duplicates").
+// - Unsorted rows (a row earlier than a row already read of another GPU, e.g. a file
+//   sorted by GPU): the trace is read again and sorted in memory by time (stable; ~40 bytes
+//   a row) and the count is reported ("unsorted_rows"). Results are the same as for the
+//   sorted file.
+// - Sample period of a series: median step of its first 64 steps. A step longer than 1.5×
+//   the period is a gap (counted, with the missing time gap_s = Σ (step − period)). The
+//   energy integral bridges gaps (trapezoid); in windows a sample holds its value for its
+//   step, but across a gap only for one period, so windows count only covered time
+//   (windows.hpp). The last sample holds for one period.
+// - Energy: when every row of a GPU has an energy counter and it never decreases,
+//   last − first ("counter"); else the trapezoid of power over time ("trapezoid").
+//   duration_s = last time − first time; mean power = energy / duration (the one sample's
+//   power when duration is 0); peak power = largest sample.
+// - Node: rows are grouped into ticks: a tick ends when a GPU already in it reports again
+//   (an nvidia-smi query loop, or all GPUs sharing one time_s). Its time is its first row's.
+//   Node power at a tick = Σ over GPUs of each GPU's latest power (a GPU missing from the
+//   tick holds its previous value; such ticks are counted as "incomplete_ticks"). Node energy
+//   = Σ GPU energies; node mean = Σ GPU means; node energy_source is "counter", "trapezoid" or
+//   "mixed".
+// - Budget scope: kGpu judges each GPU's windows against budget_w, kNode judges the node's.
+//   The other series' windows report peak means only (budget_w NaN).
+// - Nameplate (per GPU): peak window mean / nameplate for a GPU, / (nameplate × GPUs) for
+//   the node.
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/windows.hpp"
+#include "core/status.hpp"
+#include "telemetry/trace_reader.hpp"
+
+namespace fw {
+
+enum class AnalysisScope { kGpu, kNode };
+
+struct AnalysisOptions {
+  double budget_w = 0;  // > 0
+  AnalysisScope scope = AnalysisScope::kNode;
+  std::vector<double> windows_s = {0.5, 10, 30, 300};  // each > 0
+  double nameplate_w = kUnset;                         // per GPU; NaN: not given
+  double gap_factor = 1.5;                             // step > factor × period is a gap
+};
+
+struct SeriesSummary {
+  int gpu = -1;  // −1: the node
+  int64_t samples = 0;
+  double duration_s = 0;
+  double energy_j = 0;
+  std::string energy_source;  // "counter", "trapezoid" or (node) "mixed"
+  double mean_power_w = 0;
+  double peak_power_w = 0;
+  double period_s = 0;  // median sample period
+  int64_t gaps = 0;
+  double gap_s = 0;  // missing time
+  int64_t duplicates = 0;
+  double budget_w = kUnset;     // NaN: windows not judged against a budget (scope)
+  double nameplate_w = kUnset;  // of this series (node: per-GPU nameplate × GPUs)
+  std::vector<WindowStats> windows;
+  // peak_mean_w / nameplate_w of window i; NaN when no nameplate or no judged window.
+  double peak_share_of_nameplate(size_t i) const;
+};
+
+struct TraceSummary {
+  std::string format;  // trace_format_name()
+  SeriesSummary node;
+  std::vector<SeriesSummary> gpus;  // by GPU index
+  std::optional<double> tokens;
+  std::optional<double> tokens_per_mwh;
+  int64_t rows = 0;  // data rows read (duplicates included)
+  int64_t duplicates = 0;
+  int64_t unsorted_rows = 0;
+  int64_t missing_power_rows = 0;  // nvidia-smi rows with power [N/A], dropped
+  int64_t incomplete_ticks = 0;
+  bool sorted_in_memory = false;
+};
+
+// Streaming core. Feed rows in file order, then finish(). In streaming mode add() stops at
+// the first unsorted row (returns false with needs_sort() true; the caller restarts in
+// sorting mode, which buffers every row and sorts in finish()).
+class TraceAnalyzer {
+ public:
+  TraceAnalyzer(const AnalysisOptions& options, std::string rows_path, bool sort_in_memory);
+  ~TraceAnalyzer();
+  TraceAnalyzer(const TraceAnalyzer&) = delete;
+  TraceAnalyzer& operator=(const TraceAnalyzer&) = delete;
+
+  bool add(const TraceRow& row);
+  bool needs_sort() const { return needs_sort_; }
+  const Status& status() const { return status_; }
+  // Errors: InvalidArgument when there were no rows. Tokens are not filled here.
+  Result<TraceSummary> finish();
+
+ private:
+  struct Impl;
+  Impl* impl_;
+  bool needs_sort_ = false;
+  Status status_;
+};
+
+// Validates options (budget > 0, windows > 0, gap_factor > 1): InvalidArgument otherwise.
+Status validate(const AnalysisOptions& options);
+
+// Reads and analyzes a trace (TraceReader formats), with tokens from jobs.csv.
+Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOptions& options,
+                                   const TraceReaderOptions& reader_options = {});
+
+}  // namespace fw

@@ -1,0 +1,120 @@
+#pragma once
+// Streaming reader of power traces: a flexwatt trace directory (gpus.csv, optional jobs.csv
+// and meta.json), a lone gpus.csv-style file, or an `nvidia-smi --query-gpu=... --format=csv`
+// log (see nvsmi_import.hpp). The format is detected from the header line.
+//
+// flexwatt format: columns are found by header name; time_s, gpu and power_w are required,
+// energy_j, power_limit_w, sm_util, mem_util, sm_clock_mhz, temp_c optional, any other column
+// is ignored. Empty optional cells read as NaN.
+//
+// Contract: next() hands out one row at a time (constant memory, no allocation per row), in
+// file order. Rows are validated as they are read; the first bad row stops the reader with
+// an InvalidArgument status "path:line: field: problem". Checked here: non-numeric cells,
+// NaN/inf time, negative, NaN or infinite power, negative or too-large GPU index, a GPU
+// index outside the known set (TraceReaderOptions::gpus or meta.json "gpus"). Time order,
+// duplicates and gaps are judged by the consumer (analysis/trace_analysis.hpp), which sees
+// rows of every GPU. Not thread-safe.
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+#include "telemetry/snapshot.hpp"
+
+namespace fw {
+
+enum class TraceFormat {
+  kFlexwattDir,  // a directory holding gpus.csv (+ jobs.csv, meta.json)
+  kFlexwattCsv,  // a lone gpus.csv-style file
+  kNvidiaSmi,    // an nvidia-smi --format=csv log (units in cells or nounits)
+};
+std::string_view trace_format_name(TraceFormat f);
+
+// Largest GPU index accepted (a guard against garbage indices that would size tables).
+inline constexpr int kMaxGpuIndex = 4095;
+
+// One row of a trace: a GPU's reading at a time. line is the 1-based line in the file.
+struct TraceRow {
+  double time_s = 0;  // seconds; flexwatt: as written, nvidia-smi: since the first row
+  GpuReading reading;
+  int64_t line = 0;
+};
+
+// Optional columns of a flexwatt gpus.csv the consumer needs; others are not parsed (left
+// NaN), which keeps the hot path short for analyses that need only power and energy.
+enum TraceField : unsigned {
+  kFieldEnergy = 1u << 0,
+  kFieldPowerLimit = 1u << 1,
+  kFieldSmUtil = 1u << 2,
+  kFieldMemUtil = 1u << 3,
+  kFieldSmClock = 1u << 4,
+  kFieldTemp = 1u << 5,
+  kFieldAll = 0x3fu,
+};
+
+struct TraceReaderOptions {
+  // GPUs the trace must hold only; a row with another index is an error. Empty: any GPU,
+  // unless meta.json lists "gpus" (an array of indices, or of objects with "index").
+  std::vector<int> gpus;
+  unsigned fields = kFieldAll;  // TraceField bits to parse
+  // nvidia-smi logs without an index column: GPUs per query loop; 0 = detect from the
+  // timestamps (see nvsmi_import.hpp).
+  int nvsmi_gpus_per_tick = 0;
+};
+
+// Source of rows of one format (implemented by the flexwatt reader and the nvidia-smi
+// importer).
+class TraceRowSource {
+ public:
+  virtual ~TraceRowSource() = default;
+  // Fills row and returns true, or returns false at the end or on error (see status()).
+  virtual bool next(TraceRow& row) = 0;
+  virtual const Status& status() const = 0;
+  // Rows dropped on purpose, not as errors (nvidia-smi: power cell [N/A]); reported.
+  virtual int64_t missing_power_rows() const { return 0; }
+};
+
+class TraceReader {
+ public:
+  // Opens a trace directory or a CSV file. Errors: NotFound for a missing path or missing
+  // gpus.csv, InvalidArgument for an empty file, an unknown header or a bad meta.json.
+  static Result<std::unique_ptr<TraceReader>> open(const std::string& path,
+                                                   const TraceReaderOptions& options = {});
+
+  TraceFormat format() const { return format_; }
+  // File the rows come from (for messages).
+  const std::string& rows_path() const { return rows_path_; }
+  // jobs.csv of a trace directory, or empty when there is none.
+  const std::string& jobs_path() const { return jobs_path_; }
+  // meta.json of a directory; for nvidia-smi logs what the importer learned (start time,
+  // GPUs per tick, units); empty object otherwise.
+  const nlohmann::json& meta() const { return meta_; }
+
+  bool next(TraceRow& row) { return source_->next(row); }
+  const Status& status() const { return source_->status(); }
+  int64_t missing_power_rows() const { return source_->missing_power_rows(); }
+
+ private:
+  TraceReader() = default;
+  TraceFormat format_ = TraceFormat::kFlexwattCsv;
+  std::string rows_path_, jobs_path_;
+  nlohmann::json meta_ = nlohmann::json::object();
+  std::unique_ptr<TraceRowSource> source_;
+};
+
+// Tokens produced over a jobs.csv: Σ over jobs of (last − first) tokens_total, reading
+// each job's non-empty cells in file order. nullopt when the file has no tokens_total
+// column or no job has a value. Errors (InvalidArgument, "path:line: field: problem"):
+// missing job column, non-numeric cells, tokens_total decreasing within a job.
+Result<std::optional<double>> read_job_tokens(const std::string& jobs_csv_path);
+
+// The GPU set listed in meta.json "gpus" (array of ints or of objects with "index");
+// empty when absent. Error when "gpus" has another shape.
+Result<std::vector<int>> gpus_from_meta(const nlohmann::json& meta, const std::string& where);
+
+}  // namespace fw

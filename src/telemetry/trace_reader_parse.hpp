@@ -1,0 +1,71 @@
+#pragma once
+// Number parsing for the trace readers' hot path (internal to telemetry/).
+//
+// fast_parse_double gives exactly the same value as fw::parse_double (correct rounding):
+// plain decimals with at most 15 significant digits take Clinger's fast path (an exact
+// integer mantissa divided by an exact power of ten, one correctly rounded operation);
+// everything else (exponents, long mantissas, nan, inf) falls back to parse_double.
+// Input is expected trimmed (CsvReader trims fields).
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/csv.hpp"
+
+namespace fw::trace_internal {
+
+inline constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+inline bool fast_parse_double(std::string_view s, double& out) {
+  const char* p = s.data();
+  const char* const e = p + s.size();
+  bool neg = false;
+  if (p < e && (*p == '-' || *p == '+')) {
+    neg = *p == '-';
+    ++p;
+  }
+  uint64_t m = 0;
+  int digits = 0, frac = 0;
+  while (p < e && static_cast<unsigned>(*p - '0') < 10u) {
+    m = m * 10 + static_cast<unsigned>(*p - '0');
+    ++p;
+    ++digits;
+  }
+  if (p < e && *p == '.') {
+    ++p;
+    while (p < e && static_cast<unsigned>(*p - '0') < 10u) {
+      m = m * 10 + static_cast<unsigned>(*p - '0');
+      ++p;
+      ++digits;
+      ++frac;
+    }
+  }
+  if (p != e || digits == 0 || digits > 15) return parse_double(s, out);
+  double v = static_cast<double>(m);
+  if (frac > 0) v /= kPow10[frac];
+  out = neg ? -v : v;
+  return true;
+}
+
+// Non-negative or negative base-10 integer, whole view.
+inline bool fast_parse_int(std::string_view s, int64_t& out) {
+  const char* p = s.data();
+  const char* const e = p + s.size();
+  bool neg = false;
+  if (p < e && *p == '-') {
+    neg = true;
+    ++p;
+  }
+  if (p == e || e - p > 18) return parse_int64(s, out);
+  int64_t v = 0;
+  for (; p < e; ++p) {
+    const unsigned d = static_cast<unsigned>(*p - '0');
+    if (d >= 10u) return false;
+    v = v * 10 + d;
+  }
+  out = neg ? -v : v;
+  return true;
+}
+
+}  // namespace fw::trace_internal

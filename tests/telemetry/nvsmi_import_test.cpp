@@ -1,0 +1,199 @@
+#include "telemetry/nvsmi_import.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "telemetry/trace_reader.hpp"
+
+namespace fw {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path write_file(const std::string& name, const std::string& text) {
+  const fs::path p = fs::temp_directory_path() / ("fw_nvsmi_" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+struct Read {
+  Status status;
+  std::vector<TraceRow> rows;
+  nlohmann::json meta;
+  int64_t missing = 0;
+};
+
+Read read(const std::string& name, const std::string& text, TraceReaderOptions o = {}) {
+  Read out;
+  auto r = TraceReader::open(write_file(name, text).string(), o);
+  if (!r.ok()) {
+    out.status = r.status();
+    return out;
+  }
+  EXPECT_EQ((*r)->format(), TraceFormat::kNvidiaSmi);
+  TraceRow row;
+  while ((*r)->next(row)) out.rows.push_back(row);
+  out.status = (*r)->status();
+  out.meta = (*r)->meta();
+  out.missing = (*r)->missing_power_rows();
+  return out;
+}
+
+TEST(NvsmiImport, Timestamp) {
+  double t;
+  ASSERT_TRUE(parse_nvsmi_timestamp("2025/07/26 23:32:09.123", t));
+  // 2025-01-01T00:00:00Z = 1735689600; July 26 is 206 days later; 23:32:09 = 84729 s.
+  EXPECT_NEAR(t, 1735689600.0 + 206 * 86400 + 84729 + 0.123, 1e-6);
+  ASSERT_TRUE(parse_nvsmi_timestamp("2025-07-26 23:32:09", t));
+  EXPECT_EQ(t, 1735689600.0 + 206 * 86400 + 84729);
+  EXPECT_FALSE(parse_nvsmi_timestamp("26/07/2025 23:32:09", t));
+  EXPECT_FALSE(parse_nvsmi_timestamp("2025/13/26 23:32:09", t));
+  EXPECT_FALSE(parse_nvsmi_timestamp("2025/07/26 23:32:09.", t));
+  EXPECT_FALSE(parse_nvsmi_timestamp("", t));
+}
+
+TEST(NvsmiImport, Cells) {
+  double v;
+  EXPECT_EQ(parse_nvsmi_cell("557.67 W", v), CellKind::kNumber);
+  EXPECT_EQ(v, 557.67);
+  EXPECT_EQ(parse_nvsmi_cell(" 45 %", v), CellKind::kNumber);
+  EXPECT_EQ(v, 45);
+  EXPECT_EQ(parse_nvsmi_cell("1410 MHz", v), CellKind::kNumber);
+  EXPECT_EQ(parse_nvsmi_cell("1410", v), CellKind::kNumber);
+  EXPECT_EQ(parse_nvsmi_cell("[N/A]", v), CellKind::kMissing);
+  EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(parse_nvsmi_cell("[Not Supported]", v), CellKind::kMissing);
+  EXPECT_EQ(parse_nvsmi_cell("N/A", v), CellKind::kMissing);
+  EXPECT_EQ(parse_nvsmi_cell("12abc", v), CellKind::kBad);
+  EXPECT_EQ(parse_nvsmi_cell("12 W 3", v), CellKind::kBad);
+}
+
+TEST(NvsmiImport, DetectsGpusPerLoop) {
+  std::vector<double> steps;
+  for (int loop = 0; loop < 50; ++loop) {
+    for (int i = 0; i < 7; ++i) steps.push_back(0.001 * (i % 3));
+    steps.push_back(0.095);
+  }
+  steps[8 * 10 + 1] = 0.7;  // one stalled query inside a loop
+  EXPECT_EQ(detect_gpus_per_loop(steps), 8);
+  EXPECT_EQ(detect_gpus_per_loop(std::vector<double>(100, 0.1)), 1);  // one GPU
+}
+
+TEST(NvsmiImport, WithIndexAndUnits) {
+  Read r = read("idx_units.csv",
+                "timestamp, index, power.draw [W], utilization.gpu [%], clocks.sm [MHz], "
+                "temperature.gpu, enforced.power.limit [W], memory.used [MiB]\n"
+                "2025/07/26 23:32:09.703, 0, 557.67 W, 45 %, 1410 MHz, 61, 700.00 W, 17 MiB\n"
+                "2025/07/26 23:32:09.704, 1, 560.00 W, [N/A], 1410 MHz, 60, 700.00 W, 17 MiB\n"
+                "2025/07/26 23:32:09.803, 0, 551.00 W, 50 %, [Not Supported], 61, 700.00 W, 1 MiB\n"
+                "2025/07/26 23:32:09.804, 1, 552.00 W, 51 %, 1400 MHz, 60, 700.00 W, 17 MiB\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_EQ(r.rows[0].time_s, 0);
+  EXPECT_NEAR(r.rows[3].time_s, 0.101, 1e-6);
+  EXPECT_EQ(r.rows[1].reading.gpu, 1);
+  EXPECT_EQ(r.rows[0].reading.power_w, 557.67);
+  EXPECT_EQ(r.rows[0].reading.sm_util, 0.45);
+  EXPECT_TRUE(std::isnan(r.rows[1].reading.sm_util));
+  EXPECT_TRUE(std::isnan(r.rows[2].reading.sm_clock_mhz));
+  EXPECT_EQ(r.rows[0].reading.sm_clock_mhz, 1410);
+  EXPECT_EQ(r.rows[0].reading.temp_c, 61);
+  EXPECT_EQ(r.rows[0].reading.power_limit_w, 700);
+  EXPECT_EQ(r.rows[2].line, 4);
+  EXPECT_EQ(r.meta["index_column"], true);
+  EXPECT_EQ(r.meta["units_in_cells"], true);
+  EXPECT_EQ(r.meta["start_timestamp"], "2025/07/26 23:32:09.703");
+}
+
+TEST(NvsmiImport, WithIndexNounits) {
+  Read r = read("idx_nounits.csv",
+                "timestamp, index, power.draw [W], power.draw.instant [W], utilization.gpu [%]\n"
+                "2025/07/26 23:32:09.703, 0, 557.67, 601.5, 45\n"
+                "2025/07/26 23:32:09.703, 1, 300.25, 299.0, 5\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[1].reading.power_w, 300.25);
+  EXPECT_EQ(r.rows[0].reading.power_instant_w, 601.5);
+  EXPECT_EQ(r.rows[1].reading.sm_util, 0.05);
+  EXPECT_EQ(r.meta["units_in_cells"], false);
+}
+
+// A log without an index column, shaped like a real one: each row its own timestamp, a few
+// ms apart within a loop, loops 100 ms apart.
+std::string no_index_log(int gpus, int loops, bool units) {
+  std::string s = "timestamp, power.draw [W], utilization.gpu [%], memory.used [MiB]\n";
+  for (int k = 0; k < loops; ++k) {
+    for (int g = 0; g < gpus; ++g) {
+      char line[160];
+      const int ms = 100 * k + g * (1 + (k % 2));
+      std::snprintf(line, sizeof line, "2025/07/26 23:32:%02d.%03d, %d.50%s, %d%s, 17%s\n",
+                    10 + ms / 1000, ms % 1000, 100 * g + k, units ? " W" : "", g, units ? " %" : "",
+                    units ? " MiB" : "");
+      s += line;
+    }
+  }
+  return s;
+}
+
+TEST(NvsmiImport, WithoutIndexGpusNumberedByPositionInLoop) {
+  for (bool units : {true, false}) {
+    Read r = read(units ? "noidx_u.csv" : "noidx_n.csv", no_index_log(8, 20, units));
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    ASSERT_EQ(r.rows.size(), 160u);
+    EXPECT_EQ(r.meta["gpus_per_tick"], 8);
+    EXPECT_EQ(r.meta["gpus_per_tick_source"], "detected");
+    EXPECT_EQ(r.meta["units_in_cells"], units);
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      const int g = static_cast<int>(i % 8), k = static_cast<int>(i / 8);
+      ASSERT_EQ(r.rows[i].reading.gpu, g) << i;
+      ASSERT_EQ(r.rows[i].reading.power_w, 100 * g + k + 0.5) << i;
+    }
+  }
+  TraceReaderOptions o;
+  o.nvsmi_gpus_per_tick = 4;  // given: trusted
+  Read r = read("noidx_given.csv", no_index_log(8, 5, true), o);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.rows[5].reading.gpu, 1);
+  EXPECT_EQ(r.meta["gpus_per_tick_source"], "given");
+}
+
+TEST(NvsmiImport, MissingPowerIsAGapNotAnError) {
+  std::string log = no_index_log(2, 10, true);
+  // Row 5 (loop 2, GPU 0): power [N/A].
+  size_t pos = 0;
+  for (int i = 0; i < 5; ++i) pos = log.find('\n', pos) + 1;
+  const size_t comma = log.find(',', pos);
+  const size_t comma2 = log.find(',', comma + 1);
+  log.replace(comma + 2, comma2 - comma - 2, "[N/A]");
+  Read r = read("na_power.csv", log);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.missing, 1);
+  EXPECT_EQ(r.rows.size(), 19u);
+  EXPECT_EQ(r.rows[4].reading.gpu, 1);  // numbering still follows positions
+}
+
+TEST(NvsmiImport, BadInputNamesFileAndLine) {
+  const std::string hdr = "timestamp, index, power.draw [W]\n";
+  Read r = read("bad_ts.csv", hdr + "2025/07/26 23:32:09.703, 0, 5 W\nyesterday, 0, 5 W\n");
+  EXPECT_NE(r.status.message().find("bad_ts.csv:3: timestamp"), std::string::npos)
+      << r.status.message();
+  r = read("bad_p.csv", hdr + "2025/07/26 23:32:09.703, 0, lots W\n");
+  EXPECT_NE(r.status.message().find("bad_p.csv:2: power.draw: not a number"), std::string::npos)
+      << r.status.message();
+  r = read("neg_p.csv", hdr + "2025/07/26 23:32:09.703, 0, -5 W\n");
+  EXPECT_NE(r.status.message().find("neg_p.csv:2: power.draw: negative"), std::string::npos);
+  r = read("bad_idx.csv", hdr + "2025/07/26 23:32:09.703, x, 5 W\n");
+  EXPECT_NE(r.status.message().find("bad_idx.csv:2: index"), std::string::npos);
+  TraceReaderOptions o;
+  o.gpus = {0};
+  r = read("unk_idx.csv",
+           hdr + "2025/07/26 23:32:09.703, 0, 5 W\n2025/07/26 23:32:09.703, 3, 5 W\n", o);
+  EXPECT_NE(r.status.message().find("unk_idx.csv:3: index: unknown GPU index 3"), std::string::npos)
+      << r.status.message();
+}
+
+}  // namespace
+}  // namespace fw

@@ -1,0 +1,224 @@
+#include "telemetry/trace_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/rng.hpp"
+#include "telemetry/trace_reader_parse.hpp"
+#include "telemetry/trace_writer.hpp"
+
+namespace fw {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_path(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("fw_reader_" + name);
+  fs::remove_all(p);
+  return p;
+}
+
+fs::path write_file(const std::string& name, const std::string& text) {
+  const fs::path p = temp_path(name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+// Reads every row; returns the final status (rows appended to out).
+Status read_all(const std::string& path, std::vector<TraceRow>& out,
+                const TraceReaderOptions& o = {}) {
+  auto r = TraceReader::open(path, o);
+  if (!r.ok()) return r.status();
+  TraceRow row;
+  while ((*r)->next(row)) out.push_back(row);
+  return (*r)->status();
+}
+
+std::string error_of(const std::string& name, const std::string& text,
+                     const TraceReaderOptions& o = {}) {
+  std::vector<TraceRow> rows;
+  Status s = read_all(write_file(name, text).string(), rows, o);
+  EXPECT_FALSE(s.ok()) << name;
+  EXPECT_EQ(s.exit_code(), 2) << name;
+  return s.message();
+}
+
+TEST(TraceReader, ReadsWhatTheWriterWrote) {
+  const fs::path dir = temp_path("dir");
+  {
+    auto w = TraceWriter::create(dir.string());
+    ASSERT_TRUE(w.ok());
+    for (int k = 0; k < 3; ++k) {
+      Snapshot s;
+      s.time_s = 0.5 * k;
+      for (int g = 0; g < 2; ++g) {
+        GpuReading r;
+        r.gpu = g;
+        r.power_w = 300 + 10 * g + k;
+        r.energy_j = 100.0 * k;
+        r.sm_util = 0.5;
+        s.gpus.push_back(r);
+      }
+      JobReading j;
+      j.tokens_total = 1000.0 * k;
+      s.jobs.push_back(j);
+      (*w)->append(s);
+    }
+    ASSERT_TRUE((*w)->close({{"gpus", {0, 1}}}).ok());
+  }
+  auto r = TraceReader::open(dir.string());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->format(), TraceFormat::kFlexwattDir);
+  EXPECT_FALSE((*r)->jobs_path().empty());
+  EXPECT_EQ((*r)->meta()["format"], "flexwatt-trace/1");
+  std::vector<TraceRow> rows;
+  TraceRow row;
+  while ((*r)->next(row)) rows.push_back(row);
+  ASSERT_TRUE((*r)->status().ok()) << (*r)->status().message();
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[3].time_s, 0.5);
+  EXPECT_EQ(rows[3].reading.gpu, 1);
+  EXPECT_EQ(rows[3].reading.power_w, 311);
+  EXPECT_EQ(rows[3].reading.energy_j, 100);
+  EXPECT_EQ(rows[3].reading.sm_util, 0.5);
+  EXPECT_TRUE(std::isnan(rows[3].reading.temp_c));  // empty cell
+  EXPECT_EQ(rows[3].line, 5);
+  auto tokens = read_job_tokens((*r)->jobs_path());
+  ASSERT_TRUE(tokens.ok());
+  EXPECT_EQ(tokens->value(), 2000);
+}
+
+TEST(TraceReader, ColumnsByNameExtraColumnsAllowed) {
+  std::vector<TraceRow> rows;
+  const fs::path p = write_file("cols.csv", "note,power_w,gpu,time_s,temp_c\nx,250.5,3,1.25,61\n");
+  ASSERT_TRUE(read_all(p.string(), rows).ok());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].time_s, 1.25);
+  EXPECT_EQ(rows[0].reading.gpu, 3);
+  EXPECT_EQ(rows[0].reading.power_w, 250.5);
+  EXPECT_EQ(rows[0].reading.temp_c, 61);
+  EXPECT_TRUE(std::isnan(rows[0].reading.energy_j));  // no column
+}
+
+TEST(TraceReader, FieldMaskSkipsColumnsNotAsked) {
+  std::vector<TraceRow> rows;
+  const fs::path p = write_file("mask.csv", "time_s,gpu,power_w,energy_j,temp_c\n0,0,1,2,3\n");
+  TraceReaderOptions o;
+  o.fields = kFieldEnergy;
+  ASSERT_TRUE(read_all(p.string(), rows, o).ok());
+  EXPECT_EQ(rows[0].reading.energy_j, 2);
+  EXPECT_TRUE(std::isnan(rows[0].reading.temp_c));
+}
+
+TEST(TraceReader, EmptyFile) {
+  EXPECT_NE(error_of("empty.csv", "").find("empty.csv:1: empty file"), std::string::npos);
+  EXPECT_NE(error_of("blank.csv", "\n\n").find("empty file"), std::string::npos);
+}
+
+TEST(TraceReader, WrongHeader) {
+  const std::string m = error_of("hdr.csv", "time_s,gpu_index,watts\n0,0,100\n");
+  EXPECT_NE(m.find("hdr.csv:1: header: not a flexwatt trace (missing gpu, power_w)"),
+            std::string::npos)
+      << m;
+  // A headerless file is a wrong header too.
+  EXPECT_NE(error_of("nohdr.csv", "0,0,100\n").find("nohdr.csv:1: header"), std::string::npos);
+}
+
+TEST(TraceReader, NonNumericCells) {
+  EXPECT_NE(error_of("nn1.csv", "time_s,gpu,power_w\n0,0,100\n0.5,0,abc\n")
+                .find("nn1.csv:3: power_w: not a number: 'abc'"),
+            std::string::npos);
+  EXPECT_NE(error_of("nn2.csv", "time_s,gpu,power_w\nzero,0,100\n").find("nn2.csv:2: time_s"),
+            std::string::npos);
+  EXPECT_NE(error_of("nn3.csv", "time_s,gpu,power_w\n0,0.5,100\n").find("nn3.csv:2: gpu"),
+            std::string::npos);
+  EXPECT_NE(error_of("nn4.csv", "time_s,gpu,power_w,energy_j\n0,0,100,x\n")
+                .find("nn4.csv:2: energy_j: not a number"),
+            std::string::npos);
+  EXPECT_NE(error_of("nn5.csv", "time_s,gpu,power_w\n0,0\n").find("nn5.csv:2: row: expected"),
+            std::string::npos);
+}
+
+TEST(TraceReader, NegativeNanInfinitePower) {
+  EXPECT_NE(error_of("neg.csv", "time_s,gpu,power_w\n0,0,100\n0.5,0,-3.5\n")
+                .find("neg.csv:3: power_w: negative (-3.5)"),
+            std::string::npos);
+  EXPECT_NE(error_of("nan.csv", "time_s,gpu,power_w\n0,0,nan\n").find("nan.csv:2: power_w: NaN"),
+            std::string::npos);
+  EXPECT_NE(error_of("inf2.csv", "time_s,gpu,power_w\n0,0,inf\n").find("power_w: infinite"),
+            std::string::npos);
+  EXPECT_NE(error_of("nant.csv", "time_s,gpu,power_w\nnan,0,1\n").find("nant.csv:2: time_s"),
+            std::string::npos);
+}
+
+TEST(TraceReader, UnknownGpuIndex) {
+  TraceReaderOptions o;
+  o.gpus = {0, 1};
+  EXPECT_NE(error_of("unk.csv", "time_s,gpu,power_w\n0,0,1\n0,1,1\n0,5,1\n", o)
+                .find("unk.csv:4: gpu: unknown GPU index 5 (known: 0,1)"),
+            std::string::npos);
+  EXPECT_NE(error_of("negg.csv", "time_s,gpu,power_w\n0,-1,1\n").find("negg.csv:2: gpu"),
+            std::string::npos);
+}
+
+TEST(TraceReader, MissingPathIsNotFound) {
+  auto r = TraceReader::open("/nonexistent/fw/trace");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+  const fs::path dir = temp_path("nogpus");
+  fs::create_directories(dir);
+  r = TraceReader::open(dir.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("gpus.csv"), std::string::npos);
+}
+
+TEST(TraceReader, BadMetaJson) {
+  const fs::path dir = temp_path("badmeta");
+  fs::create_directories(dir);
+  std::ofstream(dir / "gpus.csv") << "time_s,gpu,power_w\n0,0,1\n";
+  std::ofstream(dir / "meta.json") << "{\"gpus\": 3}";
+  auto r = TraceReader::open(dir.string());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("meta.json: gpus: expected an array"), std::string::npos);
+}
+
+TEST(TraceReader, JobTokensErrors) {
+  auto t =
+      read_job_tokens(write_file("jobs1.csv", "time_s,job,tokens_total\n0,0,5\n1,0,3\n").string());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("jobs1.csv:3: tokens_total: decreases"), std::string::npos);
+  t = read_job_tokens(write_file("jobs2.csv", "time_s,job,tokens_total\n0,0,many\n").string());
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("jobs2.csv:2: tokens_total"), std::string::npos);
+  t = read_job_tokens(write_file("jobs3.csv", "time_s,job,phase\n0,0,idle\n").string());
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE(t->has_value());  // no tokens column: no tokens, not an error
+}
+
+TEST(TraceReader, FastParseMatchesParseDouble) {
+  Rng rng(42);
+  char buf[64];
+  for (int i = 0; i < 20000; ++i) {
+    const double v = (rng.uniform() - 0.2) * std::pow(10.0, static_cast<int>(rng.uniform() * 8));
+    const int decimals = static_cast<int>(rng.uniform() * 7);
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    double a = 0, b = 0;
+    ASSERT_TRUE(trace_internal::fast_parse_double(buf, a)) << buf;
+    ASSERT_TRUE(parse_double(buf, b)) << buf;
+    ASSERT_EQ(a, b) << buf;
+  }
+  double x;
+  EXPECT_TRUE(trace_internal::fast_parse_double("1e3", x));
+  EXPECT_EQ(x, 1000);
+  EXPECT_TRUE(trace_internal::fast_parse_double("12345678901234567.5", x));  // long: fallback
+  EXPECT_FALSE(trace_internal::fast_parse_double("", x));
+  EXPECT_FALSE(trace_internal::fast_parse_double("-", x));
+  EXPECT_FALSE(trace_internal::fast_parse_double("1.2.3", x));
+  EXPECT_FALSE(trace_internal::fast_parse_double("12 W", x));
+}
+
+}  // namespace
+}  // namespace fw
