@@ -38,7 +38,8 @@ const std::string& ConfigNode::file() const {
 }
 
 std::string ConfigNode::where() const {
-  const int line = node_.IsDefined() ? node_.Mark().line : parent_line_;
+  int line = node_.IsDefined() ? node_.Mark().line : -1;
+  if (line < 0) line = parent_line_;
   if (line < 0) return file();
   return file() + ":" + std::to_string(line + 1);
 }
@@ -55,7 +56,10 @@ ConfigNode ConfigNode::operator[](const std::string& key) const {
   YAML::Node child;
   if (node_.IsMap()) {
     const YAML::Node& c = node_;
-    child = c[key];
+    // A missing key yields an invalid ("zombie") node that cannot be assigned; keep the
+    // default (null, undefined for defined()) node then.
+    const YAML::Node found = c[key];
+    if (found.IsDefined()) child = found;
   }
   ConfigNode out(child, file_, join_path(field_, key));
   out.parent_line_ = node_.IsDefined() ? node_.Mark().line : parent_line_;

@@ -1,0 +1,88 @@
+#pragma once
+// sim::Cluster: the simulated plant — GPUs (power model, firmware cap enforcement, sensors)
+// running LLM jobs in virtual time. Copyable: clone() continues exactly as the original
+// would, random streams included. Everything it reports is simulated.
+//
+// Time: virtual time advances in fixed integration steps of dt_s; read(now_s) runs every
+// whole step that ends at or before now_s (+1e-9) and reports the state after the last one.
+// Sensors (calibration.md §2.2): power_instant_w = mean power over the last step (+noise);
+// power_w = the same on A100, a trailing 1 s mean on Hopper; energy_j steps every 100 ms.
+// Knobs (write): power caps take effect at once as the firmware's target (the SM clock
+// follows with lag clock_tau_s, an assumption); gen_concurrency applies immediately to
+// admission of new sequences (running ones are never preempted); group_size applies from
+// the next GRPO step (a step's rollout volume is fixed when it begins).
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "control/plant.hpp"
+#include "core/rng.hpp"
+#include "sim/gpu_model.hpp"
+#include "sim/workload.hpp"
+
+namespace fw::sim {
+
+struct SimParams {
+  double dt_s = 0.1;             // integration step (0.02..0.5)
+  double noise_w = 1.0;          // sensor noise sd (assumption; §2.2 repeat CV 0.4 %)
+  double fw_sense_tau_s = 0.3;   // firmware's power-sensing filter (assumption, §2.7)
+  double clock_tau_s = 0.2;      // SM clock lag towards the firmware target (assumption, §2.7)
+  double ambient_c = 30;         // thermal model (assumption)
+  double thermal_c_per_w = 0.1;  // steady-state rise per watt (assumption)
+  double thermal_tau_s = 20;     // (assumption)
+};
+
+struct GpuSpec {
+  const GpuPreset* preset = nullptr;
+  std::string model;  // preset name (same as preset->name)
+  double power_cap_w = 0;
+};
+
+class Cluster : public Plant {
+ public:
+  Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<JobSpec> jobs,
+          uint64_t seed);
+
+  const PlantInfo& info() const override { return info_; }
+  Status read(double now_s, Snapshot& out) override;
+  Status write(const Command& cmd) override;
+  std::unique_ptr<Plant> clone() const override { return std::make_unique<Cluster>(*this); }
+
+  double time_s() const { return static_cast<double>(steps_) * sim_.dt_s; }
+  // Hidden truth, for tests: power over the last integration step of GPU i.
+  double true_power_w(int i) const { return gpus_[i].p_inst; }
+  const JobState& job_state(int j) const { return jobs_[j]; }
+  const JobSpec& job_spec(int j) const { return specs_[j]; }
+
+ private:
+  struct Gpu {
+    const GpuPreset* preset = nullptr;
+    int job = -1;
+    double cap_w = 0;
+    double x = 1, x_target = 1;  // SM clock ratio and the firmware's target
+    Load filt;                   // firmware's filtered view of the load
+    Load last;                   // load over the last step
+    double p_inst = 0;
+    double energy_j = 0, energy_reported_j = 0;
+    double temp_c = 30;
+    std::array<double, 64> ring{};  // last n_ring step powers (1 s window)
+    int ring_pos = 0;
+    double ring_sum = 0;
+    Rng noise;
+  };
+  void step();
+
+  SimParams sim_;
+  PlantInfo info_;
+  std::vector<JobSpec> specs_;
+  std::vector<JobState> jobs_;
+  std::vector<Gpu> gpus_;
+  int64_t steps_ = 0;
+  int n_ring_ = 10;
+  int energy_every_ = 1;  // steps per 100 ms energy-counter update
+  double a_sense_ = 0, a_clock_ = 0, a_temp_ = 0;
+};
+
+}  // namespace fw::sim

@@ -1,0 +1,105 @@
+#include "sim/gpu_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fw::sim {
+namespace {
+
+// Sources: research/calibration.md §2.1 (limits, idle, clocks), §2.3/§2.4 (the powers the
+// K constants are fitted to), §2.6 (caps act on the SM clock only). Values marked
+// "assumption" have no published measurement behind them.
+constexpr GpuPreset kPresets[] = {
+    {
+        .name = "a100-sxm4-80gb",
+        .tdp_w = 400,              // §2.1 default = max limit
+        .min_cap_w = 100,          // §2.1 min settable limit
+        .max_cap_w = 400,          // §2.1
+        .idle_bare_w = 54,         // §2.1 bare idle 53.7 W (Parking Tax)
+        .idle_ctx_w = 80,          // §2.1 idle with CUDA context 80.0 W
+        .sm_clock_max_mhz = 1410,  // §2.1
+        .sm_clock_idle_mhz = 210,  // §2.1
+        .sm_clock_min_mhz = 210,   // assumption: throttling floor = idle clock
+        .idle_sm_w = 5,            // assumption: most of the +26 W context overhead is memory
+                                   // clock (unchanged under caps, §2.6); fitted to the A100 sweep
+        .sm_power_w = 255,         // fitted: training ≈ 380 W/GPU uncapped (A100 sweep, pt row)
+        .mem_power_w = 85,         // fitted: decode 280–305 W (§2.4); assumption of the split
+        .v0 = 0.45,                // assumption, fitted to the A100 sweep's throughput-vs-cap
+        .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
+        .hbm_gb = 80,
+    },
+    {
+        .name = "h100-sxm5",
+        .tdp_w = 700,              // §2.1
+        .min_cap_w = 200,          // §2.1 (DGX H100 AllowableMin)
+        .max_cap_w = 700,          // §2.1
+        .idle_bare_w = 72,         // §2.1 71.8 / 72.5 W
+        .idle_ctx_w = 122,         // §2.1 121.7 W
+        .sm_clock_max_mhz = 1980,  // §2.1
+        .sm_clock_idle_mhz = 345,  // §2.1
+        .sm_clock_min_mhz = 345,   // assumption: throttling floor = idle clock
+        .idle_sm_w = 10,           // assumption (as A100: mostly memory clock)
+        .sm_power_w = 470,         // fitted: dense training 530–575 W/GPU (§2.3)
+        .mem_power_w = 150,        // assumption (memory power 30–70 W idle, §2.2)
+        .v0 = 0.5,                 // assumption (GH100), fitted to the H200 PFI medians (§1b)
+        .power_avg_1s = true,      // §2.2: Hopper power.draw = trailing 1 s average
+        .hbm_gb = 80,
+    },
+    {
+        .name = "h200-sxm",
+        .tdp_w = 700,              // §2.1 / §1b (700 W TDP)
+        .min_cap_w = 200,          // §2.1 (sweeps start at 200 W)
+        .max_cap_w = 700,          // §2.1
+        .idle_bare_w = 72,         // assumption: H200 idle not found, H100's used (§2.1)
+        .idle_ctx_w = 122,         // assumption: as H100
+        .sm_clock_max_mhz = 1980,  // assumption: same GH100 die as H100
+        .sm_clock_idle_mhz = 345,  // assumption: as H100
+        .sm_clock_min_mhz = 345,   // assumption
+        .idle_sm_w = 10,           // assumption
+        .sm_power_w = 460,         // assumption: as H100, slightly less headroom
+        .mem_power_w = 190,        // assumption: HBM3e takes a larger share (§2.6)
+        .v0 = 0.5,                 // assumption, fitted to the H200 PFI medians (§1b)
+        .power_avg_1s = true,      // §2.2
+        .hbm_gb = 141,             // §1b
+    },
+};
+
+}  // namespace
+
+const GpuPreset* find_gpu_preset(std::string_view name) {
+  for (const auto& p : kPresets) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+const char* gpu_preset_names() { return "a100-sxm4-80gb, h100-sxm5, h200-sxm"; }
+
+double clock_for_cap(const GpuPreset& g, const Load& load, double cap_w, double x_guess) {
+  const double x_min = g.sm_clock_min_mhz / g.sm_clock_max_mhz;
+  if (gpu_power_w(g, load, 1.0) <= cap_w) return 1.0;
+  if (gpu_power_w(g, load, x_min) >= cap_w) return x_min;
+  // P is increasing in x: bracketed Newton from the previous target.
+  double lo = x_min, hi = 1.0;
+  double x = std::clamp(x_guess, x_min, 1.0);
+  const double k_idle = g.idle_sm_w;
+  for (int i = 0; i < 8; ++i) {
+    const double f = gpu_power_w(g, load, x) - cap_w;
+    if (std::fabs(f) < 0.05) break;
+    if (f > 0)
+      hi = x;
+    else
+      lo = x;
+    const double v = g.v0 + (1 - g.v0) * x;
+    const double dphi = v * v + 2 * x * v * (1 - g.v0);
+    const double s = clock_speed(load.c, x);
+    const double ds = load.c / (x * x) * s * s;
+    const double df = k_idle + g.sm_power_w * load.u * dphi + g.mem_power_w * load.m * ds;
+    double nx = df > 0 ? x - f / df : 0.5 * (lo + hi);
+    if (!(nx > lo && nx < hi)) nx = 0.5 * (lo + hi);
+    x = nx;
+  }
+  return x;
+}
+
+}  // namespace fw::sim

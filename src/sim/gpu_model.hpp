@@ -1,0 +1,63 @@
+#pragma once
+// Simulated GPU: device constants (presets), the power model and the firmware's cap
+// enforcement. Everything here is simulated; constants name their source
+// (research/calibration.md section) or say they are an assumption. See docs/simulator.md.
+//
+// Power model, with x = f_sm / f_max the SM clock ratio (0 < x <= 1):
+//   P(x) = P_ctx - P_idle_sm·(1 - x) + K_sm·u·phi(x) + K_mem·m·s(c, x)
+//   phi(x) = x·(v0 + (1 - v0)·x)^2        (dynamic power ∝ f·V², V affine in f)
+//   s(c, x) = 1 / (c/x + (1 - c))           (work rate of a phase with compute-bound share c)
+// u: SM activity at f_max (0..~1.4; above 1 means bursts beyond the nameplate), m: memory
+// traffic at f_max (0..1), c: the share of the phase's time that is compute bound.
+
+#include <string_view>
+
+namespace fw::sim {
+
+struct GpuPreset {
+  std::string_view name;
+  double tdp_w;      // nameplate = default = max power limit
+  double min_cap_w;  // settable power-limit range
+  double max_cap_w;
+  double idle_bare_w;  // no CUDA context, idle clock
+  double idle_ctx_w;   // CUDA context loaded, SM clock at max
+  double sm_clock_max_mhz;
+  double sm_clock_idle_mhz;
+  double sm_clock_min_mhz;  // lowest clock the firmware throttles to
+  double idle_sm_w;         // part of the context idle that follows the SM clock
+  double sm_power_w;        // K_sm: SM dynamic power at u = 1, x = 1
+  double mem_power_w;       // K_mem: memory power at m = 1
+  double v0;                // V/V_max extrapolated to zero clock (voltage offset)
+  bool power_avg_1s;        // power.draw is a trailing 1 s average (Hopper); else instantaneous
+  double hbm_gb;            // device memory
+};
+
+// Known presets: "a100-sxm4-80gb", "h100-sxm5", "h200-sxm". nullptr when unknown.
+const GpuPreset* find_gpu_preset(std::string_view name);
+// Comma-separated list of preset names (for error messages).
+const char* gpu_preset_names();
+
+// What a workload asks of one GPU during an interval (time-weighted over it).
+struct Load {
+  double u = 0;  // SM activity at f_max
+  double m = 0;  // memory traffic at f_max
+  double c = 0;  // compute-bound share
+};
+
+inline double clock_speed(double c, double x) { return 1.0 / (c / x + (1.0 - c)); }
+inline double clock_phi(double x, double v0) {
+  const double v = v0 + (1.0 - v0) * x;
+  return x * v * v;
+}
+
+// P(x) for a GPU with a CUDA context running `load` at clock ratio x.
+inline double gpu_power_w(const GpuPreset& g, const Load& load, double x) {
+  return g.idle_ctx_w - g.idle_sm_w * (1.0 - x) + g.sm_power_w * load.u * clock_phi(x, g.v0) +
+         g.mem_power_w * load.m * clock_speed(load.c, x);
+}
+
+// The clock ratio in [x_min, 1] at which P(x) = cap_w for `load` (1 when P(1) <= cap_w,
+// x_min when even P(x_min) > cap_w). `x_guess` warm-starts the Newton iteration.
+double clock_for_cap(const GpuPreset& g, const Load& load, double cap_w, double x_guess);
+
+}  // namespace fw::sim

@@ -1,0 +1,309 @@
+#include "sim/scenario.hpp"
+
+#include <cmath>
+
+#include "core/config.hpp"
+
+namespace fw::sim {
+namespace {
+
+#define FW_GET(var, expr) FW_ASSIGN_OR_RETURN(var, expr)
+
+Status parse_budget_entry(const ConfigNode& n, bool with_start, BudgetSchedule::Entry& e) {
+  std::vector<std::string> keys = {"watts", "scope", "window_s"};
+  if (with_start) keys.push_back("start_s");
+  FW_RETURN_IF_ERROR(n.reject_unknown(keys));
+  if (!n.has("watts")) return n.error("missing key 'watts'");
+  FW_GET(e.budget.watts, n.get_double("watts", 0, 1e-3, 1e9));
+  FW_GET(std::string scope, n.get_string("scope", "node"));
+  if (!scope_from_name(scope, e.budget.scope)) {
+    return n["scope"].error("'" + scope + "' is not one of gpu, job, node, fleet");
+  }
+  FW_GET(e.budget.window_s, n.get_double("window_s", 30, 0.1, 86400));
+  if (with_start) {
+    FW_GET(e.start_s, n.get_double("start_s", 0, 0, 1e9));
+  }
+  return Status::Ok();
+}
+
+Status parse_budget(const ConfigNode& n, BudgetSchedule& out) {
+  out.entries.clear();
+  if (!n.defined()) return n.error("missing key 'budget'");
+  if (n.is_sequence()) {
+    if (n.size() == 0) return n.error("empty budget schedule");
+    for (size_t i = 0; i < n.size(); ++i) {
+      BudgetSchedule::Entry e;
+      FW_RETURN_IF_ERROR(parse_budget_entry(n.at(i), true, e));
+      if (i == 0 && e.start_s != 0)
+        return n.at(i)["start_s"].error("the first entry must start at 0");
+      if (i > 0 && e.start_s <= out.entries.back().start_s) {
+        return n.at(i)["start_s"].error("start_s must increase");
+      }
+      out.entries.push_back(e);
+    }
+    return Status::Ok();
+  }
+  BudgetSchedule::Entry e;
+  FW_RETURN_IF_ERROR(parse_budget_entry(n, false, e));
+  out.entries.push_back(e);
+  return Status::Ok();
+}
+
+Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
+  if (!n.is_sequence() || n.size() == 0) return n.error("expected a list of GPU entries");
+  for (size_t i = 0; i < n.size(); ++i) {
+    const ConfigNode e = n.at(i);
+    FW_RETURN_IF_ERROR(e.reject_unknown({"model", "count", "power_cap_w"}));
+    FW_GET(std::string model, e.get_string("model", "a100-sxm4-80gb"));
+    const GpuPreset* p = find_gpu_preset(model);
+    if (!p)
+      return e["model"].error("unknown GPU '" + model + "' (known: " + gpu_preset_names() + ")");
+    FW_GET(int64_t count, e.get_int("count", 1, 1, 4096));
+    FW_GET(double cap, e.get_double("power_cap_w", p->tdp_w, p->min_cap_w, p->max_cap_w));
+    for (int64_t k = 0; k < count; ++k) out.push_back({p, std::string(p->name), cap});
+  }
+  return Status::Ok();
+}
+
+const std::vector<std::string> kCommonJobKeys = {"name",      "kind",    "gpus",
+                                                 "first_gpu", "start_s", "tp"};
+const std::vector<std::string> kGrpoKeys = {"model",
+                                            "prompts_per_step",
+                                            "group_size",
+                                            "gen_concurrency",
+                                            "prompt_tokens",
+                                            "completion_median_tokens",
+                                            "completion_sigma",
+                                            "completion_max_tokens",
+                                            "micro_batch_seqs",
+                                            "gen_concurrency_min",
+                                            "gen_concurrency_max",
+                                            "group_size_min",
+                                            "group_size_max"};
+const std::vector<std::string> kPretrainKeys = {
+    "workload",     "tokens_per_iter", "iter_s",      "iter_jitter", "checkpoint_every_iters",
+    "checkpoint_s", "stall_prob",      "stall_mean_s"};
+
+Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
+  GrpoParams& g = j.grpo;
+  FW_GET(std::string model, n.get_string("model", "qwen2.5-7b"));
+  g.model = find_grpo_model(model);
+  if (!g.model)
+    return n["model"].error("unknown model '" + model + "' (known: " + grpo_model_names() + ")");
+  j.preset = model;
+  const int n_gpus = static_cast<int>(j.gpus.size());
+  FW_GET(int64_t tp, n.get_int("tp", n_gpus, 1, 64));
+  if (tp != n_gpus)
+    return n["tp"].error("a GRPO job is one tensor-parallel replica: tp must equal gpus");
+  g.tp = static_cast<int>(tp);
+  FW_GET(j.gen_concurrency_min, n.get_double("gen_concurrency_min", 1, 1, 4096));
+  FW_GET(j.gen_concurrency_max,
+         n.get_double("gen_concurrency_max", 64, j.gen_concurrency_min, 4096));
+  FW_GET(j.group_size_min, n.get_double("group_size_min", 1, 1, 1024));
+  FW_GET(j.group_size_max, n.get_double("group_size_max", 16, j.group_size_min, 1024));
+  FW_GET(int64_t pps, n.get_int("prompts_per_step", 2, 1, 4096));
+  FW_GET(int64_t gs, n.get_int("group_size", 8, static_cast<int64_t>(j.group_size_min),
+                               static_cast<int64_t>(j.group_size_max)));
+  FW_GET(int64_t gc, n.get_int("gen_concurrency", 16, static_cast<int64_t>(j.gen_concurrency_min),
+                               static_cast<int64_t>(j.gen_concurrency_max)));
+  g.prompts_per_step = static_cast<int>(pps);
+  g.group_size = static_cast<int>(gs);
+  g.gen_concurrency = static_cast<int>(gc);
+  FW_GET(g.prompt_tokens, n.get_double("prompt_tokens", 200, 1, 1e6));
+  FW_GET(g.completion_median_tokens, n.get_double("completion_median_tokens", 170, 1, 1e6));
+  FW_GET(g.completion_sigma, n.get_double("completion_sigma", 0.8, 0, 3));
+  FW_GET(g.completion_max_tokens, n.get_double("completion_max_tokens", 1024, 1, 1e6));
+  FW_GET(int64_t mb, n.get_int("micro_batch_seqs", 8, 1, 4096));
+  g.micro_batch_seqs = static_cast<int>(mb);
+  g.kv_capacity_seqs = kv_capacity_seqs(g, gpu.preset->hbm_gb);
+  const double free_gb =
+      0.9 * gpu.preset->hbm_gb - g.model->weights_gb / g.tp - g.model->trainer_reserve_gb;
+  if (free_gb <= 0) {
+    return n["gpus"].error("model " + model + " does not fit: " + std::to_string(g.tp) + " × " +
+                           std::string(gpu.preset->name) + " leave no KV-cache memory");
+  }
+  return Status::Ok();
+}
+
+Status parse_pretrain(const ConfigNode& n, JobSpec& j) {
+  PretrainParams& p = j.pretrain;
+  FW_GET(std::string w, n.get_string("workload", "dense-pt"));
+  const PretrainModel* m = find_pretrain_model(w);
+  if (!m)
+    return n["workload"].error("unknown workload '" + w + "' (known: " + pretrain_model_names() +
+                               ")");
+  j.preset = w;
+  p.model = *m;
+  const int n_gpus = static_cast<int>(j.gpus.size());
+  FW_GET(int64_t tp, n.get_int("tp", std::min(8, n_gpus), 1, 64));
+  if (n_gpus % tp != 0) return n["tp"].error("gpus must be a multiple of tp");
+  p.tp = static_cast<int>(tp);
+  FW_GET(p.model.iter_s, n.get_double("iter_s", m->iter_s, 1e-3, 3600));
+  FW_GET(p.tokens_per_iter, n.get_double("tokens_per_iter", 4096.0 * 256, 1, 1e12));
+  FW_GET(p.iter_jitter, n.get_double("iter_jitter", 0.01, 0, 1));
+  FW_GET(int64_t ck, n.get_int("checkpoint_every_iters", 0, 0, 100000000));
+  p.checkpoint_every_iters = static_cast<int>(ck);
+  FW_GET(p.checkpoint_s, n.get_double("checkpoint_s", 20, 0, 36000));
+  p.checkpoint_load = {0.05, 0.10, 0.0};  // assumption: I/O bound, GPUs nearly idle
+  FW_GET(p.stall_prob, n.get_double("stall_prob", 0.0, 0, 1));
+  FW_GET(p.stall_mean_s, n.get_double("stall_mean_s", 0.5, 0, 3600));
+  return Status::Ok();
+}
+
+Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus,
+                  std::vector<JobSpec>& out) {
+  if (!n.defined()) return Status::Ok();
+  if (!n.is_sequence()) return n.error("expected a list of jobs");
+  int next_gpu = 0;
+  std::vector<int> owner(gpus.size(), -1);
+  for (size_t i = 0; i < n.size(); ++i) {
+    const ConfigNode e = n.at(i);
+    JobSpec j;
+    FW_GET(std::string kind, e.get_string("kind", "grpo"));
+    std::vector<std::string> keys = kCommonJobKeys;
+    if (kind == "grpo") {
+      j.kind = JobKind::kGrpo;
+      keys.insert(keys.end(), kGrpoKeys.begin(), kGrpoKeys.end());
+    } else if (kind == "pretrain") {
+      j.kind = JobKind::kPretrain;
+      keys.insert(keys.end(), kPretrainKeys.begin(), kPretrainKeys.end());
+    } else {
+      return e["kind"].error("'" + kind + "' is not one of grpo, pretrain");
+    }
+    FW_RETURN_IF_ERROR(e.reject_unknown(keys));
+    FW_GET(j.name, e.get_string("name", kind + "-" + std::to_string(i)));
+    FW_GET(int64_t count, e.get_int("gpus", 1, 1, static_cast<int64_t>(gpus.size())));
+    FW_GET(int64_t first,
+           e.get_int("first_gpu", next_gpu, 0, static_cast<int64_t>(gpus.size()) - 1));
+    if (first + count > static_cast<int64_t>(gpus.size())) {
+      return e["gpus"].error("needs GPUs " + std::to_string(first) + ".." +
+                             std::to_string(first + count - 1) + " but the scenario has " +
+                             std::to_string(gpus.size()));
+    }
+    for (int64_t k = first; k < first + count; ++k) {
+      if (owner[k] >= 0)
+        return e["gpus"].error("GPU " + std::to_string(k) + " already runs job " +
+                               std::to_string(owner[k]));
+      if (gpus[k].preset != gpus[first].preset)
+        return e["gpus"].error("a job's GPUs must be one model");
+      owner[k] = static_cast<int>(i);
+      j.gpus.push_back(static_cast<int>(k));
+    }
+    next_gpu = static_cast<int>(first + count);
+    FW_GET(j.start_s, e.get_double("start_s", 0, 0, 1e9));
+    if (j.kind == JobKind::kGrpo) {
+      FW_RETURN_IF_ERROR(parse_grpo(e, gpus[first], j));
+    } else {
+      FW_RETURN_IF_ERROR(parse_pretrain(e, j));
+    }
+    out.push_back(std::move(j));
+  }
+  return Status::Ok();
+}
+
+Result<Scenario> from_config(ConfigNode& root, const std::string& name,
+                             const std::vector<std::string>& overrides) {
+  for (const auto& o : overrides) FW_RETURN_IF_ERROR(apply_override(root, o));
+  FW_RETURN_IF_ERROR(root.reject_unknown(
+      {"name", "description", "duration_s", "sample_period_s", "sim", "gpus", "budget", "jobs"}));
+  Scenario s;
+  s.path = name;
+  s.overrides = overrides;
+  FW_GET(s.name, root.get_string("name", name));
+  FW_GET(s.description, root.get_string("description", ""));
+  FW_GET(s.duration_s, root.get_double("duration_s", 600, 0.1, 1e8));
+  FW_GET(s.sample_period_s, root.get_double("sample_period_s", 0.5, 0.01, 3600));
+  const ConfigNode sim = root["sim"];
+  if (sim.defined())
+    FW_RETURN_IF_ERROR(sim.reject_unknown({"dt_s", "noise_w", "fw_sense_tau_s", "clock_tau_s",
+                                           "ambient_c", "thermal_c_per_w", "thermal_tau_s"}));
+  FW_GET(s.sim.dt_s, sim.get_double("dt_s", 0.1, 0.02, 0.5));
+  FW_GET(s.sim.noise_w, sim.get_double("noise_w", 1.0, 0, 100));
+  FW_GET(s.sim.fw_sense_tau_s, sim.get_double("fw_sense_tau_s", 0.3, 0.01, 10));
+  FW_GET(s.sim.clock_tau_s, sim.get_double("clock_tau_s", 0.2, 0.01, 10));
+  FW_GET(s.sim.ambient_c, sim.get_double("ambient_c", 30, -20, 60));
+  FW_GET(s.sim.thermal_c_per_w, sim.get_double("thermal_c_per_w", 0.1, 0, 1));
+  FW_GET(s.sim.thermal_tau_s, sim.get_double("thermal_tau_s", 20, 0.1, 3600));
+  if (s.sample_period_s < s.sim.dt_s - 1e-12) {
+    return root["sample_period_s"].error("must be at least sim.dt_s");
+  }
+  FW_RETURN_IF_ERROR(parse_gpus(root["gpus"], s.gpus));
+  FW_RETURN_IF_ERROR(parse_budget(root["budget"], s.budget));
+  FW_RETURN_IF_ERROR(parse_jobs(root["jobs"], s.gpus, s.jobs));
+  return s;
+}
+
+#undef FW_GET
+
+}  // namespace
+
+Result<Scenario> parse_scenario(const std::string& text, const std::string& name,
+                                const std::vector<std::string>& overrides) {
+  FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::parse(text, name));
+  return from_config(root, name, overrides);
+}
+
+Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::load_file(path));
+  return from_config(root, path, overrides);
+}
+
+nlohmann::json Scenario::to_json() const {
+  nlohmann::json j;
+  j["name"] = name;
+  j["path"] = path;
+  j["overrides"] = overrides;
+  j["duration_s"] = duration_s;
+  j["sample_period_s"] = sample_period_s;
+  j["sim"] = {{"dt_s", sim.dt_s},
+              {"noise_w", sim.noise_w},
+              {"fw_sense_tau_s", sim.fw_sense_tau_s},
+              {"clock_tau_s", sim.clock_tau_s}};
+  nlohmann::json g = nlohmann::json::array();
+  for (const auto& x : gpus) {
+    g.push_back({{"model", std::string(x.preset->name)}, {"power_cap_w", x.power_cap_w}});
+  }
+  j["gpus"] = g;
+  nlohmann::json jobs_j = nlohmann::json::array();
+  for (const auto& x : jobs) {
+    nlohmann::json o = {
+        {"name", x.name}, {"gpus", x.gpus}, {"start_s", x.start_s}, {"preset", x.preset}};
+    if (x.kind == JobKind::kGrpo) {
+      o["kind"] = "grpo";
+      o["knobs"] = {{"gen_concurrency", x.grpo.gen_concurrency}, {"group_size", x.grpo.group_size}};
+      o["knob_ranges"] = {{"gen_concurrency", {x.gen_concurrency_min, x.gen_concurrency_max}},
+                          {"group_size", {x.group_size_min, x.group_size_max}}};
+      o["prompts_per_step"] = x.grpo.prompts_per_step;
+      o["tp"] = x.grpo.tp;
+      o["kv_capacity_seqs"] = x.grpo.kv_capacity_seqs;
+      o["micro_batch_seqs"] = x.grpo.micro_batch_seqs;
+    } else {
+      o["kind"] = "pretrain";
+      o["moe"] = x.pretrain.model.moe;
+      o["tp"] = x.pretrain.tp;
+      o["tokens_per_iter"] = x.pretrain.tokens_per_iter;
+      o["knobs"] = nlohmann::json::object();
+    }
+    jobs_j.push_back(o);
+  }
+  j["jobs"] = jobs_j;
+  nlohmann::json b = nlohmann::json::array();
+  for (const auto& e : budget.entries) {
+    b.push_back({{"start_s", e.start_s},
+                 {"watts", e.budget.watts},
+                 {"scope", std::string(scope_name(e.budget.scope))},
+                 {"window_s", e.budget.window_s}});
+  }
+  j["budget"] = b;
+  return j;
+}
+
+std::unique_ptr<Cluster> make_cluster(const Scenario& s, uint64_t seed) {
+  return std::make_unique<Cluster>(s.sim, s.gpus, s.jobs, seed);
+}
+
+std::unique_ptr<fw::Plant> make_plant(const Scenario& s, uint64_t seed) {
+  return make_cluster(s, seed);
+}
+
+}  // namespace fw::sim

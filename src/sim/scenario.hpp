@@ -1,0 +1,50 @@
+#pragma once
+// Scenarios: YAML files (scenarios/*.yaml) that describe a simulated cluster — GPUs, jobs,
+// budget, duration — and the plant built from them. Every key has a documented default
+// (docs/simulator.md); unknown keys and out-of-range values are errors naming
+// file:line: field.
+//
+//   auto s = sim::load_scenario("scenarios/grpo-7b-a100.yaml", {"jobs.0.group_size=4"});
+//   auto plant = sim::make_plant(*s, /*seed=*/1);
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "control/budget.hpp"
+#include "control/plant.hpp"
+#include "core/status.hpp"
+#include "sim/cluster.hpp"
+#include "sim/workload.hpp"
+
+namespace fw::sim {
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string path;                    // file it was loaded from
+  std::vector<std::string> overrides;  // --set assignments applied, in order
+  double duration_s = 600;
+  double sample_period_s = 0.5;
+  SimParams sim;
+  std::vector<GpuSpec> gpus;  // one per GPU, plant order
+  std::vector<JobSpec> jobs;
+  BudgetSchedule budget;  // at least one entry, the first at start_s 0
+
+  // The parsed parameters (GPU models, jobs and knobs, budget) for meta.json.
+  nlohmann::json to_json() const;
+};
+
+// Loads a scenario file and applies `overrides` ("key.path=value", as `--set`).
+Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides);
+// Same, from text (`name` is used in messages).
+Result<Scenario> parse_scenario(const std::string& text, const std::string& name,
+                                const std::vector<std::string>& overrides);
+
+// The simulated plant (a sim::Cluster) for a scenario and run seed.
+std::unique_ptr<Cluster> make_cluster(const Scenario& s, uint64_t seed);
+std::unique_ptr<fw::Plant> make_plant(const Scenario& s, uint64_t seed);
+
+}  // namespace fw::sim

@@ -1,0 +1,135 @@
+#pragma once
+// Simulated LLM workloads: GRPO (rollout generation, scoring, policy update, weight sync)
+// and pretraining / fine-tuning iterations (dense or MoE). A job's GPUs move in lockstep:
+// the job advances at the pace of its slowest GPU's SM clock and puts the same Load on
+// every one of its GPUs. Work is measured in "f_max-seconds": the time a phase would take
+// at the maximum SM clock; a phase with compute-bound share c runs at rate s(c, x).
+//
+// Every constant names its source (research/calibration.md) or says it is an assumption.
+// See docs/simulator.md for the equations.
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "sim/gpu_model.hpp"
+#include "telemetry/snapshot.hpp"
+
+namespace fw::sim {
+
+enum class JobKind { kGrpo, kPretrain };
+
+// Load of one phase of work on each GPU of a job.
+struct PhaseLoad {
+  double u = 0, m = 0, c = 0;
+};
+
+// GRPO model constants, per GPU at the preset's tensor-parallel degree.
+struct GrpoModel {
+  std::string_view name;
+  int tp_nominal = 1;
+  double weights_gb = 0;          // bf16 weights, whole model
+  double kv_bytes_per_token = 0;  // whole model (all layers, K and V)
+  double trainer_reserve_gb = 0;  // memory held by the co-located trainer (assumption)
+  // Decode: iteration time t_it(B) = it_base_s + it_per_seq_s·B (f_max-seconds).
+  double it_base_s = 0, it_per_seq_s = 0;
+  // Decode load: u(B) = u0 + u1·B/(B+b_half), m(B) = m0 + m1·B/(B+b_half), compute share c.
+  double dec_u0 = 0, dec_u1 = 0, dec_m0 = 0, dec_m1 = 0, dec_b_half = 1, dec_c = 0;
+  double prefill_tok_per_s = 0;  // prompt tokens per f_max-second
+  PhaseLoad prefill;
+  double score_tok_per_s = 0;  // scoring (reference/reward forward), all tokens
+  PhaseLoad score;
+  double update_s_per_token = 0;  // fwd+bwd f_max-seconds per token at saturation
+  double update_sat_tokens = 0;   // micro-batch tokens that saturate the GPU
+  PhaseLoad update;               // at saturation; scaled by occupancy below it
+  double optim_s = 0;
+  PhaseLoad optim;
+  double sync_s = 0;
+  PhaseLoad sync;
+};
+const GrpoModel* find_grpo_model(std::string_view name);
+const char* grpo_model_names();
+
+// Pretraining / fine-tuning workload shape, per GPU.
+struct PretrainModel {
+  std::string_view name;
+  bool moe = false;
+  double iter_s = 1.0;  // iteration time at f_max, f_max-seconds
+  // Shares of iter_s and loads of: forward, backward, all-to-all (MoE), all-reduce, optimizer.
+  std::array<double, 5> share{};
+  std::array<PhaseLoad, 5> load{};
+};
+const PretrainModel* find_pretrain_model(std::string_view name);
+const char* pretrain_model_names();
+
+struct GrpoParams {
+  const GrpoModel* model = nullptr;
+  int tp = 1;
+  int prompts_per_step = 2;
+  int group_size = 8;        // knob: applies from the next step
+  int gen_concurrency = 16;  // knob: applies immediately to admission
+  double prompt_tokens = 200;
+  double completion_median_tokens = 170;
+  double completion_sigma = 0.8;  // log-space sigma (long tail)
+  double completion_max_tokens = 1024;
+  int micro_batch_seqs = 8;
+  int kv_capacity_seqs = 0;  // derived at load time
+};
+
+struct PretrainParams {
+  PretrainModel model;
+  int tp = 8;
+  double tokens_per_iter = 0;      // trained tokens per iteration (whole job)
+  double iter_jitter = 0.01;       // log-space sigma of the compute phases (assumption)
+  int checkpoint_every_iters = 0;  // 0: none
+  double checkpoint_s = 0;
+  PhaseLoad checkpoint_load;
+  double stall_prob = 0;  // per iteration
+  double stall_mean_s = 0;
+};
+
+struct JobSpec {
+  std::string name;
+  JobKind kind = JobKind::kGrpo;
+  std::string preset;  // model / workload preset name
+  std::vector<int> gpus;
+  double start_s = 0;  // the job (and its CUDA contexts) starts here
+  GrpoParams grpo;
+  PretrainParams pretrain;
+  // Knob ranges (GRPO only).
+  double gen_concurrency_min = 1, gen_concurrency_max = 64;
+  double group_size_min = 1, group_size_max = 16;
+};
+
+// Mutable job state; a value type (copying it clones the job, random stream included).
+struct JobState {
+  Phase phase = Phase::kIdle;
+  bool started = false;
+  double tokens_total = 0;
+  double steps_total = 0;
+  Rng rng;
+  // GRPO
+  int gen_concurrency = 0;
+  int group_size = 0;  // in force for the current step
+  int group_size_next = 0;
+  int seqs_total = 0, seqs_admitted = 0, seqs_done = 0;
+  double decode_iter = 0;           // decode iterations done this step
+  std::vector<double> finish_heap;  // min-heap of finish iterations of active sequences
+  double prefill_left_s = 0;        // queued prefill work, f_max-seconds
+  double step_tokens = 0;           // prompt + completion tokens of this step's sequences
+  double work_left_s = 0;           // remaining f_max-seconds of the current phase
+  PhaseLoad cur_load;               // load of the current work phase
+  int sub_phase = 0;  // pretrain: index into the phase list; GRPO update: 0 fwd/bwd, 1 optim
+  double iters_since_ckpt = 0;
+};
+
+// Starts the job (at its start time).
+void start_job(const JobSpec& spec, JobState& st);
+// Advances the job by dt_s at clock ratio x (slowest GPU); returns the time-weighted load.
+Load advance_job(const JobSpec& spec, JobState& st, double dt_s, double x);
+// KV-cache capacity in sequences per replica from model size, TP degree and GPU memory.
+int kv_capacity_seqs(const GrpoParams& p, double hbm_gb);
+
+}  // namespace fw::sim
