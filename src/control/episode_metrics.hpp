@@ -1,0 +1,58 @@
+#pragma once
+// Episode metrics, accumulated tick by tick (constant memory): tokens, energy, tokens per
+// MWh, and the budget violation rate at several measurement windows.
+//
+// Tokens: Σ over jobs of the growth of JobReading.tokens_total from the first to the last
+// snapshot. Energy: Σ over GPUs of the growth of the energy counter, or, when any GPU has
+// no counter, Σ power_w·dt over the samples before the last. Violations: each budget unit's
+// power divided by the budget in force at that sample (so schedules work), fed to one
+// fw::WindowAccumulator per unit and window against a budget of 1; the rate is violations
+// over windows pooled across units. Windows are tumbling, aligned to the first sample.
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/windows.hpp"
+#include "control/budget.hpp"
+#include "control/budget_units.hpp"
+#include "control/plant.hpp"
+#include "control/safety_limiter.hpp"
+
+namespace fw {
+
+inline const std::vector<double> kDefaultWindowsS = {0.5, 30, 300};
+
+struct EpisodeResult {
+  double duration_s = 0;
+  double tokens = 0;
+  double energy_j = 0;
+  double tokens_per_mwh = 0;
+  double mean_power_w = 0;                 // all GPUs, mean over samples
+  std::vector<double> windows_s;           // as given
+  std::vector<double> violation_rate;      // per window, 0..1
+  std::vector<double> worst_window_ratio;  // per window: largest window mean / budget
+  LimiterStats limiter;
+};
+
+class EpisodeMetrics {
+ public:
+  EpisodeMetrics(const PlantInfo& info, const BudgetSchedule& budget,
+                 std::vector<double> windows_s = kDefaultWindowsS);
+  // One sample held dt_s seconds. Times must not decrease.
+  void add(const Snapshot& s, double dt_s);
+  EpisodeResult finish(const LimiterStats& limiter = {}) const;
+
+ private:
+  const BudgetSchedule& budget_;
+  BudgetUnits units_;
+  std::vector<double> windows_s_;
+  std::vector<WindowAccumulator> acc_;  // [window][unit]
+  bool started_ = false;
+  double first_t_ = 0, last_t_ = 0, last_dt_ = 0;
+  std::vector<double> first_tokens_, last_tokens_, first_energy_, last_energy_;
+  double integrated_j_ = 0, pending_j_ = 0, power_sum_w_ = 0;
+  int64_t samples_ = 0;
+  bool counters_ok_ = true;
+};
+
+}  // namespace fw

@@ -1,0 +1,30 @@
+#pragma once
+// static: one fixed setting held for the whole episode — the actuator of every job at the
+// same rung fraction of its ladder (0 = lowest, 1 = highest), or an explicit value. Other
+// knobs stay at their maxima, caps at default (as uncontrolled), unless they are the
+// actuator. Which setting is "safe" is found by calibrate_static() (static_calibration.hpp).
+
+#include "control/actuator.hpp"
+#include "control/controller.hpp"
+
+namespace fw {
+
+class StaticController : public Controller {
+ public:
+  // value: the actuator's setting (knob value or cap W) for every job; NaN: use fraction.
+  StaticController(Actuator actuator, double fraction, double value = kUnset, double period_s = 10)
+      : actuator_(actuator), fraction_(fraction), value_(value), period_s_(period_s) {}
+  std::string name() const override { return "static"; }
+  double period_s() const override { return period_s_; }
+  Command update(const Observation& obs) override;
+
+  const Actuator& actuator() const { return actuator_; }
+  double fraction() const { return fraction_; }
+  double value() const { return value_; }
+
+ private:
+  Actuator actuator_;
+  double fraction_, value_, period_s_;
+};
+
+}  // namespace fw

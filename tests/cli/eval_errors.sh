@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `flexwatt eval` rejects bad controllers, options and scenarios with exit code 2 and a
+# message listing what is valid.
+# Usage: bash eval_errors.sh FLEXWATT_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+fails=0
+scn="$src/scenarios/grpo-7b-a100.yaml"
+expect2() {  # expect2 NAME PATTERN ARGS...: exit code 2 and stderr matching PATTERN
+  local name=$1 pattern=$2; shift 2
+  local err rc
+  err=$("$bin" eval "$@" 2>&1 >/dev/null); rc=$?
+  if [ $rc -ne 2 ]; then echo "FAIL: $name: exit $rc, want 2"; fails=$((fails + 1)); return; fi
+  if ! grep -qE -- "$pattern" <<<"$err"; then
+    echo "FAIL: $name: message '$err' lacks /$pattern/"; fails=$((fails + 1))
+  fi
+}
+expect2 "unknown controller" "valid: .*oracle.*pid.*static.*threshold.*uncontrolled.*zeus" \
+  "$scn" --controllers bogus
+expect2 "unknown option" "unknown option 'kx' \(valid: knob, kp, ki" "$scn" --controllers pid:kp=1,kx=2
+expect2 "bad value" "kp=abc: not a number" "$scn" --controllers pid:kp=abc
+expect2 "bad knob" "valid: auto, caps" "$scn" --controllers threshold:knob=nope
+expect2 "option before name" "before any controller" "$scn" --controllers kp=1,pid
+expect2 "positional to a plain controller" "takes no argument" "$scn" --controllers pid:x.json
+expect2 "missing controllers" "--controllers is required" "$scn"
+expect2 "missing scenario file" "nope.yaml" nope.yaml --controllers pid
+expect2 "bad --set" "budget.wats" "$scn" --controllers pid --set budget.wats=3
+expect2 "bad seeds" "seeds" "$scn" --controllers pid --seeds 0
+if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
+echo "eval_errors: all checks passed"

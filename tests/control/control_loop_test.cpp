@@ -1,0 +1,141 @@
+#include "control/control_loop.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "control/pid_controller.hpp"
+#include "control/uncontrolled_controller.hpp"
+#include "test_plant.hpp"
+
+namespace fw {
+namespace {
+
+using testing::FirstOrderPlant;
+using testing::one_budget;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_dir(const std::string& name) {
+  const auto d = std::filesystem::temp_directory_path() / ("fw_control_test_" + name);
+  std::filesystem::remove_all(d);
+  return d.string();
+}
+
+// Runs pid on a seeded plant, recording the trace; returns the result.
+EpisodeResult run_recorded(uint64_t seed, const std::string& dir) {
+  FirstOrderPlant plant(seed);
+  const BudgetSchedule budget = one_budget(300);
+  PidConfig pc;
+  pc.actuator.kind = Actuator::Kind::kKnob;
+  PidController pid(pc);
+  LoopConfig lc;
+  lc.duration_s = 120;
+  ControlLoop loop(plant, budget, lc);
+  loop.add_controller(&pid);
+  auto rec = Recorder::create(dir);
+  EXPECT_TRUE(rec.ok());
+  loop.set_recorder(rec->get());
+  EXPECT_TRUE(loop.run().ok());
+  EXPECT_TRUE((*rec)->close({{"seed", seed}}).ok());
+  return loop.result();
+}
+
+TEST(ControlLoop, BitForBitDeterministicForASeed) {
+  const std::string a = temp_dir("a"), b = temp_dir("b"), c = temp_dir("c");
+  const EpisodeResult ra = run_recorded(7, a);
+  const EpisodeResult rb = run_recorded(7, b);
+  const EpisodeResult rc = run_recorded(8, c);
+  EXPECT_EQ(slurp(a + "/gpus.csv"), slurp(b + "/gpus.csv"));
+  EXPECT_EQ(slurp(a + "/jobs.csv"), slurp(b + "/jobs.csv"));
+  EXPECT_FALSE(slurp(a + "/gpus.csv").empty());
+  EXPECT_EQ(ra.tokens, rb.tokens);  // exact, not near
+  EXPECT_EQ(ra.energy_j, rb.energy_j);
+  EXPECT_EQ(ra.violation_rate, rb.violation_rate);
+  EXPECT_NE(slurp(a + "/gpus.csv"), slurp(c + "/gpus.csv"));  // the seed matters
+  (void)rc;
+}
+
+class CountingController : public Controller {
+ public:
+  explicit CountingController(double period_s) : period_s_(period_s) {}
+  std::string name() const override { return "count"; }
+  double period_s() const override { return period_s_; }
+  Command update(const Observation& obs) override {
+    times.push_back(obs.time_s);
+    return {};
+  }
+  std::vector<double> times;
+
+ private:
+  double period_s_;
+};
+
+TEST(ControlLoop, EachControllerAtItsOwnPeriod) {
+  FirstOrderPlant plant(1);
+  const BudgetSchedule budget = one_budget(300);
+  CountingController fast(0.5), slow(10), odd(0.7);
+  LoopConfig lc;
+  lc.duration_s = 30;
+  ControlLoop loop(plant, budget, lc);
+  loop.add_controller(&fast);
+  loop.add_controller(&slow);
+  loop.add_controller(&odd);
+  ASSERT_TRUE(loop.run().ok());
+  EXPECT_EQ(fast.times.size(), 60u);
+  EXPECT_EQ(slow.times, (std::vector<double>{0, 10, 20}));
+  ASSERT_GE(odd.times.size(), 2u);
+  EXPECT_DOUBLE_EQ(odd.times[1], 1.0);  // 0.7 s rounded up to whole ticks
+}
+
+class ThrowingController : public Controller {
+ public:
+  std::string name() const override { return "throws"; }
+  double period_s() const override { return 1; }
+  Command update(const Observation&) override { throw std::runtime_error("boom"); }
+};
+
+TEST(ControlLoop, NeverThrows) {
+  FirstOrderPlant plant(1);
+  const BudgetSchedule budget = one_budget(300);
+  ThrowingController t;
+  ControlLoop loop(plant, budget);
+  loop.add_controller(&t);
+  Status s = Status::Ok();
+  EXPECT_NO_THROW(s = loop.run());
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("boom"), std::string::npos);
+}
+
+TEST(ControlLoop, MetricsCountTokensEnergyAndViolations) {
+  FirstOrderPlant plant(1, 1, /*noise_w=*/0);
+  const BudgetSchedule budget = one_budget(300);
+  UncontrolledController u;  // demand 460 W → capped at 400 W: over budget all the time
+  LoopConfig lc;
+  lc.duration_s = 600;
+  ControlLoop loop(plant, budget, lc);
+  loop.add_controller(&u);
+  ASSERT_TRUE(loop.run().ok());
+  const EpisodeResult r = loop.result();
+  EXPECT_NEAR(r.duration_s, 600, 1e-9);
+  ASSERT_EQ(r.violation_rate.size(), 3u);
+  EXPECT_GT(r.violation_rate[0], 0.98);
+  EXPECT_DOUBLE_EQ(r.violation_rate[1], 1.0);
+  EXPECT_DOUBLE_EQ(r.violation_rate[2], 1.0);
+  // ~400 W for 600 s (minus the 1 s ramp from 60 W): energy from the counter.
+  EXPECT_NEAR(r.energy_j, 400 * 599.5, 400 * 3);
+  // 10·16^0.8·sqrt(400/460) tokens/s.
+  EXPECT_NEAR(r.tokens / 599.5, 10 * std::pow(16, 0.8) * std::sqrt(400.0 / 460), 1.0);
+  EXPECT_NEAR(r.tokens_per_mwh, r.tokens / (r.energy_j / 3.6e9), 1e-6 * r.tokens_per_mwh);
+}
+
+}  // namespace
+}  // namespace fw

@@ -1,0 +1,183 @@
+#include "control/safety_limiter.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "control/actuator.hpp"
+#include "control/budget_units.hpp"
+#include "control/control_loop.hpp"
+#include "test_plant.hpp"
+
+namespace fw {
+namespace {
+
+using testing::FirstOrderPlant;
+using testing::one_budget;
+
+// Observation over a history filled with constant power readings.
+struct Fixture {
+  FirstOrderPlant plant{1};
+  BudgetSchedule budget = one_budget(300, 2);
+  BudgetUnits units = make_budget_units(plant.info(), BudgetScope::kNode);
+  SnapshotRing ring{16};
+  Snapshot snap;
+  Observation obs;
+  Fixture(double power_w = 200) {
+    (void)plant.read(0, snap);
+    for (int i = 0; i < 8; ++i) {
+      snap.time_s = i * 0.5;
+      snap.gpus[0].power_w = power_w;
+      ring.push(snap);
+    }
+    obs.time_s = snap.time_s;
+    obs.plant = &plant.info();
+    obs.budget = &budget.at(0);
+    obs.units = &units;
+    obs.history = &ring;
+  }
+  Command cap(double w) {
+    Command c = blank_command(plant.info());
+    c.power_cap_w[0] = w;
+    return c;
+  }
+  Command knob(double v, int k = 0) {
+    Command c = blank_command(plant.info());
+    c.knobs[0][k] = v;
+    return c;
+  }
+};
+
+TEST(SafetyLimiter, NanMeansUnchangedAndIsNoIntervention) {
+  Fixture f;
+  SafetyLimiter lim;
+  lim.reset(f.plant.info(), f.snap);
+  const Command out = lim.apply(blank_command(f.plant.info()), f.obs);
+  EXPECT_TRUE(std::isnan(out.power_cap_w[0]));
+  EXPECT_TRUE(std::isnan(out.knobs[0][0]));
+  EXPECT_EQ(lim.stats().total(), 0);
+}
+
+TEST(SafetyLimiter, RejectsAbsurdValues) {
+  Fixture f;
+  SafetyLimiter lim;
+  lim.reset(f.plant.info(), f.snap);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double v : {inf, -inf, -5.0, 1e9}) {
+    const Command out = lim.apply(f.cap(v), f.obs);
+    EXPECT_TRUE(std::isnan(out.power_cap_w[0])) << v;
+    const Command k = lim.apply(f.knob(v), f.obs);
+    EXPECT_TRUE(std::isnan(k.knobs[0][0])) << v;
+  }
+  EXPECT_EQ(lim.stats().rejected, 8);
+  EXPECT_DOUBLE_EQ(lim.caps_w()[0], 400);
+  EXPECT_DOUBLE_EQ(lim.knobs()[0][0], 16);
+}
+
+TEST(SafetyLimiter, RejectsWrongSizesAndUnexposedKnobs) {
+  Fixture f;
+  FirstOrderPlant no_knobs(1, 1, 0, /*knobs=*/false);
+  SafetyLimiter lim;
+  lim.reset(no_knobs.info(), f.snap);
+  Command c;
+  c.power_cap_w = {300, 300, 300};
+  EXPECT_TRUE(std::isnan(lim.apply(c, f.obs).power_cap_w[0]));
+  Command k = blank_command(no_knobs.info());
+  k.knobs[0][0] = 4;
+  EXPECT_TRUE(std::isnan(lim.apply(k, f.obs).knobs[0][0]));
+  EXPECT_EQ(lim.stats().rejected, 2);
+}
+
+TEST(SafetyLimiter, ClampsToDeviceAndKnobRanges) {
+  Fixture f;
+  SafetyLimiter lim;
+  lim.reset(f.plant.info(), f.snap);
+  EXPECT_DOUBLE_EQ(lim.apply(f.cap(50), f.obs).power_cap_w[0], 100);
+  EXPECT_DOUBLE_EQ(lim.apply(f.cap(900), f.obs).power_cap_w[0], 400);
+  EXPECT_DOUBLE_EQ(lim.apply(f.knob(0.2), f.obs).knobs[0][0], 1);
+  EXPECT_DOUBLE_EQ(lim.apply(f.knob(40), f.obs).knobs[0][0], 16);
+  EXPECT_DOUBLE_EQ(lim.apply(f.knob(4.4), f.obs).knobs[0][0], 4);  // rounded to step
+  EXPECT_EQ(lim.stats().clamped, 4);
+}
+
+TEST(SafetyLimiter, LimitsChangePerDecisionAndDwell) {
+  Fixture f;
+  LimiterConfig cfg;
+  cfg.max_cap_change_w = 50;
+  cfg.max_knob_change_frac = 0.2;  // 3 of the 1..16 range
+  cfg.min_dwell_s = 10;
+  SafetyLimiter lim(cfg);
+  lim.reset(f.plant.info(), f.snap);
+  EXPECT_DOUBLE_EQ(lim.apply(f.cap(200), f.obs).power_cap_w[0], 350);
+  EXPECT_DOUBLE_EQ(lim.apply(f.knob(1), f.obs).knobs[0][0], 13);
+  EXPECT_EQ(lim.stats().slew_limited, 2);
+  f.obs.time_s += 5;  // within the dwell
+  EXPECT_TRUE(std::isnan(lim.apply(f.cap(300), f.obs).power_cap_w[0]));
+  EXPECT_EQ(lim.stats().dwell_held, 1);
+  f.obs.time_s += 10;
+  EXPECT_DOUBLE_EQ(lim.apply(f.cap(300), f.obs).power_cap_w[0], 300);
+}
+
+TEST(SafetyLimiter, ShieldStepsDownWhateverTheControllerSays) {
+  Fixture f(/*power_w=*/350);  // over the 300 W budget
+  LimiterConfig cfg;
+  cfg.budget_shield = true;
+  SafetyLimiter lim(cfg);
+  lim.reset(f.plant.info(), f.snap);
+  const Command out = lim.apply(f.knob(16), f.obs);  // the controller asks for more
+  EXPECT_DOUBLE_EQ(out.knobs[0][0], 15);             // one notch below 16
+  EXPECT_EQ(lim.stats().shield_steps, 1);
+  // On caps when asked to.
+  cfg.shield_on_caps = true;
+  SafetyLimiter caps(cfg);
+  caps.reset(f.plant.info(), f.snap);
+  EXPECT_DOUBLE_EQ(caps.apply(f.cap(400), f.obs).power_cap_w[0], 390);
+  // Under budget the shield is quiet.
+  Fixture under(250);
+  SafetyLimiter quiet(cfg);
+  quiet.reset(under.plant.info(), under.snap);
+  EXPECT_DOUBLE_EQ(quiet.apply(under.knob(12), under.obs).knobs[0][0], 12);
+  EXPECT_EQ(quiet.stats().shield_steps, 0);
+}
+
+// A controller that asks for garbage every tick.
+class GarbageController : public Controller {
+ public:
+  std::string name() const override { return "garbage"; }
+  double period_s() const override { return 0.5; }
+  Command update(const Observation& obs) override {
+    Command c = blank_command(*obs.plant);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double vals[] = {nan, std::numeric_limits<double>::infinity(), -1e12, 1e12, 0, 7777};
+    const double v = vals[n_++ % 6];
+    c.power_cap_w[0] = v;
+    c.knobs[0][0] = v;
+    c.knobs[0][1] = -v;
+    if (n_ % 7 == 0) c.power_cap_w.resize(5, 1);
+    return c;
+  }
+
+ private:
+  int n_ = 0;
+};
+
+TEST(SafetyLimiter, LoopHoldsAgainstGarbageController) {
+  FirstOrderPlant plant(3);
+  const BudgetSchedule budget = one_budget(300);
+  GarbageController g;
+  LoopConfig lc;
+  lc.duration_s = 60;
+  ControlLoop loop(plant, budget, lc);
+  loop.add_controller(&g);
+  ASSERT_TRUE(loop.run().ok());
+  EXPECT_EQ(plant.bad_writes(), 0);  // the plant never saw an out-of-range value
+  EXPECT_GE(plant.caps()[0], 100);
+  EXPECT_LE(plant.caps()[0], 400);
+  EXPECT_GE(plant.knobs()[0], 1);
+  EXPECT_LE(plant.knobs()[0], 16);
+  EXPECT_GT(loop.result().limiter.total(), 100);
+}
+
+}  // namespace
+}  // namespace fw
