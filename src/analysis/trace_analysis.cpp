@@ -20,10 +20,24 @@ std::string num(double v) {
 // One power series (a GPU or the node): period estimate, gaps, trapezoid energy, windows.
 class SeriesAcc {
  public:
-  void init(const AnalysisOptions& o, double budget_w) {
+  // with_curve: also windows on curve_windows_s; with_means: keep the window means at
+  // oversub_window_s.
+  void init(const AnalysisOptions& o, double budget_w, bool with_curve = false,
+            bool with_means = false) {
     gap_factor_ = o.gap_factor;
     win_.clear();
     for (double w : o.windows_s) win_.emplace_back(w, budget_w);
+    n_user_ = win_.size();
+    n_curve_ = 0;
+    if (with_curve) {
+      for (double w : o.curve_windows_s) win_.emplace_back(w, budget_w);
+      n_curve_ = o.curve_windows_s.size();
+    }
+    has_means_ = with_means;
+    if (with_means) {
+      win_.emplace_back(o.oversub_window_s, kInf);
+      win_.back().keep_means(true);
+    }
   }
 
   // REQUIRES: t greater than the previous t.
@@ -56,7 +70,11 @@ class SeriesAcc {
     s.gaps = gaps_;
     s.gap_s = gap_s_;
     s.windows.clear();
-    for (const WindowAccumulator& w : win_) s.windows.push_back(w.finish());
+    s.curve.clear();
+    for (size_t i = 0; i < n_user_; ++i) s.windows.push_back(win_[i].finish());
+    for (size_t i = n_user_; i < n_user_ + n_curve_; ++i) s.curve.push_back(win_[i].finish());
+    s.oversub_means.clear();
+    if (has_means_) s.oversub_means = win_.back().means();
   }
   int64_t samples() const { return samples_; }
 
@@ -104,7 +122,9 @@ class SeriesAcc {
   }
 
   double gap_factor_ = 1.5;
-  std::vector<WindowAccumulator> win_;
+  std::vector<WindowAccumulator> win_;  // user windows, curve windows, the means window
+  size_t n_user_ = 0, n_curve_ = 0;
+  bool has_means_ = false;
   std::array<double, kProbe> probe_t_{}, probe_p_{};
   int nprobe_ = 0;
   double period_s_ = 0;
@@ -147,9 +167,17 @@ struct TraceAnalyzer::Impl {
   double tick_time_s = 0;
   int tick_gpus = 0;
   SeriesAcc node;
+  std::vector<SeriesAcc> job_acc;  // one per o.jobs
   std::vector<BufferedRow> buffer;
 
   double gpu_budget() const { return o.scope == AnalysisScope::kGpu ? o.budget_w : kInf; }
+  double job_budget() const { return o.scope == AnalysisScope::kJob ? o.budget_w : kInf; }
+
+  double held_of(int gpu) const {
+    if (gpu < 0 || static_cast<size_t>(gpu) >= slot.size() || slot[gpu] < 0) return 0.0;
+    const GpuState& g = gpus[slot[gpu]];
+    return g.tick >= 0 ? g.held_w : 0.0;
+  }
 
   void close_tick() {
     if (tick < 0) return;
@@ -157,6 +185,11 @@ struct TraceAnalyzer::Impl {
     for (const GpuState& g : gpus) sum += g.tick >= 0 ? g.held_w : 0.0;
     if (tick_gpus < static_cast<int>(gpus.size())) ++incomplete;
     node.add(tick_time_s, sum);
+    for (size_t j = 0; j < job_acc.size(); ++j) {
+      double js = 0;
+      for (int gpu : o.jobs[j].gpus) js += held_of(gpu);
+      job_acc[j].add(tick_time_s, js);
+    }
   }
 
   // Adds a row already known to be in time order across GPUs.
@@ -191,7 +224,7 @@ struct TraceAnalyzer::Impl {
       slot[gpu] = static_cast<int>(gpus.size());
       gpus.emplace_back();
       gpus.back().gpu = gpu;
-      gpus.back().acc.init(o, gpu_budget());
+      gpus.back().acc.init(o, gpu_budget(), o.scope == AnalysisScope::kGpu);
     }
     return gpus[slot[gpu]];
   }
@@ -203,7 +236,10 @@ TraceAnalyzer::TraceAnalyzer(const AnalysisOptions& options, std::string rows_pa
   impl_->o = options;
   impl_->path = std::move(rows_path);
   impl_->sort_in_memory = sort_in_memory;
-  impl_->node.init(options, options.scope == AnalysisScope::kNode ? options.budget_w : kInf);
+  impl_->node.init(options, options.scope == AnalysisScope::kNode ? options.budget_w : kInf, true,
+                   true);
+  impl_->job_acc.resize(options.jobs.size());
+  for (SeriesAcc& j : impl_->job_acc) j.init(options, impl_->job_budget(), true, true);
   impl_->slot.reserve(64);
   impl_->gpus.reserve(64);
 }
@@ -267,7 +303,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
       GpuState fresh;
       fresh.gpu = m.gpus[i].gpu;
       fresh.duplicates = dups[i];
-      fresh.acc.init(m.o, m.gpu_budget());
+      fresh.acc.init(m.o, m.gpu_budget(), m.o.scope == AnalysisScope::kGpu);
       m.gpus[i] = std::move(fresh);
     }
     for (const BufferedRow& r : m.buffer) {
@@ -296,6 +332,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
     SeriesSummary s;
     g->acc.finish_into(s);
     s.gpu = g->gpu;
+    s.name = "gpu" + std::to_string(g->gpu);
     s.duplicates = g->duplicates;
     if (g->counter_ok && g->rows >= 2) {
       s.energy_j = g->last_energy_j - g->first_energy_j;
@@ -313,6 +350,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
   SeriesSummary& node = out.node;
   m.node.finish_into(node);
   node.gpu = -1;
+  node.name = "node";
   node.duplicates = out.duplicates;
   node.energy_j = energy_sum;
   node.mean_power_w = mean_sum;
@@ -321,12 +359,80 @@ Result<TraceSummary> TraceAnalyzer::finish() {
                            : (n_counter == 0 ? "trapezoid" : "mixed");
   node.budget_w = m.o.scope == AnalysisScope::kNode ? m.o.budget_w : kUnset;
   node.nameplate_w = m.o.nameplate_w * n_gpus;
+  node.gpu_count = static_cast<int>(order.size());
+  for (size_t j = 0; j < m.job_acc.size(); ++j) {
+    SeriesSummary js;
+    m.job_acc[j].finish_into(js);
+    js.gpu = -1;
+    js.name = m.o.jobs[j].name;
+    js.gpu_count = static_cast<int>(m.o.jobs[j].gpus.size());
+    // Energy and mean from the job's GPUs, as for the node.
+    double e = 0, mean = 0;
+    int found = 0, counters = 0;
+    for (int gpu : m.o.jobs[j].gpus) {
+      for (const SeriesSummary& g : out.gpus) {
+        if (g.gpu != gpu) continue;
+        e += g.energy_j;
+        mean += g.mean_power_w;
+        ++found;
+        if (g.energy_source == "counter") ++counters;
+      }
+    }
+    js.energy_j = e;
+    js.mean_power_w = mean;
+    js.energy_source =
+        counters == found && found > 0 ? "counter" : (counters == 0 ? "trapezoid" : "mixed");
+    js.budget_w = m.o.scope == AnalysisScope::kJob ? m.o.budget_w : kUnset;
+    js.nameplate_w = m.o.nameplate_w * static_cast<double>(m.o.jobs[j].gpus.size());
+    out.jobs.push_back(std::move(js));
+  }
   return out;
 }
 
 double SeriesSummary::peak_share_of_nameplate(size_t i) const {
-  if (i >= windows.size() || !(nameplate_w > 0) || windows[i].windows == 0) return kUnset;
-  return windows[i].peak_mean_w / nameplate_w;
+  if (i >= windows.size()) return kUnset;
+  return peak_share(windows[i], nameplate_w);
+}
+
+double peak_share(const WindowStats& w, double nameplate_w) {
+  if (!(nameplate_w > 0) || w.windows == 0) return kUnset;
+  return w.peak_mean_w / nameplate_w;
+}
+
+Result<std::vector<JobGpus>> jobs_from_meta(const nlohmann::json& meta, const std::string& where) {
+  std::vector<JobGpus> out;
+  if (!meta.is_object()) return out;
+  const nlohmann::json* jobs = nullptr;
+  std::string field = "jobs";
+  if (meta.contains("jobs")) {
+    jobs = &meta["jobs"];
+  } else if (meta.contains("scenario") && meta["scenario"].is_object() &&
+             meta["scenario"].contains("jobs")) {
+    jobs = &meta["scenario"]["jobs"];
+    field = "scenario.jobs";
+  }
+  if (jobs == nullptr) return out;
+  auto bad = [&](size_t i, const std::string& what) {
+    return Status::InvalidArgument(where + ": " + field + "[" + std::to_string(i) + "]: " + what);
+  };
+  if (!jobs->is_array()) return Status::InvalidArgument(where + ": " + field + ": not an array");
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    const nlohmann::json& j = (*jobs)[i];
+    if (!j.is_object()) return bad(i, "not an object");
+    if (!j.contains("gpus")) return std::vector<JobGpus>{};  // names only: no mapping
+    JobGpus g;
+    g.name = j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>()
+                                                         : "job" + std::to_string(i);
+    if (!j["gpus"].is_array() || j["gpus"].empty()) return bad(i, "gpus: not a list of indices");
+    for (const auto& x : j["gpus"]) {
+      if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > kMaxGpuIndex) {
+        return bad(i, "gpus: not a GPU index: " + x.dump());
+      }
+      g.gpus.push_back(x.get<int>());
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
 }
 
 Status validate(const AnalysisOptions& o) {
@@ -344,8 +450,42 @@ Status validate(const AnalysisOptions& o) {
     return Status::InvalidArgument("--nameplate-w: must be > 0 (got " + num(o.nameplate_w) + ")");
   }
   if (!(o.gap_factor > 1)) return Status::InvalidArgument("gap factor must be > 1");
+  for (double w : o.curve_windows_s) {
+    if (!(w > 0) || !std::isfinite(w)) {
+      return Status::InvalidArgument("--curve-windows: each window must be > 0 s (got " + num(w) +
+                                     ")");
+    }
+  }
+  if (!(o.oversub_window_s > 0) || !std::isfinite(o.oversub_window_s)) {
+    return Status::InvalidArgument("--oversub-window-s: must be > 0 (got " +
+                                   num(o.oversub_window_s) + ")");
+  }
   return Status::Ok();
 }
+
+namespace {
+
+void read_meta_facts(const nlohmann::json& meta, TraceSummary& s) {
+  if (!meta.is_object()) return;
+  if (meta.contains("simulated") && meta["simulated"].is_boolean()) {
+    s.simulated = meta["simulated"].get<bool>();
+  }
+  if (meta.contains("producer") && meta["producer"].is_string() &&
+      meta["producer"].get<std::string>().find("simulated") != std::string::npos) {
+    s.simulated = true;
+  }
+  if (meta.contains("gpu_models") && meta["gpu_models"].is_array()) {
+    for (const auto& m : meta["gpu_models"]) {
+      if (m.is_string()) s.gpu_models.push_back(m.get<std::string>());
+    }
+  }
+  if (meta.contains("nameplate_w") && meta["nameplate_w"].is_number() &&
+      meta["nameplate_w"].get<double>() > 0) {
+    s.meta_nameplate_w = meta["nameplate_w"].get<double>();
+  }
+}
+
+}  // namespace
 
 Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOptions& options,
                                    const TraceReaderOptions& reader_options) {
@@ -354,7 +494,17 @@ Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOption
   ro.fields = kFieldEnergy;  // the analysis needs power (always read) and energy only
   for (bool sort_in_memory : {false, true}) {
     FW_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::open(path, ro));
-    TraceAnalyzer an(options, reader->rows_path(), sort_in_memory);
+    AnalysisOptions o = options;
+    const std::string meta_where = path + "/meta.json";
+    if (o.jobs.empty()) {
+      FW_ASSIGN_OR_RETURN(o.jobs, jobs_from_meta(reader->meta(), meta_where));
+    }
+    if (o.scope == AnalysisScope::kJob && o.jobs.empty()) {
+      return Status::InvalidArgument(
+          "--scope job: the trace has no job->GPU map (meta.json \"jobs\" or "
+          "\"scenario.jobs\", each with \"gpus\")");
+    }
+    TraceAnalyzer an(o, reader->rows_path(), sort_in_memory);
     TraceRow row;
     bool restart = false;
     while (reader->next(row)) {
@@ -371,6 +521,7 @@ Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOption
     FW_ASSIGN_OR_RETURN(TraceSummary s, an.finish());
     s.format = std::string(trace_format_name(reader->format()));
     s.missing_power_rows = reader->missing_power_rows();
+    read_meta_facts(reader->meta(), s);
     if (!reader->jobs_path().empty()) {
       FW_ASSIGN_OR_RETURN(s.tokens, read_job_tokens(reader->jobs_path()));
       if (s.tokens && s.node.energy_j > 0) s.tokens_per_mwh = *s.tokens / (s.node.energy_j / 3.6e9);

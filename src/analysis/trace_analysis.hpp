@@ -27,8 +27,15 @@
 //   tick holds its previous value; such ticks are counted as "incomplete_ticks"). Node energy
 //   = Σ GPU energies; node mean = Σ GPU means; node energy_source is "counter", "trapezoid" or
 //   "mixed".
-// - Budget scope: kGpu judges each GPU's windows against budget_w, kNode judges the node's.
-//   The other series' windows report peak means only (budget_w NaN).
+// - Budget scope: kGpu judges each GPU's windows against budget_w, kNode judges the node's,
+//   kJob each job's (the sum over the job's GPUs). The other series' windows report peak
+//   means only (budget_w NaN).
+// - Jobs: a job series is the sum over its GPUs, tick by tick like the node. The job→GPU
+//   map comes from AnalysisOptions::jobs, else from meta.json ("jobs" or "scenario.jobs",
+//   each {"name", "gpus": [indices]}); without one there are no job series.
+// - Windows curve (windows_curve.hpp): the node, every job and (scope gpu) every GPU also
+//   get windows on curve_windows_s; the node and every job keep the window means at
+//   oversub_window_s for the oversubscription quantile (oversubscription.hpp).
 // - Nameplate (per GPU): peak window mean / nameplate for a GPU, / (nameplate × GPUs) for
 //   the node.
 
@@ -39,23 +46,35 @@
 #include <vector>
 
 #include "analysis/windows.hpp"
+#include "analysis/windows_curve.hpp"
 #include "core/status.hpp"
 #include "telemetry/trace_reader.hpp"
 
 namespace fw {
 
-enum class AnalysisScope { kGpu, kNode };
+enum class AnalysisScope { kGpu, kNode, kJob };
+
+// The GPUs one job runs on (plant/trace GPU indices).
+struct JobGpus {
+  std::string name;
+  std::vector<int> gpus;
+};
 
 struct AnalysisOptions {
   double budget_w = 0;  // > 0
   AnalysisScope scope = AnalysisScope::kNode;
-  std::vector<double> windows_s = {0.5, 10, 30, 300};  // each > 0
-  double nameplate_w = kUnset;                         // per GPU; NaN: not given
-  double gap_factor = 1.5;                             // step > factor × period is a gap
+  std::vector<double> windows_s = {0.5, 10, 30, 300};           // each > 0
+  double nameplate_w = kUnset;                                  // per GPU; NaN: not given
+  double gap_factor = 1.5;                                      // step > factor × period is a gap
+  std::vector<double> curve_windows_s = kDefaultCurveWindowsS;  // each > 0
+  double oversub_window_s = 30;                                 // > 0
+  std::vector<JobGpus> jobs;  // empty: from meta.json when it has them
 };
 
 struct SeriesSummary {
-  int gpu = -1;  // −1: the node
+  int gpu = -1;       // −1: the node or a job
+  std::string name;   // "node", "gpu<i>" or the job's name
+  int gpu_count = 1;  // GPUs summed in this series
   int64_t samples = 0;
   double duration_s = 0;
   double energy_j = 0;
@@ -69,14 +88,25 @@ struct SeriesSummary {
   double budget_w = kUnset;     // NaN: windows not judged against a budget (scope)
   double nameplate_w = kUnset;  // of this series (node: per-GPU nameplate × GPUs)
   std::vector<WindowStats> windows;
+  std::vector<WindowStats> curve;     // on curve_windows_s; empty when not computed
+  std::vector<double> oversub_means;  // judged window means at oversub_window_s (node, jobs)
   // peak_mean_w / nameplate_w of window i; NaN when no nameplate or no judged window.
   double peak_share_of_nameplate(size_t i) const;
 };
+
+// Peak window mean of `w` / nameplate_w; NaN when no nameplate or no judged window.
+double peak_share(const WindowStats& w, double nameplate_w);
 
 struct TraceSummary {
   std::string format;  // trace_format_name()
   SeriesSummary node;
   std::vector<SeriesSummary> gpus;  // by GPU index
+  std::vector<SeriesSummary> jobs;  // in the job map's order; empty without one
+  // From meta.json when present: "simulated" (or a producer naming the simulator),
+  // "gpu_models", "nameplate_w" (per GPU). Empty / false / NaN otherwise.
+  bool simulated = false;
+  std::vector<std::string> gpu_models;
+  double meta_nameplate_w = kUnset;
   std::optional<double> tokens;
   std::optional<double> tokens_per_mwh;
   int64_t rows = 0;  // data rows read (duplicates included)
@@ -109,6 +139,10 @@ class TraceAnalyzer {
   bool needs_sort_ = false;
   Status status_;
 };
+
+// The job→GPU map in a meta.json object ("jobs" or "scenario.jobs"); empty when absent.
+// InvalidArgument naming `where` when present but malformed.
+Result<std::vector<JobGpus>> jobs_from_meta(const nlohmann::json& meta, const std::string& where);
 
 // Validates options (budget > 0, windows > 0, gap_factor > 1): InvalidArgument otherwise.
 Status validate(const AnalysisOptions& options);

@@ -30,6 +30,7 @@ void WindowAccumulator::close_window() {
       stats_.energy_over_budget_j += (mean - budget_w_) * covered_s_;
     }
     if (stats_.windows == 1 || mean > stats_.peak_mean_w) stats_.peak_mean_w = mean;
+    if (keep_means_) means_.push_back(mean);
   } else if (covered_s_ > 0) {
     ++stats_.skipped;
   }
@@ -66,12 +67,30 @@ void WindowAccumulator::add_slow(double time_s, double power_w, double dt_s) {
 }
 
 WindowStats WindowAccumulator::finish() const {
-  WindowAccumulator copy = *this;
-  if (copy.started_) copy.close_window();
-  WindowStats s = copy.stats_;
+  // Closes a copy of the open window only (the kept means are not copied).
+  WindowStats s = stats_;
+  if (started_) {
+    if (covered_s_ >= 0.5 * window_s_) {
+      const double mean = sum_wj_ / covered_s_;
+      ++s.windows;
+      if (mean > budget_w_) {
+        ++s.violations;
+        s.energy_over_budget_j += (mean - budget_w_) * covered_s_;
+      }
+      if (s.windows == 1 || mean > s.peak_mean_w) s.peak_mean_w = mean;
+    } else if (covered_s_ > 0) {
+      ++s.skipped;
+    }
+  }
   s.violation_rate =
       s.windows > 0 ? static_cast<double>(s.violations) / static_cast<double>(s.windows) : 0.0;
   return s;
+}
+
+std::vector<double> WindowAccumulator::means() const {
+  std::vector<double> out = means_;
+  if (keep_means_ && started_ && covered_s_ >= 0.5 * window_s_) out.push_back(sum_wj_ / covered_s_);
+  return out;
 }
 
 std::vector<WindowStats> analyze_windows(const std::vector<double>& power_w, double dt_s,

@@ -49,6 +49,12 @@ class WindowAccumulator {
   }
   // Stats including the open window (which is judged by the same half-coverage rule).
   WindowStats finish() const;
+  // Off by default. When on, the mean of every judged window is kept (one double a window;
+  // add() may then allocate at window boundaries), for quantiles (oversubscription.hpp).
+  void keep_means(bool on) { keep_means_ = on; }
+  // Means of the judged windows in time order, the open window included when judged.
+  // Empty unless keep_means(true) was set before the first add().
+  std::vector<double> means() const;
   double window_s() const { return window_s_; }
   double budget_w() const { return budget_w_; }
 
@@ -65,6 +71,8 @@ class WindowAccumulator {
   double sum_wj_ = 0;     // Σ p·dt in the open window
   double covered_s_ = 0;  // Σ dt in the open window
   WindowStats stats_;
+  bool keep_means_ = false;
+  std::vector<double> means_;  // judged window means, when keep_means_
 };
 
 // Convenience: stats for several window lengths over one series, sample i held over

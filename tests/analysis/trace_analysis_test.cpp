@@ -316,5 +316,61 @@ TEST(TraceAnalysis, NvidiaSmiExampleWithEightGpus) {
   EXPECT_EQ(r->incomplete_ticks, 1);
 }
 
+// Jobs from meta.json: job "a" on GPU 0, job "b" on GPU 1 (square_rows: 400/200 and
+// 300/100 W, 10 s high / 10 s low). Scope job judges each job's sum; the node is not judged.
+TEST(TraceAnalysis, JobSeriesFromMetaWithCurveAndWindowMeans) {
+  const fs::path d = temp_dir("jobs_meta");
+  write_gpus(d / "gpus.csv", square_rows(120));
+  std::ofstream(d / "meta.json")
+      << R"({"simulated": true, "gpu_models": ["a100-sxm4-80gb", "a100-sxm4-80gb"],)"
+      << R"( "scenario": {"jobs": [{"name": "a", "gpus": [0]}, {"name": "b", "gpus": [1]}]}})";
+  AnalysisOptions o = opts(250, AnalysisScope::kJob, {20});
+  auto r = analyze_trace(d.string(), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->simulated);
+  EXPECT_EQ(r->gpu_models.size(), 2u);
+  ASSERT_EQ(r->jobs.size(), 2u);
+  EXPECT_EQ(r->jobs[0].name, "a");
+  EXPECT_EQ(r->jobs[1].gpu_count, 1);
+  EXPECT_NEAR(r->jobs[0].mean_power_w, r->gpus[0].mean_power_w, 1e-9);
+  // Job a: 10 s windows alternate 400 / 200 W against 250 W: half violate; 20 s windows
+  // average 300 W: all violate. Job b (300 / 100 W): 10 s half violate, 20 s (200 W) none.
+  ASSERT_EQ(r->jobs[0].curve.size(), kDefaultCurveWindowsS.size());
+  const auto at = [](const SeriesSummary& s, double w) {
+    for (const auto& x : s.curve) {
+      if (x.window_s == w) return x;
+    }
+    return WindowStats{};
+  };
+  EXPECT_DOUBLE_EQ(at(r->jobs[0], 10).violation_rate, 0.5);
+  EXPECT_DOUBLE_EQ(at(r->jobs[0], 30).violation_rate, 1.0);
+  EXPECT_DOUBLE_EQ(at(r->jobs[1], 10).violation_rate, 0.5);
+  EXPECT_DOUBLE_EQ(at(r->jobs[1], 60).violation_rate, 0.0);
+  EXPECT_EQ(at(r->node, 10).violations, 0);  // not judged under scope job
+  EXPECT_TRUE(std::isnan(r->node.budget_w));
+  // Window means at the oversubscription window (30 s) of the node: 120 s → 4 windows.
+  EXPECT_EQ(r->node.oversub_means.size(), 4u);
+  EXPECT_EQ(r->jobs[0].oversub_means.size(), 4u);
+  // The GPU series get no curve outside scope gpu.
+  EXPECT_TRUE(r->gpus[0].curve.empty());
+}
+
+TEST(TraceAnalysis, ScopeJobWithoutAJobMapIsAnError) {
+  const fs::path d = temp_dir("jobs_none");
+  write_gpus(d / "gpus.csv", square_rows(20));
+  auto r = analyze_trace((d / "gpus.csv").string(), opts(250, AnalysisScope::kJob, {10}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--scope job"), std::string::npos);
+}
+
+TEST(TraceAnalysis, BadJobMapNamesTheField) {
+  const fs::path d = temp_dir("jobs_bad");
+  write_gpus(d / "gpus.csv", square_rows(20));
+  std::ofstream(d / "meta.json") << R"({"jobs": [{"name": "a", "gpus": [-1]}]})";
+  auto r = analyze_trace(d.string(), opts(250, AnalysisScope::kNode, {10}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("jobs[0]: gpus"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fw

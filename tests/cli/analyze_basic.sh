@@ -39,7 +39,7 @@ for key in gpu samples duration_s energy_j energy_source mean_power_w peak_power
 done
 # 9 series (node + 8 GPUs), each with 3 windows.
 check "9 series" test "$(grep -c '"energy_source":' "$j")" -eq 9
-check "27 windows" test "$(grep -c '"window_s":' "$j")" -eq 27
+check "27 windows" test "$(jq '[.node, .gpus[]] | map(.windows | length) | add' "$j")" -eq 27
 check "gpu 7 present" grep -q '"gpu": 7,' "$j"
 check "node label" grep -q '"gpu": "node"' "$j"
 
@@ -47,6 +47,64 @@ check "node label" grep -q '"gpu": "node"' "$j"
 "$bin" analyze "$src/data/examples/trace" --budget-w 2400 --json > "$out/trace.json"
 check "trace json tokens" grep -qE '"tokens": 85200(\.0)?,' "$out/trace.json"
 check "trace json energy from counters" grep -q '"energy_source": "counter"' "$out/trace.json"
+
+# Windows curve, oversubscription and cost (issue 6): keys, values, flags.
+jqt() { jq -e "$@" > /dev/null; }  # jqt FILTER FILE: the filter must give true
+for key in windows_curve oversubscription cost jobs simulated; do
+  check "json has top-level $key" jqt "has(\"$key\")" "$j"
+done
+check "curve: default grid of 10" test "$(jq '.windows_curve.windows_s | length' "$j")" -eq 10
+check "curve: node + 8 GPUs under scope gpu" \
+  test "$(jq '.windows_curve.series | length' "$j")" -eq 9
+check "curve: points have rates" jqt \
+  '.windows_curve.series[1].points[0] | has("violation_rate") and has("holds")' "$j"
+check "oversub: window 30, tolerance 0" jqt \
+  '.oversubscription.window_s == 30 and .oversubscription.tolerance == 0' "$j"
+check "oversub: nameplate from flag" jqt \
+  '.oversubscription.nameplate_w == 5600 and .oversubscription.nameplate_source == "--nameplate-w"' "$j"
+check "oversub: ratio = nameplate / provisioned" jqt \
+  '.oversubscription | (.ratio - .nameplate_w / .provisioned_w) | fabs < 1e-9' "$j"
+check "cost: defaults" jqt '.cost.price_per_kwh == 0.08 and .cost.kg_co2_per_kwh == 0.25' "$j"
+check "cost: = energy x price" jqt \
+  '.cost | (.cost_usd - .energy_kwh * 0.08) | fabs < 1e-12' "$j"
+check "cost: energy_kwh = node energy" jqt \
+  '(.cost.energy_kwh - .node.energy_j / 3.6e6) | fabs < 1e-9' "$j"
+check "cost: GPUs per MW at 700 W" jqt '(.cost.gpus_per_mw_nameplate - 1e6/700) | fabs < 1e-6' "$j"
+
+"$bin" analyze "$src/data/examples/trace" --budget-w 2400 --json --price-per-kwh 0.2 \
+  --kg-co2-per-kwh 0.5 --oversub-window-s 10 --oversub-tolerance 0.2 --curve-windows 1,10 \
+  --curve-tolerance 0.1 > "$out/flags.json"
+f="$out/flags.json"
+check "flags exit 0" test $? -eq 0
+check "flags: price" jqt '.cost.price_per_kwh == 0.2 and .cost.kg_co2_per_kwh == 0.5' "$f"
+check "flags: oversub window" jqt '.oversubscription.window_s == 10 and .oversubscription.tolerance == 0.2' "$f"
+check "flags: curve grid" jqt '.windows_curve.windows_s == [1, 10] and .windows_curve.tolerance == 0.1' "$f"
+check "flags: no nameplate -> ratio null" jqt '.oversubscription.ratio == null' "$f"
+check "flags: tolerance lets windows above" jqt \
+  '.oversubscription.windows_above <= (.oversubscription.windows * 0.2 | floor)' "$f"
+check "existing shape kept" jqt '.node.windows | length == 4' "$f"
+
+# Table: the new sections.
+"$bin" analyze "$src/data/examples/trace" --budget-w 2400 > "$out/table2.txt"
+check "table: curve" grep -q "^windows curve" "$out/table2.txt"
+check "table: shortest window" grep -q "shortest window at which the budget holds, node: 5 s" \
+  "$out/table2.txt"
+check "table: oversubscription" grep -q "^oversubscription (node, 30 s windows" "$out/table2.txt"
+check "table: cost" grep -q '^cost and carbon (node; \$0.08/kWh, 0.25 kg CO2/kWh)' "$out/table2.txt"
+
+# A simulated trace with a job map: job series and the simulated label; nameplate from the
+# GPU model in meta.json (A100 400 W).
+"$bin" sim "$src/scenarios/grpo-7b-a100.yaml" --duration-s 120 --out "$out/sim" > /dev/null
+"$bin" analyze "$out/sim" --budget-w 314.6 --scope job --json > "$out/sim.json"
+s="$out/sim.json"
+check "sim: exit 0" test $? -eq 0
+check "sim: simulated" jqt '.simulated == true' "$s"
+check "sim: one job" jqt '.jobs | length == 1 and .[0].job == "grpo-7b"' "$s"
+check "sim: job curve judged" jqt \
+  '.windows_curve.series[] | select(.kind == "job") | .points[0].violation_rate != null' "$s"
+check "sim: nameplate from gpu model" jqt '.oversubscription.nameplate_w == 400' "$s"
+"$bin" analyze "$out/sim" --budget-w 314.6 > "$out/sim.txt"
+check "sim: table says simulated" grep -q "all figures simulated" "$out/sim.txt"
 
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "analyze_basic: all checks passed"

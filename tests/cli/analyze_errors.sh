@@ -20,7 +20,26 @@ ex="$src/data/examples/trace"
 expect_fail "budget 0" "--budget-w: must be a positive" "$ex" --budget-w 0
 expect_fail "budget negative" "--budget-w: must be a positive" "$ex" --budget-w=-5
 expect_fail "budget missing" "budget-w" "$ex"
-expect_fail "bad scope" "--scope: expected gpu or node" "$ex" --budget-w 100 --scope rack
+expect_fail "bad scope" "--scope: expected gpu, node or job" "$ex" --budget-w 100 --scope rack
+expect_fail "scope job without map" "--scope job: the trace has no job->GPU map" "$ex" \
+  --budget-w 100 --scope job
+expect_fail "bad curve windows" "--curve-windows: not a number" "$ex" --budget-w 100 \
+  --curve-windows 1,y
+expect_fail "zero curve window" "--curve-windows: each window must be > 0" "$ex" \
+  --budget-w 100 --curve-windows 0,1
+expect_fail "curve tolerance 1" "--curve-tolerance: must be in" "$ex" --budget-w 100 \
+  --curve-tolerance 1
+expect_fail "oversub window 0" "--oversub-window-s: must be > 0" "$ex" --budget-w 100 \
+  --oversub-window-s 0
+expect_fail "oversub tolerance" "--oversub-tolerance: must be in" "$ex" --budget-w 100 \
+  --oversub-tolerance=-0.1
+expect_fail "negative price" "--price-per-kwh: must be >= 0" "$ex" --budget-w 100 \
+  --price-per-kwh=-1
+expect_fail "negative carbon" "--kg-co2-per-kwh: must be >= 0" "$ex" --budget-w 100 \
+  --kg-co2-per-kwh=-1
+mkdir -p "$out/badjobs" && cp "$ex/gpus.csv" "$out/badjobs/"
+printf '{"jobs": [{"name": "a", "gpus": "zero"}]}' > "$out/badjobs/meta.json"
+expect_fail "bad job map" "meta.json: jobs\\[0\\]: gpus" "$out/badjobs" --budget-w 100
 expect_fail "bad windows" "--windows: not a number" "$ex" --budget-w 100 --windows 1,x
 expect_fail "zero window" "--windows: each window must be > 0" "$ex" --budget-w 100 --windows 0
 expect_fail "missing trace" "no such file" "$out/nope" --budget-w 100
