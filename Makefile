@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev jq
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build test demo bench format clean
@@ -28,7 +28,7 @@ test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
 
 demo: build
-	$(BUILD)/flexwatt demo
+	$(BUILD)/flexwatt analyze data/examples/trace --budget-w 2400 --windows 0.5,10,30
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done

@@ -88,6 +88,10 @@ nlohmann::json to_json(const Stat& s) {
           {"ci95", std::isnan(s.ci95) ? nlohmann::json(nullptr) : nlohmann::json(s.ci95)}};
 }
 
+std::string episode_trace_dir(const std::string& out_dir, const std::string& label, uint64_t seed) {
+  return out_dir + "/" + dir_label(label) + "/seed-" + std::to_string(seed);
+}
+
 int EvalReport::find(const std::string& name) const {
   for (size_t c = 0; c < controllers.size(); ++c) {
     if (controllers[c].name == name) return static_cast<int>(c);
@@ -150,9 +154,10 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
       ControlLoop loop(*plant, scenario.budget, lc, env.limiter);
       loop.add_controller(ctrl.get());
       std::unique_ptr<Recorder> rec;
-      if (!req.out_dir.empty()) {
-        const std::string dir =
-            req.out_dir + "/" + dir_label(label) + "/seed-" + std::to_string(t.seed);
+      const size_t seed_pos = static_cast<size_t>(
+          std::find(req.seeds.begin(), req.seeds.end(), t.seed) - req.seeds.begin());
+      if (!req.out_dir.empty() && seed_pos < req.traced_seeds) {
+        const std::string dir = episode_trace_dir(req.out_dir, label, t.seed);
         auto r = Recorder::create(dir);
         if (!r.ok()) {
           statuses[i] = r.status();

@@ -29,7 +29,8 @@ struct EvalRequest {
   sim::Scenario scenario;
   std::vector<ControllerSpec> specs;
   std::vector<uint64_t> seeds;
-  std::string out_dir;  // empty: keep no traces; else DIR/<controller>/seed-<seed>/
+  std::string out_dir;             // empty: keep no traces; else DIR/<controller>/seed-<seed>/
+  size_t traced_seeds = SIZE_MAX;  // with out_dir: keep traces of the first N seeds only
   int threads = 2;
   bool shield = false;
   std::vector<double> windows_s = kDefaultWindowsS;  // metric windows; the first three are
@@ -56,6 +57,9 @@ struct EvalReport {
   // The JSON of `flexwatt eval --json`.
   nlohmann::json to_json(const EvalRequest& req) const;
 };
+
+// Where an episode's trace goes: out_dir/<label made path-safe>/seed-<seed>.
+std::string episode_trace_dir(const std::string& out_dir, const std::string& label, uint64_t seed);
 
 // Called after each finished episode with (done, total).
 using ProgressFn = std::function<void(size_t, size_t)>;
