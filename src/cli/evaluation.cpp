@@ -63,6 +63,9 @@ std::string window_key(double w) {
   return buf;
 }
 
+// The windows shown in the table and in "violation_rate".
+bool is_headline_window(double w) { return w == 0.5 || w == 30 || w == 300; }
+
 struct Task {
   size_t controller;
   uint64_t seed;
@@ -90,6 +93,13 @@ nlohmann::json to_json(const Stat& s) {
 
 std::string episode_trace_dir(const std::string& out_dir, const std::string& label, uint64_t seed) {
   return out_dir + "/" + dir_label(label) + "/seed-" + std::to_string(seed);
+}
+
+int EvalReport::window_index(double window_s) const {
+  for (size_t w = 0; w < windows_s.size(); ++w) {
+    if (windows_s[w] == window_s) return static_cast<int>(w);
+  }
+  return -1;
 }
 
 int EvalReport::find(const std::string& name) const {
@@ -211,15 +221,27 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.label = req.specs[c].text;
     row.name = req.specs[c].name;
     row.notes = prepared[c].notes;
-    std::vector<double> tok, en, tpm, inter;
+    std::vector<double> tok, en, tpm, inter, power, share, ratio;
     std::vector<std::vector<double>> viol(req.windows_s.size());
+    std::vector<WindowStats> pooled(req.windows_s.size());
+    const double nameplate_w = env.info.nameplate_w();
     for (size_t k = 0; k < ns; ++k) {
       const EpisodeResult& r = results[c * ns + k];
       tok.push_back(r.tokens);
       en.push_back(r.energy_j);
       tpm.push_back(r.tokens_per_mwh);
       inter.push_back(static_cast<double>(r.limiter.total()));
-      for (size_t w = 0; w < viol.size(); ++w) viol[w].push_back(r.violation_rate[w]);
+      power.push_back(r.mean_power_w);
+      for (size_t w = 0; w < viol.size(); ++w) {
+        viol[w].push_back(r.violation_rate[w]);
+        pooled[w].window_s = req.windows_s[w];
+        pooled[w].windows += r.windows_judged[w];
+        pooled[w].violations += std::llround(r.violation_rate[w] * r.windows_judged[w]);
+      }
+      const Oversubscription o =
+          oversubscription(r.node_window_means_w, kNodeWindowS, 0.0, nameplate_w);
+      share.push_back(o.share_of_nameplate);
+      ratio.push_back(o.ratio);
       row.episodes.push_back(r);
     }
     row.tokens = stat_of(tok);
@@ -227,6 +249,19 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.tokens_per_mwh = stat_of(tpm);
     row.interventions = stat_of(inter);
     for (const auto& v : viol) row.violation_rate.push_back(stat_of(v));
+    for (WindowStats& w : pooled) {
+      w.violation_rate = w.windows ? static_cast<double>(w.violations) / w.windows : 0;
+    }
+    row.curve = windows_curve(pooled, 0.0);
+    row.peak_share_of_nameplate = stat_of(share);
+    row.oversubscription_ratio = stat_of(ratio);
+    CostInputs ci;
+    ci.energy_j = row.energy_j.mean;
+    ci.mean_power_w = stat_of(power).mean;
+    ci.tokens = row.tokens.mean;
+    ci.nameplate_per_gpu_w = env.info.gpus.empty() ? kUnset : nameplate_w / env.info.gpus.size();
+    ci.oversubscription_ratio = row.oversubscription_ratio.mean;
+    row.cost = cost_report(ci, req.cost);
     report.controllers.push_back(std::move(row));
   }
   return report;
@@ -251,9 +286,21 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   for (size_t c = 0; c < controllers.size(); ++c) {
     const ControllerSummary& r = controllers[c];
     nlohmann::json viol = nlohmann::json::object();
+    nlohmann::json curve = {{"windows_s", nlohmann::json::array()},
+                            {"violation_rate", nlohmann::json::array()}};
     for (size_t w = 0; w < windows_s.size(); ++w) {
-      viol[window_key(windows_s[w])] = fw::cli::to_json(r.violation_rate[w]);
+      if (is_headline_window(windows_s[w])) {
+        viol[window_key(windows_s[w])] = fw::cli::to_json(r.violation_rate[w]);
+      }
+      curve["windows_s"].push_back(windows_s[w]);
+      curve["violation_rate"].push_back(fw::cli::to_json(r.violation_rate[w]));
     }
+    const double shortest = r.curve.shortest_holding_window_s;
+    curve["shortest_holding_window_s"] =
+        std::isfinite(shortest) ? nlohmann::json(shortest) : nlohmann::json(nullptr);
+    auto num = [](double v) {
+      return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+    };
     nlohmann::json j = {{"name", r.label},
                         {"tokens", fw::cli::to_json(r.tokens)},
                         {"energy_j", fw::cli::to_json(r.energy_j)},
@@ -275,6 +322,20 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
       j["vs_oracle"] = nullptr;
     }
     j["limiter_interventions"] = fw::cli::to_json(r.interventions);
+    j["windows_curve"] = curve;
+    j["oversubscription"] = {
+        {"window_s", kNodeWindowS},
+        {"tolerance", 0.0},
+        {"peak_share_of_nameplate", fw::cli::to_json(r.peak_share_of_nameplate)},
+        {"ratio", fw::cli::to_json(r.oversubscription_ratio)}};
+    j["cost"] = {{"price_per_kwh", r.cost.price_per_kwh},
+                 {"kg_co2_per_kwh", r.cost.kg_co2_per_kwh},
+                 {"energy_kwh", r.cost.energy_kwh},
+                 {"cost_usd", r.cost.cost_usd},
+                 {"co2_kg", r.cost.co2_kg},
+                 {"usd_per_million_tokens", num(r.cost.usd_per_million_tokens)},
+                 {"gpus_per_mw_nameplate", num(r.cost.gpus_per_mw_nameplate)},
+                 {"gpus_per_mw_oversubscribed", num(r.cost.gpus_per_mw_oversubscribed)}};
     if (!r.notes.empty()) j["notes"] = r.notes;
     out["controllers"].push_back(j);
   }
@@ -305,6 +366,7 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
                 "energy kWh", "tokens/MWh");
   s += line;
   for (double win : report.windows_s) {
+    if (!is_headline_window(win)) continue;
     std::snprintf(line, sizeof line, "  %15s", ("viol " + window_key(win) + "s %").c_str());
     s += line;
   }
@@ -321,14 +383,44 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
                   fmt_stat(r.tokens, 1, 0).c_str(), fmt_stat(r.energy_j, 1 / 3.6e6, 3).c_str(),
                   fmt_stat(r.tokens_per_mwh, 1, 0).c_str());
     s += line;
-    for (const Stat& v : r.violation_rate) {
-      std::snprintf(line, sizeof line, "  %15s", fmt_stat(v, 100, 2).c_str());
+    for (size_t w = 0; w < r.violation_rate.size(); ++w) {
+      if (!is_headline_window(report.windows_s[w])) continue;
+      std::snprintf(line, sizeof line, "  %15s", fmt_stat(r.violation_rate[w], 100, 2).c_str());
       s += line;
     }
     std::snprintf(line, sizeof line, "  %8s  %8s  %8s  %8s  %8.0f\n", vs("tokens").c_str(),
                   vs("tokens_per_mwh").c_str(), vs("violation_rate_30").c_str(),
                   j["vs_oracle"].is_null() ? "-" : fmt_ratio(j["vs_oracle"]["tokens"]).c_str(),
                   r.interventions.mean);
+    s += line;
+  }
+  // Windows curve, peak demand and cost: one line per controller.
+  s += "\nviolation rate (%, pooled over seeds) by window; shortest window at which the budget "
+       "held; 30 s peak of the summed power as a share of nameplate, the oversubscription it "
+       "supports; energy cost and CO2 at $" +
+       std::to_string(req.cost.price_per_kwh).substr(0, 4) + "/kWh, " +
+       std::to_string(req.cost.kg_co2_per_kwh).substr(0, 4) + " kg/kWh\n";
+  std::snprintf(line, sizeof line, "%-*s", w, "controller");
+  s += line;
+  for (double win : report.windows_s) {
+    std::snprintf(line, sizeof line, " %6s", (window_key(win) + "s").c_str());
+    s += line;
+  }
+  std::snprintf(line, sizeof line, "  %8s  %10s  %8s  %10s  %8s\n", "holds at", "peak/name",
+                "oversub", "$/Mtok", "kg CO2");
+  s += line;
+  for (const ControllerSummary& r : report.controllers) {
+    std::snprintf(line, sizeof line, "%-*s", w, r.label.c_str());
+    s += line;
+    for (const WindowStats& p : r.curve.points) {
+      std::snprintf(line, sizeof line, " %6.2f", 100 * p.violation_rate);
+      s += line;
+    }
+    const double h = r.curve.shortest_holding_window_s;
+    std::snprintf(line, sizeof line, "  %8s  %9.1f%%  %7.2fx  %10.3f  %8.3f\n",
+                  std::isfinite(h) ? (window_key(h) + " s").c_str() : "never",
+                  100 * r.peak_share_of_nameplate.mean, r.oversubscription_ratio.mean,
+                  r.cost.usd_per_million_tokens, r.cost.co2_kg);
     s += line;
   }
   for (const ControllerSummary& r : report.controllers) {

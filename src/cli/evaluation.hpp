@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cost.hpp"
+#include "analysis/oversubscription.hpp"
+#include "analysis/windows_curve.hpp"
 #include "cli/controller_registry.hpp"
 #include "control/controller_spec.hpp"
 #include "control/episode_metrics.hpp"
@@ -33,8 +36,9 @@ struct EvalRequest {
   size_t traced_seeds = SIZE_MAX;  // with out_dir: keep traces of the first N seeds only
   int threads = 2;
   bool shield = false;
-  std::vector<double> windows_s = kDefaultWindowsS;  // metric windows; the first three are
-                                                     // reported as 0.5 / 30 / 300
+  // Metric windows: the windows curve. The table and "violation_rate" show 0.5, 30 and 300 s.
+  std::vector<double> windows_s = kDefaultCurveWindowsS;
+  CostOptions cost;
 };
 
 struct ControllerSummary {
@@ -42,6 +46,12 @@ struct ControllerSummary {
   std::string name;   // the registry name, e.g. "pid"
   Stat tokens, energy_j, tokens_per_mwh, interventions;
   std::vector<Stat> violation_rate;  // per EvalRequest::windows_s
+  // Windows curve pooled over seeds (tolerance 0): shortest window at which the budget held.
+  WindowsCurve curve;
+  // Node power at kNodeWindowS windows: peak share of nameplate and the supported
+  // oversubscription ratio (tolerance 0), per seed.
+  Stat peak_share_of_nameplate, oversubscription_ratio;
+  CostReport cost;  // at the mean energy, power and tokens across seeds
   nlohmann::json notes;
   std::vector<EpisodeResult> episodes;  // one per seed, in seed order
 };
@@ -52,6 +62,8 @@ struct EvalReport {
   std::vector<double> windows_s;
   double wall_s = 0;
 
+  // Index of window_s in windows_s, or -1.
+  int window_index(double window_s) const;
   // Index of the first controller with this registry name, or -1.
   int find(const std::string& name) const;
   // The JSON of `flexwatt eval --json`.

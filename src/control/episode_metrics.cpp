@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace fw {
 
@@ -10,7 +11,9 @@ EpisodeMetrics::EpisodeMetrics(const PlantInfo& info, const BudgetSchedule& budg
     : budget_(budget),
       units_(make_budget_units(
           info, budget.entries.empty() ? BudgetScope::kNode : budget.entries.front().budget.scope)),
-      windows_s_(std::move(windows_s)) {
+      windows_s_(std::move(windows_s)),
+      node_acc_(kNodeWindowS, std::numeric_limits<double>::infinity()) {
+  node_acc_.keep_means(true);
   for (double w : windows_s_) {
     for (size_t u = 0; u < units_.size(); ++u) acc_.emplace_back(w, 1.0);
   }
@@ -48,6 +51,7 @@ void EpisodeMetrics::add(const Snapshot& s, double dt_s) {
   pending_j_ = total_w * dt_s;
   power_sum_w_ += total_w;
   ++samples_;
+  node_acc_.add(s.time_s, total_w, dt_s);
   const double budget_w = budget_.entries.empty() ? 0 : budget_.at(s.time_s).watts;
   if (!(budget_w > 0)) return;
   const size_t nu = units_.size();
@@ -76,15 +80,18 @@ EpisodeResult EpisodeMetrics::finish(const LimiterStats& limiter) const {
   for (size_t w = 0; w < windows_s_.size(); ++w) {
     int64_t windows = 0, violations = 0;
     double worst = 0;
+    r.windows_judged.push_back(0);
     for (size_t u = 0; u < nu; ++u) {
       const WindowStats st = acc_[w * nu + u].finish();
       windows += st.windows;
       violations += st.violations;
       worst = std::max(worst, st.peak_mean_w);
     }
+    r.windows_judged.back() = windows;
     r.violation_rate.push_back(windows ? static_cast<double>(violations) / windows : 0);
     r.worst_window_ratio.push_back(worst);
   }
+  r.node_window_means_w = node_acc_.means();
   return r;
 }
 

@@ -21,6 +21,7 @@
 namespace fw {
 
 inline const std::vector<double> kDefaultWindowsS = {0.5, 30, 300};
+inline constexpr double kNodeWindowS = 30;
 
 struct EpisodeResult {
   double duration_s = 0;
@@ -31,6 +32,10 @@ struct EpisodeResult {
   std::vector<double> windows_s;           // as given
   std::vector<double> violation_rate;      // per window, 0..1
   std::vector<double> worst_window_ratio;  // per window: largest window mean / budget
+  std::vector<int64_t> windows_judged;     // per window: windows pooled across units
+  // Means of the summed power of all GPUs over tumbling kNodeWindowS windows, for
+  // peak-demand and oversubscription figures (analysis/oversubscription.hpp).
+  std::vector<double> node_window_means_w;
   LimiterStats limiter;
 };
 
@@ -47,6 +52,7 @@ class EpisodeMetrics {
   BudgetUnits units_;
   std::vector<double> windows_s_;
   std::vector<WindowAccumulator> acc_;  // [window][unit]
+  WindowAccumulator node_acc_;          // all GPUs summed, kNodeWindowS, means kept
   bool started_ = false;
   double first_t_ = 0, last_t_ = 0, last_dt_ = 0;
   std::vector<double> first_tokens_, last_tokens_, first_energy_, last_energy_;
