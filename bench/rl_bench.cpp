@@ -2,16 +2,31 @@
 // one PPO update at the reference size (2048 samples x 10 epochs, 32 minibatches, 64-64
 // tanh actor and critic). The environment is a stand-in with 16 observations and two
 // {down, stay, up} knobs, the shape expected of the plant environment; it costs nothing.
+//
+// Shipped policy (policies/grpo-7b-a100.json; run from the repository root, as `make bench`
+// does): BM_ShippedPolicyTrainIteration times one PPO iteration of its recorded recipe
+// (metadata.recipe, on the simulated scenario) and reports the whole training's wall time as
+// time per iteration x metadata.iterations (counter train_total_s; target <= 300 s on 2
+// cores). BM_PpoControllerDecide times one decision of the ppo controller (features +
+// policy + knob command) on a simulated plant's history.
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <vector>
 
+#include "control/actuator.hpp"
+#include "control/budget_units.hpp"
 #include "core/rng.hpp"
 #include "rl/env.hpp"
+#include "rl/plant_env.hpp"
 #include "rl/policy.hpp"
+#include "rl/ppo_controller.hpp"
 #include "rl/ppo_trainer.hpp"
+#include "sim/scenario.hpp"
 
 namespace {
 
@@ -99,6 +114,123 @@ void BM_PpoCollect(benchmark::State& state) {
   state.SetLabel("2048 steps, env cost ~0");
 }
 BENCHMARK(BM_PpoCollect)->Unit(benchmark::kMillisecond);
+
+constexpr const char* kShippedPolicy = "policies/grpo-7b-a100.json";
+
+void BM_ShippedPolicyTrainIteration(benchmark::State& state) {
+  auto policy = Policy::load(kShippedPolicy);
+  if (!policy.ok()) {
+    state.SkipWithError("run from the repository root: policies/grpo-7b-a100.json not found");
+    return;
+  }
+  const nlohmann::json& meta = policy->metadata();
+  const nlohmann::json& recipe = meta["recipe"];
+  const std::string scenario_path = recipe["scenario_path"];
+  std::ifstream f(scenario_path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  const std::vector<std::string> base = recipe["overrides"];
+  EpisodeFactory factory = [text, scenario_path, base](
+                               uint64_t seed,
+                               const std::vector<std::string>& ov) -> Result<PlantEpisode> {
+    std::vector<std::string> all = base;
+    all.insert(all.end(), ov.begin(), ov.end());
+    FW_ASSIGN_OR_RETURN(sim::Scenario s, sim::parse_scenario(text, scenario_path, all));
+    PlantEpisode ep;
+    ep.plant = sim::make_plant(s, seed);
+    ep.budget = s.budget;
+    return ep;
+  };
+  PlantEnvConfig ec;
+  ec.sample_period_s = meta.value("sample_period_s", 0.5);
+  ec.decision_period_s = recipe["decision_period_s"];
+  ec.episode_s = recipe["episode_s"];
+  ec.budget_scale_lo = meta["randomization"]["budget_scale"][0];
+  ec.budget_scale_hi = meta["randomization"]["budget_scale"][1];
+  ec.violation_penalty = meta["reward"]["violation_penalty"];
+  ec.excess_penalty = meta["reward"]["excess_penalty"];
+  ec.churn_penalty = meta["reward"]["churn_penalty"];
+  ec.token_scale = meta["reward"]["token_scale"];
+  for (const auto& r : meta["randomization"]["ranges"]) {
+    const std::string key = r["key"];
+    ec.ranges.push_back({key, r["lo"], r["hi"],
+                         key.find("group_size") != std::string::npos ||
+                             key.find("gen_concurrency") != std::string::npos});
+  }
+  std::vector<std::unique_ptr<Env>> envs;
+  const int n_env = recipe["envs"];
+  for (int e = 0; e < n_env; ++e) {
+    auto env = PlantEnv::create(factory, ec);
+    if (!env.ok()) {
+      state.SkipWithError(env.status().message().c_str());
+      return;
+    }
+    envs.push_back(std::move(env).value());
+  }
+  PpoConfig pc;
+  pc.hidden = {64, 64};
+  pc.adam.lr = recipe["lr"];
+  pc.update_epochs = recipe["epochs"];
+  pc.loss.ent_coef = 0.01;
+  const int64_t every =
+      static_cast<int64_t>(std::ceil(ec.decision_period_s / ec.sample_period_s - 1e-9));
+  const int64_t ticks = std::llround(ec.episode_s / ec.sample_period_s);
+  pc.num_steps = static_cast<int>((ticks - 1 + every - 1) / every);
+  pc.num_minibatches = 4;
+  while (pc.num_minibatches > 1 && (pc.num_steps * n_env) % pc.num_minibatches != 0)
+    --pc.num_minibatches;
+  auto trainer = PpoTrainer::create(std::move(envs), pc);
+  if (!trainer.ok()) std::abort();
+  for (auto _ : state) {
+    auto st = (*trainer)->iterate();
+    if (!st.ok()) std::abort();
+    benchmark::DoNotOptimize(st->approx_kl);
+  }
+  const int iterations = meta["iterations"];
+  state.counters["iterations"] = iterations;
+  state.counters["train_total_s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) / iterations,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);  // elapsed / iter x iterations
+  state.SetLabel("one iteration of the shipped recipe; train_total_s = x iterations");
+}
+BENCHMARK(BM_ShippedPolicyTrainIteration)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3.0)
+    ->UseRealTime();
+
+void BM_PpoControllerDecide(benchmark::State& state) {
+  auto policy = Policy::load(kShippedPolicy);
+  auto scenario = sim::load_scenario("scenarios/grpo-7b-a100.yaml", {});
+  if (!policy.ok() || !scenario.ok()) {
+    state.SkipWithError("run from the repository root (policy or scenario not found)");
+    return;
+  }
+  auto ctrl = PpoController::create(*policy);
+  if (!ctrl.ok()) std::abort();
+  auto plant = sim::make_plant(*scenario, 1);
+  (*ctrl)->reset(plant->info());
+  const BudgetUnits units = make_budget_units(plant->info(), BudgetScope::kGpu);
+  SnapshotRing ring(601);
+  Snapshot s;
+  for (int i = 0; i < 700; ++i) {
+    if (!plant->read(0.5 * i, s).ok()) std::abort();
+    s.time_s = 0.5 * i;
+    ring.push(s);
+  }
+  Observation obs;
+  obs.time_s = 0.5 * 699;
+  obs.plant = &plant->info();
+  obs.budget = &scenario->budget.entries[0].budget;
+  obs.units = &units;
+  obs.history = &ring;
+  for (auto _ : state) {
+    const Command& c = (*ctrl)->decide(obs);
+    benchmark::DoNotOptimize(c.knobs.data());
+  }
+  state.SetLabel("features (300 s history) + 20-64-64-(3+3) policy + knob command");
+}
+BENCHMARK(BM_PpoControllerDecide);
 
 }  // namespace
 

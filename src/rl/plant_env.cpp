@@ -1,0 +1,188 @@
+#include "rl/plant_env.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "control/actuator.hpp"
+#include "rl/plant_features.hpp"
+
+namespace fw::rl {
+
+Result<std::unique_ptr<PlantEnv>> PlantEnv::create(EpisodeFactory factory, PlantEnvConfig c) {
+  if (!factory) return Status::InvalidArgument("plant env: no episode factory");
+  if (!(c.sample_period_s > 0) || !(c.decision_period_s > 0) || !(c.episode_s > 0)) {
+    return Status::InvalidArgument("plant env: sample, decision and episode periods must be > 0");
+  }
+  if (!(c.budget_scale_lo > 0) || c.budget_scale_hi < c.budget_scale_lo) {
+    return Status::InvalidArgument("plant env: budget scale range must satisfy 0 < lo <= hi");
+  }
+  for (const RandomRange& r : c.ranges) {
+    if (r.key.empty() || !(r.lo <= r.hi)) {
+      return Status::InvalidArgument("plant env: bad randomisation range '" + r.key + "'");
+    }
+  }
+  FW_ASSIGN_OR_RETURN(PlantEpisode probe, factory(c.plant_seed_base, {}));
+  if (!probe.plant || probe.budget.entries.empty()) {
+    return Status::InvalidArgument("plant env: the factory gave no plant or no budget");
+  }
+  if (c.job >= probe.plant->info().jobs.size()) {
+    return Status::InvalidArgument("plant env: job " + std::to_string(c.job) +
+                                   " does not exist (the plant has " +
+                                   std::to_string(probe.plant->info().jobs.size()) + ")");
+  }
+  bool any_knob = false;
+  for (const KnobRange& r : probe.plant->info().jobs[c.job].knob_ranges) any_knob |= r.available;
+  if (!any_knob) {
+    return Status::InvalidArgument("plant env: job '" + probe.plant->info().jobs[c.job].name +
+                                   "' exposes no knob (gen_concurrency, group_size) to learn on");
+  }
+  const double nominal = probe.budget.entries.front().budget.watts;
+  return std::unique_ptr<PlantEnv>(new PlantEnv(std::move(factory), std::move(c), nominal));
+}
+
+PlantEnv::PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal_budget_w)
+    : factory_(std::move(factory)),
+      cfg_(std::move(config)),
+      nominal_budget_w_(nominal_budget_w),
+      limiter_(cfg_.limiter),
+      history_(static_cast<size_t>(std::ceil(cfg_.history_s / cfg_.sample_period_s)) + 1) {
+  every_ = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(cfg_.decision_period_s / cfg_.sample_period_s - 1e-9)));
+  ticks_ = std::max<int64_t>(1, std::llround(cfg_.episode_s / cfg_.sample_period_s));
+}
+
+const ObsSpec& PlantEnv::obs_spec() const { return plant_obs_spec(); }
+const ActionSpec& PlantEnv::action_spec() const { return plant_action_spec(); }
+
+Observation PlantEnv::observation() const {
+  Observation o;
+  o.time_s = snap_.time_s;
+  o.sample_period_s = cfg_.sample_period_s;
+  o.plant = &ep_.plant->info();
+  o.budget = &ep_.budget.at(snap_.time_s);
+  o.units = &units_;
+  o.history = &history_;
+  return o;
+}
+
+Status PlantEnv::reset(uint64_t seed, std::span<double> obs) {
+  Rng rng = Rng::stream(seed, "plant_env.randomize");
+  const double scale = rng.uniform(cfg_.budget_scale_lo, cfg_.budget_scale_hi);
+  overrides_.clear();
+  if (cfg_.budget_scale_lo != 1 || cfg_.budget_scale_hi != 1) {
+    overrides_.push_back("budget.watts=" + std::to_string(nominal_budget_w_ * scale));
+  }
+  for (const RandomRange& r : cfg_.ranges) {
+    double v = rng.uniform(r.lo, r.hi);
+    overrides_.push_back(r.key + "=" +
+                         (r.integer ? std::to_string(std::llround(v)) : std::to_string(v)));
+  }
+  const uint64_t plant_seed = cfg_.plant_seed_base + seed % cfg_.plant_seed_base;
+  FW_ASSIGN_OR_RETURN(ep_, factory_(plant_seed, overrides_));
+  if (!ep_.plant || ep_.budget.entries.empty()) {
+    return Status::Internal("plant env: the factory gave no plant or no budget");
+  }
+  const PlantInfo& info = ep_.plant->info();
+  if (cfg_.job >= info.jobs.size()) return Status::Internal("plant env: job vanished");
+  const Budget& b0 = ep_.budget.entries.front().budget;
+  units_ = make_budget_units(info, b0.scope);
+  job_units_.clear();
+  if (cfg_.job < units_.units_of_job.size() && !units_.units_of_job[cfg_.job].empty()) {
+    job_units_ = units_.units_of_job[cfg_.job];
+  } else {
+    for (size_t u = 0; u < units_.size(); ++u) job_units_.push_back(static_cast<int>(u));
+  }
+  window_sum_.assign(job_units_.size(), 0.0);
+  window_n_ = std::max<int64_t>(1, std::llround(b0.window_s / cfg_.sample_period_s));
+  cmd_ = blank_command(info);
+  history_.clear();
+  stats_ = {};
+  stats_.budget_w = b0.watts;
+  tick_ = 0;
+  FW_ASSIGN_OR_RETURN(double penalty, tick());
+  (void)penalty;  // no window closes at t = 0 unless the window is one sample
+  limiter_ = SafetyLimiter(cfg_.limiter);
+  limiter_.reset(info, snap_);
+  last_tokens_ = cfg_.job < snap_.jobs.size() ? snap_.jobs[cfg_.job].tokens_total : 0;
+  build_plant_features(observation(), cfg_.job, obs);
+  return Status::Ok();
+}
+
+Result<double> PlantEnv::tick() {
+  const double t = static_cast<double>(tick_) * cfg_.sample_period_s;
+  FW_RETURN_IF_ERROR(ep_.plant->read(t, snap_));
+  snap_.time_s = t;
+  history_.push(snap_);
+  const double budget_w = ep_.budget.at(t).watts;
+  double penalty = 0;
+  const bool closes = (tick_ % window_n_) == window_n_ - 1;
+  for (size_t i = 0; i < job_units_.size(); ++i) {
+    const double p = unit_power_w(snap_, units_.units[static_cast<size_t>(job_units_[i])]);
+    stats_.energy_j += p * cfg_.sample_period_s;
+    window_sum_[i] += p / budget_w;
+    if (closes) {
+      const double mean = window_sum_[i] / static_cast<double>(window_n_);
+      ++stats_.windows;
+      if (mean > 1.0) {
+        ++stats_.violations;
+        penalty += cfg_.violation_penalty + cfg_.excess_penalty * (mean - 1.0);
+      }
+      window_sum_[i] = 0;
+    }
+  }
+  return penalty;
+}
+
+Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<double> obs) {
+  if (action.size() != 2 || obs.size() != static_cast<size_t>(kPlantObsDim)) {
+    return Status::InvalidArgument("plant env: action or observation of the wrong size");
+  }
+  // Decide at the current tick, as ControlLoop does: request → SafetyLimiter → write.
+  for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
+  const int moved = apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_);
+  stats_.knob_moves += moved;
+  const Command out = limiter_.apply(cmd_, observation());
+  bool any = false;
+  for (double v : out.power_cap_w) any = any || !std::isnan(v);
+  for (const auto& k : out.knobs) any = any || !std::isnan(k[0]) || !std::isnan(k[1]);
+  if (any) FW_RETURN_IF_ERROR(ep_.plant->write(out));
+
+  double penalty = 0;
+  StepResult r;
+  for (int64_t i = 0; i < every_; ++i) {
+    if (tick_ + 1 >= ticks_) {
+      r.truncated = true;
+      break;
+    }
+    ++tick_;
+    FW_ASSIGN_OR_RETURN(double p, tick());
+    penalty += p;
+  }
+  const double tokens = cfg_.job < snap_.jobs.size() ? snap_.jobs[cfg_.job].tokens_total : 0;
+  const double produced = tokens - last_tokens_;
+  last_tokens_ = tokens;
+  stats_.tokens += produced;
+  if (tick_ + 1 >= ticks_) r.truncated = true;
+  if (r.truncated) {
+    finished_.tokens += stats_.tokens;
+    finished_.energy_j += stats_.energy_j;
+    finished_.windows += stats_.windows;
+    finished_.violations += stats_.violations;
+    finished_.knob_moves += stats_.knob_moves;
+    finished_.budget_w += stats_.budget_w;
+    ++finished_episodes_;
+  }
+  r.reward = produced / cfg_.token_scale - penalty - cfg_.churn_penalty * moved;
+  build_plant_features(observation(), cfg_.job, obs);
+  return r;
+}
+
+PlantEpisodeStats PlantEnv::take_finished(int& episodes) {
+  episodes = finished_episodes_;
+  const PlantEpisodeStats out = finished_;
+  finished_ = {};
+  finished_episodes_ = 0;
+  return out;
+}
+
+}  // namespace fw::rl

@@ -1,0 +1,125 @@
+#pragma once
+// PlantEnv: an rl::Env over a fw::Plant — the PPO meta-controller's training ground.
+//
+// One episode: a fresh plant and budget from the injected factory (the CLI wires the
+// simulator's scenarios in; rl/ does not link sim/), stepped in time exactly as ControlLoop
+// steps it (tick k at t = k·sample_period_s: read, record, decide, SafetyLimiter, write).
+// Every decision_period_s the agent sees build_plant_features() for job `job` and picks a
+// plant_action_spec() action; the command passes through the same SafetyLimiter (same
+// LimiterConfig) as every controller in `flexwatt eval`.
+//
+// Reward of one decision (docs/rl.md "Plant environment"):
+//   tokens produced during the period / token_scale
+//   − for every budget window (tumbling, aligned to t = 0, as EpisodeMetrics) that closed
+//     during the period with mean power above the budget:
+//       violation_penalty + excess_penalty · (window mean / budget − 1)
+//   − churn_penalty · knobs moved.
+//
+// Domain randomisation, drawn per episode from the reset seed: the budget scaled uniformly
+// in [budget_scale_lo, budget_scale_hi], and every `ranges` entry set to a uniform draw
+// (scenario overrides "key=value", e.g. jobs.0.completion_median_tokens). The plant seed is
+// plant_seed_base + (reset seed mod plant_seed_base): disjoint from evaluation seeds below it.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "control/budget.hpp"
+#include "control/budget_units.hpp"
+#include "control/command.hpp"
+#include "control/plant.hpp"
+#include "control/safety_limiter.hpp"
+#include "control/snapshot_ring.hpp"
+#include "core/rng.hpp"
+#include "rl/env.hpp"
+
+namespace fw::rl {
+
+struct PlantEpisode {
+  std::unique_ptr<Plant> plant;
+  BudgetSchedule budget;  // non-empty
+};
+// Builds one episode's plant for a run seed with scenario overrides ("key.path=value").
+using EpisodeFactory = std::function<Result<PlantEpisode>(
+    uint64_t plant_seed, const std::vector<std::string>& overrides)>;
+
+struct RandomRange {
+  std::string key;  // scenario override key, e.g. "jobs.0.completion_median_tokens"
+  double lo = 0, hi = 0;
+  bool integer = false;
+};
+
+struct PlantEnvConfig {
+  double sample_period_s = 0.5;
+  double decision_period_s = 5;  // rounded up to whole samples
+  double episode_s = 900;
+  double history_s = 300;  // as LoopConfig::history_s, so features match eval's
+  size_t job = 0;          // the job the agent drives
+  double token_scale = 1000;
+  double violation_penalty = 4;
+  double excess_penalty = 40;
+  double churn_penalty = 0.02;
+  LimiterConfig limiter;
+  double budget_scale_lo = 1, budget_scale_hi = 1;
+  std::vector<RandomRange> ranges;
+  uint64_t plant_seed_base = uint64_t{1} << 41;
+};
+
+// Running totals of the current episode (reset by reset()).
+struct PlantEpisodeStats {
+  double tokens = 0;
+  double energy_j = 0;  // Σ power · dt over the job's budget units
+  int windows = 0;      // closed budget windows
+  int violations = 0;   // of which above budget
+  int knob_moves = 0;
+  double budget_w = 0;  // the episode's (randomised) budget at t = 0
+};
+
+class PlantEnv : public Env {
+ public:
+  // Probes the factory once (seed plant_seed_base, no overrides) for the nominal budget.
+  static Result<std::unique_ptr<PlantEnv>> create(EpisodeFactory factory, PlantEnvConfig config);
+
+  const ObsSpec& obs_spec() const override;
+  const ActionSpec& action_spec() const override;
+  Status reset(uint64_t seed, std::span<double> obs) override;
+  Result<StepResult> step(std::span<const double> action, std::span<double> obs) override;
+
+  const PlantEnvConfig& config() const { return cfg_; }
+  const PlantEpisodeStats& episode_stats() const { return stats_; }
+  // Totals of the episodes finished (truncated) since the last call, and their count.
+  PlantEpisodeStats take_finished(int& episodes);
+  // Overrides drawn for the current episode.
+  const std::vector<std::string>& overrides() const { return overrides_; }
+  double nominal_budget_w() const { return nominal_budget_w_; }
+
+ private:
+  PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal_budget_w);
+  // Reads tick tick_ and accounts it (tokens, windows, history). Returns the window penalty.
+  Result<double> tick();
+  Observation observation() const;
+
+  EpisodeFactory factory_;
+  PlantEnvConfig cfg_;
+  double nominal_budget_w_;
+  int64_t every_ = 1, ticks_ = 1, window_n_ = 1;
+
+  PlantEpisode ep_;
+  BudgetUnits units_;
+  SafetyLimiter limiter_;
+  SnapshotRing history_;
+  Snapshot snap_;
+  Command cmd_;
+  std::vector<std::string> overrides_;
+  int64_t tick_ = 0;
+  double last_tokens_ = 0;
+  std::vector<int> job_units_;      // budget units the job touches
+  std::vector<double> window_sum_;  // per job unit: Σ power / budget over the open window
+  PlantEpisodeStats stats_;
+  PlantEpisodeStats finished_;
+  int finished_episodes_ = 0;
+};
+
+}  // namespace fw::rl

@@ -1,0 +1,49 @@
+#pragma once
+// The PPO meta-controller's observation and action, shared by the training environment
+// (rl/plant_env.hpp) and the deployed controller (rl/ppo_controller.hpp): one function
+// builds the observation for both, one applies the action for both.
+//
+// Observation (plant_obs_spec(), docs/rl.md "Plant environment"): built only from what a
+// controller measures — the snapshot history (power readings, job phase, token and step
+// counters, knob settings), the budget in force, the time, and the knob ranges the plant
+// declares. Power terms are the job's budget units' power divided by the budget (1.0 = at
+// budget), worst unit first. Measurement windows are assumed tumbling and aligned to t = 0,
+// as EpisodeMetrics and `flexwatt eval` count them (an assumption on real hardware).
+//
+// Action (plant_action_spec()): two categorical factors, gen_concurrency and group_size,
+// each {0 down, 1 stay, 2 up} one rung of a geometric ladder over the knob's range
+// (knob_rung()). A knob the job does not expose is left alone.
+
+#include <cstddef>
+#include <span>
+
+#include "control/command.hpp"
+#include "control/observation.hpp"
+#include "control/plant.hpp"
+#include "rl/spec.hpp"
+
+namespace fw::rl {
+
+inline constexpr int kPlantObsDim = 20;
+
+// Names of the entries, in order; the policy file stores them and the controller rejects a
+// policy whose names differ.
+const ObsSpec& plant_obs_spec();
+const ActionSpec& plant_action_spec();
+
+// Writes job `job`'s observation into out. REQUIRES: out.size() == kPlantObsDim, obs valid
+// (control/observation.hpp), job < obs.plant->jobs.size(). Deterministic; allocates nothing.
+void build_plant_features(const Observation& obs, size_t job, std::span<double> out);
+
+// Rungs of a knob: min, then ×1.25 each (rounded to the range's step, at least one step
+// higher), max always included. Returns the rung `direction` (−1, 0, +1) away from the rung
+// nearest `current`, clamped to the range.
+double knob_rung(const KnobRange& range, double current, int direction);
+
+// Sets cmd.knobs[job] from a categorical action (entries 0..2 per knob), starting from the
+// settings measured in `latest`. Returns the number of knobs asked to move (churn).
+// REQUIRES: cmd.knobs.size() > job, action.size() == 2. Allocates nothing.
+int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
+                      std::span<const double> action, Command& cmd);
+
+}  // namespace fw::rl

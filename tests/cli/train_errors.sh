@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `flexwatt train` and `ppo:PATH` reject bad input with exit code 2 and a clear message.
+# Usage: bash train_errors.sh FLEXWATT_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+scn="$src/scenarios/grpo-7b-a100.yaml"
+expect2() {  # expect2 NAME PATTERN VERB ARGS...: exit code 2 and stderr matching PATTERN
+  local name=$1 pattern=$2; shift 2
+  local err rc
+  err=$("$bin" "$@" 2>&1 >/dev/null); rc=$?
+  if [ $rc -ne 2 ]; then echo "FAIL: $name: exit $rc, want 2"; fails=$((fails + 1)); return; fi
+  if ! grep -qE -- "$pattern" <<<"$err"; then
+    echo "FAIL: $name: message '$err' lacks /$pattern/"; fails=$((fails + 1))
+  fi
+}
+expect2 "missing --out" "--out" train "$scn" --iterations 2
+expect2 "bad iterations" "iterations" train "$scn" --iterations 0 --out "$tmp/p.json"
+expect2 "missing scenario" "nope.yaml" train nope.yaml --out "$tmp/p.json"
+expect2 "bad --set" "budget.wats" train "$scn" --set budget.wats=3 --out "$tmp/p.json"
+echo '{"x": 1}' >"$tmp/bad_ckpt.json"
+expect2 "bad checkpoint" "not a flexwatt train checkpoint" train "$scn" --out "$tmp/p.json" \
+  --resume "$tmp/bad_ckpt.json"
+expect2 "missing policy" "nope.json" eval "$scn" --controllers ppo:nope.json
+expect2 "ppo without path" "needs an argument" eval "$scn" --controllers ppo
+# A policy file whose observation spec is not this flexwatt's.
+python3 - "$src/policies/grpo-7b-a100.json" "$tmp/renamed.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["observation"]["names"][1] = "power_11s_rel"
+json.dump(p, open(sys.argv[2], "w"))
+PY
+expect2 "mismatched observation spec" "observation spec does not match.*power_11s_rel" \
+  eval "$scn" --controllers "ppo:$tmp/renamed.json"
+if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
+echo "train_errors: all checks passed"

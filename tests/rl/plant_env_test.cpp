@@ -1,0 +1,270 @@
+#include "rl/plant_env.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+
+#include "control/observation.hpp"
+#include "rl/plant_features.hpp"
+#include "scripted_plant.hpp"
+
+namespace fw::rl {
+namespace {
+
+using testing::gpu_budget;
+using testing::ScriptedPlant;
+
+// An observation over a hand-made history: power_w[i] read at t = i·0.5 s.
+struct HandHistory {
+  PlantInfo info = ScriptedPlant().info();
+  BudgetSchedule budget = gpu_budget(300, 30);
+  BudgetUnits units = make_budget_units(info, BudgetScope::kGpu);
+  SnapshotRing ring{601};
+
+  void push(double t_s, double power_w, double tokens, double steps, Phase phase, double conc = 16,
+            double group = 8) {
+    Snapshot s;
+    s.time_s = t_s;
+    s.gpus = {GpuReading{}};
+    s.gpus[0].power_w = power_w;
+    s.jobs = {JobReading{}};
+    s.jobs[0].phase = phase;
+    s.jobs[0].tokens_total = tokens;
+    s.jobs[0].steps_total = steps;
+    s.jobs[0].knobs = {conc, group};
+    ring.push(s);
+  }
+  Observation obs(double t_s) const {
+    Observation o;
+    o.time_s = t_s;
+    o.sample_period_s = 0.5;
+    o.plant = &info;
+    o.budget = &budget.entries[0].budget;
+    o.units = &units;
+    o.history = &ring;
+    return o;
+  }
+};
+
+TEST(PlantFeatures, HandMadeHistoryGivesExpectedValues) {
+  HandHistory h;
+  // 40 s of samples: 330 W for t < 35 s, then 240 W; 20 tokens per sample (40 tok/s); a
+  // training step completes at t = 12 s and at t = 32 s.
+  for (int i = 0; i <= 80; ++i) {
+    const double t = 0.5 * i;
+    h.push(t, t < 35 ? 330 : 240, 20.0 * i, t >= 32 ? 2 : (t >= 12 ? 1 : 0), Phase::kUpdate);
+  }
+  std::array<double, kPlantObsDim> f{};
+  build_plant_features(h.obs(40), 0, f);
+  const auto& names = plant_obs_spec().names;
+  auto at = [&](const char* name) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) return f[i];
+    }
+    ADD_FAILURE() << name;
+    return 0.0;
+  };
+  EXPECT_DOUBLE_EQ(at("power_0.5s_rel"), 0.8);
+  // 10 s span: samples at t in (30, 40] = 20 samples, 9 at 330 W (30.5..34.5), 11 at 240 W.
+  EXPECT_NEAR(at("power_10s_rel"), (9 * 330.0 + 11 * 240.0) / 20 / 300, 1e-12);
+  // 30 s span: t in (10, 40]: 60 samples, 49 at 330 W.
+  EXPECT_NEAR(at("power_30s_rel"), (49 * 330.0 + 11 * 240.0) / 60 / 300, 1e-12);
+  EXPECT_NEAR(at("power_window_rel"), at("power_30s_rel"), 1e-12);
+  // 120 s span: all 81 samples.
+  EXPECT_NEAR(at("power_120s_rel"), (70 * 330.0 + 11 * 240.0) / 81 / 300, 1e-12);
+  EXPECT_DOUBLE_EQ(at("power_peak_60s_rel"), 1.1);
+  const double m10 = (9 * 330.0 + 11 * 240.0) / 20;
+  const double var10 = (9 * 330.0 * 330 + 11 * 240.0 * 240) / 20 - m10 * m10;
+  EXPECT_NEAR(at("power_sd_10s_rel"), std::sqrt(var10) / 300, 1e-9);
+  // Tumbling 30 s windows from t = 0: t = 40 s is sample 80, the 21st of window [30, 60).
+  EXPECT_NEAR(at("window_elapsed"), 21.0 / 60, 1e-12);
+  const double wm = (10 * 330.0 + 11 * 240.0) / 21 / 300;  // samples t = 30 … 40
+  EXPECT_NEAR(at("window_mean_rel"), wm, 1e-12);
+  EXPECT_NEAR(at("window_allowance_rel"), (60 - 21 * wm) / 39, 1e-12);
+  EXPECT_DOUBLE_EQ(at("gen_concurrency_frac"), 15.0 / 63);
+  EXPECT_DOUBLE_EQ(at("group_size_frac"), 7.0 / 15);
+  EXPECT_EQ(at("phase_update"), 1);
+  EXPECT_EQ(at("phase_generate") + at("phase_score") + at("phase_sync") + at("phase_other"), 0);
+  EXPECT_NEAR(at("step_elapsed_min"), 8.0 / 60, 1e-12);
+  EXPECT_NEAR(at("last_step_min"), 20.0 / 60, 1e-12);
+  EXPECT_NEAR(at("token_rate_30s_hundreds"), 40.0 / 100, 1e-12);
+
+  // Deterministic: the same readings give the same bits.
+  std::array<double, kPlantObsDim> g{};
+  build_plant_features(h.obs(40), 0, g);
+  EXPECT_EQ(f, g);
+}
+
+TEST(PlantFeatures, UseOnlyWhatIsMeasured) {
+  // Two histories with the same readings, one with extra fields set that the builder must
+  // not depend on beyond power_w (instantaneous power, temperature, clocks).
+  HandHistory a, b;
+  for (int i = 0; i <= 100; ++i) {
+    a.push(0.5 * i, 280 + (i % 7), 10.0 * i, i / 30, Phase::kGenerate);
+    b.push(0.5 * i, 280 + (i % 7), 10.0 * i, i / 30, Phase::kGenerate);
+  }
+  std::array<double, kPlantObsDim> fa{}, fb{};
+  build_plant_features(a.obs(50), 0, fa);
+  build_plant_features(b.obs(50), 0, fb);
+  EXPECT_EQ(fa, fb);
+  // A reading that does change: the newest power sample.
+  b.push(50.5, 400, 1010, 3, Phase::kGenerate);
+  a.push(50.5, 300, 1010, 3, Phase::kGenerate);
+  build_plant_features(a.obs(50.5), 0, fa);
+  build_plant_features(b.obs(50.5), 0, fb);
+  EXPECT_NE(fa[0], fb[0]);
+}
+
+TEST(PlantFeatures, KnobLadderIsGeometric) {
+  const KnobRange gs{true, 1, 16, 1};
+  // Rungs: 1 2 3 4 5 6 8 10 13 16.
+  EXPECT_EQ(knob_rung(gs, 8, +1), 10);
+  EXPECT_EQ(knob_rung(gs, 8, -1), 6);
+  EXPECT_EQ(knob_rung(gs, 8, 0), 8);
+  EXPECT_EQ(knob_rung(gs, 10, +1), 13);
+  EXPECT_EQ(knob_rung(gs, 13, +1), 16);
+  EXPECT_EQ(knob_rung(gs, 16, +1), 16);
+  EXPECT_EQ(knob_rung(gs, 1, -1), 1);
+  EXPECT_EQ(knob_rung(gs, 7, +1), 8);  // off the ladder: to the adjacent rung
+  EXPECT_EQ(knob_rung(gs, 7, -1), 6);
+  const KnobRange gc{true, 1, 64, 1};
+  EXPECT_EQ(knob_rung(gc, 64, -1), 61);  // … 39 49 61 64
+  EXPECT_EQ(knob_rung(gc, 16, +1), 20);
+}
+
+// Reward accounting on the scripted plant: 300 W budget over 30 s windows, 5 s decisions,
+// 60 s episodes.
+struct EnvFixture {
+  double conc = 10;
+  std::vector<std::vector<std::string>> seen_overrides;
+  std::vector<uint64_t> seen_seeds;
+  ScriptedPlant* last = nullptr;
+
+  std::unique_ptr<PlantEnv> make(PlantEnvConfig c) {
+    auto env = PlantEnv::create(
+        [this](uint64_t seed, const std::vector<std::string>& ov) -> Result<PlantEpisode> {
+          seen_seeds.push_back(seed);
+          seen_overrides.push_back(ov);
+          auto p = std::make_unique<ScriptedPlant>(conc);
+          last = p.get();
+          PlantEpisode ep;
+          ep.plant = std::move(p);
+          ep.budget = gpu_budget(300, 30);
+          return ep;
+        },
+        c);
+    EXPECT_TRUE(env.ok()) << env.status().message();
+    return std::move(env).value();
+  }
+};
+
+PlantEnvConfig small_config() {
+  PlantEnvConfig c;
+  c.decision_period_s = 5;
+  c.episode_s = 60;
+  c.token_scale = 1000;
+  c.violation_penalty = 4;
+  c.excess_penalty = 40;
+  c.churn_penalty = 0.5;
+  return c;
+}
+
+TEST(PlantEnv, RewardIsTokensMinusWindowPenaltyMinusChurn) {
+  EnvFixture fx;
+  fx.conc = 15;  // 350 W against a 300 W budget: every 30 s window is violated
+  auto env = fx.make(small_config());
+  std::array<double, kPlantObsDim> obs{};
+  ASSERT_TRUE(env->reset(42, obs).ok());
+  EXPECT_NEAR(obs[0], 350.0 / 300, 1e-12);
+  const double stay[2] = {1, 1};
+  const double excess = 4 + 40 * (350.0 / 300 - 1);
+  std::vector<double> rewards;
+  StepResult r;
+  while (!r.done()) {
+    auto s = env->step(stay, obs);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    r = *s;
+    rewards.push_back(r.reward);
+  }
+  EXPECT_TRUE(r.truncated);
+  EXPECT_FALSE(r.terminated);
+  // 120 ticks (t = 0 … 59.5 s); decisions at ticks 0, 10, …, 110: 12 steps, the last one
+  // 9 ticks long. Windows close at ticks 59 (step 6) and 119 (step 12).
+  ASSERT_EQ(rewards.size(), 12u);
+  const double tok_per_step = 10 * 15 * 5.0 / 1000;  // 150 tok/s for 5 s, in thousands
+  for (size_t i = 0; i < 11; ++i) {
+    EXPECT_NEAR(rewards[i], tok_per_step - (i == 5 ? excess : 0), 1e-9) << i;
+  }
+  EXPECT_NEAR(rewards[11], 10 * 15 * 4.5 / 1000 - excess, 1e-9);
+  EXPECT_EQ(env->episode_stats().windows, 2);
+  EXPECT_EQ(env->episode_stats().violations, 2);
+  EXPECT_NEAR(env->episode_stats().tokens, 150 * 59.5, 1e-6);
+  EXPECT_NEAR(env->episode_stats().energy_j, 350 * 0.5 * 120, 1e-6);
+  int n = 0;
+  const PlantEpisodeStats fin = env->take_finished(n);
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(fin.violations, 2);
+}
+
+TEST(PlantEnv, ActionsMoveKnobsThroughTheLimiterAndCostChurn) {
+  EnvFixture fx;
+  fx.conc = 8;  // 280 W: under budget
+  auto env = fx.make(small_config());
+  std::array<double, kPlantObsDim> obs{};
+  ASSERT_TRUE(env->reset(1, obs).ok());
+  const double up_conc[2] = {2, 1};  // gen_concurrency up one rung (8 → 10), group stays
+  auto s = env->step(up_conc, obs);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(fx.last->gen_concurrency(), 10);
+  // Knob applied at t = 0: 100 tok/s for 5 s, minus one knob moved.
+  EXPECT_NEAR(s->reward, 10 * 10 * 5.0 / 1000 - 0.5, 1e-9);
+  EXPECT_EQ(env->episode_stats().knob_moves, 1);
+  EXPECT_NEAR(obs[10], 9.0 / 63, 1e-12);  // gen_concurrency_frac of 10 in 1..64
+}
+
+TEST(PlantEnv, RandomisesBudgetAndKeepsTrainingSeedsApart) {
+  EnvFixture fx;
+  PlantEnvConfig c = small_config();
+  c.budget_scale_lo = 0.85;
+  c.budget_scale_hi = 1.15;
+  c.ranges = {{"jobs.0.completion_median_tokens", 100, 200, false},
+              {"jobs.0.group_size", 4, 16, true}};
+  auto env = fx.make(c);
+  std::array<double, kPlantObsDim> obs{};
+  ASSERT_TRUE(env->reset(7, obs).ok());
+  ASSERT_TRUE(env->reset(8, obs).ok());
+  ASSERT_TRUE(env->reset(7, obs).ok());
+  ASSERT_EQ(fx.seen_overrides.size(), 4u);  // probe + 3 resets
+  EXPECT_TRUE(fx.seen_overrides[0].empty());
+  ASSERT_EQ(fx.seen_overrides[1].size(), 3u);
+  EXPECT_EQ(fx.seen_overrides[1][0].rfind("budget.watts=", 0), 0u);
+  const double watts = std::stod(fx.seen_overrides[1][0].substr(13));
+  EXPECT_GE(watts, 300 * 0.85);
+  EXPECT_LE(watts, 300 * 1.15);
+  EXPECT_EQ(fx.seen_overrides[1][2].rfind("jobs.0.group_size=", 0), 0u);
+  EXPECT_NE(fx.seen_overrides[1], fx.seen_overrides[2]);  // another seed, another draw
+  EXPECT_EQ(fx.seen_overrides[1], fx.seen_overrides[3]);  // same seed, same episode
+  for (uint64_t s : fx.seen_seeds) EXPECT_GE(s, c.plant_seed_base);
+}
+
+TEST(PlantEnv, RejectsAJobThePlantLacks) {
+  auto env = PlantEnv::create(
+      [](uint64_t, const std::vector<std::string>&) -> Result<PlantEpisode> {
+        auto p = std::make_unique<ScriptedPlant>();
+        PlantEpisode ep;
+        ep.budget = gpu_budget(300);
+        ep.plant = std::move(p);
+        return ep;
+      },
+      [] {
+        PlantEnvConfig c = small_config();
+        c.job = 3;
+        return c;
+      }());
+  ASSERT_FALSE(env.ok());
+  EXPECT_NE(env.status().message().find("job 3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fw::rl
