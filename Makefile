@@ -28,7 +28,7 @@ test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
 
 demo: build
-	$(BUILD)/flexwatt analyze data/examples/trace --budget-w 2400 --windows 0.5,10,30
+	$(BUILD)/flexwatt demo --out flexwatt-demo
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done
