@@ -79,6 +79,9 @@ int run_sim(int argc, char** argv) {
   nlohmann::json names = nlohmann::json::array();
   for (const auto& j : plant->info().jobs) names.push_back(j.name);
   meta["job_names"] = names;
+  nlohmann::json offsets = nlohmann::json::array();  // resolved phase offsets (fleet.start)
+  for (size_t j = 0; j < s.jobs.size(); ++j) offsets.push_back(plant->job_spec(j).start_offset_s);
+  meta["job_start_offsets_s"] = offsets;
   Status st = (*writer)->close(meta);
   if (!st.ok()) return fail("sim", st);
 

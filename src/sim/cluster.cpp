@@ -61,7 +61,7 @@ void Cluster::step() {
     JobState& st = jobs_[j];
     if (!st.started) {
       if (t0 + 1e-9 < s.start_s) continue;
-      start_job(s, st);
+      start_job(s, st, sim_.dt_s);
     }
     double x = 1.0;
     for (int gi : s.gpus) x = std::min(x, gpus_[gi].x);

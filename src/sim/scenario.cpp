@@ -65,8 +65,8 @@ Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
   return Status::Ok();
 }
 
-const std::vector<std::string> kCommonJobKeys = {"name",      "kind",    "gpus",
-                                                 "first_gpu", "start_s", "tp"};
+const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",          "first_gpu",
+                                                 "start_s", "tp",   "start_offset_s"};
 const std::vector<std::string> kGrpoKeys = {"model",
                                             "prompts_per_step",
                                             "group_size",
@@ -79,7 +79,8 @@ const std::vector<std::string> kGrpoKeys = {"model",
                                             "gen_concurrency_min",
                                             "gen_concurrency_max",
                                             "group_size_min",
-                                            "group_size_max"};
+                                            "group_size_max",
+                                            "generation_only"};
 const std::vector<std::string> kPretrainKeys = {
     "workload",     "tokens_per_iter", "iter_s",      "iter_jitter", "checkpoint_every_iters",
     "checkpoint_s", "stall_prob",      "stall_mean_s"};
@@ -115,6 +116,7 @@ Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
   FW_GET(g.completion_max_tokens, n.get_double("completion_max_tokens", 1024, 1, 1e6));
   FW_GET(int64_t mb, n.get_int("micro_batch_seqs", 8, 1, 4096));
   g.micro_batch_seqs = static_cast<int>(mb);
+  FW_GET(g.generation_only, n.get_bool("generation_only", false));
   g.kv_capacity_seqs = kv_capacity_seqs(g, gpu.preset->hbm_gb);
   const double free_gb =
       0.9 * gpu.preset->hbm_gb - g.model->weights_gb / g.tp - g.model->trainer_reserve_gb;
@@ -150,7 +152,7 @@ Status parse_pretrain(const ConfigNode& n, JobSpec& j) {
   return Status::Ok();
 }
 
-Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus,
+Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartStrategy start,
                   std::vector<JobSpec>& out) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_sequence()) return n.error("expected a list of jobs");
@@ -191,6 +193,12 @@ Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus,
     }
     next_gpu = static_cast<int>(first + count);
     FW_GET(j.start_s, e.get_double("start_s", 0, 0, 1e9));
+    if (e.has("start_offset_s") && start != StartStrategy::kManual) {
+      return e["start_offset_s"].error(
+          "conflicts with fleet.start: " + std::string(start_strategy_name(start)) +
+          " (per-job offsets need fleet.start: manual)");
+    }
+    FW_GET(j.start_offset_s, e.get_double("start_offset_s", 0, 0, 1e7));
     if (j.kind == JobKind::kGrpo) {
       FW_RETURN_IF_ERROR(parse_grpo(e, gpus[first], j));
     } else {
@@ -203,9 +211,15 @@ Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus,
 
 Result<Scenario> from_config(ConfigNode& root, const std::string& name,
                              const std::vector<std::string>& overrides) {
-  for (const auto& o : overrides) FW_RETURN_IF_ERROR(apply_override(root, o));
-  FW_RETURN_IF_ERROR(root.reject_unknown(
-      {"name", "description", "duration_s", "sample_period_s", "sim", "gpus", "budget", "jobs"}));
+  for (const auto& o : overrides) {
+    // `--set fleet.start=…` works on scenarios without a fleet section.
+    if (o.rfind("fleet.", 0) == 0 && root.is_map() && !root.has("fleet")) {
+      root.raw()["fleet"] = YAML::Node(YAML::NodeType::Map);
+    }
+    FW_RETURN_IF_ERROR(apply_override(root, o));
+  }
+  FW_RETURN_IF_ERROR(root.reject_unknown({"name", "description", "duration_s", "sample_period_s",
+                                          "sim", "gpus", "budget", "jobs", "fleet"}));
   Scenario s;
   s.path = name;
   s.overrides = overrides;
@@ -229,7 +243,17 @@ Result<Scenario> from_config(ConfigNode& root, const std::string& name,
   }
   FW_RETURN_IF_ERROR(parse_gpus(root["gpus"], s.gpus));
   FW_RETURN_IF_ERROR(parse_budget(root["budget"], s.budget));
-  FW_RETURN_IF_ERROR(parse_jobs(root["jobs"], s.gpus, s.jobs));
+  const ConfigNode fleet = root["fleet"];
+  if (fleet.defined()) {
+    if (!fleet.is_map()) return fleet.error("expected a map, e.g. {start: staggered}");
+    FW_RETURN_IF_ERROR(fleet.reject_unknown({"start"}));
+    FW_GET(std::string start, fleet.get_string("start", "manual"));
+    if (!start_strategy_from_name(start, s.fleet_start)) {
+      return fleet["start"].error("'" + start +
+                                  "' is not one of manual, aligned, random, staggered");
+    }
+  }
+  FW_RETURN_IF_ERROR(parse_jobs(root["jobs"], s.gpus, s.fleet_start, s.jobs));
   return s;
 }
 
@@ -266,8 +290,11 @@ nlohmann::json Scenario::to_json() const {
   j["gpus"] = g;
   nlohmann::json jobs_j = nlohmann::json::array();
   for (const auto& x : jobs) {
-    nlohmann::json o = {
-        {"name", x.name}, {"gpus", x.gpus}, {"start_s", x.start_s}, {"preset", x.preset}};
+    nlohmann::json o = {{"name", x.name},
+                        {"gpus", x.gpus},
+                        {"start_s", x.start_s},
+                        {"preset", x.preset},
+                        {"start_offset_s", x.start_offset_s}};
     if (x.kind == JobKind::kGrpo) {
       o["kind"] = "grpo";
       o["knobs"] = {{"gen_concurrency", x.grpo.gen_concurrency}, {"group_size", x.grpo.group_size}};
@@ -277,6 +304,7 @@ nlohmann::json Scenario::to_json() const {
       o["tp"] = x.grpo.tp;
       o["kv_capacity_seqs"] = x.grpo.kv_capacity_seqs;
       o["micro_batch_seqs"] = x.grpo.micro_batch_seqs;
+      o["generation_only"] = x.grpo.generation_only;
     } else {
       o["kind"] = "pretrain";
       o["moe"] = x.pretrain.model.moe;
@@ -295,11 +323,19 @@ nlohmann::json Scenario::to_json() const {
                  {"window_s", e.budget.window_s}});
   }
   j["budget"] = b;
+  j["fleet"] = {{"start", std::string(start_strategy_name(fleet_start))}};
   return j;
 }
 
+std::vector<JobSpec> resolve_jobs(const Scenario& s, uint64_t seed) {
+  std::vector<JobSpec> jobs = s.jobs;
+  const std::vector<double> off = start_offsets_s(jobs, s.fleet_start, s.sim.dt_s, seed);
+  for (size_t j = 0; j < jobs.size(); ++j) jobs[j].start_offset_s = off[j];
+  return jobs;
+}
+
 std::unique_ptr<Cluster> make_cluster(const Scenario& s, uint64_t seed) {
-  return std::make_unique<Cluster>(s.sim, s.gpus, s.jobs, seed);
+  return std::make_unique<Cluster>(s.sim, s.gpus, resolve_jobs(s, seed), seed);
 }
 
 std::unique_ptr<fw::Plant> make_plant(const Scenario& s, uint64_t seed) {

@@ -17,6 +17,7 @@
 #include "control/plant.hpp"
 #include "core/status.hpp"
 #include "sim/cluster.hpp"
+#include "sim/fleet_start.hpp"
 #include "sim/workload.hpp"
 
 namespace fw::sim {
@@ -32,6 +33,10 @@ struct Scenario {
   std::vector<GpuSpec> gpus;  // one per GPU, plant order
   std::vector<JobSpec> jobs;
   BudgetSchedule budget;  // at least one entry, the first at start_s 0
+  // `fleet: {start: manual|aligned|random|staggered}` (default manual): how the jobs' step
+  // cycles line up at the start (fleet_start.hpp). Offsets are resolved per run seed by
+  // make_cluster().
+  StartStrategy fleet_start = StartStrategy::kManual;
 
   // The parsed parameters (GPU models, jobs and knobs, budget) for meta.json.
   nlohmann::json to_json() const;
@@ -43,7 +48,10 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
 Result<Scenario> parse_scenario(const std::string& text, const std::string& name,
                                 const std::vector<std::string>& overrides);
 
-// The simulated plant (a sim::Cluster) for a scenario and run seed.
+// The jobs with their phase offsets (start_offset_s) resolved for the run seed.
+std::vector<JobSpec> resolve_jobs(const Scenario& s, uint64_t seed);
+
+// The simulated plant (a sim::Cluster) for a scenario and run seed (jobs from resolve_jobs).
 std::unique_ptr<Cluster> make_cluster(const Scenario& s, uint64_t seed);
 std::unique_ptr<fw::Plant> make_plant(const Scenario& s, uint64_t seed);
 

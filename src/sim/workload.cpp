@@ -255,7 +255,12 @@ void advance_grpo(const JobSpec& spec, JobState& st, double dt_s, double x, Acc&
           continue;
         }
         if (st.finish_heap.empty()) {
-          grpo_after_generate(spec, st);
+          if (p.generation_only) {  // proxy: the next rollout batch follows at once
+            st.steps_total += 1;
+            begin_grpo_step(spec, st);
+          } else {
+            grpo_after_generate(spec, st);
+          }
           continue;
         }
         const double b = static_cast<double>(st.finish_heap.size());
@@ -381,7 +386,7 @@ int kv_capacity_seqs(const GrpoParams& p, double hbm_gb) {
   return std::max(1, static_cast<int>(std::floor(free_gb / per_seq_gb)));
 }
 
-void start_job(const JobSpec& spec, JobState& st) {
+void start_job(const JobSpec& spec, JobState& st, double dt_s) {
   st.started = true;
   if (spec.kind == JobKind::kGrpo) {
     if (st.gen_concurrency <= 0) st.gen_concurrency = spec.grpo.gen_concurrency;
@@ -391,6 +396,12 @@ void start_job(const JobSpec& spec, JobState& st) {
     begin_grpo_step(spec, st);
   } else {
     pretrain_set_phase(spec, st, 0);
+  }
+  if (spec.start_offset_s > 0 && dt_s > 0) {
+    const int64_t n = static_cast<int64_t>(std::llround(spec.start_offset_s / dt_s));
+    for (int64_t k = 0; k < n; ++k) advance_job(spec, st, dt_s, 1.0);
+    st.tokens_total = 0;
+    st.steps_total = 0;
   }
 }
 

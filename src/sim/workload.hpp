@@ -76,6 +76,12 @@ struct GrpoParams {
   double completion_max_tokens = 1024;
   int micro_batch_seqs = 8;
   int kv_capacity_seqs = 0;  // derived at load time
+  // Rollout generation only: after the last sequence of a step finishes, the next step's
+  // generation begins at once (no scoring, update or weight sync). Models the research's
+  // generation-only proxy: its 72B sweeps and the occupancy controller's live validation ran
+  // rollout generation only ("validated on a generation proxy (99.9% of time)", "Sweeps used
+  // AWQ-72B as a generation-only proxy"; calibration.md §1a [2nd]). Default false.
+  bool generation_only = false;
 };
 
 struct PretrainParams {
@@ -96,6 +102,10 @@ struct JobSpec {
   std::string preset;  // model / workload preset name
   std::vector<int> gpus;
   double start_s = 0;  // the job (and its CUDA contexts) starts here
+  // Phase offset: at start_s the job is already start_offset_s into its run (it was run
+  // alone, unthrottled, for that long before the trace begins; its progress counters
+  // restart at 0). Set per job or by the scenario's fleet.start strategy (fleet_start.hpp).
+  double start_offset_s = 0;
   GrpoParams grpo;
   PretrainParams pretrain;
   // Knob ranges (GRPO only).
@@ -125,8 +135,9 @@ struct JobState {
   double iters_since_ckpt = 0;
 };
 
-// Starts the job (at its start time).
-void start_job(const JobSpec& spec, JobState& st);
+// Starts the job (at its start time), then advances it alone at full clock by
+// spec.start_offset_s in steps of dt_s and zeroes its progress counters (phase offset).
+void start_job(const JobSpec& spec, JobState& st, double dt_s = 0.1);
 // Advances the job by dt_s at clock ratio x (slowest GPU); returns the time-weighted load.
 Load advance_job(const JobSpec& spec, JobState& st, double dt_s, double x);
 // KV-cache capacity in sequences per replica from model size, TP degree and GPU memory.
