@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "control/actuator.hpp"
+#include "control/fleet_controller.hpp"
 #include "control/oracle_controller.hpp"
 #include "control/pid_controller.hpp"
 #include "control/static_controller.hpp"
@@ -109,6 +110,37 @@ FW_CONTROLLER(
        };
        return p;
      }});
+
+FW_CONTROLLER({"fleet",
+               "split a fleet budget across jobs; hold each to its share with gen_concurrency (PI)",
+               "",
+               {{"period_s", "5", "decision period, s"},
+                {"measure_s", "5", "trailing span of each job's demand, s"},
+                {"target", "0.95", "fraction of the budget the shares add up to"},
+                {"grow", "0.1", "a share may exceed the job's demand by this fraction"},
+                {"weight", "nameplate", "split weights: nameplate or demand"},
+                {"ki", "1.5", "integral gain (log-concurrency per unit relative error)"},
+                {"kp", "1.0", "proportional gain"}},
+               [](const ControllerOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+                 FleetControllerConfig c;
+                 FW_ASSIGN_OR_RETURN(c.period_s, o.get_double("period_s", 5, 0.1, 1e6));
+                 FW_ASSIGN_OR_RETURN(c.measure_s, o.get_double("measure_s", 5, 0.1, 1e6));
+                 FW_ASSIGN_OR_RETURN(c.target, o.get_double("target", 0.95, 0.01, 1));
+                 FW_ASSIGN_OR_RETURN(c.grow, o.get_double("grow", 0.1, 0, 10));
+                 FW_ASSIGN_OR_RETURN(c.ki, o.get_double("ki", 1.5, 0, 100));
+                 FW_ASSIGN_OR_RETURN(c.kp, o.get_double("kp", 1.0, 0, 100));
+                 const std::string w = o.get_string("weight", "nameplate");
+                 if (w == "nameplate") {
+                   c.weight = FleetControllerConfig::Weight::kNameplate;
+                 } else if (w == "demand") {
+                   c.weight = FleetControllerConfig::Weight::kDemand;
+                 } else {
+                   return Status::InvalidArgument("fleet: weight=" + w +
+                                                  ": expected nameplate or demand");
+                 }
+                 return PreparedController{
+                     [c](uint64_t) { return std::make_unique<FleetController>(c); }};
+               }});
 
 FW_CONTROLLER({"threshold",
                "hysteresis: step down above upper x budget, up below lower x budget",
