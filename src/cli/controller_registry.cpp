@@ -54,7 +54,7 @@ const ControllerOption kKnobOption{
     "gen_concurrency, group_size"};
 
 FW_CONTROLLER({"uncontrolled",
-               "knobs at their configured maxima, caps at the device default",
+               "knobs at the job's configured values (as it runs without flexwatt), caps at default",
                "",
                {{"period_s", "10", "decision period, s"}},
                [](const ControllerOptions& o, const ControllerEnv&) -> Result<PreparedController> {

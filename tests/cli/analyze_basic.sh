@@ -4,10 +4,7 @@
 set -u
 bin=$1 src=$2
 fails=0
-check() {  # check NAME COMMAND...: the command must succeed
-  local name=$1; shift
-  if ! "$@"; then echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+source "$(dirname "$0")/lib/common.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -49,7 +46,6 @@ check "trace json tokens" grep -qE '"tokens": 85200(\.0)?,' "$out/trace.json"
 check "trace json energy from counters" grep -q '"energy_source": "counter"' "$out/trace.json"
 
 # Windows curve, oversubscription and cost (issue 6): keys, values, flags.
-jqt() { jq -e "$@" > /dev/null; }  # jqt FILTER FILE: the filter must give true
 for key in windows_curve oversubscription cost jobs simulated; do
   check "json has top-level $key" jqt "has(\"$key\")" "$j"
 done

@@ -5,11 +5,7 @@
 set -u
 bin=$1 src=$2
 fails=0
-check() {  # check NAME COMMAND...: the command must succeed
-  local name=$1; shift
-  if ! "$@"; then echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
-jqt() { jq -e "$@" > /dev/null; }  # jqt FILTER FILE: the filter must give true
+source "$(dirname "$0")/lib/common.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

@@ -7,10 +7,7 @@ bin=$1 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-check() {  # check NAME COMMAND...
-  local name=$1; shift
-  if ! "$@"; then echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+source "$(dirname "$0")/lib/common.sh"
 cd "$src" || exit 1
 out=$("$bin" demo --seeds 2 --duration-s 300 --out "$tmp/report" 2>&1); rc=$?
 check "demo exits 0 (got $rc)" test $rc -eq 0
