@@ -103,6 +103,27 @@ int run_train(int argc, char** argv) {
                  "reward lost per budget window above budget (reward unit: 1000 tokens)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
+  double excess_penalty = -1, margin = 0;
+  app.add_option("--excess-penalty", excess_penalty,
+                 "reward lost per unit of window mean / budget above 1 - margin "
+                 "(default: 10 x --violation-penalty)")
+      ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--margin", margin,
+                 "share of the budget below it where the excess penalty starts (0: only "
+                 "violated windows pay it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.5));
+  std::string actions = "step";
+  app.add_option("--actions", actions,
+                 "knob actions: step (down/stay/up one ladder rung) or level (choose a rung)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"step", "level"}));
+  app.add_option("--minibatches", pc.num_minibatches, "minibatches per epoch")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--ent-coef", pc.loss.ent_coef, "entropy coefficient")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--lr", pc.adam.lr, "Adam learning rate (annealed to 0)")
       ->capture_default_str()
       ->check(CLI::Range(1e-7, 1.0));
@@ -133,7 +154,9 @@ int run_train(int argc, char** argv) {
   ec.decision_period_s = r.decision_period_s;
   ec.episode_s = r.episode_s;
   ec.violation_penalty = violation_penalty;
-  ec.excess_penalty = 10 * violation_penalty;
+  ec.excess_penalty = excess_penalty >= 0 ? excess_penalty : 10 * violation_penalty;
+  ec.penalty_margin = margin;
+  ec.action_mode = actions == "level" ? rl::KnobActionMode::kLevel : rl::KnobActionMode::kStep;
   ec.budget_scale_lo = 1 - r.budget_jitter;
   ec.budget_scale_hi = 1 + r.budget_jitter;
   // Domain randomisation of the workload (assumption: ranges around the 7B preset's
@@ -197,6 +220,11 @@ int run_train(int argc, char** argv) {
                            {"budget_jitter", r.budget_jitter},
                            {"lr", pc.adam.lr},
                            {"violation_penalty", violation_penalty},
+                           {"excess_penalty", ec.excess_penalty},
+                           {"margin", margin},
+                           {"actions", actions},
+                           {"minibatches", pc.num_minibatches},
+                           {"ent_coef", pc.loss.ent_coef},
                            {"epochs", pc.update_epochs},
                            {"iterations", iterations},
                            {"seed", seed}};
@@ -306,6 +334,7 @@ int run_train(int argc, char** argv) {
                           {{"token_scale", ec.token_scale},
                            {"violation_penalty", ec.violation_penalty},
                            {"excess_penalty", ec.excess_penalty},
+                           {"penalty_margin", ec.penalty_margin},
                            {"churn_penalty", ec.churn_penalty}}},
                          {"recipe", recipe},
                          {"command", "flexwatt train " + scenario_path + " --iterations " +

@@ -13,6 +13,9 @@ Result<std::unique_ptr<PlantEnv>> PlantEnv::create(EpisodeFactory factory, Plant
   if (!(c.sample_period_s > 0) || !(c.decision_period_s > 0) || !(c.episode_s > 0)) {
     return Status::InvalidArgument("plant env: sample, decision and episode periods must be > 0");
   }
+  if (!(c.penalty_margin >= 0 && c.penalty_margin < 1)) {
+    return Status::InvalidArgument("plant env: penalty_margin must be in [0, 1)");
+  }
   if (!(c.budget_scale_lo > 0) || c.budget_scale_hi < c.budget_scale_lo) {
     return Status::InvalidArgument("plant env: budget scale range must satisfy 0 < lo <= hi");
   }
@@ -52,7 +55,7 @@ PlantEnv::PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal
 }
 
 const ObsSpec& PlantEnv::obs_spec() const { return plant_obs_spec(); }
-const ActionSpec& PlantEnv::action_spec() const { return plant_action_spec(); }
+const ActionSpec& PlantEnv::action_spec() const { return plant_action_spec(cfg_.action_mode); }
 
 Observation PlantEnv::observation() const {
   Observation o;
@@ -125,8 +128,9 @@ Result<double> PlantEnv::tick() {
       ++stats_.windows;
       if (mean > 1.0) {
         ++stats_.violations;
-        penalty += cfg_.violation_penalty + cfg_.excess_penalty * (mean - 1.0);
+        penalty += cfg_.violation_penalty;
       }
+      penalty += cfg_.excess_penalty * std::max(0.0, mean - (1.0 - cfg_.penalty_margin));
       window_sum_[i] = 0;
     }
   }
@@ -139,7 +143,8 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
   }
   // Decide at the current tick, as ControlLoop does: request → SafetyLimiter → write.
   for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
-  const int moved = apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_);
+  const int moved =
+      apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_, cfg_.action_mode);
   stats_.knob_moves += moved;
   const Command out = limiter_.apply(cmd_, observation());
   bool any = false;

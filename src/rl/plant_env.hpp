@@ -11,8 +11,10 @@
 // Reward of one decision (docs/rl.md "Plant environment"):
 //   tokens produced during the period / token_scale
 //   − for every budget window (tumbling, aligned to t = 0, as EpisodeMetrics) that closed
-//     during the period with mean power above the budget:
-//       violation_penalty + excess_penalty · (window mean / budget − 1)
+//     during the period: violation_penalty if its mean power is above the budget, plus
+//       excess_penalty · max(0, window mean / budget − (1 − penalty_margin))
+//     (penalty_margin 0: the excess term counts only violated windows; > 0: it also
+//     penalises windows that come within that share of the budget, a continuous signal)
 //   − churn_penalty · knobs moved.
 //
 // Domain randomisation, drawn per episode from the reset seed: the budget scaled uniformly
@@ -34,6 +36,7 @@
 #include "control/snapshot_ring.hpp"
 #include "core/rng.hpp"
 #include "rl/env.hpp"
+#include "rl/plant_features.hpp"
 
 namespace fw::rl {
 
@@ -60,6 +63,8 @@ struct PlantEnvConfig {
   double token_scale = 1000;
   double violation_penalty = 4;
   double excess_penalty = 40;
+  double penalty_margin = 0;  // share of the budget, 0..1
+  KnobActionMode action_mode = KnobActionMode::kStep;
   double churn_penalty = 0.02;
   LimiterConfig limiter;
   double budget_scale_lo = 1, budget_scale_hi = 1;

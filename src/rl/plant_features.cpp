@@ -12,24 +12,10 @@ constexpr double kSpanShortS = 10, kSpanMidS = 30, kSpanLongS = 120, kPeakSpanS 
 // any fixed scale works, the normaliser re-centres; these only make files readable).
 constexpr double kMinuteS = 60, kTokenRateScale = 100;
 
-// Mean and variance of a unit's power over the newest `k` samples.
+// Running sums over the newest samples of one unit, taken when the span is complete.
 struct SpanStats {
   double mean = 0, sd = 0, peak = 0;
 };
-
-SpanStats span_stats(const SnapshotRing& h, const std::vector<int>& gpus, size_t k) {
-  SpanStats s;
-  double sum = 0, sum2 = 0;
-  for (size_t a = 0; a < k; ++a) {
-    const double p = unit_power_w(h.at_age(a), gpus);
-    sum += p;
-    sum2 += p * p;
-    s.peak = std::max(s.peak, p);
-  }
-  s.mean = sum / static_cast<double>(k);
-  s.sd = std::sqrt(std::max(0.0, sum2 / static_cast<double>(k) - s.mean * s.mean));
-  return s;
-}
 
 // Samples read in (time_s − span_s, time_s], at least 1 (as Observation::samples_in).
 size_t samples_in(const SnapshotRing& h, double time_s, double span_s) {
@@ -37,6 +23,69 @@ size_t samples_in(const SnapshotRing& h, double time_s, double span_s) {
   const double cutoff = time_s - span_s + 1e-9;
   while (k < h.size() && h.at_age(k).time_s > cutoff) ++k;
   return k;
+}
+
+double span_mean(const SnapshotRing& h, const std::vector<int>& gpus, size_t k) {
+  double sum = 0;
+  for (size_t a = 0; a < k; ++a) sum += unit_power_w(h.at_age(a), gpus);
+  return sum / static_cast<double>(k);
+}
+
+// One pass over the history, newest first: the statistics of each trailing span (a span
+// ends at the first sample at or before its cutoff, or at a fixed count) and the newest two
+// step boundaries of `job`. Sums run in age order, so every span's figures are exactly those
+// of a separate pass over it. Allocates nothing.
+constexpr int kSpans = 6;
+struct HistoryPass {
+  // In: per span, a cutoff time (samples strictly newer count) or, if fixed_k > 0, a count.
+  double cutoff_s[kSpans] = {};
+  size_t fixed_k[kSpans] = {};
+  // Out.
+  SpanStats stats[kSpans];
+  size_t k[kSpans] = {};
+  double boundary_s[2] = {kUnset, kUnset};
+  int boundaries = 0;
+};
+
+void history_pass(const SnapshotRing& h, const std::vector<int>& gpus, size_t job,
+                  HistoryPass& hp) {
+  double sum = 0, sum2 = 0, peak = 0;
+  int open = kSpans;
+  bool done[kSpans] = {};
+  const size_t n = h.size();
+  for (size_t a = 0; a < n && (open > 0 || hp.boundaries < 2); ++a) {
+    const Snapshot& s = h.at_age(a);
+    const bool has_prev = a + 1 < n;
+    if (open > 0) {
+      const double p = unit_power_w(s, gpus);
+      sum += p;
+      sum2 += p * p;
+      peak = std::max(peak, p);
+      const size_t k = a + 1;
+      const double prev_t = has_prev ? h.at_age(a + 1).time_s : 0.0;
+      for (int j = 0; j < kSpans; ++j) {
+        if (done[j]) continue;
+        const bool end =
+            !has_prev || (hp.fixed_k[j] > 0 ? k >= hp.fixed_k[j] : !(prev_t > hp.cutoff_s[j]));
+        if (!end) continue;
+        done[j] = true;
+        --open;
+        SpanStats& st = hp.stats[j];
+        const double kd = static_cast<double>(k);
+        st.mean = sum / kd;
+        st.sd = std::sqrt(std::max(0.0, sum2 / kd - st.mean * st.mean));
+        st.peak = peak;
+        hp.k[j] = k;
+      }
+    }
+    if (has_prev && hp.boundaries < 2) {
+      const Snapshot& prev = h.at_age(a + 1);
+      if (job < s.jobs.size() && job < prev.jobs.size() &&
+          s.jobs[job].steps_total > prev.jobs[job].steps_total) {
+        hp.boundary_s[hp.boundaries++] = s.time_s;
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -55,10 +104,25 @@ const ObsSpec& plant_obs_spec() {
   return spec;
 }
 
-const ActionSpec& plant_action_spec() {
-  static const ActionSpec spec =
+const ActionSpec& plant_action_spec(KnobActionMode mode) {
+  static const ActionSpec step =
       ActionSpec::categorical({std::string(kKnobNames[0]), std::string(kKnobNames[1])}, {3, 3});
-  return spec;
+  static const ActionSpec level = ActionSpec::categorical(
+      {std::string(kKnobNames[0]), std::string(kKnobNames[1])}, {kKnobLevels[0], kKnobLevels[1]});
+  return mode == KnobActionMode::kLevel ? level : step;
+}
+
+Result<KnobActionMode> knob_action_mode(const ActionSpec& spec) {
+  for (KnobActionMode m : {KnobActionMode::kStep, KnobActionMode::kLevel}) {
+    const ActionSpec& want = plant_action_spec(m);
+    if (spec.kind == want.kind && spec.names == want.names && spec.categories == want.categories) {
+      return m;
+    }
+  }
+  return Status::InvalidArgument(
+      "policy action spec does not match: expected categorical over gen_concurrency, "
+      "group_size with {3, 3} options (down, stay, up) or {" +
+      std::to_string(kKnobLevels[0]) + ", " + std::to_string(kKnobLevels[1]) + "} levels");
 }
 
 void build_plant_features(const Observation& obs, size_t job, std::span<double> out) {
@@ -67,42 +131,52 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
   const double budget_w = obs.budget->watts;
   const double dt = obs.sample_period_s;
 
-  // The job's worst budget unit: the one with the highest trailing budget-window mean.
+  // The job's worst budget unit: the one with the highest trailing budget-window mean
+  // (a separate pass per unit only when the job spans several).
   const BudgetUnits& units = *obs.units;
   const std::vector<int>* gpus = nullptr;
-  const size_t k_window = samples_in(h, obs.time_s, obs.budget->window_s);
-  double worst = -1;
-  auto consider = [&](size_t u) {
-    const double m = span_stats(h, units.units[u], k_window).mean;
-    if (m > worst) {
-      worst = m;
-      gpus = &units.units[u];
-    }
+  const bool own = job < units.units_of_job.size() && !units.units_of_job[job].empty();
+  const size_t n_units = own ? units.units_of_job[job].size() : units.size();
+  auto unit_at = [&](size_t i) {
+    return own ? static_cast<size_t>(units.units_of_job[job][i]) : i;
   };
-  if (job < units.units_of_job.size() && !units.units_of_job[job].empty()) {
-    for (int u : units.units_of_job[job]) consider(static_cast<size_t>(u));
-  } else {
-    for (size_t u = 0; u < units.size(); ++u) consider(u);
+  if (n_units == 1) {
+    gpus = &units.units[unit_at(0)];
+  } else if (n_units > 1) {
+    const size_t k_window = samples_in(h, obs.time_s, obs.budget->window_s);
+    double worst = -1;
+    for (size_t i = 0; i < n_units; ++i) {
+      const double m = span_mean(h, units.units[unit_at(i)], k_window);
+      if (m > worst) {
+        worst = m;
+        gpus = &units.units[unit_at(i)];
+      }
+    }
   }
-  if (gpus != nullptr && budget_w > 0) {
-    const auto rel = [&](double span_s) {
-      return span_stats(h, *gpus, samples_in(h, obs.time_s, span_s)).mean / budget_w;
-    };
-    out[0] = unit_power_w(h.newest(), *gpus) / budget_w;
-    const SpanStats s10 = span_stats(h, *gpus, samples_in(h, obs.time_s, kSpanShortS));
-    out[1] = s10.mean / budget_w;
-    out[2] = rel(kSpanMidS);
-    out[3] = rel(kSpanLongS);
-    out[4] = worst / budget_w;
-    out[5] = s10.sd / budget_w;
-    out[6] = span_stats(h, *gpus, samples_in(h, obs.time_s, kPeakSpanS)).peak / budget_w;
 
-    // Tumbling window (aligned to t = 0) containing this sample.
-    const long n = std::max<long>(1, std::lround(obs.budget->window_s / dt));
-    const long i = std::lround(obs.time_s / dt);
-    const long k = i % n + 1;  // samples of this window so far, this one included
-    const size_t have = std::min<size_t>(static_cast<size_t>(k), h.size());
-    const double m = span_stats(h, *gpus, have).mean / budget_w;
+  // Tumbling window (aligned to t = 0) containing this sample.
+  const long n = std::max<long>(1, std::lround(obs.budget->window_s / dt));
+  const long i = std::lround(obs.time_s / dt);
+  const long k = i % n + 1;  // samples of this window so far, this one included
+
+  enum { kS10, kS30, kS120, kS60, kSWin, kSTumble };
+  HistoryPass hp;
+  const double span_s[kSpans] = {kSpanShortS,          kSpanMidS, kSpanLongS, kPeakSpanS,
+                                 obs.budget->window_s, 0.0};
+  for (int j = 0; j < kSpans; ++j) hp.cutoff_s[j] = obs.time_s - span_s[j] + 1e-9;
+  hp.fixed_k[kSTumble] = static_cast<size_t>(k);
+  static const std::vector<int> kNoGpus;
+  history_pass(h, gpus != nullptr ? *gpus : kNoGpus, job, hp);
+
+  if (gpus != nullptr && budget_w > 0) {
+    out[0] = unit_power_w(h.newest(), *gpus) / budget_w;
+    out[1] = hp.stats[kS10].mean / budget_w;
+    out[2] = hp.stats[kS30].mean / budget_w;
+    out[3] = hp.stats[kS120].mean / budget_w;
+    out[4] = hp.stats[kSWin].mean / budget_w;
+    out[5] = hp.stats[kS10].sd / budget_w;
+    out[6] = hp.stats[kS60].peak / budget_w;
+    const double m = hp.stats[kSTumble].mean / budget_w;
     out[7] = static_cast<double>(k) / static_cast<double>(n);
     out[8] = m;
     out[9] = k < n ? std::clamp((n - k * m) / static_cast<double>(n - k), -1.0, 3.0) : 1.0;
@@ -137,23 +211,11 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
       break;
   }
 
-  // Step boundaries: samples where steps_total grew, newest first.
-  double boundary_s[2] = {kUnset, kUnset};
-  int found = 0;
-  for (size_t a = 0; a + 1 < h.size() && found < 2; ++a) {
-    const Snapshot& s = h.at_age(a);
-    const Snapshot& prev = h.at_age(a + 1);
-    if (job < s.jobs.size() && job < prev.jobs.size() &&
-        s.jobs[job].steps_total > prev.jobs[job].steps_total) {
-      boundary_s[found++] = s.time_s;
-    }
-  }
   const double oldest_s = h.at_age(h.size() - 1).time_s;
-  out[17] = (obs.time_s - (found > 0 ? boundary_s[0] : oldest_s)) / kMinuteS;
-  out[18] = found > 1 ? (boundary_s[0] - boundary_s[1]) / kMinuteS : 0.0;
+  out[17] = (obs.time_s - (hp.boundaries > 0 ? hp.boundary_s[0] : oldest_s)) / kMinuteS;
+  out[18] = hp.boundaries > 1 ? (hp.boundary_s[0] - hp.boundary_s[1]) / kMinuteS : 0.0;
 
-  const size_t k30 = samples_in(h, obs.time_s, kSpanMidS);
-  const Snapshot& then = h.at_age(k30 - 1);
+  const Snapshot& then = h.at_age(hp.k[kS30] - 1);
   const double span = now.time_s - then.time_s;
   if (span > 0 && job < then.jobs.size()) {
     out[19] = (now.jobs[job].tokens_total - then.jobs[job].tokens_total) / span / kTokenRateScale;
@@ -181,8 +243,26 @@ double knob_rung(const KnobRange& r, double current, int direction) {
   return cur;
 }
 
+namespace {
+// Next rung up: max(v + step, round(1.25·v)), capped at max.
+double ladder_next(const KnobRange& r, double v) {
+  const double step = r.step > 0 ? r.step : 1;
+  const double g = std::round(v * 1.25 / step) * step;
+  return std::min(r.max, std::max(v + step, g));
+}
+}  // namespace
+
+double knob_level(const KnobRange& r, int level, int levels) {
+  int rungs = 1;
+  for (double v = r.min; v < r.max; v = ladder_next(r, v)) ++rungs;
+  const long want = std::lround(static_cast<double>(level) * (rungs - 1) / (levels - 1));
+  double v = r.min;
+  for (long i = 0; i < want && v < r.max; ++i) v = ladder_next(r, v);
+  return v;
+}
+
 int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
-                      std::span<const double> action, Command& cmd) {
+                      std::span<const double> action, Command& cmd, KnobActionMode mode) {
   int moved = 0;
   if (job >= info.jobs.size() || job >= cmd.knobs.size()) return 0;
   for (int q = 0; q < kNumKnobs && q < static_cast<int>(action.size()); ++q) {
@@ -192,9 +272,15 @@ int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
     double cur = job < latest.jobs.size() ? latest.jobs[job].knobs[q] : kUnset;
     if (std::isnan(cur)) cur = info.jobs[job].default_knobs[q];
     if (std::isnan(cur)) cur = r.max;
-    const int dir = static_cast<int>(std::lround(action[q])) - 1;
-    if (dir == 0) continue;
-    const double target = knob_rung(r, cur, dir);
+    double target = cur;
+    if (mode == KnobActionMode::kLevel) {
+      const int lv = std::clamp(static_cast<int>(std::lround(action[q])), 0, kKnobLevels[q] - 1);
+      target = knob_level(r, lv, kKnobLevels[q]);
+    } else {
+      const int dir = static_cast<int>(std::lround(action[q])) - 1;
+      if (dir == 0) continue;
+      target = knob_rung(r, cur, dir);
+    }
     if (target != cur) {
       cmd.knobs[job][q] = target;
       ++moved;

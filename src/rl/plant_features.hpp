@@ -20,6 +20,7 @@
 #include "control/command.hpp"
 #include "control/observation.hpp"
 #include "control/plant.hpp"
+#include "core/status.hpp"
 #include "rl/spec.hpp"
 
 namespace fw::rl {
@@ -29,7 +30,11 @@ inline constexpr int kPlantObsDim = 20;
 // Names of the entries, in order; the policy file stores them and the controller rejects a
 // policy whose names differ.
 const ObsSpec& plant_obs_spec();
-const ActionSpec& plant_action_spec();
+enum class KnobActionMode { kStep, kLevel };
+inline constexpr int kKnobLevels[2] = {16, 10};  // gen_concurrency, group_size (kLevel)
+const ActionSpec& plant_action_spec(KnobActionMode mode = KnobActionMode::kStep);
+// The mode whose spec equals `spec`; InvalidArgument naming both accepted forms otherwise.
+Result<KnobActionMode> knob_action_mode(const ActionSpec& spec);
 
 // Writes job `job`'s observation into out. REQUIRES: out.size() == kPlantObsDim, obs valid
 // (control/observation.hpp), job < obs.plant->jobs.size(). Deterministic; allocates nothing.
@@ -40,10 +45,16 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
 // nearest `current`, clamped to the range.
 double knob_rung(const KnobRange& range, double current, int direction);
 
-// Sets cmd.knobs[job] from a categorical action (entries 0..2 per knob), starting from the
-// settings measured in `latest`. Returns the number of knobs asked to move (churn).
+// The ladder rung at fraction level/(levels−1) of the ladder (rung index rounded to nearest).
+// REQUIRES: levels >= 2, 0 <= level < levels.
+double knob_level(const KnobRange& range, int level, int levels);
+
+// Sets cmd.knobs[job] from a categorical action (kStep: entries 0..2 per knob, moved from
+// the settings measured in `latest`; kLevel: absolute levels). Only a target that differs
+// from the measured setting is commanded. Returns the number of knobs asked to move (churn).
 // REQUIRES: cmd.knobs.size() > job, action.size() == 2. Allocates nothing.
 int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
-                      std::span<const double> action, Command& cmd);
+                      std::span<const double> action, Command& cmd,
+                      KnobActionMode mode = KnobActionMode::kStep);
 
 }  // namespace fw::rl

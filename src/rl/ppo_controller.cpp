@@ -27,22 +27,14 @@ Result<std::unique_ptr<PpoController>> PpoController::create(Policy policy, doub
         "; " + std::to_string(policy.obs_spec().dim()) + " entries, expected " +
         std::to_string(kPlantObsDim) + "): retrain it with `flexwatt train`");
   }
-  const ActionSpec& want = plant_action_spec();
-  const ActionSpec& got = policy.action_spec();
-  const std::string act_diff = first_difference(got.names, want.names);
-  if (got.kind != want.kind || !act_diff.empty() || got.categories != want.categories) {
-    return Status::InvalidArgument(
-        "policy action spec does not match: expected categorical {down, stay, up} over "
-        "gen_concurrency, group_size" +
-        (act_diff.empty() ? std::string() : " (" + act_diff + ")"));
-  }
+  FW_ASSIGN_OR_RETURN(KnobActionMode mode, knob_action_mode(policy.action_spec()));
   if (!(period_s > 0)) {
     period_s = policy.metadata().value("decision_period_s", 5.0);
     if (!(period_s > 0)) {
       return Status::InvalidArgument("policy metadata.decision_period_s must be > 0");
     }
   }
-  return std::unique_ptr<PpoController>(new PpoController(std::move(policy), period_s));
+  return std::unique_ptr<PpoController>(new PpoController(std::move(policy), period_s, mode));
 }
 
 Status PpoController::check_plant(const Policy& policy, const PlantInfo& info) {
@@ -57,9 +49,10 @@ Status PpoController::check_plant(const Policy& policy, const PlantInfo& info) {
                                  "exposes either knob");
 }
 
-PpoController::PpoController(Policy policy, double period_s)
+PpoController::PpoController(Policy policy, double period_s, KnobActionMode mode)
     : policy_(std::move(policy)),
       period_s_(period_s),
+      mode_(mode),
       obs_buf_(kPlantObsDim, 0.0),
       act_buf_(2, 0.0) {}
 
@@ -74,7 +67,7 @@ const Command& PpoController::decide(const Observation& obs) {
     if (!any) continue;
     build_plant_features(obs, j, obs_buf_);
     policy_.act(obs_buf_, act_buf_);
-    apply_knob_action(info, obs.latest(), j, act_buf_, cmd_);
+    apply_knob_action(info, obs.latest(), j, act_buf_, cmd_, mode_);
   }
   return cmd_;
 }

@@ -15,6 +15,7 @@
 
 #include "control/controller.hpp"
 #include "core/status.hpp"
+#include "rl/plant_features.hpp"
 #include "rl/policy.hpp"
 
 namespace fw::rl {
@@ -38,9 +39,10 @@ class PpoController : public Controller {
   const Policy& policy() const { return policy_; }
 
  private:
-  PpoController(Policy policy, double period_s);
+  PpoController(Policy policy, double period_s, KnobActionMode mode);
   Policy policy_;
   double period_s_;
+  KnobActionMode mode_;
   Command cmd_;
   std::vector<double> obs_buf_, act_buf_;
 };

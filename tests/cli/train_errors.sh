@@ -26,12 +26,8 @@ expect2 "bad checkpoint" "not a flexwatt train checkpoint" train "$scn" --out "$
 expect2 "missing policy" "nope.json" eval "$scn" --controllers ppo:nope.json
 expect2 "ppo without path" "needs an argument" eval "$scn" --controllers ppo
 # A policy file whose observation spec is not this flexwatt's.
-python3 - "$src/policies/grpo-7b-a100.json" "$tmp/renamed.json" <<'PY'
-import json, sys
-p = json.load(open(sys.argv[1]))
-p["observation"]["names"][1] = "power_11s_rel"
-json.dump(p, open(sys.argv[2], "w"))
-PY
+jq '.observation.names[1] = "power_11s_rel"' "$src/policies/grpo-7b-a100.json" \
+  >"$tmp/renamed.json"
 expect2 "mismatched observation spec" "observation spec does not match.*power_11s_rel" \
   eval "$scn" --controllers "ppo:$tmp/renamed.json"
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi

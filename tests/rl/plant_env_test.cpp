@@ -133,6 +133,23 @@ TEST(PlantFeatures, KnobLadderIsGeometric) {
   EXPECT_EQ(knob_rung(gc, 16, +1), 20);
 }
 
+TEST(PlantFeatures, KnobLevelsSpanTheLadderAndModesRoundTrip) {
+  const KnobRange gs{true, 1, 16, 1};  // rungs 1 2 3 4 5 6 8 10 13 16: one per level
+  const int want[10] = {1, 2, 3, 4, 5, 6, 8, 10, 13, 16};
+  for (int l = 0; l < 10; ++l) EXPECT_EQ(knob_level(gs, l, 10), want[l]) << l;
+  const KnobRange gc{true, 1, 64, 1};
+  EXPECT_EQ(knob_level(gc, 0, 16), 1);
+  EXPECT_EQ(knob_level(gc, 15, 16), 64);
+  EXPECT_EQ(knob_level(gc, 7, 16), 10);  // rung round(7·16/15) = 7 of 1 2 3 4 5 6 8 10 …
+  for (KnobActionMode m : {KnobActionMode::kStep, KnobActionMode::kLevel}) {
+    auto got = knob_action_mode(plant_action_spec(m));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(*got, m);
+  }
+  EXPECT_FALSE(
+      knob_action_mode(ActionSpec::categorical({"gen_concurrency", "group_size"}, {3, 4})).ok());
+}
+
 // Reward accounting on the scripted plant: 300 W budget over 30 s windows, 5 s decisions,
 // 60 s episodes.
 struct EnvFixture {
@@ -205,6 +222,42 @@ TEST(PlantEnv, RewardIsTokensMinusWindowPenaltyMinusChurn) {
   const PlantEpisodeStats fin = env->take_finished(n);
   EXPECT_EQ(n, 1);
   EXPECT_EQ(fin.violations, 2);
+}
+
+TEST(PlantEnv, MarginChargesTheExcessOnWindowsNearTheBudget) {
+  EnvFixture fx;
+  fx.conc = 8;  // 280 W against 300 W: no violation, but within a 10 % margin
+  PlantEnvConfig c = small_config();
+  c.penalty_margin = 0.1;
+  auto env = fx.make(c);
+  std::array<double, kPlantObsDim> obs{};
+  ASSERT_TRUE(env->reset(42, obs).ok());
+  const double stay[2] = {1, 1};
+  double total = 0;
+  StepResult r;
+  while (!r.done()) {
+    auto s = env->step(stay, obs);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    r = *s;
+    total += r.reward;
+  }
+  EXPECT_EQ(env->episode_stats().violations, 0);
+  const double tokens_k = env->episode_stats().tokens / 1000;
+  EXPECT_NEAR(total, tokens_k - 2 * 40 * (280.0 / 300 - 0.9), 1e-9);
+}
+
+TEST(PlantEnv, LevelActionsSetTheKnobDirectly) {
+  EnvFixture fx;
+  PlantEnvConfig c = small_config();
+  c.action_mode = KnobActionMode::kLevel;
+  auto env = fx.make(c);
+  EXPECT_EQ(env->action_spec().categories, (std::vector<int>{kKnobLevels[0], kKnobLevels[1]}));
+  std::array<double, kPlantObsDim> obs{};
+  ASSERT_TRUE(env->reset(1, obs).ok());
+  const double lv[2] = {6, 9};  // gen_concurrency rung 6 (8, from 10); group_size 16 (from 8)
+  ASSERT_TRUE(env->step(lv, obs).ok());
+  EXPECT_EQ(fx.last->gen_concurrency(), 8);
+  EXPECT_EQ(env->episode_stats().knob_moves, 2);
 }
 
 TEST(PlantEnv, ActionsMoveKnobsThroughTheLimiterAndCostChurn) {
