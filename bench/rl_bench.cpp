@@ -5,7 +5,8 @@
 //
 // Shipped policy (policies/grpo-7b-a100.json; run from the repository root, as `make bench`
 // does): BM_ShippedPolicyTrainIteration times one PPO iteration of its recorded recipe
-// (metadata.recipe, on the simulated scenario) and reports the whole training's wall time as
+// (metadata.recipe: envs, action mode, reward with margin, lr, epochs, minibatches, entropy
+// coefficient; on the simulated scenario) and reports the whole training's wall time as
 // time per iteration x metadata.iterations (counter train_total_s; target <= 300 s on 2
 // cores). BM_PpoControllerDecide times one decision of the ppo controller (features +
 // policy + knob command) on a simulated plant's history.
@@ -152,6 +153,9 @@ void BM_ShippedPolicyTrainIteration(benchmark::State& state) {
   ec.excess_penalty = meta["reward"]["excess_penalty"];
   ec.churn_penalty = meta["reward"]["churn_penalty"];
   ec.token_scale = meta["reward"]["token_scale"];
+  ec.penalty_margin = meta["reward"].value("penalty_margin", 0.0);
+  ec.action_mode =
+      recipe.value("actions", "step") == "level" ? KnobActionMode::kLevel : KnobActionMode::kStep;
   for (const auto& r : meta["randomization"]["ranges"]) {
     const std::string key = r["key"];
     ec.ranges.push_back({key, r["lo"], r["hi"],
@@ -172,12 +176,12 @@ void BM_ShippedPolicyTrainIteration(benchmark::State& state) {
   pc.hidden = {64, 64};
   pc.adam.lr = recipe["lr"];
   pc.update_epochs = recipe["epochs"];
-  pc.loss.ent_coef = 0.01;
+  pc.loss.ent_coef = recipe.value("ent_coef", 0.01);
   const int64_t every =
       static_cast<int64_t>(std::ceil(ec.decision_period_s / ec.sample_period_s - 1e-9));
   const int64_t ticks = std::llround(ec.episode_s / ec.sample_period_s);
   pc.num_steps = static_cast<int>((ticks - 1 + every - 1) / every);
-  pc.num_minibatches = 4;
+  pc.num_minibatches = recipe.value("minibatches", 4);
   while (pc.num_minibatches > 1 && (pc.num_steps * n_env) % pc.num_minibatches != 0)
     --pc.num_minibatches;
   auto trainer = PpoTrainer::create(std::move(envs), pc);
@@ -228,7 +232,10 @@ void BM_PpoControllerDecide(benchmark::State& state) {
     const Command& c = (*ctrl)->decide(obs);
     benchmark::DoNotOptimize(c.knobs.data());
   }
-  state.SetLabel("features (300 s history) + 20-64-64-(3+3) policy + knob command");
+  std::string label = "features (300 s history) + 20-64-64-(";
+  const std::vector<int>& cats = policy->action_spec().categories;
+  for (size_t i = 0; i < cats.size(); ++i) label += (i ? "+" : "") + std::to_string(cats[i]);
+  state.SetLabel(label + ") shipped policy + knob command");
 }
 BENCHMARK(BM_PpoControllerDecide);
 

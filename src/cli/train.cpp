@@ -52,6 +52,16 @@ std::string csv_num(double v) {
   return b;
 }
 
+std::string shell_quote(const std::string& a) {
+  const bool plain = !a.empty() && a.find_first_not_of(
+                                       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                       "0123456789_./=:,+-") == std::string::npos;
+  if (plain) return a;
+  std::string q = "'";
+  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 int run_train(int argc, char** argv) {
   CLI::App app(
       "Train the PPO meta-controller on a simulated scenario: it reads measured power and "
@@ -59,7 +69,8 @@ int run_train(int argc, char** argv) {
       "tokens. Writes the policy (weights, normaliser, specs, scenario family, seed, version), "
       "a training log CSV and a checkpoint (OUT.ckpt.json) that --resume continues from.\n"
       "Training episodes use plant seeds >= 2^41, disjoint from evaluation seeds.\n\nExample:\n"
-      "  flexwatt train scenarios/grpo-7b-a100.yaml --iterations 400 --seed 1 "
+      "  flexwatt train scenarios/grpo-7b-a100.yaml --iterations 800 --envs 16 --actions level "
+      "--violation-penalty 6 --excess-penalty 40 --margin 0.03 --seed 1 "
       "--out policies/grpo-7b-a100.json",
       "train");
   std::string scenario_path, out, log_path, resume;
@@ -115,7 +126,8 @@ int run_train(int argc, char** argv) {
       ->check(CLI::Range(0.0, 0.5));
   std::string actions = "step";
   app.add_option("--actions", actions,
-                 "knob actions: step (down/stay/up one ladder rung) or level (choose a rung)")
+                 "knob actions: step (down/stay/up one ladder rung) or level (choose a rung of "
+                 "the level ladder, every gen_concurrency in 8..16)")
       ->capture_default_str()
       ->check(CLI::IsMember({"step", "level"}));
   app.add_option("--minibatches", pc.num_minibatches, "minibatches per epoch")
@@ -136,6 +148,10 @@ int run_train(int argc, char** argv) {
   app.add_flag("--json", json, "print the final summary as JSON on stdout");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   pc.gamma = gamma;
+  // The command as given, every flag included (argv[0] is the verb), each argument quoted for
+  // a POSIX shell when it holds anything beyond [A-Za-z0-9_./=:,+-].
+  std::string command_line = "flexwatt";
+  for (int i = 0; i < argc; ++i) command_line += " " + shell_quote(argv[i]);
   pc.seed = static_cast<uint64_t>(seed);
 
   auto base = sim::load_scenario(scenario_path, sets);
@@ -337,9 +353,7 @@ int run_train(int argc, char** argv) {
                            {"penalty_margin", ec.penalty_margin},
                            {"churn_penalty", ec.churn_penalty}}},
                          {"recipe", recipe},
-                         {"command", "flexwatt train " + scenario_path + " --iterations " +
-                                         std::to_string(iterations) + " --seed " +
-                                         std::to_string(seed) + " --out " + out}};
+                         {"command", command_line}};
   for (const auto& g : scenario.gpus) meta["gpu_models"].push_back(g.model);
   for (const auto& rr : ec.ranges) {
     meta["randomization"]["ranges"].push_back({{"key", rr.key}, {"lo", rr.lo}, {"hi", rr.hi}});

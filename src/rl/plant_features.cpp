@@ -119,6 +119,14 @@ Result<KnobActionMode> knob_action_mode(const ActionSpec& spec) {
       return m;
     }
   }
+  if (spec.kind == ActionSpec::Kind::kCategorical &&
+      spec.categories == std::vector<int>{kOldKnobLevels[0], kOldKnobLevels[1]}) {
+    return Status::InvalidArgument(
+        "policy uses level actions with {16, 10} levels, the gen_concurrency ladder before its "
+        "dense 8..16 band; this build uses {" +
+        std::to_string(kKnobLevels[0]) + ", " + std::to_string(kKnobLevels[1]) +
+        "} levels: retrain it with `flexwatt train ... --actions level`");
+  }
   return Status::InvalidArgument(
       "policy action spec does not match: expected categorical over gen_concurrency, "
       "group_size with {3, 3} options (down, stay, up) or {" +
@@ -252,12 +260,19 @@ double ladder_next(const KnobRange& r, double v) {
 }
 }  // namespace
 
-double knob_level(const KnobRange& r, int level, int levels) {
+double knob_level(const KnobRange& r, int level, int levels, bool dense) {
+  const double step = r.step > 0 ? r.step : 1;
+  auto next = [&](double v) {
+    if (dense && v >= kGenConcurrencyDenseLo && v < kGenConcurrencyDenseHi) {
+      return std::min(r.max, v + step);
+    }
+    return ladder_next(r, v);
+  };
   int rungs = 1;
-  for (double v = r.min; v < r.max; v = ladder_next(r, v)) ++rungs;
+  for (double v = r.min; v < r.max; v = next(v)) ++rungs;
   const long want = std::lround(static_cast<double>(level) * (rungs - 1) / (levels - 1));
   double v = r.min;
-  for (long i = 0; i < want && v < r.max; ++i) v = ladder_next(r, v);
+  for (long i = 0; i < want && v < r.max; ++i) v = next(v);
   return v;
 }
 
@@ -275,7 +290,7 @@ int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
     double target = cur;
     if (mode == KnobActionMode::kLevel) {
       const int lv = std::clamp(static_cast<int>(std::lround(action[q])), 0, kKnobLevels[q] - 1);
-      target = knob_level(r, lv, kKnobLevels[q]);
+      target = knob_level(r, lv, kKnobLevels[q], /*dense=*/q == 0);
     } else {
       const int dir = static_cast<int>(std::lround(action[q])) - 1;
       if (dir == 0) continue;

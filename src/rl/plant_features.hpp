@@ -31,7 +31,15 @@ inline constexpr int kPlantObsDim = 20;
 // policy whose names differ.
 const ObsSpec& plant_obs_spec();
 enum class KnobActionMode { kStep, kLevel };
-inline constexpr int kKnobLevels[2] = {16, 10};  // gen_concurrency, group_size (kLevel)
+// kLevel options per knob (gen_concurrency, group_size): every rung of the level ladder
+// (knob_level()) for the 7B ranges 1..64 and 1..16.
+inline constexpr int kKnobLevels[2] = {22, 10};
+// Level-action policies written before the dense band existed used {16, 10} levels; loading
+// one fails with a message that says to retrain.
+inline constexpr int kOldKnobLevels[2] = {16, 10};
+// gen_concurrency's level ladder visits every step in [kDenseLo, kDenseHi] (assumption from
+// the oracle's traces: it throttles generation to 9–13 on 7B, docs/rl.md "Action").
+inline constexpr double kGenConcurrencyDenseLo = 8, kGenConcurrencyDenseHi = 16;
 const ActionSpec& plant_action_spec(KnobActionMode mode = KnobActionMode::kStep);
 // The mode whose spec equals `spec`; InvalidArgument naming both accepted forms otherwise.
 Result<KnobActionMode> knob_action_mode(const ActionSpec& spec);
@@ -45,9 +53,11 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
 // nearest `current`, clamped to the range.
 double knob_rung(const KnobRange& range, double current, int direction);
 
-// The ladder rung at fraction level/(levels−1) of the ladder (rung index rounded to nearest).
-// REQUIRES: levels >= 2, 0 <= level < levels.
-double knob_level(const KnobRange& range, int level, int levels);
+// The level ladder's rung at fraction level/(levels−1) of it (rung index rounded to nearest).
+// The level ladder is knob_rung()'s, except that with `dense` every step in
+// [kGenConcurrencyDenseLo, kGenConcurrencyDenseHi] is a rung (1..64: 1 2 3 4 5 6 8 9 … 16 20
+// 25 31 39 49 61 64, 22 rungs). REQUIRES: levels >= 2, 0 <= level < levels.
+double knob_level(const KnobRange& range, int level, int levels, bool dense = false);
 
 // Sets cmd.knobs[job] from a categorical action (kStep: entries 0..2 per knob, moved from
 // the settings measured in `latest`; kLevel: absolute levels). Only a target that differs

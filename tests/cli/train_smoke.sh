@@ -21,10 +21,13 @@ jq -e '.format == "flexwatt-policy"
   and .observation.names[0] == "power_0.5s_rel"
   and .action.names == ["gen_concurrency", "group_size"]
   and (.flexwatt_version | length > 0)' "$tmp/p.json" >/dev/null || fail "policy file content"
+# The stored command holds every flag given.
+jq -e '.metadata.command | test("--envs 2") and test("--episode-s 120") and test("--seed 3")' \
+  "$tmp/p.json" >/dev/null || fail "metadata.command lacks flags: $(jq -r .metadata.command "$tmp/p.json")"
 # Absolute-level actions: the spec holds the level counts and eval accepts the policy.
 "$bin" train "$scn" --iterations 1 --envs 2 --episode-s 60 --seed 3 --actions level \
   --margin 0.03 --out "$tmp/l.json" >/dev/null 2>&1 || fail "train --actions level"
-jq -e '.action.categories == [16, 10]' "$tmp/l.json" >/dev/null || fail "level action spec"
+jq -e '.action.categories == [22, 10]' "$tmp/l.json" >/dev/null || fail "level action spec"
 "$bin" eval "$scn" --controllers "ppo:$tmp/l.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
   || fail "eval with a level-action policy"
 "$bin" eval "$scn" --controllers "ppo:$tmp/p.json" --seeds 1 --duration-s 60 >"$tmp/eval.txt" 2>&1 \

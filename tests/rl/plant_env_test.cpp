@@ -141,6 +141,15 @@ TEST(PlantFeatures, KnobLevelsSpanTheLadderAndModesRoundTrip) {
   EXPECT_EQ(knob_level(gc, 0, 16), 1);
   EXPECT_EQ(knob_level(gc, 15, 16), 64);
   EXPECT_EQ(knob_level(gc, 7, 16), 10);  // rung round(7·16/15) = 7 of 1 2 3 4 5 6 8 10 …
+  // The dense ladder has one rung per level and every value in 8..16.
+  const int dense[22] = {1,  2,  3,  4,  5,  6,  8,  9,  10, 11, 12,
+                         13, 14, 15, 16, 20, 25, 31, 39, 49, 61, 64};
+  for (int l = 0; l < 22; ++l) EXPECT_EQ(knob_level(gc, l, 22, /*dense=*/true), dense[l]) << l;
+  EXPECT_EQ(kKnobLevels[0], 22);
+  // A level policy from the old {16, 10} ladder is rejected with a message that says so.
+  auto old = knob_action_mode(ActionSpec::categorical({"gen_concurrency", "group_size"}, {16, 10}));
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("retrain"), std::string::npos) << old.status().message();
   for (KnobActionMode m : {KnobActionMode::kStep, KnobActionMode::kLevel}) {
     auto got = knob_action_mode(plant_action_spec(m));
     ASSERT_TRUE(got.ok());
