@@ -196,6 +196,9 @@ int run_demo(int argc, char** argv) {
   std::printf("  %-40s %12s %12s\n", "violations vs uncontrolled (30 s windows)",
               pct(kPubViolationCut).c_str(),
               pct(num(sim["violations_vs_uncontrolled_30s"])).c_str());
+  if (sim["violations_vs_uncontrolled_30s"].is_null()) {
+    std::printf("  %-40s\n", "  (n/a: uncontrolled broke no 30 s window)");
+  }
   std::printf("  %-40s %12s %12s\n", "violations vs uncontrolled (0.5 s)", "-",
               pct(num(sim["violations_vs_uncontrolled_0.5s"])).c_str());
   std::printf("  %-40s %12s %12s\n", "tokens vs static", pct(kPubTokens).c_str(),
