@@ -156,6 +156,15 @@ void BM_ShippedPolicyTrainIteration(benchmark::State& state) {
   ec.penalty_margin = meta["reward"].value("penalty_margin", 0.0);
   ec.action_mode =
       recipe.value("actions", "step") == "level" ? KnobActionMode::kLevel : KnobActionMode::kStep;
+  if (recipe.contains("knobs")) {
+    auto mask = parse_knob_mask(recipe["knobs"].get<std::string>());
+    if (!mask.ok()) std::abort();
+    ec.knob_mask = *mask;
+  }
+  if (recipe.value("decide_on", "period") == "phase") {
+    ec.decide_on = DecideOn::kPhase;
+    ec.max_decision_period_s = recipe.value("max_decision_period_s", 60.0);
+  }
   for (const auto& r : meta["randomization"]["ranges"]) {
     const std::string key = r["key"];
     ec.ranges.push_back({key, r["lo"], r["hi"],
@@ -177,10 +186,7 @@ void BM_ShippedPolicyTrainIteration(benchmark::State& state) {
   pc.adam.lr = recipe["lr"];
   pc.update_epochs = recipe["epochs"];
   pc.loss.ent_coef = recipe.value("ent_coef", 0.01);
-  const int64_t every =
-      static_cast<int64_t>(std::ceil(ec.decision_period_s / ec.sample_period_s - 1e-9));
-  const int64_t ticks = std::llround(ec.episode_s / ec.sample_period_s);
-  pc.num_steps = static_cast<int>((ticks - 1 + every - 1) / every);
+  pc.num_steps = PlantEnv::rollout_steps(ec);
   pc.num_minibatches = recipe.value("minibatches", 4);
   while (pc.num_minibatches > 1 && (pc.num_steps * n_env) % pc.num_minibatches != 0)
     --pc.num_minibatches;

@@ -130,6 +130,28 @@ int run_train(int argc, char** argv) {
                  "the level ladder, every gen_concurrency in 8..16)")
       ->capture_default_str()
       ->check(CLI::IsMember({"step", "level"}));
+  std::string knobs = "all";
+  app.add_option("--knobs", knobs,
+                 "knobs the policy acts on: gen_concurrency, group_size, or both comma-separated "
+                 "(all); the others stay at the job's configured value")
+      ->capture_default_str();
+  std::string decide_on = "period";
+  app.add_option("--decide-on", decide_on,
+                 "decision rule: period (every --period-s) or phase (at the start of each "
+                 "generation phase and each step, at least --period-s apart, at most "
+                 "--max-period-s)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"period", "phase"}));
+  double max_period_s = 60;
+  app.add_option("--max-period-s", max_period_s,
+                 "with --decide-on phase: longest time between decisions, s")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 3600.0));
+  double churn_penalty = 0.02;
+  app.add_option("--churn-penalty", churn_penalty,
+                 "reward lost per knob moved (reward unit: 1000 tokens)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
   app.add_option("--minibatches", pc.num_minibatches, "minibatches per epoch")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -153,6 +175,11 @@ int run_train(int argc, char** argv) {
   std::string command_line = "flexwatt";
   for (int i = 0; i < argc; ++i) command_line += " " + shell_quote(argv[i]);
   pc.seed = static_cast<uint64_t>(seed);
+  auto knob_mask = rl::parse_knob_mask(knobs);
+  if (!knob_mask.ok()) return fail("train", knob_mask.status().with_context("--knobs"));
+  if (decide_on == "phase" && max_period_s < r.decision_period_s) {
+    return fail("train", Status::InvalidArgument("--max-period-s must be >= --period-s"));
+  }
 
   auto base = sim::load_scenario(scenario_path, sets);
   if (!base.ok()) return fail("train", base.status());
@@ -173,6 +200,10 @@ int run_train(int argc, char** argv) {
   ec.excess_penalty = excess_penalty >= 0 ? excess_penalty : 10 * violation_penalty;
   ec.penalty_margin = margin;
   ec.action_mode = actions == "level" ? rl::KnobActionMode::kLevel : rl::KnobActionMode::kStep;
+  ec.knob_mask = *knob_mask;
+  ec.decide_on = decide_on == "phase" ? rl::DecideOn::kPhase : rl::DecideOn::kPeriod;
+  ec.max_decision_period_s = max_period_s;
+  ec.churn_penalty = churn_penalty;
   ec.budget_scale_lo = 1 - r.budget_jitter;
   ec.budget_scale_hi = 1 + r.budget_jitter;
   // Domain randomisation of the workload (assumption: ranges around the 7B preset's
@@ -186,6 +217,10 @@ int run_train(int argc, char** argv) {
                  {"jobs.0.group_size", j.group_size_min, j.group_size_max, true},
                  {"jobs.0.gen_concurrency", j.gen_concurrency_min,
                   std::min(j.gen_concurrency_max, 32.0), true}};
+    // A knob the policy does not act on keeps the job's configured value.
+    for (int q = 0; q < kNumKnobs; ++q) {  // ranges[3 - q] is knob q's start point
+      if (!(ec.knob_mask & (1u << q))) ec.ranges.erase(ec.ranges.begin() + 3 - q);
+    }
   }
   const std::vector<std::string> base_sets = sets;
   const std::string scenario_name = scenario_path;
@@ -209,12 +244,10 @@ int run_train(int argc, char** argv) {
     plant_envs.push_back(env->get());
     envs.push_back(std::move(env).value());
   }
-  // One rollout = one episode per environment, so checkpoints fall on episode boundaries
-  // and a resumed run continues exactly (docs/rl.md, "Determinism and seeds").
-  const int64_t every = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(ec.decision_period_s / ec.sample_period_s - 1e-9)));
-  const int64_t ticks = std::max<int64_t>(1, std::llround(ec.episode_s / ec.sample_period_s));
-  pc.num_steps = static_cast<int>((ticks - 1 + every - 1) / every);
+  // One rollout = one episode per environment (--decide-on period), so checkpoints fall on
+  // episode boundaries and a resumed run continues exactly (docs/rl.md, "Determinism and
+  // seeds"); with --decide-on phase episodes cross rollouts (PlantEnv::rollout_steps()).
+  pc.num_steps = rl::PlantEnv::rollout_steps(ec);
   while (pc.num_minibatches > 1 && (pc.num_steps * r.envs) % pc.num_minibatches != 0) {
     --pc.num_minibatches;
   }
@@ -244,6 +277,13 @@ int run_train(int argc, char** argv) {
                            {"epochs", pc.update_epochs},
                            {"iterations", iterations},
                            {"seed", seed}};
+  // Added only when not the default, so checkpoints from before these options still resume.
+  if (*knob_mask != rl::kAllKnobs) recipe["knobs"] = rl::knob_mask_name(*knob_mask);
+  if (decide_on != "period") {
+    recipe["decide_on"] = decide_on;
+    recipe["max_decision_period_s"] = max_period_s;
+  }
+  if (churn_penalty != 0.02) recipe["churn_penalty"] = churn_penalty;
   if (!resume.empty()) {
     auto ck = read_json(resume);
     if (!ck.ok()) return fail("train", ck.status());
@@ -339,6 +379,9 @@ int run_train(int argc, char** argv) {
                          {"overrides", sets},
                          {"simulated", true},
                          {"decision_period_s", r.decision_period_s},
+                         {"decide_on", decide_on},
+                         {"max_decision_period_s", max_period_s},
+                         {"knobs", rl::knob_mask_name(*knob_mask)},
                          {"sample_period_s", ec.sample_period_s},
                          {"gpu_models", nlohmann::json::array()},
                          {"nominal_budget_w", plant_envs.front()->nominal_budget_w()},

@@ -13,6 +13,15 @@ Result<std::unique_ptr<PlantEnv>> PlantEnv::create(EpisodeFactory factory, Plant
   if (!(c.sample_period_s > 0) || !(c.decision_period_s > 0) || !(c.episode_s > 0)) {
     return Status::InvalidArgument("plant env: sample, decision and episode periods must be > 0");
   }
+  if (c.knob_mask < 1 || c.knob_mask > kAllKnobs) {
+    return Status::InvalidArgument(
+        "plant env: knob_mask must select gen_concurrency and/or "
+        "group_size");
+  }
+  if (c.decide_on == DecideOn::kPhase && !(c.max_decision_period_s >= c.decision_period_s)) {
+    return Status::InvalidArgument(
+        "plant env: the maximum decision period must be >= the minimum decision period");
+  }
   if (!(c.penalty_margin >= 0 && c.penalty_margin < 1)) {
     return Status::InvalidArgument("plant env: penalty_margin must be in [0, 1)");
   }
@@ -43,6 +52,18 @@ Result<std::unique_ptr<PlantEnv>> PlantEnv::create(EpisodeFactory factory, Plant
   return std::unique_ptr<PlantEnv>(new PlantEnv(std::move(factory), std::move(c), nominal));
 }
 
+int PlantEnv::rollout_steps(const PlantEnvConfig& c) {
+  const int64_t every = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(c.decision_period_s / c.sample_period_s - 1e-9)));
+  const int64_t ticks = std::max<int64_t>(1, std::llround(c.episode_s / c.sample_period_s));
+  if (c.decide_on == DecideOn::kPhase) {
+    constexpr double kPhaseRolloutPeriodS = 25;
+    return std::max(8, static_cast<int>(std::ceil(
+                           c.episode_s / std::max(kPhaseRolloutPeriodS, c.decision_period_s))));
+  }
+  return static_cast<int>((ticks - 1 + every - 1) / every);
+}
+
 PlantEnv::PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal_budget_w)
     : factory_(std::move(factory)),
       cfg_(std::move(config)),
@@ -51,11 +72,16 @@ PlantEnv::PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal
       history_(static_cast<size_t>(std::ceil(cfg_.history_s / cfg_.sample_period_s)) + 1) {
   every_ = std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(cfg_.decision_period_s / cfg_.sample_period_s - 1e-9)));
+  every_max_ = std::max<int64_t>(
+      every_,
+      static_cast<int64_t>(std::ceil(cfg_.max_decision_period_s / cfg_.sample_period_s - 1e-9)));
   ticks_ = std::max<int64_t>(1, std::llround(cfg_.episode_s / cfg_.sample_period_s));
 }
 
 const ObsSpec& PlantEnv::obs_spec() const { return plant_obs_spec(); }
-const ActionSpec& PlantEnv::action_spec() const { return plant_action_spec(cfg_.action_mode); }
+const ActionSpec& PlantEnv::action_spec() const {
+  return plant_action_spec(cfg_.action_mode, cfg_.knob_mask);
+}
 
 Observation PlantEnv::observation() const {
   Observation o;
@@ -138,13 +164,14 @@ Result<double> PlantEnv::tick() {
 }
 
 Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<double> obs) {
-  if (action.size() != 2 || obs.size() != static_cast<size_t>(kPlantObsDim)) {
+  if (action.size() != static_cast<size_t>(action_spec().dim()) ||
+      obs.size() != static_cast<size_t>(kPlantObsDim)) {
     return Status::InvalidArgument("plant env: action or observation of the wrong size");
   }
   // Decide at the current tick, as ControlLoop does: request → SafetyLimiter → write.
   for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
-  const int moved =
-      apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_, cfg_.action_mode);
+  const int moved = apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_,
+                                      cfg_.action_mode, cfg_.knob_mask);
   stats_.knob_moves += moved;
   const Command out = limiter_.apply(cmd_, observation());
   bool any = false;
@@ -154,7 +181,8 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
 
   double penalty = 0;
   StepResult r;
-  for (int64_t i = 0; i < every_; ++i) {
+  const bool phase = cfg_.decide_on == DecideOn::kPhase;
+  for (int64_t i = 0; i < (phase ? every_max_ : every_); ++i) {
     if (tick_ + 1 >= ticks_) {
       r.truncated = true;
       break;
@@ -162,6 +190,7 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
     ++tick_;
     FW_ASSIGN_OR_RETURN(double p, tick());
     penalty += p;
+    if (phase && i + 1 >= every_ && at_phase_boundary(history_, cfg_.job)) break;
   }
   const double tokens = cfg_.job < snap_.jobs.size() ? snap_.jobs[cfg_.job].tokens_total : 0;
   const double produced = tokens - last_tokens_;

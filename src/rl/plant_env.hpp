@@ -56,7 +56,12 @@ struct RandomRange {
 
 struct PlantEnvConfig {
   double sample_period_s = 0.5;
-  double decision_period_s = 5;  // rounded up to whole samples
+  double decision_period_s = 5;  // rounded up to whole samples; kPhase: the minimum period
+  // kPhase: decide at phase boundaries (at_phase_boundary()) at least decision_period_s
+  // apart, and at the latest every max_decision_period_s.
+  DecideOn decide_on = DecideOn::kPeriod;
+  double max_decision_period_s = 60;
+  unsigned knob_mask = kAllKnobs;  // knobs the agent acts on (plant_action_spec())
   double episode_s = 900;
   double history_s = 300;  // as LoopConfig::history_s, so features match eval's
   size_t job = 0;          // the job the agent drives
@@ -84,6 +89,11 @@ struct PlantEpisodeStats {
 
 class PlantEnv : public Env {
  public:
+  // Decisions per rollout and environment that `flexwatt train` uses: one whole episode of
+  // decisions (kPeriod), so rollouts fall on episode boundaries; with kPhase, where the count
+  // varies, one decision per max(decision_period_s, 25 s) of the episode (assumption: 7B's
+  // boundaries come about every 25 s), and episodes then cross rollouts.
+  static int rollout_steps(const PlantEnvConfig& config);
   // Probes the factory once (seed plant_seed_base, no overrides) for the nominal budget.
   static Result<std::unique_ptr<PlantEnv>> create(EpisodeFactory factory, PlantEnvConfig config);
 
@@ -99,6 +109,8 @@ class PlantEnv : public Env {
   // Overrides drawn for the current episode.
   const std::vector<std::string>& overrides() const { return overrides_; }
   double nominal_budget_w() const { return nominal_budget_w_; }
+  // Time of the newest sample, s (the time of the next decision after step()).
+  double time_s() const { return snap_.time_s; }
 
  private:
   PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal_budget_w);
@@ -109,7 +121,7 @@ class PlantEnv : public Env {
   EpisodeFactory factory_;
   PlantEnvConfig cfg_;
   double nominal_budget_w_;
-  int64_t every_ = 1, ticks_ = 1, window_n_ = 1;
+  int64_t every_ = 1, every_max_ = 1, ticks_ = 1, window_n_ = 1;
 
   PlantEpisode ep_;
   BudgetUnits units_;

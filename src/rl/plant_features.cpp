@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 namespace fw::rl {
 namespace {
@@ -104,19 +106,36 @@ const ObsSpec& plant_obs_spec() {
   return spec;
 }
 
-const ActionSpec& plant_action_spec(KnobActionMode mode) {
-  static const ActionSpec step =
-      ActionSpec::categorical({std::string(kKnobNames[0]), std::string(kKnobNames[1])}, {3, 3});
-  static const ActionSpec level = ActionSpec::categorical(
-      {std::string(kKnobNames[0]), std::string(kKnobNames[1])}, {kKnobLevels[0], kKnobLevels[1]});
-  return mode == KnobActionMode::kLevel ? level : step;
+const ActionSpec& plant_action_spec(KnobActionMode mode, unsigned knob_mask) {
+  // [mode][mask − 1], built once.
+  static const std::vector<ActionSpec> specs = [] {
+    std::vector<ActionSpec> v;
+    for (int m = 0; m < 2; ++m) {
+      for (unsigned mask = 1; mask <= kAllKnobs; ++mask) {
+        std::vector<std::string> names;
+        std::vector<int> cats;
+        for (int q = 0; q < kNumKnobs; ++q) {
+          if (!(mask & (1u << q))) continue;
+          names.emplace_back(kKnobNames[q]);
+          cats.push_back(m == 1 ? kKnobLevels[q] : 3);
+        }
+        v.push_back(ActionSpec::categorical(names, cats));
+      }
+    }
+    return v;
+  }();
+  const unsigned mask = knob_mask >= 1 && knob_mask <= kAllKnobs ? knob_mask : kAllKnobs;
+  return specs[(mode == KnobActionMode::kLevel ? 3 : 0) + mask - 1];
 }
 
-Result<KnobActionMode> knob_action_mode(const ActionSpec& spec) {
+Result<PlantActionLayout> plant_action_layout(const ActionSpec& spec) {
   for (KnobActionMode m : {KnobActionMode::kStep, KnobActionMode::kLevel}) {
-    const ActionSpec& want = plant_action_spec(m);
-    if (spec.kind == want.kind && spec.names == want.names && spec.categories == want.categories) {
-      return m;
+    for (unsigned mask = 1; mask <= kAllKnobs; ++mask) {
+      const ActionSpec& want = plant_action_spec(m, mask);
+      if (spec.kind == want.kind && spec.names == want.names &&
+          spec.categories == want.categories) {
+        return PlantActionLayout{m, mask};
+      }
     }
   }
   if (spec.kind == ActionSpec::Kind::kCategorical &&
@@ -128,9 +147,54 @@ Result<KnobActionMode> knob_action_mode(const ActionSpec& spec) {
         "} levels: retrain it with `flexwatt train ... --actions level`");
   }
   return Status::InvalidArgument(
-      "policy action spec does not match: expected categorical over gen_concurrency, "
-      "group_size with {3, 3} options (down, stay, up) or {" +
-      std::to_string(kKnobLevels[0]) + ", " + std::to_string(kKnobLevels[1]) + "} levels");
+      "policy action spec does not match: expected categorical over gen_concurrency and/or "
+      "group_size (in that order) with 3 options each (down, stay, up) or " +
+      std::to_string(kKnobLevels[0]) + " / " + std::to_string(kKnobLevels[1]) + " levels");
+}
+
+Result<KnobActionMode> knob_action_mode(const ActionSpec& spec) {
+  FW_ASSIGN_OR_RETURN(PlantActionLayout l, plant_action_layout(spec));
+  return l.mode;
+}
+
+Result<unsigned> parse_knob_mask(const std::string& csv) {
+  if (csv == "all") return kAllKnobs;
+  unsigned mask = 0;
+  size_t pos = 0;
+  while (pos <= csv.size()) {
+    const size_t comma = std::min(csv.find(',', pos), csv.size());
+    const std::string name = csv.substr(pos, comma - pos);
+    int found = -1;
+    for (int q = 0; q < kNumKnobs; ++q) {
+      if (name == kKnobNames[q]) found = q;
+    }
+    if (found < 0) {
+      return Status::InvalidArgument("unknown knob '" + name +
+                                     "' (expected gen_concurrency, group_size or all)");
+    }
+    mask |= 1u << found;
+    pos = comma + 1;
+  }
+  return mask;
+}
+
+std::string knob_mask_name(unsigned knob_mask) {
+  std::string s;
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!(knob_mask & (1u << q))) continue;
+    if (!s.empty()) s += ",";
+    s += kKnobNames[q];
+  }
+  return s;
+}
+
+bool at_phase_boundary(const SnapshotRing& h, size_t job) {
+  if (h.size() < 2) return false;
+  const Snapshot& now = h.at_age(0);
+  const Snapshot& prev = h.at_age(1);
+  if (job >= now.jobs.size() || job >= prev.jobs.size()) return false;
+  if (now.jobs[job].steps_total > prev.jobs[job].steps_total) return true;
+  return now.jobs[job].phase == Phase::kGenerate && prev.jobs[job].phase != Phase::kGenerate;
 }
 
 void build_plant_features(const Observation& obs, size_t job, std::span<double> out) {
@@ -277,22 +341,27 @@ double knob_level(const KnobRange& r, int level, int levels, bool dense) {
 }
 
 int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
-                      std::span<const double> action, Command& cmd, KnobActionMode mode) {
+                      std::span<const double> action, Command& cmd, KnobActionMode mode,
+                      unsigned knob_mask) {
   int moved = 0;
   if (job >= info.jobs.size() || job >= cmd.knobs.size()) return 0;
-  for (int q = 0; q < kNumKnobs && q < static_cast<int>(action.size()); ++q) {
-    const KnobRange& r = info.jobs[job].knob_ranges[q];
+  size_t a = 0;  // action entry of the next selected knob
+  for (int q = 0; q < kNumKnobs; ++q) {
     cmd.knobs[job][q] = kUnset;
+    if (!(knob_mask & (1u << q))) continue;
+    if (a >= action.size()) break;
+    const double act = action[a++];
+    const KnobRange& r = info.jobs[job].knob_ranges[q];
     if (!r.available) continue;
     double cur = job < latest.jobs.size() ? latest.jobs[job].knobs[q] : kUnset;
     if (std::isnan(cur)) cur = info.jobs[job].default_knobs[q];
     if (std::isnan(cur)) cur = r.max;
     double target = cur;
     if (mode == KnobActionMode::kLevel) {
-      const int lv = std::clamp(static_cast<int>(std::lround(action[q])), 0, kKnobLevels[q] - 1);
+      const int lv = std::clamp(static_cast<int>(std::lround(act)), 0, kKnobLevels[q] - 1);
       target = knob_level(r, lv, kKnobLevels[q], /*dense=*/q == 0);
     } else {
-      const int dir = static_cast<int>(std::lround(action[q])) - 1;
+      const int dir = static_cast<int>(std::lround(act)) - 1;
       if (dir == 0) continue;
       target = knob_rung(r, cur, dir);
     }

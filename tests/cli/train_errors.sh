@@ -20,6 +20,13 @@ expect2 "missing --out" "--out" train "$scn" --iterations 2
 expect2 "bad iterations" "iterations" train "$scn" --iterations 0 --out "$tmp/p.json"
 expect2 "missing scenario" "nope.yaml" train nope.yaml --out "$tmp/p.json"
 expect2 "bad --set" "budget.wats" train "$scn" --set budget.wats=3 --out "$tmp/p.json"
+expect2 "unknown knob" "unknown knob 'batch'" train "$scn" --knobs batch --out "$tmp/p.json"
+expect2 "bad decide-on" "decide-on" train "$scn" --decide-on step --out "$tmp/p.json"
+expect2 "max period below period" "max-period-s" train "$scn" --decide-on phase --period-s 20 \
+  --max-period-s 10 --out "$tmp/p.json"
+jq '.metadata.decide_on = "sometimes"' "$src/policies/grpo-7b-a100.json" >"$tmp/rule.json"
+expect2 "bad decide_on in policy" "decide_on is 'sometimes'" eval "$scn" \
+  --controllers "ppo:$tmp/rule.json"
 echo '{"x": 1}' >"$tmp/bad_ckpt.json"
 expect2 "bad checkpoint" "not a flexwatt train checkpoint" train "$scn" --out "$tmp/p.json" \
   --resume "$tmp/bad_ckpt.json"

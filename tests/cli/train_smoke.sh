@@ -30,6 +30,15 @@ jq -e '.metadata.command | test("--envs 2") and test("--episode-s 120") and test
 jq -e '.action.categories == [22, 10]' "$tmp/l.json" >/dev/null || fail "level action spec"
 "$bin" eval "$scn" --controllers "ppo:$tmp/l.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
   || fail "eval with a level-action policy"
+# A knob subset and phase-boundary decisions are recorded in the policy and eval takes it.
+"$bin" train "$scn" --iterations 1 --envs 2 --episode-s 60 --seed 3 --actions level \
+  --knobs gen_concurrency --decide-on phase --max-period-s 30 --churn-penalty 0.1 \
+  --out "$tmp/k.json" >/dev/null 2>&1 || fail "train --knobs --decide-on phase"
+[ "$(jq -c '.action.names' "$tmp/k.json")" = '["gen_concurrency"]' ] || fail "knob subset spec"
+[ "$(jq -r '.metadata.decide_on' "$tmp/k.json")" = phase ] || fail "decide_on not recorded"
+[ "$(jq -r '.metadata.max_decision_period_s' "$tmp/k.json")" = 30 ] || fail "max period"
+"$bin" eval "$scn" --controllers "ppo:$tmp/k.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
+  || fail "eval with a knob-subset phase policy"
 "$bin" eval "$scn" --controllers "ppo:$tmp/p.json" --seeds 1 --duration-s 60 >"$tmp/eval.txt" 2>&1 \
   || fail "eval with the trained policy: $(cat "$tmp/eval.txt")"
 grep -q "ppo:" "$tmp/eval.txt" || fail "eval table lacks the ppo row"
