@@ -6,16 +6,8 @@ bin=$1 src=$2
 fails=0
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# expect_fail NAME PATTERN ARGS...: exit code 2 and stderr matching PATTERN.
-expect_fail() {
-  local name=$1 pattern=$2; shift 2
-  "$bin" authority "$@" > /dev/null 2> "$out/err.txt"
-  local rc=$?
-  if [ $rc -ne 2 ]; then echo "FAIL: $name: exit $rc, expected 2"; fails=$((fails + 1)); return; fi
-  if ! grep -qE -- "$pattern" "$out/err.txt"; then
-    echo "FAIL: $name: stderr lacks '$pattern':"; cat "$out/err.txt"; fails=$((fails + 1))
-  fi
-}
+source "$(dirname "$0")/lib/common.sh"
+expect_fail() { expect_exit2 "$1" "$2" authority "${@:3}"; }
 sc="$src/scenarios/grpo-7b-a100.yaml"
 expect_fail "no scenario" "SCENARIO" 
 expect_fail "missing file" "nope.yaml" "$out/nope.yaml"

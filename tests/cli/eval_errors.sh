@@ -6,15 +6,8 @@ set -u
 bin=$1 src=$2
 fails=0
 scn="$src/scenarios/grpo-7b-a100.yaml"
-expect2() {  # expect2 NAME PATTERN ARGS...: exit code 2 and stderr matching PATTERN
-  local name=$1 pattern=$2; shift 2
-  local err rc
-  err=$("$bin" eval "$@" 2>&1 >/dev/null); rc=$?
-  if [ $rc -ne 2 ]; then echo "FAIL: $name: exit $rc, want 2"; fails=$((fails + 1)); return; fi
-  if ! grep -qE -- "$pattern" <<<"$err"; then
-    echo "FAIL: $name: message '$err' lacks /$pattern/"; fails=$((fails + 1))
-  fi
-}
+source "$(dirname "$0")/lib/common.sh"
+expect2() { expect_exit2 "$1" "$2" eval "${@:3}"; }
 expect2 "unknown controller" "valid: .*oracle.*pid.*static.*threshold.*uncontrolled.*zeus" \
   "$scn" --controllers bogus
 expect2 "unknown option" "unknown option 'kx' \(valid: knob, kp, ki" "$scn" --controllers pid:kp=1,kx=2

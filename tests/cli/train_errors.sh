@@ -7,15 +7,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 scn="$src/scenarios/grpo-7b-a100.yaml"
-expect2() {  # expect2 NAME PATTERN VERB ARGS...: exit code 2 and stderr matching PATTERN
-  local name=$1 pattern=$2; shift 2
-  local err rc
-  err=$("$bin" "$@" 2>&1 >/dev/null); rc=$?
-  if [ $rc -ne 2 ]; then echo "FAIL: $name: exit $rc, want 2"; fails=$((fails + 1)); return; fi
-  if ! grep -qE -- "$pattern" <<<"$err"; then
-    echo "FAIL: $name: message '$err' lacks /$pattern/"; fails=$((fails + 1))
-  fi
-}
+source "$(dirname "$0")/lib/common.sh"
+expect2() { expect_exit2 "$@"; }
 expect2 "missing --out" "--out" train "$scn" --iterations 2
 expect2 "bad iterations" "iterations" train "$scn" --iterations 0 --out "$tmp/p.json"
 expect2 "missing scenario" "nope.yaml" train nope.yaml --out "$tmp/p.json"

@@ -15,3 +15,15 @@ finish() {
   if [ "$fails" -ne 0 ]; then echo "$1: $fails check(s) failed"; exit 1; fi
   echo "$1: all checks passed"
 }
+
+# expect_exit2 NAME PATTERN VERB ARGS...: `flexwatt VERB ARGS...` (the binary in $bin) must
+# exit with code 2 and print a message matching the extended regex PATTERN on stderr.
+expect_exit2() {
+  local name=$1 pattern=$2; shift 2
+  local err rc
+  err=$("$bin" "$@" 2>&1 >/dev/null); rc=$?
+  if [ $rc -ne 2 ]; then echo "FAIL: $name: exit $rc, want 2"; fails=$((fails + 1)); return; fi
+  if ! grep -qE -- "$pattern" <<<"$err"; then
+    echo "FAIL: $name: message '$err' lacks /$pattern/"; fails=$((fails + 1))
+  fi
+}
