@@ -9,7 +9,7 @@
 // the cap minimising Zeus's cost per unit of work,
 //     C = (η·E + (1 − η)·MaxPower·T) / N,   MaxPower = highest cap × the job's GPU count,
 // with η = eta (Zeus default 0.5). Zeus knows nothing of the power budget (as published);
-// it sets caps only; workload knobs stay at their maxima (as uncontrolled). A phase that
+// it sets caps only; workload knobs stay at their configured values (as uncontrolled). A phase that
 // sees no new step within max_phase_s ends on time instead.
 
 #include <vector>
