@@ -112,7 +112,7 @@ FW_CONTROLLER(
      }});
 
 FW_CONTROLLER({"fleet",
-               "split a fleet budget across jobs; hold each to its share with gen_concurrency (PI)",
+               "split a fleet budget; hold each job to its share (gen_concurrency + caps, PI)",
                "",
                {{"period_s", "5", "decision period, s"},
                 {"measure_s", "5", "trailing span of each job's demand, s"},
@@ -120,9 +120,18 @@ FW_CONTROLLER({"fleet",
                 {"grow", "0.1", "a share may exceed the job's demand by this fraction"},
                 {"weight", "nameplate", "split weights: nameplate or demand"},
                 {"ki", "1.5", "integral gain (log-concurrency per unit relative error)"},
-                {"kp", "1.0", "proportional gain"}},
+                {"kp", "1.0", "proportional gain"},
+                {"caps", "on", "power caps as a second actuator: on or off"},
+                {"cap_ki", "0.1", "cap integral gain (W of total cap per W of fleet excess)"},
+                {"cap_kp", "0.5", "cap proportional gain"}},
                [](const ControllerOptions& o, const ControllerEnv&) -> Result<PreparedController> {
                  FleetControllerConfig c;
+                 FW_ASSIGN_OR_RETURN(c.cap_ki, o.get_double("cap_ki", 0.1, 0, 100));
+                 FW_ASSIGN_OR_RETURN(c.cap_kp, o.get_double("cap_kp", 0.5, 0, 100));
+                 const std::string caps = o.get_string("caps", "on");
+                 if (caps != "on" && caps != "off")
+                   return Status::InvalidArgument("fleet: caps=" + caps + ": expected on or off");
+                 c.caps = caps == "on";
                  FW_ASSIGN_OR_RETURN(c.period_s, o.get_double("period_s", 5, 0.1, 1e6));
                  FW_ASSIGN_OR_RETURN(c.measure_s, o.get_double("measure_s", 5, 0.1, 1e6));
                  FW_ASSIGN_OR_RETURN(c.target, o.get_double("target", 0.95, 0.01, 1));

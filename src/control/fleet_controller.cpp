@@ -58,6 +58,65 @@ void FleetController::reset(const PlantInfo& info) {
   state_.assign(info.jobs.size(), JobState{});
   shares_w_.assign(info.jobs.size(), 0.0);
   demands_w_.assign(info.jobs.size(), 0.0);
+  gpu_cap_w_.assign(info.gpus.size(), kUnset);
+  last_excess_w_.assign(info.jobs.size() + 1, 0.0);
+}
+
+void FleetController::update_caps(const PlantInfo& info, const std::vector<size_t>& group,
+                                  double target_w, double& last_excess_w) {
+  auto valid = [&](int g) { return g >= 0 && g < static_cast<int>(info.gpus.size()); };
+  double p_w = 0, w_sum = 0;
+  for (size_t j : group) {
+    p_w += demands_w_[j];
+    for (int g : info.jobs[j].gpus)
+      if (valid(g)) w_sum += info.gpus[g].tdp_w;
+  }
+  const double e_w = p_w - target_w;
+  const double dc_w = -(cfg_.cap_ki * e_w + cfg_.cap_kp * (e_w - last_excess_w));
+  last_excess_w = e_w;
+  if (dc_w < 0) {
+    std::vector<double> over(group.size(), 0.0);
+    double over_sum = 0;
+    for (size_t i = 0; i < group.size(); ++i) {
+      const size_t j = group[i];
+      double w = 0;
+      for (int g : info.jobs[j].gpus)
+        if (valid(g)) w += info.gpus[g].tdp_w;
+      const double fair_w = w_sum > 0 ? target_w * w / w_sum : 0.0;
+      over[i] = std::max(0.0, demands_w_[j] - fair_w);
+      over_sum += over[i];
+    }
+    if (!(over_sum > 0)) return;
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (over[i] <= 0) continue;
+      const JobInfo& job = info.jobs[group[i]];
+      const double n = static_cast<double>(job.gpus.size());
+      if (n <= 0) continue;
+      const double per_gpu_demand_w = demands_w_[group[i]] / n;
+      const double cut_w = -dc_w * over[i] / over_sum / n;
+      for (int g : job.gpus) {
+        if (!valid(g)) continue;
+        const GpuInfo& gi = info.gpus[g];
+        const double from_w = std::isnan(gpu_cap_w_[g])
+                                  ? std::min(gi.default_cap_w, per_gpu_demand_w)
+                                  : std::min(gpu_cap_w_[g], per_gpu_demand_w);
+        gpu_cap_w_[g] = std::clamp(from_w - cut_w, gi.min_cap_w, gi.default_cap_w);
+      }
+    }
+  } else {
+    double n_capped = 0;
+    for (size_t j : group)
+      for (int g : info.jobs[j].gpus)
+        if (valid(g) && !std::isnan(gpu_cap_w_[g])) n_capped += 1;
+    if (n_capped <= 0) return;
+    const double raise_w = dc_w / n_capped;
+    for (size_t j : group) {
+      for (int g : info.jobs[j].gpus) {
+        if (!valid(g) || std::isnan(gpu_cap_w_[g])) continue;
+        gpu_cap_w_[g] = std::min(gpu_cap_w_[g] + raise_w, info.gpus[g].default_cap_w);
+      }
+    }
+  }
 }
 
 Command FleetController::update(const Observation& obs) {
@@ -138,6 +197,24 @@ Command FleetController::update(const Observation& obs) {
     double c = std::exp(st.log_c);
     if (r.step > 0) c = r.min + std::round((c - r.min) / r.step) * r.step;
     cmd.knobs[j][knob] = std::clamp(c, r.min, r.max);
+  }
+
+  // 5. Power caps.
+  if (cfg_.caps) {
+    if (gpu_cap_w_.size() != info.gpus.size()) gpu_cap_w_.assign(info.gpus.size(), kUnset);
+    if (last_excess_w_.size() != n_jobs + 1) last_excess_w_.assign(n_jobs + 1, 0.0);
+    if (b.scope == BudgetScope::kNode || b.scope == BudgetScope::kFleet) {
+      std::vector<size_t> all(n_jobs);
+      for (size_t j = 0; j < n_jobs; ++j) all[j] = j;
+      update_caps(info, all, cfg_.target * b.watts, last_excess_w_[n_jobs]);
+    } else {
+      for (size_t j = 0; j < n_jobs; ++j) update_caps(info, {j}, shares_w_[j], last_excess_w_[j]);
+    }
+    for (size_t g = 0; g < info.gpus.size(); ++g) {
+      if (std::isnan(gpu_cap_w_[g])) continue;
+      cmd.power_cap_w[g] = gpu_cap_w_[g];
+      if (gpu_cap_w_[g] >= info.gpus[g].default_cap_w) gpu_cap_w_[g] = kUnset;  // released
+    }
   }
   return cmd;
 }

@@ -19,8 +19,18 @@
 //      knob's range and rounded. The integrator only moves while the job is generating (the
 //      knob has no authority over score/update/sync: anti-windup; c holds there).
 //      c starts from the setting read at the first decision (the range's top when unread).
-// Jobs without the knob (pretraining) are left alone; their demand still takes its share.
-// Leaves caps and other knobs unchanged (NaN). Deterministic; no randomness.
+//   5. Power caps (caps on; the second actuator, for phases gen_concurrency cannot reach).
+//      Per group (node|fleet: all jobs; job|gpu scope: each job alone, its share the target),
+//      fleet excess E = Σ d_j − T (T = target·F; d_j over measure_s). Velocity-form PI on the
+//      total cap change: ΔC = −(cap_ki·E + cap_kp·(E − E_prev)), W.
+//      ΔC < 0 (over): split among the jobs drawing above their fair share f_j = T·w_j/Σw
+//      (nameplate weights), in proportion to the overshoot d_j − f_j; a job's per-GPU cap
+//      starts from min(its cap, its per-GPU demand) and is cut by its part / its GPUs.
+//      ΔC > 0 (under): split among capped jobs by GPU count, per-GPU cap raised toward the
+//      device default. Caps stay in [min_cap_w, default_cap_w] of each GPU; a job back at
+//      its default is released (NaN afterwards).
+// Jobs without the knob (pretraining) are left alone by step 4; their demand still takes its
+// share and step 5 may cap them. Other knobs unchanged (NaN). Deterministic; no randomness.
 
 #include <string>
 #include <vector>
@@ -35,8 +45,11 @@ struct FleetControllerConfig {
   double target = 0.95;  // fraction of the fleet budget the shares add up to, (0, 1]
   double grow = 0.10;    // a job's share may exceed its demand by this fraction
   enum class Weight { kNameplate, kDemand } weight = Weight::kNameplate;
-  double ki = 1.5;  // per unit of relative error, per decision (log-concurrency)
-  double kp = 1.0;  // per unit change of relative error (log-concurrency)
+  double ki = 1.5;      // per unit of relative error, per decision (log-concurrency)
+  double kp = 1.0;      // per unit change of relative error (log-concurrency)
+  bool caps = true;     // step 5: power caps as a second actuator
+  double cap_ki = 0.1;  // W of total cap change per W of fleet excess, per decision
+  double cap_kp = 0.5;  // W of total cap change per W change of fleet excess
 };
 
 // Water-filling split of total_w: s_j = min(cap_w[j], λ·weights[j]) with Σ s_j = total_w when
@@ -56,6 +69,8 @@ class FleetController : public Controller {
   // Inspection (tests, traces): the shares and demands of the last decision, W per job.
   const std::vector<double>& shares_w() const { return shares_w_; }
   const std::vector<double>& demands_w() const { return demands_w_; }
+  // Per-GPU caps this controller holds (NaN: not capped), W per plant GPU.
+  const std::vector<double>& caps_w() const { return gpu_cap_w_; }
 
  private:
   struct JobState {
@@ -63,10 +78,14 @@ class FleetController : public Controller {
     double log_c = 0;
     double last_error = 0;
   };
+  void update_caps(const PlantInfo& info, const std::vector<size_t>& group, double target_w,
+                   double& last_excess_w);
   FleetControllerConfig cfg_;
   std::vector<JobState> state_;
   std::vector<double> shares_w_, demands_w_, weights_, caps_w_;
   std::vector<size_t> idx_;  // controllable jobs of the last split
+  std::vector<double> gpu_cap_w_;
+  std::vector<double> last_excess_w_;  // per group (one for node|fleet, one per job otherwise)
 };
 
 }  // namespace fw

@@ -44,6 +44,7 @@ class MultiJobPlant : public Plant {
     }
     conc_.assign(jobs_.size(), 16);
     power_.assign(info_.gpus.size(), 60);
+    cap_.assign(info_.gpus.size(), 400);
   }
   const PlantInfo& info() const override { return info_; }
   double demand_w(size_t j) const {
@@ -57,11 +58,11 @@ class MultiJobPlant : public Plant {
     out.time_s = now_s;
     out.gpus.resize(info_.gpus.size());
     for (size_t g = 0; g < info_.gpus.size(); ++g) {
-      power_[g] += a * (demand_w(gpu_job_[g]) - power_[g]);
+      power_[g] += a * (std::min(demand_w(gpu_job_[g]), cap_[g]) - power_[g]);
       out.gpus[g] = GpuReading{};
       out.gpus[g].gpu = static_cast<int>(g);
       out.gpus[g].power_w = power_[g] + rng_.normal(0, 1.0);
-      out.gpus[g].power_limit_w = 400;
+      out.gpus[g].power_limit_w = cap_[g];
     }
     out.jobs.resize(jobs_.size());
     for (size_t j = 0; j < jobs_.size(); ++j) {
@@ -77,6 +78,9 @@ class MultiJobPlant : public Plant {
       const double c = cmd.knobs[j][0];
       if (!std::isnan(c) && jobs_[j].knob) conc_[j] = c;
     }
+    for (size_t g = 0; g < cmd.power_cap_w.size() && g < cap_.size(); ++g) {
+      if (!std::isnan(cmd.power_cap_w[g])) cap_[g] = cmd.power_cap_w[g];
+    }
     return Status::Ok();
   }
   double job_power_w(size_t j) const {
@@ -85,12 +89,14 @@ class MultiJobPlant : public Plant {
     return s;
   }
   double conc(size_t j) const { return conc_[j]; }
+  double cap_w(size_t g) const { return cap_[g]; }
+  void set_fixed_w(size_t j, double w) { jobs_[j].fixed_w = w; }
 
  private:
   PlantInfo info_;
   std::vector<TestJob> jobs_;
   std::vector<int> gpu_job_;
-  std::vector<double> conc_, power_;
+  std::vector<double> conc_, power_, cap_;
   double t_ = 0;
   Rng rng_;
 };
@@ -198,6 +204,60 @@ TEST(FleetController, HoldsTheKnobOutsideGeneration) {
   const FleetRun r = run(plant, 400, 120);
   EXPECT_EQ(r.conc[1], 16);
   EXPECT_LT(r.conc[0], 16);  // job 0 (generating) gives way instead
+}
+
+TEST(FleetController, CapsCutJobsOverTheirShareAndComeBack) {
+  // Job 0 generates (knob); job 1 sits in update at 380 W/GPU on 2 GPUs, out of the knob's
+  // reach. Fleet 3 GPUs, budget 600 W: over, and only caps can cut job 1.
+  MultiJobPlant plant({{1}, {2, true, 380, Phase::kUpdate}}, 6);
+  const BudgetSchedule b = fleet_budget(600);
+  LoopConfig lc;
+  lc.duration_s = 300;
+  lc.windows_s = {30};
+  ControlLoop loop(plant, b, lc);
+  FleetController c;
+  loop.add_controller(&c);
+  ASSERT_TRUE(loop.start().ok());
+  while (!loop.done()) ASSERT_TRUE(loop.step().ok());
+  // Job 1 capped below its 380 W draw, never below the device minimum (100 W).
+  EXPECT_LT(plant.cap_w(1), 300);
+  EXPECT_LT(plant.cap_w(2), 300);
+  EXPECT_GE(plant.cap_w(1), 100);
+  EXPECT_GE(plant.cap_w(2), 100);
+  EXPECT_LT(plant.job_power_w(0) + plant.job_power_w(1), 600 * 1.02);
+  EXPECT_EQ(plant.conc(1), 16);  // knob held outside generation
+
+  // Budget far below what the floor allows: caps stop at the device minimum.
+  MultiJobPlant low({{1, false, 380}, {2, false, 380}}, 7);
+  const FleetRun rl = run(low, 100, 300);
+  for (int g = 0; g < 3; ++g) EXPECT_EQ(low.cap_w(g), 100);
+  EXPECT_GT(rl.result.violation_rate[1], 0.5);  // the budget cannot be held
+
+  // Job 1 leaves update for a light phase: caps rise back to the default.
+  MultiJobPlant back({{1}, {2, true, 380, Phase::kUpdate}}, 8);
+  LoopConfig lc2;
+  lc2.duration_s = 600;
+  ControlLoop loop2(back, b, lc2);
+  FleetController c2;
+  loop2.add_controller(&c2);
+  ASSERT_TRUE(loop2.start().ok());
+  double min_cap_w = 400;
+  while (!loop2.done()) {
+    if (loop2.time_s() >= 200) back.set_fixed_w(1, 50);  // a light phase: 50 W/GPU
+    ASSERT_TRUE(loop2.step().ok());
+    min_cap_w = std::min(min_cap_w, back.cap_w(1));
+  }
+  EXPECT_LT(min_cap_w, 300);
+  EXPECT_EQ(back.cap_w(1), 400);
+  EXPECT_EQ(back.cap_w(2), 400);
+}
+
+TEST(FleetController, CapsOffLeavesCapsAlone) {
+  MultiJobPlant plant({{1}, {2, true, 380, Phase::kUpdate}}, 6);
+  FleetControllerConfig cfg;
+  cfg.caps = false;
+  run(plant, 600, 120, cfg);
+  for (int g = 0; g < 3; ++g) EXPECT_EQ(plant.cap_w(g), 400);
 }
 
 TEST(FleetController, JobScopeBudgetIsEachJobsOwn) {
