@@ -46,6 +46,7 @@ struct ControllerSummary {
   std::string name;   // the registry name, e.g. "pid"
   Stat tokens, energy_j, tokens_per_mwh, interventions;
   std::vector<Stat> violation_rate;  // per EvalRequest::windows_s
+  Stat sliding_violation_rate;       // trailing budget-window mean (EpisodeResult)
   // Windows curve pooled over seeds (tolerance 0): shortest window at which the budget held.
   WindowsCurve curve;
   // Node power at kNodeWindowS windows: peak share of nameplate and the supported

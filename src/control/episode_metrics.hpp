@@ -33,6 +33,11 @@ struct EpisodeResult {
   std::vector<double> violation_rate;      // per window, 0..1
   std::vector<double> worst_window_ratio;  // per window: largest window mean / budget
   std::vector<int64_t> windows_judged;     // per window: windows pooled across units
+  // Sliding-window check at the budget's own window: the share of (unit, sample) pairs,
+  // once a full window of samples exists, at which the trailing window mean exceeded the
+  // budget. Tumbling windows can be gamed by timing heavy phases across their boundaries;
+  // this cannot.
+  double sliding_violation_rate = 0;
   // Means of the summed power of all GPUs over tumbling kNodeWindowS windows, for
   // peak-demand and oversubscription figures (analysis/oversubscription.hpp).
   std::vector<double> node_window_means_w;
@@ -53,6 +58,10 @@ class EpisodeMetrics {
   std::vector<double> windows_s_;
   std::vector<WindowAccumulator> acc_;  // [window][unit]
   WindowAccumulator node_acc_;          // all GPUs summed, kNodeWindowS, means kept
+  // Sliding check: per unit, a ring of the last n power/budget ratios and their sum.
+  size_t slide_n_ = 0, slide_pos_ = 0, slide_filled_ = 0;
+  std::vector<double> slide_ring_, slide_sum_;  // [sample][unit], [unit]
+  int64_t slide_checks_ = 0, slide_over_ = 0;
   bool started_ = false;
   double first_t_ = 0, last_t_ = 0, last_dt_ = 0;
   std::vector<double> first_tokens_, last_tokens_, first_energy_, last_energy_;
