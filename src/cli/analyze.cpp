@@ -10,6 +10,7 @@
 #include "analysis/oversubscription.hpp"
 #include "analysis/trace_analysis.hpp"
 #include "analysis/windows_curve.hpp"
+#include "cli/json_fields.hpp"
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
 #include "sim/gpu_model.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson num_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+ojson num_or_null(double v) { return fw::cli::num_or_null<ojson>(v); }
 
 // Figures beyond the per-series summary: windows curves, oversubscription, cost.
 struct Extras {
@@ -155,24 +156,12 @@ ojson oversub_json(const Extras& x, const TraceSummary& t) {
 }
 
 ojson cost_json(const Extras& x, const TraceSummary& t) {
-  const CostReport& c = x.cost_report;
   ojson j;
   j["series"] = "node";
-  j["price_per_kwh"] = c.price_per_kwh;
-  j["kg_co2_per_kwh"] = c.kg_co2_per_kwh;
-  j["energy_kwh"] = c.energy_kwh;
-  j["cost_usd"] = c.cost_usd;
-  j["co2_kg"] = c.co2_kg;
-  j["usd_per_million_tokens"] = num_or_null(c.usd_per_million_tokens);
+  j.update(cost_report_json<ojson>(x.cost_report));
   j["mean_power_w"] = t.node.mean_power_w;
-  j["annual_energy_mwh"] = c.annual_energy_mwh;
-  j["annual_cost_usd"] = c.annual_cost_usd;
-  j["annual_co2_t"] = c.annual_co2_t;
   j["nameplate_per_gpu_w"] = num_or_null(x.nameplate_w);
   j["oversubscription_ratio"] = num_or_null(x.node_oversub.ratio);
-  j["gpus_per_mw_nameplate"] = num_or_null(c.gpus_per_mw_nameplate);
-  j["gpus_per_mw_oversubscribed"] = num_or_null(c.gpus_per_mw_oversubscribed);
-  j["extra_gpus_per_mw"] = num_or_null(c.extra_gpus_per_mw);
   j["assumptions"] =
       "annual figures: the measured mean power all year (8760 h); GPUs per MW: GPU power only "
       "(no host, network or cooling overhead)";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/json_fields.hpp"
 #include "cli/verb.hpp"
 #include "core/version.hpp"
 #include "sim/scenario.hpp"
@@ -20,7 +21,7 @@ using ojson = nlohmann::ordered_json;
 using elasticity::AuthorityOptions;
 using elasticity::AuthorityReport;
 
-ojson num_or_null(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+ojson num_or_null(double v) { return fw::cli::num_or_null<ojson>(v); }
 
 std::string pct(double f) {
   if (!std::isfinite(f)) return "-";

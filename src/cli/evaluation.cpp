@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cli/json_fields.hpp"
 #include "control/control_loop.hpp"
 #include "control/recorder.hpp"
 #include "core/version.hpp"
@@ -300,9 +301,6 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
     const double shortest = r.curve.shortest_holding_window_s;
     curve["shortest_holding_window_s"] =
         std::isfinite(shortest) ? nlohmann::json(shortest) : nlohmann::json(nullptr);
-    auto num = [](double v) {
-      return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-    };
     nlohmann::json j = {{"name", r.label},
                         {"tokens", fw::cli::to_json(r.tokens)},
                         {"energy_j", fw::cli::to_json(r.energy_j)},
@@ -333,14 +331,7 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
         {"tolerance", 0.0},
         {"peak_share_of_nameplate", fw::cli::to_json(r.peak_share_of_nameplate)},
         {"ratio", fw::cli::to_json(r.oversubscription_ratio)}};
-    j["cost"] = {{"price_per_kwh", r.cost.price_per_kwh},
-                 {"kg_co2_per_kwh", r.cost.kg_co2_per_kwh},
-                 {"energy_kwh", r.cost.energy_kwh},
-                 {"cost_usd", r.cost.cost_usd},
-                 {"co2_kg", r.cost.co2_kg},
-                 {"usd_per_million_tokens", num(r.cost.usd_per_million_tokens)},
-                 {"gpus_per_mw_nameplate", num(r.cost.gpus_per_mw_nameplate)},
-                 {"gpus_per_mw_oversubscribed", num(r.cost.gpus_per_mw_oversubscribed)}};
+    j["cost"] = cost_report_json<nlohmann::json>(r.cost);
     if (!r.notes.empty()) j["notes"] = r.notes;
     out["controllers"].push_back(j);
   }
