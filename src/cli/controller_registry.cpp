@@ -73,6 +73,8 @@ FW_CONTROLLER(
      {kKnobOption,
       {"value", "", "use this setting instead of calibrating (knob value or cap W)"},
       {"candidates", "12", "settings tried in the coarse calibration scan"},
+      {"gen_concurrency", "", "pin this knob for every job (calibrate the actuator with it held)"},
+      {"group_size", "", "pin this knob for every job (calibrate the actuator with it held)"},
       {"period_s", "10", "decision period, s"}},
      [](const ControllerOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
        FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
@@ -80,11 +82,22 @@ FW_CONTROLLER(
        FW_ASSIGN_OR_RETURN(int cand, o.get_int("candidates", 12, 2, 1000));
        PreparedController p;
        p.notes["actuator"] = a.name();
+       KnobValues hold{kUnset, kUnset};
+       for (int q = 0; q < kNumKnobs; ++q) {
+         const std::string k(kKnobNames[q]);
+         if (!o.has(k)) continue;
+         if (a.kind == Actuator::Kind::kKnob && static_cast<int>(a.knob) == q) {
+           return Status::InvalidArgument("controller 'static': " + k +
+                                          "= pins the actuator itself; use value=");
+         }
+         FW_ASSIGN_OR_RETURN(hold[q], o.get_double(k, 0, 1, 1e6));
+         p.notes["hold"][k] = hold[q];
+       }
        if (o.has("value")) {
          FW_ASSIGN_OR_RETURN(double v, o.get_double("value", 0, 0, 1e6));
          p.notes["value"] = v;
-         p.make = [a, v, period](uint64_t) {
-           return std::make_unique<StaticController>(a, 1.0, v, period);
+         p.make = [a, v, period, hold](uint64_t) {
+           return std::make_unique<StaticController>(a, 1.0, v, period, hold);
          };
          return p;
        }
@@ -98,6 +111,7 @@ FW_CONTROLLER(
        cfg.sample_period_s = env.sample_period_s;
        cfg.limiter = env.limiter;
        cfg.max_candidates = cand;
+       cfg.hold = hold;
        FW_ASSIGN_OR_RETURN(StaticCalibration cal,
                            calibrate_static(env.make_plant, env.budget, cfg));
        p.notes["calibration"] = {
@@ -105,8 +119,8 @@ FW_CONTROLLER(
            {"fraction", cal.fraction},       {"worst_window_ratio", cal.worst_ratio},
            {"safe_found", cal.found},        {"episodes", cal.episodes}};
        const double f = cal.fraction;
-       p.make = [a, f, period](uint64_t) {
-         return std::make_unique<StaticController>(a, f, kUnset, period);
+       p.make = [a, f, period, hold](uint64_t) {
+         return std::make_unique<StaticController>(a, f, kUnset, period, hold);
        };
        return p;
      }});

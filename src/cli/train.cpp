@@ -132,8 +132,9 @@ int run_train(int argc, char** argv) {
       ->check(CLI::IsMember({"step", "level"}));
   std::string knobs = "all";
   app.add_option("--knobs", knobs,
-                 "knobs the policy acts on: gen_concurrency, group_size, or both comma-separated "
-                 "(all); the others stay at the job's configured value")
+                 "actuators the policy acts on, comma-separated: gen_concurrency, group_size, "
+                 "power_cap (one cap for the job's GPUs); all = both knobs. Knobs left out stay "
+                 "at the job's configured value, caps at the device default")
       ->capture_default_str();
   std::string decide_on = "period";
   app.add_option("--decide-on", decide_on,

@@ -13,7 +13,7 @@ Result<double> worst_window_ratio(const PlantFactory& make_plant, const BudgetSc
                                   uint64_t seed) {
   std::unique_ptr<Plant> plant = make_plant(seed);
   if (!plant) return Status::Internal("static calibration: the plant factory returned nothing");
-  StaticController ctrl(cfg.actuator, fraction);
+  StaticController ctrl(cfg.actuator, fraction, kUnset, 10, cfg.hold);
   LoopConfig lc;
   lc.sample_period_s = cfg.sample_period_s;
   lc.duration_s = cfg.duration_s;

@@ -31,6 +31,7 @@ struct StaticCalibrationConfig {
   double sample_period_s = 0.5;
   LimiterConfig limiter;
   int max_candidates = 12;
+  KnobValues hold{kUnset, kUnset};  // knobs pinned while calibrating (StaticController)
 };
 
 struct StaticCalibration {

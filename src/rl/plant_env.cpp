@@ -13,10 +13,9 @@ Result<std::unique_ptr<PlantEnv>> PlantEnv::create(EpisodeFactory factory, Plant
   if (!(c.sample_period_s > 0) || !(c.decision_period_s > 0) || !(c.episode_s > 0)) {
     return Status::InvalidArgument("plant env: sample, decision and episode periods must be > 0");
   }
-  if (c.knob_mask < 1 || c.knob_mask > kAllKnobs) {
+  if (c.knob_mask < 1 || c.knob_mask > kMaxActionMask) {
     return Status::InvalidArgument(
-        "plant env: knob_mask must select gen_concurrency and/or "
-        "group_size");
+        "plant env: knob_mask must select gen_concurrency, group_size and/or power_cap");
   }
   if (c.decide_on == DecideOn::kPhase && !(c.max_decision_period_s >= c.decision_period_s)) {
     return Status::InvalidArgument(
@@ -170,6 +169,7 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
   }
   // Decide at the current tick, as ControlLoop does: request → SafetyLimiter → write.
   for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
+  for (double& c : cmd_.power_cap_w) c = kUnset;
   const int moved = apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_,
                                       cfg_.action_mode, cfg_.knob_mask);
   stats_.knob_moves += moved;

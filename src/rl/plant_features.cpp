@@ -111,12 +111,12 @@ const ActionSpec& plant_action_spec(KnobActionMode mode, unsigned knob_mask) {
   static const std::vector<ActionSpec> specs = [] {
     std::vector<ActionSpec> v;
     for (int m = 0; m < 2; ++m) {
-      for (unsigned mask = 1; mask <= kAllKnobs; ++mask) {
+      for (unsigned mask = 1; mask <= kMaxActionMask; ++mask) {
         std::vector<std::string> names;
         std::vector<int> cats;
-        for (int q = 0; q < kNumKnobs; ++q) {
+        for (int q = 0; q < kNumActionFactors; ++q) {
           if (!(mask & (1u << q))) continue;
-          names.emplace_back(kKnobNames[q]);
+          names.emplace_back(kActionFactorNames[q]);
           cats.push_back(m == 1 ? kKnobLevels[q] : 3);
         }
         v.push_back(ActionSpec::categorical(names, cats));
@@ -124,13 +124,13 @@ const ActionSpec& plant_action_spec(KnobActionMode mode, unsigned knob_mask) {
     }
     return v;
   }();
-  const unsigned mask = knob_mask >= 1 && knob_mask <= kAllKnobs ? knob_mask : kAllKnobs;
-  return specs[(mode == KnobActionMode::kLevel ? 3 : 0) + mask - 1];
+  const unsigned mask = knob_mask >= 1 && knob_mask <= kMaxActionMask ? knob_mask : kAllKnobs;
+  return specs[(mode == KnobActionMode::kLevel ? kMaxActionMask : 0) + mask - 1];
 }
 
 Result<PlantActionLayout> plant_action_layout(const ActionSpec& spec) {
   for (KnobActionMode m : {KnobActionMode::kStep, KnobActionMode::kLevel}) {
-    for (unsigned mask = 1; mask <= kAllKnobs; ++mask) {
+    for (unsigned mask = 1; mask <= kMaxActionMask; ++mask) {
       const ActionSpec& want = plant_action_spec(m, mask);
       if (spec.kind == want.kind && spec.names == want.names &&
           spec.categories == want.categories) {
@@ -147,9 +147,10 @@ Result<PlantActionLayout> plant_action_layout(const ActionSpec& spec) {
         "} levels: retrain it with `flexwatt train ... --actions level`");
   }
   return Status::InvalidArgument(
-      "policy action spec does not match: expected categorical over gen_concurrency and/or "
-      "group_size (in that order) with 3 options each (down, stay, up) or " +
-      std::to_string(kKnobLevels[0]) + " / " + std::to_string(kKnobLevels[1]) + " levels");
+      "policy action spec does not match: expected categorical over gen_concurrency, "
+      "group_size and/or power_cap (in that order) with 3 options each (down, stay, up) or " +
+      std::to_string(kKnobLevels[0]) + " / " + std::to_string(kKnobLevels[1]) + " / " +
+      std::to_string(kKnobLevels[2]) + " levels");
 }
 
 Result<KnobActionMode> knob_action_mode(const ActionSpec& spec) {
@@ -165,12 +166,12 @@ Result<unsigned> parse_knob_mask(const std::string& csv) {
     const size_t comma = std::min(csv.find(',', pos), csv.size());
     const std::string name = csv.substr(pos, comma - pos);
     int found = -1;
-    for (int q = 0; q < kNumKnobs; ++q) {
-      if (name == kKnobNames[q]) found = q;
+    for (int q = 0; q < kNumActionFactors; ++q) {
+      if (name == kActionFactorNames[q]) found = q;
     }
     if (found < 0) {
-      return Status::InvalidArgument("unknown knob '" + name +
-                                     "' (expected gen_concurrency, group_size or all)");
+      return Status::InvalidArgument(
+          "unknown knob '" + name + "' (expected gen_concurrency, group_size, power_cap or all)");
     }
     mask |= 1u << found;
     pos = comma + 1;
@@ -180,10 +181,10 @@ Result<unsigned> parse_knob_mask(const std::string& csv) {
 
 std::string knob_mask_name(unsigned knob_mask) {
   std::string s;
-  for (int q = 0; q < kNumKnobs; ++q) {
+  for (int q = 0; q < kNumActionFactors; ++q) {
     if (!(knob_mask & (1u << q))) continue;
     if (!s.empty()) s += ",";
-    s += kKnobNames[q];
+    s += kActionFactorNames[q];
   }
   return s;
 }
@@ -340,12 +341,32 @@ double knob_level(const KnobRange& r, int level, int levels, bool dense) {
   return v;
 }
 
+double cap_level_w(const GpuInfo& gpu, int level) {
+  const int lv = std::clamp(level, 0, kKnobLevels[kPowerCapFactor] - 1);
+  const double w = gpu.max_cap_w * (0.5 + 0.05 * lv);
+  return std::clamp(w, gpu.min_cap_w, gpu.max_cap_w);
+}
+
+namespace {
+// The cap level nearest a measured cap (NaN or unknown: the top level).
+int nearest_cap_level(const GpuInfo& gpu, double cap_w) {
+  if (std::isnan(cap_w)) return kKnobLevels[kPowerCapFactor] - 1;
+  int best = 0;
+  for (int lv = 1; lv < kKnobLevels[kPowerCapFactor]; ++lv) {
+    if (std::abs(cap_level_w(gpu, lv) - cap_w) < std::abs(cap_level_w(gpu, best) - cap_w)) {
+      best = lv;
+    }
+  }
+  return best;
+}
+}  // namespace
+
 int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
                       std::span<const double> action, Command& cmd, KnobActionMode mode,
                       unsigned knob_mask) {
   int moved = 0;
   if (job >= info.jobs.size() || job >= cmd.knobs.size()) return 0;
-  size_t a = 0;  // action entry of the next selected knob
+  size_t a = 0;  // action entry of the next selected factor
   for (int q = 0; q < kNumKnobs; ++q) {
     cmd.knobs[job][q] = kUnset;
     if (!(knob_mask & (1u << q))) continue;
@@ -370,7 +391,33 @@ int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
       ++moved;
     }
   }
-  return moved;
+  if (!(knob_mask & kPowerCapBit) || a >= action.size()) return moved;
+  const double act = action[a];
+  const std::vector<int>& gpus = info.jobs[job].gpus;
+  if (gpus.empty()) return moved;
+  // The level is chosen on the job's first GPU and applied as a share of each GPU's maximum.
+  const auto g0 = static_cast<size_t>(gpus.front());
+  if (g0 >= info.gpus.size()) return moved;
+  const double cur0 = g0 < latest.gpus.size() ? latest.gpus[g0].power_limit_w : kUnset;
+  int level = 0;
+  if (mode == KnobActionMode::kLevel) {
+    level = std::clamp(static_cast<int>(std::lround(act)), 0, kKnobLevels[kPowerCapFactor] - 1);
+  } else {
+    level = nearest_cap_level(info.gpus[g0], cur0) + static_cast<int>(std::lround(act)) - 1;
+  }
+  bool any = false;
+  for (int g : gpus) {
+    const auto gi = static_cast<size_t>(g);
+    if (gi >= info.gpus.size() || gi >= cmd.power_cap_w.size()) continue;
+    const double target = cap_level_w(info.gpus[gi], level);
+    const double cur = gi < latest.gpus.size() ? latest.gpus[gi].power_limit_w : kUnset;
+    cmd.power_cap_w[gi] = kUnset;
+    if (std::isnan(cur) || std::abs(target - cur) > 0.5) {
+      cmd.power_cap_w[gi] = target;
+      any = true;
+    }
+  }
+  return moved + (any ? 1 : 0);
 }
 
 }  // namespace fw::rl

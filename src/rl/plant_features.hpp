@@ -10,10 +10,13 @@
 // budget), worst unit first. Measurement windows are assumed tumbling and aligned to t = 0,
 // as EpisodeMetrics and `flexwatt eval` count them (an assumption on real hardware).
 //
-// Action (plant_action_spec()): one categorical factor per knob the policy acts on
-// (gen_concurrency and/or group_size, both by default), each {0 down, 1 stay, 2 up} one rung
-// of a geometric ladder over the knob's range (knob_rung()), or an absolute level (kLevel).
-// A knob outside the policy's subset, or one the job does not expose, is left alone.
+// Action (plant_action_spec()): one categorical factor per actuator the policy acts on
+// (gen_concurrency and/or group_size, both by default, and optionally power_cap), each
+// {0 down, 1 stay, 2 up} one rung of a geometric ladder over the knob's range (knob_rung()),
+// or an absolute level (kLevel). power_cap is one cap for every GPU of the job, a share of
+// the GPU's maximum cap (cap_level_w()); step mode moves it one such level from the cap
+// measured on the job's first GPU. An actuator outside the policy's subset, or a knob the job
+// does not expose, is left alone.
 
 #include <cstddef>
 #include <span>
@@ -34,21 +37,29 @@ inline constexpr int kPlantObsDim = 20;
 // policy whose names differ.
 const ObsSpec& plant_obs_spec();
 enum class KnobActionMode { kStep, kLevel };
-// kLevel options per knob (gen_concurrency, group_size): every rung of the level ladder
-// (knob_level()) for the 7B ranges 1..64 and 1..16.
-inline constexpr int kKnobLevels[2] = {22, 10};
+// Action factors, in this order: the two knobs (kKnobNames), then the job's power cap.
+inline constexpr int kNumActionFactors = 3;
+inline constexpr int kPowerCapFactor = 2;
+inline constexpr const char* kActionFactorNames[kNumActionFactors] = {
+    "gen_concurrency", "group_size", "power_cap"};
+// kLevel options per factor: every rung of the level ladder (knob_level()) for the 7B ranges
+// 1..64 and 1..16; caps at 50 %, 55 %, ..., 100 % of the GPU's maximum cap.
+inline constexpr int kKnobLevels[kNumActionFactors] = {22, 10, 11};
 // Level-action policies written before the dense band existed used {16, 10} levels; loading
 // one fails with a message that says to retrain.
 inline constexpr int kOldKnobLevels[2] = {16, 10};
 // gen_concurrency's level ladder visits every step in [kDenseLo, kDenseHi] (assumption from
 // the oracle's traces: it throttles generation to 9–13 on 7B, docs/rl.md "Action").
 inline constexpr double kGenConcurrencyDenseLo = 8, kGenConcurrencyDenseHi = 16;
-// Knobs the policy acts on: bit q set = knob q (kKnobNames order: gen_concurrency, group_size)
-// is an action factor. A knob left out is never commanded, so it stays at the job's
-// configured value. Policies from before this option act on both knobs (kAllKnobs).
+// Actuators the policy acts on: bit q set = factor q (kActionFactorNames order) is an action
+// factor. A knob left out is never commanded, so it stays at the job's configured value; a
+// cap left out is never written. Policies from before this option act on both knobs
+// (kAllKnobs); kPowerCapBit adds the cap.
 inline constexpr unsigned kAllKnobs = 3;
-// The action spec for a mode and knob subset: one factor per selected knob, in knob order.
-// REQUIRES: knob_mask in 1..3.
+inline constexpr unsigned kPowerCapBit = 1u << kPowerCapFactor;
+inline constexpr unsigned kMaxActionMask = kAllKnobs | kPowerCapBit;
+// The action spec for a mode and subset: one factor per selected actuator, in factor order.
+// REQUIRES: knob_mask in 1..kMaxActionMask.
 const ActionSpec& plant_action_spec(KnobActionMode mode = KnobActionMode::kStep,
                                     unsigned knob_mask = kAllKnobs);
 struct PlantActionLayout {
@@ -59,7 +70,8 @@ struct PlantActionLayout {
 // forms otherwise.
 Result<PlantActionLayout> plant_action_layout(const ActionSpec& spec);
 Result<KnobActionMode> knob_action_mode(const ActionSpec& spec);
-// "gen_concurrency,group_size" (any non-empty subset, comma separated) -> mask; "all" -> 3.
+// "gen_concurrency,group_size,power_cap" (any non-empty subset, comma separated) -> mask;
+// "all" -> both knobs (kAllKnobs), as before the cap existed.
 Result<unsigned> parse_knob_mask(const std::string& csv);
 std::string knob_mask_name(unsigned knob_mask);  // "gen_concurrency" / "..,group_size"
 
@@ -87,12 +99,18 @@ double knob_rung(const KnobRange& range, double current, int direction);
 // 25 31 39 49 61 64, 22 rungs). REQUIRES: levels >= 2, 0 <= level < levels.
 double knob_level(const KnobRange& range, int level, int levels, bool dense = false);
 
-// Sets cmd.knobs[job] from a categorical action (kStep: entries 0..2 per knob, moved from
-// the settings measured in `latest`; kLevel: absolute levels). Only a target that differs
-// from the measured setting is commanded. Returns the number of knobs asked to move (churn).
-// action holds one entry per knob in knob_mask, in knob order; knobs outside the mask are
-// left unset (never commanded). REQUIRES: cmd.knobs.size() > job, action.size() == number
-// of knobs in knob_mask. Allocates nothing.
+// Cap level `level` (0..kKnobLevels[kPowerCapFactor]−1) of a GPU: (0.5 + 0.05·level) of its
+// maximum cap, clamped to its settable range (A100: 200, 220, ..., 400 W).
+double cap_level_w(const GpuInfo& gpu, int level);
+
+// Sets cmd.knobs[job] (and, with kPowerCapBit, cmd.power_cap_w of the job's GPUs) from a
+// categorical action (kStep: entries 0..2 per factor, moved from the settings measured in
+// `latest`; kLevel: absolute levels). Only a target that differs from the measured setting
+// is commanded. Returns the number of actuators asked to move (churn). action holds one
+// entry per factor in knob_mask, in factor order; factors outside the mask are left unset
+// (never commanded). REQUIRES: cmd.knobs.size() > job, cmd.power_cap_w.size() ==
+// info.gpus.size() when the cap is in the mask, action.size() == factors in knob_mask.
+// Allocates nothing.
 int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
                       std::span<const double> action, Command& cmd,
                       KnobActionMode mode = KnobActionMode::kStep, unsigned knob_mask = kAllKnobs);

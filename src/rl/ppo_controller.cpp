@@ -54,7 +54,10 @@ Result<std::unique_ptr<PpoController>> PpoController::create(Policy policy, doub
 }
 
 Status PpoController::check_plant(const Policy& policy, const PlantInfo& info) {
+  auto layout = plant_action_layout(policy.action_spec());
+  const bool caps = layout.ok() && (layout->knob_mask & kPowerCapBit) != 0;
   for (const JobInfo& j : info.jobs) {
+    if (caps && !j.gpus.empty()) return Status::Ok();
     for (const KnobRange& r : j.knob_ranges) {
       if (r.available) return Status::Ok();
     }
@@ -84,9 +87,10 @@ void PpoController::reset(const PlantInfo& info) {
 
 const Command& PpoController::decide(const Observation& obs) {
   for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
+  for (double& c : cmd_.power_cap_w) c = kUnset;
   const PlantInfo& info = *obs.plant;
   for (size_t j = 0; j < info.jobs.size() && j < cmd_.knobs.size(); ++j) {
-    bool any = false;
+    bool any = (mask_ & kPowerCapBit) != 0 && !info.jobs[j].gpus.empty();
     for (const KnobRange& r : info.jobs[j].knob_ranges) any |= r.available;
     if (!any) continue;
     if (decide_on_ == DecideOn::kPhase && j < last_decision_s_.size() &&

@@ -17,11 +17,12 @@ for f in report.json summary.csv power.svg; do
   check "report has $f" test -s "$tmp/report/$f"
 done
 j="$tmp/report/report.json"
-check "six controllers" test "$(jq '.controllers | length' "$j")" -eq 6
+check "seven controllers" test "$(jq ".controllers | length" "$j")" -eq 7
 check "ppo present" jq -e '[.controllers[].name] | any(startswith("ppo:"))' "$j" >/dev/null
 check "comparison keys" jq -e '.comparison.simulated | has("tokens_vs_static")' "$j" >/dev/null
-check "csv has 7 lines" test "$(wc -l <"$tmp/report/summary.csv")" -eq 7
-check "svg has six panels" test "$(grep -c '<polyline fill="none" stroke="#1f5fbf"' "$tmp/report/power.svg")" -eq 6
+check "static-cap compared" jq -e '.comparison.simulated | has("tokens_vs_static_cap")' "$j" >/dev/null
+check "csv has 8 lines" test "$(wc -l <"$tmp/report/summary.csv")" -eq 8
+check "svg has seven panels" test "$(grep -c '<polyline fill="none" stroke="#1f5fbf"' "$tmp/report/power.svg")" -eq 7
 "$bin" demo --policy "$tmp/nope.json" --out "$tmp/r2" >/dev/null 2>"$tmp/err"; rc=$?
 check "missing policy exits 2 (got $rc)" test $rc -eq 2
 check "missing policy named" grep -q "nope.json" "$tmp/err"

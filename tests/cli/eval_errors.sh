@@ -13,6 +13,10 @@ expect2 "unknown controller" "valid: .*oracle.*pid.*static.*threshold.*uncontrol
 expect2 "unknown option" "unknown option 'kx' \(valid: knob, kp, ki" "$scn" --controllers pid:kp=1,kx=2
 expect2 "bad value" "kp=abc: not a number" "$scn" --controllers pid:kp=abc
 expect2 "bad knob" "valid: auto, caps" "$scn" --controllers threshold:knob=nope
+expect2 "static pins its own actuator" "pins the actuator itself" "$scn" \
+  --controllers static:knob=group_size,group_size=4
+expect2 "static pin not a number" "group_size=x: not a number" "$scn" \
+  --controllers static:knob=caps,group_size=x
 expect2 "option before name" "before any controller" "$scn" --controllers kp=1,pid
 expect2 "positional to a plain controller" "takes no argument" "$scn" --controllers pid:x.json
 expect2 "missing controllers" "--controllers is required" "$scn"

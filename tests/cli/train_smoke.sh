@@ -39,6 +39,12 @@ jq -e '.action.categories == [22, 10]' "$tmp/l.json" >/dev/null || fail "level a
 [ "$(jq -r '.metadata.max_decision_period_s' "$tmp/k.json")" = 30 ] || fail "max period"
 "$bin" eval "$scn" --controllers "ppo:$tmp/k.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
   || fail "eval with a knob-subset phase policy"
+# The power cap as an action factor: named in the spec, and eval's ppo writes caps.
+"$bin" train "$scn" --iterations 1 --envs 2 --episode-s 60 --seed 3 --actions level \
+  --knobs group_size,power_cap --out "$tmp/c.json" >/dev/null 2>&1 || fail "train power_cap"
+[ "$(jq -c '.action.names' "$tmp/c.json")" = '["group_size","power_cap"]' ] || fail "cap spec"
+"$bin" eval "$scn" --controllers "ppo:$tmp/c.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
+  || fail "eval with a power-cap policy"
 "$bin" eval "$scn" --controllers "ppo:$tmp/p.json" --seeds 1 --duration-s 60 >"$tmp/eval.txt" 2>&1 \
   || fail "eval with the trained policy: $(cat "$tmp/eval.txt")"
 grep -q "ppo:" "$tmp/eval.txt" || fail "eval table lacks the ppo row"

@@ -65,6 +65,15 @@ TEST(Static, HoldsItsSetting) {
   EXPECT_EQ(run(v, 60).final_knobs[0], 5);
 }
 
+TEST(Static, PinnedKnobsHeldWhileCapsAreTheActuator) {
+  Actuator caps;  // default kind: caps
+  StaticController s(caps, 0, /*value=*/250, 10, KnobValues{3, 99});
+  const Outcome r = run(s, 60);
+  EXPECT_EQ(r.final_knobs[0], 3);
+  EXPECT_EQ(r.final_knobs[1], 16);  // pinned above the range: clamped to its maximum
+  EXPECT_DOUBLE_EQ(r.final_cap_w, 250);
+}
+
 TEST(Static, CalibrationFindsLargestSafeSetting) {
   // demand = 60 + 20c + 80 (group 16) ≤ 300 W → c ≤ 8; with noise, 8 sits on the line.
   StaticCalibrationConfig cfg;

@@ -67,6 +67,50 @@ TEST(KnobSubset, SpecHasOnlyTheChosenKnobAndRoundTrips) {
   EXPECT_FALSE(parse_knob_mask("batch").ok());
 }
 
+TEST(PowerCapFactor, SpecNamesAndLevels) {
+  const ActionSpec& s = plant_action_spec(KnobActionMode::kLevel, 2 | kPowerCapBit);
+  EXPECT_EQ(s.names, std::vector<std::string>({"group_size", "power_cap"}));
+  EXPECT_EQ(s.categories, std::vector<int>({kKnobLevels[1], kKnobLevels[kPowerCapFactor]}));
+  auto l = plant_action_layout(s);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->knob_mask, 2u | kPowerCapBit);
+  EXPECT_EQ(*parse_knob_mask("power_cap,group_size"), 2u | kPowerCapBit);
+  EXPECT_EQ(knob_mask_name(kMaxActionMask), "gen_concurrency,group_size,power_cap");
+  EXPECT_EQ(*parse_knob_mask("all"), kAllKnobs);  // "all" stays the two knobs
+  GpuInfo a100{"a100", 100, 400, 400, 400};
+  EXPECT_DOUBLE_EQ(cap_level_w(a100, 0), 200);
+  EXPECT_DOUBLE_EQ(cap_level_w(a100, 5), 300);
+  EXPECT_DOUBLE_EQ(cap_level_w(a100, 10), 400);
+  EXPECT_DOUBLE_EQ(cap_level_w(a100, 99), 400);
+  GpuInfo narrow{"narrow", 250, 400, 400, 400};
+  EXPECT_DOUBLE_EQ(cap_level_w(narrow, 0), 250);  // clamped to the settable range
+}
+
+TEST(PowerCapFactor, LevelAndStepWriteTheJobsCaps) {
+  ScriptedPlant plant(12, 8);  // one GPU, cap measured at 400 W
+  Snapshot s;
+  ASSERT_TRUE(plant.read(0, s).ok());
+  Command cmd = blank_command(plant.info());
+  // Level mode, cap only: level 3 = 65 % of 400 W.
+  const std::array<double, 1> lv{3};
+  EXPECT_EQ(apply_knob_action(plant.info(), s, 0, lv, cmd, KnobActionMode::kLevel, kPowerCapBit),
+            1);
+  EXPECT_DOUBLE_EQ(cmd.power_cap_w[0], 260);
+  EXPECT_TRUE(std::isnan(cmd.knobs[0][0]) && std::isnan(cmd.knobs[0][1]));
+  // The measured cap already at the level: nothing commanded, no churn.
+  const std::array<double, 1> top{10};
+  EXPECT_EQ(
+      apply_knob_action(plant.info(), s, 0, top, cmd, KnobActionMode::kLevel, kPowerCapBit), 0);
+  EXPECT_TRUE(std::isnan(cmd.power_cap_w[0]));
+  // Step mode with a knob: group "stay", cap "down" one level from 400 W.
+  const std::array<double, 2> step{1, 0};
+  EXPECT_EQ(apply_knob_action(plant.info(), s, 0, step, cmd, KnobActionMode::kStep,
+                              2 | kPowerCapBit),
+            1);
+  EXPECT_TRUE(std::isnan(cmd.knobs[0][1]));
+  EXPECT_DOUBLE_EQ(cmd.power_cap_w[0], 380);
+}
+
 TEST(KnobSubset, ApplyLeavesTheOtherKnobUnset) {
   ScriptedPlant plant(12, 8);
   Snapshot s;
