@@ -41,14 +41,4 @@ BudgetUnits make_budget_units(const PlantInfo& info, BudgetScope scope) {
   return u;
 }
 
-double unit_power_w(const Snapshot& s, const std::vector<int>& gpus) {
-  double sum = 0;
-  for (int g : gpus) {
-    if (g < 0 || g >= static_cast<int>(s.gpus.size())) continue;
-    const double p = s.gpus[g].power_w;
-    if (std::isfinite(p)) sum += p;
-  }
-  return sum;
-}
-
 }  // namespace fw

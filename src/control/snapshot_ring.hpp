@@ -32,7 +32,8 @@ class SnapshotRing {
   bool empty() const { return size_ == 0; }
   // REQUIRES: age < size().
   const Snapshot& at_age(size_t age) const {
-    return slots_[(head_ + slots_.size() - age) % slots_.size()];
+    // head_ − age, wrapped without a division (hot in feature building).
+    return slots_[head_ >= age ? head_ - age : head_ + slots_.size() - age];
   }
   // REQUIRES: !empty().
   const Snapshot& newest() const { return at_age(0); }

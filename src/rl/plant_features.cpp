@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,23 @@ void history_pass(const SnapshotRing& h, const std::vector<int>& gpus, size_t jo
   double sum = 0, sum2 = 0, peak = 0;
   int open = kSpans;
   bool done[kSpans] = {};
+  // The next end among the open spans: the latest cutoff (time spans) and the smallest count
+  // (fixed spans); the per-span loop runs only when one of them is reached.
+  double next_cutoff = 0;
+  size_t next_k = 0;
+  auto find_next = [&] {
+    next_cutoff = -std::numeric_limits<double>::infinity();
+    next_k = std::numeric_limits<size_t>::max();
+    for (int j = 0; j < kSpans; ++j) {
+      if (done[j]) continue;
+      if (hp.fixed_k[j] > 0) {
+        next_k = std::min(next_k, hp.fixed_k[j]);
+      } else {
+        next_cutoff = std::max(next_cutoff, hp.cutoff_s[j]);
+      }
+    }
+  };
+  find_next();
   const size_t n = h.size();
   for (size_t a = 0; a < n && (open > 0 || hp.boundaries < 2); ++a) {
     const Snapshot& s = h.at_age(a);
@@ -65,19 +83,22 @@ void history_pass(const SnapshotRing& h, const std::vector<int>& gpus, size_t jo
       peak = std::max(peak, p);
       const size_t k = a + 1;
       const double prev_t = has_prev ? h.at_age(a + 1).time_s : 0.0;
-      for (int j = 0; j < kSpans; ++j) {
-        if (done[j]) continue;
-        const bool end =
-            !has_prev || (hp.fixed_k[j] > 0 ? k >= hp.fixed_k[j] : !(prev_t > hp.cutoff_s[j]));
-        if (!end) continue;
-        done[j] = true;
-        --open;
-        SpanStats& st = hp.stats[j];
-        const double kd = static_cast<double>(k);
-        st.mean = sum / kd;
-        st.sd = std::sqrt(std::max(0.0, sum2 / kd - st.mean * st.mean));
-        st.peak = peak;
-        hp.k[j] = k;
+      if (!has_prev || prev_t <= next_cutoff || k >= next_k) {
+        for (int j = 0; j < kSpans; ++j) {
+          if (done[j]) continue;
+          const bool end =
+              !has_prev || (hp.fixed_k[j] > 0 ? k >= hp.fixed_k[j] : !(prev_t > hp.cutoff_s[j]));
+          if (!end) continue;
+          done[j] = true;
+          --open;
+          SpanStats& st = hp.stats[j];
+          const double kd = static_cast<double>(k);
+          st.mean = sum / kd;
+          st.sd = std::sqrt(std::max(0.0, sum2 / kd - st.mean * st.mean));
+          st.peak = peak;
+          hp.k[j] = k;
+        }
+        find_next();
       }
     }
     if (has_prev && hp.boundaries < 2) {
