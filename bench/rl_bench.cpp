@@ -156,6 +156,9 @@ void BM_ShippedPolicyTrainIteration(benchmark::State& state) {
   ec.penalty_margin = meta["reward"].value("penalty_margin", 0.0);
   ec.action_mode =
       recipe.value("actions", "step") == "level" ? KnobActionMode::kLevel : KnobActionMode::kStep;
+  if (recipe.value("window_rule", "tumbling") == "sliding") {
+    ec.window_rule = PlantEnvConfig::WindowRule::kSliding;
+  }
   if (recipe.contains("knobs")) {
     auto mask = parse_knob_mask(recipe["knobs"].get<std::string>());
     if (!mask.ok()) std::abort();

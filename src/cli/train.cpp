@@ -124,6 +124,13 @@ int run_train(int argc, char** argv) {
                  "violated windows pay it)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.5));
+  std::string window_rule = "tumbling";
+  app.add_option("--window-rule", window_rule,
+                 "how the reward judges budget windows: tumbling (aligned to t = 0, the "
+                 "violation rate eval reports first) or sliding (the trailing window at every "
+                 "sample, eval's violation_rate_sliding; cannot be gamed by timing)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tumbling", "sliding"}));
   std::string actions = "step";
   app.add_option("--actions", actions,
                  "knob actions: step (down/stay/up one ladder rung) or level (choose a rung of "
@@ -200,6 +207,8 @@ int run_train(int argc, char** argv) {
   ec.violation_penalty = violation_penalty;
   ec.excess_penalty = excess_penalty >= 0 ? excess_penalty : 10 * violation_penalty;
   ec.penalty_margin = margin;
+  ec.window_rule = window_rule == "sliding" ? rl::PlantEnvConfig::WindowRule::kSliding
+                                            : rl::PlantEnvConfig::WindowRule::kTumbling;
   ec.action_mode = actions == "level" ? rl::KnobActionMode::kLevel : rl::KnobActionMode::kStep;
   ec.knob_mask = *knob_mask;
   ec.decide_on = decide_on == "phase" ? rl::DecideOn::kPhase : rl::DecideOn::kPeriod;
@@ -280,6 +289,7 @@ int run_train(int argc, char** argv) {
                            {"seed", seed}};
   // Added only when not the default, so checkpoints from before these options still resume.
   if (*knob_mask != rl::kAllKnobs) recipe["knobs"] = rl::knob_mask_name(*knob_mask);
+  if (window_rule != "tumbling") recipe["window_rule"] = window_rule;
   if (decide_on != "period") {
     recipe["decide_on"] = decide_on;
     recipe["max_decision_period_s"] = max_period_s;
@@ -395,7 +405,8 @@ int run_train(int argc, char** argv) {
                            {"violation_penalty", ec.violation_penalty},
                            {"excess_penalty", ec.excess_penalty},
                            {"penalty_margin", ec.penalty_margin},
-                           {"churn_penalty", ec.churn_penalty}}},
+                           {"churn_penalty", ec.churn_penalty},
+                           {"window_rule", window_rule}}},
                          {"recipe", recipe},
                          {"command", command_line}};
   for (const auto& g : scenario.gpus) meta["gpu_models"].push_back(g.model);

@@ -16,6 +16,12 @@
 //     (penalty_margin 0: the excess term counts only violated windows; > 0: it also
 //     penalises windows that come within that share of the budget, a continuous signal)
 //   − churn_penalty · knobs moved.
+// With window_rule kSliding the window terms are charged per sample instead: at every sample
+// once a full budget window exists, each of the terms above for the trailing window mean,
+// divided by the samples per window (a window that stays over for a whole window's length
+// costs what one violated tumbling window costs). This is the rule `eval` reports as
+// violation_rate_sliding, which timing heavy phases across boundaries cannot dodge;
+// episode_stats() then counts judged samples as windows.
 //
 // Domain randomisation, drawn per episode from the reset seed: the budget scaled uniformly
 // in [budget_scale_lo, budget_scale_hi], and every `ranges` entry set to a uniform draw
@@ -69,6 +75,8 @@ struct PlantEnvConfig {
   double violation_penalty = 4;
   double excess_penalty = 40;
   double penalty_margin = 0;  // share of the budget, 0..1
+  enum class WindowRule { kTumbling, kSliding };
+  WindowRule window_rule = WindowRule::kTumbling;
   KnobActionMode action_mode = KnobActionMode::kStep;
   double churn_penalty = 0.02;
   LimiterConfig limiter;
@@ -134,6 +142,9 @@ class PlantEnv : public Env {
   double last_tokens_ = 0;
   std::vector<int> job_units_;      // budget units the job touches
   std::vector<double> window_sum_;  // per job unit: Σ power / budget over the open window
+  // kSliding: per job unit, a ring of the last window_n_ power/budget ratios (flat, unit-major).
+  std::vector<double> slide_ring_;
+  int64_t slide_filled_ = 0;
   PlantEpisodeStats stats_;
   PlantEpisodeStats finished_;
   int finished_episodes_ = 0;

@@ -14,6 +14,7 @@ expect2 "bad iterations" "iterations" train "$scn" --iterations 0 --out "$tmp/p.
 expect2 "missing scenario" "nope.yaml" train nope.yaml --out "$tmp/p.json"
 expect2 "bad --set" "budget.wats" train "$scn" --set budget.wats=3 --out "$tmp/p.json"
 expect2 "unknown knob" "unknown knob 'batch'" train "$scn" --knobs batch --out "$tmp/p.json"
+expect2 "bad window rule" "window-rule" train "$scn" --window-rule hopping --out "$tmp/p.json"
 expect2 "bad decide-on" "decide-on" train "$scn" --decide-on step --out "$tmp/p.json"
 expect2 "max period below period" "max-period-s" train "$scn" --decide-on phase --period-s 20 \
   --max-period-s 10 --out "$tmp/p.json"

@@ -41,7 +41,9 @@ jq -e '.action.categories == [22, 10]' "$tmp/l.json" >/dev/null || fail "level a
   || fail "eval with a knob-subset phase policy"
 # The power cap as an action factor: named in the spec, and eval's ppo writes caps.
 "$bin" train "$scn" --iterations 1 --envs 2 --episode-s 60 --seed 3 --actions level \
-  --knobs group_size,power_cap --out "$tmp/c.json" >/dev/null 2>&1 || fail "train power_cap"
+  --knobs group_size,power_cap --window-rule sliding --out "$tmp/c.json" >/dev/null 2>&1 \
+  || fail "train power_cap"
+[ "$(jq -r '.metadata.reward.window_rule' "$tmp/c.json")" = sliding ] || fail "window rule"
 [ "$(jq -c '.action.names' "$tmp/c.json")" = '["group_size","power_cap"]' ] || fail "cap spec"
 "$bin" eval "$scn" --controllers "ppo:$tmp/c.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
   || fail "eval with a power-cap policy"

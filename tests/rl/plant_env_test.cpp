@@ -255,6 +255,35 @@ TEST(PlantEnv, MarginChargesTheExcessOnWindowsNearTheBudget) {
   EXPECT_NEAR(total, tokens_k - 2 * 40 * (280.0 / 300 - 0.9), 1e-9);
 }
 
+TEST(PlantEnv, SlidingRuleChargesEveryFullTrailingWindow) {
+  EnvFixture fx;
+  fx.conc = 15;  // 350 W against 300 W throughout
+  PlantEnvConfig c = small_config();
+  c.window_rule = PlantEnvConfig::WindowRule::kSliding;
+  auto env = fx.make(c);
+  std::array<double, kPlantObsDim> obs{};
+  ASSERT_TRUE(env->reset(42, obs).ok());
+  const double stay[2] = {1, 1};
+  std::vector<double> rewards;
+  StepResult r;
+  while (!r.done()) {
+    auto s = env->step(stay, obs);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    r = *s;
+    rewards.push_back(r.reward);
+  }
+  // 60 samples per window: the trailing window is full from tick 59 on, so ticks 59..119
+  // (61 samples) are judged, each charged (4 + 40·(350/300 − 1)) / 60.
+  const double per_sample = (4 + 40 * (350.0 / 300 - 1)) / 60;
+  const double tok_per_step = 10 * 15 * 5.0 / 1000;
+  ASSERT_EQ(rewards.size(), 12u);
+  for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(rewards[i], tok_per_step, 1e-9) << i;
+  EXPECT_NEAR(rewards[5], tok_per_step - 2 * per_sample, 1e-9);  // ticks 51..60: 59, 60
+  EXPECT_NEAR(rewards[6], tok_per_step - 10 * per_sample, 1e-9);
+  EXPECT_EQ(env->episode_stats().windows, 61);
+  EXPECT_EQ(env->episode_stats().violations, 61);
+}
+
 TEST(PlantEnv, LevelActionsSetTheKnobDirectly) {
   EnvFixture fx;
   PlantEnvConfig c = small_config();
