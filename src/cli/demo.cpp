@@ -61,6 +61,7 @@ int run_demo(int argc, char** argv) {
       "demo");
   std::string scenario_path = "scenarios/grpo-7b-a100.yaml";
   std::string policy_path = "policies/grpo-7b-a100.json";
+  std::string knobs_policy_path = "policies/grpo-7b-a100-knobs.json";
   std::string out_dir = "flexwatt-demo";
   int seeds = 5;
   double duration_s = 0;
@@ -68,6 +69,10 @@ int run_demo(int argc, char** argv) {
   bool json = false;
   app.add_option("--scenario", scenario_path, "scenario file")->capture_default_str();
   app.add_option("--policy", policy_path, "PPO policy file")->capture_default_str();
+  app.add_option("--knobs-policy", knobs_policy_path,
+                 "a second PPO policy shown beside it, by default the one on the knobs only "
+                 "(the published actuator set); 'none' to leave it out")
+      ->capture_default_str();
   app.add_option("--out", out_dir, "report directory")->capture_default_str();
   app.add_option("--seeds", seeds, "evaluation seeds 1..N")
       ->capture_default_str()
@@ -79,7 +84,9 @@ int run_demo(int argc, char** argv) {
   app.add_flag("--json", json, "print report.json on stdout instead of the tables");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
-  for (const std::string& f : {scenario_path, policy_path}) {
+  const bool with_knobs_policy = knobs_policy_path != "none";
+  for (const std::string& f : {scenario_path, policy_path, knobs_policy_path}) {
+    if (f == "none") continue;  // --knobs-policy none
     if (!std::filesystem::exists(f)) {
       return fail("demo", Status::NotFound(f + ": not found (run from the flexwatt source "
                                                "directory, or pass --scenario/--policy)"));
@@ -99,6 +106,7 @@ int run_demo(int argc, char** argv) {
   // searches the same three actuators as the shipped policy.
   auto specs = parse_controller_list("uncontrolled,static," + std::string(kStaticCap) +
                                      ",threshold,pid,ppo:" + policy_path + "," +
+                                     (with_knobs_policy ? "ppo:" + knobs_policy_path + "," : "") +
                                      std::string(kOracle));
   if (!specs.ok()) return fail("demo", specs.status());
   req.specs = std::move(specs).value();
@@ -121,9 +129,12 @@ int run_demo(int argc, char** argv) {
   const EvalReport& r = *report;
   const int iu = r.find("uncontrolled"), is = r.find("static"), ip = r.find("ppo"),
             io = r.find("oracle");
-  int isc = -1;
+  int isc = -1, ik = -1;
   for (size_t c = 0; c < r.controllers.size(); ++c) {
     if (r.controllers[c].label == kStaticCap) isc = static_cast<int>(c);
+    if (with_knobs_policy && r.controllers[c].label == "ppo:" + knobs_policy_path) {
+      ik = static_cast<int>(c);
+    }
   }
   if (iu < 0 || is < 0 || ip < 0 || io < 0 || isc < 0) {
     return fail("demo", Status::Internal("a demo controller is missing from the report"));
@@ -152,6 +163,13 @@ int run_demo(int argc, char** argv) {
         {"ppo_tokens_share_of_oracle", pp.tokens.mean / orc.tokens.mean},
         {"tokens_vs_static_cap", pp.tokens.mean / sc.tokens.mean - 1},
         {"tokens_per_mwh_vs_static_cap", pp.tokens_per_mwh.mean / sc.tokens_per_mwh.mean - 1}}}};
+  if (ik >= 0) {
+    const ControllerSummary& kp = r.controllers[ik];
+    cmp["simulated"]["knobs_policy"] = {
+        {"policy", knobs_policy_path},
+        {"tokens_vs_static", kp.tokens.mean / st.tokens.mean - 1},
+        {"tokens_per_mwh_vs_static", kp.tokens_per_mwh.mean / st.tokens_per_mwh.mean - 1}};
+  }
   for (auto& [k, v] : cmp["simulated"].items()) {
     if (v.is_number() && !std::isfinite(v.get<double>())) v = nullptr;
   }
@@ -208,8 +226,8 @@ int run_demo(int argc, char** argv) {
   std::printf("%s\n", format_eval_table(req, r).c_str());
   const auto& sim = cmp["simulated"];
   auto num = [](const nlohmann::json& v) { return v.is_null() ? std::nan("") : v.get<double>(); };
-  std::printf("PPO against the published 7B result (ours are SIMULATED, %zu seeds of %.0f s):\n",
-              req.seeds.size(), req.scenario.duration_s);
+  std::printf("PPO (%s) against the published 7B result (ours are SIMULATED, %zu seeds of %.0f s):\n",
+              policy_path.c_str(), req.seeds.size(), req.scenario.duration_s);
   std::printf("  %-40s %12s %12s\n", "metric", "published", "simulated");
   std::printf("  %-40s %12s %12s\n", "violations vs uncontrolled (30 s windows)",
               pct(kPubViolationCut).c_str(),
@@ -229,6 +247,13 @@ int run_demo(int argc, char** argv) {
               pct(num(sim["tokens_vs_static_cap"])).c_str());
   std::printf("  %-40s %12s %12s\n", "tokens per MWh vs static-cap", "-",
               pct(num(sim["tokens_per_mwh_vs_static_cap"])).c_str());
+  if (sim.contains("knobs_policy")) {
+    const auto& kp = sim["knobs_policy"];
+    std::printf("  %-40s %12s %12s\n", "knob-only PPO: tokens vs static", pct(kPubTokens).c_str(),
+                pct(num(kp["tokens_vs_static"])).c_str());
+    std::printf("  %-40s %12s %12s\n", "knob-only PPO: tokens per MWh vs static",
+                pct(kPubTokensPerMwh).c_str(), pct(num(kp["tokens_per_mwh_vs_static"])).c_str());
+  }
   std::printf("  static = the calibrated safe knob setting (the research's static baseline);\n"
               "  static-cap = %s\n", kStaticCap);
   std::printf("\nreport: %s/report.json, %s/summary.csv, %s/power.svg\n", out_dir.c_str(),

@@ -17,12 +17,16 @@ for f in report.json summary.csv power.svg; do
   check "report has $f" test -s "$tmp/report/$f"
 done
 j="$tmp/report/report.json"
-check "seven controllers" test "$(jq ".controllers | length" "$j")" -eq 7
+check "eight controllers" test "$(jq ".controllers | length" "$j")" -eq 8
 check "ppo present" jq -e '[.controllers[].name] | any(startswith("ppo:"))' "$j" >/dev/null
 check "comparison keys" jq -e '.comparison.simulated | has("tokens_vs_static")' "$j" >/dev/null
 check "static-cap compared" jq -e '.comparison.simulated | has("tokens_vs_static_cap")' "$j" >/dev/null
-check "csv has 8 lines" test "$(wc -l <"$tmp/report/summary.csv")" -eq 8
-check "svg has seven panels" test "$(grep -c '<polyline fill="none" stroke="#1f5fbf"' "$tmp/report/power.svg")" -eq 7
+check "knob-only policy compared" jq -e '.comparison.simulated.knobs_policy | has("tokens_vs_static")' "$j" >/dev/null
+check "csv has 9 lines" test "$(wc -l <"$tmp/report/summary.csv")" -eq 9
+check "svg has eight panels" test "$(grep -c '<polyline fill="none" stroke="#1f5fbf"' "$tmp/report/power.svg")" -eq 8
+out=$("$bin" demo --seeds 1 --duration-s 120 --knobs-policy none --out "$tmp/r3" 2>&1); rc=$?
+check "--knobs-policy none exits 0 (got $rc)" test $rc -eq 0
+check "--knobs-policy none: seven controllers" test "$(jq ".controllers | length" "$tmp/r3/report.json")" -eq 7
 "$bin" demo --policy "$tmp/nope.json" --out "$tmp/r2" >/dev/null 2>"$tmp/err"; rc=$?
 check "missing policy exits 2 (got $rc)" test $rc -eq 2
 check "missing policy named" grep -q "nope.json" "$tmp/err"

@@ -111,6 +111,27 @@ TEST(PowerCapFactor, LevelAndStepWriteTheJobsCaps) {
   EXPECT_DOUBLE_EQ(cmd.power_cap_w[0], 380);
 }
 
+TEST(PowerCapFactor, OneLevelForEveryGpuOfTheJobOnlyItsGpus) {
+  PlantInfo info;
+  info.gpus = {{"a100", 100, 400, 400, 400}, {"a100", 100, 400, 400, 400},
+               {"h100", 200, 700, 700, 700}};
+  JobInfo j;
+  j.name = "two-gpu";
+  j.gpus = {1, 2};
+  info.jobs = {j};
+  Snapshot s;
+  s.gpus.resize(3);
+  for (auto& g : s.gpus) g.power_limit_w = 400;
+  s.gpus[2].power_limit_w = 700;
+  s.jobs.resize(1);
+  Command cmd = blank_command(info);
+  const std::array<double, 1> lv{6};  // 80 % of each GPU's maximum
+  EXPECT_EQ(apply_knob_action(info, s, 0, lv, cmd, KnobActionMode::kLevel, kPowerCapBit), 1);
+  EXPECT_TRUE(std::isnan(cmd.power_cap_w[0]));  // not the job's GPU
+  EXPECT_DOUBLE_EQ(cmd.power_cap_w[1], 320);
+  EXPECT_DOUBLE_EQ(cmd.power_cap_w[2], 560);
+}
+
 TEST(KnobSubset, ApplyLeavesTheOtherKnobUnset) {
   ScriptedPlant plant(12, 8);
   Snapshot s;
