@@ -256,9 +256,18 @@ FW_CONTROLLER(
       {"period_s", "15", "re-planning period, s"},
       {"horizon_s", "120", "look-ahead per candidate, s"},
       {"candidates", "9", "settings tried per actuator per decision"},
-      {"margin", "0", "fraction of budget kept free"}},
+      {"margin", "0", "fraction of budget kept free"},
+      {"windows", "tumbling",
+       "feasibility rule: tumbling (aligned to t = 0) or sliding (trailing window at every "
+       "sample)"}},
      [](const ControllerOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
        OracleConfig c;
+       const std::string rule = o.get_string("windows", "tumbling");
+       if (rule != "tumbling" && rule != "sliding") {
+         return Status::InvalidArgument("controller 'oracle': windows=" + rule +
+                                        ": expected tumbling or sliding");
+       }
+       c.sliding = rule == "sliding";
        auto acts = resolve_actuators(o.get_string("knob", "all"), env.info);
        if (!acts.ok()) {
          return Status::InvalidArgument("controller 'oracle': knob=" + o.get_string("knob", "all") +

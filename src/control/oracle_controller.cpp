@@ -29,6 +29,27 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
       covered[u] += dt;
     }
   }
+  // Sliding rule: per unit a ring of the last n ratios, seeded oldest first from history.
+  const auto n_win = static_cast<size_t>(std::max(1L, std::lround(w_s / dt)));
+  size_t pos = 0, filled = 0;
+  if (cfg_.sliding) {
+    ring_.assign(n_win * units.size(), 0.0);
+    ring_sum_.assign(units.size(), 0.0);
+  }
+  auto slide = [&](const Snapshot& s, double b) {
+    for (size_t u = 0; u < units.size(); ++u) {
+      const double r = unit_power_w(s, units.units[u]) / b;
+      double& slot = ring_[pos * units.size() + u];
+      ring_sum_[u] += r - slot;
+      slot = r;
+    }
+    pos = (pos + 1) % n_win;
+    if (filled < n_win) ++filled;
+  };
+  if (cfg_.sliding) {
+    const size_t seed_n = std::min(h.size(), n_win - 1);
+    for (size_t a = seed_n; a-- > 0;) slide(h.at_age(a), obs.budget->watts);
+  }
   auto judge = [&](bool trailing) {
     for (size_t u = 0; u < units.size(); ++u) {
       if (covered[u] <= 0 || (trailing && covered[u] < 0.5 * w_s - 1e-9)) continue;
@@ -56,11 +77,20 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
       out.feasible = false;
       break;
     }
-    if (t >= window_start + w_s - 1e-9) {
+    const double b = obs.budget->watts;
+    if (cfg_.sliding) {
+      slide(scratch_, b);
+      if (filled == n_win) {
+        for (size_t u = 0; u < units.size(); ++u) {
+          const double mean = ring_sum_[u] / static_cast<double>(n_win);
+          out.worst_ratio = std::max(out.worst_ratio, mean);
+          if (mean > limit) out.feasible = false;
+        }
+      }
+    } else if (t >= window_start + w_s - 1e-9) {
       judge(false);
       window_start += w_s;
     }
-    const double b = obs.budget->watts;
     double total_w = 0;
     for (size_t u = 0; u < units.size(); ++u) {
       const double p = unit_power_w(scratch_, units.units[u]);
@@ -72,7 +102,7 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
     tokens1 = 0;
     for (const JobReading& j : scratch_.jobs) tokens1 += j.tokens_total;
   }
-  judge(true);
+  if (!cfg_.sliding) judge(true);
   out.tokens = tokens1 - tokens0;
   (void)info;
   return out;

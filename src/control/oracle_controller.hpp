@@ -11,7 +11,10 @@
 // samples of the open window already seen and a trailing window covering at least half of
 // window_s) has mean power ≤ (1 − margin)·budget. It applies the feasible candidate with the
 // most tokens over the horizon (ties: less energy); when none is feasible, the one with the
-// smallest worst window mean. Then, per actuator, it bisects between the best feasible
+// smallest worst window mean. With `sliding`, feasibility is judged instead on the trailing
+// window at every imagined sample once a full window exists (the window seeded with the
+// samples already seen), the rule of eval's violation_rate_sliding, which no timing across
+// fixed boundaries can dodge. Then, per actuator, it bisects between the best feasible
 // fraction and the next coarse one above (up to 6 more candidates each), so the coarse grid
 // does not cost it a safe rung. Receding horizon: it re-plans at the next decision.
 //
@@ -37,6 +40,7 @@ struct OracleConfig {
   double horizon_s = 120;
   int candidates = 9;  // per actuator, >= 2
   double margin = 0;   // fraction of budget kept free
+  bool sliding = false;  // judge trailing windows at every sample instead of tumbling ones
 };
 
 class OracleController : public Controller, public PlantBranching {
@@ -60,6 +64,7 @@ class OracleController : public Controller, public PlantBranching {
   const Plant* plant_ = nullptr;
   int64_t blind_ = 0;
   Snapshot scratch_;
+  std::vector<double> ring_, ring_sum_;  // sliding: per unit, the last window's ratios
 };
 
 }  // namespace fw

@@ -17,6 +17,8 @@ expect2 "static pins its own actuator" "pins the actuator itself" "$scn" \
   --controllers static:knob=group_size,group_size=4
 expect2 "static pin not a number" "group_size=x: not a number" "$scn" \
   --controllers static:knob=caps,group_size=x
+expect2 "oracle window rule" "windows=hopping: expected tumbling or sliding" "$scn" \
+  --controllers oracle:windows=hopping
 expect2 "option before name" "before any controller" "$scn" --controllers kp=1,pid
 expect2 "positional to a plain controller" "takes no argument" "$scn" --controllers pid:x.json
 expect2 "missing controllers" "--controllers is required" "$scn"

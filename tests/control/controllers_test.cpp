@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "control/control_loop.hpp"
 #include "control/oracle_controller.hpp"
@@ -221,6 +222,19 @@ TEST(Oracle, AtLeastTheTokensOfEverySafeBaselineAndUnderBudget) {
   const Outcome rs = run(s, 900, 5);
   EXPECT_LE(rs.result.violation_rate[1], ro.result.violation_rate[1]);
   EXPECT_GE(ro.result.tokens, rt.result.tokens);
+  EXPECT_GE(ro.result.tokens, rs.result.tokens);
+}
+
+TEST(Oracle, SlidingRuleKeepsEveryTrailingWindowUnderBudget) {
+  OracleConfig oc;
+  oc.actuators = {conc()};
+  oc.sliding = true;
+  OracleController o(oc);
+  const Outcome ro = run(o, 900, 5);
+  EXPECT_EQ(ro.result.sliding_violation_rate, 0.0);
+  StaticController s(conc(), 6.0 / 15);  // c = 7: safe
+  const Outcome rs = run(s, 900, 5);
+  EXPECT_EQ(rs.result.sliding_violation_rate, 0.0);
   EXPECT_GE(ro.result.tokens, rs.result.tokens);
 }
 
