@@ -89,7 +89,7 @@ int run_demo(int argc, char** argv) {
     if (f == "none") continue;  // --knobs-policy none
     if (!std::filesystem::exists(f)) {
       return fail("demo", Status::NotFound(f + ": not found (run from the flexwatt source "
-                                               "directory, or pass --scenario/--policy)"));
+                                               "directory, or pass --scenario/--policy/--knobs-policy)"));
     }
   }
   auto loaded = sim::load_scenario(scenario_path, {});
