@@ -88,8 +88,9 @@ int run_demo(int argc, char** argv) {
   for (const std::string& f : {scenario_path, policy_path, knobs_policy_path}) {
     if (f == "none") continue;  // --knobs-policy none
     if (!std::filesystem::exists(f)) {
-      return fail("demo", Status::NotFound(f + ": not found (run from the flexwatt source "
-                                               "directory, or pass --scenario/--policy/--knobs-policy)"));
+      return fail("demo",
+                  Status::NotFound(f + ": not found (run from the flexwatt source "
+                                       "directory, or pass --scenario/--policy/--knobs-policy)"));
     }
   }
   auto loaded = sim::load_scenario(scenario_path, {});
@@ -104,10 +105,9 @@ int run_demo(int argc, char** argv) {
   // static-cap: the largest group and concurrency with a calibrated cap, the strongest fixed
   // setting we know of on this scenario (docs/rl.md "Power cap as an action"); the oracle
   // searches the same three actuators as the shipped policy.
-  auto specs = parse_controller_list("uncontrolled,static," + std::string(kStaticCap) +
-                                     ",threshold,pid,ppo:" + policy_path + "," +
-                                     (with_knobs_policy ? "ppo:" + knobs_policy_path + "," : "") +
-                                     std::string(kOracle));
+  auto specs = parse_controller_list(
+      "uncontrolled,static," + std::string(kStaticCap) + ",threshold,pid,ppo:" + policy_path + "," +
+      (with_knobs_policy ? "ppo:" + knobs_policy_path + "," : "") + std::string(kOracle));
   if (!specs.ok()) return fail("demo", specs.status());
   req.specs = std::move(specs).value();
   for (int i = 1; i <= seeds; ++i) req.seeds.push_back(static_cast<uint64_t>(i));
@@ -226,8 +226,9 @@ int run_demo(int argc, char** argv) {
   std::printf("%s\n", format_eval_table(req, r).c_str());
   const auto& sim = cmp["simulated"];
   auto num = [](const nlohmann::json& v) { return v.is_null() ? std::nan("") : v.get<double>(); };
-  std::printf("PPO (%s) against the published 7B result (ours are SIMULATED, %zu seeds of %.0f s):\n",
-              policy_path.c_str(), req.seeds.size(), req.scenario.duration_s);
+  std::printf(
+      "PPO (%s) against the published 7B result (ours are SIMULATED, %zu seeds of %.0f s):\n",
+      policy_path.c_str(), req.seeds.size(), req.scenario.duration_s);
   std::printf("  %-40s %12s %12s\n", "metric", "published", "simulated");
   std::printf("  %-40s %12s %12s\n", "violations vs uncontrolled (30 s windows)",
               pct(kPubViolationCut).c_str(),
@@ -254,8 +255,10 @@ int run_demo(int argc, char** argv) {
     std::printf("  %-40s %12s %12s\n", "knob-only PPO: tokens per MWh vs static",
                 pct(kPubTokensPerMwh).c_str(), pct(num(kp["tokens_per_mwh_vs_static"])).c_str());
   }
-  std::printf("  static = the calibrated safe knob setting (the research's static baseline);\n"
-              "  static-cap = %s\n", kStaticCap);
+  std::printf(
+      "  static = the calibrated safe knob setting (the research's static baseline);\n"
+      "  static-cap = %s\n",
+      kStaticCap);
   std::printf("\nreport: %s/report.json, %s/summary.csv, %s/power.svg\n", out_dir.c_str(),
               out_dir.c_str(), out_dir.c_str());
   return 0;

@@ -66,7 +66,8 @@ int run_train(int argc, char** argv) {
   CLI::App app(
       "Train the PPO meta-controller on a simulated scenario: it reads measured power and "
       "moves the jobs' gen_concurrency and group_size (and, with --knobs ...,power_cap, their "
-      "GPUs' power cap) to keep the budget while producing tokens. Writes the policy (weights, normaliser, specs, scenario family, seed, version), "
+      "GPUs' power cap) to keep the budget while producing tokens. Writes the policy (weights, "
+      "normaliser, specs, scenario family, seed, version), "
       "a training log CSV and a checkpoint (OUT.ckpt.json) that --resume continues from.\n"
       "Training episodes use plant seeds >= 2^41, disjoint from evaluation seeds.\n\nExample:\n"
       "  flexwatt train scenarios/grpo-7b-a100.yaml --iterations 800 --envs 10 --period-s 3 "

@@ -38,8 +38,8 @@ struct OracleConfig {
   std::vector<Actuator> actuators;  // non-empty
   double period_s = 15;
   double horizon_s = 120;
-  int candidates = 9;  // per actuator, >= 2
-  double margin = 0;   // fraction of budget kept free
+  int candidates = 9;    // per actuator, >= 2
+  double margin = 0;     // fraction of budget kept free
   bool sliding = false;  // judge trailing windows at every sample instead of tumbling ones
 };
 

@@ -191,8 +191,8 @@ Result<unsigned> parse_knob_mask(const std::string& csv) {
       if (name == kActionFactorNames[q]) found = q;
     }
     if (found < 0) {
-      return Status::InvalidArgument(
-          "unknown knob '" + name + "' (expected gen_concurrency, group_size, power_cap or all)");
+      return Status::InvalidArgument("unknown knob '" + name +
+                                     "' (expected gen_concurrency, group_size, power_cap or all)");
     }
     mask |= 1u << found;
     pos = comma + 1;

@@ -40,8 +40,8 @@ enum class KnobActionMode { kStep, kLevel };
 // Action factors, in this order: the two knobs (kKnobNames), then the job's power cap.
 inline constexpr int kNumActionFactors = 3;
 inline constexpr int kPowerCapFactor = 2;
-inline constexpr const char* kActionFactorNames[kNumActionFactors] = {
-    "gen_concurrency", "group_size", "power_cap"};
+inline constexpr const char* kActionFactorNames[kNumActionFactors] = {"gen_concurrency",
+                                                                      "group_size", "power_cap"};
 // kLevel options per factor: every rung of the level ladder (knob_level()) for the 7B ranges
 // 1..64 and 1..16; caps at 50 %, 55 %, ..., 100 % of the GPU's maximum cap.
 inline constexpr int kKnobLevels[kNumActionFactors] = {22, 10, 11};

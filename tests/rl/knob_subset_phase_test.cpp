@@ -99,22 +99,21 @@ TEST(PowerCapFactor, LevelAndStepWriteTheJobsCaps) {
   EXPECT_TRUE(std::isnan(cmd.knobs[0][0]) && std::isnan(cmd.knobs[0][1]));
   // The measured cap already at the level: nothing commanded, no churn.
   const std::array<double, 1> top{10};
-  EXPECT_EQ(
-      apply_knob_action(plant.info(), s, 0, top, cmd, KnobActionMode::kLevel, kPowerCapBit), 0);
+  EXPECT_EQ(apply_knob_action(plant.info(), s, 0, top, cmd, KnobActionMode::kLevel, kPowerCapBit),
+            0);
   EXPECT_TRUE(std::isnan(cmd.power_cap_w[0]));
   // Step mode with a knob: group "stay", cap "down" one level from 400 W.
   const std::array<double, 2> step{1, 0};
-  EXPECT_EQ(apply_knob_action(plant.info(), s, 0, step, cmd, KnobActionMode::kStep,
-                              2 | kPowerCapBit),
-            1);
+  EXPECT_EQ(
+      apply_knob_action(plant.info(), s, 0, step, cmd, KnobActionMode::kStep, 2 | kPowerCapBit), 1);
   EXPECT_TRUE(std::isnan(cmd.knobs[0][1]));
   EXPECT_DOUBLE_EQ(cmd.power_cap_w[0], 380);
 }
 
 TEST(PowerCapFactor, OneLevelForEveryGpuOfTheJobOnlyItsGpus) {
   PlantInfo info;
-  info.gpus = {{"a100", 100, 400, 400, 400}, {"a100", 100, 400, 400, 400},
-               {"h100", 200, 700, 700, 700}};
+  info.gpus = {
+      {"a100", 100, 400, 400, 400}, {"a100", 100, 400, 400, 400}, {"h100", 200, 700, 700, 700}};
   JobInfo j;
   j.name = "two-gpu";
   j.gpus = {1, 2};

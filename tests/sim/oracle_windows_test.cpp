@@ -35,10 +35,11 @@ TEST(OracleWindows, SlidingRuleHoldsWhereTheTumblingOneIsGamed) {
   const Scenario s = testing::load_or_die("scenarios/grpo-7b-a100.yaml");
   const EpisodeResult tumbling = run_oracle(s, false);
   const EpisodeResult sliding = run_oracle(s, true);
-  std::printf("[oracle] 7B, 600 s, seed 1: tumbling rule %.0f tokens, sliding rate %.2f %%; "
-              "sliding rule %.0f tokens, sliding rate %.2f %%\n",
-              tumbling.tokens, 100 * tumbling.sliding_violation_rate, sliding.tokens,
-              100 * sliding.sliding_violation_rate);
+  std::printf(
+      "[oracle] 7B, 600 s, seed 1: tumbling rule %.0f tokens, sliding rate %.2f %%; "
+      "sliding rule %.0f tokens, sliding rate %.2f %%\n",
+      tumbling.tokens, 100 * tumbling.sliding_violation_rate, sliding.tokens,
+      100 * sliding.sliding_violation_rate);
   EXPECT_GT(tumbling.sliding_violation_rate, 0.02);
   EXPECT_EQ(sliding.sliding_violation_rate, 0.0);
   EXPECT_LT(sliding.tokens, tumbling.tokens);  // the stricter rule costs tokens

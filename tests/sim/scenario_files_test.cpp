@@ -1,4 +1,5 @@
-// Every scenario shipped in scenarios/ loads and builds a plant that reads, so a broken file fails here and not in a user's hands.
+// Every scenario shipped in scenarios/ loads and builds a plant that reads, so a broken file fails
+// here and not in a user's hands.
 
 #include <gtest/gtest.h>
 
