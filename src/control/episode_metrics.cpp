@@ -55,25 +55,20 @@ void EpisodeMetrics::add(const Snapshot& s, double dt_s) {
   const double budget_w = budget_.entries.empty() ? 0 : budget_.at(s.time_s).watts;
   if (!(budget_w > 0)) return;
   const size_t nu = units_.size();
-  if (slide_n_ == 0) {  // first judged sample: size the ring to the budget's window
+  if (slide_.window() == 0) {  // first judged sample: size the ring to the budget's window
     const double window_s = budget_.entries.front().budget.window_s;
-    slide_n_ = std::max<size_t>(1, static_cast<size_t>(std::llround(window_s / dt_s)));
-    slide_ring_.assign(slide_n_ * nu, 0.0);
-    slide_sum_.assign(nu, 0.0);
+    slide_.reset(nu, std::max<size_t>(1, static_cast<size_t>(std::llround(window_s / dt_s))));
   }
   for (size_t u = 0; u < nu; ++u) {
     const double ratio = unit_power_w(s, units_.units[u]) / budget_w;
     for (size_t w = 0; w < windows_s_.size(); ++w) acc_[w * nu + u].add(s.time_s, ratio, dt_s);
-    double& slot = slide_ring_[slide_pos_ * nu + u];
-    slide_sum_[u] += ratio - slot;
-    slot = ratio;
+    slide_.set(u, ratio);
   }
-  slide_pos_ = (slide_pos_ + 1) % slide_n_;
-  if (slide_filled_ < slide_n_) ++slide_filled_;
-  if (slide_filled_ == slide_n_) {
+  slide_.advance();
+  if (slide_.full()) {
     for (size_t u = 0; u < nu; ++u) {
       ++slide_checks_;
-      if (slide_sum_[u] / static_cast<double>(slide_n_) > 1.0) ++slide_over_;
+      if (slide_.mean(u) > 1.0) ++slide_over_;
     }
   }
 }

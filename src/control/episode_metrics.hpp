@@ -17,6 +17,7 @@
 #include "control/budget_units.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
+#include "control/trailing_windows.hpp"
 
 namespace fw {
 
@@ -59,8 +60,7 @@ class EpisodeMetrics {
   std::vector<WindowAccumulator> acc_;  // [window][unit]
   WindowAccumulator node_acc_;          // all GPUs summed, kNodeWindowS, means kept
   // Sliding check: per unit, a ring of the last n power/budget ratios and their sum.
-  size_t slide_n_ = 0, slide_pos_ = 0, slide_filled_ = 0;
-  std::vector<double> slide_ring_, slide_sum_;  // [sample][unit], [unit]
+  TrailingWindows slide_;  // sized at the first judged sample
   int64_t slide_checks_ = 0, slide_over_ = 0;
   bool started_ = false;
   double first_t_ = 0, last_t_ = 0, last_dt_ = 0;

@@ -29,24 +29,14 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
       covered[u] += dt;
     }
   }
-  // Sliding rule: per unit a ring of the last n ratios, seeded oldest first from history.
+  // Sliding rule: the trailing window of every unit, seeded oldest first from history.
   const auto n_win = static_cast<size_t>(std::max(1L, std::lround(w_s / dt)));
-  size_t pos = 0, filled = 0;
-  if (cfg_.sliding) {
-    ring_.assign(n_win * units.size(), 0.0);
-    ring_sum_.assign(units.size(), 0.0);
-  }
   auto slide = [&](const Snapshot& s, double b) {
-    for (size_t u = 0; u < units.size(); ++u) {
-      const double r = unit_power_w(s, units.units[u]) / b;
-      double& slot = ring_[pos * units.size() + u];
-      ring_sum_[u] += r - slot;
-      slot = r;
-    }
-    pos = (pos + 1) % n_win;
-    if (filled < n_win) ++filled;
+    for (size_t u = 0; u < units.size(); ++u) slide_.set(u, unit_power_w(s, units.units[u]) / b);
+    slide_.advance();
   };
   if (cfg_.sliding) {
+    slide_.reset(units.size(), n_win);
     const size_t seed_n = std::min(h.size(), n_win - 1);
     for (size_t a = seed_n; a-- > 0;) slide(h.at_age(a), obs.budget->watts);
   }
@@ -80,9 +70,9 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
     const double b = obs.budget->watts;
     if (cfg_.sliding) {
       slide(scratch_, b);
-      if (filled == n_win) {
+      if (slide_.full()) {
         for (size_t u = 0; u < units.size(); ++u) {
-          const double mean = ring_sum_[u] / static_cast<double>(n_win);
+          const double mean = slide_.mean(u);
           out.worst_ratio = std::max(out.worst_ratio, mean);
           if (mean > limit) out.feasible = false;
         }

@@ -31,6 +31,7 @@
 
 #include "control/actuator.hpp"
 #include "control/controller.hpp"
+#include "control/trailing_windows.hpp"
 
 namespace fw {
 
@@ -64,7 +65,7 @@ class OracleController : public Controller, public PlantBranching {
   const Plant* plant_ = nullptr;
   int64_t blind_ = 0;
   Snapshot scratch_;
-  std::vector<double> ring_, ring_sum_;  // sliding: per unit, the last window's ratios
+  TrailingWindows slide_;  // sliding: per unit, the trailing window's power/budget
 };
 
 }  // namespace fw

@@ -122,8 +122,7 @@ Status PlantEnv::reset(uint64_t seed, std::span<double> obs) {
   }
   window_sum_.assign(job_units_.size(), 0.0);
   window_n_ = std::max<int64_t>(1, std::llround(b0.window_s / cfg_.sample_period_s));
-  slide_ring_.assign(job_units_.size() * static_cast<size_t>(window_n_), 0.0);
-  slide_filled_ = 0;
+  slide_.reset(job_units_.size(), static_cast<size_t>(window_n_));
   cmd_ = blank_command(info);
   history_.clear();
   stats_ = {};
@@ -146,17 +145,15 @@ Result<double> PlantEnv::tick() {
   const double budget_w = ep_.budget.at(t).watts;
   double penalty = 0;
   if (cfg_.window_rule == PlantEnvConfig::WindowRule::kSliding) {
-    const auto n = static_cast<size_t>(window_n_);
-    const size_t pos = static_cast<size_t>(tick_ % window_n_);
-    if (slide_filled_ < window_n_) ++slide_filled_;
     for (size_t i = 0; i < job_units_.size(); ++i) {
       const double p = unit_power_w(snap_, units_.units[static_cast<size_t>(job_units_[i])]);
       stats_.energy_j += p * cfg_.sample_period_s;
-      double& slot = slide_ring_[i * n + pos];
-      window_sum_[i] += p / budget_w - slot;
-      slot = p / budget_w;
-      if (slide_filled_ < window_n_) continue;
-      const double mean = window_sum_[i] / static_cast<double>(window_n_);
+      slide_.set(i, p / budget_w);
+    }
+    slide_.advance();
+    if (!slide_.full()) return penalty;
+    for (size_t i = 0; i < job_units_.size(); ++i) {
+      const double mean = slide_.mean(i);
       ++stats_.windows;
       double charge = cfg_.excess_penalty * std::max(0.0, mean - (1.0 - cfg_.penalty_margin));
       if (mean > 1.0) {

@@ -40,6 +40,7 @@
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
 #include "control/snapshot_ring.hpp"
+#include "control/trailing_windows.hpp"
 #include "core/rng.hpp"
 #include "rl/env.hpp"
 #include "rl/plant_features.hpp"
@@ -142,9 +143,7 @@ class PlantEnv : public Env {
   double last_tokens_ = 0;
   std::vector<int> job_units_;      // budget units the job touches
   std::vector<double> window_sum_;  // per job unit: Σ power / budget over the open window
-  // kSliding: per job unit, a ring of the last window_n_ power/budget ratios (flat, unit-major).
-  std::vector<double> slide_ring_;
-  int64_t slide_filled_ = 0;
+  TrailingWindows slide_;           // kSliding: per job unit, the trailing window's power/budget
   PlantEpisodeStats stats_;
   PlantEpisodeStats finished_;
   int finished_episodes_ = 0;

@@ -3,10 +3,8 @@
 # Usage: bash analyze_basic.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-fails=0
 source "$(dirname "$0")/lib/common.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+scratch_dir out
 
 "$bin" analyze --help > "$out/help.txt"; rc=$?
 check "--help exits 0" test $rc -eq 0

@@ -3,10 +3,8 @@
 # Usage: bash analyze_errors.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-fails=0
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 source "$(dirname "$0")/lib/common.sh"
+scratch_dir out
 expect_fail() { expect_exit2 "$1" "$2" analyze "${@:3}"; }
 ex="$src/data/examples/trace"
 expect_fail "budget 0" "--budget-w: must be a positive" "$ex" --budget-w 0

@@ -4,10 +4,8 @@
 # Usage: bash authority_basic.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-fails=0
 source "$(dirname "$0")/lib/common.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+scratch_dir out
 
 "$bin" authority --help > "$out/help.txt"; rc=$?
 check "--help exits 0" test $rc -eq 0

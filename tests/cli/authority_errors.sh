@@ -3,10 +3,8 @@
 # Usage: bash authority_errors.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-fails=0
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 source "$(dirname "$0")/lib/common.sh"
+scratch_dir out
 expect_fail() { expect_exit2 "$1" "$2" authority "${@:3}"; }
 sc="$src/scenarios/grpo-7b-a100.yaml"
 expect_fail "no scenario" "SCENARIO" 

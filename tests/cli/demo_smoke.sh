@@ -4,10 +4,8 @@
 # Usage: bash demo_smoke.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 source "$(dirname "$0")/lib/common.sh"
+scratch_dir tmp
 cd "$src" || exit 1
 out=$("$bin" demo --seeds 2 --duration-s 300 --out "$tmp/report" 2>&1); rc=$?
 check "demo exits 0 (got $rc)" test $rc -eq 0

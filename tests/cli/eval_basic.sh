@@ -4,10 +4,8 @@
 # Usage: bash eval_basic.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-fails=0
 source "$(dirname "$0")/lib/common.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+scratch_dir out
 scn="$src/scenarios/grpo-7b-a100.yaml"
 ctl="uncontrolled,static,threshold,pid:kp=0.5,ki=0.01,zeus,oracle"
 

@@ -4,7 +4,6 @@
 # Usage: bash eval_errors.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-fails=0
 scn="$src/scenarios/grpo-7b-a100.yaml"
 source "$(dirname "$0")/lib/common.sh"
 expect2() { expect_exit2 "$1" "$2" eval "${@:3}"; }

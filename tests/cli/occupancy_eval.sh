@@ -6,10 +6,8 @@
 # Usage: bash occupancy_eval.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-fails=0
 source "$(dirname "$0")/lib/common.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+scratch_dir out
 scn="$src/scenarios/grpo-72b-a100x4-rollout.yaml"
 pol="$src/policies/grpo-72b-a100x4.json"
 ctl="uncontrolled,static:knob=gen_concurrency,value=4"

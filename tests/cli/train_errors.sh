@@ -3,11 +3,9 @@
 # Usage: bash train_errors.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
 scn="$src/scenarios/grpo-7b-a100.yaml"
 source "$(dirname "$0")/lib/common.sh"
+scratch_dir tmp
 expect2() { expect_exit2 "$@"; }
 expect2 "missing --out" "--out" train "$scn" --iterations 2
 expect2 "bad iterations" "iterations" train "$scn" --iterations 0 --out "$tmp/p.json"

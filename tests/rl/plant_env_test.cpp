@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cmath>
+#include <span>
+#include <vector>
 
 #include "control/observation.hpp"
 #include "rl/plant_features.hpp"
@@ -196,6 +198,25 @@ PlantEnvConfig small_config() {
   return c;
 }
 
+// Steps `env` with `action` until the episode ends: the rewards in order; *last gets the
+// final step.
+std::vector<double> run_episode(PlantEnv& env, std::span<const double> action,
+                                std::span<double> obs, StepResult* last = nullptr) {
+  std::vector<double> rewards;
+  StepResult r;
+  while (!r.done()) {
+    auto s = env.step(action, obs);
+    if (!s.ok()) {
+      ADD_FAILURE() << s.status().message();
+      break;
+    }
+    r = *s;
+    rewards.push_back(r.reward);
+  }
+  if (last != nullptr) *last = r;
+  return rewards;
+}
+
 TEST(PlantEnv, RewardIsTokensMinusWindowPenaltyMinusChurn) {
   EnvFixture fx;
   fx.conc = 15;  // 350 W against a 300 W budget: every 30 s window is violated
@@ -205,14 +226,8 @@ TEST(PlantEnv, RewardIsTokensMinusWindowPenaltyMinusChurn) {
   EXPECT_NEAR(obs[0], 350.0 / 300, 1e-12);
   const double stay[2] = {1, 1};
   const double excess = 4 + 40 * (350.0 / 300 - 1);
-  std::vector<double> rewards;
   StepResult r;
-  while (!r.done()) {
-    auto s = env->step(stay, obs);
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    r = *s;
-    rewards.push_back(r.reward);
-  }
+  const std::vector<double> rewards = run_episode(*env, stay, obs, &r);
   EXPECT_TRUE(r.truncated);
   EXPECT_FALSE(r.terminated);
   // 120 ticks (t = 0 … 59.5 s); decisions at ticks 0, 10, …, 110: 12 steps, the last one
@@ -243,13 +258,7 @@ TEST(PlantEnv, MarginChargesTheExcessOnWindowsNearTheBudget) {
   ASSERT_TRUE(env->reset(42, obs).ok());
   const double stay[2] = {1, 1};
   double total = 0;
-  StepResult r;
-  while (!r.done()) {
-    auto s = env->step(stay, obs);
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    r = *s;
-    total += r.reward;
-  }
+  for (double x : run_episode(*env, stay, obs)) total += x;
   EXPECT_EQ(env->episode_stats().violations, 0);
   const double tokens_k = env->episode_stats().tokens / 1000;
   EXPECT_NEAR(total, tokens_k - 2 * 40 * (280.0 / 300 - 0.9), 1e-9);
@@ -264,14 +273,7 @@ TEST(PlantEnv, SlidingRuleChargesEveryFullTrailingWindow) {
   std::array<double, kPlantObsDim> obs{};
   ASSERT_TRUE(env->reset(42, obs).ok());
   const double stay[2] = {1, 1};
-  std::vector<double> rewards;
-  StepResult r;
-  while (!r.done()) {
-    auto s = env->step(stay, obs);
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    r = *s;
-    rewards.push_back(r.reward);
-  }
+  const std::vector<double> rewards = run_episode(*env, stay, obs);
   // 60 samples per window: the trailing window is full from tick 59 on, so ticks 59..119
   // (61 samples) are judged, each charged (4 + 40·(350/300 − 1)) / 60.
   const double per_sample = (4 + 40 * (350.0 / 300 - 1)) / 60;

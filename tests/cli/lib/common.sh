@@ -1,5 +1,15 @@
-# Shared helpers of the end-to-end CLI tests (tests/cli/*.sh); source it after setting
-# `fails=0`. Each test ends with `finish NAME`.
+# Shared helpers of the end-to-end CLI tests (tests/cli/*.sh). Sourcing it sets the failure
+# count `fails` to 0. Each test ends with `finish NAME`.
+
+fails=0
+
+# scratch_dir VAR: a fresh temporary directory in $VAR, removed when the test exits.
+scratch_dir() {
+  local d
+  d=$(mktemp -d)
+  trap "rm -rf '$d'" EXIT
+  printf -v "$1" '%s' "$d"
+}
 
 # check NAME COMMAND...: the command must succeed.
 check() {
