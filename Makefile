@@ -5,10 +5,10 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev jq
+  libgtest-dev libgmock-dev libbenchmark-dev jq clang-format
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo bench format clean
+.PHONY: deps build test demo bench format format-check clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -18,8 +18,11 @@ deps:
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
 	else echo "deps: all Debian packages present"; fi
 
+# ccache, when the machine has it, makes rebuilds of unchanged files free (not required).
+CCACHE := $(shell command -v ccache)
+
 $(BUILD)/Makefile: CMakeLists.txt
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
@@ -33,8 +36,14 @@ demo: build
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done
 
+FORMAT_FILES = find src tests bench \( -name '*.cpp' -o -name '*.hpp' \) -print0
+
 format:
-	find src tests bench -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+	$(FORMAT_FILES) | xargs -0 clang-format -i
+
+# Fails when any file differs from .clang-format's style (CI runs it before the tests).
+format-check: deps
+	$(FORMAT_FILES) | xargs -0 clang-format --dry-run --Werror
 
 clean:
 	rm -rf $(BUILD)

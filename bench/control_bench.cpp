@@ -15,12 +15,12 @@
 #include <string>
 
 #include "control/control_loop.hpp"
-#include "control/oracle_controller.hpp"
-#include "control/pid_controller.hpp"
-#include "control/static_controller.hpp"
-#include "control/threshold_controller.hpp"
-#include "control/uncontrolled_controller.hpp"
-#include "control/zeus_controller.hpp"
+#include "controllers/oracle_controller.hpp"
+#include "controllers/pid_controller.hpp"
+#include "controllers/static_controller.hpp"
+#include "controllers/threshold_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
+#include "controllers/zeus_controller.hpp"
 #include "sim/scenario.hpp"
 
 namespace {

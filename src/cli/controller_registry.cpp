@@ -5,13 +5,13 @@
 #include <algorithm>
 
 #include "control/actuator.hpp"
-#include "control/fleet_controller.hpp"
-#include "control/oracle_controller.hpp"
-#include "control/pid_controller.hpp"
-#include "control/static_controller.hpp"
-#include "control/threshold_controller.hpp"
-#include "control/uncontrolled_controller.hpp"
-#include "control/zeus_controller.hpp"
+#include "controllers/fleet_controller.hpp"
+#include "controllers/oracle_controller.hpp"
+#include "controllers/pid_controller.hpp"
+#include "controllers/static_controller.hpp"
+#include "controllers/threshold_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
+#include "controllers/zeus_controller.hpp"
 #include "rl/ppo_controller.hpp"
 
 namespace fw::cli {
@@ -53,16 +53,16 @@ const ControllerOption kKnobOption{
     "actuator: auto (group_size, else gen_concurrency, else caps), caps, "
     "gen_concurrency, group_size"};
 
-FW_CONTROLLER({"uncontrolled",
-               "knobs at the job's configured values (as it runs without flexwatt), caps at default",
-               "",
-               {{"period_s", "10", "decision period, s"}},
-               [](const ControllerOptions& o, const ControllerEnv&) -> Result<PreparedController> {
-                 FW_ASSIGN_OR_RETURN(double period, o.get_double("period_s", 10, 0.1, 1e6));
-                 return PreparedController{[period](uint64_t) {
-                   return std::make_unique<UncontrolledController>(period);
-                 }};
-               }});
+FW_CONTROLLER(
+    {"uncontrolled",
+     "knobs at the job's configured values (as it runs without flexwatt), caps at default",
+     "",
+     {{"period_s", "10", "decision period, s"}},
+     [](const ControllerOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+       FW_ASSIGN_OR_RETURN(double period, o.get_double("period_s", 10, 0.1, 1e6));
+       return PreparedController{
+           [period](uint64_t) { return std::make_unique<UncontrolledController>(period); }};
+     }});
 
 FW_CONTROLLER(
     {"static",

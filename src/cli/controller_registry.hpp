@@ -24,7 +24,7 @@
 #include "control/controller_spec.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
-#include "control/static_calibration.hpp"
+#include "controllers/static_calibration.hpp"
 #include "core/status.hpp"
 
 namespace fw::cli {

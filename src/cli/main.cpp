@@ -43,13 +43,15 @@ bool stderr_is_tty() { return isatty(STDERR_FILENO) == 1; }
 
 namespace {
 void usage(std::FILE* out) {
-  std::fprintf(out,
-               "flexwatt %s: measured, bounded and flexible power for LLM training on GPUs\n\n"
-               "usage: flexwatt <verb> [options]   (flexwatt <verb> --help for details)\n\nverbs:\n",
-               fw::kVersion);
+  std::fprintf(
+      out,
+      "flexwatt %s: measured, bounded and flexible power for LLM training on GPUs\n\n"
+      "usage: flexwatt <verb> [options]   (flexwatt <verb> --help for details)\n\nverbs:\n",
+      fw::kVersion);
   auto v = fw::cli::verbs();
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  for (const auto& verb : v) std::fprintf(out, "  %-12s %s\n", verb.name.c_str(), verb.summary.c_str());
+  for (const auto& verb : v)
+    std::fprintf(out, "  %-12s %s\n", verb.name.c_str(), verb.summary.c_str());
 }
 }  // namespace
 

@@ -4,11 +4,10 @@
 //
 // Exit codes of every verb: 0 success, 2 bad usage or bad input, 1 runtime failure.
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "core/status.hpp"
 

@@ -12,9 +12,9 @@ std::string_view scope_name(BudgetScope s);
 bool scope_from_name(std::string_view name, BudgetScope& out);
 
 struct Budget {
-  double watts = 0;        // > 0
+  double watts = 0;  // > 0
   BudgetScope scope = BudgetScope::kNode;
-  double window_s = 30;    // averaging window that judges a violation
+  double window_s = 30;  // averaging window that judges a violation
   // With scope kGpu the budget applies to each GPU; kJob to each job's GPUs summed;
   // kNode/kFleet to all the plant's GPUs summed.
 };

@@ -25,17 +25,17 @@ struct KnobRange {
 };
 
 struct GpuInfo {
-  std::string model;        // e.g. "a100-sxm4-80gb"
-  double min_cap_w = 0;     // settable power-limit range
+  std::string model;     // e.g. "a100-sxm4-80gb"
+  double min_cap_w = 0;  // settable power-limit range
   double max_cap_w = 0;
   double default_cap_w = 0;
-  double tdp_w = 0;         // nameplate
+  double tdp_w = 0;  // nameplate
 };
 
 struct JobInfo {
   std::string name;
-  std::string kind;             // "grpo", "pretrain", ...
-  std::vector<int> gpus;        // plant GPU indices the job runs on
+  std::string kind;       // "grpo", "pretrain", ...
+  std::vector<int> gpus;  // plant GPU indices the job runs on
   std::array<KnobRange, kNumKnobs> knob_ranges{};
   KnobValues default_knobs = {kUnset, kUnset};
 };

@@ -6,12 +6,12 @@
 // path. Typed getters return Result and check ranges; reject_unknown() turns a typo
 // into an error listing the valid keys. apply_override() implements `--set key=value`.
 
+#include <yaml-cpp/yaml.h>
+
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "core/status.hpp"
 

@@ -12,7 +12,8 @@ constexpr size_t kBlock = 1 << 20;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -98,7 +99,8 @@ bool CsvReader::next() {
     size_t pos = 0;
     for (;;) {
       size_t comma = t.find(',', pos);
-      std::string_view f = trim(t.substr(pos, comma == std::string_view::npos ? t.npos : comma - pos));
+      std::string_view f =
+          trim(t.substr(pos, comma == std::string_view::npos ? t.npos : comma - pos));
       if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
       fields_.push_back(f);
       if (comma == std::string_view::npos) break;
@@ -182,7 +184,8 @@ void CsvWriter::flush_if_full() {
 
 Status CsvWriter::close() {
   if (!file_) return failed_ ? Status::IoError(path_ + ": write failed") : Status::Ok();
-  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size()) failed_ = true;
+  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())
+    failed_ = true;
   buf_.clear();
   if (std::fclose(file_) != 0) failed_ = true;
   file_ = nullptr;

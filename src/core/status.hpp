@@ -29,11 +29,15 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return {}; }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status NotSupported(std::string m) { return {StatusCode::kNotSupported, std::move(m)}; }
-  static Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+  static Status PermissionDenied(std::string m) {
+    return {StatusCode::kPermissionDenied, std::move(m)};
+  }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
@@ -61,7 +65,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT; REQUIRES: !status.ok()
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -84,16 +88,17 @@ class [[nodiscard]] Result {
 }  // namespace fw
 
 // Early return on failure inside functions returning Status or Result<T>.
-#define FW_RETURN_IF_ERROR(expr)        \
-  do {                                  \
-    ::fw::Status fw_status_ = (expr);   \
+#define FW_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::fw::Status fw_status_ = (expr);        \
     if (!fw_status_.ok()) return fw_status_; \
   } while (0)
 
 #define FW_CONCAT_INNER_(a, b) a##b
 #define FW_CONCAT_(a, b) FW_CONCAT_INNER_(a, b)
 // FW_ASSIGN_OR_RETURN(auto x, MakeX()); returns the status if MakeX() failed.
-#define FW_ASSIGN_OR_RETURN(lhs, expr) FW_ASSIGN_OR_RETURN_IMPL_(FW_CONCAT_(fw_r_, __LINE__), lhs, expr)
+#define FW_ASSIGN_OR_RETURN(lhs, expr) \
+  FW_ASSIGN_OR_RETURN_IMPL_(FW_CONCAT_(fw_r_, __LINE__), lhs, expr)
 #define FW_ASSIGN_OR_RETURN_IMPL_(r, lhs, expr) \
   auto r = (expr);                              \
   if (!r.ok()) return r.status();               \

@@ -3,8 +3,8 @@
 namespace fw {
 namespace {
 constexpr std::array<std::string_view, kNumPhases> kPhaseNames = {
-    "idle",      "generate", "score",     "update",    "sync",       "forward",
-    "backward",  "allreduce", "alltoall", "optimizer", "checkpoint", "data_stall"};
+    "idle",     "generate",  "score",    "update",    "sync",       "forward",
+    "backward", "allreduce", "alltoall", "optimizer", "checkpoint", "data_stall"};
 }
 
 std::string_view phase_name(Phase p) {

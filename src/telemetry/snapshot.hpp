@@ -23,14 +23,14 @@ using KnobValues = std::array<double, kNumKnobs>;  // NaN: the job has no such k
 // What a job is doing at the moment of the reading.
 enum class Phase : int {
   kIdle = 0,
-  kGenerate,    // GRPO rollout generation (decode, with prefill bursts)
-  kScore,       // GRPO scoring (prefill-like)
-  kUpdate,      // GRPO policy update (forward/backward over the rollouts)
-  kSync,        // GRPO weight sync
-  kForward,     // pretraining
+  kGenerate,  // GRPO rollout generation (decode, with prefill bursts)
+  kScore,     // GRPO scoring (prefill-like)
+  kUpdate,    // GRPO policy update (forward/backward over the rollouts)
+  kSync,      // GRPO weight sync
+  kForward,   // pretraining
   kBackward,
-  kAllReduce,   // gradient all-reduce (communication)
-  kAllToAll,    // MoE expert exchange
+  kAllReduce,  // gradient all-reduce (communication)
+  kAllToAll,   // MoE expert exchange
   kOptimizer,
   kCheckpoint,
   kDataStall,

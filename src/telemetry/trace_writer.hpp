@@ -7,9 +7,8 @@
 // as empty cells. The directory is created if needed. Not thread-safe.
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/csv.hpp"
 #include "core/status.hpp"

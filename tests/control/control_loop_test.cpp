@@ -7,8 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "control/pid_controller.hpp"
-#include "control/uncontrolled_controller.hpp"
+#include "controllers/pid_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
 #include "test_plant.hpp"
 
 namespace fw {

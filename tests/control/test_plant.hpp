@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 
+#include "control/budget.hpp"
 #include "control/plant.hpp"
 #include "core/rng.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "analysis/windows.hpp"
 #include "control/control_loop.hpp"
-#include "control/fleet_controller.hpp"
+#include "controllers/fleet_controller.hpp"
 #include "sim/fleet_start.hpp"
 #include "sim_test_util.hpp"
 

@@ -8,7 +8,7 @@
 
 #include "control/actuator.hpp"
 #include "control/control_loop.hpp"
-#include "control/oracle_controller.hpp"
+#include "controllers/oracle_controller.hpp"
 #include "sim/scenario.hpp"
 #include "sim_test_util.hpp"
 

@@ -1,9 +1,9 @@
-#include "control/static_controller.hpp"
+#include "controllers/static_controller.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "control/uncontrolled_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
 
 namespace fw {
 

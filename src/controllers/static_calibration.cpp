@@ -1,10 +1,10 @@
-#include "control/static_calibration.hpp"
+#include "controllers/static_calibration.hpp"
 
 #include <algorithm>
 #include <map>
 
 #include "control/control_loop.hpp"
-#include "control/static_controller.hpp"
+#include "controllers/static_controller.hpp"
 
 namespace fw {
 

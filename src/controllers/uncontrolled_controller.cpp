@@ -1,4 +1,4 @@
-#include "control/uncontrolled_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
 
 #include <cmath>
 

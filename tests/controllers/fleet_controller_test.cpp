@@ -2,7 +2,7 @@
 // draw min(demand, cap) with a 1 s lag and seeded noise, per-GPU demand
 // 60 + 20·gen_concurrency W (knob 1..16) while generating, a fixed power otherwise.
 
-#include "control/fleet_controller.hpp"
+#include "controllers/fleet_controller.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "control/fleet_controller.hpp"
+#include "controllers/fleet_controller.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,15 +6,15 @@
 #include <cmath>
 #include <cstdio>
 
+#include "../control/test_plant.hpp"
 #include "control/control_loop.hpp"
-#include "control/oracle_controller.hpp"
-#include "control/pid_controller.hpp"
-#include "control/static_calibration.hpp"
-#include "control/static_controller.hpp"
-#include "control/threshold_controller.hpp"
-#include "control/uncontrolled_controller.hpp"
-#include "control/zeus_controller.hpp"
-#include "test_plant.hpp"
+#include "controllers/oracle_controller.hpp"
+#include "controllers/pid_controller.hpp"
+#include "controllers/static_calibration.hpp"
+#include "controllers/static_controller.hpp"
+#include "controllers/threshold_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
+#include "controllers/zeus_controller.hpp"
 
 namespace fw {
 namespace {

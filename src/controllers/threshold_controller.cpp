@@ -1,8 +1,8 @@
-#include "control/threshold_controller.hpp"
+#include "controllers/threshold_controller.hpp"
 
 #include <cmath>
 
-#include "control/uncontrolled_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
 
 namespace fw {
 

@@ -1,10 +1,10 @@
-#include "control/zeus_controller.hpp"
+#include "controllers/zeus_controller.hpp"
 
 #include <cmath>
 #include <limits>
 
 #include "control/actuator.hpp"
-#include "control/uncontrolled_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
 
 namespace fw {
 
