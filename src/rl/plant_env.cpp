@@ -155,7 +155,7 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
       obs.size() != static_cast<size_t>(kPlantObsDim)) {
     return Status::InvalidArgument("plant env: action or observation of the wrong size");
   }
-  // Decide at the current tick, as ControlLoop does: request → SafetyLimiter → write.
+  // Decide at the current tick, as ControlLoop does (Stepper::act): SafetyLimiter, then write.
   for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
   for (double& c : cmd_.power_cap_w) c = kUnset;
   const int moved = apply_knob_action(ep_.plant->info(), stepper_.latest(), cfg_.job, action, cmd_,
