@@ -12,21 +12,18 @@ ControlLoop::ControlLoop(Plant& plant, const BudgetSchedule& budget, LoopConfig 
     : plant_(plant),
       budget_(budget),
       cfg_(std::move(cfg)),
-      units_(make_budget_units(plant.info(), budget.entries.empty()
-                                                 ? BudgetScope::kNode
-                                                 : budget.entries.front().budget.scope)),
-      limiter_(limiter),
       metrics_(plant.info(), budget, cfg_.windows_s),
-      history_(static_cast<size_t>(std::ceil(cfg_.history_s / cfg_.sample_period_s)) + 1) {}
+      stepper_(cfg_.sample_period_s, cfg_.history_s, limiter) {
+  stepper_.set_metrics(&metrics_);
+}
 
 Status ControlLoop::start() {
   if (!(cfg_.sample_period_s > 0) || !(cfg_.duration_s > 0)) {
     return Status::InvalidArgument("control loop: sample period and duration must be > 0");
   }
   if (budget_.entries.empty()) return Status::InvalidArgument("control loop: no budget");
-  tick_ = 0;
-  ticks_ = std::max<int64_t>(1, std::llround(cfg_.duration_s / cfg_.sample_period_s));
-  history_.clear();
+  ticks_ = episode_ticks(cfg_.duration_s, cfg_.sample_period_s);
+  stepper_.begin(plant_, &budget_);
   merged_ = blank_command(plant_.info());
   try {
     for (Slot& s : controllers_) {
@@ -52,32 +49,17 @@ Status ControlLoop::step() {
 }
 
 Status ControlLoop::step_impl() {
-  const double t = time_s();
-  FW_RETURN_IF_ERROR(plant_.read(t, snap_).with_context("plant read at t=" + std::to_string(t)));
-  snap_.time_s = t;
-  if (tick_ == 0) limiter_.reset(plant_.info(), snap_);
-  history_.push(snap_);
-  metrics_.add(snap_, cfg_.sample_period_s);
-  if (recorder_ != nullptr) recorder_->record(snap_);
-
-  Observation obs;
-  obs.time_s = t;
-  obs.sample_period_s = cfg_.sample_period_s;
-  obs.plant = &plant_.info();
-  obs.budget = &budget_.at(t);
-  obs.units = &units_;
-  obs.history = &history_;
+  FW_RETURN_IF_ERROR(stepper_.sense());
+  const Observation obs = stepper_.observation();
+  const int64_t tick = stepper_.tick();
 
   bool decided = false;
   for (auto& v : merged_.power_cap_w) v = kUnset;
   for (auto& k : merged_.knobs) k = {kUnset, kUnset};
   for (Slot& s : controllers_) {
-    if (tick_ < s.next_tick) continue;
+    if (tick < s.next_tick) continue;
     decided = true;
-    const double period = s.c->period_s();
-    const int64_t every =
-        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(period / cfg_.sample_period_s - 1e-9)));
-    s.next_tick = tick_ + every;
+    s.next_tick = tick + ticks_per_period(s.c->period_s(), cfg_.sample_period_s);
     const Command c = s.c->update(obs);
     if (c.power_cap_w.size() == merged_.power_cap_w.size()) {
       for (size_t g = 0; g < c.power_cap_w.size(); ++g) {
@@ -97,21 +79,15 @@ Status ControlLoop::step_impl() {
     }
   }
   if (decided) {
-    const Command out = limiter_.apply(merged_, obs);
-    bool any = false;
-    for (double v : out.power_cap_w) any = any || !std::isnan(v);
-    for (const auto& k : out.knobs) any = any || !std::isnan(k[0]) || !std::isnan(k[1]);
-    if (any) {
-      const Status ws = plant_.write(out);
-      if (!ws.ok()) {
-        if (write_failures_++ == 0) first_write_error_ = ws;
-      }
+    const Status ws = stepper_.act(merged_);
+    if (!ws.ok()) {
+      if (write_failures_++ == 0) first_write_error_ = ws;
     }
     // Restore sizes in case a controller sent a malformed vector.
     merged_.power_cap_w.resize(plant_.info().gpus.size());
     merged_.knobs.resize(plant_.info().jobs.size());
   }
-  ++tick_;
+  stepper_.advance();
   return Status::Ok();
 }
 

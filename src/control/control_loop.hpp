@@ -1,13 +1,16 @@
 #pragma once
 // ControlLoop: read → update → limit → write, in time passed in (never read from a clock).
+// The stepping itself (tick times, sense, act) is control/stepper.hpp's, shared with the PPO
+// environment and the oracle's look-ahead; the loop adds the controllers' schedule and merge.
 //
 // Tick k happens at t = k·sample_period_s, k = 0 … round(duration_s / sample_period_s) − 1:
-//   1. plant.read(t) → snapshot; pushed to the history ring, the metrics, the recorder;
+//   1. Stepper::sense(): plant.read(t) → snapshot; pushed to the history ring, the metrics,
+//      the recorder;
 //   2. every controller whose next decision is due (first at t = 0, then every period_s
 //      rounded up to whole ticks) gets update(obs); commands merge in the order controllers
 //      were added, later non-NaN entries winning;
-//   3. if any controller decided, the SafetyLimiter turns the merged command into the one
-//      written (the shield acts here even when the controllers asked for nothing).
+//   3. if any controller decided, Stepper::act(): the SafetyLimiter turns the merged command
+//      into the one written (the shield acts here even when the controllers asked for nothing).
 // Deterministic: same plant state, controllers and config → same trace, bit for bit.
 // Never throws: an exception escaping a controller or plant becomes an Internal status.
 // A failed read ends the episode with its status; a failed write is counted and skipped.
@@ -18,13 +21,12 @@
 #include <vector>
 
 #include "control/budget.hpp"
-#include "control/budget_units.hpp"
 #include "control/controller.hpp"
 #include "control/episode_metrics.hpp"
 #include "control/plant.hpp"
 #include "control/recorder.hpp"
 #include "control/safety_limiter.hpp"
-#include "control/snapshot_ring.hpp"
+#include "control/stepper.hpp"
 
 namespace fw {
 
@@ -43,18 +45,18 @@ class ControlLoop {
 
   // Not owned; must outlive the loop. Add before start().
   void add_controller(Controller* c) { controllers_.push_back({c, 0}); }
-  void set_recorder(Recorder* r) { recorder_ = r; }
+  void set_recorder(Recorder* r) { stepper_.set_recorder(r); }
 
   Status start();
   // One tick (start() first). REQUIRES: !done().
   Status step();
-  bool done() const { return tick_ >= ticks_; }
+  bool done() const { return stepper_.tick() >= ticks_; }
   // start() and every step().
   Status run();
 
-  double time_s() const { return static_cast<double>(tick_) * cfg_.sample_period_s; }
-  EpisodeResult result() const { return metrics_.finish(limiter_.stats()); }
-  const SafetyLimiter& limiter() const { return limiter_; }
+  double time_s() const { return stepper_.time_s(); }
+  EpisodeResult result() const { return metrics_.finish(stepper_.limiter().stats()); }
+  const SafetyLimiter& limiter() const { return stepper_.limiter(); }
   int64_t write_failures() const { return write_failures_; }
   const Status& first_write_error() const { return first_write_error_; }
 
@@ -67,15 +69,11 @@ class ControlLoop {
   Plant& plant_;
   const BudgetSchedule& budget_;
   LoopConfig cfg_;
-  BudgetUnits units_;
-  SafetyLimiter limiter_;
   EpisodeMetrics metrics_;
-  SnapshotRing history_;
-  Snapshot snap_;
+  Stepper stepper_;
   Command merged_;
   std::vector<Slot> controllers_;
-  Recorder* recorder_ = nullptr;
-  int64_t tick_ = 0, ticks_ = 0;
+  int64_t ticks_ = 0;
   int64_t write_failures_ = 0;
   Status first_write_error_;
 };

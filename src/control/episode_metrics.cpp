@@ -57,15 +57,14 @@ void EpisodeMetrics::add(const Snapshot& s, double dt_s) {
   const size_t nu = units_.size();
   if (slide_.window() == 0) {  // first judged sample: size the ring to the budget's window
     const double window_s = budget_.entries.front().budget.window_s;
-    slide_.reset(nu, std::max<size_t>(1, static_cast<size_t>(std::llround(window_s / dt_s))));
+    slide_.reset(WindowJudge::Rule::kSliding, nu, WindowJudge::samples_per_window(window_s, dt_s));
   }
   for (size_t u = 0; u < nu; ++u) {
     const double ratio = unit_power_w(s, units_.units[u]) / budget_w;
     for (size_t w = 0; w < windows_s_.size(); ++w) acc_[w * nu + u].add(s.time_s, ratio, dt_s);
     slide_.set(u, ratio);
   }
-  slide_.advance();
-  if (slide_.full()) {
+  if (slide_.advance()) {
     for (size_t u = 0; u < nu; ++u) {
       ++slide_checks_;
       if (slide_.mean(u) > 1.0) ++slide_over_;

@@ -7,7 +7,10 @@
 // no counter, Σ power_w·dt over the samples before the last. Violations: each budget unit's
 // power divided by the budget in force at that sample (so schedules work), fed to one
 // fw::WindowAccumulator per unit and window against a budget of 1; the rate is violations
-// over windows pooled across units. Windows are tumbling, aligned to the first sample.
+// over windows pooled across units. Windows are tumbling, aligned to the first sample, judged
+// by analysis/windows.hpp's time-weighted accumulator (any window length; the one `analyze`
+// uses on traces). The sliding rate is control/window_judge.hpp's kSliding rule at the
+// budget's window (the rule of the PPO reward and the oracle).
 
 #include <cstdint>
 #include <vector>
@@ -17,7 +20,7 @@
 #include "control/budget_units.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
-#include "control/trailing_windows.hpp"
+#include "control/window_judge.hpp"
 
 namespace fw {
 
@@ -59,8 +62,8 @@ class EpisodeMetrics {
   std::vector<double> windows_s_;
   std::vector<WindowAccumulator> acc_;  // [window][unit]
   WindowAccumulator node_acc_;          // all GPUs summed, kNodeWindowS, means kept
-  // Sliding check: per unit, a ring of the last n power/budget ratios and their sum.
-  TrailingWindows slide_;  // sized at the first judged sample
+  // Sliding check: per unit, the trailing budget window of power/budget ratios.
+  WindowJudge slide_;  // sized at the first judged sample
   int64_t slide_checks_ = 0, slide_over_ = 0;
   bool started_ = false;
   double first_t_ = 0, last_t_ = 0, last_dt_ = 0;

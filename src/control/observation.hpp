@@ -1,8 +1,9 @@
 #pragma once
 // What a controller sees at a decision: recent snapshots, the budget in force, the time.
 //
-// Contract: all pointers are non-null and owned by the ControlLoop (valid during the
-// update() call only); history is non-empty and its newest snapshot was read at time_s.
+// Contract: all pointers are non-null and owned by the stepper that built it
+// (control/stepper.hpp, for ControlLoop and the PPO environment; valid during the update()
+// call only); history is non-empty and its newest snapshot was read at time_s.
 // A controller must not keep references past update().
 
 #include <cstddef>
@@ -34,7 +35,8 @@ struct Observation {
   // Largest over the units touching job j of the largest rolling window_s mean power /
   // budget among windows ending in the trailing lookback_s (a shorter history: its mean).
   double job_peak_ratio(size_t job, double window_s, double lookback_s) const;
-  // Number of samples available in the trailing span (>= 1).
+  // Number of samples available in the trailing span (>= 1): those read in
+  // (time_s − span_s, time_s], at least the newest one.
   size_t samples_in(double span_s) const;
 };
 

@@ -7,49 +7,48 @@
 
 namespace fw {
 
+// Stepped by control/stepper.hpp from the decision's tick (imagined tick i at t0 + i·dt),
+// judged by control/window_judge.hpp: with the tumbling rule, the open window is fed the
+// samples of it already seen, newest first, then the imagined ones; with the sliding rule,
+// the trailing window is seeded with up to n − 1 samples already seen, oldest first.
 OracleController::Outcome OracleController::imagine(const Observation& obs, const Command& cmd) {
   Outcome out;
   std::unique_ptr<Plant> clone = plant_->clone();
-  const PlantInfo& info = *obs.plant;
   const BudgetUnits& units = *obs.units;
   const double w_s = obs.budget->window_s;
+  const double b = obs.budget->watts;
   const double dt = obs.sample_period_s;
   const double t0 = obs.time_s;
   const double limit = 1.0 - cfg_.margin;
-  // Open window of every unit: Σ ratio·dt and covered time, from the samples already seen.
-  double window_start = std::floor(t0 / w_s + 1e-9) * w_s;
-  std::vector<double> sum(units.size(), 0), covered(units.size(), 0);
-  const SnapshotRing& h = *obs.history;
-  for (size_t a = 0; a < h.size(); ++a) {
-    const Snapshot& s = h.at_age(a);
-    if (s.time_s < window_start - 1e-9) break;
-    const double b = obs.budget->watts;
+  const size_t n_win = WindowJudge::samples_per_window(w_s, dt);
+  auto feed = [&](const Snapshot& s) {
+    for (size_t u = 0; u < units.size(); ++u) judge_.set(u, unit_power_w(s, units.units[u]) / b);
+    if (!judge_.advance()) return;
     for (size_t u = 0; u < units.size(); ++u) {
-      sum[u] += unit_power_w(s, units.units[u]) / b * dt;
-      covered[u] += dt;
-    }
-  }
-  // Sliding rule: the trailing window of every unit, seeded oldest first from history.
-  const auto n_win = static_cast<size_t>(std::max(1L, std::lround(w_s / dt)));
-  auto slide = [&](const Snapshot& s, double b) {
-    for (size_t u = 0; u < units.size(); ++u) slide_.set(u, unit_power_w(s, units.units[u]) / b);
-    slide_.advance();
-  };
-  if (cfg_.sliding) {
-    slide_.reset(units.size(), n_win);
-    const size_t seed_n = std::min(h.size(), n_win - 1);
-    for (size_t a = seed_n; a-- > 0;) slide(h.at_age(a), obs.budget->watts);
-  }
-  auto judge = [&](bool trailing) {
-    for (size_t u = 0; u < units.size(); ++u) {
-      if (covered[u] <= 0 || (trailing && covered[u] < 0.5 * w_s - 1e-9)) continue;
-      const double mean = sum[u] / covered[u];
+      const double mean = judge_.mean(u);
       out.worst_ratio = std::max(out.worst_ratio, mean);
       if (mean > limit) out.feasible = false;
-      sum[u] = covered[u] = 0;
     }
   };
-  if (!clone->write(cmd).ok()) {
+  const SnapshotRing& h = *obs.history;
+  if (cfg_.sliding) {
+    judge_.reset(WindowJudge::Rule::kSliding, units.size(), n_win);
+    const size_t seed_n = std::min(h.size(), n_win - 1);
+    for (size_t a = seed_n; a-- > 0;) feed(h.at_age(a));
+  } else {
+    // The open tumbling window (aligned to t = 0): its samples seen so far, newest first.
+    const double window_start = std::floor(t0 / w_s + 1e-9) * w_s;
+    size_t seen = 0;
+    while (seen < h.size() && h.at_age(seen).time_s >= window_start - 1e-9) ++seen;
+    const auto so_far =
+        static_cast<size_t>(std::max(1LL, std::llround((t0 - window_start) / dt) + 1));
+    judge_.reset(WindowJudge::Rule::kTumbling, units.size(), n_win,
+                 so_far > seen ? std::min(so_far - seen, n_win - 1) : 0);
+    for (size_t a = 0; a < seen; ++a) feed(h.at_age(a));
+  }
+  Stepper& stepper = *stepper_;
+  stepper.begin(*clone, nullptr, t0, 1);
+  if (!stepper.write(cmd).ok()) {
     out.feasible = false;
     out.worst_ratio = 1e9;
     return out;
@@ -61,46 +60,36 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
   }();
   const int steps = std::max(1, static_cast<int>(std::lround(cfg_.horizon_s / dt)));
   double tokens1 = tokens0;
-  for (int i = 1; i <= steps; ++i) {
-    const double t = t0 + i * dt;
-    if (!clone->read(t, scratch_).ok()) {
+  for (int i = 1; i <= steps; ++i, stepper.advance()) {
+    if (!stepper.sense().ok()) {
       out.feasible = false;
       break;
     }
-    const double b = obs.budget->watts;
-    if (cfg_.sliding) {
-      slide(scratch_, b);
-      if (slide_.full()) {
-        for (size_t u = 0; u < units.size(); ++u) {
-          const double mean = slide_.mean(u);
-          out.worst_ratio = std::max(out.worst_ratio, mean);
-          if (mean > limit) out.feasible = false;
-        }
-      }
-    } else if (t >= window_start + w_s - 1e-9) {
-      judge(false);
-      window_start += w_s;
-    }
+    const Snapshot& s = stepper.latest();
+    feed(s);
     double total_w = 0;
-    for (size_t u = 0; u < units.size(); ++u) {
-      const double p = unit_power_w(scratch_, units.units[u]);
-      sum[u] += p / b * dt;
-      covered[u] += dt;
-    }
-    for (const GpuReading& g : scratch_.gpus) total_w += std::isfinite(g.power_w) ? g.power_w : 0;
+    for (const GpuReading& g : s.gpus) total_w += std::isfinite(g.power_w) ? g.power_w : 0;
     out.energy_j += total_w * dt;
     tokens1 = 0;
-    for (const JobReading& j : scratch_.jobs) tokens1 += j.tokens_total;
+    for (const JobReading& j : s.jobs) tokens1 += j.tokens_total;
   }
-  if (!cfg_.sliding) judge(true);
+  if (!cfg_.sliding && judge_.open_judged()) {  // the trailing partial window
+    for (size_t u = 0; u < units.size(); ++u) {
+      const double mean = judge_.open_mean(u);
+      out.worst_ratio = std::max(out.worst_ratio, mean);
+      if (mean > limit) out.feasible = false;
+    }
+  }
   out.tokens = tokens1 - tokens0;
-  (void)info;
   return out;
 }
 
 Command OracleController::update(const Observation& obs) {
   const PlantInfo& info = *obs.plant;
   Command base = UncontrolledController().update(obs);
+  if (!stepper_ || stepper_->sample_period_s() != obs.sample_period_s) {
+    stepper_.emplace(obs.sample_period_s, /*history_s=*/0);
+  }
   if (plant_ == nullptr) {
     ++blind_;
     return Command{};

@@ -20,18 +20,22 @@
 //
 // What kind of bound: exact foresight, but a greedy search over held settings, so it is an
 // upper reference for controllers that hold a setting per period, not a proof that no
-// schedule does better. It ignores the SafetyLimiter when imagining (the limiter still acts
+// schedule does better. The clones are stepped by control/stepper.hpp and judged by
+// control/window_judge.hpp, the code that steps and judges every episode.
+// It ignores the SafetyLimiter when imagining (the limiter still acts
 // on what it applies). Non-actuated settings are as uncontrolled. Cost per decision:
 // candidates^actuators × horizon_s / sample period plant ticks. The horizon must see the
 // consequence of a decision: a group-size change acts from the next training step on,
 // so it needs about two steps of look-ahead (a longer one makes "held for the whole
 // horizon" overly cautious).
 
+#include <optional>
 #include <vector>
 
 #include "control/actuator.hpp"
 #include "control/controller.hpp"
-#include "control/trailing_windows.hpp"
+#include "control/stepper.hpp"
+#include "control/window_judge.hpp"
 
 namespace fw {
 
@@ -64,8 +68,8 @@ class OracleController : public Controller, public PlantBranching {
   OracleConfig cfg_;
   const Plant* plant_ = nullptr;
   int64_t blind_ = 0;
-  Snapshot scratch_;
-  TrailingWindows slide_;  // sliding: per unit, the trailing window's power/budget
+  std::optional<Stepper> stepper_;  // steps the clones; made at the first decision
+  WindowJudge judge_;               // the imagined windows, per budget unit
 };
 
 }  // namespace fw

@@ -52,9 +52,8 @@ Result<std::unique_ptr<PlantEnv>> PlantEnv::create(EpisodeFactory factory, Plant
 }
 
 int PlantEnv::rollout_steps(const PlantEnvConfig& c) {
-  const int64_t every = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(c.decision_period_s / c.sample_period_s - 1e-9)));
-  const int64_t ticks = std::max<int64_t>(1, std::llround(c.episode_s / c.sample_period_s));
+  const int64_t every = ticks_per_period(c.decision_period_s, c.sample_period_s);
+  const int64_t ticks = episode_ticks(c.episode_s, c.sample_period_s);
   if (c.decide_on == DecideOn::kPhase) {
     constexpr double kPhaseRolloutPeriodS = 25;
     return std::max(8, static_cast<int>(std::ceil(
@@ -67,30 +66,15 @@ PlantEnv::PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal
     : factory_(std::move(factory)),
       cfg_(std::move(config)),
       nominal_budget_w_(nominal_budget_w),
-      limiter_(cfg_.limiter),
-      history_(static_cast<size_t>(std::ceil(cfg_.history_s / cfg_.sample_period_s)) + 1) {
-  every_ = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(cfg_.decision_period_s / cfg_.sample_period_s - 1e-9)));
-  every_max_ = std::max<int64_t>(
-      every_,
-      static_cast<int64_t>(std::ceil(cfg_.max_decision_period_s / cfg_.sample_period_s - 1e-9)));
-  ticks_ = std::max<int64_t>(1, std::llround(cfg_.episode_s / cfg_.sample_period_s));
+      stepper_(cfg_.sample_period_s, cfg_.history_s, cfg_.limiter) {
+  every_ = ticks_per_period(cfg_.decision_period_s, cfg_.sample_period_s);
+  every_max_ = std::max(every_, ticks_per_period(cfg_.max_decision_period_s, cfg_.sample_period_s));
+  ticks_ = episode_ticks(cfg_.episode_s, cfg_.sample_period_s);
 }
 
 const ObsSpec& PlantEnv::obs_spec() const { return plant_obs_spec(); }
 const ActionSpec& PlantEnv::action_spec() const {
   return plant_action_spec(cfg_.action_mode, cfg_.knob_mask);
-}
-
-Observation PlantEnv::observation() const {
-  Observation o;
-  o.time_s = snap_.time_s;
-  o.sample_period_s = cfg_.sample_period_s;
-  o.plant = &ep_.plant->info();
-  o.budget = &ep_.budget.at(snap_.time_s);
-  o.units = &units_;
-  o.history = &history_;
-  return o;
 }
 
 Status PlantEnv::reset(uint64_t seed, std::span<double> obs) {
@@ -113,71 +97,54 @@ Status PlantEnv::reset(uint64_t seed, std::span<double> obs) {
   const PlantInfo& info = ep_.plant->info();
   if (cfg_.job >= info.jobs.size()) return Status::Internal("plant env: job vanished");
   const Budget& b0 = ep_.budget.entries.front().budget;
-  units_ = make_budget_units(info, b0.scope);
+  stepper_.begin(*ep_.plant, &ep_.budget);
+  const BudgetUnits& units = stepper_.units();
   job_units_.clear();
-  if (cfg_.job < units_.units_of_job.size() && !units_.units_of_job[cfg_.job].empty()) {
-    job_units_ = units_.units_of_job[cfg_.job];
+  if (cfg_.job < units.units_of_job.size() && !units.units_of_job[cfg_.job].empty()) {
+    job_units_ = units.units_of_job[cfg_.job];
   } else {
-    for (size_t u = 0; u < units_.size(); ++u) job_units_.push_back(static_cast<int>(u));
+    for (size_t u = 0; u < units.size(); ++u) job_units_.push_back(static_cast<int>(u));
   }
-  window_sum_.assign(job_units_.size(), 0.0);
-  window_n_ = std::max<int64_t>(1, std::llround(b0.window_s / cfg_.sample_period_s));
-  slide_.reset(job_units_.size(), static_cast<size_t>(window_n_));
+  judge_.reset(
+      cfg_.window_rule == PlantEnvConfig::WindowRule::kSliding ? WindowJudge::Rule::kSliding
+                                                               : WindowJudge::Rule::kTumbling,
+      job_units_.size(), WindowJudge::samples_per_window(b0.window_s, cfg_.sample_period_s));
   cmd_ = blank_command(info);
-  history_.clear();
   stats_ = {};
   stats_.budget_w = b0.watts;
-  tick_ = 0;
-  FW_ASSIGN_OR_RETURN(double penalty, tick());
+  FW_ASSIGN_OR_RETURN(double penalty, tick());  // tick 0: the limiter learns the settings
   (void)penalty;  // no window closes at t = 0 unless the window is one sample
-  limiter_ = SafetyLimiter(cfg_.limiter);
-  limiter_.reset(info, snap_);
-  last_tokens_ = cfg_.job < snap_.jobs.size() ? snap_.jobs[cfg_.job].tokens_total : 0;
-  build_plant_features(observation(), cfg_.job, obs);
+  const Snapshot& first = stepper_.latest();
+  last_tokens_ = cfg_.job < first.jobs.size() ? first.jobs[cfg_.job].tokens_total : 0;
+  build_plant_features(stepper_.observation(), cfg_.job, obs);
   return Status::Ok();
 }
 
 Result<double> PlantEnv::tick() {
-  const double t = static_cast<double>(tick_) * cfg_.sample_period_s;
-  FW_RETURN_IF_ERROR(ep_.plant->read(t, snap_));
-  snap_.time_s = t;
-  history_.push(snap_);
-  const double budget_w = ep_.budget.at(t).watts;
-  double penalty = 0;
-  if (cfg_.window_rule == PlantEnvConfig::WindowRule::kSliding) {
-    for (size_t i = 0; i < job_units_.size(); ++i) {
-      const double p = unit_power_w(snap_, units_.units[static_cast<size_t>(job_units_[i])]);
-      stats_.energy_j += p * cfg_.sample_period_s;
-      slide_.set(i, p / budget_w);
-    }
-    slide_.advance();
-    if (!slide_.full()) return penalty;
-    for (size_t i = 0; i < job_units_.size(); ++i) {
-      const double mean = slide_.mean(i);
-      ++stats_.windows;
-      double charge = cfg_.excess_penalty * std::max(0.0, mean - (1.0 - cfg_.penalty_margin));
-      if (mean > 1.0) {
-        ++stats_.violations;
-        charge += cfg_.violation_penalty;
-      }
-      penalty += charge / static_cast<double>(window_n_);
-    }
-    return penalty;
-  }
-  const bool closes = (tick_ % window_n_) == window_n_ - 1;
+  FW_RETURN_IF_ERROR(stepper_.sense());
+  const Snapshot& snap = stepper_.latest();
+  const BudgetUnits& units = stepper_.units();
+  const double budget_w = ep_.budget.at(snap.time_s).watts;
   for (size_t i = 0; i < job_units_.size(); ++i) {
-    const double p = unit_power_w(snap_, units_.units[static_cast<size_t>(job_units_[i])]);
+    const double p = unit_power_w(snap, units.units[static_cast<size_t>(job_units_[i])]);
     stats_.energy_j += p * cfg_.sample_period_s;
-    window_sum_[i] += p / budget_w;
-    if (closes) {
-      const double mean = window_sum_[i] / static_cast<double>(window_n_);
-      ++stats_.windows;
-      if (mean > 1.0) {
-        ++stats_.violations;
-        penalty += cfg_.violation_penalty;
-      }
-      penalty += cfg_.excess_penalty * std::max(0.0, mean - (1.0 - cfg_.penalty_margin));
-      window_sum_[i] = 0;
+    judge_.set(i, p / budget_w);
+  }
+  double penalty = 0;
+  if (!judge_.advance()) return penalty;
+  const bool sliding = judge_.rule() == WindowJudge::Rule::kSliding;
+  for (size_t i = 0; i < job_units_.size(); ++i) {
+    const double mean = judge_.mean(i);
+    const bool over = mean > 1.0;
+    const double excess = cfg_.excess_penalty * std::max(0.0, mean - (1.0 - cfg_.penalty_margin));
+    ++stats_.windows;
+    if (over) ++stats_.violations;
+    if (sliding) {  // a sample's share of one window's charge
+      penalty +=
+          (over ? excess + cfg_.violation_penalty : excess) / static_cast<double>(judge_.window());
+    } else {
+      if (over) penalty += cfg_.violation_penalty;
+      penalty += excess;
     }
   }
   return penalty;
@@ -188,36 +155,33 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
       obs.size() != static_cast<size_t>(kPlantObsDim)) {
     return Status::InvalidArgument("plant env: action or observation of the wrong size");
   }
-  // Decide at the current tick, as ControlLoop does: request → SafetyLimiter → write.
+  // Decide at the current tick, as ControlLoop does (Stepper::act): SafetyLimiter, then write.
   for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
   for (double& c : cmd_.power_cap_w) c = kUnset;
-  const int moved = apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_,
+  const int moved = apply_knob_action(ep_.plant->info(), stepper_.latest(), cfg_.job, action, cmd_,
                                       cfg_.action_mode, cfg_.knob_mask);
   stats_.knob_moves += moved;
-  const Command out = limiter_.apply(cmd_, observation());
-  bool any = false;
-  for (double v : out.power_cap_w) any = any || !std::isnan(v);
-  for (const auto& k : out.knobs) any = any || !std::isnan(k[0]) || !std::isnan(k[1]);
-  if (any) FW_RETURN_IF_ERROR(ep_.plant->write(out));
+  FW_RETURN_IF_ERROR(stepper_.act(cmd_));
 
   double penalty = 0;
   StepResult r;
   const bool phase = cfg_.decide_on == DecideOn::kPhase;
   for (int64_t i = 0; i < (phase ? every_max_ : every_); ++i) {
-    if (tick_ + 1 >= ticks_) {
+    if (stepper_.tick() + 1 >= ticks_) {
       r.truncated = true;
       break;
     }
-    ++tick_;
+    stepper_.advance();
     FW_ASSIGN_OR_RETURN(double p, tick());
     penalty += p;
-    if (phase && i + 1 >= every_ && at_phase_boundary(history_, cfg_.job)) break;
+    if (phase && i + 1 >= every_ && at_phase_boundary(stepper_.history(), cfg_.job)) break;
   }
-  const double tokens = cfg_.job < snap_.jobs.size() ? snap_.jobs[cfg_.job].tokens_total : 0;
+  const Snapshot& snap = stepper_.latest();
+  const double tokens = cfg_.job < snap.jobs.size() ? snap.jobs[cfg_.job].tokens_total : 0;
   const double produced = tokens - last_tokens_;
   last_tokens_ = tokens;
   stats_.tokens += produced;
-  if (tick_ + 1 >= ticks_) r.truncated = true;
+  if (stepper_.tick() + 1 >= ticks_) r.truncated = true;
   if (r.truncated) {
     finished_.tokens += stats_.tokens;
     finished_.energy_j += stats_.energy_j;
@@ -228,7 +192,7 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
     ++finished_episodes_;
   }
   r.reward = produced / cfg_.token_scale - penalty - cfg_.churn_penalty * moved;
-  build_plant_features(observation(), cfg_.job, obs);
+  build_plant_features(stepper_.observation(), cfg_.job, obs);
   return r;
 }
 

@@ -2,8 +2,9 @@
 // PlantEnv: an rl::Env over a fw::Plant — the PPO meta-controller's training ground.
 //
 // One episode: a fresh plant and budget from the injected factory (the CLI wires the
-// simulator's scenarios in; rl/ does not link sim/), stepped in time exactly as ControlLoop
-// steps it (tick k at t = k·sample_period_s: read, record, decide, SafetyLimiter, write).
+// simulator's scenarios in; rl/ does not link sim/), stepped by ControlLoop's own stepping
+// core, control/stepper.hpp (tick k at t = k·sample_period_s: read, history, decide,
+// SafetyLimiter, write).
 // Every decision_period_s the agent sees build_plant_features() for job `job` and picks a
 // plant_action_spec() action; the command passes through the same SafetyLimiter (same
 // LimiterConfig) as every controller in `flexwatt eval`.
@@ -16,6 +17,8 @@
 //     (penalty_margin 0: the excess term counts only violated windows; > 0: it also
 //     penalises windows that come within that share of the budget, a continuous signal)
 //   − churn_penalty · knobs moved.
+// Windows are judged by control/window_judge.hpp (the judge of EpisodeMetrics' sliding rate
+// and of the oracle) over the job's budget units.
 // With window_rule kSliding the window terms are charged per sample instead: at every sample
 // once a full budget window exists, each of the terms above for the trailing window mean,
 // divided by the samples per window (a window that stays over for a whole window's length
@@ -35,12 +38,11 @@
 #include <vector>
 
 #include "control/budget.hpp"
-#include "control/budget_units.hpp"
 #include "control/command.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
-#include "control/snapshot_ring.hpp"
-#include "control/trailing_windows.hpp"
+#include "control/stepper.hpp"
+#include "control/window_judge.hpp"
 #include "core/rng.hpp"
 #include "rl/env.hpp"
 #include "rl/plant_features.hpp"
@@ -119,31 +121,26 @@ class PlantEnv : public Env {
   const std::vector<std::string>& overrides() const { return overrides_; }
   double nominal_budget_w() const { return nominal_budget_w_; }
   // Time of the newest sample, s (the time of the next decision after step()).
-  double time_s() const { return snap_.time_s; }
+  double time_s() const { return stepper_.latest().time_s; }
 
  private:
   PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal_budget_w);
-  // Reads tick tick_ and accounts it (tokens, windows, history). Returns the window penalty.
+  // Senses the stepper's current tick and accounts it (energy, windows). Returns the window
+  // penalty.
   Result<double> tick();
-  Observation observation() const;
 
   EpisodeFactory factory_;
   PlantEnvConfig cfg_;
   double nominal_budget_w_;
-  int64_t every_ = 1, every_max_ = 1, ticks_ = 1, window_n_ = 1;
+  int64_t every_ = 1, every_max_ = 1, ticks_ = 1;
 
   PlantEpisode ep_;
-  BudgetUnits units_;
-  SafetyLimiter limiter_;
-  SnapshotRing history_;
-  Snapshot snap_;
+  Stepper stepper_;
   Command cmd_;
   std::vector<std::string> overrides_;
-  int64_t tick_ = 0;
   double last_tokens_ = 0;
-  std::vector<int> job_units_;      // budget units the job touches
-  std::vector<double> window_sum_;  // per job unit: Σ power / budget over the open window
-  TrailingWindows slide_;           // kSliding: per job unit, the trailing window's power/budget
+  std::vector<int> job_units_;  // budget units the job touches
+  WindowJudge judge_;           // per job unit: power / budget, cfg_.window_rule
   PlantEpisodeStats stats_;
   PlantEpisodeStats finished_;
   int finished_episodes_ = 0;

@@ -20,20 +20,6 @@ struct SpanStats {
   double mean = 0, sd = 0, peak = 0;
 };
 
-// Samples read in (time_s − span_s, time_s], at least 1 (as Observation::samples_in).
-size_t samples_in(const SnapshotRing& h, double time_s, double span_s) {
-  size_t k = 1;
-  const double cutoff = time_s - span_s + 1e-9;
-  while (k < h.size() && h.at_age(k).time_s > cutoff) ++k;
-  return k;
-}
-
-double span_mean(const SnapshotRing& h, const std::vector<int>& gpus, size_t k) {
-  double sum = 0;
-  for (size_t a = 0; a < k; ++a) sum += unit_power_w(h.at_age(a), gpus);
-  return sum / static_cast<double>(k);
-}
-
 // One pass over the history, newest first: the statistics of each trailing span (a span
 // ends at the first sample at or before its cutoff, or at a fixed count) and the newest two
 // step boundaries of `job`. Sums run in age order, so every span's figures are exactly those
@@ -237,10 +223,9 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
   if (n_units == 1) {
     gpus = &units.units[unit_at(0)];
   } else if (n_units > 1) {
-    const size_t k_window = samples_in(h, obs.time_s, obs.budget->window_s);
     double worst = -1;
     for (size_t i = 0; i < n_units; ++i) {
-      const double m = span_mean(h, units.units[unit_at(i)], k_window);
+      const double m = obs.unit_mean_w(unit_at(i), obs.budget->window_s);
       if (m > worst) {
         worst = m;
         gpus = &units.units[unit_at(i)];

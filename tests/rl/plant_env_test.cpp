@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "control/observation.hpp"
+#include "control/window_judge.hpp"
 #include "rl/plant_features.hpp"
 #include "scripted_plant.hpp"
 
@@ -284,6 +285,60 @@ TEST(PlantEnv, SlidingRuleChargesEveryFullTrailingWindow) {
   EXPECT_NEAR(rewards[6], tok_per_step - 10 * per_sample, 1e-9);
   EXPECT_EQ(env->episode_stats().windows, 61);
   EXPECT_EQ(env->episode_stats().violations, 61);
+}
+
+// The reward's window terms are control/window_judge.hpp's verdicts (the judge of the episode
+// metrics and the oracle): replaying the power the plant produced through a judge gives the
+// same windows, violations and penalty, under both rules, with power moving between windows.
+TEST(PlantEnv, WindowPenaltyIsTheJudgesVerdict) {
+  for (auto rule : {PlantEnvConfig::WindowRule::kTumbling, PlantEnvConfig::WindowRule::kSliding}) {
+    EnvFixture fx;
+    fx.conc = 12;  // 320 W
+    PlantEnvConfig c = small_config();
+    c.window_rule = rule;
+    c.penalty_margin = 0.05;
+    c.episode_s = 120;
+    auto env = fx.make(c);
+    std::array<double, kPlantObsDim> obs{};
+    ASSERT_TRUE(env->reset(3, obs).ok());
+    std::vector<double> power_w;  // per tick, the power the plant read
+    power_w.push_back(fx.last->power_w());
+    double rewards = 0;
+    int moves = 0;
+    StepResult r;
+    for (int i = 0; !r.done(); ++i) {
+      const double act[2] = {i % 5 < 2 ? 2.0 : 0.0, 1};  // up twice, down three times
+      const double before = env->time_s();
+      auto s = env->step(act, obs);
+      ASSERT_TRUE(s.ok());
+      r = *s;
+      rewards += r.reward;
+      moves = env->episode_stats().knob_moves;
+      const auto ticks = static_cast<size_t>(std::llround((env->time_s() - before) / 0.5));
+      for (size_t k = 0; k < ticks; ++k) power_w.push_back(fx.last->power_w());
+    }
+    ASSERT_EQ(power_w.size(), 240u);
+    WindowJudge judge;
+    const bool sliding = rule == PlantEnvConfig::WindowRule::kSliding;
+    judge.reset(sliding ? WindowJudge::Rule::kSliding : WindowJudge::Rule::kTumbling, 1, 60);
+    int windows = 0, violations = 0;
+    double penalty = 0;
+    for (double p : power_w) {
+      judge.set(0, p / 300);
+      if (!judge.advance()) continue;
+      const double m = judge.mean(0);
+      ++windows;
+      violations += m > 1.0;
+      const double charge = (m > 1.0 ? 4 : 0) + 40 * std::max(0.0, m - 0.95);
+      penalty += sliding ? charge / 60 : charge;
+    }
+    EXPECT_EQ(env->episode_stats().windows, windows);
+    EXPECT_EQ(env->episode_stats().violations, violations);
+    ASSERT_GT(violations, 0);
+    ASSERT_LT(violations, windows);  // the series tests both verdicts
+    const double tokens_k = env->episode_stats().tokens / 1000;
+    EXPECT_NEAR(rewards, tokens_k - penalty - 0.5 * moves, 1e-9);
+  }
 }
 
 TEST(PlantEnv, LevelActionsSetTheKnobDirectly) {

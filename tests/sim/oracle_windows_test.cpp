@@ -41,6 +41,10 @@ TEST(OracleWindows, SlidingRuleHoldsWhereTheTumblingOneIsGamed) {
       tumbling.tokens, 100 * tumbling.sliding_violation_rate, sliding.tokens,
       100 * sliding.sliding_violation_rate);
   EXPECT_GT(tumbling.sliding_violation_rate, 0.02);
+  // Each rule holds where it is the metric's own rule: the oracle's imagined windows are
+  // judged by the episode's window judge (30 s windows: index 1).
+  ASSERT_EQ(tumbling.windows_s[1], s.budget.entries.front().budget.window_s);
+  EXPECT_EQ(tumbling.violation_rate[1], 0.0);
   EXPECT_EQ(sliding.sliding_violation_rate, 0.0);
   EXPECT_LT(sliding.tokens, tumbling.tokens);  // the stricter rule costs tokens
 }
