@@ -1,7 +1,7 @@
 // flexwatt authority: which workload knob of a job moves its power (actuator authority),
-// by sweeping each knob over its range on the simulator. Core: elasticity/authority.hpp.
+// by sweeping each knob over its range on the simulator. Core: experiment/authority.hpp.
 
-#include "elasticity/authority.hpp"
+#include "experiment/authority.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -18,8 +18,8 @@ namespace fw::cli {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-using elasticity::AuthorityOptions;
-using elasticity::AuthorityReport;
+using experiment::AuthorityOptions;
+using experiment::AuthorityReport;
 
 ojson num_or_null(double v) { return fw::cli::num_or_null<ojson>(v); }
 
@@ -183,7 +183,7 @@ int run(int argc, char** argv) {
     o.knobs.push_back(static_cast<Knob>(found));
   }
   if (stderr_is_tty()) std::fprintf(stderr, "sweeping (simulated)...\n");
-  auto r = elasticity::sweep_authority(s, o);
+  auto r = experiment::sweep_authority(s, o);
   if (!r.ok()) return fail("authority", r.status());
   if (json) {
     std::printf("%s\n", report_json(*r, s).dump(2).c_str());

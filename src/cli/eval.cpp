@@ -1,15 +1,20 @@
 // flexwatt eval: every controller on the same seeds of a simulated scenario, one table of
 // tokens, energy, tokens per MWh and violation rates (mean and 95 % CI across seeds).
-// The engine is cli/evaluation.hpp, shared with `flexwatt demo`.
+// The engine is experiment/evaluation.hpp, shared with `flexwatt demo`.
 
 #include <cmath>
 #include <cstdio>
 
-#include "cli/evaluation.hpp"
 #include "cli/verb.hpp"
+#include "experiment/eval_table.hpp"
+#include "experiment/evaluation.hpp"
 
 namespace fw::cli {
 namespace {
+
+using experiment::controller_list_json;
+using experiment::controller_list_text;
+using experiment::EvalRequest;
 
 int run_eval(int argc, char** argv) {
   CLI::App app(
@@ -84,7 +89,7 @@ int run_eval(int argc, char** argv) {
   req.threads = threads;
   req.shield = shield;
   const bool tty = stderr_is_tty();
-  auto report = run_evaluation(req, [tty](size_t done, size_t total) {
+  auto report = experiment::run_evaluation(req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);
   });
   if (tty) std::fprintf(stderr, "\r\033[K");
@@ -92,7 +97,7 @@ int run_eval(int argc, char** argv) {
   if (json) {
     std::printf("%s\n", report->to_json(req).dump(2).c_str());
   } else {
-    std::printf("%s", format_eval_table(req, *report).c_str());
+    std::printf("%s", experiment::format_eval_table(req, *report).c_str());
   }
   return 0;
 }

@@ -1,11 +1,11 @@
-#include "elasticity/authority.hpp"
+#include "experiment/authority.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-namespace fw::elasticity {
+namespace fw::experiment {
 namespace {
 
 // A plant whose one GPU draws 100 + 10·concurrency W (constant), and whose job makes
@@ -117,4 +117,4 @@ TEST(Authority, ConcurrencyMovesSimulated7bPowerUp) {
 }
 
 }  // namespace
-}  // namespace fw::elasticity
+}  // namespace fw::experiment
