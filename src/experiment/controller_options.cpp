@@ -128,6 +128,22 @@ int DeclaredOptions::integer(const std::string& name) const {
       .value();
 }
 
+nlohmann::json DeclaredOptions::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& d : decls_) {
+    if (!has(d.name) && d.default_text.empty()) {
+      j[d.name] = nullptr;
+    } else if (d.kind == OptionDecl::Kind::kNumber) {
+      j[d.name] = number(d.name);
+    } else if (d.kind == OptionDecl::Kind::kInteger) {
+      j[d.name] = integer(d.name);
+    } else {
+      j[d.name] = text(d.name);
+    }
+  }
+  return j;
+}
+
 std::string DeclaredOptions::text(const std::string& name) const {
   return raw_.get_string(name, decl(name).default_text);
 }

@@ -53,6 +53,9 @@ class DeclaredOptions {
   int integer(const std::string& name) const;
   std::string text(const std::string& name) const;  // kChoice or kText
   const ControllerSpec& spec() const { return spec_; }
+  // {name: value} for every declaration: numbers as numbers, the rest as text; null when
+  // neither given nor defaulted. REQUIRE: validate() returned Ok.
+  nlohmann::json to_json() const;
 
  private:
   const OptionDecl& decl(const std::string& name) const;

@@ -32,7 +32,9 @@ Result<PreparedController> prepare_controller(const ControllerSpec& spec,
       return Status::InvalidArgument("controller '" + e.name + "' needs an argument: " + e.name +
                                      ":" + e.positional);
     }
-    return e.prepare(o, env);
+    FW_ASSIGN_OR_RETURN(PreparedController p, e.prepare(o, env));
+    p.options = o.to_json();
+    return p;
   }
   return Status::InvalidArgument("unknown controller '" + spec.name + "' (valid: " + valid_names() +
                                  "; see flexwatt eval --list)");

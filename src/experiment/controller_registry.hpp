@@ -48,6 +48,9 @@ struct PreparedController {
   // A fresh controller for one episode; `seed` is the episode's run seed.
   std::function<std::unique_ptr<Controller>(uint64_t seed)> make;
   nlohmann::json notes = nlohmann::json::object();  // e.g. the static calibration
+  // Every declared option's value as used: given or default (null when neither), by name.
+  // Set by prepare_controller(); recorded in each trace's meta.json.
+  nlohmann::json options = nlohmann::json::object();
 };
 
 struct ControllerEntry {

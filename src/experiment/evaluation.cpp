@@ -112,6 +112,7 @@ Status run_episode(const EvalRequest& req, const ControllerEnv& env,
                                {"seed", seed},
                                {"controller", spec.text},
                                {"controller_notes", prepared.notes},
+                               {"controller_options", prepared.options},
                                {"duration_s", scenario.duration_s},
                                {"sample_period_s", scenario.sample_period_s},
                                {"limiter_interventions", result.limiter.total()}};

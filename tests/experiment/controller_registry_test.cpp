@@ -62,6 +62,20 @@ TEST(ControllerRegistry, PreparesWithDefaults) {
   }
 }
 
+TEST(ControllerRegistry, RecordsEveryOptionAsUsed) {
+  auto p = prepare("pid:kp=0.5,signal=mean");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->options["kp"], 0.5);
+  EXPECT_EQ(p->options["ki"], 0.005);  // the declared default
+  EXPECT_EQ(p->options["signal"], "mean");
+  EXPECT_EQ(p->options["knob"], "auto");
+  EXPECT_EQ(p->options.size(), 8u);
+  auto s = prepare("static:value=8");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->options["group_size"].is_null());  // no default, not given
+  EXPECT_EQ(s->options["candidates"], 12);
+}
+
 TEST(ControllerRegistry, UnknownControllerListsTheValidOnes) {
   const std::string m = error_of("bogus");
   EXPECT_NE(m.find("unknown controller 'bogus'"), std::string::npos) << m;
