@@ -1,115 +1,18 @@
 // flexwatt authority: which workload knob of a job moves its power (actuator authority),
-// by sweeping each knob over its range on the simulator. Core: elasticity/authority.hpp.
+// by sweeping each knob over its range on the simulator. Core: experiment/authority.hpp.
 
-#include "elasticity/authority.hpp"
-
-#include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "cli/json_fields.hpp"
 #include "cli/verb.hpp"
-#include "core/version.hpp"
+#include "experiment/authority_report.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::cli {
 namespace {
 
-using ojson = nlohmann::ordered_json;
-using elasticity::AuthorityOptions;
-using elasticity::AuthorityReport;
-
-ojson num_or_null(double v) { return fw::cli::num_or_null<ojson>(v); }
-
-std::string pct(double f) {
-  if (!std::isfinite(f)) return "-";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f %%", 100 * f);
-  return b;
-}
-
-ojson report_json(const AuthorityReport& r, const sim::Scenario& s) {
-  const AuthorityOptions& o = r.options;
-  ojson j;
-  j["simulated"] = r.simulated;
-  j["scenario"] = s.name;
-  j["scenario_path"] = s.path;
-  j["overrides"] = s.overrides;
-  j["version"] = kVersion;
-  j["job"] = r.job;
-  j["job_index"] = o.job;
-  j["job_gpus"] = r.job_gpus;
-  j["duration_s"] = o.duration_s;
-  j["warmup_s"] = o.warmup_s;
-  j["sample_period_s"] = o.sample_period_s;
-  j["window_s"] = o.window_s;
-  j["seed"] = o.seed;
-  j["seeds"] = o.seeds;
-  j["threshold"] = o.threshold;
-  j["power_scope"] = "sum over the job's GPUs";
-  j["swing_definition"] = "(max - min over settings) / figure at the knob's maximum setting";
-  ojson ks = ojson::array();
-  for (const auto& k : r.knobs) {
-    ojson kj;
-    kj["knob"] = std::string(kKnobNames[static_cast<int>(k.knob)]);
-    kj["rank"] = k.rank;
-    kj["has_authority"] = k.has_authority;
-    kj["mean_power_swing"] = num_or_null(k.mean_swing);
-    kj["peak_window_swing"] = num_or_null(k.peak_window_swing);
-    kj["peak_sample_swing"] = num_or_null(k.peak_sample_swing);
-    kj["throughput_ratio"] = num_or_null(k.throughput_ratio);
-    ojson ps = ojson::array();
-    for (const auto& p : k.points) {
-      ps.push_back({{"value", p.value},
-                    {"mean_power_w", p.mean_power_w},
-                    {"peak_window_w", p.peak_window_w},
-                    {"peak_sample_w", p.peak_sample_w},
-                    {"tokens_per_s", p.tokens_per_s}});
-    }
-    kj["settings"] = std::move(ps);
-    ks.push_back(std::move(kj));
-  }
-  j["knobs"] = std::move(ks);
-  return j;
-}
-
-void print_table(const AuthorityReport& r, const sim::Scenario& s) {
-  const AuthorityOptions& o = r.options;
-  std::printf(
-      "flexwatt authority (%s): %s, job '%s' (%d GPU%s), %.0f s per run (warm-up %.0f s), "
-      "%d seed%s from %llu\n",
-      r.simulated ? "simulated" : "measured", s.name.c_str(), r.job.c_str(), r.job_gpus,
-      r.job_gpus == 1 ? "" : "s", o.duration_s, o.warmup_s, o.seeds, o.seeds == 1 ? "" : "s",
-      static_cast<unsigned long long>(o.seed));
-  std::printf(
-      "power = sum over the job's GPUs; peak_win = largest %.0f s window mean, "
-      "peak_smp = largest %.1f s sample\n",
-      o.window_s, o.sample_period_s);
-  for (const auto& k : r.knobs) {
-    std::printf("\n%s\n", std::string(kKnobNames[static_cast<int>(k.knob)]).c_str());
-    std::printf("  %8s %10s %12s %12s %12s\n", "setting", "mean_w", "peak_win_w", "peak_smp_w",
-                "tokens/s");
-    for (const auto& p : k.points) {
-      std::printf("  %8g %10.1f %12.1f %12.1f %12.2f\n", p.value, p.mean_power_w, p.peak_window_w,
-                  p.peak_sample_w, p.tokens_per_s);
-    }
-  }
-  std::printf("\n%4s %-16s %11s %14s %14s %11s %s\n", "rank", "knob", "mean_swing",
-              "peak_win_swing", "peak_smp_swing", "tput_ratio", "authority");
-  for (const auto& k : r.knobs) {
-    std::printf("%4d %-16s %11s %14s %14s %10.2fx %s\n", k.rank,
-                std::string(kKnobNames[static_cast<int>(k.knob)]).c_str(),
-                pct(k.mean_swing).c_str(), pct(k.peak_window_swing).c_str(),
-                pct(k.peak_sample_swing).c_str(), k.throughput_ratio,
-                k.has_authority ? "yes" : "no");
-  }
-  std::printf(
-      "\nswing = (max - min over settings) / figure at the knob's maximum; authority = mean "
-      "swing >= %.0f %%; tput_ratio = highest / lowest tokens/s. All figures simulated.\n",
-      100 * o.threshold);
-}
+using experiment::AuthorityOptions;
 
 int run(int argc, char** argv) {
   CLI::App app(
@@ -162,33 +65,21 @@ int run(int argc, char** argv) {
   o.seeds = seeds;
   o.seed = seed;
   o.threshold = threshold;
-  // Job by index or name.
-  o.job = -1;
-  for (size_t i = 0; i < s.jobs.size(); ++i) {
-    if (s.jobs[i].name == job || std::to_string(i) == job) o.job = static_cast<int>(i);
-  }
-  if (o.job < 0) {
-    return fail("authority",
-                Status::InvalidArgument("--job: no job '" + job + "' in " + scenario_path));
-  }
+  auto job_index = experiment::find_job(s, job);
+  if (!job_index.ok()) return fail("authority", job_index.status().with_context("--job"));
+  o.job = *job_index;
   for (const std::string& k : knobs) {
-    int found = -1;
-    for (int i = 0; i < kNumKnobs; ++i) {
-      if (kKnobNames[i] == k) found = i;
-    }
-    if (found < 0) {
-      return fail("authority", Status::InvalidArgument("--knob: unknown knob '" + k +
-                                                       "' (known: gen_concurrency, group_size)"));
-    }
-    o.knobs.push_back(static_cast<Knob>(found));
+    auto knob = experiment::knob_by_name(k);
+    if (!knob.ok()) return fail("authority", knob.status().with_context("--knob"));
+    o.knobs.push_back(*knob);
   }
   if (stderr_is_tty()) std::fprintf(stderr, "sweeping (simulated)...\n");
-  auto r = elasticity::sweep_authority(s, o);
+  auto r = experiment::sweep_authority(s, o);
   if (!r.ok()) return fail("authority", r.status());
   if (json) {
-    std::printf("%s\n", report_json(*r, s).dump(2).c_str());
+    std::printf("%s\n", experiment::authority_json(*r, s).dump(2).c_str());
   } else {
-    print_table(*r, s);
+    std::printf("%s", experiment::format_authority_table(*r, s).c_str());
   }
   return 0;
 }

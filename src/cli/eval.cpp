@@ -1,15 +1,36 @@
 // flexwatt eval: every controller on the same seeds of a simulated scenario, one table of
 // tokens, energy, tokens per MWh and violation rates (mean and 95 % CI across seeds).
-// The engine is cli/evaluation.hpp, shared with `flexwatt demo`.
+// The engine is experiment/evaluation.hpp, shared with `flexwatt demo`.
 
 #include <cmath>
 #include <cstdio>
 
-#include "cli/evaluation.hpp"
 #include "cli/verb.hpp"
+#include "experiment/eval_table.hpp"
+#include "experiment/evaluation.hpp"
 
 namespace fw::cli {
 namespace {
+
+using experiment::controller_list_json;
+using experiment::controller_list_text;
+using experiment::EvalRequest;
+
+// The scenario (with its overrides and the episode length, when given) and the controllers.
+Result<EvalRequest> make_request(const std::string& scenario_path,
+                                 const std::vector<std::string>& sets, const double* duration_s,
+                                 const std::string& controllers) {
+  EvalRequest req;
+  FW_ASSIGN_OR_RETURN(req.scenario, sim::load_scenario(scenario_path, sets));
+  if (duration_s != nullptr) {
+    if (!std::isfinite(*duration_s) || *duration_s < req.scenario.sample_period_s) {
+      return Status::InvalidArgument("--duration-s must be at least the sample period");
+    }
+    req.scenario.duration_s = *duration_s;
+  }
+  FW_ASSIGN_OR_RETURN(req.specs, parse_controller_list(controllers));
+  return req;
+}
 
 int run_eval(int argc, char** argv) {
   CLI::App app(
@@ -63,36 +84,23 @@ int run_eval(int argc, char** argv) {
     return fail("eval",
                 Status::InvalidArgument("--controllers is required (see flexwatt eval --list)"));
   }
-  auto loaded = sim::load_scenario(scenario_path, sets);
-  if (!loaded.ok()) return fail("eval", loaded.status());
-  sim::Scenario scenario = std::move(loaded).value();
-  if (app.count("--duration-s")) {
-    if (!std::isfinite(duration_s) || duration_s < scenario.sample_period_s) {
-      return fail("eval",
-                  Status::InvalidArgument("--duration-s must be at least the sample period"));
-    }
-    scenario.duration_s = duration_s;
-  }
-  auto specs = parse_controller_list(controllers_arg);
-  if (!specs.ok()) return fail("eval", specs.status());
-
-  EvalRequest req;
-  req.scenario = std::move(scenario);
-  req.specs = std::move(specs).value();
-  for (int i = 0; i < seeds; ++i) req.seeds.push_back(static_cast<uint64_t>(seed_base) + i);
-  req.out_dir = out_dir;
-  req.threads = threads;
-  req.shield = shield;
+  auto req = make_request(scenario_path, sets, app.count("--duration-s") ? &duration_s : nullptr,
+                          controllers_arg);
+  if (!req.ok()) return fail("eval", req.status());
+  for (int i = 0; i < seeds; ++i) req->seeds.push_back(static_cast<uint64_t>(seed_base) + i);
+  req->out_dir = out_dir;
+  req->threads = threads;
+  req->shield = shield;
   const bool tty = stderr_is_tty();
-  auto report = run_evaluation(req, [tty](size_t done, size_t total) {
+  auto report = experiment::run_evaluation(*req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);
   });
   if (tty) std::fprintf(stderr, "\r\033[K");
   if (!report.ok()) return fail("eval", report.status());
   if (json) {
-    std::printf("%s\n", report->to_json(req).dump(2).c_str());
+    std::printf("%s\n", report->to_json(*req).dump(2).c_str());
   } else {
-    std::printf("%s", format_eval_table(req, *report).c_str());
+    std::printf("%s", experiment::format_eval_table(*req, *report).c_str());
   }
   return 0;
 }

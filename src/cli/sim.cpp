@@ -1,5 +1,6 @@
 // flexwatt sim: runs a scenario on the simulator (no controller: knobs and caps stay as the
 // scenario sets them) and writes a trace directory. Bit-for-bit deterministic for a seed.
+// The run is experiment/simulation_run.hpp.
 
 #include <cmath>
 #include <cstdio>
@@ -8,9 +9,8 @@
 #include <vector>
 
 #include "cli/verb.hpp"
-#include "core/version.hpp"
+#include "experiment/simulation_run.hpp"
 #include "sim/scenario.hpp"
-#include "telemetry/trace_writer.hpp"
 
 namespace fw::cli {
 namespace {
@@ -46,79 +46,26 @@ int run_sim(int argc, char** argv) {
   if (duration_s == 0 || (duration_s < 0 && duration_s != -1)) {
     return fail("sim", Status::InvalidArgument("--duration-s must be > 0"));
   }
-  auto plant = sim::make_cluster(s, seed);
-  auto writer = TraceWriter::create(out_dir);
-  if (!writer.ok()) return fail("sim", writer.status());
-
-  const int64_t n = static_cast<int64_t>(std::floor(s.duration_s / s.sample_period_s + 1e-9));
-  Snapshot snap;
-  std::vector<double> sum_w(plant->info().gpus.size(), 0.0);
-  for (int64_t k = 1; k <= n; ++k) {
-    const double t = static_cast<double>(k) * s.sample_period_s;
-    Status st = plant->read(t, snap);
-    if (!st.ok()) return fail("sim", st);
-    (*writer)->append(snap);
-    for (size_t i = 0; i < snap.gpus.size(); ++i) sum_w[i] += snap.gpus[i].power_w;
-    if (stderr_is_tty() && k % 2000 == 0) {
-      std::fprintf(stderr, "\rsimulated %.0f / %.0f s", t, s.duration_s);
-    }
-  }
-  if (stderr_is_tty() && n >= 2000) std::fprintf(stderr, "\n");
-
-  nlohmann::json meta;
-  meta["producer"] = "flexwatt sim (simulated)";
-  meta["simulated"] = true;
-  meta["version"] = kVersion;
-  meta["scenario"] = s.to_json();
-  meta["seed"] = seed;
-  meta["overrides"] = sets;
-  meta["controller"] = "none";
-  nlohmann::json models = nlohmann::json::array();
-  for (const auto& g : plant->info().gpus) models.push_back(g.model);
-  meta["gpu_models"] = models;
-  nlohmann::json names = nlohmann::json::array();
-  for (const auto& j : plant->info().jobs) names.push_back(j.name);
-  meta["job_names"] = names;
-  nlohmann::json offsets = nlohmann::json::array();  // resolved phase offsets (fleet.start)
-  for (size_t j = 0; j < s.jobs.size(); ++j) offsets.push_back(plant->job_spec(j).start_offset_s);
-  meta["job_start_offsets_s"] = offsets;
-  Status st = (*writer)->close(meta);
-  if (!st.ok()) return fail("sim", st);
-
-  nlohmann::json summary;
-  summary["simulated"] = true;
-  summary["scenario"] = s.name;
-  summary["seed"] = seed;
-  summary["duration_s"] = s.duration_s;
-  summary["samples"] = n;
-  summary["out"] = out_dir;
-  double total_mean_w = 0;
-  nlohmann::json gpus = nlohmann::json::array();
-  for (size_t i = 0; i < sum_w.size(); ++i) {
-    const double mean = n > 0 ? sum_w[i] / static_cast<double>(n) : 0;
-    total_mean_w += mean;
-    gpus.push_back({{"gpu", i}, {"mean_power_w", mean}});
-  }
-  summary["gpus"] = gpus;
-  summary["mean_total_power_w"] = total_mean_w;
-  nlohmann::json jobs = nlohmann::json::array();
-  for (size_t j = 0; j < snap.jobs.size(); ++j) {
-    jobs.push_back({{"job", plant->info().jobs[j].name},
-                    {"tokens_total", snap.jobs[j].tokens_total},
-                    {"steps_total", snap.jobs[j].steps_total}});
-  }
-  summary["jobs"] = jobs;
+  const bool tty = stderr_is_tty();
+  auto summary = experiment::run_simulation(
+      {std::move(s), seed, sets, out_dir}, [tty](double t, double duration_s) {
+        if (tty) std::fprintf(stderr, "\rsimulated %.0f / %.0f s", t, duration_s);
+      });
+  if (!summary.ok()) return fail("sim", summary.status());
+  const nlohmann::json& j = *summary;
+  if (tty && j["samples"].get<int64_t>() >= 2000) std::fprintf(stderr, "\n");
   if (json) {
-    std::printf("%s\n", summary.dump(2).c_str());
-  } else {
-    std::printf("simulated %s: %.0f s, seed %llu, %lld samples -> %s\n", s.name.c_str(),
-                s.duration_s, static_cast<unsigned long long>(seed), static_cast<long long>(n),
-                out_dir.c_str());
-    std::printf("  mean total power %.1f W (simulated)\n", total_mean_w);
-    for (const auto& j : jobs) {
-      std::printf("  job %-14s tokens %.0f  steps %.0f\n", j["job"].get<std::string>().c_str(),
-                  j["tokens_total"].get<double>(), j["steps_total"].get<double>());
-    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("simulated %s: %.0f s, seed %llu, %lld samples -> %s\n",
+              j["scenario"].get<std::string>().c_str(), j["duration_s"].get<double>(),
+              static_cast<unsigned long long>(seed),
+              static_cast<long long>(j["samples"].get<int64_t>()), out_dir.c_str());
+  std::printf("  mean total power %.1f W (simulated)\n", j["mean_total_power_w"].get<double>());
+  for (const auto& job : j["jobs"]) {
+    std::printf("  job %-14s tokens %.0f  steps %.0f\n", job["job"].get<std::string>().c_str(),
+                job["tokens_total"].get<double>(), job["steps_total"].get<double>());
   }
   return 0;
 }

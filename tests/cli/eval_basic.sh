@@ -19,6 +19,11 @@ for c in uncontrolled static threshold pid zeus oracle; do
   check "--list names $c" grep -qE "^$c" "$out/list.txt"
 done
 check "--list shows pid options" grep -q "kp=" "$out/list.txt"
+check "--list shows ranges" grep -q "kp=0.3 .*; range \[0, 1000\]" "$out/list.txt"
+"$bin" eval --list --json > "$out/list.json"
+check "--list --json declares kp's range" \
+  jq -e '.[] | select(.name == "pid") | .options[] | select(.name == "kp") | .min == 0 and .max == 1000' \
+  "$out/list.json" >/dev/null
 
 "$bin" eval "$scn" --controllers "$ctl" --seeds 2 --duration-s 240 > "$out/table.txt"; rc=$?
 check "table exits 0" test $rc -eq 0

@@ -18,6 +18,9 @@ expect2 "static pin not a number" "group_size=x: not a number" "$scn" \
   --controllers static:knob=caps,group_size=x
 expect2 "oracle window rule" "windows=hopping: expected tumbling or sliding" "$scn" \
   --controllers oracle:windows=hopping
+expect2 "out of range names the range" "eta=2: out of range \[0.000000, 1.000000\]" "$scn" \
+  --controllers zeus:eta=2
+expect2 "fleet choice" "weight=x: expected nameplate or demand" "$scn" --controllers fleet:weight=x
 expect2 "option before name" "before any controller" "$scn" --controllers kp=1,pid
 expect2 "positional to a plain controller" "takes no argument" "$scn" --controllers pid:x.json
 expect2 "missing controllers" "--controllers is required" "$scn"

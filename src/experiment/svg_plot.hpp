@@ -7,7 +7,7 @@
 
 #include "core/status.hpp"
 
-namespace fw::cli {
+namespace fw::experiment {
 
 struct PowerPanel {
   std::string title;
@@ -30,4 +30,4 @@ std::vector<double> trailing_mean(const std::vector<double>& x, double dt_s, dou
 std::string render_svg(const PowerPlot& plot);
 Status write_text_file(const std::string& path, const std::string& text);
 
-}  // namespace fw::cli
+}  // namespace fw::experiment

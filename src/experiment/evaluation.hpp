@@ -14,19 +14,13 @@
 #include "analysis/cost.hpp"
 #include "analysis/oversubscription.hpp"
 #include "analysis/windows_curve.hpp"
-#include "cli/controller_registry.hpp"
 #include "control/controller_spec.hpp"
 #include "control/episode_metrics.hpp"
+#include "experiment/controller_registry.hpp"
+#include "experiment/stats.hpp"
 #include "sim/scenario.hpp"
 
-namespace fw::cli {
-
-// Mean and 95 % confidence half-width (Student t) across seeds; ci95 NaN below 2 seeds.
-struct Stat {
-  double mean = 0, ci95 = kUnset;
-};
-Stat stat_of(const std::vector<double>& v);
-nlohmann::json to_json(const Stat& s);
+namespace fw::experiment {
 
 struct EvalRequest {
   sim::Scenario scenario;
@@ -79,7 +73,12 @@ using ProgressFn = std::function<void(size_t, size_t)>;
 
 Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& progress = {});
 
-// The human table of `flexwatt eval` (labelled simulated).
-std::string format_eval_table(const EvalRequest& req, const EvalReport& report);
+// One controller's summary across its episodes (one per seed, in seed order): the Stat of
+// each metric, the windows curve pooled over seeds, the oversubscription of the node power
+// at kNodeWindowS windows against info's nameplate, and the cost at the mean energy, power
+// and tokens. label, name and notes are left for the caller.
+ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
+                            const std::vector<double>& windows_s, const PlantInfo& info,
+                            const CostOptions& cost);
 
-}  // namespace fw::cli
+}  // namespace fw::experiment

@@ -1,4 +1,4 @@
-#include "elasticity/authority.hpp"
+#include "experiment/authority.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "analysis/windows.hpp"
 
-namespace fw::elasticity {
+namespace fw::experiment {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -178,4 +178,4 @@ Result<AuthorityReport> sweep_authority(const sim::Scenario& s, const AuthorityO
   return sweep_authority([copy](uint64_t seed) { return sim::make_plant(copy, seed); }, o, true);
 }
 
-}  // namespace fw::elasticity
+}  // namespace fw::experiment

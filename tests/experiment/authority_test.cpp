@@ -1,11 +1,11 @@
-#include "elasticity/authority.hpp"
+#include "experiment/authority.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-namespace fw::elasticity {
+namespace fw::experiment {
 namespace {
 
 // A plant whose one GPU draws 100 + 10·concurrency W (constant), and whose job makes
@@ -117,4 +117,45 @@ TEST(Authority, ConcurrencyMovesSimulated7bPowerUp) {
 }
 
 }  // namespace
-}  // namespace fw::elasticity
+}  // namespace fw::experiment
+
+#include "experiment/authority_report.hpp"
+
+namespace fw::experiment {
+namespace {
+
+TEST(AuthorityReport, SmallScenarioJsonTableAndLookups) {
+  auto s =
+      sim::load_scenario(std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/grpo-7b-a100.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto job = find_job(*s, "0");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(*job, 0);
+  EXPECT_EQ(*find_job(*s, s->jobs[0].name), 0);
+  EXPECT_FALSE(find_job(*s, "7").ok());
+  auto knob = knob_by_name("group_size");
+  ASSERT_TRUE(knob.ok());
+  EXPECT_EQ(*knob, Knob::kGroupSize);
+  EXPECT_NE(knob_by_name("temperature").status().message().find("unknown knob 'temperature'"),
+            std::string::npos);
+
+  AuthorityOptions o;
+  o.duration_s = 60;
+  o.sample_period_s = s->sample_period_s;
+  o.points = 2;
+  o.knobs = {Knob::kGenConcurrency};
+  auto r = sweep_authority(*s, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const nlohmann::ordered_json j = authority_json(*r, *s);
+  EXPECT_EQ(j["simulated"], true);
+  ASSERT_EQ(j["knobs"].size(), 1u);
+  EXPECT_EQ(j["knobs"][0]["knob"], "gen_concurrency");
+  EXPECT_EQ(j["knobs"][0]["settings"].size(), 2u);
+  EXPECT_EQ(j.begin().key(), "simulated");  // fixed key order
+  const std::string t = format_authority_table(*r, *s);
+  EXPECT_NE(t.find("flexwatt authority (simulated)"), std::string::npos);
+  EXPECT_NE(t.find("gen_concurrency"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fw::experiment

@@ -1,11 +1,11 @@
-#include "cli/svg_plot.hpp"
+#include "experiment/svg_plot.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 
-namespace fw::cli {
+namespace fw::experiment {
 namespace {
 
 constexpr double kWidth = 960, kPanelH = 150, kLeft = 70, kRight = 20, kTop = 50, kGap = 34;
@@ -145,4 +145,4 @@ Status write_text_file(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-}  // namespace fw::cli
+}  // namespace fw::experiment

@@ -32,7 +32,7 @@
 #include "core/status.hpp"
 #include "sim/scenario.hpp"
 
-namespace fw::elasticity {
+namespace fw::experiment {
 
 struct AuthorityOptions {
   int job = 0;                   // plant job index
@@ -87,4 +87,4 @@ Result<AuthorityReport> sweep_authority(const PlantFactory& make, const Authorit
 // The simulator for a scenario (simulated = true).
 Result<AuthorityReport> sweep_authority(const sim::Scenario& s, const AuthorityOptions& o);
 
-}  // namespace fw::elasticity
+}  // namespace fw::experiment

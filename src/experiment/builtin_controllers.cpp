@@ -1,0 +1,300 @@
+// The built-in controllers' registry entries (controllers/*.hpp, rl/ppo_controller.hpp),
+// each with its options declared once.
+
+#include <algorithm>
+
+#include "control/actuator.hpp"
+#include "controllers/fleet_controller.hpp"
+#include "controllers/oracle_controller.hpp"
+#include "controllers/pid_controller.hpp"
+#include "controllers/static_calibration.hpp"
+#include "controllers/static_controller.hpp"
+#include "controllers/threshold_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
+#include "controllers/zeus_controller.hpp"
+#include "experiment/controller_registry.hpp"
+#include "rl/ppo_controller.hpp"
+
+namespace fw::experiment {
+namespace {
+
+using D = OptionDecl;
+
+Result<Actuator> actuator_option(const DeclaredOptions& o, const ControllerEnv& env) {
+  auto a = resolve_actuator(o.text("knob"), env.info);
+  if (!a.ok())
+    return Status::InvalidArgument("controller '" + o.spec().name + "': knob=" + o.text("knob") +
+                                   ": " + a.status().message());
+  return a;
+}
+
+D knob_option() {
+  return D::text("knob", "auto",
+                 "actuator: auto (group_size, else gen_concurrency, else caps), caps, "
+                 "gen_concurrency, group_size");
+}
+
+D period_option(const char* def) {
+  return D::number("period_s", def, 0.1, 1e6, "decision period, s");
+}
+
+ControllerEntry uncontrolled_entry() {
+  return {"uncontrolled",
+          "knobs at the job's configured values (as it runs without flexwatt), caps at default",
+          "",
+          {period_option("10")},
+          [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+            const double period = o.number("period_s");
+            return PreparedController{
+                [period](uint64_t) { return std::make_unique<UncontrolledController>(period); }};
+          }};
+}
+
+// static: pins from the options, then a fixed value or a calibration on the env's plants.
+Result<PreparedController> prepare_static(const DeclaredOptions& o, const ControllerEnv& env) {
+  FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
+  const double period = o.number("period_s");
+  PreparedController p;
+  p.notes["actuator"] = a.name();
+  KnobValues hold{kUnset, kUnset};
+  for (int q = 0; q < kNumKnobs; ++q) {
+    const std::string k(kKnobNames[q]);
+    if (!o.has(k)) continue;
+    if (a.kind == Actuator::Kind::kKnob && static_cast<int>(a.knob) == q) {
+      return Status::InvalidArgument("controller 'static': " + k +
+                                     "= pins the actuator itself; use value=");
+    }
+    hold[q] = o.number(k);
+    p.notes["hold"][k] = hold[q];
+  }
+  if (o.has("value")) {
+    const double v = o.number("value");
+    p.notes["value"] = v;
+    p.make = [a, v, period, hold](uint64_t) {
+      return std::make_unique<StaticController>(a, 1.0, v, period, hold);
+    };
+    return p;
+  }
+  if (!env.make_plant || env.calibration_seeds.empty()) {
+    return Status::InvalidArgument("static: no plant factory to calibrate on; give value=");
+  }
+  StaticCalibrationConfig cfg;
+  cfg.actuator = a;
+  cfg.seeds = env.calibration_seeds;
+  cfg.duration_s = env.duration_s;
+  cfg.sample_period_s = env.sample_period_s;
+  cfg.limiter = env.limiter;
+  cfg.max_candidates = o.integer("candidates");
+  cfg.hold = hold;
+  FW_ASSIGN_OR_RETURN(StaticCalibration cal, calibrate_static(env.make_plant, env.budget, cfg));
+  p.notes["calibration"] = {
+      {"seeds", env.calibration_seeds}, {"value", cal.value},
+      {"fraction", cal.fraction},       {"worst_window_ratio", cal.worst_ratio},
+      {"safe_found", cal.found},        {"episodes", cal.episodes}};
+  const double f = cal.fraction;
+  p.make = [a, f, period, hold](uint64_t) {
+    return std::make_unique<StaticController>(a, f, kUnset, period, hold);
+  };
+  return p;
+}
+
+ControllerEntry static_entry() {
+  const char* pin = "pin this knob for every job (calibrate the actuator with it held)";
+  return {"static",
+          "safe static setting: the largest fixed knob value (or cap) whose worst budget-window "
+          "mean stayed under budget in calibration runs on seeds disjoint from the evaluation "
+          "seeds",
+          "",
+          {knob_option(),
+           D::number("value", "", 0, 1e6,
+                     "use this setting instead of calibrating (knob value or cap W)"),
+           D::integer("candidates", "12", 2, 1000, "settings tried in the coarse calibration scan"),
+           D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),
+           period_option("10")},
+          prepare_static};
+}
+
+ControllerEntry fleet_entry() {
+  return {
+      "fleet",
+      "split a fleet budget; hold each job to its share (gen_concurrency + caps, PI)",
+      "",
+      {period_option("5"),
+       D::number("measure_s", "5", 0.1, 1e6, "trailing span of each job's demand, s"),
+       D::number("target", "0.95", 0.01, 1, "fraction of the budget the shares add up to"),
+       D::number("grow", "0.1", 0, 10, "a share may exceed the job's demand by this fraction"),
+       D::choice("weight", "nameplate", {"nameplate", "demand"},
+                 "split weights: nameplate or demand"),
+       D::number("ki", "1.5", 0, 100, "integral gain (log-concurrency per unit relative error)"),
+       D::number("kp", "1.0", 0, 100, "proportional gain"),
+       D::choice("caps", "on", {"on", "off"}, "power caps as a second actuator: on or off"),
+       D::number("cap_ki", "0.1", 0, 100,
+                 "cap integral gain (W of total cap per W of fleet excess)"),
+       D::number("cap_kp", "0.5", 0, 100, "cap proportional gain")},
+      [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+        FleetControllerConfig c;
+        c.cap_ki = o.number("cap_ki");
+        c.cap_kp = o.number("cap_kp");
+        c.caps = o.text("caps") == "on";
+        c.period_s = o.number("period_s");
+        c.measure_s = o.number("measure_s");
+        c.target = o.number("target");
+        c.grow = o.number("grow");
+        c.ki = o.number("ki");
+        c.kp = o.number("kp");
+        c.weight = o.text("weight") == "nameplate" ? FleetControllerConfig::Weight::kNameplate
+                                                   : FleetControllerConfig::Weight::kDemand;
+        return PreparedController{[c](uint64_t) { return std::make_unique<FleetController>(c); }};
+      }};
+}
+
+ControllerEntry threshold_entry() {
+  return {"threshold",
+          "hysteresis: step down above upper x budget, up below lower x budget",
+          "",
+          {knob_option(),
+           D::number("upper", "0.9", 0.01, 10, "step down above this fraction of budget"),
+           D::number("lower", "0.7", 0, 10, "step up below this fraction of budget"),
+           D::number("measure_s", "0", 0, 1e6, "trailing span measured, s (0: the budget window)"),
+           D::integer("step", "1", 1, 1000, "rungs per step"), period_option("10")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            ThresholdConfig c;
+            FW_ASSIGN_OR_RETURN(c.actuator, actuator_option(o, env));
+            c.upper = o.number("upper");
+            c.lower = o.number("lower");
+            c.measure_s = o.number("measure_s");
+            c.step_rungs = o.integer("step");
+            c.period_s = o.number("period_s");
+            if (!(c.lower < c.upper)) {
+              return Status::InvalidArgument("threshold: lower must be below upper");
+            }
+            return PreparedController{
+                [c](uint64_t) { return std::make_unique<ThresholdController>(c); }};
+          }};
+}
+
+ControllerEntry pid_entry() {
+  return {"pid",
+          "PID on the power error (fraction of budget) with anti-windup",
+          "",
+          {knob_option(),
+           D::number("kp", "0.3", 0, 1e3, "proportional gain (actuator fraction per unit error)"),
+           D::number("ki", "0.005", 0, 1e3, "integral gain (per unit error per s)"),
+           D::number("kd", "0", 0, 1e3, "derivative gain (s)"),
+           D::number("target", "0.95", 0.01, 2, "fraction of budget aimed at"),
+           D::choice("signal", "peak", {"peak", "mean"},
+                     "peak: largest rolling budget-window mean in the last measure_s; mean: "
+                     "trailing mean over measure_s"),
+           D::number("measure_s", "0", 0, 1e6,
+                     "span measured, s (0: 120 for peak, the budget window for mean)"),
+           period_option("30")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            PidConfig c;
+            FW_ASSIGN_OR_RETURN(c.actuator, actuator_option(o, env));
+            c.kp = o.number("kp");
+            c.ki = o.number("ki");
+            c.kd = o.number("kd");
+            c.target = o.number("target");
+            c.measure_s = o.number("measure_s");
+            c.period_s = o.number("period_s");
+            c.signal =
+                o.text("signal") == "peak" ? PidConfig::Signal::kPeak : PidConfig::Signal::kMean;
+            return PreparedController{[c](uint64_t) { return std::make_unique<PidController>(c); }};
+          }};
+}
+
+ControllerEntry zeus_entry() {
+  return {
+      "zeus",
+      "Zeus power-limit optimizer (NSDI'23): profile caps, then hold the one minimising "
+      "eta*energy + (1-eta)*max_power*time per token; budget-blind as published",
+      "",
+      {D::number("eta", "0.5", 0, 1, "energy/time trade-off, 0..1"),
+       D::number("step_w", "25", 1, 1000, "cap stride while profiling, W"),
+       D::integer("warmup_steps", "1", 0, 100000, "training steps let pass after each cap change"),
+       D::integer("profile_steps", "1", 1, 100000, "training steps measured per cap"),
+       D::number("min_warmup_s", "5", 0, 1e6, "minimum warm-up per cap, s"),
+       D::number("min_profile_s", "30", 0, 1e6, "minimum measurement per cap, s"),
+       D::number("max_phase_s", "300", 1, 1e6, "a phase with no new step ends after this, s")},
+      [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+        ZeusConfig c;
+        c.eta = o.number("eta");
+        c.cap_step_w = o.number("step_w");
+        c.warmup_steps = o.integer("warmup_steps");
+        c.profile_steps = o.integer("profile_steps");
+        c.min_warmup_s = o.number("min_warmup_s");
+        c.min_profile_s = o.number("min_profile_s");
+        c.max_phase_s = o.number("max_phase_s");
+        return PreparedController{[c](uint64_t) { return std::make_unique<ZeusController>(c); }};
+      }};
+}
+
+ControllerEntry oracle_entry() {
+  return {
+      "oracle",
+      "upper bound with perfect foresight (clones the simulated plant; never deployable)",
+      "",
+      {D::text("knob", "all",
+               "actuators searched: all (every knob every job exposes), auto, caps, "
+               "gen_concurrency, group_size, or a '+' list"),
+       D::number("period_s", "15", 0.1, 1e6, "re-planning period, s"),
+       D::number("horizon_s", "120", 0.5, 1e5, "look-ahead per candidate, s"),
+       D::integer("candidates", "9", 2, 256, "settings tried per actuator per decision"),
+       D::number("margin", "0", 0, 0.9, "fraction of budget kept free"),
+       D::choice("windows", "tumbling", {"tumbling", "sliding"},
+                 "feasibility rule: tumbling (aligned to t = 0) or sliding (trailing window at "
+                 "every sample)")},
+      [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+        OracleConfig c;
+        c.sliding = o.text("windows") == "sliding";
+        auto acts = resolve_actuators(o.text("knob"), env.info);
+        if (!acts.ok()) {
+          return Status::InvalidArgument("controller 'oracle': knob=" + o.text("knob") + ": " +
+                                         acts.status().message());
+        }
+        c.actuators = *acts;
+        c.period_s = o.number("period_s");
+        c.horizon_s = o.number("horizon_s");
+        c.candidates = o.integer("candidates");
+        c.margin = o.number("margin");
+        return PreparedController{[c](uint64_t) { return std::make_unique<OracleController>(c); }};
+      }};
+}
+
+Result<PreparedController> prepare_ppo(const DeclaredOptions& o, const ControllerEnv& env) {
+  const double period = o.number("period_s");
+  const std::string& path = o.spec().positional;
+  auto policy = rl::Policy::load(path);
+  if (!policy.ok()) return Status::InvalidArgument("ppo: " + policy.status().message());
+  FW_RETURN_IF_ERROR(rl::PpoController::check_plant(*policy, env.info).with_context("ppo:" + path));
+  auto probe = rl::PpoController::create(*policy, period);  // validates the specs
+  if (!probe.ok()) return probe.status().with_context("ppo:" + path);
+  PreparedController p;
+  p.notes = {{"policy", path},
+             {"period_s", (*probe)->period_s()},
+             {"scenario_family", policy->metadata().value("scenario_family", "")},
+             {"training_seed", policy->metadata().value("training_seed", nlohmann::json())}};
+  rl::Policy shared = std::move(policy).value();
+  p.make = [shared, period](uint64_t) -> std::unique_ptr<Controller> {
+    return std::move(rl::PpoController::create(shared, period)).value();
+  };
+  return p;
+}
+
+ControllerEntry ppo_entry() {
+  return {"ppo",
+          "PPO meta-controller from a policy file (flexwatt train): moves gen_concurrency and "
+          "group_size from measured power",
+          "PATH",
+          {D::number("period_s", "", 0, 1e6, "decision period, s (default: the policy's)")},
+          prepare_ppo};
+}
+
+}  // namespace
+
+std::vector<ControllerEntry> builtin_controllers() {
+  return {uncontrolled_entry(), static_entry(), fleet_entry(),  threshold_entry(),
+          pid_entry(),          zeus_entry(),   oracle_entry(), ppo_entry()};
+}
+
+}  // namespace fw::experiment

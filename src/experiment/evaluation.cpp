@@ -1,0 +1,308 @@
+#include "experiment/evaluation.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "control/control_loop.hpp"
+#include "control/recorder.hpp"
+#include "core/version.hpp"
+#include "experiment/json_fields.hpp"
+
+namespace fw::experiment {
+namespace {
+
+std::string dir_label(const std::string& text) {
+  std::string s;
+  for (char c : text)
+    s +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  return s;
+}
+
+struct Task {
+  size_t controller;
+  uint64_t seed;
+};
+
+}  // namespace
+
+std::string episode_trace_dir(const std::string& out_dir, const std::string& label, uint64_t seed) {
+  return out_dir + "/" + dir_label(label) + "/seed-" + std::to_string(seed);
+}
+
+int EvalReport::window_index(double window_s) const {
+  for (size_t w = 0; w < windows_s.size(); ++w) {
+    if (windows_s[w] == window_s) return static_cast<int>(w);
+  }
+  return -1;
+}
+
+int EvalReport::find(const std::string& name) const {
+  for (size_t c = 0; c < controllers.size(); ++c) {
+    if (controllers[c].name == name) return static_cast<int>(c);
+  }
+  return -1;
+}
+
+namespace {
+
+// Calibration seeds: fixed (so the number of seeds does not move the static setting) and
+// disjoint from the evaluation seeds.
+uint64_t calibration_base(const std::vector<uint64_t>& seeds) {
+  const uint64_t base = 1000001;
+  for (uint64_t s : seeds) {
+    if (s == base || s == base + 1) return *std::max_element(seeds.begin(), seeds.end()) + 1000;
+  }
+  return base;
+}
+
+Result<ControllerEnv> make_env(const EvalRequest& req) {
+  const sim::Scenario& scenario = req.scenario;
+  ControllerEnv env;
+  {
+    auto probe = sim::make_plant(scenario, req.seeds.front());
+    if (!probe) return Status::Internal("could not build the simulated plant");
+    env.info = probe->info();
+  }
+  env.budget = scenario.budget;
+  env.sample_period_s = scenario.sample_period_s;
+  env.duration_s = scenario.duration_s;
+  const sim::Scenario* sc = &scenario;
+  env.make_plant = [sc](uint64_t seed) { return sim::make_plant(*sc, seed); };
+  const uint64_t cal_base = calibration_base(req.seeds);
+  env.calibration_seeds = {cal_base, cal_base + 1};
+  env.limiter.budget_shield = req.shield;
+  return env;
+}
+
+// One (controller, seed) episode on a fresh plant; its trace when the request keeps one.
+Status run_episode(const EvalRequest& req, const ControllerEnv& env,
+                   const PreparedController& prepared, const ControllerSpec& spec, uint64_t seed,
+                   EpisodeResult& result) {
+  const sim::Scenario& scenario = req.scenario;
+  auto plant = sim::make_plant(scenario, seed);
+  auto ctrl = prepared.make(seed);
+  LoopConfig lc;
+  lc.sample_period_s = scenario.sample_period_s;
+  lc.duration_s = scenario.duration_s;
+  lc.windows_s = req.windows_s;
+  ControlLoop loop(*plant, scenario.budget, lc, env.limiter);
+  loop.add_controller(ctrl.get());
+  std::unique_ptr<Recorder> rec;
+  const size_t seed_pos =
+      static_cast<size_t>(std::find(req.seeds.begin(), req.seeds.end(), seed) - req.seeds.begin());
+  if (!req.out_dir.empty() && seed_pos < req.traced_seeds) {
+    FW_ASSIGN_OR_RETURN(rec, Recorder::create(episode_trace_dir(req.out_dir, spec.text, seed)));
+    loop.set_recorder(rec.get());
+  }
+  Status s = loop.run();
+  result = loop.result();
+  if (!rec || !s.ok()) return s;
+  const nlohmann::json meta = {{"producer", "flexwatt eval"},
+                               {"version", kVersion},
+                               {"simulated", true},
+                               {"scenario", scenario.name},
+                               {"scenario_path", scenario.path},
+                               {"overrides", scenario.overrides},
+                               {"seed", seed},
+                               {"controller", spec.text},
+                               {"controller_notes", prepared.notes},
+                               {"controller_options", prepared.options},
+                               {"duration_s", scenario.duration_s},
+                               {"sample_period_s", scenario.sample_period_s},
+                               {"limiter_interventions", result.limiter.total()}};
+  return rec->close(meta);
+}
+
+// Every (controller, seed) episode over req.threads workers; results in controller-major,
+// seed-minor order. The first failure (in that order) is returned.
+Result<std::vector<EpisodeResult>> run_episodes(const EvalRequest& req, const ControllerEnv& env,
+                                                const std::vector<PreparedController>& prepared,
+                                                const ProgressFn& progress) {
+  std::vector<Task> tasks;
+  for (size_t c = 0; c < prepared.size(); ++c) {
+    for (uint64_t s : req.seeds) tasks.push_back({c, s});
+  }
+  std::vector<EpisodeResult> results(tasks.size());
+  std::vector<Status> statuses(tasks.size());
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex progress_mu;
+  auto worker = [&] {
+    for (size_t i = next++; i < tasks.size(); i = next++) {
+      const Task& t = tasks[i];
+      statuses[i] = run_episode(req, env, prepared[t.controller], req.specs[t.controller], t.seed,
+                                results[i]);
+      const size_t d = ++done;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        progress(d, tasks.size());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const int n_threads = std::max(1, std::min<int>(req.threads, static_cast<int>(tasks.size())));
+  for (int i = 0; i < n_threads; ++i) pool.emplace_back(worker);
+  for (auto& th : pool) th.join();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!statuses[i].ok()) {
+      return statuses[i].with_context(req.specs[tasks[i].controller].text + ", seed " +
+                                      std::to_string(tasks[i].seed));
+    }
+  }
+  return results;
+}
+
+}  // namespace
+
+ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
+                            const std::vector<double>& windows_s, const PlantInfo& info,
+                            const CostOptions& cost) {
+  ControllerSummary row;
+  std::vector<double> tok, en, tpm, inter, power, share, ratio, slide;
+  std::vector<std::vector<double>> viol(windows_s.size());
+  std::vector<WindowStats> pooled(windows_s.size());
+  const double nameplate_w = info.nameplate_w();
+  for (const EpisodeResult& r : episodes) {
+    tok.push_back(r.tokens);
+    en.push_back(r.energy_j);
+    tpm.push_back(r.tokens_per_mwh);
+    inter.push_back(static_cast<double>(r.limiter.total()));
+    power.push_back(r.mean_power_w);
+    slide.push_back(r.sliding_violation_rate);
+    for (size_t w = 0; w < viol.size(); ++w) {
+      viol[w].push_back(r.violation_rate[w]);
+      pooled[w].window_s = windows_s[w];
+      pooled[w].windows += r.windows_judged[w];
+      pooled[w].violations += std::llround(r.violation_rate[w] * r.windows_judged[w]);
+    }
+    const Oversubscription o =
+        oversubscription(r.node_window_means_w, kNodeWindowS, 0.0, nameplate_w);
+    share.push_back(o.share_of_nameplate);
+    ratio.push_back(o.ratio);
+    row.episodes.push_back(r);
+  }
+  row.tokens = stat_of(tok);
+  row.energy_j = stat_of(en);
+  row.tokens_per_mwh = stat_of(tpm);
+  row.interventions = stat_of(inter);
+  for (const auto& v : viol) row.violation_rate.push_back(stat_of(v));
+  for (WindowStats& w : pooled) {
+    w.violation_rate = w.windows ? static_cast<double>(w.violations) / w.windows : 0;
+  }
+  row.curve = windows_curve(pooled, 0.0);
+  row.sliding_violation_rate = stat_of(slide);
+  row.peak_share_of_nameplate = stat_of(share);
+  row.oversubscription_ratio = stat_of(ratio);
+  CostInputs ci;
+  ci.energy_j = row.energy_j.mean;
+  ci.mean_power_w = stat_of(power).mean;
+  ci.tokens = row.tokens.mean;
+  ci.nameplate_per_gpu_w = info.gpus.empty() ? kUnset : nameplate_w / info.gpus.size();
+  ci.oversubscription_ratio = row.oversubscription_ratio.mean;
+  row.cost = cost_report(ci, cost);
+  return row;
+}
+
+Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& progress) {
+  if (req.seeds.empty()) return Status::InvalidArgument("no evaluation seeds");
+  FW_ASSIGN_OR_RETURN(ControllerEnv env, make_env(req));
+  const auto wall0 = std::chrono::steady_clock::now();
+  std::vector<PreparedController> prepared;
+  for (const ControllerSpec& spec : req.specs) {
+    auto p = prepare_controller(spec, env);
+    if (!p.ok()) return p.status();
+    prepared.push_back(std::move(p).value());
+  }
+  FW_ASSIGN_OR_RETURN(std::vector<EpisodeResult> results,
+                      run_episodes(req, env, prepared, progress));
+  EvalReport report;
+  report.calibration_seeds = env.calibration_seeds;
+  report.windows_s = req.windows_s;
+  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const size_t ns = req.seeds.size();
+  for (size_t c = 0; c < prepared.size(); ++c) {
+    const std::vector<EpisodeResult> episodes(results.begin() + c * ns,
+                                              results.begin() + (c + 1) * ns);
+    ControllerSummary row = summarise(episodes, req.windows_s, env.info, req.cost);
+    row.label = req.specs[c].text;
+    row.name = req.specs[c].name;
+    row.notes = prepared[c].notes;
+    report.controllers.push_back(std::move(row));
+  }
+  return report;
+}
+
+nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
+  const sim::Scenario& scenario = req.scenario;
+  nlohmann::json out;
+  out["scenario"] = scenario.name;
+  out["simulated"] = true;
+  out["seeds"] = req.seeds;
+  out["calibration_seeds"] = calibration_seeds;
+  out["duration_s"] = scenario.duration_s;
+  out["overrides"] = scenario.overrides;
+  out["controllers"] = nlohmann::json::array();
+  const int i_static = find("static"), i_oracle = find("oracle");
+  // The 30 s rate is the one compared against static (the budget's usual window).
+  size_t i30 = 0;
+  for (size_t w = 0; w < windows_s.size(); ++w) {
+    if (windows_s[w] == 30) i30 = w;
+  }
+  for (size_t c = 0; c < controllers.size(); ++c) {
+    const ControllerSummary& r = controllers[c];
+    nlohmann::json viol = nlohmann::json::object();
+    nlohmann::json curve = {{"windows_s", nlohmann::json::array()},
+                            {"violation_rate", nlohmann::json::array()}};
+    for (size_t w = 0; w < windows_s.size(); ++w) {
+      if (is_headline_window(windows_s[w])) {
+        viol[window_key(windows_s[w])] = fw::experiment::to_json(r.violation_rate[w]);
+      }
+      curve["windows_s"].push_back(windows_s[w]);
+      curve["violation_rate"].push_back(fw::experiment::to_json(r.violation_rate[w]));
+    }
+    const double shortest = r.curve.shortest_holding_window_s;
+    curve["shortest_holding_window_s"] =
+        std::isfinite(shortest) ? nlohmann::json(shortest) : nlohmann::json(nullptr);
+    nlohmann::json j = {{"name", r.label},
+                        {"tokens", fw::experiment::to_json(r.tokens)},
+                        {"energy_j", fw::experiment::to_json(r.energy_j)},
+                        {"tokens_per_mwh", fw::experiment::to_json(r.tokens_per_mwh)},
+                        {"violation_rate", viol},
+                        {"violation_rate_sliding",
+                         {{"window_s", req.scenario.budget.entries.front().budget.window_s},
+                          {"rate", fw::experiment::to_json(r.sliding_violation_rate)}}}};
+    if (i_static >= 0) {
+      const ControllerSummary& s = controllers[i_static];
+      j["vs_static"] = {
+          {"tokens", ratio_json(r.tokens.mean, s.tokens.mean)},
+          {"tokens_per_mwh", ratio_json(r.tokens_per_mwh.mean, s.tokens_per_mwh.mean)},
+          {"violation_rate_30",
+           ratio_json(r.violation_rate[i30].mean, s.violation_rate[i30].mean)}};
+    } else {
+      j["vs_static"] = nullptr;
+    }
+    if (i_oracle >= 0) {
+      j["vs_oracle"] = {{"tokens", ratio_json(r.tokens.mean, controllers[i_oracle].tokens.mean)}};
+    } else {
+      j["vs_oracle"] = nullptr;
+    }
+    j["limiter_interventions"] = fw::experiment::to_json(r.interventions);
+    j["windows_curve"] = curve;
+    j["oversubscription"] = {
+        {"window_s", kNodeWindowS},
+        {"tolerance", 0.0},
+        {"peak_share_of_nameplate", fw::experiment::to_json(r.peak_share_of_nameplate)},
+        {"ratio", fw::experiment::to_json(r.oversubscription_ratio)}};
+    j["cost"] = cost_report_json<nlohmann::json>(r.cost);
+    if (!r.notes.empty()) j["notes"] = r.notes;
+    out["controllers"].push_back(j);
+  }
+  return out;
+}
+
+}  // namespace fw::experiment

@@ -1,0 +1,160 @@
+#include "experiment/controller_registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "sim/scenario.hpp"
+
+namespace fw::experiment {
+namespace {
+
+ControllerEnv env_for_7b() {
+  auto s =
+      sim::load_scenario(std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/grpo-7b-a100.yaml", {});
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  ControllerEnv env;
+  env.info = sim::make_plant(*s, 1)->info();
+  env.budget = s->budget;
+  return env;
+}
+
+Result<PreparedController> prepare(const std::string& text) {
+  auto spec = parse_controller_spec(text);
+  EXPECT_TRUE(spec.ok()) << spec.status().message();
+  return prepare_controller(*spec, env_for_7b());
+}
+
+std::string error_of(const std::string& text) {
+  auto p = prepare(text);
+  EXPECT_FALSE(p.ok()) << text;
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << p.status().message();
+  return p.status().message();
+}
+
+TEST(ControllerRegistry, BuiltinsAreRegisteredOnceEach) {
+  std::set<std::string> names;
+  for (const auto& e : controller_registry()) EXPECT_TRUE(names.insert(e.name).second) << e.name;
+  for (const char* n :
+       {"uncontrolled", "static", "fleet", "threshold", "pid", "zeus", "oracle", "ppo"}) {
+    EXPECT_TRUE(names.count(n)) << n;
+  }
+}
+
+TEST(ControllerRegistry, EveryDefaultIsInsideItsOwnDeclaration) {
+  for (const auto& e : controller_registry()) {
+    for (const auto& o : e.options) {
+      if (o.default_text.empty()) continue;
+      ControllerSpec spec{e.name, "", {{o.name, o.default_text}}, e.name};
+      const DeclaredOptions d(spec, e.options);
+      EXPECT_TRUE(d.validate(true).ok()) << e.name << ":" << o.name << "=" << o.default_text;
+    }
+  }
+}
+
+TEST(ControllerRegistry, PreparesWithDefaults) {
+  for (const char* t :
+       {"uncontrolled", "threshold", "pid", "zeus", "oracle", "fleet", "static:value=8"}) {
+    auto p = prepare(t);
+    ASSERT_TRUE(p.ok()) << t << ": " << p.status().message();
+    EXPECT_NE(p->make(1), nullptr) << t;
+  }
+}
+
+TEST(ControllerRegistry, RecordsEveryOptionAsUsed) {
+  auto p = prepare("pid:kp=0.5,signal=mean");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->options["kp"], 0.5);
+  EXPECT_EQ(p->options["ki"], 0.005);  // the declared default
+  EXPECT_EQ(p->options["signal"], "mean");
+  EXPECT_EQ(p->options["knob"], "auto");
+  EXPECT_EQ(p->options.size(), 8u);
+  auto s = prepare("static:value=8");
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->options["group_size"].is_null());  // no default, not given
+  EXPECT_EQ(s->options["candidates"], 12);
+}
+
+TEST(ControllerRegistry, UnknownControllerListsTheValidOnes) {
+  const std::string m = error_of("bogus");
+  EXPECT_NE(m.find("unknown controller 'bogus'"), std::string::npos) << m;
+  EXPECT_NE(m.find("ppo:PATH"), std::string::npos) << m;
+  EXPECT_NE(m.find("zeus"), std::string::npos) << m;
+}
+
+TEST(ControllerRegistry, UnknownOptionListsTheDeclaredOnes) {
+  const std::string m = error_of("pid:kx=1");
+  EXPECT_NE(m.find("unknown option 'kx'"), std::string::npos) << m;
+  EXPECT_NE(m.find("kp"), std::string::npos) << m;
+}
+
+TEST(ControllerRegistry, OutOfRangeNamesTheOptionAndTheRange) {
+  const std::string m = error_of("zeus:eta=2");
+  EXPECT_NE(m.find("eta=2"), std::string::npos) << m;
+  EXPECT_NE(m.find("out of range [0.000000, 1.000000]"), std::string::npos) << m;
+  EXPECT_NE(error_of("oracle:candidates=1").find("candidates=1"), std::string::npos);
+  EXPECT_NE(error_of("pid:kp=abc").find("kp=abc: not a number"), std::string::npos);
+}
+
+TEST(ControllerRegistry, ChoiceErrorListsTheChoices) {
+  EXPECT_NE(
+      error_of("oracle:windows=hopping").find("windows=hopping: expected tumbling or sliding"),
+      std::string::npos);
+  EXPECT_NE(error_of("fleet:weight=x").find("weight=x: expected nameplate or demand"),
+            std::string::npos);
+}
+
+TEST(ControllerRegistry, PlantDependentChecksStayInTheFactory) {
+  EXPECT_NE(error_of("threshold:knob=nope").find("knob=nope"), std::string::npos);
+  EXPECT_NE(error_of("threshold:upper=0.5,lower=0.6").find("lower must be below upper"),
+            std::string::npos);
+  EXPECT_NE(error_of("static:knob=group_size,group_size=4").find("pins the actuator itself"),
+            std::string::npos);
+  EXPECT_NE(error_of("ppo").find("needs an argument"), std::string::npos);
+  EXPECT_NE(error_of("pid:x.json").find("takes no argument"), std::string::npos);
+}
+
+TEST(DeclaredOptions, AccessorsGiveTheValueOrTheDeclaredDefault) {
+  const std::vector<OptionDecl> decls = {
+      OptionDecl::number("a", "0.25", 0, 1, "a"), OptionDecl::integer("n", "3", 1, 9, "n"),
+      OptionDecl::choice("c", "x", {"x", "y"}, "c"), OptionDecl::number("u", "", 0, 10, "unset")};
+  ControllerSpec spec{"t", "", {{"n", "7"}, {"c", "y"}}, "t:n=7,c=y"};
+  const DeclaredOptions o(spec, decls);
+  ASSERT_TRUE(o.validate(false).ok());
+  EXPECT_EQ(o.number("a"), 0.25);
+  EXPECT_EQ(o.integer("n"), 7);
+  EXPECT_EQ(o.text("c"), "y");
+  EXPECT_FALSE(o.has("u"));
+  EXPECT_EQ(o.number("u"), 0);
+  ControllerSpec bad{"t", "", {{"n", "10"}}, "t:n=10"};
+  EXPECT_FALSE(DeclaredOptions(bad, decls).validate(false).ok());
+}
+
+TEST(ControllerList, TextAndJsonComeFromTheDeclarations) {
+  const std::string text = controller_list_text();
+  EXPECT_NE(text.find("kp=0.3  proportional gain (actuator fraction per unit error); range [0, "
+                      "1000]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("windows=tumbling"), std::string::npos);
+  EXPECT_NE(text.find("one of tumbling|sliding"), std::string::npos);
+  const nlohmann::json j = controller_list_json();
+  ASSERT_EQ(j.size(), controller_registry().size());
+  bool seen = false;
+  for (const auto& e : j) {
+    if (e["name"] != "zeus") continue;
+    for (const auto& o : e["options"]) {
+      if (o["name"] != "eta") continue;
+      seen = true;
+      EXPECT_EQ(o["type"], "number");
+      EXPECT_EQ(o["min"], 0.0);
+      EXPECT_EQ(o["max"], 1.0);
+      EXPECT_EQ(o["default"], "0.5");
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace fw::experiment

@@ -1,0 +1,114 @@
+#include "experiment/evaluation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "experiment/eval_table.hpp"
+
+namespace fw::experiment {
+namespace {
+
+EvalRequest small_request(const std::string& controllers, int threads) {
+  auto s =
+      sim::load_scenario(std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/grpo-7b-a100.yaml", {});
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  EvalRequest req;
+  req.scenario = *s;
+  req.scenario.duration_s = 120;
+  req.specs = *parse_controller_list(controllers);
+  req.seeds = {1, 2};
+  req.threads = threads;
+  return req;
+}
+
+TEST(Evaluation, ResultsDoNotDependOnTheThreadCount) {
+  const EvalRequest one = small_request("uncontrolled,threshold,static:value=8", 1);
+  const EvalRequest two = small_request("uncontrolled,threshold,static:value=8", 2);
+  auto a = run_evaluation(one);
+  auto b = run_evaluation(two);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  nlohmann::json ja = a->to_json(one), jb = b->to_json(two);
+  EXPECT_EQ(ja, jb);
+  ASSERT_EQ(a->controllers.size(), 3u);
+  EXPECT_EQ(a->find("threshold"), 1);
+  EXPECT_EQ(a->controllers[2].label, "static:value=8");
+  EXPECT_EQ(a->controllers[0].episodes.size(), 2u);
+  EXPECT_GT(a->controllers[0].tokens.mean, 0);
+  // static is in the list, so every row has ratios to it; static's own is 1.
+  EXPECT_DOUBLE_EQ(ja["controllers"][2]["vs_static"]["tokens"].get<double>(), 1.0);
+  EXPECT_TRUE(ja["controllers"][0]["vs_oracle"].is_null());
+}
+
+TEST(Evaluation, RejectsNoSeedsAndBadOptions) {
+  EvalRequest req = small_request("uncontrolled", 1);
+  req.seeds.clear();
+  EXPECT_FALSE(run_evaluation(req).ok());
+  auto bad = run_evaluation(small_request("pid:kp=-1", 1));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("kp=-1"), std::string::npos);
+}
+
+TEST(Evaluation, CalibrationSeedsAvoidTheEvaluationSeeds) {
+  EvalRequest req = small_request("uncontrolled", 1);
+  req.seeds = {1000001, 7};
+  auto r = run_evaluation(req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (uint64_t c : r->calibration_seeds) {
+    EXPECT_NE(c, 1000001u);
+    EXPECT_NE(c, 7u);
+  }
+}
+
+TEST(EvalTable, OneViolationColumnPerHeadlineWindow) {
+  const auto cols = eval_table_columns({0.5, 5, 30, 300});
+  std::vector<std::string> keys;
+  for (const auto& c : cols) keys.push_back(c.key);
+  const std::vector<std::string> want = {"tokens",
+                                         "energy_kwh",
+                                         "tokens_per_mwh",
+                                         "violation_rate_0.5s",
+                                         "violation_rate_30s",
+                                         "violation_rate_300s",
+                                         "violation_rate_sliding",
+                                         "tokens_vs_static",
+                                         "tokens_per_mwh_vs_static",
+                                         "violation_rate_30_vs_static",
+                                         "tokens_vs_oracle",
+                                         "limiter_interventions"};
+  EXPECT_EQ(keys, want);
+}
+
+TEST(EvalTable, CellsAndTableFollowTheColumns) {
+  const EvalRequest req = small_request("uncontrolled,threshold", 2);
+  auto r = run_evaluation(req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const nlohmann::json j = r->to_json(req);
+  const CellContext ctx{*r, j["controllers"][0]};
+  const auto cols = eval_table_columns(r->windows_s);
+  EXPECT_EQ(cols[0].cell(r->controllers[0], ctx), fmt_stat(r->controllers[0].tokens, 1, 0));
+  EXPECT_EQ(cols.back().cell(r->controllers[0], ctx), "0");            // no limiter interventions
+  EXPECT_EQ(cols[cols.size() - 2].cell(r->controllers[0], ctx), "-");  // no oracle
+  const std::string table = format_eval_table(req, *r);
+  for (const auto& c : cols) EXPECT_NE(table.find(c.header), std::string::npos) << c.header;
+  EXPECT_NE(table.find("SIMULATED"), std::string::npos);
+  EXPECT_NE(table.find("threshold "), std::string::npos);
+}
+
+TEST(EvalTable, SummaryCsvColumns) {
+  std::string keys;
+  for (const auto& c : summary_csv_columns()) keys += c.key + ",";
+  EXPECT_EQ(keys,
+            "tokens_mean,tokens_ci95,energy_j_mean,tokens_per_mwh_mean,violation_rate_0.5s,"
+            "violation_rate_30s,violation_rate_300s,");
+  EvalReport r;
+  r.windows_s = {30};
+  ControllerSummary c;
+  c.violation_rate = {{0.125, kUnset}};
+  EXPECT_EQ(summary_csv_columns()[5].value(c, r), 0.125);
+  EXPECT_TRUE(std::isnan(summary_csv_columns()[4].value(c, r)));  // no 0.5 s window
+}
+
+}  // namespace
+}  // namespace fw::experiment
