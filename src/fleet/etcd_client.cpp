@@ -82,7 +82,8 @@ Result<EtcdEndpoint> parse_endpoint(std::string_view url) {
 Result<EtcdClient> EtcdClient::Create(EtcdClientOptions options) {
   if (options.endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints");
   if (options.max_attempts < 1) return Status::InvalidArgument("etcd: max_attempts must be >= 1");
-  if (!(options.request_timeout_s > 0) || !(options.connect_timeout_s > 0)) {
+  if (!(options.request_timeout_s > 0) || !(options.connect_timeout_s > 0) ||
+      !(options.call_timeout_s > 0)) {
     return Status::InvalidArgument("etcd: timeouts must be > 0");
   }
   std::vector<EtcdEndpoint> eps;
@@ -117,16 +118,28 @@ double EtcdClient::backoff_s(int attempt) {
 
 Result<Json> EtcdClient::call(const std::string& path, const Json& body, Retry retry,
                               double timeout_s) {
+  using Clock = std::chrono::steady_clock;
   const std::string payload = body.dump();
-  const double read_timeout = timeout_s > 0 ? timeout_s : options_.request_timeout_s;
-  Status last = Status::Unavailable("etcd: no attempt made");
+  const double total_s = timeout_s > 0 ? timeout_s : options_.call_timeout_s;
+  const auto deadline = Clock::now() + to_us(total_s);
+  auto remaining_s = [&] { return std::chrono::duration<double>(deadline - Clock::now()).count(); };
+  Status last =
+      Status::Unavailable("etcd " + path + ": no attempt within " + std::to_string(total_s) + " s");
   const size_t start = preferred_.load();
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(to_us(backoff_s(attempt - 1)));
+    if (attempt > 0) {
+      const double pause = backoff_s(attempt - 1);
+      if (pause >= remaining_s()) break;
+      std::this_thread::sleep_for(to_us(pause));
+    }
+    const double left = remaining_s();
+    if (left <= 0) break;
+    // A blocking call waits its whole timeout for an answer; others one request timeout.
+    const double read_timeout = timeout_s > 0 ? left : std::min(options_.request_timeout_s, left);
     const size_t idx = (start + static_cast<size_t>(attempt)) % endpoints_.size();
     const EtcdEndpoint& ep = endpoints_[idx];
     httplib::Client cli(ep.host, ep.port);
-    cli.set_connection_timeout(to_us(options_.connect_timeout_s));
+    cli.set_connection_timeout(to_us(std::min(options_.connect_timeout_s, left)));
     cli.set_read_timeout(to_us(read_timeout));
     cli.set_write_timeout(to_us(options_.request_timeout_s));
     cli.set_keep_alive(false);
@@ -202,7 +215,7 @@ Result<LeaseGrant> EtcdClient::lease_grant(int64_t ttl_s) {
   return decode_lease_grant(j);
 }
 
-Result<LeaseGrant> EtcdClient::lease_keepalive(int64_t id) {
+Result<LeaseGrant> EtcdClient::lease_keepalive(int64_t id, double timeout_s) {
   FW_ASSIGN_OR_RETURN(
       Json j, call("/v3/lease/keepalive", Json{{"ID", std::to_string(id)}}, Retry::kIdempotent));
   return decode_keepalive(j);

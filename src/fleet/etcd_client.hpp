@@ -12,7 +12,9 @@
 //    A request that may have reached the server (read error, timeout) is retried only if
 //    it is idempotent (range, put, delete, lease keepalive/revoke, leader, resign); txn and
 //    campaign are retried only when the connection could not be made at all.
-//  - Blocking calls (campaign) take their own timeout.
+//  - Timeouts: connect_timeout_s and request_timeout_s per attempt; call_timeout_s bounds a
+//    whole call (attempts and pauses). Calls taking a timeout_s use it as that bound, and
+//    a blocking call (campaign) waits that long for its answer.
 
 #include <atomic>
 #include <chrono>
@@ -41,6 +43,7 @@ struct EtcdClientOptions {
   std::vector<std::string> endpoints;  // at least one
   double connect_timeout_s = 1.0;
   double request_timeout_s = 3.0;  // read/write timeout of one attempt
+  double call_timeout_s = 10.0;    // bound on one call, all attempts and pauses included
   int max_attempts = 5;            // per call, across endpoints
   double backoff_initial_s = 0.05;
   double backoff_max_s = 1.0;
@@ -70,7 +73,7 @@ class EtcdClient {
   // TTL is raised by etcd to its minimum (~2 s with default election timeout).
   Result<LeaseGrant> lease_grant(int64_t ttl_s);
   // One renewal. NotFound when the lease is dead (expired or revoked): its keys are gone.
-  Result<LeaseGrant> lease_keepalive(int64_t id);
+  Result<LeaseGrant> lease_keepalive(int64_t id, double timeout_s = 0);
   Status lease_revoke(int64_t id);  // NotFound if already gone
 
   // ---- election (v3election) ----
@@ -91,7 +94,8 @@ class EtcdClient {
   double backoff_s(int attempt);
 
   enum class Retry { kIdempotent, kConnectOnly };
-  // POST body to path; the decoded JSON answer of a 2xx reply, else the error.
+  // POST body to path; the decoded JSON answer of a 2xx reply, else the error. timeout_s > 0
+  // bounds the call instead of call_timeout_s and is also the wait for a blocking answer.
   Result<Json> call(const std::string& path, const Json& body, Retry retry, double timeout_s = 0);
 
  private:

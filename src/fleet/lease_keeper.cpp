@@ -1,5 +1,6 @@
 #include "fleet/lease_keeper.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace fw::fleet {
@@ -28,29 +29,34 @@ void LeaseKeeper::run() {
   const auto period = ttl / 3;
   auto last_ok = Clock::now();
   auto next = last_ok + period;
+  Status last_error = Status::Unavailable("no answer");
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (cv_.wait_until(lock, next, [&] { return stop_; })) return;
     }
-    auto r = client_->lease_keepalive(lease_.id);
-    const auto now = Clock::now();
     Status why;
-    if (r.ok()) {
-      renewals_.fetch_add(1);
-      last_ok = now;
-      next = now + std::chrono::milliseconds(r->ttl_s * 1000) / 3;
-      continue;
-    }
-    if (r.status().code() == StatusCode::kNotFound) {
-      why = r.status();
-    } else if (now - last_ok >= ttl) {
+    const auto sent = Clock::now();
+    if (sent >= last_ok + ttl) {
       why =
           Status::Unavailable("lease " + std::to_string(lease_.id) +
-                              " presumed expired: no renewal for its TTL: " + r.status().message());
+                              " presumed expired: no renewal for its TTL: " + last_error.message());
     } else {
-      next = now + std::chrono::milliseconds(200);  // etcd unreachable: retry soon
-      continue;
+      // Never wait past the moment the lease must be presumed expired.
+      const double left_s = std::chrono::duration<double>(last_ok + ttl - sent).count();
+      auto r = client_->lease_keepalive(lease_.id, left_s);
+      if (r.ok()) {
+        renewals_.fetch_add(1);
+        last_ok = sent;  // etcd restarted the TTL no earlier than the request was sent
+        next = Clock::now() + std::chrono::milliseconds(r->ttl_s * 1000) / 3;
+        continue;
+      }
+      if (r.status().code() != StatusCode::kNotFound) {
+        last_error = r.status();  // etcd unreachable: retry soon, until the TTL is spent
+        next = std::min(Clock::now() + std::chrono::milliseconds(200), last_ok + ttl);
+        continue;
+      }
+      why = r.status();
     }
     lost_.store(true);
     if (on_lost_) on_lost_(why);

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -68,10 +70,15 @@ class EtcdCluster {
     const std::string bin = etcd_binary();
     if (bin.empty())
       return Status::Unavailable("etcd binary not found (apt-get install etcd-server)");
+    remove_orphaned_dirs();
     std::unique_ptr<EtcdCluster> c(new EtcdCluster());
     char tmpl[] = "/tmp/flexwatt-etcd-XXXXXX";
     if (!::mkdtemp(tmpl)) return Status::IoError("mkdtemp failed");
     c->root_ = tmpl;
+    if (FILE* f = std::fopen((c->root_ + "/owner.pid").c_str(), "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+      std::fclose(f);
+    }
     const auto ports = free_ports(2 * n);
     std::string initial;
     for (int i = 0; i < n; ++i) {
@@ -140,6 +147,22 @@ class EtcdCluster {
 
  private:
   EtcdCluster() = default;
+
+  // Data dirs left by a test process that was killed (its destructor never ran): those whose
+  // owner.pid names a process that no longer exists.
+  static void remove_orphaned_dirs() {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+      if (e.path().filename().string().rfind("flexwatt-etcd-", 0) != 0) continue;
+      int pid = 0;
+      if (FILE* f = std::fopen((e.path() / "owner.pid").c_str(), "r")) {
+        if (std::fscanf(f, "%d", &pid) != 1) pid = 0;
+        std::fclose(f);
+      }
+      if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH)
+        std::filesystem::remove_all(e.path(), ec);
+    }
+  }
 
   Status spawn(int i) {
     Member& m = members_[i];

@@ -162,6 +162,24 @@ TEST_F(EtcdLive, KeepaliveKeepsKeysAndRevokeRemovesThem) {
   EXPECT_EQ(again.code(), StatusCode::kNotFound) << again.message();
 }
 
+TEST_F(EtcdLive, KeeperPresumesLeaseLostWhenEtcdIsUnreachable) {
+  EtcdClient& c = *client_;
+  auto l = c.lease_grant(2);
+  ASSERT_TRUE(l.ok());
+  std::promise<Status> why;
+  auto keeper = LeaseKeeper::Start(&c, *l, [&](const Status& s) { why.set_value(s); });
+  ASSERT_TRUE(eventually(3, [&] { return keeper->renewals() >= 1; }));
+  const auto t0 = Clock::now();
+  cluster_->kill_member(0);
+  auto f = why.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(l->ttl_s + 2)), std::future_status::ready);
+  const Status s = f.get();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("presumed expired"), std::string::npos) << s.message();
+  EXPECT_LE(std::chrono::duration<double>(Clock::now() - t0).count(), l->ttl_s + 0.5);
+  EXPECT_TRUE(keeper->lost());
+}
+
 TEST_F(EtcdLive, WatchSeesPutsInOrder) {
   EtcdClient& c = *client_;
   std::mutex mu;
