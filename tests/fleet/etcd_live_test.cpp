@@ -10,6 +10,7 @@
 #include "fleet/etcd_client.hpp"
 #include "fleet/etcd_watch.hpp"
 #include "fleet/lease_keeper.hpp"
+#include "fleet/site_store.hpp"
 
 namespace fw::fleet {
 namespace {
@@ -202,7 +203,11 @@ TEST_F(EtcdLive, WatchSeesPutsInOrder) {
     std::lock_guard<std::mutex> lock(mu);
     return seen.size() >= n + 1;
   }));
+  // cancel() of an idle stream returns without waiting for the 30 s idle timeout.
+  const auto t0 = Clock::now();
   w->cancel();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 2.0);
+  EXPECT_TRUE(w->ended());
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(seen.size(), size_t(n + 1));
   for (int i = 0; i < n; ++i) {
@@ -317,6 +322,77 @@ TEST_F(EtcdLive, CampaignWaitsForLeaderLeaseExpiry) {
   EXPECT_EQ(c.get_prefix(name + "/")->kvs.size(), 1u);
   ASSERT_TRUE(c.resign(*b).ok());
   EXPECT_EQ(c.leader(name).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(EtcdLive, SiteStoreRegistersNodesAndFencesAssignments) {
+  EtcdClient& c = *client_;
+  const std::string site = "hall-a";
+  auto agent_lease = c.lease_grant(30);
+  ASSERT_TRUE(agent_lease.ok());
+  NodeRecord n;
+  n.gpus = 8;
+  n.nameplate_w = 5600;
+  n.min_w = 1600;
+  n.draw_w = 4000;
+  n.cap_w = 5600;
+  n.time_unix_s = 1;
+  n.jobs = {{"j1", 8, 4000, 0.5, 0.3, 0}};
+  for (const char* name : {"n1", "n2"}) {
+    n.node = name;
+    ASSERT_TRUE(register_node(c, site, n, agent_lease->id).ok());
+  }
+  ASSERT_TRUE(c.put(node_key(site, "bad"), R"({"node":"bad"})").ok());
+  EXPECT_EQ(register_node(c, site, n, 0).code(), StatusCode::kInvalidArgument);
+  auto nodes = list_nodes(c, site);
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_EQ(nodes->nodes.size(), 2u);
+  EXPECT_EQ(nodes->nodes.at("n2").gpus, 8);
+  ASSERT_EQ(nodes->rejected.size(), 1u);
+  EXPECT_NE(nodes->rejected[0].message().find("/flexwatt/hall-a/nodes/bad: gpus: missing"),
+            std::string::npos)
+      << nodes->rejected[0].message();
+  EXPECT_GT(nodes->revision, 0);
+
+  auto coord_lease = c.lease_grant(30);
+  auto leader = c.campaign(election_name(site), coord_lease->id, "http://127.0.0.1:1", 5);
+  ASSERT_TRUE(leader.ok()) << leader.status().message();
+  std::map<std::string, Assignment> plan;
+  for (int i = 0; i < 130; ++i)
+    plan["n" + std::to_string(i)] = {700.0 + i, leader->rev, 1e9, "join"};
+  auto w = write_assignments(c, site, *leader, plan);  // two fenced batches (128 + 2)
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_TRUE(*w);
+  auto all = list_assignments(c, site);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->assignments.size(), 130u);
+  auto a7 = read_assignment(c, site, "n7");
+  ASSERT_TRUE(a7.ok());
+  EXPECT_EQ(a7->watts, 707.0);
+  EXPECT_EQ(a7->revision, leader->rev);
+  EXPECT_EQ(read_assignment(c, site, "n999").status().code(), StatusCode::kNotFound);
+
+  // A coordinator that lost its leadership writes nothing.
+  ASSERT_TRUE(c.resign(*leader).ok());
+  auto stale = write_assignments(c, site, *leader, {{"n1", {1.0, leader->rev, 1e9, ""}}});
+  ASSERT_TRUE(stale.ok());
+  EXPECT_FALSE(*stale);
+  EXPECT_EQ(read_assignment(c, site, "n1")->watts, 701.0);
+
+  // The agents' lease goes: their registrations vanish, their assignments stay reserved.
+  ASSERT_TRUE(c.lease_revoke(agent_lease->id).ok());
+  EXPECT_TRUE(list_nodes(c, site)->nodes.empty());
+  EXPECT_EQ(list_assignments(c, site)->assignments.size(), 130u);
+
+  EXPECT_EQ(read_budget(c, site).status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(write_budget(c, site, {51200, 30, "operator", 1}).ok());
+  EXPECT_EQ(read_budget(c, site)->watts, 51200);
+  GridTarget g;
+  g.value_w = 35840;
+  g.start_unix_s = 10;
+  g.correlation_id = "evt-1";
+  ASSERT_TRUE(write_grid_target(c, site, g).ok());
+  EXPECT_EQ(*read_grid_target(c, site)->value_w, 35840);
+  EXPECT_EQ(read_budget(c, site)->watts, 51200);  // the grid key does not shadow the budget
 }
 
 TEST_F(EtcdLive, DeadEndpointFailsOver) {
