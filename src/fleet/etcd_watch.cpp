@@ -95,6 +95,9 @@ Status EtcdWatch::stream_once(size_t endpoint) {
   req.method = "POST";
   req.path = "/v3/watch";
   req.set_header("Content-Type", "application/json");
+  // gRPC metadata "hasleader": a member that loses its raft leader cancels the stream
+  // ("no leader") instead of staying silent, so the watch moves to a member with quorum.
+  req.set_header("Grpc-Metadata-hasleader", "true");
   req.body =
       encode_watch_create(options_.key, options_.range_end, next_rev_.load(), options_.prev_kv)
           .dump();

@@ -448,5 +448,23 @@ TEST(EtcdCluster3, KillOneMemberClientAndWatchContinue) {
   EXPECT_GE(w->reconnects(), 1);
 }
 
+TEST(EtcdCluster3, WatchLeavesAMemberThatLostQuorum) {
+  if (testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  auto cl = EtcdCluster::Start(3);
+  ASSERT_TRUE(cl.ok()) << cl.status().message();
+  EtcdCluster& cluster = **cl;
+  EtcdClient c = make_client(cluster.endpoints());
+  WatchOptions o;
+  o.key = "/q";
+  auto w = EtcdWatch::Start(&c, o, {});
+  ASSERT_TRUE(w->wait_created(5));
+  ASSERT_EQ(w->reconnects(), 0);
+  cluster.kill_member(1);
+  cluster.kill_member(2);
+  // Member 0 has no leader now; with "hasleader" it cancels the stream (after a few election
+  // timeouts) rather than keeping a watch that can never see a write.
+  EXPECT_TRUE(eventually(10, [&] { return w->reconnects() >= 1; }));
+}
+
 }  // namespace
 }  // namespace fw::fleet
