@@ -1,0 +1,92 @@
+#pragma once
+// flexwatt's key layout in etcd (docs/fleet.md, "etcd keys") and its records.
+//
+//   /flexwatt/<site>/nodes/<node>     NodeRecord, written by the node's agent under its lease
+//   /flexwatt/<site>/assign/<node>    Assignment, written by the leading coordinator
+//   /flexwatt/<site>/budget           SiteBudget, written by the operator
+//   /flexwatt/<site>/budget/grid      GridTarget, written by the grid adapter (latest wins)
+//   /flexwatt/<site>/coordinator      election name of the site's coordinators
+//
+// Site and node names: 1-64 characters of [A-Za-z0-9._-]. Values are JSON objects in SI
+// units. Decoding is strict: every required field present with its type and range, no
+// unknown fields; an error names the key's field ("jobs[1].pfi: must be >= 0").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.hpp"
+
+namespace fw::fleet {
+
+Status check_name(std::string_view what, std::string_view name);  // "site"/"node"
+
+std::string site_prefix(std::string_view site);   // "/flexwatt/<site>/"
+std::string nodes_prefix(std::string_view site);  // "/flexwatt/<site>/nodes/"
+std::string node_key(std::string_view site, std::string_view node);
+std::string assign_prefix(std::string_view site);  // "/flexwatt/<site>/assign/"
+std::string assign_key(std::string_view site, std::string_view node);
+std::string budget_key(std::string_view site);
+std::string grid_target_key(std::string_view site);
+std::string election_name(std::string_view site);
+// The node name of a key under nodes_prefix or assign_prefix; NotFound otherwise.
+Result<std::string> node_of_key(std::string_view site, std::string_view key);
+
+struct JobRecord {
+  std::string id;
+  int gpus = 0;           // GPUs of this node the job runs on, >= 1
+  double draw_w = 0;      // current mean draw of those GPUs, >= 0
+  double elasticity = 0;  // d(throughput)/d(power) relative: 0 inelastic .. 1 (>= 0)
+  double pfi = 0;         // power flexibility index (docs/elasticity), >= 0
+  double min_w = 0;       // floor the job needs to make progress (0: none)
+};
+
+struct NodeRecord {
+  std::string node;
+  int gpus = 0;            // >= 1
+  double nameplate_w = 0;  // sum of the GPUs' maximum limits, > 0
+  double min_w = 0;        // sum of the GPUs' minimum limits, 0 <= min_w <= nameplate_w
+  double draw_w = 0;       // current node GPU draw, >= 0
+  double cap_w = 0;        // sum of caps now applied, 0 <= cap_w
+  std::vector<JobRecord> jobs;
+  double time_unix_s = 0;  // when measured
+};
+
+struct Assignment {
+  double watts = 0;           // node GPU budget, >= 0
+  int64_t revision = 0;       // coordinator's fencing revision (its leader key's), > 0
+  double expires_unix_s = 0;  // the node falls back to its safe share after this
+  std::string reason;         // optional, for logs: "join", "budget", "grid", ...
+};
+
+struct SiteBudget {
+  double watts = 0;      // site GPU budget, > 0
+  double window_s = 30;  // judged on means over this window, > 0
+  std::string source;    // "static", "operator", ...
+  double time_unix_s = 0;
+};
+
+// NVIDIA-style load target: the latest written wins; value_w null means "site default".
+struct GridTarget {
+  std::optional<double> value_w;  // >= 0
+  double start_unix_s = 0;
+  double end_unix_s = 0;    // 0: open-ended; else > start
+  double ramp_w_per_s = 0;  // 0: as fast as allowed
+  bool best_effort = false;
+  std::string correlation_id;  // non-empty
+};
+
+std::string encode(const NodeRecord& r);
+std::string encode(const Assignment& r);
+std::string encode(const SiteBudget& r);
+std::string encode(const GridTarget& r);
+
+// `where` prefixes error messages (usually the etcd key).
+Result<NodeRecord> decode_node(std::string_view json, std::string_view where);
+Result<Assignment> decode_assignment(std::string_view json, std::string_view where);
+Result<SiteBudget> decode_budget(std::string_view json, std::string_view where);
+Result<GridTarget> decode_grid_target(std::string_view json, std::string_view where);
+
+}  // namespace fw::fleet

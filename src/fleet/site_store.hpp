@@ -1,0 +1,52 @@
+#pragma once
+// Typed reads and writes of one site's keys (keys.hpp) through an EtcdClient.
+//
+// Contract: names are checked before anything is sent; records are encoded/decoded with the
+// strict codecs of keys.hpp. Coordinator writes are fenced: each transaction compares the
+// leader key's create revision, so a coordinator that lost its leadership writes nothing and
+// learns it (Result false). etcd caps a transaction at 128 operations (--max-txn-ops), so
+// write_assignments commits in batches of at most 128, each fenced; it stops at the first
+// batch that fails the fence.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fleet/etcd_client.hpp"
+#include "fleet/keys.hpp"
+
+namespace fw::fleet {
+
+inline constexpr size_t kMaxTxnOps = 128;  // etcd's default --max-txn-ops
+
+// The agent's registration, attached to its lease.
+Status register_node(EtcdClient& etcd, std::string_view site, const NodeRecord& node,
+                     int64_t lease);
+
+struct NodeList {
+  int64_t revision = 0;                     // store revision of the read (watch from +1)
+  std::map<std::string, NodeRecord> nodes;  // by node name
+  std::vector<Status> rejected;             // records that failed to decode, key named
+};
+Result<NodeList> list_nodes(EtcdClient& etcd, std::string_view site);
+
+struct AssignmentList {
+  int64_t revision = 0;
+  std::map<std::string, Assignment> assignments;
+  std::vector<Status> rejected;
+};
+Result<AssignmentList> list_assignments(EtcdClient& etcd, std::string_view site);
+// NotFound if the node has no assignment.
+Result<Assignment> read_assignment(EtcdClient& etcd, std::string_view site, std::string_view node);
+
+// Writes assignments (node -> record) guarded by leader. true: all written; false: the fence
+// failed (leadership lost) and batches from the failing one on were not written.
+Result<bool> write_assignments(EtcdClient& etcd, std::string_view site, const LeaderKey& leader,
+                               const std::map<std::string, Assignment>& assignments);
+
+Status write_budget(EtcdClient& etcd, std::string_view site, const SiteBudget& budget);
+Result<SiteBudget> read_budget(EtcdClient& etcd, std::string_view site);  // NotFound if unset
+Status write_grid_target(EtcdClient& etcd, std::string_view site, const GridTarget& target);
+Result<GridTarget> read_grid_target(EtcdClient& etcd, std::string_view site);
+
+}  // namespace fw::fleet

@@ -1,0 +1,136 @@
+#include "fleet/keys.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+namespace fw::fleet {
+namespace {
+
+NodeRecord sample_node() {
+  NodeRecord n;
+  n.node = "gpu-07";
+  n.gpus = 8;
+  n.nameplate_w = 5600;
+  n.min_w = 1600;
+  n.draw_w = 4210.5;
+  n.cap_w = 4800;
+  n.time_unix_s = 1764532800.25;
+  n.jobs = {{"grpo-72b", 4, 2380, 0.6, 0.42, 1000}, {"sft-7b", 2, 900, 0.2, 0.1, 0}};
+  return n;
+}
+
+TEST(FleetKeys, Layout) {
+  EXPECT_EQ(node_key("s1", "n1"), "/flexwatt/s1/nodes/n1");
+  EXPECT_EQ(assign_key("s1", "n1"), "/flexwatt/s1/assign/n1");
+  EXPECT_EQ(budget_key("s1"), "/flexwatt/s1/budget");
+  EXPECT_EQ(grid_target_key("s1"), "/flexwatt/s1/budget/grid");
+  EXPECT_EQ(election_name("s1"), "/flexwatt/s1/coordinator");
+  EXPECT_EQ(*node_of_key("s1", "/flexwatt/s1/nodes/n-1.a"), "n-1.a");
+  EXPECT_EQ(*node_of_key("s1", "/flexwatt/s1/assign/n2"), "n2");
+  EXPECT_EQ(node_of_key("s1", "/flexwatt/s2/nodes/n2").status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(node_of_key("s1", "/flexwatt/s1/nodes/a/b").ok());
+  EXPECT_TRUE(check_name("node", "a.B_9-z").ok());
+  EXPECT_FALSE(check_name("node", "").ok());
+  EXPECT_FALSE(check_name("node", "a/b").ok());
+  EXPECT_FALSE(check_name("site", std::string(65, 'a')).ok());
+}
+
+TEST(FleetKeys, NodeRoundTrip) {
+  const NodeRecord n = sample_node();
+  auto d = decode_node(encode(n), "k");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->node, n.node);
+  EXPECT_EQ(d->gpus, 8);
+  EXPECT_EQ(d->nameplate_w, 5600);
+  EXPECT_EQ(d->min_w, 1600);
+  EXPECT_EQ(d->draw_w, 4210.5);
+  EXPECT_EQ(d->cap_w, 4800);
+  EXPECT_EQ(d->time_unix_s, n.time_unix_s);
+  ASSERT_EQ(d->jobs.size(), 2u);
+  EXPECT_EQ(d->jobs[0].id, "grpo-72b");
+  EXPECT_EQ(d->jobs[0].gpus, 4);
+  EXPECT_EQ(d->jobs[0].pfi, 0.42);
+  EXPECT_EQ(d->jobs[0].elasticity, 0.6);
+  EXPECT_EQ(d->jobs[0].min_w, 1000);
+  EXPECT_EQ(d->jobs[1].min_w, 0);
+}
+
+// Decoding errors name the key and the field.
+void expect_error(const Result<NodeRecord>& r, const std::string& fragment) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().message();
+}
+
+TEST(FleetKeys, NodeStrictErrorsNameTheField) {
+  const std::string key = "/flexwatt/s1/nodes/gpu-07";
+  auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(encode(sample_node()));
+    edit(j);
+    return decode_node(j.dump(), key);
+  };
+  expect_error(decode_node("{", key), key + ": not valid JSON");
+  expect_error(decode_node("[1]", key), "not a JSON object");
+  expect_error(with([](auto& j) { j.erase("gpus"); }), key + ": gpus: missing");
+  expect_error(with([](auto& j) { j["gpus"] = 0; }), "gpus: must be >= 1");
+  expect_error(with([](auto& j) { j["gpus"] = 2.5; }), "gpus: not an integer");
+  expect_error(with([](auto& j) { j["draw_w"] = "100"; }), "draw_w: not a number");
+  expect_error(with([](auto& j) { j["min_w"] = 6000; }), "min_w: must be <=");
+  expect_error(with([](auto& j) { j["node"] = "a b"; }), "node: node name");
+  expect_error(with([](auto& j) { j["extra"] = 1; }), "extra: unknown field");
+  expect_error(with([](auto& j) { j["jobs"][1]["pfi"] = -0.1; }),
+               key + ": jobs[1].pfi: must be >= 0");
+  expect_error(with([](auto& j) { j["jobs"][0].erase("id"); }), "jobs[0].id: missing");
+  expect_error(with([](auto& j) { j["jobs"][0]["color"] = "red"; }),
+               "jobs[0].color: unknown field");
+  expect_error(with([](auto& j) { j["jobs"][0]["gpus"] = 7; }), "jobs: use 9 GPUs, node has 8");
+  expect_error(with([](auto& j) { j["jobs"] = 3; }), "jobs: not an array");
+}
+
+TEST(FleetKeys, AssignmentBudgetGridRoundTripAndErrors) {
+  Assignment a{3200.5, 41, 1764532830.0, "join"};
+  auto ad = decode_assignment(encode(a), "k");
+  ASSERT_TRUE(ad.ok()) << ad.status().message();
+  EXPECT_EQ(ad->watts, 3200.5);
+  EXPECT_EQ(ad->revision, 41);
+  EXPECT_EQ(ad->expires_unix_s, 1764532830.0);
+  EXPECT_EQ(ad->reason, "join");
+  auto bad = decode_assignment(R"({"watts":1,"revision":0,"expires_unix_s":5})", "/a");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("/a: revision: must be >= 1"), std::string::npos);
+
+  SiteBudget b{51200, 30, "operator", 1764532800};
+  auto bd = decode_budget(encode(b), "k");
+  ASSERT_TRUE(bd.ok()) << bd.status().message();
+  EXPECT_EQ(bd->watts, 51200);
+  EXPECT_EQ(bd->source, "operator");
+  EXPECT_FALSE(decode_budget(R"({"watts":0,"source":"x","time_unix_s":1})", "k").ok());
+
+  GridTarget g;
+  g.value_w = 35840;
+  g.start_unix_s = 100;
+  g.end_unix_s = 400;
+  g.ramp_w_per_s = 50;
+  g.best_effort = true;
+  g.correlation_id = "evt-1";
+  auto gd = decode_grid_target(encode(g), "k");
+  ASSERT_TRUE(gd.ok()) << gd.status().message();
+  EXPECT_EQ(*gd->value_w, 35840);
+  EXPECT_TRUE(gd->best_effort);
+  EXPECT_EQ(gd->correlation_id, "evt-1");
+  g.value_w.reset();  // null: back to the site default
+  auto gn = decode_grid_target(encode(g), "k");
+  ASSERT_TRUE(gn.ok());
+  EXPECT_FALSE(gn->value_w.has_value());
+  g.end_unix_s = 50;
+  auto ge = decode_grid_target(encode(g), "k");
+  ASSERT_FALSE(ge.ok());
+  EXPECT_NE(ge.status().message().find("end_unix_s"), std::string::npos);
+  EXPECT_FALSE(
+      decode_grid_target(R"({"start_unix_s":1,"end_unix_s":0,"correlation_id":"c"})", "k").ok());
+}
+
+}  // namespace
+}  // namespace fw::fleet
