@@ -10,6 +10,7 @@ namespace {
 constexpr GpuSpec kCatalog[] = {
     {
         .name = "a100-sxm4-80gb",
+        .device_name = "NVIDIA A100-SXM4-80GB",
         .tdp_w = 400,              // §2.1 default = max limit
         .default_cap_w = 400,      // §2.1
         .min_cap_w = 100,          // §2.1 min settable limit
@@ -24,6 +25,7 @@ constexpr GpuSpec kCatalog[] = {
     },
     {
         .name = "h100-sxm5",
+        .device_name = "NVIDIA H100 80GB HBM3",
         .tdp_w = 700,              // §2.1
         .default_cap_w = 700,      // §2.1
         .min_cap_w = 200,          // §2.1 (DGX H100 AllowableMin)
@@ -38,17 +40,18 @@ constexpr GpuSpec kCatalog[] = {
     },
     {
         .name = "h200-sxm",
-        .tdp_w = 700,              // §2.1 / §1b (700 W TDP)
-        .default_cap_w = 700,      // §2.1
-        .min_cap_w = 200,          // §2.1 (sweeps start at 200 W)
-        .max_cap_w = 700,          // §2.1
-        .idle_bare_w = 72,         // assumption: H200 idle not found, H100's used (§2.1)
-        .idle_ctx_w = 122,         // assumption: as H100
-        .sm_clock_max_mhz = 1980,  // assumption: same GH100 die as H100
-        .sm_clock_idle_mhz = 345,  // assumption: as H100
-        .sm_clock_min_mhz = 345,   // assumption
-        .power_avg_1s = true,      // §2.2
-        .hbm_gb = 141,             // §1b
+        .device_name = "NVIDIA H200",  // assumption: not yet checked on a device
+        .tdp_w = 700,                  // §2.1 / §1b (700 W TDP)
+        .default_cap_w = 700,          // §2.1
+        .min_cap_w = 200,              // §2.1 (sweeps start at 200 W)
+        .max_cap_w = 700,              // §2.1
+        .idle_bare_w = 72,             // assumption: H200 idle not found, H100's used (§2.1)
+        .idle_ctx_w = 122,             // assumption: as H100
+        .sm_clock_max_mhz = 1980,      // assumption: same GH100 die as H100
+        .sm_clock_idle_mhz = 345,      // assumption: as H100
+        .sm_clock_min_mhz = 345,       // assumption
+        .power_avg_1s = true,          // §2.2
+        .hbm_gb = 141,                 // §1b
     },
 };
 
@@ -59,6 +62,13 @@ std::span<const GpuSpec> gpu_catalog() { return kCatalog; }
 const GpuSpec* find_gpu(std::string_view name) {
   for (const auto& g : kCatalog) {
     if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
+const GpuSpec* find_gpu_by_device_name(std::string_view device_name) {
+  for (const auto& g : kCatalog) {
+    if (g.device_name == device_name) return &g;
   }
   return nullptr;
 }

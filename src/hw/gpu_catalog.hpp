@@ -18,10 +18,11 @@
 namespace fw::hw {
 
 struct GpuSpec {
-  std::string_view name;  // catalogue key, e.g. "h100-sxm5" (lower case, as in scenarios)
-  double tdp_w;           // nameplate (TDP)
-  double default_cap_w;   // the cap the driver applies at boot
-  double min_cap_w;       // settable cap range
+  std::string_view name;         // catalogue key, e.g. "h100-sxm5" (lower case, as in scenarios)
+  std::string_view device_name;  // what NVML's nvmlDeviceGetName reports for it
+  double tdp_w;                  // nameplate (TDP)
+  double default_cap_w;          // the cap the driver applies at boot
+  double min_cap_w;              // settable cap range
   double max_cap_w;
   double idle_bare_w;       // no CUDA context, idle clock
   double idle_ctx_w;        // CUDA context loaded, SM clock at max
@@ -36,6 +37,8 @@ struct GpuSpec {
 std::span<const GpuSpec> gpu_catalog();
 // The entry named `name` (exact match); nullptr when unknown.
 const GpuSpec* find_gpu(std::string_view name);
+// The entry whose device_name is `device_name` (NVML's name, exact match); nullptr when unknown.
+const GpuSpec* find_gpu_by_device_name(std::string_view device_name);
 // Comma-separated catalogue names (for error messages): "a100-sxm4-80gb, h100-sxm5, h200-sxm".
 const char* gpu_names();
 

@@ -40,7 +40,7 @@ nvml::FieldValue instant_power_request() {
 
 }  // namespace
 
-Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(std::unique_ptr<NvmlLibrary> lib,
+Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(std::shared_ptr<const NvmlLibrary> lib,
                                                            const std::vector<int>& gpus) {
   std::unique_ptr<NvmlGpuSource> src(new NvmlGpuSource(std::move(lib)));
   const NvmlFunctions& f = src->lib_->fn();

@@ -29,7 +29,8 @@ class NvmlGpuSource : public GpuTelemetrySource {
  public:
   // Probes `gpus` (NVML indices; empty: all). NotFound naming the index and the count for an
   // index NVML does not have.
-  static Result<std::unique_ptr<NvmlGpuSource>> open(std::unique_ptr<NvmlLibrary> lib,
+  // The library may be shared (e.g. with an actuation/ NvmlPowerCapActuator).
+  static Result<std::unique_ptr<NvmlGpuSource>> open(std::shared_ptr<const NvmlLibrary> lib,
                                                      const std::vector<int>& gpus = {});
   // True for the GPUs open() probed; info() and read() REQUIRE it.
   bool probed(int gpu) const { return gpu >= 0 && gpu < device_count() && devs_[gpu].probed; }
@@ -54,7 +55,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
     double prev_time_s = 0, prev_power_w = 0, integrated_j = 0;
   };
 
-  explicit NvmlGpuSource(std::unique_ptr<NvmlLibrary> lib) : lib_(std::move(lib)) {}
+  explicit NvmlGpuSource(std::shared_ptr<const NvmlLibrary> lib) : lib_(std::move(lib)) {}
   Status probe(int gpu, Device& d);
   Status read_power_w(int gpu, const Device& d, double& power_w) const;
   // Probes an optional reading: true when supported, false on NOT_SUPPORTED or a missing
@@ -62,7 +63,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
   bool optional_ok(nvml::Return rc, bool fn_present, const char* call, int gpu, Device& d,
                    Status& st) const;
 
-  std::unique_ptr<NvmlLibrary> lib_;
+  std::shared_ptr<const NvmlLibrary> lib_;
   std::vector<Device> devs_;
 };
 

@@ -11,6 +11,7 @@
 
 #include "actuation/fake_power_cap_actuator.hpp"
 #include "actuation/nvml_power_cap_actuator.hpp"
+#include "telemetry/nvml_source.hpp"
 
 #ifndef FAKE_NVML_LIBRARY
 #define FAKE_NVML_LIBRARY FLEXWATT_BINARY_DIR "/tests/telemetry/fake_nvml/libnvidia-ml.so.1"
@@ -187,6 +188,22 @@ TEST_F(NvmlActuatorTest, NoConstraintsIsNotSupported) {
   auto opened = open("fail nvmlDeviceGetPowerManagementLimitConstraints not_supported\n");
   ASSERT_TRUE(opened.ok()) << opened.status().message();
   EXPECT_EQ(opened.value()->set(0, 300).status().code(), StatusCode::kNotSupported);
+}
+
+TEST_F(NvmlActuatorTest, SharesTheLibraryWithTheReadOnlySource) {
+  const fs::path p = dir_ / "script.txt";
+  std::ofstream(p) << "gpus 2\nlimits * min=200 max=700 enforced=700\n";
+  setenv("FAKE_NVML_SCRIPT", p.c_str(), 1);
+  auto loaded = NvmlLibrary::load_path(FAKE_NVML_LIBRARY);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  std::shared_ptr<const NvmlLibrary> lib = std::move(loaded).value();
+  auto src = NvmlGpuSource::open(lib);
+  auto act = NvmlPowerCapActuator::open(lib, {1});
+  ASSERT_TRUE(src.ok() && act.ok());
+  ASSERT_TRUE(act.value()->set(1, 420).ok());
+  GpuSample g;
+  ASSERT_TRUE(src.value()->read(1, 0.0, g).ok());
+  EXPECT_DOUBLE_EQ(g.reading.power_limit_w, 420);
 }
 
 TEST_F(NvmlActuatorTest, SubsetAndUnknownIndex) {

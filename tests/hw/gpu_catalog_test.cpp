@@ -19,6 +19,13 @@ TEST(GpuCatalog, FindsEveryEntryByName) {
   EXPECT_EQ(find_gpu(""), nullptr);
 }
 
+TEST(GpuCatalog, FindsByNvmlDeviceName) {
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA H100 80GB HBM3"), find_gpu("h100-sxm5"));
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA A100-SXM4-80GB"), find_gpu("a100-sxm4-80gb"));
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA H200"), find_gpu("h200-sxm"));
+  EXPECT_EQ(find_gpu_by_device_name("Fake NVIDIA GPU"), nullptr);
+}
+
 TEST(GpuCatalog, NamesListInTableOrder) {
   EXPECT_EQ(std::string(gpu_names()), "a100-sxm4-80gb, h100-sxm5, h200-sxm");
 }
