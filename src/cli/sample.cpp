@@ -1,30 +1,21 @@
 // flexwatt sample: records a trace of per-GPU readings from NVML on a drift-free schedule.
-// Read-only: it never changes a GPU setting.
+// Read-only: it never changes a GPU setting. The loop is runtime/trace_sampler.hpp.
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
-#include "core/version.hpp"
+#include "runtime/stop_signals.hpp"
+#include "runtime/trace_sampler.hpp"
 #include "telemetry/nvml_source.hpp"
-#include "telemetry/tick_schedule.hpp"
 #include "telemetry/trace_writer.hpp"
 
 namespace fw::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_signal(int) { g_stop.store(true); }
 
 // "0,1,3" -> indices. InvalidArgument on anything else.
 Result<std::vector<int>> parse_gpu_list(const std::string& s) {
@@ -43,12 +34,6 @@ Result<std::vector<int>> parse_gpu_list(const std::string& s) {
   }
   if (out.empty()) return Status::InvalidArgument("--gpus: empty list");
   return out;
-}
-
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));  // NOLINT
-  return buf;
 }
 
 int run_sample(int argc, char** argv) {
@@ -104,122 +89,47 @@ int run_sample(int argc, char** argv) {
   auto writer = TraceWriter::create(out_dir);
   if (!writer.ok()) return fail("sample", writer.status());
 
-  const int64_t planned = TickSchedule::ticks_in(duration_s, interval_s);
-  TickSchedule sched(0.0, interval_s, planned);
-  std::vector<uint64_t> reasons_seen(gpus.size(), 0);
-  Snapshot snap;
-  Status read_status;
-  double max_late_s = 0;
-  const bool tty = stderr_is_tty();
-  double next_progress_s = 1.0;
-
-  g_stop.store(false);
-  auto old_int = std::signal(SIGINT, on_signal);
-  auto old_term = std::signal(SIGTERM, on_signal);
-  const auto wall_start = std::chrono::system_clock::now();
-  const Clock::time_point t0 = Clock::now();
-  auto seconds_since_start = [&] {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  };
-  auto at = [&](double s) {
-    return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-  };
-
-  while (!sched.done() && !g_stop.load()) {
-    const Clock::time_point deadline = at(sched.deadline_s());
-    // Sleep in slices so that a signal stops a long interval promptly.
-    for (Clock::time_point now = Clock::now(); now < deadline && !g_stop.load();
-         now = Clock::now()) {
-      std::this_thread::sleep_until(std::min(deadline, now + std::chrono::milliseconds(200)));
-    }
-    if (g_stop.load()) break;
-    const double now_s = seconds_since_start();
-    max_late_s = std::max(max_late_s, now_s - sched.deadline_s());
-    read_status = read_gpus(src, gpus, now_s, snap, &reasons_seen);
-    if (!read_status.ok()) break;
-    writer.value()->append(snap);
-    sched.complete(seconds_since_start());
-    if (tty && now_s >= next_progress_s) {
-      std::fprintf(stderr, "\rsample: %.1f/%.1f s, %lld ticks, %lld missed", now_s, duration_s,
-                   static_cast<long long>(sched.taken()),    // NOLINT
-                   static_cast<long long>(sched.missed()));  // NOLINT
-      next_progress_s = now_s + 1.0;
-    }
+  SamplerRequest req;
+  req.interval_s = interval_s;
+  req.duration_s = duration_s;
+  req.gpus = gpus;
+  req.progress = stderr_is_tty();
+  SamplerResult r;
+  {
+    StopSignals signals;
+    SteadyClock clock;
+    r = run_sampler(src, *writer.value(), req, clock, &StopSignals::requested);
   }
-  const bool interrupted = g_stop.load() && read_status.ok();
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
-  if (tty) std::fprintf(stderr, "\n");
-
-  // Meta.
-  nlohmann::json devices = nlohmann::json::array();
-  std::string power_source, energy_source;
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    const GpuDeviceInfo& info = src.info(gpus[i]);
-    const std::string ps(power_source_name(info.power_source));
-    const std::string es(energy_source_name(info.energy_source));
-    power_source = (i == 0 || power_source == ps) ? ps : "mixed";
-    energy_source = (i == 0 || energy_source == es) ? es : "mixed";
-    devices.push_back({{"gpu", gpus[i]},
-                       {"name", info.name},
-                       {"power_source", ps},
-                       {"energy_source", es},
-                       {"power_limit_min_w", info.min_limit_w},
-                       {"power_limit_max_w", info.max_limit_w},
-                       {"power_limit_default_w", info.default_limit_w},
-                       {"unsupported", info.unsupported},
-                       {"clock_event_reasons_seen", hex(reasons_seen[i])}});
-  }
-  nlohmann::json meta = {
-      {"producer", "flexwatt sample"},
-      {"flexwatt_version", kVersion},
-      {"interval_s", interval_s},
-      {"duration_s", duration_s},
-      {"ticks_planned", planned},
-      {"samples", sched.taken()},
-      {"missed_ticks", sched.missed()},
-      {"max_lateness_s", max_late_s},
-      {"gpus", gpus},
-      {"devices", devices},
-      {"power_source", power_source},
-      {"energy_source", energy_source},
-      {"nvml_library", src.library().path()},
-      {"start_unix_s", std::chrono::duration<double>(wall_start.time_since_epoch()).count()},
-      {"time_base", "time_s: seconds on a steady clock since the first deadline"},
-      {"interrupted", interrupted},
-  };
-  if (!read_status.ok()) meta["error"] = read_status.message();
-  const Status closed = writer.value()->close(meta);
-
-  if (!read_status.ok()) {
-    return fail("sample",
-                read_status.with_context("stopped after " + std::to_string(sched.taken()) +
-                                         " ticks (partial trace in " + out_dir + ")"));
+  const Status closed = writer.value()->close(sample_meta_json(src, req, r, src.library().path()));
+  if (!r.read_status.ok()) {
+    return fail("sample", r.read_status.with_context("stopped after " + std::to_string(r.taken) +
+                                                     " ticks (partial trace in " + out_dir + ")"));
   }
   if (!closed.ok()) return fail("sample", closed);
 
+  const SampleSources sources = sample_sources(src, gpus);
   if (json) {
     nlohmann::json report = {{"out", out_dir},
-                             {"samples", sched.taken()},
-                             {"rows", sched.taken() * static_cast<int64_t>(gpus.size())},
-                             {"missed_ticks", sched.missed()},
-                             {"ticks_planned", planned},
+                             {"samples", r.taken},
+                             {"rows", r.taken * static_cast<int64_t>(gpus.size())},
+                             {"missed_ticks", r.missed},
+                             {"ticks_planned", r.planned},
                              {"interval_s", interval_s},
                              {"gpus", gpus},
-                             {"power_source", power_source},
-                             {"energy_source", energy_source},
-                             {"max_lateness_s", max_late_s},
-                             {"interrupted", interrupted}};
+                             {"power_source", sources.power},
+                             {"energy_source", sources.energy},
+                             {"max_lateness_s", r.max_lateness_s},
+                             {"interrupted", r.interrupted}};
     std::printf("%s\n", report.dump().c_str());
   } else {
     std::printf(
         "sample: %lld ticks x %zu GPU(s) -> %s; %lld missed ticks (interval %g s); "
         "power: %s, energy: %s%s\n",
-        static_cast<long long>(sched.taken()), gpus.size(), out_dir.c_str(),  // NOLINT
-        static_cast<long long>(sched.missed()), interval_s,                   // NOLINT
-        power_source.c_str(), energy_source.c_str(), interrupted ? " (interrupted)" : "");
+        static_cast<long long>(r.taken), gpus.size(), out_dir.c_str(),  // NOLINT
+        static_cast<long long>(r.missed), interval_s,                   // NOLINT
+        sources.power.c_str(), sources.energy.c_str(), r.interrupted ? " (interrupted)" : "");
   }
-  return interrupted ? 1 : 0;
+  return r.interrupted ? 1 : 0;
 }
 
 }  // namespace

@@ -1,73 +1,67 @@
 #include "sim/gpu_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
 
 namespace fw::sim {
 namespace {
 
-// Sources: research/calibration.md §2.1 (limits, idle, clocks), §2.3/§2.4 (the powers the
-// K constants are fitted to), §2.6 (caps act on the SM clock only). Values marked
-// "assumption" have no published measurement behind them.
-constexpr GpuPreset kPresets[] = {
+// The model-fit constants of each catalogue GPU (hardware facts: hw/gpu_catalog.cpp).
+// Sources: research/calibration.md §2.3/§2.4 (the powers the K constants are fitted to), §2.6
+// (caps act on the SM clock only). Values marked "assumption" have no published measurement
+// behind them.
+struct ModelFit {
+  std::string_view name;  // catalogue key
+  double idle_sm_w, sm_power_w, mem_power_w, v0;
+};
+
+constexpr ModelFit kFits[] = {
     {
         .name = "a100-sxm4-80gb",
-        .tdp_w = 400,              // §2.1 default = max limit
-        .min_cap_w = 100,          // §2.1 min settable limit
-        .max_cap_w = 400,          // §2.1
-        .idle_bare_w = 54,         // §2.1 bare idle 53.7 W (Parking Tax)
-        .idle_ctx_w = 80,          // §2.1 idle with CUDA context 80.0 W
-        .sm_clock_max_mhz = 1410,  // §2.1
-        .sm_clock_idle_mhz = 210,  // §2.1
-        .sm_clock_min_mhz = 210,   // assumption: throttling floor = idle clock
-        .idle_sm_w = 5,            // assumption: most of the +26 W context overhead is memory
-                                   // clock (unchanged under caps, §2.6); fitted to the A100 sweep
-        .sm_power_w = 255,         // fitted: training ≈ 380 W/GPU uncapped (A100 sweep, pt row)
-        .mem_power_w = 85,         // fitted: decode 280–305 W (§2.4); assumption of the split
-        .v0 = 0.45,                // assumption, fitted to the A100 sweep's throughput-vs-cap
-        .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
-        .hbm_gb = 80,
+        .idle_sm_w = 5,     // assumption: most of the +26 W context overhead is memory
+                            // clock (unchanged under caps, §2.6); fitted to the A100 sweep
+        .sm_power_w = 255,  // fitted: training ≈ 380 W/GPU uncapped (A100 sweep, pt row)
+        .mem_power_w = 85,  // fitted: decode 280–305 W (§2.4); assumption of the split
+        .v0 = 0.45,         // assumption, fitted to the A100 sweep's throughput-vs-cap
     },
     {
         .name = "h100-sxm5",
-        .tdp_w = 700,              // §2.1
-        .min_cap_w = 200,          // §2.1 (DGX H100 AllowableMin)
-        .max_cap_w = 700,          // §2.1
-        .idle_bare_w = 72,         // §2.1 71.8 / 72.5 W
-        .idle_ctx_w = 122,         // §2.1 121.7 W
-        .sm_clock_max_mhz = 1980,  // §2.1
-        .sm_clock_idle_mhz = 345,  // §2.1
-        .sm_clock_min_mhz = 345,   // assumption: throttling floor = idle clock
-        .idle_sm_w = 10,           // assumption (as A100: mostly memory clock)
-        .sm_power_w = 470,         // fitted: dense training 530–575 W/GPU (§2.3)
-        .mem_power_w = 150,        // assumption (memory power 30–70 W idle, §2.2)
-        .v0 = 0.5,                 // assumption (GH100), fitted to the H200 PFI medians (§1b)
-        .power_avg_1s = true,      // §2.2: Hopper power.draw = trailing 1 s average
-        .hbm_gb = 80,
+        .idle_sm_w = 10,     // assumption (as A100: mostly memory clock)
+        .sm_power_w = 470,   // fitted: dense training 530–575 W/GPU (§2.3)
+        .mem_power_w = 150,  // assumption (memory power 30–70 W idle, §2.2)
+        .v0 = 0.5,           // assumption (GH100), fitted to the H200 PFI medians (§1b)
     },
     {
         .name = "h200-sxm",
-        .tdp_w = 700,              // §2.1 / §1b (700 W TDP)
-        .min_cap_w = 200,          // §2.1 (sweeps start at 200 W)
-        .max_cap_w = 700,          // §2.1
-        .idle_bare_w = 72,         // assumption: H200 idle not found, H100's used (§2.1)
-        .idle_ctx_w = 122,         // assumption: as H100
-        .sm_clock_max_mhz = 1980,  // assumption: same GH100 die as H100
-        .sm_clock_idle_mhz = 345,  // assumption: as H100
-        .sm_clock_min_mhz = 345,   // assumption
-        .idle_sm_w = 10,           // assumption
-        .sm_power_w = 460,         // assumption: as H100, slightly less headroom
-        .mem_power_w = 190,        // assumption: HBM3e takes a larger share (§2.6)
-        .v0 = 0.5,                 // assumption, fitted to the H200 PFI medians (§1b)
-        .power_avg_1s = true,      // §2.2
-        .hbm_gb = 141,             // §1b
+        .idle_sm_w = 10,     // assumption
+        .sm_power_w = 460,   // assumption: as H100, slightly less headroom
+        .mem_power_w = 190,  // assumption: HBM3e takes a larger share (§2.6)
+        .v0 = 0.5,           // assumption, fitted to the H200 PFI medians (§1b)
     },
 };
+constexpr size_t kNumPresets = sizeof(kFits) / sizeof(kFits[0]);
+
+// Catalogue facts + fit, built once on first use (the catalogue is constant-initialised).
+const std::array<GpuPreset, kNumPresets>& presets() {
+  static const std::array<GpuPreset, kNumPresets> table = [] {
+    std::array<GpuPreset, kNumPresets> t{};
+    for (size_t i = 0; i < kNumPresets; ++i) {
+      const ModelFit& f = kFits[i];
+      const hw::GpuSpec* spec = hw::find_gpu(f.name);
+      if (spec == nullptr) std::abort();  // programmer error: a fit without a catalogue entry
+      t[i] = GpuPreset{*spec, f.idle_sm_w, f.sm_power_w, f.mem_power_w, f.v0};
+    }
+    return t;
+  }();
+  return table;
+}
 
 }  // namespace
 
 const GpuPreset* find_gpu_preset(std::string_view name) {
-  for (const auto& p : kPresets) {
+  for (const auto& p : presets()) {
     if (p.name == name) return &p;
   }
   return nullptr;

@@ -1,7 +1,8 @@
 #pragma once
-// Simulated GPU: device constants (presets), the power model and the firmware's cap
-// enforcement. Everything here is simulated; constants name their source
-// (research/calibration.md section) or say they are an assumption. See docs/simulator.md.
+// Simulated GPU: presets (hardware facts from the GPU catalogue, hw/gpu_catalog.hpp, plus the
+// model-fit constants defined here), the power model and the firmware's cap enforcement.
+// Everything here is simulated; constants name their source (research/calibration.md section)
+// or say they are an assumption. See docs/simulator.md.
 //
 // Power model, with x = f_sm / f_max the SM clock ratio (0 < x <= 1):
 //   P(x) = P_ctx - P_idle_sm·(1 - x) + K_sm·u·phi(x) + K_mem·m·s(c, x)
@@ -12,27 +13,21 @@
 
 #include <string_view>
 
+#include "hw/gpu_catalog.hpp"
+
 namespace fw::sim {
 
-struct GpuPreset {
-  std::string_view name;
-  double tdp_w;      // nameplate = default = max power limit
-  double min_cap_w;  // settable power-limit range
-  double max_cap_w;
-  double idle_bare_w;  // no CUDA context, idle clock
-  double idle_ctx_w;   // CUDA context loaded, SM clock at max
-  double sm_clock_max_mhz;
-  double sm_clock_idle_mhz;
-  double sm_clock_min_mhz;  // lowest clock the firmware throttles to
-  double idle_sm_w;         // part of the context idle that follows the SM clock
-  double sm_power_w;        // K_sm: SM dynamic power at u = 1, x = 1
-  double mem_power_w;       // K_mem: memory power at m = 1
-  double v0;                // V/V_max extrapolated to zero clock (voltage offset)
-  bool power_avg_1s;        // power.draw is a trailing 1 s average (Hopper); else instantaneous
-  double hbm_gb;            // device memory
+// A simulated GPU: the catalogue's hardware facts (hw/gpu_catalog.hpp: name, nameplate, cap
+// range, idle powers, clocks, memory) plus the constants this power model is fitted with.
+struct GpuPreset : hw::GpuSpec {
+  double idle_sm_w;    // part of the context idle that follows the SM clock
+  double sm_power_w;   // K_sm: SM dynamic power at u = 1, x = 1
+  double mem_power_w;  // K_mem: memory power at m = 1
+  double v0;           // V/V_max extrapolated to zero clock (voltage offset)
 };
 
-// Known presets: "a100-sxm4-80gb", "h100-sxm5", "h200-sxm". nullptr when unknown.
+// The catalogue's GPUs that have a fitted model: "a100-sxm4-80gb", "h100-sxm5", "h200-sxm".
+// nullptr when unknown.
 const GpuPreset* find_gpu_preset(std::string_view name);
 // Comma-separated list of preset names (for error messages).
 const char* gpu_preset_names();

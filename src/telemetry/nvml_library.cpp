@@ -202,6 +202,8 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open_one(const std::string& na
       resolve<nvml::DeviceGetUllFn>(handle, {"nvmlDeviceGetTotalEnergyConsumption"});
   f.device_get_enforced_power_limit =
       resolve<nvml::DeviceGetUintFn>(handle, {"nvmlDeviceGetEnforcedPowerLimit"});
+  f.device_get_power_limit =
+      resolve<nvml::DeviceGetUintFn>(handle, {"nvmlDeviceGetPowerManagementLimit"});
   f.device_get_power_limit_constraints = resolve<nvml::DeviceGetLimitConstraintsFn>(
       handle, {"nvmlDeviceGetPowerManagementLimitConstraints"});
   f.device_get_power_default_limit =

@@ -32,6 +32,7 @@ struct NvmlFunctions {
   nvml::DeviceGetUintFn device_get_power_usage = nullptr;                          // optional
   nvml::DeviceGetUllFn device_get_total_energy_consumption = nullptr;              // optional
   nvml::DeviceGetUintFn device_get_enforced_power_limit = nullptr;                 // optional
+  nvml::DeviceGetUintFn device_get_power_limit = nullptr;                          // optional
   nvml::DeviceGetLimitConstraintsFn device_get_power_limit_constraints = nullptr;  // optional
   nvml::DeviceGetUintFn device_get_power_default_limit = nullptr;                  // optional
   nvml::DeviceGetUtilizationFn device_get_utilization_rates = nullptr;             // optional

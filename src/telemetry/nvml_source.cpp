@@ -40,7 +40,7 @@ nvml::FieldValue instant_power_request() {
 
 }  // namespace
 
-Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(std::unique_ptr<NvmlLibrary> lib,
+Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(std::shared_ptr<const NvmlLibrary> lib,
                                                            const std::vector<int>& gpus) {
   std::unique_ptr<NvmlGpuSource> src(new NvmlGpuSource(std::move(lib)));
   const NvmlFunctions& f = src->lib_->fn();
@@ -258,41 +258,6 @@ Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
     out.has_clock_event_reasons = true;
   }
   return Status::Ok();
-}
-
-Result<PowerLimitWrite> NvmlGpuSource::set_power_limit(int gpu, double limit_w) {
-  if (!probed(gpu)) {
-    return Status::InvalidArgument("set power limit: GPU " + std::to_string(gpu) +
-                                   " was not opened (NVML reports " +
-                                   std::to_string(device_count()) + " GPUs)");
-  }
-  if (!std::isfinite(limit_w) || limit_w <= 0) {
-    return Status::InvalidArgument("set power limit (GPU " + std::to_string(gpu) +
-                                   "): limit must be a positive number of watts, got " +
-                                   std::to_string(limit_w));
-  }
-  Device& d = devs_[gpu];
-  const NvmlFunctions& f = lib_->fn();
-  if (!f.device_set_power_limit) {
-    return lib_->check(nvml::kErrorFunctionNotFound, "nvmlDeviceSetPowerManagementLimit", gpu);
-  }
-  if (std::isnan(d.info.min_limit_w) || std::isnan(d.info.max_limit_w) || !d.has_limit) {
-    return lib_
-        ->check(nvml::kErrorNotSupported, "nvmlDeviceGetPowerManagementLimitConstraints", gpu)
-        .with_context("set power limit");
-  }
-  PowerLimitWrite w;
-  w.requested_w = limit_w;
-  w.applied_w = std::clamp(limit_w, d.info.min_limit_w, d.info.max_limit_w);
-  w.clamped = w.applied_w != limit_w;
-  const auto mw = static_cast<unsigned int>(std::llround(w.applied_w / kMilli));
-  FW_RETURN_IF_ERROR(lib_->check(f.device_set_power_limit(d.handle, mw),
-                                 "nvmlDeviceSetPowerManagementLimit", gpu));
-  unsigned int enforced_mw = 0;
-  FW_RETURN_IF_ERROR(lib_->check(f.device_get_enforced_power_limit(d.handle, &enforced_mw),
-                                 "nvmlDeviceGetEnforcedPowerLimit", gpu));
-  w.enforced_w = enforced_mw * kMilli;
-  return w;
 }
 
 }  // namespace fw

@@ -1,5 +1,6 @@
 #pragma once
-// NvmlGpuSource: GpuTelemetrySource over NVML, plus power-limit writes (for the node agent).
+// NvmlGpuSource: GpuTelemetrySource over NVML. Read-only: it never changes a GPU setting (cap
+// writes: actuation/nvml_power_cap_actuator.hpp).
 //
 // open() enumerates the GPUs and probes each selected one once (a GPU that is not selected is
 // never touched, so a broken or forbidden GPU elsewhere on the node does not stop sampling):
@@ -24,30 +25,19 @@
 
 namespace fw {
 
-struct PowerLimitWrite {
-  double requested_w = kUnset;
-  double applied_w = kUnset;   // requested, clamped to the device's constraints
-  double enforced_w = kUnset;  // read back from the device after the write
-  bool clamped = false;
-};
-
 class NvmlGpuSource : public GpuTelemetrySource {
  public:
   // Probes `gpus` (NVML indices; empty: all). NotFound naming the index and the count for an
   // index NVML does not have.
-  static Result<std::unique_ptr<NvmlGpuSource>> open(std::unique_ptr<NvmlLibrary> lib,
+  // The library may be shared (e.g. with an actuation/ NvmlPowerCapActuator).
+  static Result<std::unique_ptr<NvmlGpuSource>> open(std::shared_ptr<const NvmlLibrary> lib,
                                                      const std::vector<int>& gpus = {});
-  // True for the GPUs open() probed; info(), read() and set_power_limit() REQUIRE it.
+  // True for the GPUs open() probed; info() and read() REQUIRE it.
   bool probed(int gpu) const { return gpu >= 0 && gpu < device_count() && devs_[gpu].probed; }
 
   int device_count() const override { return static_cast<int>(devs_.size()); }
   const GpuDeviceInfo& info(int gpu) const override { return devs_[gpu].info; }
   Status read(int gpu, double now_s, GpuSample& out) override;
-
-  // Sets GPU `gpu`'s power limit to limit_w clamped to [min_limit_w, max_limit_w], then reads
-  // the enforced limit back. InvalidArgument for a non-finite or non-positive limit or a bad
-  // index; NotSupported when the device has no settable limit; PermissionDenied without root.
-  Result<PowerLimitWrite> set_power_limit(int gpu, double limit_w);
 
   const NvmlLibrary& library() const { return *lib_; }
 
@@ -65,7 +55,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
     double prev_time_s = 0, prev_power_w = 0, integrated_j = 0;
   };
 
-  explicit NvmlGpuSource(std::unique_ptr<NvmlLibrary> lib) : lib_(std::move(lib)) {}
+  explicit NvmlGpuSource(std::shared_ptr<const NvmlLibrary> lib) : lib_(std::move(lib)) {}
   Status probe(int gpu, Device& d);
   Status read_power_w(int gpu, const Device& d, double& power_w) const;
   // Probes an optional reading: true when supported, false on NOT_SUPPORTED or a missing
@@ -73,7 +63,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
   bool optional_ok(nvml::Return rc, bool fn_present, const char* call, int gpu, Device& d,
                    Status& st) const;
 
-  std::unique_ptr<NvmlLibrary> lib_;
+  std::shared_ptr<const NvmlLibrary> lib_;
   std::vector<Device> devs_;
 };
 

@@ -257,61 +257,6 @@ TEST_F(NvmlFakeTest, NoPermissionOnReadIsPermissionDenied) {
   EXPECT_TRUE(contains(st.message(), "nvmlDeviceGetEnforcedPowerLimit (GPU 0)")) << st.message();
 }
 
-TEST_F(NvmlFakeTest, SetLimitWithoutPermissionIsPermissionDenied) {
-  auto src = open("gpus 2\nfail nvmlDeviceSetPowerManagementLimit no_permission\n");
-  ASSERT_TRUE(src.ok()) << src.status().message();
-  auto w = src.value()->set_power_limit(1, 500);
-  ASSERT_FALSE(w.ok());
-  EXPECT_EQ(w.status().code(), StatusCode::kPermissionDenied);
-  EXPECT_TRUE(contains(w.status().message(), "nvmlDeviceSetPowerManagementLimit (GPU 1)"))
-      << w.status().message();
-  EXPECT_TRUE(contains(w.status().message(), "NVML_ERROR_NO_PERMISSION"));
-}
-
-TEST_F(NvmlFakeTest, SetLimitClampsToConstraintsAndReadsBack) {
-  auto src = open("gpus 2\nlimits * min=200 max=700 enforced=700\nlimits 1 clamp=400\n");
-  ASSERT_TRUE(src.ok()) << src.status().message();
-  NvmlGpuSource& s = *src.value();
-
-  auto w = s.set_power_limit(0, 450);
-  ASSERT_TRUE(w.ok()) << w.status().message();
-  EXPECT_FALSE(w->clamped);
-  EXPECT_DOUBLE_EQ(w->applied_w, 450);
-  EXPECT_DOUBLE_EQ(w->enforced_w, 450);
-
-  w = s.set_power_limit(0, 900);
-  ASSERT_TRUE(w.ok()) << w.status().message();
-  EXPECT_TRUE(w->clamped);
-  EXPECT_DOUBLE_EQ(w->requested_w, 900);
-  EXPECT_DOUBLE_EQ(w->applied_w, 700);
-  EXPECT_DOUBLE_EQ(w->enforced_w, 700);
-
-  w = s.set_power_limit(0, 150);
-  ASSERT_TRUE(w.ok()) << w.status().message();
-  EXPECT_DOUBLE_EQ(w->applied_w, 200);
-  EXPECT_DOUBLE_EQ(w->enforced_w, 200);
-  GpuSample g;
-  ASSERT_TRUE(s.read(0, 0.0, g).ok());
-  EXPECT_DOUBLE_EQ(g.reading.power_limit_w, 200);
-
-  // Something else holds GPU 1 at 400 W: the readback says so.
-  w = s.set_power_limit(1, 500);
-  ASSERT_TRUE(w.ok()) << w.status().message();
-  EXPECT_DOUBLE_EQ(w->applied_w, 500);
-  EXPECT_DOUBLE_EQ(w->enforced_w, 400);
-
-  EXPECT_EQ(s.set_power_limit(0, std::nan("")).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.set_power_limit(0, -5).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.set_power_limit(7, 300).status().code(), StatusCode::kInvalidArgument);
-}
-
-TEST_F(NvmlFakeTest, SetLimitWithoutConstraintsIsNotSupported) {
-  auto src = open("fail nvmlDeviceGetPowerManagementLimitConstraints not_supported\n");
-  ASSERT_TRUE(src.ok()) << src.status().message();
-  auto w = src.value()->set_power_limit(0, 300);
-  EXPECT_EQ(w.status().code(), StatusCode::kNotSupported);
-}
-
 TEST_F(NvmlFakeTest, MissingLibraryIsUnavailableInOneLine) {
   setenv(kNvmlLibraryEnv, "/nonexistent/libnvidia-ml.so.1", 1);
   auto lib = NvmlLibrary::load();

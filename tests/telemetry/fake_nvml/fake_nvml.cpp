@@ -14,9 +14,11 @@
 //   energy G counter|none|backwards [start_j=X] [step_j=Y]
 //                                   total-energy counter: each call returns start + k*step
 //                                   (backwards: start - k*step); none: NOT_SUPPORTED
-//   limits G [min=W] [max=W] [default=W] [enforced=W] [clamp=W]
-//                                   power-limit constraints; clamp: the device enforces at most
-//                                   this much whatever is set (another agent's cap)
+//   limits G [min=W] [max=W] [default=W] [enforced=W] [limit=W] [clamp=W]
+//                                   power-limit constraints; limit: the management limit (the
+//                                   last one set; default: the enforced limit); clamp: the device
+//                                   enforces at most this much whatever is set (another agent's
+//                                   cap)
 //   util G sm=P mem=P               utilisation in percent
 //   clock G MHZ                     SM clock
 //   temp G C                        temperature
@@ -56,6 +58,7 @@ struct Gpu {
   long energy_calls = 0;
   double min_w = 200, max_w = 700, default_w = 700, enforced_w = 700;
   double clamp_w = std::numeric_limits<double>::infinity();
+  double limit_w = std::numeric_limits<double>::quiet_NaN();  // NaN: as enforced_w
   unsigned sm_util = 50, mem_util = 25, clock_mhz = 1500, temp_c = 60;
   unsigned long long reasons = 0;
   long lost_after_reads = -1;
@@ -186,7 +189,7 @@ bool load_script(const char* path) {
         for (size_t i = 2; i < tok.size(); ++i) {
           if (!kv(tok[i], "min", d.min_w) && !kv(tok[i], "max", d.max_w) &&
               !kv(tok[i], "default", d.default_w) && !kv(tok[i], "enforced", d.enforced_w) &&
-              !kv(tok[i], "clamp", d.clamp_w))
+              !kv(tok[i], "clamp", d.clamp_w) && !kv(tok[i], "limit", d.limit_w))
             return bad("unknown option " + tok[i]);
         }
       } else if (cmd == "util") {
@@ -404,7 +407,17 @@ FAKE_EXPORT nv::Return nvmlDeviceSetPowerManagementLimit(nv::Device h, unsigned 
     return rc;
   Gpu& d = g_gpus[g];
   if (mw < to_mw(d.min_w) || mw > to_mw(d.max_w)) return nv::kErrorInvalidArgument;
-  d.enforced_w = std::min(mw / 1000.0, d.clamp_w);
+  d.limit_w = mw / 1000.0;
+  d.enforced_w = std::min(d.limit_w, d.clamp_w);
+  return nv::kSuccess;
+}
+
+FAKE_EXPORT nv::Return nvmlDeviceGetPowerManagementLimit(nv::Device h, unsigned* mw) {
+  int g = 0;
+  if (nv::Return rc = enter("nvmlDeviceGetPowerManagementLimit", h, &g); rc != nv::kSuccess)
+    return rc;
+  const Gpu& d = g_gpus[g];
+  *mw = to_mw(std::isnan(d.limit_w) ? d.enforced_w : d.limit_w);
   return nv::kSuccess;
 }
 

@@ -1,4 +1,4 @@
-#include "telemetry/tick_schedule.hpp"
+#include "runtime/tick_schedule.hpp"
 
 #include <gtest/gtest.h>
 

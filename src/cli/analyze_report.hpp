@@ -1,0 +1,20 @@
+#pragma once
+// The output of `flexwatt analyze`: the JSON document (--json) and the text tables, from an
+// analyze_trace() summary and its compute_extras() figures (analysis/trace_report.hpp).
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analysis/trace_report.hpp"
+
+namespace fw::cli {
+
+// The --json document (key order kept).
+nlohmann::ordered_json analyze_json(const TraceSummary& t, const AnalysisOptions& o,
+                                    const TraceExtras& x);
+// The summary and windows tables, on stdout.
+void print_table(const std::string& trace, const TraceSummary& r, const AnalysisOptions& o);
+// The windows curve, oversubscription and cost sections, on stdout.
+void print_extras(const TraceSummary& t, const TraceExtras& x);
+
+}  // namespace fw::cli

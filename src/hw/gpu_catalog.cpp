@@ -1,0 +1,85 @@
+#include "hw/gpu_catalog.hpp"
+
+#include <string>
+
+namespace fw::hw {
+namespace {
+
+// Sources: research/calibration.md §2.1 (limits, idle, clocks), §2.2 (power.draw averaging),
+// §1b (H200). Values marked "assumption" have no published measurement behind them.
+constexpr GpuSpec kCatalog[] = {
+    {
+        .name = "a100-sxm4-80gb",
+        .device_name = "NVIDIA A100-SXM4-80GB",
+        .tdp_w = 400,              // §2.1 default = max limit
+        .default_cap_w = 400,      // §2.1
+        .min_cap_w = 100,          // §2.1 min settable limit
+        .max_cap_w = 400,          // §2.1
+        .idle_bare_w = 54,         // §2.1 bare idle 53.7 W (Parking Tax)
+        .idle_ctx_w = 80,          // §2.1 idle with CUDA context 80.0 W
+        .sm_clock_max_mhz = 1410,  // §2.1
+        .sm_clock_idle_mhz = 210,  // §2.1
+        .sm_clock_min_mhz = 210,   // assumption: throttling floor = idle clock
+        .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
+        .hbm_gb = 80,
+    },
+    {
+        .name = "h100-sxm5",
+        .device_name = "NVIDIA H100 80GB HBM3",
+        .tdp_w = 700,              // §2.1
+        .default_cap_w = 700,      // §2.1
+        .min_cap_w = 200,          // §2.1 (DGX H100 AllowableMin)
+        .max_cap_w = 700,          // §2.1
+        .idle_bare_w = 72,         // §2.1 71.8 / 72.5 W
+        .idle_ctx_w = 122,         // §2.1 121.7 W
+        .sm_clock_max_mhz = 1980,  // §2.1
+        .sm_clock_idle_mhz = 345,  // §2.1
+        .sm_clock_min_mhz = 345,   // assumption: throttling floor = idle clock
+        .power_avg_1s = true,      // §2.2: Hopper power.draw = trailing 1 s average
+        .hbm_gb = 80,
+    },
+    {
+        .name = "h200-sxm",
+        .device_name = "NVIDIA H200",  // assumption: not yet checked on a device
+        .tdp_w = 700,                  // §2.1 / §1b (700 W TDP)
+        .default_cap_w = 700,          // §2.1
+        .min_cap_w = 200,              // §2.1 (sweeps start at 200 W)
+        .max_cap_w = 700,              // §2.1
+        .idle_bare_w = 72,             // assumption: H200 idle not found, H100's used (§2.1)
+        .idle_ctx_w = 122,             // assumption: as H100
+        .sm_clock_max_mhz = 1980,      // assumption: same GH100 die as H100
+        .sm_clock_idle_mhz = 345,      // assumption: as H100
+        .sm_clock_min_mhz = 345,       // assumption
+        .power_avg_1s = true,          // §2.2
+        .hbm_gb = 141,                 // §1b
+    },
+};
+
+}  // namespace
+
+std::span<const GpuSpec> gpu_catalog() { return kCatalog; }
+
+const GpuSpec* find_gpu(std::string_view name) {
+  for (const auto& g : kCatalog) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
+const GpuSpec* find_gpu_by_device_name(std::string_view device_name) {
+  for (const auto& g : kCatalog) {
+    if (g.device_name == device_name) return &g;
+  }
+  return nullptr;
+}
+
+const char* gpu_names() {
+  static const std::string names = [] {
+    std::string s;
+    for (const auto& g : kCatalog) s += (s.empty() ? "" : ", ") + std::string(g.name);
+    return s;
+  }();
+  return names.c_str();
+}
+
+}  // namespace fw::hw

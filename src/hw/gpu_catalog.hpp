@@ -1,0 +1,45 @@
+#pragma once
+// The GPU catalogue: hardware facts about each GPU model flexwatt knows, shared by the
+// simulator (sim/gpu_model.hpp adds its model-fit constants on top), the trace analysis
+// (nameplate of a trace's GPU models) and the node agent (a device's settable cap range and
+// default when NVML does not say).
+//
+// Split with sim/: a fact about the hardware (nameplate, settable cap range, idle powers,
+// clocks, memory, how the driver reports power) lives here, whether measured or, where no
+// measurement was found, assumed (the table says which). Constants fitted so that the
+// simulator's power model reproduces measurements (K_sm, K_mem, v0, the SM-clock share of idle
+// power) stay in sim/gpu_model.cpp. Sources of the numbers: docs/simulator.md.
+//
+// Units: watts, MHz, GB. Entries are immutable and live for the whole program.
+
+#include <span>
+#include <string_view>
+
+namespace fw::hw {
+
+struct GpuSpec {
+  std::string_view name;         // catalogue key, e.g. "h100-sxm5" (lower case, as in scenarios)
+  std::string_view device_name;  // what NVML's nvmlDeviceGetName reports for it
+  double tdp_w;                  // nameplate (TDP)
+  double default_cap_w;          // the cap the driver applies at boot
+  double min_cap_w;              // settable cap range
+  double max_cap_w;
+  double idle_bare_w;       // no CUDA context, idle clock
+  double idle_ctx_w;        // CUDA context loaded, SM clock at max
+  double sm_clock_max_mhz;  // highest SM clock
+  double sm_clock_idle_mhz;
+  double sm_clock_min_mhz;  // lowest clock the firmware throttles to under a cap
+  bool power_avg_1s;        // power.draw is a trailing 1 s average (Hopper); else instantaneous
+  double hbm_gb;            // device memory
+};
+
+// Every catalogue entry, in a fixed order.
+std::span<const GpuSpec> gpu_catalog();
+// The entry named `name` (exact match); nullptr when unknown.
+const GpuSpec* find_gpu(std::string_view name);
+// The entry whose device_name is `device_name` (NVML's name, exact match); nullptr when unknown.
+const GpuSpec* find_gpu_by_device_name(std::string_view device_name);
+// Comma-separated catalogue names (for error messages): "a100-sxm4-80gb, h100-sxm5, h200-sxm".
+const char* gpu_names();
+
+}  // namespace fw::hw

@@ -1,0 +1,29 @@
+#pragma once
+// Clock: the time source of the wall-clock loop, injectable so tests run without sleeping.
+// Times are seconds on a monotonic clock from an arbitrary origin (SteadyClock: its
+// construction).
+
+#include <chrono>
+
+namespace fw {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual double now_s() = 0;
+  // Returns at t_s or later (at once when t_s is not in the future).
+  virtual void sleep_until_s(double t_s) = 0;
+};
+
+// std::chrono::steady_clock, with now_s() = 0 at construction.
+class SteadyClock : public Clock {
+ public:
+  SteadyClock() : t0_(std::chrono::steady_clock::now()) {}
+  double now_s() override;
+  void sleep_until_s(double t_s) override;
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+}  // namespace fw

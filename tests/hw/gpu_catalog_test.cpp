@@ -1,0 +1,63 @@
+// The GPU catalogue: lookups and the facts the simulator and the analysis rely on.
+
+#include "hw/gpu_catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace fw::hw {
+namespace {
+
+TEST(GpuCatalog, FindsEveryEntryByName) {
+  ASSERT_EQ(gpu_catalog().size(), 3u);
+  for (const GpuSpec& g : gpu_catalog()) {
+    EXPECT_EQ(find_gpu(g.name), &g) << g.name;
+    EXPECT_NE(std::string(gpu_names()).find(std::string(g.name)), std::string::npos) << g.name;
+  }
+  EXPECT_EQ(find_gpu("H100-SXM5"), nullptr);  // exact match only
+  EXPECT_EQ(find_gpu(""), nullptr);
+}
+
+TEST(GpuCatalog, FindsByNvmlDeviceName) {
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA H100 80GB HBM3"), find_gpu("h100-sxm5"));
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA A100-SXM4-80GB"), find_gpu("a100-sxm4-80gb"));
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA H200"), find_gpu("h200-sxm"));
+  EXPECT_EQ(find_gpu_by_device_name("Fake NVIDIA GPU"), nullptr);
+}
+
+TEST(GpuCatalog, NamesListInTableOrder) {
+  EXPECT_EQ(std::string(gpu_names()), "a100-sxm4-80gb, h100-sxm5, h200-sxm");
+}
+
+TEST(GpuCatalog, NameplatesAndCapRanges) {
+  const GpuSpec* a100 = find_gpu("a100-sxm4-80gb");
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(a100->tdp_w, 400);
+  EXPECT_EQ(a100->min_cap_w, 100);
+  EXPECT_EQ(a100->hbm_gb, 80);
+  EXPECT_FALSE(a100->power_avg_1s);
+  const GpuSpec* h200 = find_gpu("h200-sxm");
+  ASSERT_NE(h200, nullptr);
+  EXPECT_EQ(h200->tdp_w, 700);
+  EXPECT_EQ(h200->hbm_gb, 141);
+  EXPECT_TRUE(h200->power_avg_1s);
+}
+
+TEST(GpuCatalog, EveryEntryIsConsistent) {
+  for (const GpuSpec& g : gpu_catalog()) {
+    SCOPED_TRACE(std::string(g.name));
+    EXPECT_GT(g.min_cap_w, 0);
+    EXPECT_LE(g.min_cap_w, g.default_cap_w);
+    EXPECT_LE(g.default_cap_w, g.max_cap_w);
+    EXPECT_LE(g.max_cap_w, g.tdp_w);
+    EXPECT_LT(g.idle_bare_w, g.idle_ctx_w);
+    EXPECT_LT(g.idle_ctx_w, g.min_cap_w);
+    EXPECT_LE(g.sm_clock_min_mhz, g.sm_clock_idle_mhz);
+    EXPECT_LT(g.sm_clock_idle_mhz, g.sm_clock_max_mhz);
+    EXPECT_GT(g.hbm_gb, 0);
+  }
+}
+
+}  // namespace
+}  // namespace fw::hw
