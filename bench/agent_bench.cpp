@@ -79,7 +79,8 @@ struct Result {
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
 };
 
-Result load(int port, const std::string& method, const std::string& path, int clients,
+// `path` may hold "{c}", replaced by the client's index (one job per client for progress).
+Result load(int port, const std::string& method, const std::string& path_pattern, int clients,
             double seconds) {
   std::vector<std::vector<double>> lat(clients);
   std::atomic<size_t> errors{0};
@@ -89,11 +90,15 @@ Result load(int port, const std::string& method, const std::string& path, int cl
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&, c] {
+      std::string path = path_pattern;
+      if (auto at = path.find("{c}"); at != std::string::npos) {
+        path.replace(at, 3, std::to_string(c));
+      }
       httplib::Client cli("127.0.0.1", port);
       cli.set_keep_alive(true);
+      cli.set_tcp_nodelay(true);
       cli.set_bearer_token_auth(kToken);
       cli.set_read_timeout(5, 0);
-      std::string body = R"({"tokens_total": 0, "steps_total": 0, "phase": "generate"})";
       double tokens = 0;
       while (Clock::now() < end) {
         auto a = Clock::now();
@@ -111,7 +116,7 @@ Result load(int port, const std::string& method, const std::string& path, int cl
   }
   for (auto& t : threads) t.join();
   Result res;
-  res.endpoint = method + " " + path;
+  res.endpoint = method + " " + path_pattern;
   res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   std::vector<double> all;
   for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
@@ -156,8 +161,8 @@ int main(int argc, char** argv) {
       dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   StateHub hub;
   CommandQueue commands;
-  JobRegistry jobs;
-  jobs.add("job-0", {});
+  JobRegistry jobs(256);
+  for (int c = 0; c < clients; ++c) jobs.add("job-" + std::to_string(c), {});
   ServerConfig cfg;
   cfg.tcp_port = 0;
   cfg.token_file = (dir / "tokens").string();
@@ -184,7 +189,7 @@ int main(int argc, char** argv) {
   std::vector<Result> results;
   results.push_back(load(server.tcp_port(), "GET", "/v1/status", clients, seconds));
   results.push_back(load(server.tcp_port(), "GET", "/metrics", clients, seconds));
-  results.push_back(load(server.tcp_port(), "POST", "/v1/jobs/job-0/progress", clients, seconds));
+  results.push_back(load(server.tcp_port(), "POST", "/v1/jobs/job-{c}/progress", clients, seconds));
   stop = true;
   loop.join();
   server.stop();
