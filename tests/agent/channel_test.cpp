@@ -59,6 +59,18 @@ TEST_F(Channel, StreamSendsOneEventPerTick) {
   }
 }
 
+// Browsers and `curl --compressed` ask for gzip; events must still arrive one by one.
+TEST_F(Channel, StreamIsNotCompressed) {
+  hub_.publish(testing::sample_state());
+  start();
+  auto c = tcp(kRead);
+  auto r = c.Get("/v1/stream?max_events=1", {{"Accept-Encoding", "gzip, deflate, br"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Encoding"), "");
+  EXPECT_EQ(r->body.rfind("id: 1\n", 0), 0u) << r->body.substr(0, 40);
+}
+
 TEST_F(Channel, StreamSendsKeepAlivesWhenIdle) {
   cfg_.keepalive_s = 0.05;
   start();
