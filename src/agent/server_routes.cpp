@@ -226,7 +226,11 @@ void AgentServer::Impl::list_jobs(httplib::Response& res) {
 void AgentServer::Impl::post_job(const httplib::Request& req, httplib::Response& res) {
   JobRequest r;
   if (auto err = parse_job_request(req.body, r)) return send_error(res, err->status, err->message);
-  if (r.id.empty()) r.id = "job-" + std::to_string(next_job++);
+  if (r.id.empty()) {  // assign the first free "job-N"
+    do {
+      r.id = "job-" + std::to_string(next_job++);
+    } while (jobs.get(r.id));
+  }
   switch (jobs.add(r.id, r.info)) {
     case JobRegistry::Outcome::kExists:
       return send_error(res, 409, "job '" + r.id + "' is already registered");

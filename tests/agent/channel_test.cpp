@@ -111,6 +111,10 @@ TEST_F(Channel, JobRegistersReportsAndReadsKnobs) {
   auto anon = c.Post("/v1/jobs", "{}", "application/json");
   ASSERT_TRUE(anon);
   EXPECT_EQ(json::parse(anon->body)["id"], "job-1");
+  c.Post("/v1/jobs", R"({"id": "job-2"})", "application/json");
+  auto next = c.Post("/v1/jobs", "{}", "application/json");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(json::parse(next->body)["id"], "job-3");  // skips the id taken by hand
 
   auto prog = c.Post("/v1/jobs/grpo-1/progress",
                      R"({"tokens_total": 5000, "steps_total": 1, "phase": "generate"})",
@@ -136,11 +140,11 @@ TEST_F(Channel, JobRegistersReportsAndReadsKnobs) {
   EXPECT_EQ(jobs_.snapshot()[0].phase, "generate");
   auto list = tcp(kRead).Get("/v1/jobs");
   ASSERT_TRUE(list);
-  EXPECT_EQ(json::parse(list->body)["jobs"].size(), 2u);
+  EXPECT_EQ(json::parse(list->body)["jobs"].size(), 4u);
   auto del = c.Delete("/v1/jobs/job-1");
   ASSERT_TRUE(del);
   EXPECT_EQ(del->status, 200);
-  EXPECT_EQ(jobs_.snapshot().size(), 1u);
+  EXPECT_EQ(jobs_.snapshot().size(), 3u);
 }
 
 TEST_F(Channel, KnobLongPollTimesOutUnchanged) {
