@@ -109,7 +109,13 @@ Result load(int port, const std::string& method, const std::string& path_pattern
                                                R"(, "steps_total": 1})",
                                            "application/json");
         auto b = Clock::now();
-        if (!r || r->status >= 400) ++errors;
+        if (!r || r->status >= 400) {
+          if (errors++ == 0) {
+            std::fprintf(
+                stderr, "agent_bench: first error on %s: %s\n", path.c_str(),
+                r ? std::to_string(r->status).c_str() : httplib::to_string(r.error()).c_str());
+          }
+        }
         lat[c].push_back(std::chrono::duration<double, std::milli>(b - a).count());
       }
     });
