@@ -87,7 +87,7 @@ struct AgentState {
   std::map<std::string, int64_t> fallbacks_total;        // by reason: stale_telemetry, …
   std::string fallback_reason;  // non-empty while the safe setting is in force
   LoopState loop;
-  std::vector<JobState> jobs;
+  std::vector<JobState> jobs;        // JobRegistry::snapshot() taken at this tick
   uint64_t applied_command_seq = 0;  // last API command the loop has applied
 };
 
