@@ -1,0 +1,240 @@
+// Throughput and latency of the node agent's HTTP API under a bounded loopback load, while
+// a stand-in loop publishes a state at 10 Hz (8 GPUs, 4 jobs, tokens on).
+//   agent_bench [--clients N] [--seconds S] [--json]      (defaults: 8 clients, 2 s per endpoint)
+// For each endpoint (GET /v1/status, GET /metrics, POST /v1/jobs/{id}/progress) N client
+// threads send requests back to back over keep-alive TCP connections to 127.0.0.1 for S
+// seconds. Printed: requests/s, p50/p99/max latency, errors, and the stand-in loop's
+// deadline misses (ticks that published after the next tick was due). Not a test: the
+// numbers depend on the machine and on what else runs on it.
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/server.hpp"
+
+namespace {
+
+using namespace fw::agent;
+using Clock = std::chrono::steady_clock;
+constexpr const char* kToken = "bench-token-0123456789abcdef";
+
+AgentState node_state(int64_t tick) {
+  AgentState s;
+  s.time_unix_s = 1.8e9 + 0.1 * static_cast<double>(tick);
+  s.hostname = "bench-node";
+  s.controller = "pid:kp=0.5";
+  for (int i = 0; i < 8; ++i) {
+    GpuState g;
+    g.index = i;
+    g.uuid = "GPU-bench-" + std::to_string(i);
+    g.name = "NVIDIA H100 80GB HBM3";
+    g.power_w = 400 + i;
+    g.energy_j = 1e6 + 40.0 * static_cast<double>(tick);
+    g.cap_w = 600;
+    g.cap_min_w = 200;
+    g.cap_max_w = 700;
+    g.cap_default_w = 700;
+    g.sm_clock_mhz = 1755;
+    g.sm_util = 0.95;
+    g.mem_util = 0.5;
+    g.temp_c = 60;
+    s.gpus.push_back(g);
+  }
+  s.node_power_w = 3228;
+  s.budget.schedule = {{0, 4000, 30}};
+  s.budget.watts = 4000;
+  s.budget.window_s = 30;
+  s.windows = {{30, 3200, 0}, {300, 3150, 0}};
+  s.limiter_actions_total = {{"clamped", 3}};
+  s.loop.period_s = 0.1;
+  s.loop.ticks_total = tick;
+  for (int j = 0; j < 4; ++j) {
+    JobState js;
+    js.id = "job-" + std::to_string(j);
+    js.phase = "generate";
+    js.tokens_total = 1000.0 * static_cast<double>(tick);
+    js.knobs = {64, 8};
+    s.jobs.push_back(js);
+  }
+  return s;
+}
+
+struct Result {
+  std::string endpoint;
+  double seconds = 0;
+  size_t requests = 0, errors = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+};
+
+// `path` may hold "{c}", replaced by the client's index (one job per client for progress).
+Result load(int port, const std::string& method, const std::string& path_pattern, int clients,
+            double seconds) {
+  std::vector<std::vector<double>> lat(clients);
+  std::atomic<size_t> errors{0};
+  auto t0 = Clock::now();
+  auto end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      std::string path = path_pattern;
+      if (auto at = path.find("{c}"); at != std::string::npos) {
+        path.replace(at, 3, std::to_string(c));
+      }
+      httplib::Client cli("127.0.0.1", port);
+      cli.set_keep_alive(true);
+      cli.set_tcp_nodelay(true);
+      cli.set_bearer_token_auth(kToken);
+      cli.set_read_timeout(5, 0);
+      double tokens = 0;
+      while (Clock::now() < end) {
+        auto a = Clock::now();
+        httplib::Result r = method == "GET"
+                                ? cli.Get(path.c_str())
+                                : cli.Post(path.c_str(),
+                                           R"({"tokens_total": )" + std::to_string(tokens += 1) +
+                                               R"(, "steps_total": 1})",
+                                           "application/json");
+        auto b = Clock::now();
+        if (!r || r->status >= 400) {
+          if (errors++ == 0) {
+            std::fprintf(
+                stderr, "agent_bench: first error on %s: %s\n", path.c_str(),
+                r ? std::to_string(r->status).c_str() : httplib::to_string(r.error()).c_str());
+          }
+        }
+        lat[c].push_back(std::chrono::duration<double, std::milli>(b - a).count());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  Result res;
+  res.endpoint = method + " " + path_pattern;
+  res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::vector<double> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  res.requests = all.size();
+  res.errors = errors;
+  if (!all.empty()) {
+    res.p50_ms = all[all.size() / 2];
+    res.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+    res.max_ms = all.back();
+  }
+  return res;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int clients = 8;
+  double seconds = 2;
+  bool as_json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--clients") && i + 1 < argc)
+      clients = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json"))
+      as_json = true;
+    else {
+      std::fprintf(stderr, "usage: agent_bench [--clients N] [--seconds S] [--json]\n");
+      return 2;
+    }
+  }
+  if (clients < 1 || clients > 256 || seconds <= 0 || seconds > 600) {
+    std::fprintf(stderr, "agent_bench: --clients in [1, 256], --seconds in (0, 600]\n");
+    return 2;
+  }
+  auto dir =
+      std::filesystem::temp_directory_path() / ("fw_agent_bench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tokens") << "bench control " << kToken << "\n";
+  std::filesystem::permissions(
+      dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  StateHub hub;
+  CommandQueue commands;
+  JobRegistry jobs(256);
+  for (int c = 0; c < clients; ++c) jobs.add("job-" + std::to_string(c), {});
+  ServerConfig cfg;
+  cfg.tcp_port = 0;
+  cfg.token_file = (dir / "tokens").string();
+  cfg.threads = clients + 8;
+  AgentServer server(cfg, hub, commands, jobs);
+  if (auto st = server.start(); !st.ok()) {
+    std::fprintf(stderr, "agent_bench: %s\n", st.message().c_str());
+    return 1;
+  }
+  // Stand-in loop at 10 Hz: publish, count ticks that finished after the next deadline.
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> ticks{0}, misses{0};
+  std::thread loop([&] {
+    auto next = Clock::now();
+    const auto period = std::chrono::milliseconds(100);
+    while (!stop) {
+      int64_t t = ticks++;
+      hub.publish(node_state(t));
+      next += period;
+      if (Clock::now() > next) ++misses;
+      std::this_thread::sleep_until(next);
+    }
+  });
+  std::vector<Result> results;
+  results.push_back(load(server.tcp_port(), "GET", "/v1/status", clients, seconds));
+  results.push_back(load(server.tcp_port(), "GET", "/metrics", clients, seconds));
+  results.push_back(load(server.tcp_port(), "POST", "/v1/jobs/job-{c}/progress", clients, seconds));
+  stop = true;
+  loop.join();
+  server.stop();
+  std::filesystem::remove_all(dir);
+
+  nlohmann::json out = nlohmann::json::array();
+  if (!as_json) {
+    std::printf(
+        "agent_bench: %d clients, %.1f s per endpoint, loopback TCP, bearer auth, "
+        "%u cores\n",
+        clients, seconds, std::thread::hardware_concurrency());
+    std::printf("%-34s %10s %9s %9s %9s %7s\n", "endpoint", "req/s", "p50 ms", "p99 ms", "max ms",
+                "errors");
+  }
+  for (const auto& r : results) {
+    double rps = static_cast<double>(r.requests) / r.seconds;
+    if (as_json) {
+      out.push_back({{"endpoint", r.endpoint},
+                     {"requests_per_s", rps},
+                     {"p50_ms", r.p50_ms},
+                     {"p99_ms", r.p99_ms},
+                     {"max_ms", r.max_ms},
+                     {"errors", r.errors}});
+    } else {
+      std::printf("%-34s %10.0f %9.3f %9.3f %9.3f %7zu\n", r.endpoint.c_str(), rps, r.p50_ms,
+                  r.p99_ms, r.max_ms, r.errors);
+    }
+  }
+  if (as_json) {
+    std::printf("%s\n", nlohmann::json{{"clients", clients},
+                                       {"seconds", seconds},
+                                       {"loop_ticks", ticks.load()},
+                                       {"loop_deadline_misses", misses.load()},
+                                       {"endpoints", out}}
+                            .dump(2)
+                            .c_str());
+  } else {
+    std::printf("stand-in loop at 10 Hz: %lld ticks, %lld deadline misses\n",
+                static_cast<long long>(ticks.load()), static_cast<long long>(misses.load()));
+  }
+  return 0;
+}

@@ -1,0 +1,89 @@
+#include "agent/agent_state.hpp"
+
+#include <cmath>
+
+namespace fw::agent {
+namespace {
+
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
+nlohmann::json gpu_json(const GpuState& g) {
+  return {{"index", g.index},
+          {"uuid", g.uuid},
+          {"name", g.name},
+          {"power_w", num(g.power_w)},
+          {"energy_j", num(g.energy_j)},
+          {"cap_w", num(g.cap_w)},
+          {"cap_min_w", num(g.cap_min_w)},
+          {"cap_max_w", num(g.cap_max_w)},
+          {"cap_default_w", num(g.cap_default_w)},
+          {"sm_clock_mhz", num(g.sm_clock_mhz)},
+          {"sm_util", num(g.sm_util)},
+          {"mem_util", num(g.mem_util)},
+          {"temp_c", num(g.temp_c)}};
+}
+
+nlohmann::json budget_json(const BudgetState& b) {
+  nlohmann::json sched = nlohmann::json::array();
+  for (const auto& e : b.schedule) {
+    sched.push_back({{"after_s", e.after_s}, {"watts", e.watts}, {"window_s", e.window_s}});
+  }
+  return {{"scope", b.scope},      {"source", b.source},          {"set_unix_s", b.set_unix_s},
+          {"watts", num(b.watts)}, {"window_s", num(b.window_s)}, {"schedule", std::move(sched)}};
+}
+
+}  // namespace
+
+nlohmann::json knobs_json(const KnobValues& k) {
+  nlohmann::json out = nlohmann::json::object();
+  for (int i = 0; i < kNumKnobs; ++i) {
+    if (std::isfinite(k[i])) out[std::string(kKnobNames[i])] = k[i];
+  }
+  return out;
+}
+
+nlohmann::json to_json(const JobState& j) {
+  return {{"id", j.id},
+          {"name", j.name},
+          {"kind", j.kind},
+          {"phase", j.phase},
+          {"tokens_total", j.tokens_total},
+          {"steps_total", j.steps_total},
+          {"knobs", knobs_json(j.knobs)},
+          {"knob_version", j.knob_version},
+          {"last_report_age_s", num(j.last_report_age_s)}};
+}
+
+nlohmann::json to_json(const AgentState& s) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : s.gpus) gpus.push_back(gpu_json(g));
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& w : s.windows) {
+    windows.push_back({{"window_s", w.window_s},
+                       {"mean_w", num(w.mean_w)},
+                       {"violations_total", w.violations_total}});
+  }
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& j : s.jobs) jobs.push_back(to_json(j));
+  return {{"version", s.version},
+          {"time_unix_s", s.time_unix_s},
+          {"hostname", s.hostname},
+          {"controller", s.controller},
+          {"node_power_w", num(s.node_power_w)},
+          {"gpus", std::move(gpus)},
+          {"budget", budget_json(s.budget)},
+          {"windows", std::move(windows)},
+          {"limiter_actions_total", s.limiter_actions_total},
+          {"fallbacks_total", s.fallbacks_total},
+          {"fallback_reason", s.fallback_reason},
+          {"loop",
+           {{"period_s", s.loop.period_s},
+            {"ticks_total", s.loop.ticks_total},
+            {"late_ticks_total", s.loop.late_ticks_total},
+            {"lateness_s", s.loop.lateness_s},
+            {"lateness_max_s", s.loop.lateness_max_s}}},
+          {"jobs", std::move(jobs)},
+          {"applied_command_seq", s.applied_command_seq}};
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,100 @@
+#pragma once
+// AgentState: what the node agent's loop publishes once per tick, and what the HTTP API,
+// the SSE stream and /metrics serve. A plain value: the loop fills one, StateHub stores an
+// immutable copy. SI units inside (W, J, s, 0..1, °C); clocks in MHz as in Snapshot.
+//
+// Contract for the publisher (the control path): every field is the state at the end of
+// the tick; NaN means "not measured" (rendered as JSON null and omitted from /metrics);
+// counters (*_total) never decrease during one agent run.
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "telemetry/snapshot.hpp"
+
+namespace fw::agent {
+
+struct GpuState {
+  int index = 0;             // NVML index (dcgm-exporter's `gpu` label)
+  std::string uuid;          // "GPU-…" (dcgm-exporter's `UUID` label); may be empty
+  std::string name;          // model name (dcgm-exporter's `modelName` label)
+  double power_w = kUnset;   // sensor reading
+  double energy_j = kUnset;  // cumulative counter since boot; NaN without one
+  double cap_w = kUnset;     // enforced power cap
+  double cap_min_w = kUnset, cap_max_w = kUnset, cap_default_w = kUnset;  // constraints
+  double sm_clock_mhz = kUnset;
+  double sm_util = kUnset;   // 0..1
+  double mem_util = kUnset;  // 0..1
+  double temp_c = kUnset;
+};
+
+// One budget entry: watts judged on the mean over window_s.
+struct BudgetEntry {
+  double after_s = 0;  // start, seconds after the budget was set (0 for the first entry)
+  double watts = 0;
+  double window_s = 30;
+};
+
+struct BudgetState {
+  std::string scope = "node";         // gpu | job | node | fleet
+  std::string source = "config";      // config | api | coordinator | …
+  double set_unix_s = 0;              // when the schedule took effect (wall clock)
+  std::vector<BudgetEntry> schedule;  // sorted; schedule[0].after_s == 0; empty: no budget
+  double watts = kUnset;              // in force now
+  double window_s = kUnset;           // in force now
+};
+
+// Trailing mean and violations for one judging window.
+struct WindowState {
+  double window_s = 30;
+  double mean_w = kUnset;        // trailing mean of node power over window_s
+  int64_t violations_total = 0;  // windows judged over budget since start
+};
+
+struct LoopState {
+  double period_s = 1.0;
+  int64_t ticks_total = 0;
+  int64_t late_ticks_total = 0;  // ticks that started after their deadline
+  double lateness_s = 0;         // lateness of the last tick (>= 0)
+  double lateness_max_s = 0;     // largest lateness seen
+};
+
+struct JobState {
+  std::string id;
+  std::string name;
+  std::string kind;
+  std::string phase = "idle";  // Phase name (telemetry/snapshot.hpp)
+  double tokens_total = 0;
+  double steps_total = 0;
+  KnobValues knobs = {kUnset, kUnset};  // in force (as last handed to the job)
+  uint64_t knob_version = 0;
+  double last_report_age_s = kUnset;  // seconds since the job last reported
+};
+
+struct AgentState {
+  uint64_t version = 0;  // set by StateHub::publish (1, 2, …); 0: nothing published yet
+  double time_unix_s = 0;
+  std::string hostname;
+  std::string controller;  // controller spec in force, as written ("pid:kp=0.5")
+  std::vector<GpuState> gpus;
+  double node_power_w = kUnset;  // sum over GPUs (or a node meter)
+  BudgetState budget;
+  std::vector<WindowState> windows;
+  std::map<std::string, int64_t> limiter_actions_total;  // by action: clamped, slew_limited…
+  std::map<std::string, int64_t> fallbacks_total;        // by reason: stale_telemetry, …
+  std::string fallback_reason;  // non-empty while the safe setting is in force
+  LoopState loop;
+  std::vector<JobState> jobs;        // JobRegistry::snapshot() taken at this tick
+  uint64_t applied_command_seq = 0;  // last API command the loop has applied
+};
+
+// JSON of the state as served by GET /v1/status and each SSE event (NaN -> null).
+nlohmann::json to_json(const AgentState& s);
+nlohmann::json to_json(const JobState& j);
+// Knobs as {"gen_concurrency": 32, …}: only the knobs that are set.
+nlohmann::json knobs_json(const KnobValues& k);
+
+}  // namespace fw::agent

@@ -1,0 +1,226 @@
+#include "agent/api_requests.hpp"
+
+#include <cmath>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+
+#include "control/budget.hpp"
+#include "control/controller_spec.hpp"
+
+namespace fw::agent {
+namespace {
+
+using nlohmann::json;
+
+HttpError bad(std::string m) { return {400, std::move(m)}; }
+HttpError invalid(std::string m) { return {422, std::move(m)}; }
+
+std::optional<HttpError> parse_object(std::string_view body, json& out) {
+  out = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (out.is_discarded()) return bad("body is not valid JSON");
+  if (!out.is_object()) return bad("body must be a JSON object");
+  return std::nullopt;
+}
+
+std::optional<HttpError> only_keys(const json& j, std::initializer_list<const char*> keys,
+                                   const std::string& where) {
+  for (const auto& [k, v] : j.items()) {
+    bool known = false;
+    for (const char* key : keys) known = known || k == key;
+    if (!known) {
+      std::string list;
+      for (const char* key : keys) list += (list.empty() ? "" : ", ") + std::string(key);
+      return invalid(where + k + ": unknown field (valid: " + list + ")");
+    }
+  }
+  return std::nullopt;
+}
+
+// A number field in [lo, hi]; `fallback` when absent (NaN fallback: required).
+std::optional<HttpError> number(const json& j, const char* key, const std::string& where, double lo,
+                                double hi, double fallback, double& out) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    if (std::isnan(fallback)) return invalid(where + key + ": required");
+    out = fallback;
+    return std::nullopt;
+  }
+  if (!it->is_number()) return bad(where + key + ": must be a number");
+  double v = it->get<double>();
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    return invalid(where + key + ": " + it->dump() + " is out of range [" + json(lo).dump() + ", " +
+                   json(hi).dump() + "]");
+  }
+  out = v;
+  return std::nullopt;
+}
+
+std::optional<HttpError> string_field(const json& j, const char* key, size_t max_len,
+                                      std::string& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return std::nullopt;
+  if (!it->is_string()) return bad(std::string(key) + ": must be a string");
+  out = it->get<std::string>();
+  if (out.size() > max_len) {
+    return invalid(std::string(key) + ": longer than " + std::to_string(max_len) + " characters");
+  }
+  return std::nullopt;
+}
+
+std::optional<HttpError> expected_version(const json& j, std::optional<uint64_t>& out) {
+  auto it = j.find("expected_version");
+  if (it == j.end()) return std::nullopt;
+  if (!it->is_number_unsigned()) return bad("expected_version: must be a non-negative integer");
+  out = it->get<uint64_t>();
+  return std::nullopt;
+}
+
+std::optional<HttpError> schedule_entries(const json& j, double window_s, BudgetState& b) {
+  auto it = j.find("schedule");
+  if (it == j.end()) return std::nullopt;
+  if (!it->is_array()) return bad("schedule: must be an array");
+  if (it->size() > kMaxScheduleEntries) {
+    return invalid("schedule: more than " + std::to_string(kMaxScheduleEntries) + " entries");
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& e = (*it)[i];
+    std::string where = "schedule[" + std::to_string(i) + "].";
+    if (!e.is_object()) return bad(where.substr(0, where.size() - 1) + ": must be an object");
+    if (auto err = only_keys(e, {"after_s", "watts", "window_s"}, where)) return err;
+    BudgetEntry entry;
+    if (auto err = number(e, "after_s", where, 0, 1e9, NAN, entry.after_s)) return err;
+    if (auto err = number(e, "watts", where, 0, kMaxBudgetW, NAN, entry.watts)) return err;
+    if (entry.watts <= 0) return invalid(where + "watts: must be positive");
+    if (auto err =
+            number(e, "window_s", where, kMinWindowS, kMaxWindowS, window_s, entry.window_s)) {
+      return err;
+    }
+    if (entry.after_s <= b.schedule.back().after_s) {
+      return invalid(where + "after_s: must be greater than the previous entry's");
+    }
+    b.schedule.push_back(entry);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<HttpError> parse_budget_request(std::string_view body, BudgetRequest& out) {
+  json j;
+  if (auto err = parse_object(body, j)) return err;
+  if (auto err = only_keys(j, {"watts", "window_s", "scope", "schedule", "expected_version"}, "")) {
+    return err;
+  }
+  BudgetEntry first;
+  if (auto err = number(j, "watts", "", 0, kMaxBudgetW, NAN, first.watts)) return err;
+  if (first.watts <= 0) return invalid("watts: must be positive");
+  if (auto err = number(j, "window_s", "", kMinWindowS, kMaxWindowS, 30, first.window_s)) {
+    return err;
+  }
+  BudgetState b;
+  b.source = "api";
+  if (auto err = string_field(j, "scope", 16, b.scope)) return err;
+  BudgetScope scope;
+  if (!fw::scope_from_name(b.scope, scope)) {
+    return invalid("scope: '" + b.scope + "' is not one of gpu, job, node, fleet");
+  }
+  b.schedule.push_back(first);
+  if (auto err = schedule_entries(j, first.window_s, b)) return err;
+  b.watts = first.watts;
+  b.window_s = first.window_s;
+  if (auto err = expected_version(j, out.expected_version)) return err;
+  out.budget = std::move(b);
+  return std::nullopt;
+}
+
+std::optional<HttpError> parse_controller_request(std::string_view body, ControllerRequest& out) {
+  json j;
+  if (auto err = parse_object(body, j)) return err;
+  if (auto err = only_keys(j, {"controller", "expected_version"}, "")) return err;
+  if (!j.contains("controller")) return invalid("controller: required");
+  if (auto err = string_field(j, "controller", kMaxControllerSpec, out.spec)) return err;
+  auto spec = parse_controller_spec(out.spec);
+  if (!spec.ok()) return invalid("controller: " + spec.status().message());
+  return expected_version(j, out.expected_version);
+}
+
+bool valid_job_id(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
+  auto it = j.find("knobs");
+  if (it == j.end()) return std::nullopt;
+  if (!it->is_object()) return bad("knobs: must be an object");
+  for (const auto& [name, spec] : it->items()) {
+    int k = -1;
+    for (int i = 0; i < kNumKnobs; ++i) {
+      if (name == kKnobNames[i]) k = i;
+    }
+    std::string where = "knobs." + name;
+    if (k < 0) return invalid(where + ": unknown knob (valid: gen_concurrency, group_size)");
+    if (!spec.is_object()) return bad(where + ": must be an object");
+    where += ".";
+    if (auto err = only_keys(spec, {"min", "max", "step", "default"}, where)) return err;
+    KnobRange& r = info.knob_ranges[k];
+    if (auto err = number(spec, "min", where, 0, 1e9, NAN, r.min)) return err;
+    if (auto err = number(spec, "max", where, r.min, 1e9, NAN, r.max)) return err;
+    if (auto err = number(spec, "step", where, 1e-9, 1e9, 1, r.step)) return err;
+    double def = 0;
+    if (auto err = number(spec, "default", where, r.min, r.max, r.max, def)) return err;
+    r.available = true;
+    info.default_knobs[k] = def;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out) {
+  json j;
+  if (auto err = parse_object(body, j)) return err;
+  if (auto err = only_keys(j, {"id", "name", "kind", "gpus", "knobs"}, "")) return err;
+  if (auto err = string_field(j, "id", 64, out.id)) return err;
+  if (j.contains("id") && !valid_job_id(out.id)) {
+    return invalid("id: must be 1-64 characters of A-Z a-z 0-9 _ . -");
+  }
+  if (auto err = string_field(j, "name", 128, out.info.name)) return err;
+  if (auto err = string_field(j, "kind", 32, out.info.kind)) return err;
+  if (auto it = j.find("gpus"); it != j.end()) {
+    if (!it->is_array()) return bad("gpus: must be an array of GPU indices");
+    if (it->size() > kMaxJobGpus) return invalid("gpus: more than 64 entries");
+    for (const auto& g : *it) {
+      if (!g.is_number_integer()) return bad("gpus: must be an array of GPU indices");
+      int v = g.get<int>();
+      if (v < 0 || v > 1023) return invalid("gpus: index " + g.dump() + " is out of range");
+      out.info.gpus.push_back(v);
+    }
+  }
+  return job_knobs(j, out.info);
+}
+
+std::optional<HttpError> parse_progress_request(std::string_view body, JobProgress& out) {
+  json j;
+  if (auto err = parse_object(body, j)) return err;
+  if (auto err = only_keys(j, {"tokens_total", "steps_total", "phase"}, "")) return err;
+  if (auto err = number(j, "tokens_total", "", 0, 1e18, NAN, out.tokens_total)) return err;
+  if (auto err = number(j, "steps_total", "", 0, 1e15, NAN, out.steps_total)) return err;
+  std::string phase;
+  if (auto err = string_field(j, "phase", 32, phase)) return err;
+  if (j.contains("phase")) {
+    Phase p;
+    if (!phase_from_name(phase, p)) return invalid("phase: '" + phase + "' is not a known phase");
+    out.phase = p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,60 @@
+#pragma once
+// Parsing and validation of the API's request bodies, without any HTTP machinery, so the
+// rules are tested directly. Every parser returns nullopt on success or the HTTP error to
+// answer: 400 for a body that is not a JSON object or a field of the wrong JSON type,
+// 422 for well-formed values that break a rule (unknown key, out of range, bad order).
+// Messages name the field ("schedule[1].after_s: must be greater than the previous").
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "agent/agent_state.hpp"
+#include "agent/job_registry.hpp"
+#include "control/plant.hpp"
+
+namespace fw::agent {
+
+struct HttpError {
+  int status = 400;
+  std::string message;
+};
+
+// Limits on accepted values (also documented in docs/agent-api.md).
+inline constexpr double kMaxBudgetW = 1e7;
+inline constexpr double kMinWindowS = 0.1, kMaxWindowS = 86400;
+inline constexpr size_t kMaxScheduleEntries = 64;
+inline constexpr size_t kMaxControllerSpec = 256;
+inline constexpr size_t kMaxJobGpus = 64;
+
+// PUT /v1/budget: {"watts", "window_s"?, "scope"?, "schedule"?: [{"after_s", "watts",
+// "window_s"?}], "expected_version"?}.
+struct BudgetRequest {
+  BudgetState budget;  // schedule[0] is the immediate budget; source "api"
+  std::optional<uint64_t> expected_version;
+};
+std::optional<HttpError> parse_budget_request(std::string_view body, BudgetRequest& out);
+
+// PUT /v1/controller: {"controller": "NAME[:ARG][,K=V…]", "expected_version"?}.
+struct ControllerRequest {
+  std::string spec;
+  std::optional<uint64_t> expected_version;
+};
+std::optional<HttpError> parse_controller_request(std::string_view body, ControllerRequest& out);
+
+// POST /v1/jobs: {"id"?, "name"?, "kind"?, "gpus"?: [int], "knobs"?: {KNOB: {"min", "max",
+// "step"?, "default"?}}}. An absent id is left empty (the server assigns one).
+struct JobRequest {
+  std::string id;
+  JobInfo info;
+};
+std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out);
+
+// POST /v1/jobs/{id}/progress: {"tokens_total", "steps_total", "phase"?}.
+std::optional<HttpError> parse_progress_request(std::string_view body, JobProgress& out);
+
+// Job ids: 1 to 64 of [A-Za-z0-9_.-].
+bool valid_job_id(std::string_view id);
+
+}  // namespace fw::agent

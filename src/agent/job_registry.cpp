@@ -1,0 +1,145 @@
+#include "agent/job_registry.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace fw::agent {
+
+JobRegistry::JobRegistry(size_t max_jobs, std::function<double()> now_s)
+    : max_jobs_(max_jobs), now_s_(std::move(now_s)) {
+  if (!now_s_) {
+    now_s_ = [] { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); };
+  }
+}
+
+const JobRegistry::Entry* JobRegistry::find(const std::string& id) const {
+  for (const auto& e : jobs_) {
+    if (e.state.id == id) return &e;
+  }
+  return nullptr;
+}
+
+JobRegistry::Entry* JobRegistry::find(const std::string& id) {
+  return const_cast<Entry*>(std::as_const(*this).find(id));
+}
+
+JobRegistry::Outcome JobRegistry::add(const std::string& id, JobInfo info) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (find(id)) return Outcome::kExists;
+  if (jobs_.size() >= max_jobs_) return Outcome::kFull;
+  Entry e;
+  e.state.id = id;
+  e.state.name = info.name;
+  e.state.kind = info.kind;
+  e.state.knobs = info.default_knobs;
+  e.last_report_s = now_s_();
+  e.info = std::move(info);
+  jobs_.push_back(std::move(e));
+  ++generation_;
+  return Outcome::kOk;
+}
+
+JobRegistry::Outcome JobRegistry::remove(const std::string& id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it =
+        std::find_if(jobs_.begin(), jobs_.end(), [&](const Entry& e) { return e.state.id == id; });
+    if (it == jobs_.end()) return Outcome::kNotFound;
+    jobs_.erase(it);
+    ++generation_;
+  }
+  cv_.notify_all();
+  return Outcome::kOk;
+}
+
+JobRegistry::Outcome JobRegistry::report(const std::string& id, const JobProgress& p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry* e = find(id);
+  if (!e) return Outcome::kNotFound;
+  if (p.tokens_total < e->state.tokens_total || p.steps_total < e->state.steps_total) {
+    return Outcome::kRegressed;
+  }
+  e->state.tokens_total = p.tokens_total;
+  e->state.steps_total = p.steps_total;
+  if (p.phase) e->state.phase = std::string(phase_name(*p.phase));
+  e->last_report_s = now_s_();
+  return Outcome::kOk;
+}
+
+bool JobRegistry::set_knobs(const std::string& id, const KnobValues& k) {
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry* e = find(id);
+    if (!e) return false;
+    for (int i = 0; i < kNumKnobs; ++i) {
+      if (!std::isfinite(k[i])) continue;
+      const KnobRange& r = e->info.knob_ranges[i];
+      if (!r.available) continue;  // the job did not declare this knob
+      double v = std::clamp(k[i], r.min, r.max);
+      if (!(e->state.knobs[i] == v)) {
+        e->state.knobs[i] = v;
+        changed = true;
+      }
+    }
+    if (changed) ++e->state.knob_version;
+  }
+  if (changed) cv_.notify_all();
+  return true;
+}
+
+std::vector<JobState> JobRegistry::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  double now = now_s_();
+  std::vector<JobState> out;
+  out.reserve(jobs_.size());
+  for (const auto& e : jobs_) {
+    out.push_back(e.state);
+    out.back().last_report_age_s = std::max(0.0, now - e.last_report_s);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, JobInfo>> JobRegistry::infos() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<std::string, JobInfo>> out;
+  for (const auto& e : jobs_) out.emplace_back(e.state.id, e.info);
+  return out;
+}
+
+uint64_t JobRegistry::generation() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
+}
+
+std::optional<JobState> JobRegistry::get(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Entry* e = find(id);
+  if (!e) return std::nullopt;
+  JobState s = e->state;
+  s.last_report_age_s = std::max(0.0, now_s_() - e->last_report_s);
+  return s;
+}
+
+std::optional<JobState> JobRegistry::wait_knobs(const std::string& id, uint64_t since,
+                                                Clock::time_point deadline,
+                                                const std::function<bool()>& cancel) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_until(lock, deadline, [&] {
+    const Entry* e = find(id);
+    return !e || e->state.knob_version > since || (cancel && cancel());
+  });
+  const Entry* e = find(id);
+  if (!e) return std::nullopt;
+  JobState s = e->state;
+  s.last_report_age_s = std::max(0.0, now_s_() - e->last_report_s);
+  return s;
+}
+
+void JobRegistry::wake_all() const {
+  { std::lock_guard<std::mutex> lock(mu_); }
+  cv_.notify_all();
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,84 @@
+#pragma once
+// JobRegistry: the training-framework channel. Jobs register over the API, report their
+// cumulative progress, and read the knobs the agent's controller set for them (long-poll).
+// The control path reads the jobs (infos(), snapshot()) each tick and hands knobs back
+// with set_knobs(); a job that stops reporting shows a growing last_report_age_s, which
+// the loop uses to fall back to the job's default knobs.
+//
+// Thread-safety: every member is safe to call from any thread. Time comes from the clock
+// given at construction (seconds, monotonic), so tests can drive it.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/agent_state.hpp"
+#include "control/plant.hpp"
+
+namespace fw::agent {
+
+struct JobProgress {
+  double tokens_total = 0;     // cumulative, non-decreasing
+  double steps_total = 0;      // cumulative, non-decreasing
+  std::optional<Phase> phase;  // unset: unchanged
+};
+
+class JobRegistry {
+ public:
+  enum class Outcome { kOk, kNotFound, kExists, kFull, kRegressed };
+  using Clock = std::chrono::steady_clock;
+
+  explicit JobRegistry(size_t max_jobs = 64, std::function<double()> now_s = {});
+
+  // Registers job `id` (unique) with its declared knob ranges; its knobs start at
+  // info.default_knobs. kExists / kFull when refused.
+  Outcome add(const std::string& id, JobInfo info);
+  Outcome remove(const std::string& id);
+  // kRegressed when tokens or steps go below the last report (nothing is changed then).
+  Outcome report(const std::string& id, const JobProgress& p);
+
+  // Control path: sets the knobs job `id` should use (NaN: keep). Bumps its knob_version
+  // and wakes its long-pollers when a value changed. Values are clamped to the declared
+  // range. Returns false for an unknown id.
+  bool set_knobs(const std::string& id, const KnobValues& k);
+  // Every job in registration order, with last_report_age_s filled in.
+  std::vector<JobState> snapshot() const;
+  // Declared information of every job, in the same order as snapshot().
+  std::vector<std::pair<std::string, JobInfo>> infos() const;
+  // Bumped on every add/remove, so the loop can tell that the job set changed.
+  uint64_t generation() const;
+
+  // One job's state; nullopt for an unknown id.
+  std::optional<JobState> get(const std::string& id) const;
+  // Waits until job `id`'s knob_version > since, the deadline passes, the job is removed,
+  // or `cancel` (may be empty) returns true after wake_all(). Returns the job's state
+  // (nullopt when unknown or removed).
+  std::optional<JobState> wait_knobs(const std::string& id, uint64_t since,
+                                     Clock::time_point deadline,
+                                     const std::function<bool()>& cancel = {}) const;
+  void wake_all() const;
+
+ private:
+  struct Entry {
+    JobInfo info;
+    JobState state;
+    double last_report_s = 0;
+  };
+  const Entry* find(const std::string& id) const;
+  Entry* find(const std::string& id);
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::vector<Entry> jobs_;
+  size_t max_jobs_;
+  uint64_t generation_ = 0;
+  std::function<double()> now_s_;
+};
+
+}  // namespace fw::agent

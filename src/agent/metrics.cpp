@@ -1,0 +1,191 @@
+#include "agent/metrics.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <initializer_list>
+#include <utility>
+
+namespace fw::agent {
+namespace {
+
+using Labels = std::initializer_list<std::pair<const char*, std::string>>;
+
+std::string number(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buf[32];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {  // integers in full (counters, Hz)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string window_label(double window_s) { return number(window_s) + "s"; }
+
+// Writes families: a family's HELP/TYPE once, then its samples.
+class Writer {
+ public:
+  explicit Writer(std::string hostname) : host_(std::move(hostname)) {}
+  void family(const char* name, const char* type, const char* help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+    name_ = name;
+  }
+  void sample(double v, Labels labels = {}) {
+    if (std::isnan(v)) return;
+    out_ += name_;
+    out_ += '{';
+    for (const auto& [k, val] : labels) {
+      out_ += k;
+      out_ += "=\"";
+      out_ += escape_label_value(val);
+      out_ += "\",";
+    }
+    out_ += "hostname=\"";
+    out_ += escape_label_value(host_);
+    out_ += "\"} ";
+    out_ += number(v);
+    out_ += '\n';
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string host_;
+  std::string name_;
+  std::string out_;
+};
+
+void gpu_families(Writer& w, const AgentState& s) {
+  struct Field {
+    const char* name;
+    const char* type;
+    const char* help;
+    double (*get)(const GpuState&);
+  };
+  static const Field kFields[] = {
+      {"flexwatt_gpu_power_watts", "gauge", "GPU power draw as read by the agent.",
+       [](const GpuState& g) { return g.power_w; }},
+      {"flexwatt_gpu_energy_joules_total", "counter", "GPU energy counter since boot.",
+       [](const GpuState& g) { return g.energy_j; }},
+      {"flexwatt_gpu_power_cap_watts", "gauge", "Enforced GPU power cap.",
+       [](const GpuState& g) { return g.cap_w; }},
+      {"flexwatt_gpu_power_cap_min_watts", "gauge", "Lowest settable GPU power cap.",
+       [](const GpuState& g) { return g.cap_min_w; }},
+      {"flexwatt_gpu_power_cap_max_watts", "gauge", "Highest settable GPU power cap.",
+       [](const GpuState& g) { return g.cap_max_w; }},
+      {"flexwatt_gpu_power_cap_default_watts", "gauge", "Default GPU power cap.",
+       [](const GpuState& g) { return g.cap_default_w; }},
+      {"flexwatt_gpu_sm_clock_hertz", "gauge", "GPU SM clock.",
+       [](const GpuState& g) { return g.sm_clock_mhz * 1e6; }},
+      {"flexwatt_gpu_sm_utilization_ratio", "gauge", "GPU SM utilisation (0..1).",
+       [](const GpuState& g) { return g.sm_util; }},
+      {"flexwatt_gpu_memory_utilization_ratio", "gauge", "GPU memory utilisation (0..1).",
+       [](const GpuState& g) { return g.mem_util; }},
+      {"flexwatt_gpu_temperature_celsius", "gauge", "GPU temperature.",
+       [](const GpuState& g) { return g.temp_c; }},
+  };
+  for (const auto& f : kFields) {
+    w.family(f.name, f.type, f.help);
+    for (const auto& g : s.gpus) {
+      w.sample(f.get(g),
+               {{"gpu", std::to_string(g.index)}, {"UUID", g.uuid}, {"modelName", g.name}});
+    }
+  }
+}
+
+void budget_families(Writer& w, const AgentState& s) {
+  w.family("flexwatt_node_power_watts", "gauge", "Node power (sum over GPUs).");
+  w.sample(s.node_power_w);
+  w.family("flexwatt_node_budget_watts", "gauge", "Power budget in force.");
+  w.sample(s.budget.watts, {{"scope", s.budget.scope}});
+  w.family("flexwatt_budget_window_seconds", "gauge", "Window that judges the budget in force.");
+  w.sample(s.budget.window_s, {{"scope", s.budget.scope}});
+  w.family("flexwatt_budget_window_mean_watts", "gauge", "Trailing mean node power by window.");
+  for (const auto& win : s.windows) w.sample(win.mean_w, {{"window", window_label(win.window_s)}});
+  w.family("flexwatt_budget_violations_total", "counter",
+           "Windows judged over budget since the agent started, by window.");
+  for (const auto& win : s.windows) {
+    w.sample(static_cast<double>(win.violations_total), {{"window", window_label(win.window_s)}});
+  }
+  w.family("flexwatt_limiter_actions_total", "counter", "Safety limiter interventions by action.");
+  for (const auto& [k, v] : s.limiter_actions_total) {
+    w.sample(static_cast<double>(v), {{"action", k}});
+  }
+  w.family("flexwatt_fallbacks_total", "counter", "Fallbacks to the safe setting by reason.");
+  for (const auto& [k, v] : s.fallbacks_total) w.sample(static_cast<double>(v), {{"reason", k}});
+  w.family("flexwatt_fallback_active", "gauge", "1 while the safe setting is in force.");
+  w.sample(s.fallback_reason.empty() ? 0.0 : 1.0);
+}
+
+void loop_families(Writer& w, const AgentState& s, double now_unix_s) {
+  w.family("flexwatt_loop_period_seconds", "gauge", "Control loop tick period.");
+  w.sample(s.loop.period_s);
+  w.family("flexwatt_loop_ticks_total", "counter", "Control loop ticks.");
+  w.sample(static_cast<double>(s.loop.ticks_total));
+  w.family("flexwatt_loop_late_ticks_total", "counter", "Ticks that started after their deadline.");
+  w.sample(static_cast<double>(s.loop.late_ticks_total));
+  w.family("flexwatt_loop_lateness_seconds", "gauge", "Lateness of the last tick.");
+  w.sample(s.loop.lateness_s);
+  w.family("flexwatt_loop_lateness_max_seconds", "gauge", "Largest tick lateness seen.");
+  w.sample(s.loop.lateness_max_s);
+  w.family("flexwatt_state_age_seconds", "gauge", "Age of the published state at scrape time.");
+  w.sample(s.version == 0 ? std::nan("") : now_unix_s - s.time_unix_s);
+}
+
+void job_families(Writer& w, const AgentState& s) {
+  w.family("flexwatt_job_tokens_total", "counter", "Tokens a job reported (cumulative).");
+  for (const auto& j : s.jobs) w.sample(j.tokens_total, {{"job_id", j.id}});
+  w.family("flexwatt_job_steps_total", "counter", "Training steps a job reported (cumulative).");
+  for (const auto& j : s.jobs) w.sample(j.steps_total, {{"job_id", j.id}});
+  w.family("flexwatt_job_report_age_seconds", "gauge", "Seconds since a job last reported.");
+  for (const auto& j : s.jobs) w.sample(j.last_report_age_s, {{"job_id", j.id}});
+  w.family("flexwatt_job_knob_value", "gauge", "Workload knob value handed to a job.");
+  for (const auto& j : s.jobs) {
+    for (int k = 0; k < kNumKnobs; ++k) {
+      w.sample(j.knobs[k], {{"job_id", j.id}, {"knob", std::string(kKnobNames[k])}});
+    }
+  }
+}
+
+}  // namespace
+
+std::string escape_label_value(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_metrics(const AgentState& s, const std::string& version, double now_unix_s) {
+  Writer w(s.hostname);
+  w.family("flexwatt_build_info", "gauge", "Agent version (value is always 1).");
+  w.sample(1.0, {{"version", version}});
+  w.family("flexwatt_controller_info", "gauge", "Controller in force (value is always 1).");
+  if (!s.controller.empty()) w.sample(1.0, {{"controller", s.controller}});
+  gpu_families(w, s);
+  budget_families(w, s);
+  loop_families(w, s, now_unix_s);
+  job_families(w, s);
+  return w.take();
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,228 @@
+#include "agent/server.hpp"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "agent/server_impl.hpp"
+
+namespace fw::agent {
+namespace {
+
+bool is_loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Refuses to take over a socket path another process is serving; removes a stale socket.
+Status prepare_socket_path(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return Status::Ok();
+  if (!S_ISSOCK(st.st_mode)) {
+    return Status::InvalidArgument(path + ": exists and is not a socket; not replacing it");
+  }
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) return Status::InvalidArgument(path + ": too long");
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  bool live = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  if (fd >= 0) ::close(fd);
+  if (live) return Status::Unavailable(path + ": another process is serving this socket");
+  if (::unlink(path.c_str()) != 0) return Status::IoError(path + ": cannot remove stale socket");
+  return Status::Ok();
+}
+
+}  // namespace
+
+double unix_now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void send_json(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, status, nlohmann::json{{"error", message}, {"status", status}}.dump());
+}
+
+std::optional<Principal> AgentServer::Impl::principal(const httplib::Request& req) const {
+  if (!tokens) return Principal{"anonymous", Scope::kAdmin};
+  const std::string header = req.get_header_value("Authorization");
+  std::string_view token = bearer_token(header);
+  if (token.empty()) return std::nullopt;
+  return tokens->find(token);
+}
+
+httplib::Server::Handler AgentServer::Impl::guard(Scope need, Handler fn) {
+  return [this, need, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
+    auto who = principal(req);
+    if (!who) {
+      res.set_header("WWW-Authenticate", "Bearer realm=\"flexwatt\"");
+      send_error(res, 401, "missing or unknown bearer token");
+      return;
+    }
+    if (static_cast<int>(who->scope) < static_cast<int>(need)) {
+      send_error(res, 403,
+                 "token scope '" + std::string(scope_name(who->scope)) + "' is below the '" +
+                     std::string(scope_name(need)) + "' this endpoint needs");
+      return;
+    }
+    fn(req, res, *who);
+  };
+}
+
+void AgentServer::Impl::audit_request(const httplib::Request& req, const httplib::Response& res) {
+  if (req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS") return;
+  AuditRecord r;
+  r.time_unix_s = unix_now_s();
+  auto who = principal(req);
+  r.who = who ? who->subject : "unauthenticated";
+  r.remote =
+      req.remote_addr.empty() ? "unix" : req.remote_addr + ":" + std::to_string(req.remote_port);
+  r.method = req.method;
+  r.path = req.path;
+  r.body = req.body.substr(0, AuditLog::kMaxBody);
+  r.status = res.status;
+  audit.write(r);
+}
+
+bool AgentServer::Impl::take_waiter() {
+  if (++waiters > cfg.max_waiters) {
+    --waiters;
+    return false;
+  }
+  return true;
+}
+
+AgentServer::AgentServer(ServerConfig cfg, StateHub& hub, CommandQueue& commands, JobRegistry& jobs)
+    : impl_(std::make_unique<Impl>(std::move(cfg), hub, commands, jobs)) {
+  if (impl_->cfg.hostname.empty()) {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) == 0) impl_->cfg.hostname = buf;
+  }
+}
+
+AgentServer::~AgentServer() { stop(); }
+
+void AgentServer::set_controller_validator(std::function<Status(const std::string&)> v) {
+  impl_->validate_controller = std::move(v);
+}
+
+int AgentServer::tcp_port() const { return impl_->bound_tcp_port; }
+
+namespace {
+
+std::unique_ptr<httplib::Server> make_server(AgentServer::Impl& impl) {
+  auto s = std::make_unique<httplib::Server>();
+  int n = impl.cfg.threads;
+  s->new_task_queue = [n] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+  s->set_payload_max_length(impl.cfg.max_body_bytes);
+  s->set_read_timeout(5, 0);
+  s->set_write_timeout(5, 0);
+  s->set_keep_alive_timeout(5);
+  s->set_keep_alive_max_count(1000);
+  s->set_tcp_nodelay(true);  // small JSON answers: no Nagle + delayed-ACK stalls (~40 ms)
+  s->set_logger([&impl](const auto& req, const auto& res) { impl.audit_request(req, res); });
+  s->set_error_handler([&impl](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413) {
+      send_error(res, 413,
+                 "body larger than " + std::to_string(impl.cfg.max_body_bytes) + " bytes");
+    } else if (res.status == 404) {
+      send_error(res, 404, "no such endpoint (see GET /v1/discover)");
+    } else {
+      send_error(res, res.status, "request failed");
+    }
+  });
+  s->set_exception_handler([](const auto&, httplib::Response& res, std::exception_ptr) {
+    send_error(res, 500, "internal error");
+  });
+  impl.install_routes(*s);
+  return s;
+}
+
+}  // namespace
+
+Status AgentServer::start() {
+  Impl& m = *impl_;
+  if (m.cfg.unix_socket_path.empty() && m.cfg.tcp_port < 0) {
+    return Status::InvalidArgument("agent: neither a Unix socket nor a TCP port is configured");
+  }
+  if (!m.cfg.token_file.empty()) {
+    auto t = TokenStore::load(m.cfg.token_file);
+    if (!t.ok()) return t.status();
+    m.tokens = std::move(t).value();
+  }
+  if (m.cfg.tcp_port >= 0 && !is_loopback(m.cfg.tcp_host)) {
+    if (!m.cfg.allow_non_loopback) {
+      return Status::InvalidArgument("agent: tcp host " + m.cfg.tcp_host +
+                                     " is not loopback (set allow_non_loopback to bind it)");
+    }
+    if (!m.tokens) return Status::InvalidArgument("agent: a non-loopback host needs a token file");
+  }
+  FW_RETURN_IF_ERROR(m.audit.open(m.cfg.audit_log_path));
+  if (!m.cfg.unix_socket_path.empty()) {
+    const std::string& path = m.cfg.unix_socket_path;
+    FW_RETURN_IF_ERROR(prepare_socket_path(path));
+    auto s = make_server(m);
+    s->set_address_family(AF_UNIX);
+    // The umask makes the socket file born with at most the configured mode, so no
+    // connection can slip in before the chmod (start-up only; the umask is restored).
+    mode_t old = ::umask(0777 & ~static_cast<mode_t>(m.cfg.unix_socket_mode));
+    bool bound = s->bind_to_port(path, 80);
+    ::umask(old);
+    if (!bound) return Status::IoError(path + ": cannot bind the Unix socket");
+    ::chmod(path.c_str(), static_cast<mode_t>(m.cfg.unix_socket_mode));
+    m.servers.push_back(std::move(s));
+  }
+  if (m.cfg.tcp_port >= 0) {
+    auto s = make_server(m);
+    int port = m.cfg.tcp_port == 0
+                   ? s->bind_to_any_port(m.cfg.tcp_host)
+                   : (s->bind_to_port(m.cfg.tcp_host, m.cfg.tcp_port) ? m.cfg.tcp_port : -1);
+    if (port <= 0) {
+      return Status::IoError("agent: cannot bind " + m.cfg.tcp_host + ":" +
+                             std::to_string(m.cfg.tcp_port));
+    }
+    m.bound_tcp_port = port;
+    m.servers.push_back(std::move(s));
+  }
+  for (auto& s : m.servers) {
+    m.threads.emplace_back([srv = s.get()] { srv->listen_after_bind(); });
+  }
+  // httplib's stop() does nothing until the listener runs, so a stop() right after start()
+  // could otherwise leave a listener behind: wait (bounded) until each one runs.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (auto& s : m.servers) {
+    while (!s->is_running()) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status::Internal("agent: the HTTP listener did not start");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  return Status::Ok();
+}
+
+void AgentServer::stop() {
+  Impl& m = *impl_;
+  if (m.stopping.exchange(true)) return;
+  m.hub.wake_all();
+  m.jobs.wake_all();
+  for (auto& s : m.servers) s->stop();
+  for (auto& t : m.threads) {
+    if (t.joinable()) t.join();
+  }
+  if (!m.cfg.unix_socket_path.empty() && !m.servers.empty()) {
+    ::unlink(m.cfg.unix_socket_path.c_str());
+  }
+}
+
+}  // namespace fw::agent

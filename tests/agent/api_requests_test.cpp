@@ -1,0 +1,102 @@
+#include "agent/api_requests.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fw::agent {
+namespace {
+
+TEST(BudgetRequest, AcceptsWattsWindowAndSchedule) {
+  BudgetRequest r;
+  auto err = parse_budget_request(
+      R"({"watts": 600, "window_s": 10, "schedule": [{"after_s": 60, "watts": 400}],
+          "expected_version": 3})",
+      r);
+  ASSERT_FALSE(err) << err->message;
+  ASSERT_EQ(r.budget.schedule.size(), 2u);
+  EXPECT_EQ(r.budget.schedule[0].after_s, 0);
+  EXPECT_EQ(r.budget.schedule[0].watts, 600);
+  EXPECT_EQ(r.budget.schedule[1].watts, 400);
+  EXPECT_EQ(r.budget.schedule[1].window_s, 10);  // inherits the top-level window
+  EXPECT_EQ(r.budget.watts, 600);
+  EXPECT_EQ(r.budget.scope, "node");
+  EXPECT_EQ(r.budget.source, "api");
+  EXPECT_EQ(r.expected_version, 3u);
+}
+
+TEST(BudgetRequest, MalformedIs400AndInvalidIs422) {
+  BudgetRequest r;
+  EXPECT_EQ(parse_budget_request("{nope", r)->status, 400);
+  EXPECT_EQ(parse_budget_request("[1]", r)->status, 400);
+  EXPECT_EQ(parse_budget_request(R"({"watts": "600"})", r)->status, 400);
+  EXPECT_EQ(parse_budget_request(R"({"watts": -1})", r)->status, 422);
+  EXPECT_EQ(parse_budget_request(R"({"watts": 0})", r)->status, 422);
+  EXPECT_EQ(parse_budget_request(R"({})", r)->status, 422);
+  EXPECT_EQ(parse_budget_request(R"({"watts": 500, "window_s": 0})", r)->status, 422);
+  EXPECT_EQ(parse_budget_request(R"({"watts": 500, "scope": "galaxy"})", r)->status, 422);
+  auto unknown = parse_budget_request(R"({"watts": 500, "wats": 1})", r);
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 422);
+  EXPECT_NE(unknown->message.find("wats: unknown field"), std::string::npos);
+  auto order = parse_budget_request(
+      R"({"watts": 500, "schedule": [{"after_s": 60, "watts": 1}, {"after_s": 30, "watts": 2}]})",
+      r);
+  ASSERT_TRUE(order);
+  EXPECT_EQ(order->status, 422);
+  EXPECT_NE(order->message.find("schedule[1].after_s"), std::string::npos) << order->message;
+  EXPECT_EQ(parse_budget_request(R"({"watts": 500, "expected_version": -2})", r)->status, 400);
+}
+
+TEST(ControllerRequest, ChecksSyntax) {
+  ControllerRequest r;
+  ASSERT_FALSE(parse_controller_request(R"({"controller": "pid:kp=0.5,ki=0.1"})", r));
+  EXPECT_EQ(r.spec, "pid:kp=0.5,ki=0.1");
+  EXPECT_EQ(parse_controller_request(R"({})", r)->status, 422);
+  EXPECT_EQ(parse_controller_request(R"({"controller": 3})", r)->status, 400);
+  EXPECT_EQ(parse_controller_request(R"({"controller": ""})", r)->status, 422);
+  std::string long_spec(300, 'a');
+  EXPECT_EQ(parse_controller_request(R"({"controller": ")" + long_spec + "\"}", r)->status, 422);
+}
+
+TEST(JobRequest, ReadsKnobRanges) {
+  JobRequest r;
+  auto err = parse_job_request(
+      R"({"id": "grpo-1", "kind": "grpo", "gpus": [0, 1],
+          "knobs": {"gen_concurrency": {"min": 8, "max": 64, "step": 8, "default": 32}}})",
+      r);
+  ASSERT_FALSE(err) << err->message;
+  EXPECT_EQ(r.id, "grpo-1");
+  EXPECT_EQ(r.info.gpus, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(r.info.knob_ranges[0].available);
+  EXPECT_FALSE(r.info.knob_ranges[1].available);
+  EXPECT_EQ(r.info.default_knobs[0], 32);
+  EXPECT_EQ(parse_job_request(R"({"id": "a/b"})", r)->status, 422);
+  EXPECT_EQ(parse_job_request(R"({"knobs": {"batch": {"min": 1, "max": 2}}})", r)->status, 422);
+  EXPECT_EQ(parse_job_request(R"({"knobs": {"group_size": {"min": 8, "max": 4}}})", r)->status,
+            422);
+  EXPECT_EQ(parse_job_request(R"({"gpus": [-1]})", r)->status, 422);
+  EXPECT_EQ(parse_job_request(R"({"gpus": "0"})", r)->status, 400);
+}
+
+TEST(ProgressRequest, NeedsTotalsAndAKnownPhase) {
+  JobProgress p;
+  ASSERT_FALSE(parse_progress_request(
+      R"({"tokens_total": 1000, "steps_total": 2, "phase": "generate"})", p));
+  EXPECT_EQ(p.tokens_total, 1000);
+  ASSERT_TRUE(p.phase.has_value());
+  EXPECT_EQ(*p.phase, Phase::kGenerate);
+  EXPECT_EQ(parse_progress_request(R"({"tokens_total": 1})", p)->status, 422);
+  EXPECT_EQ(
+      parse_progress_request(R"({"tokens_total": 1, "steps_total": 1, "phase": "x"})", p)->status,
+      422);
+  EXPECT_EQ(parse_progress_request(R"({"tokens_total": -5, "steps_total": 1})", p)->status, 422);
+}
+
+TEST(JobId, Charset) {
+  EXPECT_TRUE(valid_job_id("grpo_7b-run.3"));
+  EXPECT_FALSE(valid_job_id(""));
+  EXPECT_FALSE(valid_job_id("a b"));
+  EXPECT_FALSE(valid_job_id(std::string(65, 'x')));
+}
+
+}  // namespace
+}  // namespace fw::agent

@@ -1,0 +1,124 @@
+#include "agent/metrics.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_state.hpp"
+
+namespace fw::agent {
+namespace {
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST(Metrics, GpuSeriesCarryDcgmLabels) {
+  auto text = render_metrics(testing::sample_state(), "0.1.0", 1.8e9 + 2);
+  EXPECT_TRUE(
+      has_line(text,
+               "flexwatt_gpu_power_watts{gpu=\"1\",UUID=\"GPU-00000001\",modelName=\"NVIDIA "
+               "H100 80GB HBM3\",hostname=\"node-7\"} 310"))
+      << text;
+  EXPECT_TRUE(has_line(text, "# TYPE flexwatt_gpu_energy_joules_total counter"));
+  EXPECT_NE(text.find("flexwatt_gpu_sm_clock_hertz{gpu=\"0\""), std::string::npos);
+  EXPECT_NE(text.find("} 1755000000\n"), std::string::npos);
+}
+
+TEST(Metrics, FlexwattSeries) {
+  auto s = testing::sample_state();
+  s.version = 5;
+  auto text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  EXPECT_TRUE(has_line(text, "flexwatt_node_budget_watts{scope=\"node\",hostname=\"node-7\"} 650"));
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_budget_violations_total{window=\"30s\",hostname=\"node-7\"} 2"));
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_budget_window_mean_watts{window=\"300s\",hostname=\"node-7\"} 590"));
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_limiter_actions_total{action=\"clamped\",hostname=\"node-7\"} 4"));
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_fallbacks_total{reason=\"stale_telemetry\",hostname=\"node-7\"} 1"));
+  EXPECT_TRUE(has_line(text, "flexwatt_loop_late_ticks_total{hostname=\"node-7\"} 3"));
+  EXPECT_TRUE(has_line(text, "flexwatt_state_age_seconds{hostname=\"node-7\"} 2"));
+  EXPECT_TRUE(has_line(text,
+                       "flexwatt_job_knob_value{job_id=\"grpo-1\",knob=\"gen_concurrency\","
+                       "hostname=\"node-7\"} 32"));
+  EXPECT_EQ(text.find("knob=\"group_size\""), std::string::npos);  // NaN knob left out
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_job_tokens_total{job_id=\"grpo-1\",hostname=\"node-7\"} 123456"));
+  EXPECT_EQ(text.find("job=\""), std::string::npos);  // never the reserved `job` label
+}
+
+TEST(Metrics, UnmeasuredValuesAreLeftOut) {
+  AgentState s;
+  s.hostname = "h";
+  s.gpus.resize(1);
+  auto text = render_metrics(s, "0.1.0", 0);
+  EXPECT_TRUE(has_line(text, "# TYPE flexwatt_gpu_power_watts gauge"));
+  EXPECT_EQ(text.find("flexwatt_gpu_power_watts{"), std::string::npos);
+  EXPECT_EQ(text.find("flexwatt_state_age_seconds{"), std::string::npos);  // nothing published
+}
+
+TEST(Metrics, EscapesLabelValues) {
+  EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+// Runs promtool (Debian package `prometheus`) on `text`; returns its exit status and output.
+int promtool_check(const std::string& text, std::string& out) {
+  auto path = std::filesystem::temp_directory_path() /
+              ("fw_metrics_" + std::to_string(::getpid()) + ".txt");
+  std::ofstream(path) << text;
+  std::string cmd = "promtool check metrics < " + path.string() + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  out.clear();
+  if (!p) return -1;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  int rc = ::pclose(p);
+  std::filesystem::remove(path);
+  return rc;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t i = 0; (i = s.find(from, i)) != std::string::npos; i += to.size()) {
+    s.replace(i, from.size(), to);
+  }
+  return s;
+}
+
+// promtool parses the scrape and lints it. Its only complaint may be the camelCase label
+// names `UUID` and `modelName`, which are dcgm-exporter's own (kept so series join): with
+// those two renamed, the lint must be clean.
+TEST(Metrics, PromtoolCheckMetricsPasses) {
+  if (std::system("command -v promtool > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
+  }
+  auto s = testing::sample_state();
+  s.version = 5;
+  s.jobs[0].id = "odd \"id\"\\x";  // escaping must keep the text parseable
+  std::string text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  std::string out;
+  int rc = promtool_check(text, out);
+  std::istringstream lines(out);
+  for (std::string l; std::getline(lines, l);) {
+    EXPECT_NE(l.find("label names should be written in 'snake_case' not 'camelCase'"),
+              std::string::npos)
+        << l;
+  }
+  EXPECT_TRUE(rc == 0 || !out.empty()) << "promtool failed without a message";
+  std::string renamed =
+      replace_all(replace_all(text, "UUID=", "uuid="), "modelName=", "model_name=");
+  rc = promtool_check(renamed, out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "");
+  // A broken exposition is caught: the check can fail.
+  EXPECT_NE(promtool_check("flexwatt_x{a=\"1\" 2\n", out), 0);
+}
+
+}  // namespace
+}  // namespace fw::agent
