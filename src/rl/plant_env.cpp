@@ -189,15 +189,13 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
     return Status::InvalidArgument("plant env: action or observation of the wrong size");
   }
   // Decide at the current tick, as ControlLoop does: request → SafetyLimiter → write.
-  for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
+  for (auto& k : cmd_.knobs) k = kNoKnobs;
   for (double& c : cmd_.power_cap_w) c = kUnset;
   const int moved = apply_knob_action(ep_.plant->info(), snap_, cfg_.job, action, cmd_,
                                       cfg_.action_mode, cfg_.knob_mask);
   stats_.knob_moves += moved;
   const Command out = limiter_.apply(cmd_, observation());
-  bool any = false;
-  for (double v : out.power_cap_w) any = any || !std::isnan(v);
-  for (const auto& k : out.knobs) any = any || !std::isnan(k[0]) || !std::isnan(k[1]);
+  const bool any = out.any_set();
   if (any) FW_RETURN_IF_ERROR(ep_.plant->write(out));
 
   double penalty = 0;

@@ -124,7 +124,7 @@ Status Cluster::read(double now_s, Snapshot& out) {
     if (specs_[j].kind == JobKind::kGrpo) {
       r.knobs = {static_cast<double>(st.gen_concurrency), static_cast<double>(st.group_size_next)};
     } else {
-      r.knobs = {kUnset, kUnset};
+      r.knobs = kNoKnobs;
     }
   }
   return Status::Ok();

@@ -35,7 +35,7 @@ class FirstOrderPlant : public Plant {
     caps_.assign(n_gpus, 400);
     power_.assign(n_gpus, 60);
     energy_.assign(n_gpus, 0);
-    knobs_ = knobs ? KnobValues{16, 16} : KnobValues{kUnset, kUnset};
+    knobs_ = knobs ? KnobValues{16, 16} : kNoKnobs;
   }
 
   const PlantInfo& info() const override { return info_; }
