@@ -385,8 +385,11 @@ nlohmann::json Scenario::to_json() const {
     if (x.kind == JobKind::kGrpo) {
       o["kind"] = "grpo";
       o["knobs"] = {{"gen_concurrency", x.grpo.gen_concurrency}, {"group_size", x.grpo.group_size}};
-      o["knob_ranges"] = {{"gen_concurrency", {x.gen_concurrency_min, x.gen_concurrency_max}},
-                          {"group_size", {x.group_size_min, x.group_size_max}}};
+      o["knob_ranges"] = nlohmann::json::object();
+      for (int q = 0; q < kNumKnobs; ++q) {
+        const KnobRange r = knob_range(x, q);
+        if (r.available) o["knob_ranges"][std::string(kKnobNames[q])] = {r.min, r.max};
+      }
       o["tp"] = x.grpo.tp;
       o["kv_capacity_seqs"] = x.grpo.kv_capacity_seqs;
       write_keys(kGrpoParamKeys, x.grpo, o);
