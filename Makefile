@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \\
+  libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
   etcd-server etcd-client prometheus
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -5,43 +5,55 @@
 
 namespace fw {
 
-std::string Actuator::name() const {
-  return kind == Kind::kCaps ? "caps" : std::string(kKnobNames[static_cast<int>(knob)]);
+Actuator Actuator::of_index(int index) {
+  Actuator a;
+  if (index >= 0 && index < kNumKnobs) {
+    a.kind = Kind::kKnob;
+    a.knob = static_cast<Knob>(index);
+  }
+  return a;
 }
 
+std::string Actuator::name() const { return std::string(kActuatorTable[index()].flag_name); }
+
+namespace {
+bool every_job_exposes(const PlantInfo& info, int knob) {
+  if (info.jobs.empty()) return false;
+  for (const JobInfo& j : info.jobs) {
+    if (!j.knob_ranges[knob].available) return false;
+  }
+  return true;
+}
+
+std::string valid_names() {
+  std::string s = "auto";  // per-GPU rows first, as the message has always read
+  for (ActuatorScope scope : {ActuatorScope::kGpu, ActuatorScope::kJob}) {
+    for (const ActuatorDef& d : kActuatorTable) {
+      if (d.scope == scope) s += ", " + std::string(d.flag_name);
+    }
+  }
+  return s;
+}
+}  // namespace
+
 Result<Actuator> resolve_actuator(std::string_view name, const PlantInfo& info) {
-  Actuator a;
-  if (name == "caps") return a;
-  auto all_expose = [&](int k) {
-    if (info.jobs.empty()) return false;
-    for (const JobInfo& j : info.jobs) {
-      if (!j.knob_ranges[k].available) return false;
-    }
-    return true;
-  };
   if (name == "auto") {
-    for (int k : {static_cast<int>(Knob::kGroupSize), static_cast<int>(Knob::kGenConcurrency)}) {
-      if (all_expose(k)) {
-        a.kind = Actuator::Kind::kKnob;
-        a.knob = static_cast<Knob>(k);
-        return a;
-      }
+    for (std::string_view k : {"group_size", "gen_concurrency"}) {
+      const int i = find_actuator(k);
+      if (i >= 0 && i < kNumKnobs && every_job_exposes(info, i)) return Actuator::of_index(i);
     }
-    return a;
+    return Actuator{};
   }
-  for (int k = 0; k < kNumKnobs; ++k) {
-    if (name == kKnobNames[k]) {
-      if (!all_expose(k)) {
-        return Status::InvalidArgument("knob '" + std::string(name) +
-                                       "' is not exposed by every job of this plant");
-      }
-      a.kind = Actuator::Kind::kKnob;
-      a.knob = static_cast<Knob>(k);
-      return a;
-    }
+  const int i = find_actuator(name);
+  if (i < 0) {
+    return Status::InvalidArgument("unknown actuator '" + std::string(name) +
+                                   "' (valid: " + valid_names() + ")");
   }
-  return Status::InvalidArgument("unknown actuator '" + std::string(name) +
-                                 "' (valid: auto, caps, gen_concurrency, group_size)");
+  if (i < kNumKnobs && !every_job_exposes(info, i)) {
+    return Status::InvalidArgument("knob '" + std::string(name) +
+                                   "' is not exposed by every job of this plant");
+  }
+  return Actuator::of_index(i);
 }
 
 Result<std::vector<Actuator>> resolve_actuators(std::string_view name, const PlantInfo& info) {
@@ -62,7 +74,7 @@ Result<std::vector<Actuator>> resolve_actuators(std::string_view name, const Pla
       return Status::InvalidArgument(a.status().message() + " (or 'all', or a '+' list)");
     }
     for (const Actuator& x : out) {
-      if (x.kind == a->kind && x.knob == a->knob) {
+      if (x.index() == a->index()) {
         return Status::InvalidArgument("actuator '" + a->name() + "' listed twice");
       }
     }
@@ -144,7 +156,7 @@ double job_setting(const PlantInfo& info, const Snapshot& s, size_t job, const A
 Command blank_command(const PlantInfo& info) {
   Command c;
   c.power_cap_w.assign(info.gpus.size(), kUnset);
-  c.knobs.assign(info.jobs.size(), KnobValues{kUnset, kUnset});
+  c.knobs.assign(info.jobs.size(), kNoKnobs);
   return c;
 }
 

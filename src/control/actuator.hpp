@@ -13,15 +13,19 @@
 
 namespace fw {
 
+// One row of kActuatorTable (telemetry/actuator_table.hpp) as a baseline controller uses it.
 struct Actuator {
   enum class Kind { kKnob, kCaps } kind = Kind::kCaps;
   Knob knob = Knob::kGenConcurrency;  // when kind == kKnob
-  std::string name() const;
+  // The row: the knob's index, or kCapActuator.
+  int index() const { return kind == Kind::kKnob ? static_cast<int>(knob) : kCapActuator; }
+  static Actuator of_index(int index);  // REQUIRES: 0 <= index < kNumActuators
+  std::string name() const;             // the row's flag_name ("caps", "gen_concurrency", ...)
 };
 
-// "caps", "gen_concurrency", "group_size" or "auto": the first knob every job exposes,
-// group_size before gen_concurrency (the research's 7B baselines act on group size,
-// calibration.md §1a), else caps. Unknown names: InvalidArgument listing the valid ones.
+// A row's flag name (or canonical or action name), or "auto": the first knob every job
+// exposes, group_size before gen_concurrency (the research's 7B baselines act on group size,
+// docs/simulator.md), else caps. Unknown names: InvalidArgument listing the valid ones.
 Result<Actuator> resolve_actuator(std::string_view name, const PlantInfo& info);
 // As resolve_actuator, plus "all": every knob every job exposes (caps when none), and
 // "A+B" lists ("gen_concurrency+group_size").

@@ -34,7 +34,9 @@ Status ControlLoop::start() {
   } catch (const std::exception& e) {
     return Status::Internal(std::string("control loop: controller reset threw: ") + e.what());
   }
-  return Status::Ok();
+  std::vector<const Controller*> composed;
+  for (const Slot& s : controllers_) composed.push_back(s.c);
+  return check_claims(composed).with_context("control loop");
 }
 
 Status ControlLoop::step() {
@@ -55,27 +57,17 @@ Status ControlLoop::step_impl() {
 
   bool decided = false;
   for (auto& v : merged_.power_cap_w) v = kUnset;
-  for (auto& k : merged_.knobs) k = {kUnset, kUnset};
+  for (auto& k : merged_.knobs) k = kNoKnobs;
   for (Slot& s : controllers_) {
     if (tick < s.next_tick) continue;
     decided = true;
     s.next_tick = tick + ticks_per_period(s.c->period_s(), cfg_.sample_period_s);
     const Command c = s.c->update(obs);
-    if (c.power_cap_w.size() == merged_.power_cap_w.size()) {
-      for (size_t g = 0; g < c.power_cap_w.size(); ++g) {
-        if (!std::isnan(c.power_cap_w[g])) merged_.power_cap_w[g] = c.power_cap_w[g];
-      }
-    } else if (!c.power_cap_w.empty()) {
-      merged_.power_cap_w = c.power_cap_w;  // the limiter rejects the bad size
-    }
-    if (c.knobs.size() == merged_.knobs.size()) {
-      for (size_t j = 0; j < c.knobs.size(); ++j) {
-        for (int k = 0; k < kNumKnobs; ++k) {
-          if (!std::isnan(c.knobs[j][k])) merged_.knobs[j][k] = c.knobs[j][k];
-        }
-      }
-    } else if (!c.knobs.empty()) {
-      merged_.knobs = c.knobs;
+    if (controllers_.size() == 1) {
+      merge_command(c, nullptr, merged_);
+    } else {
+      const ActuatorSet claimed = s.c->claims();
+      merge_command(c, &claimed, merged_);
     }
   }
   if (decided) {

@@ -9,6 +9,8 @@
 // streams included; hardware returns nullptr.
 
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,7 +39,7 @@ struct JobInfo {
   std::string kind;       // "grpo", "pretrain", ...
   std::vector<int> gpus;  // plant GPU indices the job runs on
   std::array<KnobRange, kNumKnobs> knob_ranges{};
-  KnobValues default_knobs = {kUnset, kUnset};
+  KnobValues default_knobs = kNoKnobs;
 };
 
 struct PlantInfo {
@@ -59,5 +61,9 @@ class Plant {
   virtual Status write(const Command& cmd) = 0;
   virtual std::unique_ptr<Plant> clone() const { return nullptr; }
 };
+
+// Builds a fresh plant for a run seed (calibration, sweeps, evaluation workers). The one
+// plant-factory type of the code base.
+using PlantFactory = std::function<std::unique_ptr<Plant>(uint64_t seed)>;
 
 }  // namespace fw

@@ -29,8 +29,10 @@ void SafetyLimiter::reset(const PlantInfo& info, const Snapshot& first) {
     const double read = g < first.gpus.size() ? first.gpus[g].power_limit_w : kUnset;
     caps_w_[g] = std::isfinite(read) ? read : info.gpus[g].default_cap_w;
   }
-  knobs_.assign(nj, KnobValues{kUnset, kUnset});
-  knob_changed_s_.assign(nj, {kNever, kNever});
+  knobs_.assign(nj, kNoKnobs);
+  std::array<double, kNumKnobs> never{};
+  never.fill(kNever);
+  knob_changed_s_.assign(nj, never);
   for (size_t j = 0; j < nj; ++j) {
     for (int k = 0; k < kNumKnobs; ++k) {
       const double read = j < first.jobs.size() ? first.jobs[j].knobs[k] : kUnset;
@@ -69,7 +71,7 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
   const PlantInfo& info = *info_;
   const size_t ng = info.gpus.size(), nj = info.jobs.size();
   out.power_cap_w.assign(ng, kUnset);
-  out.knobs.assign(nj, KnobValues{kUnset, kUnset});
+  out.knobs.assign(nj, kNoKnobs);
   const double now = obs.time_s;
   const std::vector<double> prev_caps = caps_w_;
   const std::vector<KnobValues> prev_knobs = knobs_;
@@ -118,7 +120,8 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
         const auto& ju = obs.units->units_of_job[j];
         if (std::find(ju.begin(), ju.end(), static_cast<int>(u)) == ju.end()) continue;
         int knob = -1;
-        for (int k = 0; k < kNumKnobs && !cfg_.shield_on_caps; ++k) {
+        for (int i = 0; i < kNumKnobs && !cfg_.shield_on_caps; ++i) {
+          const int k = kKnobShieldOrder[i];
           if (info.jobs[j].knob_ranges[k].available && std::isfinite(knobs_[j][k])) {
             knob = k;
             break;

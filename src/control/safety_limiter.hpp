@@ -11,9 +11,9 @@
 //   4. dwell: an actuator changed less than min_dwell_s ago holds its value;
 //   5. budget shield (optional): when the trailing budget.window_s mean of a budget unit
 //      exceeded the budget, every job on that unit steps one notch below min(its current
-//      setting, the request) — its first exposed knob (gen_concurrency, then group_size)
-//      or, without knobs or with shield_on_caps, its GPUs' caps by cap_notch_w. The shield
-//      ignores dwell.
+//      setting, the request) — its exposed knob of lowest shield_rank (kActuatorTable:
+//      gen_concurrency, then group_size) or, without knobs or with shield_on_caps, its GPUs'
+//      caps by cap_notch_w. The shield ignores dwell.
 // Each altered actuator value counts one intervention of its kind. "Current" is the last
 // value the limiter let through, initialised from the first snapshot by reset().
 

@@ -18,18 +18,6 @@ size_t history_capacity(double history_s, double sample_period_s) {
   return static_cast<size_t>(std::ceil(history_s / sample_period_s)) + 1;
 }
 
-bool commands_anything(const Command& cmd) {
-  for (double v : cmd.power_cap_w) {
-    if (!std::isnan(v)) return true;
-  }
-  for (const auto& k : cmd.knobs) {
-    for (double v : k) {
-      if (!std::isnan(v)) return true;
-    }
-  }
-  return false;
-}
-
 Stepper::Stepper(double sample_period_s, double history_s, LimiterConfig limiter)
     : sample_period_s_(sample_period_s),
       limiter_(limiter),
@@ -74,7 +62,7 @@ Observation Stepper::observation() const {
 
 Status Stepper::act(const Command& request) {
   const Command out = limiter_.apply(request, observation());
-  if (!commands_anything(out)) return Status::Ok();
+  if (!out.any_set()) return Status::Ok();
   return plant_->write(out);
 }
 

@@ -38,8 +38,6 @@ int64_t episode_ticks(double duration_s, double sample_period_s);
 int64_t ticks_per_period(double period_s, double sample_period_s);
 // Snapshots kept to cover history_s: ceil(history_s / sample_period_s) + 1.
 size_t history_capacity(double history_s, double sample_period_s);
-// True when cmd sets any cap or knob (a non-NaN entry).
-bool commands_anything(const Command& cmd);
 
 class Stepper {
  public:

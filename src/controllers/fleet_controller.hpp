@@ -65,6 +65,11 @@ class FleetController : public Controller {
   double period_s() const override { return cfg_.period_s; }
   void reset(const PlantInfo& info) override;
   Command update(const Observation& obs) override;
+  ActuatorSet claims() const override {
+    ActuatorSet s = only_actuator(static_cast<int>(Knob::kGenConcurrency));
+    if (cfg_.caps) s.set(kCapActuator);
+    return s;
+  }
 
   // Inspection (tests, traces): the shares and demands of the last decision, W per job.
   const std::vector<double>& shares_w() const { return shares_w_; }

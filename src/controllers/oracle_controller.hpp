@@ -55,6 +55,11 @@ class OracleController : public Controller, public PlantBranching {
   double period_s() const override { return cfg_.period_s; }
   void bind_plant(const Plant* plant) override { plant_ = plant; }
   Command update(const Observation& obs) override;
+  ActuatorSet claims() const override {
+    ActuatorSet s;
+    for (const Actuator& a : cfg_.actuators) s.set(a.index());
+    return s;
+  }
 
   // Decisions that found no clone-capable plant (then it asks for nothing).
   int64_t blind_decisions() const { return blind_; }

@@ -40,6 +40,7 @@ class PidController : public Controller {
   double period_s() const override { return cfg_.period_s; }
   void reset(const PlantInfo& info) override;
   Command update(const Observation& obs) override;
+  ActuatorSet claims() const override { return only_actuator(cfg_.actuator.index()); }
 
  private:
   struct State {

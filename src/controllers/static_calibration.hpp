@@ -22,8 +22,6 @@
 
 namespace fw {
 
-using PlantFactory = std::function<std::unique_ptr<Plant>(uint64_t seed)>;
-
 struct StaticCalibrationConfig {
   Actuator actuator;
   std::vector<uint64_t> seeds;  // non-empty
@@ -31,7 +29,7 @@ struct StaticCalibrationConfig {
   double sample_period_s = 0.5;
   LimiterConfig limiter;
   int max_candidates = 12;
-  KnobValues hold{kUnset, kUnset};  // knobs pinned while calibrating (StaticController)
+  KnobValues hold = kNoKnobs;  // knobs pinned while calibrating (StaticController)
 };
 
 struct StaticCalibration {

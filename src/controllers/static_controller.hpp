@@ -14,11 +14,19 @@ class StaticController : public Controller {
  public:
   // value: the actuator's setting (knob value or cap W) for every job; NaN: use fraction.
   StaticController(Actuator actuator, double fraction, double value = kUnset, double period_s = 10,
-                   KnobValues hold = {kUnset, kUnset})
+                   KnobValues hold = kNoKnobs)
       : actuator_(actuator), fraction_(fraction), value_(value), period_s_(period_s), hold_(hold) {}
   std::string name() const override { return "static"; }
   double period_s() const override { return period_s_; }
   Command update(const Observation& obs) override;
+  // The actuator and the pinned knobs.
+  ActuatorSet claims() const override {
+    ActuatorSet s = only_actuator(actuator_.index());
+    for (int q = 0; q < kNumKnobs; ++q) {
+      if (!std::isnan(hold_[q])) s.set(q);
+    }
+    return s;
+  }
 
   const Actuator& actuator() const { return actuator_; }
   double fraction() const { return fraction_; }

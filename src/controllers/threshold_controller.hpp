@@ -28,6 +28,7 @@ class ThresholdController : public Controller {
   double period_s() const override { return cfg_.period_s; }
   void reset(const PlantInfo& info) override { rung_.assign(info.jobs.size(), -1); }
   Command update(const Observation& obs) override;
+  ActuatorSet claims() const override { return only_actuator(cfg_.actuator.index()); }
 
  private:
   ThresholdConfig cfg_;

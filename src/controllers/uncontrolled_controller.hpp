@@ -14,6 +14,8 @@ class UncontrolledController : public Controller {
   std::string name() const override { return "uncontrolled"; }
   double period_s() const override { return period_s_; }
   Command update(const Observation& obs) override;
+  // Holds every actuator at its configured value (caps at default).
+  ActuatorSet claims() const override { return all_actuators(); }
 
  private:
   double period_s_;

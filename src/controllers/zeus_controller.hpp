@@ -36,6 +36,7 @@ class ZeusController : public Controller {
   double period_s() const override { return cfg_.period_s; }
   void reset(const PlantInfo& info) override;
   Command update(const Observation& obs) override;
+  ActuatorSet claims() const override { return only_actuator(kCapActuator); }
 
   // Per job: the chosen cap (NaN while profiling).
   std::vector<double> chosen_caps_w() const;

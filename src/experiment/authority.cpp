@@ -18,7 +18,7 @@ Result<AuthorityPoint> run_one(Plant& plant, const AuthorityOptions& o, Knob kno
   const PlantInfo& info = plant.info();
   const JobInfo& job = info.jobs[o.job];
   Command cmd;
-  cmd.knobs.assign(info.jobs.size(), KnobValues{kUnset, kUnset});
+  cmd.knobs.assign(info.jobs.size(), kNoKnobs);
   cmd.knobs[o.job][static_cast<int>(knob)] = value;
   FW_RETURN_IF_ERROR(plant.write(cmd));
 

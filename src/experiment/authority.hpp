@@ -72,7 +72,6 @@ struct AuthorityReport {
 };
 
 // A fresh plant for a seed. Every call must give an independent plant in its initial state.
-using PlantFactory = std::function<std::unique_ptr<Plant>(uint64_t seed)>;
 
 // The settings swept for a range: min, max and points−2 evenly spaced values between,
 // rounded to the range's step, duplicates removed. REQUIRES: r.available.

@@ -56,11 +56,11 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   const double period = o.number("period_s");
   PreparedController p;
   p.notes["actuator"] = a.name();
-  KnobValues hold{kUnset, kUnset};
+  KnobValues hold = kNoKnobs;
   for (int q = 0; q < kNumKnobs; ++q) {
     const std::string k(kKnobNames[q]);
     if (!o.has(k)) continue;
-    if (a.kind == Actuator::Kind::kKnob && static_cast<int>(a.knob) == q) {
+    if (a.index() == q) {
       return Status::InvalidArgument("controller 'static': " + k +
                                      "= pins the actuator itself; use value=");
     }

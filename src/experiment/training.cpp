@@ -11,6 +11,7 @@
 #include "rl/plant_env.hpp"
 #include "rl/plant_features.hpp"
 #include "rl/ppo_trainer.hpp"
+#include "sim/cluster.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::experiment {
@@ -55,12 +56,14 @@ std::vector<rl::RandomRange> randomisation_ranges(const sim::Scenario& scenario,
   const double med = j.grpo.completion_median_tokens, sig = j.grpo.completion_sigma;
   std::vector<rl::RandomRange> ranges = {
       {"jobs.0.completion_median_tokens", med * 0.75, med * 1.3, false},
-      {"jobs.0.completion_sigma", std::max(0.1, sig - 0.2), sig + 0.2, false},
-      {"jobs.0.group_size", j.group_size_min, j.group_size_max, true},
-      {"jobs.0.gen_concurrency", j.gen_concurrency_min, std::min(j.gen_concurrency_max, 32.0),
-       true}};
-  for (int q = 0; q < kNumKnobs; ++q) {  // ranges[3 - q] is knob q's start point
-    if (!(mask & (1u << q))) ranges.erase(ranges.begin() + 3 - q);
+      {"jobs.0.completion_sigma", std::max(0.1, sig - 0.2), sig + 0.2, false}};
+  // Knob start points, last knob first (the order of the random draws); generation
+  // concurrency starts at most at 32.
+  for (int q = kNumKnobs - 1; q >= 0; --q) {
+    if (!(mask & (1u << q))) continue;
+    const KnobRange r = sim::knob_range(j, q);
+    const double hi = q == static_cast<int>(Knob::kGenConcurrency) ? std::min(r.max, 32.0) : r.max;
+    ranges.push_back({"jobs.0." + std::string(kKnobNames[q]), r.min, hi, true});
   }
   return ranges;
 }

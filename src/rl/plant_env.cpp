@@ -156,7 +156,7 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
     return Status::InvalidArgument("plant env: action or observation of the wrong size");
   }
   // Decide at the current tick, as ControlLoop does (Stepper::act): SafetyLimiter, then write.
-  for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
+  for (auto& k : cmd_.knobs) k = kNoKnobs;
   for (double& c : cmd_.power_cap_w) c = kUnset;
   const int moved = apply_knob_action(ep_.plant->info(), stepper_.latest(), cfg_.job, action, cmd_,
                                       cfg_.action_mode, cfg_.knob_mask);

@@ -135,6 +135,26 @@ const ActionSpec& plant_action_spec(KnobActionMode mode, unsigned knob_mask) {
   return specs[(mode == KnobActionMode::kLevel ? kMaxActionMask : 0) + mask - 1];
 }
 
+namespace {
+// "gen_concurrency, group_size and/or power_cap" with `last` before the final name.
+std::string factor_list(const std::string& last) {
+  std::string s;
+  for (int q = 0; q < kNumActionFactors; ++q) {
+    if (q > 0) s += q + 1 == kNumActionFactors ? last : ", ";
+    s += kActionFactorNames[q];
+  }
+  return s;
+}
+// "22 / 10 / 11"
+std::string level_list() {
+  std::string s;
+  for (int q = 0; q < kNumActionFactors; ++q) {
+    s += (q > 0 ? " / " : "") + std::to_string(kKnobLevels[q]);
+  }
+  return s;
+}
+}  // namespace
+
 Result<PlantActionLayout> plant_action_layout(const ActionSpec& spec) {
   for (KnobActionMode m : {KnobActionMode::kStep, KnobActionMode::kLevel}) {
     for (unsigned mask = 1; mask <= kMaxActionMask; ++mask) {
@@ -154,10 +174,8 @@ Result<PlantActionLayout> plant_action_layout(const ActionSpec& spec) {
         "} levels: retrain it with `flexwatt train ... --actions level`");
   }
   return Status::InvalidArgument(
-      "policy action spec does not match: expected categorical over gen_concurrency, "
-      "group_size and/or power_cap (in that order) with 3 options each (down, stay, up) or " +
-      std::to_string(kKnobLevels[0]) + " / " + std::to_string(kKnobLevels[1]) + " / " +
-      std::to_string(kKnobLevels[2]) + " levels");
+      "policy action spec does not match: expected categorical over " + factor_list(" and/or ") +
+      " (in that order) with 3 options each (down, stay, up) or " + level_list() + " levels");
 }
 
 Result<KnobActionMode> knob_action_mode(const ActionSpec& spec) {
@@ -177,8 +195,8 @@ Result<unsigned> parse_knob_mask(const std::string& csv) {
       if (name == kActionFactorNames[q]) found = q;
     }
     if (found < 0) {
-      return Status::InvalidArgument("unknown knob '" + name +
-                                     "' (expected gen_concurrency, group_size, power_cap or all)");
+      return Status::InvalidArgument("unknown knob '" + name + "' (expected " + factor_list(", ") +
+                                     " or all)");
     }
     mask |= 1u << found;
     pos = comma + 1;
@@ -264,7 +282,8 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
   const Snapshot& now = h.newest();
   if (job < obs.plant->jobs.size()) {
     const JobInfo& ji = obs.plant->jobs[job];
-    for (int q = 0; q < kNumKnobs; ++q) {
+    // The observation (a policy file format) has entries for the first two knobs only.
+    for (int q = 0; q < std::min(kNumKnobs, 2); ++q) {
       const KnobRange& r = ji.knob_ranges[q];
       if (!r.available || job >= now.jobs.size() || std::isnan(now.jobs[job].knobs[q])) continue;
       out[10 + q] = r.max > r.min ? (now.jobs[job].knobs[q] - r.min) / (r.max - r.min) : 1.0;
@@ -386,7 +405,7 @@ int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
     double target = cur;
     if (mode == KnobActionMode::kLevel) {
       const int lv = std::clamp(static_cast<int>(std::lround(act)), 0, kKnobLevels[q] - 1);
-      target = knob_level(r, lv, kKnobLevels[q], /*dense=*/q == 0);
+      target = knob_level(r, lv, kKnobLevels[q], /*dense=*/q == kDenseFactor);
     } else {
       const int dir = static_cast<int>(std::lround(act)) - 1;
       if (dir == 0) continue;

@@ -18,9 +18,11 @@
 // measured on the job's first GPU. An actuator outside the policy's subset, or a knob the job
 // does not expose, is left alone.
 
+#include <array>
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "control/command.hpp"
 #include "control/observation.hpp"
@@ -37,14 +39,32 @@ inline constexpr int kPlantObsDim = 20;
 // policy whose names differ.
 const ObsSpec& plant_obs_spec();
 enum class KnobActionMode { kStep, kLevel };
-// Action factors, in this order: the two knobs (kKnobNames), then the job's power cap.
-inline constexpr int kNumActionFactors = 3;
-inline constexpr int kPowerCapFactor = 2;
-inline constexpr const char* kActionFactorNames[kNumActionFactors] = {"gen_concurrency",
-                                                                      "group_size", "power_cap"};
+// Action factors, in kActuatorTable order (the knobs, then the job's power cap), named by
+// the table's action_name (the names policy files store).
+inline constexpr int kNumActionFactors = kNumActuators;
+inline constexpr int kPowerCapFactor = kCapActuator;
+inline constexpr std::array<std::string_view, kNumActionFactors> kActionFactorNames = [] {
+  std::array<std::string_view, kNumActionFactors> n{};
+  for (int q = 0; q < kNumActionFactors; ++q) n[q] = kActuatorTable[q].action_name;
+  return n;
+}();
 // kLevel options per factor: every rung of the level ladder (knob_level()) for the 7B ranges
-// 1..64 and 1..16; caps at 50 %, 55 %, ..., 100 % of the GPU's maximum cap.
-inline constexpr int kKnobLevels[kNumActionFactors] = {22, 10, 11};
+// 1..64 and 1..16; caps at 50 %, 55 %, ..., 100 % of the GPU's maximum cap. A knob without
+// an entry here gets kDefaultKnobLevels.
+inline constexpr int kDefaultKnobLevels = 10;
+inline constexpr std::array<int, kNumActionFactors> kKnobLevels = [] {
+  std::array<int, kNumActionFactors> l{};
+  for (int q = 0; q < kNumActionFactors; ++q) {
+    const std::string_view n = kActuatorTable[q].name;
+    l[q] = n == "gen_concurrency" ? 22
+           : n == "group_size"    ? 10
+           : n == "cap"           ? 11
+                                  : kDefaultKnobLevels;
+  }
+  return l;
+}();
+// The factor whose level ladder has the dense band below.
+inline constexpr int kDenseFactor = find_actuator("gen_concurrency");
 // Level-action policies written before the dense band existed used {16, 10} levels; loading
 // one fails with a message that says to retrain.
 inline constexpr int kOldKnobLevels[2] = {16, 10};
@@ -55,7 +75,7 @@ inline constexpr double kGenConcurrencyDenseLo = 8, kGenConcurrencyDenseHi = 16;
 // factor. A knob left out is never commanded, so it stays at the job's configured value; a
 // cap left out is never written. Policies from before this option act on both knobs
 // (kAllKnobs); kPowerCapBit adds the cap.
-inline constexpr unsigned kAllKnobs = 3;
+inline constexpr unsigned kAllKnobs = (1u << kNumKnobs) - 1;
 inline constexpr unsigned kPowerCapBit = 1u << kPowerCapFactor;
 inline constexpr unsigned kMaxActionMask = kAllKnobs | kPowerCapBit;
 // The action spec for a mode and subset: one factor per selected actuator, in factor order.

@@ -86,7 +86,7 @@ void PpoController::reset(const PlantInfo& info) {
 }
 
 const Command& PpoController::decide(const Observation& obs) {
-  for (auto& k : cmd_.knobs) k = {kUnset, kUnset};
+  for (auto& k : cmd_.knobs) k = kNoKnobs;
   for (double& c : cmd_.power_cap_w) c = kUnset;
   const PlantInfo& info = *obs.plant;
   for (size_t j = 0; j < info.jobs.size() && j < cmd_.knobs.size(); ++j) {

@@ -47,6 +47,8 @@ class PpoController : public Controller {
   }
   void reset(const PlantInfo& info) override;
   Command update(const Observation& obs) override { return decide(obs); }
+  // The action factors of its policy (factor q is kActuatorTable row q).
+  ActuatorSet claims() const override { return ActuatorSet(mask_); }
   // The command for this decision; valid until the next call. REQUIRES: reset() first.
   const Command& decide(const Observation& obs);
 

@@ -5,6 +5,15 @@
 
 namespace fw::sim {
 
+KnobRange knob_range(const JobSpec& s, int q) {
+  if (s.kind != JobKind::kGrpo) return {};
+  if (q == static_cast<int>(Knob::kGenConcurrency)) {
+    return {true, s.gen_concurrency_min, s.gen_concurrency_max, 1};
+  }
+  if (q == static_cast<int>(Knob::kGroupSize)) return {true, s.group_size_min, s.group_size_max, 1};
+  return {};
+}
+
 Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<JobSpec> jobs,
                  uint64_t seed)
     : sim_(sim), specs_(std::move(jobs)) {
@@ -39,12 +48,9 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
     ji.kind = s.kind == JobKind::kGrpo ? "grpo" : "pretrain";
     ji.gpus = s.gpus;
     if (s.kind == JobKind::kGrpo) {
-      ji.knob_ranges[static_cast<int>(Knob::kGenConcurrency)] = {true, s.gen_concurrency_min,
-                                                                 s.gen_concurrency_max, 1};
-      ji.knob_ranges[static_cast<int>(Knob::kGroupSize)] = {true, s.group_size_min,
-                                                            s.group_size_max, 1};
-      ji.default_knobs = {static_cast<double>(s.grpo.gen_concurrency),
-                          static_cast<double>(s.grpo.group_size)};
+      for (int q = 0; q < kNumKnobs; ++q) ji.knob_ranges[q] = knob_range(s, q);
+      ji.default_knobs[static_cast<int>(Knob::kGenConcurrency)] = s.grpo.gen_concurrency;
+      ji.default_knobs[static_cast<int>(Knob::kGroupSize)] = s.grpo.group_size;
       st.gen_concurrency = s.grpo.gen_concurrency;
       st.group_size_next = s.grpo.group_size;
       st.group_size = s.grpo.group_size;
@@ -121,10 +127,10 @@ Status Cluster::read(double now_s, Snapshot& out) {
     r.phase = st.started ? st.phase : Phase::kIdle;
     r.tokens_total = st.tokens_total;
     r.steps_total = st.steps_total;
+    r.knobs = kNoKnobs;
     if (specs_[j].kind == JobKind::kGrpo) {
-      r.knobs = {static_cast<double>(st.gen_concurrency), static_cast<double>(st.group_size_next)};
-    } else {
-      r.knobs = {kUnset, kUnset};
+      r.knobs[static_cast<int>(Knob::kGenConcurrency)] = st.gen_concurrency;
+      r.knobs[static_cast<int>(Knob::kGroupSize)] = st.group_size_next;
     }
   }
   return Status::Ok();

@@ -40,6 +40,10 @@ struct GpuSpec {
   double power_cap_w = 0;
 };
 
+// The settable range a job's spec gives knob q (unavailable for a pretraining job, or a knob
+// the simulator's workloads do not model).
+KnobRange knob_range(const JobSpec& s, int q);
+
 class Cluster : public Plant {
  public:
   Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<JobSpec> jobs,

@@ -9,6 +9,103 @@ namespace {
 
 #define FW_GET(var, expr) FW_ASSIGN_OR_RETURN(var, expr)
 
+// One numeric key of a scenario section, declared once: its default, range and help drive
+// the parsing (file:line: field errors from ConfigNode), the section's known keys,
+// scenario_keys() and to_json(). Exactly one of `d` / `i` is set.
+template <class T>
+struct Key {
+  const char* name;
+  double def, lo, hi;
+  const char* help;
+  double T::*d = nullptr;
+  int T::*i = nullptr;
+};
+
+template <class T>
+Status read_keys(const ConfigNode& n, const std::vector<Key<T>>& keys, T& out) {
+  for (const Key<T>& k : keys) {
+    if (k.d != nullptr) {
+      FW_GET(out.*k.d, n.get_double(k.name, k.def, k.lo, k.hi));
+    } else {
+      FW_GET(int64_t v, n.get_int(k.name, static_cast<int64_t>(k.def), static_cast<int64_t>(k.lo),
+                                  static_cast<int64_t>(k.hi)));
+      out.*k.i = static_cast<int>(v);
+    }
+  }
+  return Status::Ok();
+}
+
+template <class T>
+void write_keys(const std::vector<Key<T>>& keys, const T& v, nlohmann::json& out) {
+  for (const Key<T>& k : keys) {
+    if (k.d != nullptr) {
+      out[k.name] = v.*k.d;
+    } else {
+      out[k.name] = v.*k.i;
+    }
+  }
+}
+
+template <class T>
+void add_names(const std::vector<Key<T>>& keys, std::vector<std::string>& out) {
+  for (const Key<T>& k : keys) out.emplace_back(k.name);
+}
+
+template <class T>
+void add_infos(const char* section, const std::vector<Key<T>>& keys,
+               std::vector<ScenarioKey>& out) {
+  for (const Key<T>& k : keys) out.push_back({section, k.name, k.def, k.lo, k.hi, k.help});
+}
+
+const std::vector<Key<Scenario>> kRootKeys = {
+    {"duration_s", 600, 0.1, 1e8, "episode length, s", &Scenario::duration_s},
+    {"sample_period_s", 0.5, 0.01, 3600, "sensor sample period, s (>= sim.dt_s)",
+     &Scenario::sample_period_s},
+};
+
+const std::vector<Key<SimParams>> kSimKeys = {
+    {"dt_s", 0.1, 0.02, 0.5, "integration step, s", &SimParams::dt_s},
+    {"noise_w", 1.0, 0, 100, "sensor noise sd, W", &SimParams::noise_w},
+    {"fw_sense_tau_s", 0.3, 0.01, 10, "firmware power-sensing filter, s",
+     &SimParams::fw_sense_tau_s},
+    {"clock_tau_s", 0.2, 0.01, 10, "SM clock lag towards the firmware target, s",
+     &SimParams::clock_tau_s},
+    {"ambient_c", 30, -20, 60, "ambient temperature, °C", &SimParams::ambient_c},
+    {"thermal_c_per_w", 0.1, 0, 1, "steady-state temperature rise per watt, °C/W",
+     &SimParams::thermal_c_per_w},
+    {"thermal_tau_s", 20, 0.1, 3600, "thermal time constant, s", &SimParams::thermal_tau_s},
+};
+
+// GRPO keys with fixed defaults and ranges (model, tp, the knobs and their ranges are read
+// by parse_grpo(): their defaults or ranges depend on other keys).
+const std::vector<Key<GrpoParams>> kGrpoParamKeys = {
+    {"prompts_per_step", 2, 1, 4096, "prompts per GRPO step", nullptr,
+     &GrpoParams::prompts_per_step},
+    {"prompt_tokens", 200, 1, 1e6, "prompt length, tokens", &GrpoParams::prompt_tokens},
+    {"completion_median_tokens", 170, 1, 1e6, "median completion length, tokens",
+     &GrpoParams::completion_median_tokens},
+    {"completion_sigma", 0.8, 0, 3, "log-space sigma of completion lengths",
+     &GrpoParams::completion_sigma},
+    {"completion_max_tokens", 1024, 1, 1e6, "completion length cap, tokens",
+     &GrpoParams::completion_max_tokens},
+    {"micro_batch_seqs", 8, 1, 4096, "sequences per update micro-batch", nullptr,
+     &GrpoParams::micro_batch_seqs},
+};
+
+// Pretraining keys with fixed defaults and ranges (workload, tp and iter_s are read by
+// parse_pretrain()).
+const std::vector<Key<PretrainParams>> kPretrainParamKeys = {
+    {"tokens_per_iter", 4096.0 * 256, 1, 1e12, "trained tokens per iteration (whole job)",
+     &PretrainParams::tokens_per_iter},
+    {"iter_jitter", 0.01, 0, 1, "log-space sigma of the compute phases",
+     &PretrainParams::iter_jitter},
+    {"checkpoint_every_iters", 0, 0, 100000000, "iterations between checkpoints (0: none)", nullptr,
+     &PretrainParams::checkpoint_every_iters},
+    {"checkpoint_s", 20, 0, 36000, "checkpoint duration, s", &PretrainParams::checkpoint_s},
+    {"stall_prob", 0.0, 0, 1, "data-stall probability per iteration", &PretrainParams::stall_prob},
+    {"stall_mean_s", 0.5, 0, 3600, "mean data-stall duration, s", &PretrainParams::stall_mean_s},
+};
+
 Status parse_budget_entry(const ConfigNode& n, bool with_start, BudgetSchedule::Entry& e) {
   std::vector<std::string> keys = {"watts", "scope", "window_s"};
   if (with_start) keys.push_back("start_s");
@@ -67,23 +164,23 @@ Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
 
 const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",          "first_gpu",
                                                  "start_s", "tp",   "start_offset_s"};
-const std::vector<std::string> kGrpoKeys = {"model",
-                                            "prompts_per_step",
-                                            "group_size",
-                                            "gen_concurrency",
-                                            "prompt_tokens",
-                                            "completion_median_tokens",
-                                            "completion_sigma",
-                                            "completion_max_tokens",
-                                            "micro_batch_seqs",
-                                            "gen_concurrency_min",
-                                            "gen_concurrency_max",
-                                            "group_size_min",
-                                            "group_size_max",
-                                            "generation_only"};
-const std::vector<std::string> kPretrainKeys = {
-    "workload",     "tokens_per_iter", "iter_s",      "iter_jitter", "checkpoint_every_iters",
-    "checkpoint_s", "stall_prob",      "stall_mean_s"};
+const std::vector<std::string> kGrpoKeys = [] {
+  std::vector<std::string> k = {"model",
+                                "group_size",
+                                "gen_concurrency",
+                                "gen_concurrency_min",
+                                "gen_concurrency_max",
+                                "group_size_min",
+                                "group_size_max",
+                                "generation_only"};
+  add_names(kGrpoParamKeys, k);
+  return k;
+}();
+const std::vector<std::string> kPretrainKeys = [] {
+  std::vector<std::string> k = {"workload", "iter_s"};
+  add_names(kPretrainParamKeys, k);
+  return k;
+}();
 
 Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
   GrpoParams& g = j.grpo;
@@ -102,20 +199,13 @@ Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
          n.get_double("gen_concurrency_max", 64, j.gen_concurrency_min, 4096));
   FW_GET(j.group_size_min, n.get_double("group_size_min", 1, 1, 1024));
   FW_GET(j.group_size_max, n.get_double("group_size_max", 16, j.group_size_min, 1024));
-  FW_GET(int64_t pps, n.get_int("prompts_per_step", 2, 1, 4096));
   FW_GET(int64_t gs, n.get_int("group_size", 8, static_cast<int64_t>(j.group_size_min),
                                static_cast<int64_t>(j.group_size_max)));
   FW_GET(int64_t gc, n.get_int("gen_concurrency", 16, static_cast<int64_t>(j.gen_concurrency_min),
                                static_cast<int64_t>(j.gen_concurrency_max)));
-  g.prompts_per_step = static_cast<int>(pps);
   g.group_size = static_cast<int>(gs);
   g.gen_concurrency = static_cast<int>(gc);
-  FW_GET(g.prompt_tokens, n.get_double("prompt_tokens", 200, 1, 1e6));
-  FW_GET(g.completion_median_tokens, n.get_double("completion_median_tokens", 170, 1, 1e6));
-  FW_GET(g.completion_sigma, n.get_double("completion_sigma", 0.8, 0, 3));
-  FW_GET(g.completion_max_tokens, n.get_double("completion_max_tokens", 1024, 1, 1e6));
-  FW_GET(int64_t mb, n.get_int("micro_batch_seqs", 8, 1, 4096));
-  g.micro_batch_seqs = static_cast<int>(mb);
+  FW_RETURN_IF_ERROR(read_keys(n, kGrpoParamKeys, g));
   FW_GET(g.generation_only, n.get_bool("generation_only", false));
   g.kv_capacity_seqs = kv_capacity_seqs(g, gpu.preset->hbm_gb);
   const double free_gb =
@@ -141,14 +231,8 @@ Status parse_pretrain(const ConfigNode& n, JobSpec& j) {
   if (n_gpus % tp != 0) return n["tp"].error("gpus must be a multiple of tp");
   p.tp = static_cast<int>(tp);
   FW_GET(p.model.iter_s, n.get_double("iter_s", m->iter_s, 1e-3, 3600));
-  FW_GET(p.tokens_per_iter, n.get_double("tokens_per_iter", 4096.0 * 256, 1, 1e12));
-  FW_GET(p.iter_jitter, n.get_double("iter_jitter", 0.01, 0, 1));
-  FW_GET(int64_t ck, n.get_int("checkpoint_every_iters", 0, 0, 100000000));
-  p.checkpoint_every_iters = static_cast<int>(ck);
-  FW_GET(p.checkpoint_s, n.get_double("checkpoint_s", 20, 0, 36000));
+  FW_RETURN_IF_ERROR(read_keys(n, kPretrainParamKeys, p));
   p.checkpoint_load = {0.05, 0.10, 0.0};  // assumption: I/O bound, GPUs nearly idle
-  FW_GET(p.stall_prob, n.get_double("stall_prob", 0.0, 0, 1));
-  FW_GET(p.stall_mean_s, n.get_double("stall_mean_s", 0.5, 0, 3600));
   return Status::Ok();
 }
 
@@ -218,26 +302,23 @@ Result<Scenario> from_config(ConfigNode& root, const std::string& name,
     }
     FW_RETURN_IF_ERROR(apply_override(root, o));
   }
-  FW_RETURN_IF_ERROR(root.reject_unknown({"name", "description", "duration_s", "sample_period_s",
-                                          "sim", "gpus", "budget", "jobs", "fleet"}));
+  std::vector<std::string> root_keys = {"name", "description"};
+  add_names(kRootKeys, root_keys);
+  root_keys.insert(root_keys.end(), {"sim", "gpus", "budget", "jobs", "fleet"});
+  FW_RETURN_IF_ERROR(root.reject_unknown(root_keys));
   Scenario s;
   s.path = name;
   s.overrides = overrides;
   FW_GET(s.name, root.get_string("name", name));
   FW_GET(s.description, root.get_string("description", ""));
-  FW_GET(s.duration_s, root.get_double("duration_s", 600, 0.1, 1e8));
-  FW_GET(s.sample_period_s, root.get_double("sample_period_s", 0.5, 0.01, 3600));
+  FW_RETURN_IF_ERROR(read_keys(root, kRootKeys, s));
   const ConfigNode sim = root["sim"];
-  if (sim.defined())
-    FW_RETURN_IF_ERROR(sim.reject_unknown({"dt_s", "noise_w", "fw_sense_tau_s", "clock_tau_s",
-                                           "ambient_c", "thermal_c_per_w", "thermal_tau_s"}));
-  FW_GET(s.sim.dt_s, sim.get_double("dt_s", 0.1, 0.02, 0.5));
-  FW_GET(s.sim.noise_w, sim.get_double("noise_w", 1.0, 0, 100));
-  FW_GET(s.sim.fw_sense_tau_s, sim.get_double("fw_sense_tau_s", 0.3, 0.01, 10));
-  FW_GET(s.sim.clock_tau_s, sim.get_double("clock_tau_s", 0.2, 0.01, 10));
-  FW_GET(s.sim.ambient_c, sim.get_double("ambient_c", 30, -20, 60));
-  FW_GET(s.sim.thermal_c_per_w, sim.get_double("thermal_c_per_w", 0.1, 0, 1));
-  FW_GET(s.sim.thermal_tau_s, sim.get_double("thermal_tau_s", 20, 0.1, 3600));
+  if (sim.defined()) {
+    std::vector<std::string> sim_keys;
+    add_names(kSimKeys, sim_keys);
+    FW_RETURN_IF_ERROR(sim.reject_unknown(sim_keys));
+  }
+  FW_RETURN_IF_ERROR(read_keys(sim, kSimKeys, s.sim));
   if (s.sample_period_s < s.sim.dt_s - 1e-12) {
     return root["sample_period_s"].error("must be at least sim.dt_s");
   }
@@ -272,17 +353,23 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
   return from_config(root, path, overrides);
 }
 
+std::vector<ScenarioKey> scenario_keys() {
+  std::vector<ScenarioKey> out;
+  add_infos("", kRootKeys, out);
+  add_infos("sim", kSimKeys, out);
+  add_infos("jobs[] (grpo)", kGrpoParamKeys, out);
+  add_infos("jobs[] (pretrain)", kPretrainParamKeys, out);
+  return out;
+}
+
 nlohmann::json Scenario::to_json() const {
   nlohmann::json j;
   j["name"] = name;
   j["path"] = path;
   j["overrides"] = overrides;
-  j["duration_s"] = duration_s;
-  j["sample_period_s"] = sample_period_s;
-  j["sim"] = {{"dt_s", sim.dt_s},
-              {"noise_w", sim.noise_w},
-              {"fw_sense_tau_s", sim.fw_sense_tau_s},
-              {"clock_tau_s", sim.clock_tau_s}};
+  write_keys(kRootKeys, *this, j);
+  j["sim"] = nlohmann::json::object();
+  write_keys(kSimKeys, sim, j["sim"]);
   nlohmann::json g = nlohmann::json::array();
   for (const auto& x : gpus) {
     g.push_back({{"model", std::string(x.preset->name)}, {"power_cap_w", x.power_cap_w}});
@@ -298,18 +385,20 @@ nlohmann::json Scenario::to_json() const {
     if (x.kind == JobKind::kGrpo) {
       o["kind"] = "grpo";
       o["knobs"] = {{"gen_concurrency", x.grpo.gen_concurrency}, {"group_size", x.grpo.group_size}};
-      o["knob_ranges"] = {{"gen_concurrency", {x.gen_concurrency_min, x.gen_concurrency_max}},
-                          {"group_size", {x.group_size_min, x.group_size_max}}};
-      o["prompts_per_step"] = x.grpo.prompts_per_step;
+      o["knob_ranges"] = nlohmann::json::object();
+      for (int q = 0; q < kNumKnobs; ++q) {
+        const KnobRange r = knob_range(x, q);
+        if (r.available) o["knob_ranges"][std::string(kKnobNames[q])] = {r.min, r.max};
+      }
       o["tp"] = x.grpo.tp;
       o["kv_capacity_seqs"] = x.grpo.kv_capacity_seqs;
-      o["micro_batch_seqs"] = x.grpo.micro_batch_seqs;
+      write_keys(kGrpoParamKeys, x.grpo, o);
       o["generation_only"] = x.grpo.generation_only;
     } else {
       o["kind"] = "pretrain";
       o["moe"] = x.pretrain.model.moe;
       o["tp"] = x.pretrain.tp;
-      o["tokens_per_iter"] = x.pretrain.tokens_per_iter;
+      write_keys(kPretrainParamKeys, x.pretrain, o);
       o["knobs"] = nlohmann::json::object();
     }
     jobs_j.push_back(o);

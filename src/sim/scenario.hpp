@@ -42,6 +42,17 @@ struct Scenario {
   nlohmann::json to_json() const;
 };
 
+// A numeric scenario key with a fixed default and range, as declared (for listings and
+// docs). Keys whose default or range depends on others (tp, iter_s, the knobs and their
+// ranges, GPU caps, budget entries) are read by their sections' code and are not listed.
+struct ScenarioKey {
+  std::string section;  // "" (top level), "sim", "jobs[] (grpo)", "jobs[] (pretrain)"
+  std::string name;
+  double def, lo, hi;
+  std::string help;
+};
+std::vector<ScenarioKey> scenario_keys();
+
 // Loads a scenario file and applies `overrides` ("key.path=value", as `--set`).
 Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& overrides);
 // Same, from text (`name` is used in messages).

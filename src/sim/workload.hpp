@@ -21,10 +21,8 @@ namespace fw::sim {
 
 enum class JobKind { kGrpo, kPretrain };
 
-// Load of one phase of work on each GPU of a job.
-struct PhaseLoad {
-  double u = 0, m = 0, c = 0;
-};
+// Load of one phase of work on each GPU of a job: the GPU model's Load (one type for both).
+using PhaseLoad = Load;
 
 // GRPO model constants, per GPU at the preset's tensor-parallel degree.
 struct GrpoModel {

@@ -9,16 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "telemetry/actuator_table.hpp"
+
 namespace fw {
 
 inline constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();
-
-// Workload knobs a job may expose. Index into the arrays below.
-enum class Knob : int { kGenConcurrency = 0, kGroupSize = 1 };
-inline constexpr int kNumKnobs = 2;
-inline constexpr std::array<std::string_view, kNumKnobs> kKnobNames = {"gen_concurrency",
-                                                                       "group_size"};
-using KnobValues = std::array<double, kNumKnobs>;  // NaN: the job has no such knob / unset
 
 // What a job is doing at the moment of the reading.
 enum class Phase : int {
@@ -55,9 +50,9 @@ struct GpuReading {
 struct JobReading {
   int job = 0;
   Phase phase = Phase::kIdle;
-  double tokens_total = 0;  // cumulative progress (generated or trained tokens)
-  double steps_total = 0;   // cumulative training steps / iterations
-  KnobValues knobs = {kUnset, kUnset};
+  double tokens_total = 0;      // cumulative progress (generated or trained tokens)
+  double steps_total = 0;       // cumulative training steps / iterations
+  KnobValues knobs = kNoKnobs;  // per kActuatorTable's per-job rows
 };
 
 struct Snapshot {

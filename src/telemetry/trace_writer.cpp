@@ -15,6 +15,12 @@ void cell(CsvWriter& w, double v, int decimals) {
 }
 }  // namespace
 
+std::string jobs_csv_header() {
+  std::string h = "time_s,job,phase,tokens_total,steps_total";
+  for (std::string_view k : kKnobNames) (h += ',') += k;
+  return h;
+}
+
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -46,7 +52,7 @@ void TraceWriter::append(const Snapshot& s) {
       return;
     }
     jobs_ = std::move(j).value();
-    jobs_->header(kJobsCsvHeader);
+    jobs_->header(jobs_csv_header());
   }
   for (const JobReading& j : s.jobs) {
     CsvWriter& w = *jobs_;

@@ -1,7 +1,10 @@
 #pragma once
 // Writes a trace directory (format in DESIGN.md "Data formats"):
 //   gpus.csv  time_s,gpu,power_w,energy_j,power_limit_w,sm_util,mem_util,sm_clock_mhz,temp_c
-//   jobs.csv  time_s,job,phase,tokens_total,steps_total,gen_concurrency,group_size
+//   jobs.csv  time_s,job,phase,tokens_total,steps_total,<one column per knob>
+// power_limit_w is the GPU's cap (the column keeps its name: file formats do not change);
+// the knob columns are kActuatorTable's per-job rows by name, in table order
+// (gen_concurrency,group_size).
 //   meta.json whatever the producer records (scenario, seed, controller, versions)
 // jobs.csv is written only when a snapshot carried jobs. Missing readings are written
 // as empty cells. The directory is created if needed. Not thread-safe.
@@ -18,8 +21,8 @@ namespace fw {
 
 inline constexpr const char* kGpusCsvHeader =
     "time_s,gpu,power_w,energy_j,power_limit_w,sm_util,mem_util,sm_clock_mhz,temp_c";
-inline constexpr const char* kJobsCsvHeader =
-    "time_s,job,phase,tokens_total,steps_total,gen_concurrency,group_size";
+// "time_s,job,phase,tokens_total,steps_total,gen_concurrency,group_size"
+std::string jobs_csv_header();
 
 class TraceWriter {
  public:

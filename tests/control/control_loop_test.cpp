@@ -69,6 +69,7 @@ class CountingController : public Controller {
   explicit CountingController(double period_s) : period_s_(period_s) {}
   std::string name() const override { return "count"; }
   double period_s() const override { return period_s_; }
+  ActuatorSet claims() const override { return {}; }
   Command update(const Observation& obs) override {
     times.push_back(obs.time_s);
     return {};
@@ -100,6 +101,7 @@ class ThrowingController : public Controller {
  public:
   std::string name() const override { return "throws"; }
   double period_s() const override { return 1; }
+  ActuatorSet claims() const override { return {}; }
   Command update(const Observation&) override { throw std::runtime_error("boom"); }
 };
 

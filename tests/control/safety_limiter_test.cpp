@@ -146,6 +146,7 @@ class GarbageController : public Controller {
  public:
   std::string name() const override { return "garbage"; }
   double period_s() const override { return 0.5; }
+  ActuatorSet claims() const override { return all_actuators(); }
   Command update(const Observation& obs) override {
     Command c = blank_command(*obs.plant);
     const double nan = std::numeric_limits<double>::quiet_NaN();

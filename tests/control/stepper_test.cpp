@@ -69,8 +69,8 @@ TEST(Stepper, ActLimitsThenWritesOnlyWhatIsSet) {
   // write() is unlimited: the plant sees (and rejects) the raw request.
   EXPECT_FALSE(st.write(c).ok());
   EXPECT_EQ(plant.bad_writes(), 1);
-  EXPECT_FALSE(commands_anything(blank_command(plant.info())));
-  EXPECT_TRUE(commands_anything(c));
+  EXPECT_FALSE(blank_command(plant.info()).any_set());
+  EXPECT_TRUE(c.any_set());
 }
 
 // The oracle's look-ahead: a clone stepped from the decision's time, tick 1 first.

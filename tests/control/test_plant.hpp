@@ -29,13 +29,14 @@ class FirstOrderPlant : public Plant {
     if (knobs) {
       job.knob_ranges[0] = {true, 1, 16, 1};
       job.knob_ranges[1] = {true, 1, 16, 1};
-      job.default_knobs = {16, 16};
+      job.default_knobs[0] = job.default_knobs[1] = 16;
     }
     info_.jobs.push_back(job);
     caps_.assign(n_gpus, 400);
     power_.assign(n_gpus, 60);
     energy_.assign(n_gpus, 0);
-    knobs_ = knobs ? KnobValues{16, 16} : KnobValues{kUnset, kUnset};
+    knobs_ = kNoKnobs;
+    if (knobs) knobs_[0] = knobs_[1] = 16;
   }
 
   const PlantInfo& info() const override { return info_; }
