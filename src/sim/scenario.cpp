@@ -65,8 +65,8 @@ Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
   return Status::Ok();
 }
 
-const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",          "first_gpu",
-                                                 "start_s", "tp",   "start_offset_s"};
+const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",           "first_gpu",
+                                                 "start_s", "tp",   "start_offset_s", "hetero"};
 const std::vector<std::string> kGrpoKeys = {"model",
                                             "prompts_per_step",
                                             "group_size",
@@ -82,8 +82,56 @@ const std::vector<std::string> kGrpoKeys = {"model",
                                             "group_size_max",
                                             "generation_only"};
 const std::vector<std::string> kPretrainKeys = {
-    "workload",     "tokens_per_iter", "iter_s",      "iter_jitter", "checkpoint_every_iters",
-    "checkpoint_s", "stall_prob",      "stall_mean_s"};
+    "workload",     "tokens_per_iter", "iter_s",       "iter_jitter", "checkpoint_every_iters",
+    "checkpoint_s", "stall_prob",      "stall_mean_s", "mix",         "duty"};
+
+// ---- Realism blocks (docs/simulator.md "Workload mix, duty cycles, heterogeneity") --------
+// hetero: {offset_sd, noise_sd, noise_tau_s, imbalance}; defaults from the public 8×H100
+// training log (docs/simulator.md): per-GPU steady means spread sd 0.8 % (offset_sd 0.006 of
+// TDP), independent noise sd ≈ 12 W on 700 W (noise_sd 0.017 of TDP).
+Status parse_hetero(const ConfigNode& job, Heterogeneity& h) {
+  const ConfigNode n = job["hetero"];
+  if (n.defined())
+    FW_RETURN_IF_ERROR(n.reject_unknown({"offset_sd", "noise_sd", "noise_tau_s", "imbalance"}));
+  FW_GET(h.offset_sd_frac, n.get_double("offset_sd", 0.006, 0, 0.5));
+  FW_GET(const double noise, n.get_double("noise_sd", 0.017, 0, 0.5));
+  h.noise_sd_w = noise;  // fraction of TDP until the GPU is known (scaled in parse_jobs)
+  FW_GET(h.noise_tau_s, n.get_double("noise_tau_s", 1.0, 0.01, 3600));
+  FW_GET(h.imbalance, n.get_double("imbalance", 0, 0, 0.9));
+  return Status::Ok();
+}
+
+// mix: {sm, mem, compute_bound, comm_share}: the forward/backward load (u, m, c) and the share
+// of the iteration outside forward/backward; defaults from the workload preset.
+// duty: {every_s, length_s, jitter, sm, mem}: periodic low phases; defaults from the public
+// 8×H100 training log (about 40 s of training, then ~17 s near 150 W per GPU).
+Status parse_mix_duty(const ConfigNode& job, PretrainModel& m, DutyCycle& d) {
+  const ConfigNode x = job["mix"];
+  if (x.defined()) {
+    FW_RETURN_IF_ERROR(x.reject_unknown({"sm", "mem", "compute_bound", "comm_share"}));
+    const double fb = m.share[0] + m.share[1];
+    FW_GET(const double u, x.get_double("sm", m.load[1].u, 0, 2));
+    FW_GET(const double mm, x.get_double("mem", m.load[1].m, 0, 2));
+    FW_GET(const double c, x.get_double("compute_bound", m.load[1].c, 0, 1));
+    FW_GET(const double comm, x.get_double("comm_share", 1 - fb, 0, 0.9));
+    for (int k = 0; k < 2; ++k) {
+      m.load[k] = {u, mm, c};
+      m.share[k] *= (1 - comm) / fb;
+    }
+    for (int k = 2; k < 5; ++k) m.share[k] *= fb < 1 ? comm / (1 - fb) : 0;
+    if (fb >= 1 && comm > 0) m.share[3] = comm;
+  }
+  const ConfigNode n = job["duty"];
+  if (n.defined())
+    FW_RETURN_IF_ERROR(n.reject_unknown({"every_s", "length_s", "jitter", "sm", "mem"}));
+  FW_GET(d.every_s, n.get_double("every_s", 40, 0, 1e7));
+  FW_GET(d.length_s, n.get_double("length_s", 17, 0, 1e6));
+  FW_GET(d.jitter, n.get_double("jitter", 0.1, 0, 2));
+  FW_GET(d.load.u, n.get_double("sm", 0.05, 0, 2));
+  FW_GET(d.load.m, n.get_double("mem", 0.10, 0, 2));
+  if (d.length_s <= 0) d.every_s = 0;
+  return Status::Ok();
+}
 
 Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
   GrpoParams& g = j.grpo;
@@ -149,7 +197,7 @@ Status parse_pretrain(const ConfigNode& n, JobSpec& j) {
   p.checkpoint_load = {0.05, 0.10, 0.0};  // assumption: I/O bound, GPUs nearly idle
   FW_GET(p.stall_prob, n.get_double("stall_prob", 0.0, 0, 1));
   FW_GET(p.stall_mean_s, n.get_double("stall_mean_s", 0.5, 0, 3600));
-  return Status::Ok();
+  return parse_mix_duty(n, p.model, j.duty);
 }
 
 Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartStrategy start,
@@ -204,6 +252,8 @@ Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartSt
     } else {
       FW_RETURN_IF_ERROR(parse_pretrain(e, j));
     }
+    FW_RETURN_IF_ERROR(parse_hetero(e, j.hetero));
+    j.hetero.noise_sd_w *= gpus[first].preset->tdp_w;
     out.push_back(std::move(j));
   }
   return Status::Ok();
@@ -229,12 +279,15 @@ Result<Scenario> from_config(ConfigNode& root, const std::string& name,
   FW_GET(s.sample_period_s, root.get_double("sample_period_s", 0.5, 0.01, 3600));
   const ConfigNode sim = root["sim"];
   if (sim.defined())
-    FW_RETURN_IF_ERROR(sim.reject_unknown({"dt_s", "noise_w", "fw_sense_tau_s", "clock_tau_s",
-                                           "ambient_c", "thermal_c_per_w", "thermal_tau_s"}));
+    FW_RETURN_IF_ERROR(
+        sim.reject_unknown({"dt_s", "noise_w", "fw_sense_tau_s", "clock_tau_s", "clock_up_tau_s",
+                            "cap_margin", "ambient_c", "thermal_c_per_w", "thermal_tau_s"}));
   FW_GET(s.sim.dt_s, sim.get_double("dt_s", 0.1, 0.02, 0.5));
   FW_GET(s.sim.noise_w, sim.get_double("noise_w", 1.0, 0, 100));
   FW_GET(s.sim.fw_sense_tau_s, sim.get_double("fw_sense_tau_s", 0.3, 0.01, 10));
   FW_GET(s.sim.clock_tau_s, sim.get_double("clock_tau_s", 0.2, 0.01, 10));
+  FW_GET(s.sim.clock_up_tau_s, sim.get_double("clock_up_tau_s", s.sim.clock_up_tau_s, 0.01, 100));
+  FW_GET(s.sim.cap_margin_frac, sim.get_double("cap_margin", s.sim.cap_margin_frac, 0, 0.5));
   FW_GET(s.sim.ambient_c, sim.get_double("ambient_c", 30, -20, 60));
   FW_GET(s.sim.thermal_c_per_w, sim.get_double("thermal_c_per_w", 0.1, 0, 1));
   FW_GET(s.sim.thermal_tau_s, sim.get_double("thermal_tau_s", 20, 0.1, 3600));
@@ -282,7 +335,9 @@ nlohmann::json Scenario::to_json() const {
   j["sim"] = {{"dt_s", sim.dt_s},
               {"noise_w", sim.noise_w},
               {"fw_sense_tau_s", sim.fw_sense_tau_s},
-              {"clock_tau_s", sim.clock_tau_s}};
+              {"clock_tau_s", sim.clock_tau_s},
+              {"clock_up_tau_s", sim.clock_up_tau_s},
+              {"cap_margin", sim.cap_margin_frac}};
   nlohmann::json g = nlohmann::json::array();
   for (const auto& x : gpus) {
     g.push_back({{"model", std::string(x.preset->name)}, {"power_cap_w", x.power_cap_w}});
@@ -311,7 +366,11 @@ nlohmann::json Scenario::to_json() const {
       o["tp"] = x.pretrain.tp;
       o["tokens_per_iter"] = x.pretrain.tokens_per_iter;
       o["knobs"] = nlohmann::json::object();
+      o["duty"] = {{"every_s", x.duty.every_s}, {"length_s", x.duty.length_s}};
     }
+    o["hetero"] = {{"offset_sd", x.hetero.offset_sd_frac},
+                   {"noise_sd_w", x.hetero.noise_sd_w},
+                   {"imbalance", x.hetero.imbalance}};
     jobs_j.push_back(o);
   }
   j["jobs"] = jobs_j;

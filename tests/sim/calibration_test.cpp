@@ -137,7 +137,7 @@ std::string a100_job_yaml(const std::string& workload) {
   return "name: a100-sweep\ngpus: [{model: a100-sxm4-80gb, count: 8}]\n"
          "budget: {watts: 3200, scope: node}\nsim: {noise_w: 0}\n"
          "jobs: [{kind: pretrain, workload: " +
-         workload + ", gpus: 8, tokens_per_iter: 1000}]\n";
+         workload + ", gpus: 8, tokens_per_iter: 1000, duty: {every_s: 0}}]\n";
 }
 
 // A100 sweep rows (data/a100_power_cap_sweep.csv, Emerald demo [primary data]): simulated PFI
@@ -172,7 +172,7 @@ std::string h200_job_yaml(const std::string& workload) {
   return "name: h200-sweep\ngpus: [{model: h200-sxm, count: 8}]\n"
          "budget: {watts: 5600, scope: node}\nsim: {noise_w: 0}\n"
          "jobs: [{kind: pretrain, workload: " +
-         workload + ", gpus: 8, tokens_per_iter: 1000}]\n";
+         workload + ", gpus: 8, tokens_per_iter: 1000, duty: {every_s: 0}}]\n";
 }
 
 // §1b [primary]: H200 PFI, caps 200–700 W in 100 W steps. Group medians dense 1.27, MoE PT
