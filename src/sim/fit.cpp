@@ -225,9 +225,11 @@ Result<SweepFit> fit_sweep(const MeasuredSweep& m, const GpuPreset& gpu,
     for (size_t i = 0; i < s.size(); ++i) {
       const double ep = s[i].power_w / st.power_w - m.points[i].power_w / top.power_w;
       const double et = s[i].throughput / st.throughput - m.points[i].throughput / top.throughput;
+      // Also the power against the measured P_max (the absolute level: the margin below the cap).
+      const double ea = (s[i].power_w - m.points[i].power_w) / top.power_w;
       *dp = std::max(*dp, std::fabs(ep));
       *dt = std::max(*dt, std::fabs(et));
-      err += ep * ep + et * et;
+      err += ep * ep + et * et + ea * ea;
     }
     *dmax = (st.power_w - top.power_w) / top.power_w;
     return err + *dmax * *dmax;

@@ -76,7 +76,7 @@ struct FirmwareParams {
   double sense_tau_s = 0.3;       // first-order filter on the load the firmware sees
   double clock_down_tau_s = 0.2;  // clock lag when the target is below the clock
   double clock_up_tau_s = 1.5;    // clock lag when the target is above it (slow release)
-  double margin_frac = 0.025;     // setpoint = cap · (1 − margin_frac)
+  double margin_frac = 0.015;     // setpoint = cap · (1 − margin_frac)
 };
 
 // Per-step filter/lag coefficients of FirmwareParams at integration step dt_s.

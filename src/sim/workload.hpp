@@ -114,7 +114,7 @@ struct DutyCycle {
   double every_s = 0;
   double length_s = 0;
   double jitter = 0.1;
-  PhaseLoad load{0.05, 0.10, 0.0};
+  PhaseLoad load{0.0, 0.08, 0.0};
 };
 
 struct JobSpec {
