@@ -106,7 +106,7 @@ int run_trace(const std::string& in, const sim::GpuPreset& gpu, const std::strin
   if (!json) std::printf("%s", yaml.c_str());
   if (check) {
     const sim::PowerLog meas = sim::slice_log(*log, f->first_sample, f->samples);
-    const double level = level_w > 0 ? level_w : 0.5 * (f->low_w + f->high_w) * f->gpus;
+    const double level = level_w > 0 ? level_w : sim::median_window30_w(meas);
     auto sc = sim::parse_scenario(yaml, "fit-trace", {});
     if (!sc.ok()) return fail("fit", sc.status());
     sim::PowerLog simlog;
@@ -126,7 +126,7 @@ int run_trace(const std::string& in, const sim::GpuPreset& gpu, const std::strin
     if (!json) {
       std::printf(
           "check (node, measured vs simulated):\n  mean power      %8.1f %8.1f W\n"
-          "  peak 30 s mean  %8.1f %8.1f W\n  30 s windows > %.0f W: %.3f %.3f\n",
+          "  peak 30 s mean  %8.1f %8.1f W\n  trailing 30 s means > %.0f W: %.3f %.3f\n",
           a.mean_w, b.mean_w, a.peak30_w, b.peak30_w, level, a.share_above, b.share_above);
     }
   }

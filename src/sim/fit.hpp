@@ -96,7 +96,8 @@ struct TraceFit {
   size_t first_sample = 0, samples = 0;  // the fitted span (job start to end) of the log
   double duration_s = 0;
   double high_w = 0, low_w = 0;      // per-GPU levels of training and of the low phases
-  double every_s = 0, length_s = 0;  // duty cycle (0: none found)
+  double every_s = 0, length_s = 0;  // duty cycle medians (0: none found)
+  double jitter = 0.1;               // lognormal sigma of period and length
   int low_phases = 0;
   double offset_sd_frac = 0, noise_sd_frac = 0;
   JobMix mix;
@@ -112,10 +113,12 @@ std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::s
 struct LogStats {
   double mean_w = 0;       // node mean
   double peak30_w = 0;     // largest trailing 30 s mean
-  double share_above = 0;  // share of 30 s tumbling windows whose mean > level_w
+  double share_above = 0;  // share of trailing 30 s means (one per sample) above level_w
   double level_w = 0;
 };
 LogStats log_stats(const PowerLog& log, double level_w);
+// Median of the node's trailing 30 s means (the default level of --check).
+double median_window30_w(const PowerLog& log);
 
 // The part of `log` from sample `first`, n samples long.
 PowerLog slice_log(const PowerLog& log, size_t first, size_t n);

@@ -155,8 +155,14 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   }
   f.low_phases = static_cast<int>(starts.size());
   if (f.low_phases > 0) {
-    f.every_s = mean_of(gaps);
-    f.length_s = mean_of(lens);
+    // Lognormal period and length: sigma from the logs, median = mean · exp(−σ²/2).
+    std::vector<double> lg, ll;
+    for (double g : gaps) lg.push_back(std::log(std::max(g, log.dt_s)));
+    for (double l : lens) ll.push_back(std::log(l));
+    f.jitter = f.low_phases > 2 ? std::clamp(0.5 * (sd_of(lg) + sd_of(ll)), 0.05, 1.0) : 0.1;
+    const double to_median = std::exp(-0.5 * f.jitter * f.jitter);
+    f.every_s = mean_of(gaps) * to_median;
+    f.length_s = mean_of(lens) * to_median;
     f.low_w = mean_of(lows);
     // Level of the low phases: P = P_ctx + K_sm·u + K_mem·m at full clock, m = 0.10.
     f.duty_mem = 0.10;
@@ -211,8 +217,8 @@ std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::s
   std::snprintf(
       buf, sizeof buf,
       "# Fitted by `flexwatt fit` to a measured uncapped power log (simulated twin).\n"
-      "# Measured per GPU: training %.1f W, low phases %.1f W (%d found: every %.1f s of\n"
-      "# training, %.1f s long); spread sd %.4f of TDP, extra noise sd %.4f of TDP.\n"
+      "# Measured per GPU: training %.1f W, low phases %.1f W (%d found; median %.1f s of\n"
+      "# training between them, %.1f s long); spread sd %.4f of TDP, extra noise sd %.4f of TDP.\n"
       "name: %s\n"
       "duration_s: %.1f\n"
       "sample_period_s: 0.5\n"
@@ -221,13 +227,13 @@ std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::s
       "jobs:\n"
       "  - name: fitted\n    kind: pretrain\n    workload: %s\n    gpus: %d\n    tp: %d\n"
       "    mix: {sm: %.4f, mem: %.4f, compute_bound: %.4f, comm_share: %.4f}\n"
-      "    duty: {every_s: %.2f, length_s: %.2f, jitter: 0.2, sm: %.4f, mem: %.4f}\n"
+      "    duty: {every_s: %.2f, length_s: %.2f, jitter: %.3f, sm: %.4f, mem: %.4f}\n"
       "    hetero: {offset_sd: %.4f, noise_sd: %.4f, noise_tau_s: 1.0}\n",
       f.high_w, f.low_w, f.low_phases, f.every_s, f.length_s, f.offset_sd_frac, f.noise_sd_frac,
       name.c_str(), f.duration_s, std::string(gpu.name).c_str(), f.gpus,
       0.5 * (f.low_w + f.high_w) * f.gpus, f.base_workload.c_str(), f.gpus, f.gpus, f.mix.sm,
-      f.mix.mem, f.mix.compute_bound, f.mix.comm_share, every, f.length_s, f.duty_sm, f.duty_mem,
-      f.offset_sd_frac, f.noise_sd_frac);
+      f.mix.mem, f.mix.compute_bound, f.mix.comm_share, every, f.length_s, f.jitter, f.duty_sm,
+      f.duty_mem, f.offset_sd_frac, f.noise_sd_frac);
   return buf;
 }
 
@@ -242,26 +248,42 @@ PowerLog slice_log(const PowerLog& log, size_t first, size_t n) {
   return out;
 }
 
-LogStats log_stats(const PowerLog& log, double level_w) {
+namespace {
+// Trailing 30 s means of the node power (sum over GPUs), one per sample once a window is full.
+std::vector<double> trailing30(const PowerLog& log) {
   std::vector<double> node = node_mean(log);
   for (double& x : node) x *= static_cast<double>(log.gpu_w.size());
-  LogStats s;
-  s.level_w = level_w;
-  s.mean_w = mean_of(node);
   const auto w = static_cast<size_t>(std::lround(30.0 / log.dt_s));
+  std::vector<double> out;
   double sum = 0;
   for (size_t k = 0; k < node.size(); ++k) {
     sum += node[k];
     if (k >= w) sum -= node[k - w];
-    if (k + 1 >= w) s.peak30_w = std::max(s.peak30_w, sum / static_cast<double>(w));
+    if (k + 1 >= w) out.push_back(sum / static_cast<double>(w));
   }
-  int64_t n = 0, above = 0;
-  for (size_t k = 0; k + w <= node.size(); k += w, ++n) {
-    double m = 0;
-    for (size_t q = k; q < k + w; ++q) m += node[q];
-    if (m / static_cast<double>(w) > level_w) ++above;
+  return out;
+}
+}  // namespace
+
+double median_window30_w(const PowerLog& log) {
+  std::vector<double> m = trailing30(log);
+  if (m.empty()) return 0;
+  std::nth_element(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(m.size() / 2), m.end());
+  return m[m.size() / 2];
+}
+
+LogStats log_stats(const PowerLog& log, double level_w) {
+  LogStats s;
+  s.level_w = level_w;
+  const std::vector<double> node = node_mean(log);
+  s.mean_w = mean_of(node) * static_cast<double>(log.gpu_w.size());
+  const std::vector<double> m = trailing30(log);
+  int64_t above = 0;
+  for (double x : m) {
+    s.peak30_w = std::max(s.peak30_w, x);
+    above += x > level_w;
   }
-  s.share_above = n > 0 ? static_cast<double>(above) / static_cast<double>(n) : 0;
+  s.share_above = m.empty() ? 0 : static_cast<double>(above) / static_cast<double>(m.size());
   return s;
 }
 
