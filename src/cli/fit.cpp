@@ -10,7 +10,6 @@
 
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
-#include "sim/scenario.hpp"
 
 namespace fw::cli {
 namespace {
@@ -42,44 +41,8 @@ int run_sweep(const std::string& in, const sim::GpuPreset& gpu, const std::strin
     found = true;
     auto f = sim::fit_sweep(m, gpu, base, sim::SimParams{});
     if (!f.ok()) return fail("fit", f.status());
-    nlohmann::json rows = nlohmann::json::array();
-    if (!json)
-      std::printf(
-          "job %s (base %s): measured vs simulated\n  cap_W  P/Pmax meas  sim   "
-          "T/Tmax meas  sim\n",
-          f->job.c_str(), f->base_workload.c_str());
-    for (const auto& r : f->rows) {
-      rows.push_back({{"cap_w", r.cap_w},
-                      {"p_meas", r.p_meas},
-                      {"p_sim", r.p_sim},
-                      {"t_meas", r.t_meas},
-                      {"t_sim", r.t_sim},
-                      {"power_w_sim", r.power_w_sim}});
-      if (!json)
-        std::printf("  %5.0f  %11.3f %6.3f  %11.3f %6.3f\n", r.cap_w, r.p_meas, r.p_sim, r.t_meas,
-                    r.t_sim);
-    }
-    if (!json)
-      std::printf(
-          "  Pmax %.1f vs %.1f W/GPU; PFI %.2f vs %.2f; worst |dP| %.3f |dT| %.3f; "
-          "power <= cap: %s\n",
-          f->pmax_meas_w, f->pmax_sim_w, f->pfi_meas, f->pfi_sim, f->max_dp, f->max_dt,
-          f->power_at_or_below_cap ? "yes" : "no");
-    all.push_back({{"job", f->job},
-                   {"base", f->base_workload},
-                   {"rows", rows},
-                   {"pmax_meas_w", f->pmax_meas_w},
-                   {"pmax_sim_w", f->pmax_sim_w},
-                   {"pfi_meas", f->pfi_meas},
-                   {"pfi_sim", f->pfi_sim},
-                   {"max_dp", f->max_dp},
-                   {"max_dt", f->max_dt},
-                   {"power_at_or_below_cap", f->power_at_or_below_cap},
-                   {"mix",
-                    {{"sm", f->mix.sm},
-                     {"mem", f->mix.mem},
-                     {"compute_bound", f->mix.compute_bound},
-                     {"comm_share", f->mix.comm_share}}}});
+    all.push_back(sim::sweep_fit_json(*f));
+    if (!json) std::printf("%s", sim::sweep_fit_table(*f).c_str());
     Status st = write_text(out, sim::sweep_fit_yaml(*f, gpu, 8));
     if (!st.ok()) return fail("fit", st);
     if (!out.empty()) break;  // one scenario per file: the first (or --job) job
@@ -98,37 +61,14 @@ int run_trace(const std::string& in, const sim::GpuPreset& gpu, const std::strin
   const std::string yaml = sim::trace_fit_yaml(*f, gpu, "fit-trace");
   Status st = write_text(out, yaml);
   if (!st.ok()) return fail("fit", st);
-  nlohmann::json j = {{"simulated", true},           {"gpus", f->gpus},
-                      {"high_w", f->high_w},         {"low_w", f->low_w},
-                      {"low_phases", f->low_phases}, {"every_s", f->every_s},
-                      {"length_s", f->length_s},     {"offset_sd", f->offset_sd_frac},
-                      {"noise_sd", f->noise_sd_frac}};
+  nlohmann::json j = sim::trace_fit_json(*f);
+  j["simulated"] = true;
   if (!json) std::printf("%s", yaml.c_str());
   if (check) {
-    const sim::PowerLog meas = sim::slice_log(*log, f->first_sample, f->samples);
-    const double level = level_w > 0 ? level_w : sim::median_window30_w(meas);
-    auto sc = sim::parse_scenario(yaml, "fit-trace", {});
-    if (!sc.ok()) return fail("fit", sc.status());
-    sim::PowerLog simlog;
-    simlog.dt_s = 0.5;
-    simlog.gpu_w.resize(sc->gpus.size());
-    auto plant = sim::make_cluster(*sc, 1);
-    Snapshot snap;
-    for (size_t k = 1; k <= f->samples; ++k) {
-      if (!plant->read(static_cast<double>(k) * 0.5, snap).ok()) break;
-      for (size_t g = 0; g < snap.gpus.size(); ++g) simlog.gpu_w[g].push_back(snap.gpus[g].power_w);
-    }
-    const auto a = sim::log_stats(meas, level), b = sim::log_stats(simlog, level);
-    j["check"] = {{"level_w", level},
-                  {"mean_w", {a.mean_w, b.mean_w}},
-                  {"peak30_w", {a.peak30_w, b.peak30_w}},
-                  {"share_30s_above", {a.share_above, b.share_above}}};
-    if (!json) {
-      std::printf(
-          "check (node, measured vs simulated):\n  mean power      %8.1f %8.1f W\n"
-          "  peak 30 s mean  %8.1f %8.1f W\n  trailing 30 s means > %.0f W: %.3f %.3f\n",
-          a.mean_w, b.mean_w, a.peak30_w, b.peak30_w, level, a.share_above, b.share_above);
-    }
+    auto c = sim::check_trace_fit(*log, *f, yaml, level_w, 1);
+    if (!c.ok()) return fail("fit", c.status());
+    j["check"] = sim::trace_check_json(*c);
+    if (!json) std::printf("%s", sim::trace_check_table(*c).c_str());
   }
   if (json) std::printf("%s\n", j.dump(2).c_str());
   return 0;

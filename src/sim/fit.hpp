@@ -11,6 +11,8 @@
 // Both produce scenario YAML (pretraining-kind job with `mix`, `duty`, `hetero` blocks).
 // Everything simulated here is simulated; the measured inputs are the user's.
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -122,5 +124,19 @@ double median_window30_w(const PowerLog& log);
 
 // The part of `log` from sample `first`, n samples long.
 PowerLog slice_log(const PowerLog& log, size_t first, size_t n);
+
+// ---- Reports (fit_report.cpp) ----------------------------------------------------------
+// --check: re-simulates the fitted scenario `yaml` (seed) over the fitted span of `log` and
+// compares node statistics at level_w (≤ 0: the measured median of trailing 30 s means).
+struct TraceCheck {
+  LogStats measured, simulated;
+};
+Result<TraceCheck> check_trace_fit(const PowerLog& log, const TraceFit& f, const std::string& yaml,
+                                   double level_w, uint64_t seed);
+nlohmann::json sweep_fit_json(const SweepFit& f);
+std::string sweep_fit_table(const SweepFit& f);  // measured vs simulated per cap
+nlohmann::json trace_fit_json(const TraceFit& f);
+nlohmann::json trace_check_json(const TraceCheck& c);
+std::string trace_check_table(const TraceCheck& c);
 
 }  // namespace fw::sim

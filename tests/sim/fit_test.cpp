@@ -93,20 +93,9 @@ TEST(Fit, TraceFitReproducesMeanAndWindowShareOnTwoDutyCycles) {
     const PowerLog log = make_log(duty, 7);
     auto f = fit_trace(log, gpu, "dense-pt", SimParams{});
     ASSERT_TRUE(f.ok()) << f.status().message();
-    auto s = parse_scenario(trace_fit_yaml(*f, gpu, "fitted"), "fitted", {});
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    const PowerLog meas = slice_log(log, f->first_sample, f->samples);
-    PowerLog sim;
-    sim.dt_s = 0.5;
-    sim.gpu_w.resize(8);
-    auto plant = make_cluster(*s, 1);
-    Snapshot snap;
-    for (size_t k = 1; k <= f->samples; ++k) {
-      ASSERT_TRUE(plant->read(static_cast<double>(k) * 0.5, snap).ok());
-      for (int g = 0; g < 8; ++g) sim.gpu_w[g].push_back(snap.gpus[g].power_w);
-    }
-    const double level = median_window30_w(meas);
-    const LogStats a = log_stats(meas, level), b = log_stats(sim, level);
+    auto c = check_trace_fit(log, *f, trace_fit_yaml(*f, gpu, "fitted"), 0, 1);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    const LogStats &a = c->measured, &b = c->simulated;
     std::printf(
         "[fit] duty %s: found %d low phases, every %.1f s, %.1f s long; mean %.0f vs "
         "%.0f W, share>level %.3f vs %.3f, peak30 %.0f vs %.0f W\n",
