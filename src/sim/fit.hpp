@@ -97,9 +97,9 @@ struct TraceFit {
   int gpus = 0;
   size_t first_sample = 0, samples = 0;  // the fitted span (job start to end) of the log
   double duration_s = 0;
-  double high_w = 0, low_w = 0;      // per-GPU levels of training and of the low phases
-  double every_s = 0, length_s = 0;  // duty cycle medians (0: none found)
-  double jitter = 0.1;               // lognormal sigma of period and length
+  double high_w = 0, low_w = 0;              // per-GPU levels of training and of the low phases
+  double every_s = 0, length_s = 0;          // duty cycle medians (0: none found)
+  double jitter = 0.1, length_jitter = 0.1;  // lognormal sigmas of period and length
   int low_phases = 0;
   double offset_sd_frac = 0, noise_sd_frac = 0;
   JobMix mix;
@@ -126,13 +126,14 @@ double median_window30_w(const PowerLog& log);
 PowerLog slice_log(const PowerLog& log, size_t first, size_t n);
 
 // ---- Reports (fit_report.cpp) ----------------------------------------------------------
-// --check: re-simulates the fitted scenario `yaml` (seed) over the fitted span of `log` and
-// compares node statistics at level_w (≤ 0: the measured median of trailing 30 s means).
+// --check: re-simulates the fitted scenario `yaml` (seeds seed, seed+1, …; statistics averaged
+// over them) over the fitted span of `log` and compares node statistics at level_w (≤ 0: the
+// measured median of trailing 30 s means).
 struct TraceCheck {
   LogStats measured, simulated;
 };
 Result<TraceCheck> check_trace_fit(const PowerLog& log, const TraceFit& f, const std::string& yaml,
-                                   double level_w, uint64_t seed);
+                                   double level_w, uint64_t seed, int seeds = 3);
 nlohmann::json sweep_fit_json(const SweepFit& f);
 std::string sweep_fit_table(const SweepFit& f);  // measured vs simulated per cap
 nlohmann::json trace_fit_json(const TraceFit& f);

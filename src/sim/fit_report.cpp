@@ -61,25 +61,34 @@ nlohmann::json trace_fit_json(const TraceFit& f) {
           {"every_s", f.every_s},
           {"length_s", f.length_s},
           {"jitter", f.jitter},
+          {"length_jitter", f.length_jitter},
           {"offset_sd", f.offset_sd_frac},
           {"noise_sd", f.noise_sd_frac}};
 }
 
 Result<TraceCheck> check_trace_fit(const PowerLog& log, const TraceFit& f, const std::string& yaml,
-                                   double level_w, uint64_t seed) {
+                                   double level_w, uint64_t seed, int seeds) {
   FW_ASSIGN_OR_RETURN(Scenario sc, parse_scenario(yaml, "fit-check", {}));
   const PowerLog meas = slice_log(log, f.first_sample, f.samples);
-  PowerLog sim;
-  sim.dt_s = log.dt_s;
-  sim.gpu_w.resize(sc.gpus.size());
-  auto plant = make_cluster(sc, seed);
-  Snapshot snap;
-  for (size_t k = 1; k <= f.samples; ++k) {
-    FW_RETURN_IF_ERROR(plant->read(static_cast<double>(k) * log.dt_s, snap));
-    for (size_t g = 0; g < snap.gpus.size(); ++g) sim.gpu_w[g].push_back(snap.gpus[g].power_w);
-  }
   const double level = level_w > 0 ? level_w : median_window30_w(meas);
-  return TraceCheck{log_stats(meas, level), log_stats(sim, level)};
+  TraceCheck out{log_stats(meas, level), {}};
+  out.simulated.level_w = level;
+  for (int r = 0; r < seeds; ++r) {  // simulated statistics: mean over the seeds
+    PowerLog sim;
+    sim.dt_s = log.dt_s;
+    sim.gpu_w.resize(sc.gpus.size());
+    auto plant = make_cluster(sc, seed + static_cast<uint64_t>(r));
+    Snapshot snap;
+    for (size_t k = 1; k <= f.samples; ++k) {
+      FW_RETURN_IF_ERROR(plant->read(static_cast<double>(k) * log.dt_s, snap));
+      for (size_t g = 0; g < snap.gpus.size(); ++g) sim.gpu_w[g].push_back(snap.gpus[g].power_w);
+    }
+    const LogStats s = log_stats(sim, level);
+    out.simulated.mean_w += s.mean_w / seeds;
+    out.simulated.peak30_w += s.peak30_w / seeds;
+    out.simulated.share_above += s.share_above / seeds;
+  }
+  return out;
 }
 
 nlohmann::json trace_check_json(const TraceCheck& c) {

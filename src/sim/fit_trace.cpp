@@ -159,10 +159,11 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
     std::vector<double> lg, ll;
     for (double g : gaps) lg.push_back(std::log(std::max(g, log.dt_s)));
     for (double l : lens) ll.push_back(std::log(l));
-    f.jitter = f.low_phases > 2 ? std::clamp(0.5 * (sd_of(lg) + sd_of(ll)), 0.05, 1.0) : 0.1;
-    const double to_median = std::exp(-0.5 * f.jitter * f.jitter);
-    f.every_s = mean_of(gaps) * to_median;
-    f.length_s = mean_of(lens) * to_median;
+    const bool spread = f.low_phases > 2;
+    f.jitter = spread ? std::clamp(sd_of(lg), 0.05, 1.0) : 0.1;
+    f.length_jitter = spread ? std::clamp(sd_of(ll), 0.05, 1.0) : 0.1;
+    f.every_s = mean_of(gaps) * std::exp(-0.5 * f.jitter * f.jitter);
+    f.length_s = mean_of(lens) * std::exp(-0.5 * f.length_jitter * f.length_jitter);
     f.low_w = mean_of(lows);
     // Level of the low phases: P = P_ctx + K_sm·u + K_mem·m at full clock, m = 0.10.
     f.duty_mem = 0.10;
@@ -227,13 +228,14 @@ std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::s
       "jobs:\n"
       "  - name: fitted\n    kind: pretrain\n    workload: %s\n    gpus: %d\n    tp: %d\n"
       "    mix: {sm: %.4f, mem: %.4f, compute_bound: %.4f, comm_share: %.4f}\n"
-      "    duty: {every_s: %.2f, length_s: %.2f, jitter: %.3f, sm: %.4f, mem: %.4f}\n"
+      "    duty: {every_s: %.2f, length_s: %.2f, jitter: %.3f, length_jitter: %.3f, sm: %.4f, "
+      "mem: %.4f}\n"
       "    hetero: {offset_sd: %.4f, noise_sd: %.4f, noise_tau_s: 1.0}\n",
       f.high_w, f.low_w, f.low_phases, f.every_s, f.length_s, f.offset_sd_frac, f.noise_sd_frac,
       name.c_str(), f.duration_s, std::string(gpu.name).c_str(), f.gpus,
       0.5 * (f.low_w + f.high_w) * f.gpus, f.base_workload.c_str(), f.gpus, f.gpus, f.mix.sm,
-      f.mix.mem, f.mix.compute_bound, f.mix.comm_share, every, f.length_s, f.jitter, f.duty_sm,
-      f.duty_mem, f.offset_sd_frac, f.noise_sd_frac);
+      f.mix.mem, f.mix.compute_bound, f.mix.comm_share, every, f.length_s, f.jitter,
+      f.length_jitter, f.duty_sm, f.duty_mem, f.offset_sd_frac, f.noise_sd_frac);
   return buf;
 }
 

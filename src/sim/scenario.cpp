@@ -103,9 +103,9 @@ Status parse_hetero(const ConfigNode& job, Heterogeneity& h) {
 
 // mix: {sm, mem, compute_bound, comm_share}: the forward/backward load (u, m, c) and the share
 // of the iteration outside forward/backward; defaults from the workload preset.
-// duty: {every_s, length_s, jitter, sm, mem}: periodic low phases; defaults (40 s, 17 s, 0.1,
-// 0, 0.08) from the public
-// 8×H100 training log (about 40 s of training, then ~17 s near 150 W per GPU).
+// duty: {every_s, length_s, jitter, length_jitter (= jitter), sm, mem}: periodic low phases;
+// defaults (40 s, 17 s, 0.1, 0, 0.08) from the public 8×H100 training log (about 40 s of training,
+// then ~17 s near 150 W per GPU).
 Status parse_mix_duty(const ConfigNode& job, PretrainModel& m, DutyCycle& d) {
   const ConfigNode x = job["mix"];
   if (x.defined()) {
@@ -124,10 +124,12 @@ Status parse_mix_duty(const ConfigNode& job, PretrainModel& m, DutyCycle& d) {
   }
   const ConfigNode n = job["duty"];
   if (n.defined())
-    FW_RETURN_IF_ERROR(n.reject_unknown({"every_s", "length_s", "jitter", "sm", "mem"}));
+    FW_RETURN_IF_ERROR(
+        n.reject_unknown({"every_s", "length_s", "jitter", "length_jitter", "sm", "mem"}));
   FW_GET(d.every_s, n.get_double("every_s", 40, 0, 1e7));
   FW_GET(d.length_s, n.get_double("length_s", 17, 0, 1e6));
   FW_GET(d.jitter, n.get_double("jitter", 0.1, 0, 2));
+  FW_GET(d.length_jitter, n.get_double("length_jitter", d.jitter, 0, 2));
   FW_GET(d.load.u, n.get_double("sm", 0.0, 0, 2));
   FW_GET(d.load.m, n.get_double("mem", 0.08, 0, 2));
   if (d.length_s <= 0) d.every_s = 0;

@@ -331,7 +331,7 @@ void pretrain_set_phase(const JobSpec& spec, JobState& st, int k) {
     set_work(st, Phase::kCheckpoint, p.checkpoint_s, p.checkpoint_load);
   } else {  // duty-cycle low phase (evaluation / checkpoint / stall), reported as checkpoint
     const DutyCycle& d = spec.duty;
-    set_work(st, Phase::kCheckpoint, st.rng.lognormal(d.length_s, d.jitter), d.load);
+    set_work(st, Phase::kCheckpoint, st.rng.lognormal(d.length_s, d.length_jitter), d.load);
     st.train_since_duty_s = 0;
     st.next_duty_s = st.rng.lognormal(d.every_s, d.jitter);
   }

@@ -109,11 +109,12 @@ struct Heterogeneity {
 };
 // Periodic low-power phases (evaluation, checkpoint, data-loader stalls) of a pretraining or
 // fine-tuning job: after about every_s of training, a phase of about length_s at `load`.
-// Period and length jitter lognormally (sigma jitter). every_s = 0: none.
+// Period and length jitter lognormally (sigmas jitter and length_jitter). every_s = 0: none.
 struct DutyCycle {
   double every_s = 0;
   double length_s = 0;
   double jitter = 0.1;
+  double length_jitter = 0.1;
   PhaseLoad load{0.0, 0.08, 0.0};
 };
 

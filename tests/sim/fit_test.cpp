@@ -65,7 +65,7 @@ TEST(Fit, SweepCsvPlainFormatAndErrors) {
 // A "measured" log made by the simulator: 8 H100 GPUs of dense pretraining with a duty cycle.
 PowerLog make_log(const std::string& duty, uint64_t seed) {
   const std::string yaml =
-      "name: src\nduration_s: 900\nsample_period_s: 0.5\ngpus: [{model: h100-sxm5, count: 8}]\n"
+      "name: src\nduration_s: 1800\nsample_period_s: 0.5\ngpus: [{model: h100-sxm5, count: 8}]\n"
       "budget: {watts: 4000}\njobs: [{kind: pretrain, workload: dense-pt, gpus: 8, duty: " +
       duty + ", hetero: {offset_sd: 0.01, noise_sd: 0.02}}]\n";
   auto s = parse_scenario(yaml, "src", {});
@@ -75,7 +75,7 @@ PowerLog make_log(const std::string& duty, uint64_t seed) {
   log.gpu_w.resize(8);
   auto plant = make_cluster(*s, seed);
   Snapshot snap;
-  for (int k = 1; k <= 1800; ++k) {
+  for (int k = 1; k <= 3600; ++k) {
     EXPECT_TRUE(plant->read(k * 0.5, snap).ok());
     for (int g = 0; g < 8; ++g) log.gpu_w[g].push_back(snap.gpus[g].power_w);
   }
