@@ -29,7 +29,7 @@ struct SimParams {
   double noise_w = 1.0;            // sensor noise sd (assumption; §2.2 repeat CV 0.4 %)
   double fw_sense_tau_s = 0.3;     // firmware's power-sensing filter (assumption, §2.7)
   double clock_tau_s = 0.2;        // SM clock lag when lowering (assumption, §2.7)
-  double clock_up_tau_s = 1.5;     // SM clock lag when raising (fitted, docs/simulator.md)
+  double clock_up_tau_s = 1.5;     // SM clock lag when raising (assumption, docs/simulator.md)
   double cap_margin_frac = 0.015;  // firmware setpoint below the cap (fitted, A100 sweep)
   double ambient_c = 30;           // thermal model (assumption)
   double thermal_c_per_w = 0.1;    // steady-state rise per watt (assumption)
