@@ -19,8 +19,8 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
     : sim_(sim), specs_(std::move(jobs)) {
   n_ring_ = std::clamp(static_cast<int>(std::lround(1.0 / sim_.dt_s)), 1, 64);
   energy_every_ = std::max(1, static_cast<int>(std::lround(0.1 / sim_.dt_s)));
-  a_sense_ = 1.0 - std::exp(-sim_.dt_s / sim_.fw_sense_tau_s);
-  a_clock_ = 1.0 - std::exp(-sim_.dt_s / sim_.clock_tau_s);
+  fw_params_ = {sim_.fw_sense_tau_s, sim_.clock_tau_s, sim_.clock_up_tau_s, sim_.cap_margin_frac};
+  fw_coeffs_ = firmware_coeffs(fw_params_, sim_.dt_s);
   a_temp_ = 1.0 - std::exp(-sim_.dt_s / sim_.thermal_tau_s);
   const Rng noise_root = Rng::stream(seed, "sim.noise");
   const Rng job_root = Rng::stream(seed, "sim.jobs");
@@ -43,6 +43,7 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
     JobState& st = jobs_[j];
     st.rng = job_root.child(j);
     for (int gi : s.gpus) gpus_[gi].job = static_cast<int>(j);
+    init_heterogeneity(s, Rng::stream(seed, "sim.hetero"));
     JobInfo ji;
     ji.name = s.name;
     ji.kind = s.kind == JobKind::kGrpo ? "grpo" : "pretrain";
@@ -59,6 +60,24 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
   }
 }
 
+void Cluster::init_heterogeneity(const JobSpec& s, const Rng& root) {
+  const Heterogeneity& h = s.hetero;
+  for (int gi : s.gpus) {
+    Gpu& g = gpus_[gi];
+    Rng r = root.child(static_cast<uint64_t>(gi));
+    g.offset_w = h.offset_sd_frac > 0 ? r.normal(0.0, h.offset_sd_frac * g.preset->tdp_w) : 0.0;
+    g.work_share = 1.0 - h.imbalance * r.uniform();
+    g.noise_sd_w = h.noise_sd_w;
+    g.noise_rho = std::exp(-sim_.dt_s / h.noise_tau_s);
+    g.noise_w = h.noise_sd_w > 0 ? r.normal(0.0, h.noise_sd_w) : 0.0;
+  }
+  if (h.imbalance > 0 && !s.gpus.empty()) {  // the busiest GPU sets the pace: share 1
+    double top = 0;
+    for (int gi : s.gpus) top = std::max(top, gpus_[gi].work_share);
+    for (int gi : s.gpus) gpus_[gi].work_share /= top;
+  }
+}
+
 void Cluster::step() {
   const double t0 = time_s();
   const double dt = sim_.dt_s;
@@ -69,22 +88,35 @@ void Cluster::step() {
       if (t0 + 1e-9 < s.start_s) continue;
       start_job(s, st, sim_.dt_s);
     }
-    double x = 1.0;
-    for (int gi : s.gpus) x = std::min(x, gpus_[gi].x);
-    const Load load = advance_job(s, st, dt, x);
-    for (int gi : s.gpus) gpus_[gi].last = load;
+    // The job runs at its slowest GPU's effective clock; clock gating (duty < 1) runs it for
+    // a share of the step only.
+    double x_eff = 1.0;
+    for (int gi : s.gpus) x_eff = std::min(x_eff, gpus_[gi].fw.x_eff);
+    const ClockDuty cd = clock_duty(*gpus_[s.gpus[0]].preset, x_eff);
+    Load load = advance_job(s, st, dt * cd.duty, cd.x);
+    load.u *= cd.duty;
+    load.m *= cd.duty;
+    for (int gi : s.gpus) {
+      Gpu& g = gpus_[gi];
+      g.last = load;
+      g.last.u *= g.work_share;
+      g.last.m *= g.work_share;
+    }
   }
   const bool energy_tick = (steps_ + 1) % energy_every_ == 0;
   for (Gpu& g : gpus_) {
     const GpuPreset& p = *g.preset;
     const bool ctx = g.job >= 0 && jobs_[g.job].started;
     if (ctx) {
-      g.p_inst = gpu_power_w(p, g.last, g.x);
-      g.filt.u += a_sense_ * (g.last.u - g.filt.u);
-      g.filt.m += a_sense_ * (g.last.m - g.filt.m);
-      g.filt.c += a_sense_ * (g.last.c - g.filt.c);
-      g.x_target = clock_for_cap(p, g.filt, g.cap_w, g.x_target);
-      g.x += a_clock_ * (g.x_target - g.x);
+      double extra_w = g.offset_w;
+      if (g.noise_sd_w > 0) {
+        g.noise_w = g.noise_rho * g.noise_w +
+                    std::sqrt(1.0 - g.noise_rho * g.noise_rho) * g.noise.normal(0.0, g.noise_sd_w);
+        extra_w += g.noise_w;
+      }
+      g.p_inst =
+          std::max(p.idle_bare_w, gpu_power_w(p, g.last, clock_duty(p, g.fw.x_eff).x) + extra_w);
+      firmware_step(p, fw_params_, fw_coeffs_, g.fw, g.last, g.cap_w, g.offset_w);
     } else {
       g.p_inst = p.idle_bare_w;
     }
@@ -115,8 +147,9 @@ Status Cluster::read(double now_s, Snapshot& out) {
     r.energy_j = g.energy_reported_j;
     r.power_limit_w = g.cap_w;
     r.sm_util = ctx ? std::min(1.0, g.last.u) : 0.0;
-    r.mem_util = ctx ? std::min(1.0, g.last.m * clock_speed(g.last.c, g.x)) : 0.0;
-    r.sm_clock_mhz = ctx ? g.x * p.sm_clock_max_mhz : p.sm_clock_idle_mhz;
+    const double x = clock_duty(p, g.fw.x_eff).x;
+    r.mem_util = ctx ? std::min(1.0, g.last.m * clock_speed(g.last.c, x)) : 0.0;
+    r.sm_clock_mhz = ctx ? x * p.sm_clock_max_mhz : p.sm_clock_idle_mhz;
     r.temp_c = g.temp_c;
   }
   out.jobs.resize(jobs_.size());

@@ -7,10 +7,10 @@
 // whole step that ends at or before now_s (+1e-9) and reports the state after the last one.
 // Sensors (calibration.md §2.2): power_instant_w = mean power over the last step (+noise);
 // power_w = the same on A100, a trailing 1 s mean on Hopper; energy_j steps every 100 ms.
-// Knobs (write): power caps take effect at once as the firmware's target (the SM clock
-// follows with lag clock_tau_s, an assumption); gen_concurrency applies immediately to
-// admission of new sequences (running ones are never preempted); group_size applies from
-// the next GRPO step (a step's rollout volume is fixed when it begins).
+// Knobs (write): power caps take effect at once as the firmware's setpoint (gpu_model.hpp:
+// the SM clock falls with lag clock_tau_s and rises with clock_up_tau_s); gen_concurrency applies
+// immediately to admission of new sequences (running ones are never preempted); group_size applies
+// from the next GRPO step (a step's rollout volume is fixed when it begins).
 
 #include <array>
 #include <memory>
@@ -25,13 +25,15 @@
 namespace fw::sim {
 
 struct SimParams {
-  double dt_s = 0.1;             // integration step (0.02..0.5)
-  double noise_w = 1.0;          // sensor noise sd (assumption; §2.2 repeat CV 0.4 %)
-  double fw_sense_tau_s = 0.3;   // firmware's power-sensing filter (assumption, §2.7)
-  double clock_tau_s = 0.2;      // SM clock lag towards the firmware target (assumption, §2.7)
-  double ambient_c = 30;         // thermal model (assumption)
-  double thermal_c_per_w = 0.1;  // steady-state rise per watt (assumption)
-  double thermal_tau_s = 20;     // (assumption)
+  double dt_s = 0.1;               // integration step (0.02..0.5)
+  double noise_w = 1.0;            // sensor noise sd (assumption; §2.2 repeat CV 0.4 %)
+  double fw_sense_tau_s = 0.3;     // firmware's power-sensing filter (assumption, §2.7)
+  double clock_tau_s = 0.2;        // SM clock lag when lowering (assumption, §2.7)
+  double clock_up_tau_s = 1.5;     // SM clock lag when raising (assumption, docs/simulator.md)
+  double cap_margin_frac = 0.015;  // firmware setpoint below the cap (fitted, A100 sweep)
+  double ambient_c = 30;           // thermal model (assumption)
+  double thermal_c_per_w = 0.1;    // steady-state rise per watt (assumption)
+  double thermal_tau_s = 20;       // (assumption)
 };
 
 struct GpuSpec {
@@ -65,9 +67,10 @@ class Cluster : public Plant {
     const GpuPreset* preset = nullptr;
     int job = -1;
     double cap_w = 0;
-    double x = 1, x_target = 1;  // SM clock ratio and the firmware's target
-    Load filt;                   // firmware's filtered view of the load
-    Load last;                   // load over the last step
+    FirmwareState fw;  // cap regulator: filtered load, effective clock and its target
+    Load last;         // load over the last step
+    double work_share = 1, offset_w = 0, noise_w = 0;  // heterogeneity (JobSpec::hetero)
+    double noise_sd_w = 0, noise_rho = 0;
     double p_inst = 0;
     double energy_j = 0, energy_reported_j = 0;
     double temp_c = 30;
@@ -77,6 +80,7 @@ class Cluster : public Plant {
     Rng noise;
   };
   void step();
+  void init_heterogeneity(const JobSpec& s, const Rng& root);
 
   SimParams sim_;
   PlantInfo info_;
@@ -86,7 +90,9 @@ class Cluster : public Plant {
   int64_t steps_ = 0;
   int n_ring_ = 10;
   int energy_every_ = 1;  // steps per 100 ms energy-counter update
-  double a_sense_ = 0, a_clock_ = 0, a_temp_ = 0;
+  FirmwareParams fw_params_;
+  FirmwareCoeffs fw_coeffs_;
+  double a_temp_ = 0;
 };
 
 }  // namespace fw::sim

@@ -96,4 +96,42 @@ double clock_for_cap(const GpuPreset& g, const Load& load, double cap_w, double 
   return x;
 }
 
+ClockDuty clock_duty(const GpuPreset& g, double x_eff) {
+  const double x_min = g.sm_clock_min_mhz / g.sm_clock_max_mhz;
+  if (x_eff >= x_min) return {std::min(1.0, x_eff), 1.0};
+  return {x_min, std::max(kMinDuty, x_eff / x_min)};
+}
+
+double effective_clock_for_cap(const GpuPreset& g, const Load& load, double setpoint_w,
+                               double x_guess) {
+  const double x_min = g.sm_clock_min_mhz / g.sm_clock_max_mhz;
+  const double x = clock_for_cap(g, load, setpoint_w, std::max(x_guess, x_min));
+  if (x > x_min) return x;
+  // Clock gating: static part at x_min plus duty · dynamic part (SM and memory traffic).
+  const double p_static = gpu_power_w(g, Load{}, x_min);
+  const double p_dyn = gpu_power_w(g, load, x_min) - p_static;
+  if (p_dyn <= 0 || p_static + p_dyn <= setpoint_w) return x_min;
+  const double duty = std::clamp((setpoint_w - p_static) / p_dyn, kMinDuty, 1.0);
+  return duty * x_min;
+}
+
+FirmwareCoeffs firmware_coeffs(const FirmwareParams& fp, double dt_s) {
+  return {1.0 - std::exp(-dt_s / fp.sense_tau_s), 1.0 - std::exp(-dt_s / fp.clock_down_tau_s),
+          1.0 - std::exp(-dt_s / fp.clock_up_tau_s)};
+}
+
+void firmware_step(const GpuPreset& g, const FirmwareParams& fp, const FirmwareCoeffs& k,
+                   FirmwareState& st, const Load& last, double cap_w, double offset_w) {
+  const double a_sense = k.a_sense;
+  st.filt.u += a_sense * (last.u - st.filt.u);
+  st.filt.m += a_sense * (last.m - st.filt.m);
+  st.filt.c += a_sense * (last.c - st.filt.c);
+  // The filter sees the duty-scaled load; the target is solved for the load at full duty.
+  const double duty = clock_duty(g, st.x_eff).duty;
+  const Load full{st.filt.u / duty, st.filt.m / duty, st.filt.c};
+  const double setpoint = cap_w * (1.0 - fp.margin_frac) - offset_w;
+  st.x_target = effective_clock_for_cap(g, full, setpoint, st.x_target);
+  st.x_eff += (st.x_target < st.x_eff ? k.a_down : k.a_up) * (st.x_target - st.x_eff);
+}
+
 }  // namespace fw::sim

@@ -55,4 +55,49 @@ inline double gpu_power_w(const GpuPreset& g, const Load& load, double x) {
 // x_min when even P(x_min) > cap_w). `x_guess` warm-starts the Newton iteration.
 double clock_for_cap(const GpuPreset& g, const Load& load, double cap_w, double x_guess);
 
+// ---- Firmware cap regulation (docs/simulator.md "Cap enforcement") -------------------------
+// The firmware's effective clock x_eff ∈ (0, 1]: at or above x_min = f_min/f_max it is the SM
+// clock ratio; below x_min the SM clock stays at x_min and the GPU is clock-gated for a share
+// 1 − x_eff/x_min of the time (duty), so power can reach the device's minimum cap.
+struct ClockDuty {
+  double x = 1;     // SM clock ratio, [x_min, 1]
+  double duty = 1;  // share of time the SMs run, (0, 1]
+};
+ClockDuty clock_duty(const GpuPreset& g, double x_eff);
+
+// Constants of the regulator. Defaults: see docs/simulator.md (fitted to the A100 sweep or
+// assumptions, each marked there).
+struct FirmwareParams {
+  double sense_tau_s = 0.3;       // first-order filter on the load the firmware sees
+  double clock_down_tau_s = 0.2;  // clock lag when the target is below the clock
+  double clock_up_tau_s = 1.5;    // clock lag when the target is above it (slow release)
+  double margin_frac = 0.015;     // setpoint = cap · (1 − margin_frac)
+};
+
+// Per-step filter/lag coefficients of FirmwareParams at integration step dt_s.
+struct FirmwareCoeffs {
+  double a_sense = 1, a_down = 1, a_up = 1;
+};
+FirmwareCoeffs firmware_coeffs(const FirmwareParams& fp, double dt_s);
+
+// Per-GPU regulator state; a value type.
+struct FirmwareState {
+  Load filt;            // filtered load
+  double x_eff = 1;     // effective clock (see clock_duty)
+  double x_target = 1;  // the regulator's target for x_eff
+};
+
+// The effective clock in (0, 1] at which P = setpoint_w for `load` (clock_for_cap, extended
+// below x_min by clock gating down to a duty of kMinDuty). `offset_w` is static power outside
+// the model (per-GPU heterogeneity) that the firmware also sees.
+inline constexpr double kMinDuty = 0.05;
+double effective_clock_for_cap(const GpuPreset& g, const Load& load, double setpoint_w,
+                               double x_guess);
+
+// One integration step (coefficients k from firmware_coeffs): filter the sensed load `last` (the
+// load over the last step, duty-scaled), retarget, move the clock. `offset_w`: static power the
+// firmware sees on top of the model (per-GPU offset); it lowers the setpoint by as much.
+void firmware_step(const GpuPreset& g, const FirmwareParams& fp, const FirmwareCoeffs& k,
+                   FirmwareState& st, const Load& last, double cap_w, double offset_w);
+
 }  // namespace fw::sim

@@ -70,6 +70,11 @@ const std::vector<Key<SimParams>> kSimKeys = {
      &SimParams::fw_sense_tau_s},
     {"clock_tau_s", 0.2, 0.01, 10, "SM clock lag towards the firmware target, s",
      &SimParams::clock_tau_s},
+    {"clock_up_tau_s", 1.5, 0.01, 100,
+     "SM clock lag when raising towards the firmware target, s (assumption)",
+     &SimParams::clock_up_tau_s},
+    {"cap_margin", 0.015, 0, 0.5, "firmware setpoint below the cap, fraction of the cap",
+     &SimParams::cap_margin_frac},
     {"ambient_c", 30, -20, 60, "ambient temperature, °C", &SimParams::ambient_c},
     {"thermal_c_per_w", 0.1, 0, 1, "steady-state temperature rise per watt, °C/W",
      &SimParams::thermal_c_per_w},
@@ -162,8 +167,8 @@ Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
   return Status::Ok();
 }
 
-const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",          "first_gpu",
-                                                 "start_s", "tp",   "start_offset_s"};
+const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",           "first_gpu",
+                                                 "start_s", "tp",   "start_offset_s", "hetero"};
 const std::vector<std::string> kGrpoKeys = [] {
   std::vector<std::string> k = {"model",
                                 "group_size",
@@ -177,10 +182,61 @@ const std::vector<std::string> kGrpoKeys = [] {
   return k;
 }();
 const std::vector<std::string> kPretrainKeys = [] {
-  std::vector<std::string> k = {"workload", "iter_s"};
+  std::vector<std::string> k = {"workload", "iter_s", "mix", "duty"};
   add_names(kPretrainParamKeys, k);
   return k;
 }();
+
+// ---- Realism blocks (docs/simulator.md "Workload mix, duty cycles, heterogeneity") --------
+// hetero: {offset_sd, noise_sd, noise_tau_s, imbalance}; defaults from the public 8×H100
+// training log (docs/simulator.md): per-GPU steady means spread sd 0.8 % (offset_sd 0.006 of
+// TDP), independent noise sd ≈ 12 W on 700 W (noise_sd 0.017 of TDP).
+Status parse_hetero(const ConfigNode& job, Heterogeneity& h) {
+  const ConfigNode n = job["hetero"];
+  if (n.defined())
+    FW_RETURN_IF_ERROR(n.reject_unknown({"offset_sd", "noise_sd", "noise_tau_s", "imbalance"}));
+  FW_GET(h.offset_sd_frac, n.get_double("offset_sd", 0.006, 0, 0.5));
+  FW_GET(const double noise, n.get_double("noise_sd", 0.017, 0, 0.5));
+  h.noise_sd_w = noise;  // fraction of TDP until the GPU is known (scaled in parse_jobs)
+  FW_GET(h.noise_tau_s, n.get_double("noise_tau_s", 1.0, 0.01, 3600));
+  FW_GET(h.imbalance, n.get_double("imbalance", 0, 0, 0.9));
+  return Status::Ok();
+}
+
+// mix: {sm, mem, compute_bound, comm_share}: the forward/backward load (u, m, c) and the share
+// of the iteration outside forward/backward; defaults from the workload preset.
+// duty: {every_s, length_s, jitter, length_jitter (= jitter), sm, mem}: periodic low phases;
+// defaults (40 s, 17 s, 0.1, 0, 0.08) from the public 8×H100 training log (about 40 s of training,
+// then ~17 s near 150 W per GPU).
+Status parse_mix_duty(const ConfigNode& job, PretrainModel& m, DutyCycle& d) {
+  const ConfigNode x = job["mix"];
+  if (x.defined()) {
+    FW_RETURN_IF_ERROR(x.reject_unknown({"sm", "mem", "compute_bound", "comm_share"}));
+    const double fb = m.share[0] + m.share[1];
+    FW_GET(const double u, x.get_double("sm", m.load[1].u, 0, 2));
+    FW_GET(const double mm, x.get_double("mem", m.load[1].m, 0, 2));
+    FW_GET(const double c, x.get_double("compute_bound", m.load[1].c, 0, 1));
+    FW_GET(const double comm, x.get_double("comm_share", 1 - fb, 0, 0.9));
+    for (int k = 0; k < 2; ++k) {
+      m.load[k] = {u, mm, c};
+      m.share[k] *= (1 - comm) / fb;
+    }
+    for (int k = 2; k < 5; ++k) m.share[k] *= fb < 1 ? comm / (1 - fb) : 0;
+    if (fb >= 1 && comm > 0) m.share[3] = comm;
+  }
+  const ConfigNode n = job["duty"];
+  if (n.defined())
+    FW_RETURN_IF_ERROR(
+        n.reject_unknown({"every_s", "length_s", "jitter", "length_jitter", "sm", "mem"}));
+  FW_GET(d.every_s, n.get_double("every_s", 40, 0, 1e7));
+  FW_GET(d.length_s, n.get_double("length_s", 17, 0, 1e6));
+  FW_GET(d.jitter, n.get_double("jitter", 0.1, 0, 2));
+  FW_GET(d.length_jitter, n.get_double("length_jitter", d.jitter, 0, 2));
+  FW_GET(d.load.u, n.get_double("sm", 0.0, 0, 2));
+  FW_GET(d.load.m, n.get_double("mem", 0.08, 0, 2));
+  if (d.length_s <= 0) d.every_s = 0;
+  return Status::Ok();
+}
 
 Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
   GrpoParams& g = j.grpo;
@@ -233,7 +289,7 @@ Status parse_pretrain(const ConfigNode& n, JobSpec& j) {
   FW_GET(p.model.iter_s, n.get_double("iter_s", m->iter_s, 1e-3, 3600));
   FW_RETURN_IF_ERROR(read_keys(n, kPretrainParamKeys, p));
   p.checkpoint_load = {0.05, 0.10, 0.0};  // assumption: I/O bound, GPUs nearly idle
-  return Status::Ok();
+  return parse_mix_duty(n, p.model, j.duty);
 }
 
 Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartStrategy start,
@@ -288,6 +344,8 @@ Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartSt
     } else {
       FW_RETURN_IF_ERROR(parse_pretrain(e, j));
     }
+    FW_RETURN_IF_ERROR(parse_hetero(e, j.hetero));
+    j.hetero.noise_sd_w *= gpus[first].preset->tdp_w;
     out.push_back(std::move(j));
   }
   return Status::Ok();
@@ -400,7 +458,11 @@ nlohmann::json Scenario::to_json() const {
       o["tp"] = x.pretrain.tp;
       write_keys(kPretrainParamKeys, x.pretrain, o);
       o["knobs"] = nlohmann::json::object();
+      o["duty"] = {{"every_s", x.duty.every_s}, {"length_s", x.duty.length_s}};
     }
+    o["hetero"] = {{"offset_sd", x.hetero.offset_sd_frac},
+                   {"noise_sd_w", x.hetero.noise_sd_w},
+                   {"imbalance", x.hetero.imbalance}};
     jobs_j.push_back(o);
   }
   j["jobs"] = jobs_j;

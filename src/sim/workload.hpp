@@ -33,8 +33,11 @@ struct GrpoModel {
   double trainer_reserve_gb = 0;  // memory held by the co-located trainer (assumption)
   // Decode: iteration time t_it(B) = it_base_s + it_per_seq_s·B (f_max-seconds).
   double it_base_s = 0, it_per_seq_s = 0;
-  // Decode load: u(B) = u0 + u1·B/(B+b_half), m(B) = m0 + m1·B/(B+b_half), compute share c.
+  // Decode load: u(B) = u0 + u1·sat(B), m(B) = m0 + m1·sat(B), compute share c.
   double dec_u0 = 0, dec_u1 = 0, dec_m0 = 0, dec_m1 = 0, dec_b_half = 1, dec_c = 0;
+  // Saturation shape: B^h/(B^h + b½^h); h = 1 above, 2 for a sharper knee (7B: light at a
+  // 16-sequence tail, near 290 W at 50+ sequences).
+  double dec_hill = 1;
   double prefill_tok_per_s = 0;  // prompt tokens per f_max-second
   PhaseLoad prefill;
   double score_tok_per_s = 0;  // scoring (reference/reward forward), all tokens
@@ -94,6 +97,25 @@ struct PretrainParams {
   double stall_mean_s = 0;
 };
 
+// ---- Realism keys of a job (scenario blocks `hetero`, `duty`; docs/simulator.md) ----------
+// Per-GPU heterogeneity, drawn per run seed (stream sim.hetero, one child per GPU).
+struct Heterogeneity {
+  double offset_sd_frac = 0;  // static power offset per GPU, sd as a fraction of TDP
+  double noise_sd_w = 0;      // independent power noise per GPU (AR(1) process), sd in W
+  double noise_tau_s = 2;     // its correlation time
+  double imbalance = 0;       // GPU k carries 1 − imbalance·U_k of the busiest GPU's load
+};
+// Periodic low-power phases (evaluation, checkpoint, data-loader stalls) of a pretraining or
+// fine-tuning job: after about every_s of training, a phase of about length_s at `load`.
+// Period and length jitter lognormally (sigmas jitter and length_jitter). every_s = 0: none.
+struct DutyCycle {
+  double every_s = 0;
+  double length_s = 0;
+  double jitter = 0.1;
+  double length_jitter = 0.1;
+  PhaseLoad load{0.0, 0.08, 0.0};
+};
+
 struct JobSpec {
   std::string name;
   JobKind kind = JobKind::kGrpo;
@@ -106,6 +128,8 @@ struct JobSpec {
   double start_offset_s = 0;
   GrpoParams grpo;
   PretrainParams pretrain;
+  Heterogeneity hetero;
+  DutyCycle duty;  // pretrain only
   // Knob ranges (GRPO only).
   double gen_concurrency_min = 1, gen_concurrency_max = 64;
   double group_size_min = 1, group_size_max = 16;
@@ -131,6 +155,8 @@ struct JobState {
   PhaseLoad cur_load;               // load of the current work phase
   int sub_phase = 0;  // pretrain: index into the phase list; GRPO update: 0 fwd/bwd, 1 optim
   double iters_since_ckpt = 0;
+  double train_since_duty_s = 0;  // time trained since the last duty-cycle low phase
+  double next_duty_s = 0;         // training time at which the next one begins
 };
 
 // Starts the job (at its start time), then advances it alone at full clock by

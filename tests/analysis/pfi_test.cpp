@@ -31,12 +31,14 @@ std::map<std::string, std::vector<PfiPoint>> read_rows() {
 
 TEST(Pfi, MatchesPublishedValuesOfSweepRows) {
   const auto rows = read_rows();
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 3u);
   auto pt = compute_pfi(rows.at("pt_mpt_13b_lg"));
   auto ft = compute_pfi(rows.at("ft_llama_8b_dolly"));
-  ASSERT_TRUE(pt.ok() && ft.ok());
+  auto inf = compute_pfi(rows.at("infer_llama_8b"));
+  ASSERT_TRUE(pt.ok() && ft.ok() && inf.ok());
   EXPECT_NEAR(*pt, 1.40, 0.01);
   EXPECT_NEAR(*ft, 2.66, 0.01);
+  EXPECT_NEAR(*inf, 2.58, 0.01);
 }
 
 TEST(Pfi, LinearIsOneAndOrderDoesNotMatter) {

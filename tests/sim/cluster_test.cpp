@@ -71,7 +71,8 @@ TEST(Cluster, CloneContinuesExactlyLikeTheOriginal) {
 }
 
 TEST(Cluster, CapsAreClampedAndLowerPowerWithClockLag) {
-  const Scenario s = load_or_die("scenarios/pretrain-dense-h100x8.yaml", {"sim.noise_w=0"});
+  const Scenario s = load_or_die("scenarios/pretrain-dense-h100x8.yaml",
+                                 {"sim.noise_w=0", "jobs.0.duty={every_s: 0}"});
   auto p = make_cluster(s, 1);
   Snapshot snap;
   ASSERT_TRUE(p->read(60, snap).ok());

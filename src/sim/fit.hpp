@@ -1,0 +1,143 @@
+#pragma once
+// Fitting the simulator to a user's measurements ("Bring your own job", docs/simulator.md):
+//
+// 1. From a power-cap sweep (per cap: realized power and throughput of one job), fit the
+//    job's workload mix (fwd/bwd SM activity, memory traffic, compute-bound share, share of
+//    the iteration outside fwd/bwd) so that the simulated sweep reproduces the measured
+//    P/P_max and T/T_max at every cap and the uncapped power per GPU.
+// 2. From an uncapped power log (nvidia-smi CSV or flexwatt trace), fit the steady level,
+//    the per-GPU spread and noise, and the periodic low phases (period, length, level).
+//
+// Both produce scenario YAML (pretraining-kind job with `mix`, `duty`, `hetero` blocks).
+// Everything simulated here is simulated; the measured inputs are the user's.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "analysis/pfi.hpp"
+#include "core/status.hpp"
+#include "sim/cluster.hpp"
+#include "sim/gpu_model.hpp"
+#include "sim/workload.hpp"
+
+namespace fw::sim {
+
+// ---- Power-cap sweep -------------------------------------------------------------------
+struct SweepPoint {
+  double cap_w = 0;       // per-GPU cap
+  double power_w = 0;     // realized power per GPU
+  double throughput = 0;  // any unit (ratios are fitted)
+};
+struct MeasuredSweep {
+  std::string job;
+  std::vector<SweepPoint> points;  // cap ascending; the largest cap is the uncapped point
+};
+
+// Reads a sweep CSV. Formats (detected from the header):
+//  - the public A100 sweep: Workload,GPU power cap,throughput,total GPU power,
+//    normalized throughput,power per GPU;
+//  - plain: job,cap_w,power_w,throughput (power per GPU, W; throughput in any unit).
+// Errors name path:line: field.
+Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path);
+
+// The fitted knobs of a pretraining-kind job (scenario key `mix`).
+struct JobMix {
+  double sm = 1.0;             // fwd/bwd SM activity at f_max
+  double mem = 0.6;            // fwd/bwd memory traffic at f_max
+  double compute_bound = 0.8;  // fwd/bwd compute-bound share
+  double comm_share = 0.12;    // share of the iteration outside fwd/bwd
+};
+
+// The pretraining model of `base` with `mix` applied (as the scenario's `mix` block does).
+PretrainModel apply_mix(const PretrainModel& base, const JobMix& mix);
+
+// Simulated sweep of one GPU running `model` (no jitter, duty cycle or heterogeneity):
+// per cap, the mean power over whole iterations and iterations per second.
+std::vector<PfiPoint> simulate_sweep(const GpuPreset& gpu, const PretrainModel& model,
+                                     const std::vector<double>& caps_w, const SimParams& sim);
+
+struct SweepFitRow {
+  double cap_w = 0;
+  double p_meas = 0, p_sim = 0;  // P / P_max
+  double t_meas = 0, t_sim = 0;  // T / T_max
+  double power_w_sim = 0;        // per GPU
+};
+struct SweepFit {
+  std::string job;
+  std::string base_workload;  // preset the mix was applied to
+  JobMix mix;
+  std::vector<SweepFitRow> rows;
+  double pmax_meas_w = 0, pmax_sim_w = 0;
+  double pfi_meas = 0, pfi_sim = 0;
+  double max_dp = 0, max_dt = 0;      // largest |residual| of P/P_max and T/T_max
+  bool power_at_or_below_cap = true;  // simulated power ≤ cap at every cap ≥ device min
+  int evaluations = 0;
+};
+
+// Fits `m` on `gpu`, starting from preset `base_workload` (a pretrain preset name).
+Result<SweepFit> fit_sweep(const MeasuredSweep& m, const GpuPreset& gpu,
+                           const std::string& base_workload, const SimParams& sim);
+
+// Scenario YAML for a fitted job (one node of `gpus` GPUs, budget = fraction of nameplate).
+std::string sweep_fit_yaml(const SweepFit& f, const GpuPreset& gpu, int gpus);
+
+// ---- Uncapped power log ----------------------------------------------------------------
+// A power log as per-GPU series on a common time grid (one column per GPU).
+struct PowerLog {
+  double dt_s = 0.5;
+  std::vector<std::vector<double>> gpu_w;  // [gpu][sample]
+};
+// Reads a flexwatt trace (directory or gpus.csv) or an nvidia-smi CSV log, resampled onto a
+// grid of dt_s (mean of the samples in each cell; an empty cell repeats the previous value).
+Result<PowerLog> read_power_log(const std::string& path, double dt_s);
+
+struct TraceFit {
+  int gpus = 0;
+  size_t first_sample = 0, samples = 0;  // the fitted span (job start to end) of the log
+  double duration_s = 0;
+  double high_w = 0, low_w = 0;              // per-GPU levels of training and of the low phases
+  double every_s = 0, length_s = 0;          // duty cycle medians (0: none found)
+  double jitter = 0.1, length_jitter = 0.1;  // lognormal sigmas of period and length
+  int low_phases = 0;
+  double offset_sd_frac = 0, noise_sd_frac = 0;
+  JobMix mix;
+  std::string base_workload;
+  double duty_sm = 0.05, duty_mem = 0.10;
+};
+// Fits a log taken on `gpu` (no cap binding), base preset `base_workload`.
+Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
+                           const std::string& base_workload, const SimParams& sim);
+std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::string& name);
+
+// Summary statistics of a node power series (sum over GPUs) for --check.
+struct LogStats {
+  double mean_w = 0;       // node mean
+  double peak30_w = 0;     // largest trailing 30 s mean
+  double share_above = 0;  // share of trailing 30 s means (one per sample) above level_w
+  double level_w = 0;
+};
+LogStats log_stats(const PowerLog& log, double level_w);
+// Median of the node's trailing 30 s means (the default level of --check).
+double median_window30_w(const PowerLog& log);
+
+// The part of `log` from sample `first`, n samples long.
+PowerLog slice_log(const PowerLog& log, size_t first, size_t n);
+
+// ---- Reports (fit_report.cpp) ----------------------------------------------------------
+// --check: re-simulates the fitted scenario `yaml` (seeds seed, seed+1, …; statistics averaged
+// over them) over the fitted span of `log` and compares node statistics at level_w (≤ 0: the
+// measured median of trailing 30 s means).
+struct TraceCheck {
+  LogStats measured, simulated;
+};
+Result<TraceCheck> check_trace_fit(const PowerLog& log, const TraceFit& f, const std::string& yaml,
+                                   double level_w, uint64_t seed, int seeds = 3);
+nlohmann::json sweep_fit_json(const SweepFit& f);
+std::string sweep_fit_table(const SweepFit& f);  // measured vs simulated per cap
+nlohmann::json trace_fit_json(const TraceFit& f);
+nlohmann::json trace_check_json(const TraceCheck& c);
+std::string trace_check_table(const TraceCheck& c);
+
+}  // namespace fw::sim

@@ -1,0 +1,112 @@
+// `flexwatt fit` library (sim/fit.hpp): sweep fit on the public A100 rows, trace fit on logs
+// made by the simulator with two different duty cycles, input errors.
+
+#include "sim/fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "sim/scenario.hpp"
+#include "sim_test_util.hpp"
+
+namespace fw::sim {
+namespace {
+
+// Done-when of the sweep fit: every row of data/a100_power_cap_sweep.csv (measured, Emerald
+// demo) reproduced within ±0.03 in P/P_max and T/T_max at every cap, PFI within ±5 %, and
+// simulated power at or below the cap at every cap ≥ the device minimum.
+TEST(Fit, SweepFitReproducesAllThreePublicA100Jobs) {
+  auto sweeps = read_sweep_csv(testing::source_path("data/a100_power_cap_sweep.csv"));
+  ASSERT_TRUE(sweeps.ok()) << sweeps.status().message();
+  ASSERT_EQ(sweeps->size(), 3u);
+  const GpuPreset& gpu = *find_gpu_preset("a100-sxm4-80gb");
+  for (const auto& m : *sweeps) {
+    auto f = fit_sweep(m, gpu, "", SimParams{});
+    ASSERT_TRUE(f.ok()) << f.status().message();
+    std::printf("[fit] %s: |dP| %.3f |dT| %.3f PFI %.2f vs %.2f Pmax %.1f vs %.1f W\n",
+                m.job.c_str(), f->max_dp, f->max_dt, f->pfi_meas, f->pfi_sim, f->pmax_meas_w,
+                f->pmax_sim_w);
+    EXPECT_LE(f->max_dp, 0.03) << m.job;
+    EXPECT_LE(f->max_dt, 0.03) << m.job;
+    EXPECT_NEAR(f->pfi_sim, f->pfi_meas, 0.05 * f->pfi_meas) << m.job;
+    EXPECT_TRUE(f->power_at_or_below_cap) << m.job;
+    EXPECT_NEAR(f->pmax_sim_w, f->pmax_meas_w, 0.03 * f->pmax_meas_w) << m.job;
+    // The YAML it writes loads as a scenario.
+    auto s = parse_scenario(sweep_fit_yaml(*f, gpu, 8), "fit", {});
+    EXPECT_TRUE(s.ok()) << s.status().message();
+  }
+}
+
+std::string write_tmp(const std::string& name, const std::string& text) {
+  const std::string path = std::string(FLEXWATT_BINARY_DIR) + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Fit, SweepCsvPlainFormatAndErrors) {
+  auto ok = read_sweep_csv(write_tmp("fit_plain.csv",
+                                     "job,cap_w,power_w,throughput\n"
+                                     "a,300,280,0.9\na,200,190,0.7\na,400,350,1.0\n"));
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->size(), 1u);
+  EXPECT_EQ((*ok)[0].points.front().cap_w, 200);  // sorted by cap
+  auto bad = read_sweep_csv(write_tmp("fit_bad.csv", "job,cap_w,power_w,throughput\na,300,x,1\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(":2: power"), std::string::npos) << bad.status().message();
+  auto hdr = read_sweep_csv(write_tmp("fit_hdr.csv", "a,b\n1,2\n"));
+  ASSERT_FALSE(hdr.ok());
+  EXPECT_NE(hdr.status().message().find(":1: header"), std::string::npos);
+  auto one = read_sweep_csv(write_tmp("fit_one.csv", "job,cap_w,power_w,throughput\na,3,2,1\n"));
+  EXPECT_FALSE(one.ok());
+}
+
+// A "measured" log made by the simulator: 8 H100 GPUs of dense pretraining with a duty cycle.
+PowerLog make_log(const std::string& duty, uint64_t seed) {
+  const std::string yaml =
+      "name: src\nduration_s: 1800\nsample_period_s: 0.5\ngpus: [{model: h100-sxm5, count: 8}]\n"
+      "budget: {watts: 4000}\njobs: [{kind: pretrain, workload: dense-pt, gpus: 8, duty: " +
+      duty + ", hetero: {offset_sd: 0.01, noise_sd: 0.02}}]\n";
+  auto s = parse_scenario(yaml, "src", {});
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  PowerLog log;
+  log.dt_s = 0.5;
+  log.gpu_w.resize(8);
+  auto plant = make_cluster(*s, seed);
+  Snapshot snap;
+  for (int k = 1; k <= 3600; ++k) {
+    EXPECT_TRUE(plant->read(k * 0.5, snap).ok());
+    for (int g = 0; g < 8; ++g) log.gpu_w[g].push_back(snap.gpus[g].power_w);
+  }
+  return log;
+}
+
+// Done-when of the trace fit: the fitted scenario reproduces its source log's mean power within
+// ±3 % and the share of 30 s windows above a level within ±0.05, on logs with two duty cycles.
+TEST(Fit, TraceFitReproducesMeanAndWindowShareOnTwoDutyCycles) {
+  const GpuPreset& gpu = *find_gpu_preset("h100-sxm5");
+  const std::vector<std::string> duties = {
+      "{every_s: 40, length_s: 17, sm: 0.0, mem: 0.08}",  // the public H100 log's shape
+      "{every_s: 110, length_s: 8, sm: 0.1, mem: 0.2}"};  // rarer, shorter, higher
+  for (const auto& duty : duties) {
+    const PowerLog log = make_log(duty, 7);
+    auto f = fit_trace(log, gpu, "dense-pt", SimParams{});
+    ASSERT_TRUE(f.ok()) << f.status().message();
+    auto c = check_trace_fit(log, *f, trace_fit_yaml(*f, gpu, "fitted"), 0, 1);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    const LogStats &a = c->measured, &b = c->simulated;
+    std::printf(
+        "[fit] duty %s: found %d low phases, every %.1f s, %.1f s long; mean %.0f vs "
+        "%.0f W, share>level %.3f vs %.3f, peak30 %.0f vs %.0f W\n",
+        duty.c_str(), f->low_phases, f->every_s, f->length_s, a.mean_w, b.mean_w, a.share_above,
+        b.share_above, a.peak30_w, b.peak30_w);
+    EXPECT_GT(f->low_phases, 3);
+    EXPECT_NEAR(b.mean_w, a.mean_w, 0.03 * a.mean_w);
+    EXPECT_NEAR(b.share_above, a.share_above, 0.05 + 1e-9);
+    EXPECT_NEAR(f->offset_sd_frac, 0.01, 0.008);
+  }
+}
+
+}  // namespace
+}  // namespace fw::sim
