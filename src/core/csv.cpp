@@ -74,6 +74,13 @@ bool CsvReader::fill() {
 }
 
 bool CsvReader::next() {
+  if (at_start_) {
+    at_start_ = false;
+    while (end_ - begin_ < 3 && fill()) {
+    }
+    if (end_ - begin_ >= 3 && std::memcmp(buf_.data() + begin_, "\xEF\xBB\xBF", 3) == 0)
+      begin_ += 3;
+  }
   for (;;) {
     const char* start = buf_.data() + begin_;
     const void* nl = std::memchr(start, '\n', end_ - begin_);
@@ -89,6 +96,7 @@ bool CsvReader::next() {
       return false;
     }
     line_ = std::string_view(buf_.data() + begin_, len);
+    unterminated_ = nl == nullptr;
     begin_ += len + (nl ? 1 : 0);
     if (!nl && begin_ > end_) begin_ = end_;
     ++line_no_;

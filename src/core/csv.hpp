@@ -5,7 +5,10 @@
 // into its own buffer: no allocation per field or per row once warmed up. Views are
 // valid until the next call to next(). Fields are split on ','; surrounding spaces
 // and one pair of double quotes are trimmed. Embedded commas inside quotes are not
-// supported (no trace format here needs them). Blank lines are skipped.
+// supported (no trace format here needs them). Blank lines are skipped. A UTF-8 byte-order
+// mark at the start of the file is skipped; CRLF line ends read like LF. A last line without
+// a terminating newline (a log still being written) is returned like any other row, with
+// unterminated() true, so the caller can drop it with a warning.
 // Thread-safety: none; one reader per thread.
 
 #include <cstdint>
@@ -42,6 +45,8 @@ class CsvReader {
   // 1-based line number of the current row in the file.
   int64_t line_number() const { return line_no_; }
   const std::string& path() const { return path_; }
+  // True when the current row is the file's last line and has no newline after it.
+  bool unterminated() const { return unterminated_; }
   // "path:line" of the current row, for error messages.
   std::string where() const;
   const Status& status() const { return status_; }
@@ -55,6 +60,8 @@ class CsvReader {
   std::vector<char> buf_;
   size_t begin_ = 0, end_ = 0;  // unread bytes are buf_[begin_, end_)
   bool eof_ = false;
+  bool at_start_ = true;  // no byte handed out yet (BOM check)
+  bool unterminated_ = false;
   std::string_view line_;
   std::vector<std::string_view> fields_;
   int64_t line_no_ = 0;

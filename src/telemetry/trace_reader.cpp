@@ -49,7 +49,7 @@ class FlexwattSource : public TraceRowSource {
  public:
   FlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
                  const std::vector<int>& known)
-      : r_(std::move(r)), allowed_(allowed_table(known)), known_(known) {
+      : r_(std::move(r)), header_line_(r_->line()), allowed_(allowed_table(known)), known_(known) {
     // cols: time, gpu, power, energy, limit, sm_util, mem_util, clock, temp (−1 = absent)
     for (int i = 0; i < 3; ++i) col_[i] = cols[i];
     static constexpr unsigned kBits[] = {
@@ -78,10 +78,12 @@ class FlexwattSource : public TraceRowSource {
 
   bool next(TraceRow& row) override {
     if (!status_.ok()) return false;
-    if (!r_->next()) {
-      status_ = r_->status();
-      return false;
-    }
+    do {
+      if (!r_->next()) {
+        status_ = r_->status();
+        return false;
+      }
+    } while (skip_non_data(*r_, header_line_));
     const std::vector<std::string_view>& f = r_->fields();
     if (static_cast<int>(f.size()) < min_fields_) {
       return fail(bad(*r_, "row",
@@ -98,6 +100,11 @@ class FlexwattSource : public TraceRowSource {
       if (!fast_parse_double(tc, row.time_s) || !std::isfinite(row.time_s)) {
         time_text_len_ = 0;
         return fail(bad(*r_, "time_s", "not a finite number: '" + std::string(tc) + "'"));
+      }
+      if (std::fabs(row.time_s) > kMaxTraceTimeS) {
+        time_text_len_ = 0;
+        return fail(
+            bad(*r_, "time_s", "'" + std::string(tc) + "' is beyond the sane range of +-1e10 s"));
       }
       if (tc.size() <= sizeof time_text_) {
         std::memcpy(time_text_, tc.data(), tc.size());
@@ -156,6 +163,7 @@ class FlexwattSource : public TraceRowSource {
     const char* name;
   };
   std::unique_ptr<CsvReader> r_;
+  std::string header_line_;
   int col_[3];
   Optional optional_[6];
   int n_optional_ = 0;
@@ -171,6 +179,19 @@ class FlexwattSource : public TraceRowSource {
 };
 
 }  // namespace
+
+bool TraceRowSource::skip_non_data(const CsvReader& r, std::string_view header_line) {
+  if (r.unterminated()) {
+    warn(r.where() +
+         ": partial last line dropped (no newline at its end: a log still being written?)");
+    return true;
+  }
+  if (r.line().size() == header_line.size() && r.line() == header_line) {
+    warn(r.where() + ": repeated header line skipped (logging restarted and appended?)");
+    return true;
+  }
+  return false;
+}
 
 std::string_view trace_format_name(TraceFormat f) {
   switch (f) {
@@ -220,6 +241,10 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
         t->meta_ = nlohmann::json::parse(in);
       } catch (const nlohmann::json::exception& e) {
         return Status::InvalidArgument(meta + ": not valid JSON: " + e.what());
+      }
+      if (!t->meta_.is_object()) {
+        return Status::InvalidArgument(meta + ": expected a JSON object, got " +
+                                       std::string(t->meta_.type_name()));
       }
       FW_ASSIGN_OR_RETURN(std::vector<int> from_meta, gpus_from_meta(t->meta_, meta));
       if (known.empty()) known = from_meta;

@@ -220,5 +220,34 @@ TEST(TraceReader, FastParseMatchesParseDouble) {
   EXPECT_FALSE(trace_internal::fast_parse_double("12 W", x));
 }
 
+TEST(TraceReader, TimesBeyondTheSaneRangeAreRejected) {
+  // One timestamp of 1e20, or two Unix timestamps run together, used to hang the analysis.
+  for (const char* t : {"1e20", "17000000001700000001", "-2e10"}) {
+    const std::string m =
+        error_of("huge_t.csv", std::string("time_s,gpu,power_w\n0,0,1\n") + t + ",0,1\n");
+    EXPECT_NE(m.find("huge_t.csv:3: time_s:"), std::string::npos) << m;
+    EXPECT_NE(m.find("sane range"), std::string::npos) << m;
+  }
+}
+
+TEST(TraceReader, LogsAsTheyAreBomCrlfPartialLineRepeatedHeader) {
+  const std::string text =
+      "\xEF\xBB\xBFtime_s,gpu,power_w\r\n0,0,100\r\n0.5,0,101\r\ntime_s,gpu,power_w\r\n"
+      "1,0,102\r\n1.5,0,31";
+  auto r = TraceReader::open(write_file("asis.csv", text).string());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::vector<TraceRow> rows;
+  TraceRow row;
+  while ((*r)->next(row)) rows.push_back(row);
+  ASSERT_TRUE((*r)->status().ok()) << (*r)->status().message();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].reading.power_w, 102);
+  ASSERT_EQ((*r)->warnings().size(), 2u);
+  EXPECT_NE((*r)->warnings()[0].find("asis.csv:4: repeated header line skipped"),
+            std::string::npos);
+  EXPECT_NE((*r)->warnings()[1].find("asis.csv:6: partial last line dropped"), std::string::npos);
+  EXPECT_EQ((*r)->warning_count(), 2);
+}
+
 }  // namespace
 }  // namespace fw
