@@ -67,9 +67,9 @@ int run_eval(int argc, char** argv) {
   if (!loaded.ok()) return fail("eval", loaded.status());
   sim::Scenario scenario = std::move(loaded).value();
   if (app.count("--duration-s")) {
-    if (!std::isfinite(duration_s) || duration_s < scenario.sample_period_s) {
-      return fail("eval",
-                  Status::InvalidArgument("--duration-s must be at least the sample period"));
+    if (!std::isfinite(duration_s) || duration_s < scenario.sample_period_s || duration_s > 1e8) {
+      return fail("eval", Status::InvalidArgument(
+                              "--duration-s must be at least the sample period and at most 1e8"));
     }
     scenario.duration_s = duration_s;
   }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -42,6 +43,7 @@ std::string dir_label(const std::string& text) {
 
 std::string fmt_stat(const Stat& s, double scale, int decimals) {
   char buf[64];
+  if (std::isnan(s.mean)) return "-";  // no verdict (e.g. a window longer than the run)
   if (std::isnan(s.ci95)) {
     std::snprintf(buf, sizeof buf, "%.*f", decimals, s.mean * scale);
   } else {
@@ -238,7 +240,9 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
         viol[w].push_back(r.violation_rate[w]);
         pooled[w].window_s = req.windows_s[w];
         pooled[w].windows += r.windows_judged[w];
-        pooled[w].violations += std::llround(r.violation_rate[w] * r.windows_judged[w]);
+        if (r.windows_judged[w] > 0) {
+          pooled[w].violations += std::llround(r.violation_rate[w] * r.windows_judged[w]);
+        }
       }
       const Oversubscription o =
           oversubscription(r.node_window_means_w, kNodeWindowS, 0.0, nameplate_w);
@@ -252,7 +256,8 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.interventions = stat_of(inter);
     for (const auto& v : viol) row.violation_rate.push_back(stat_of(v));
     for (WindowStats& w : pooled) {
-      w.violation_rate = w.windows ? static_cast<double>(w.violations) / w.windows : 0;
+      w.violation_rate = w.windows ? static_cast<double>(w.violations) / w.windows
+                                   : std::numeric_limits<double>::quiet_NaN();  // no verdict
     }
     row.curve = windows_curve(pooled, 0.0);
     row.sliding_violation_rate = stat_of(slide);
@@ -414,13 +419,20 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
     std::snprintf(line, sizeof line, "%-*s", w, r.label.c_str());
     s += line;
     for (const WindowStats& p : r.curve.points) {
-      std::snprintf(line, sizeof line, " %6.2f", 100 * p.violation_rate);
+      if (p.windows > 0) {
+        std::snprintf(line, sizeof line, " %6.2f", 100 * p.violation_rate);
+      } else {
+        std::snprintf(line, sizeof line, " %6s", "-");  // longer than the run: no verdict
+      }
       s += line;
     }
     const double h = r.curve.shortest_holding_window_s;
-    std::snprintf(line, sizeof line, "  %8s  %9.1f%%  %7.2fx  %10.3f  %8.3f\n",
-                  std::isfinite(h) ? (window_key(h) + " s").c_str() : "never",
-                  100 * r.peak_share_of_nameplate.mean, r.oversubscription_ratio.mean,
+    const double share = r.peak_share_of_nameplate.mean, ov = r.oversubscription_ratio.mean;
+    char share_s[32] = "-", ov_s[32] = "-";
+    if (std::isfinite(share)) std::snprintf(share_s, sizeof share_s, "%.1f%%", 100 * share);
+    if (std::isfinite(ov)) std::snprintf(ov_s, sizeof ov_s, "%.2fx", ov);
+    std::snprintf(line, sizeof line, "  %8s  %10s  %8s  %10.3f  %8.3f\n",
+                  std::isfinite(h) ? (window_key(h) + " s").c_str() : "never", share_s, ov_s,
                   r.cost.usd_per_million_tokens, r.cost.co2_kg);
     s += line;
   }

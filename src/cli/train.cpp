@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -190,6 +191,20 @@ int run_train(int argc, char** argv) {
     return fail("train", Status::InvalidArgument("--max-period-s must be >= --period-s"));
   }
 
+  {  // --out is written after training: check it can be, before training.
+    std::error_code ec;
+    const std::filesystem::path op(out);
+    const std::filesystem::path parent = op.has_parent_path() ? op.parent_path() : ".";
+    if (std::filesystem::is_directory(op, ec)) {
+      return fail("train", Status::InvalidArgument("--out " + out +
+                                                   ": is a directory (give a "
+                                                   "file name for the policy)"));
+    }
+    if (!std::filesystem::is_directory(parent, ec)) {
+      return fail("train", Status::InvalidArgument("--out " + out + ": directory " +
+                                                   parent.string() + " does not exist"));
+    }
+  }
   auto base = sim::load_scenario(scenario_path, sets);
   if (!base.ok()) return fail("train", base.status());
   const sim::Scenario scenario = std::move(base).value();
@@ -314,6 +329,12 @@ int run_train(int argc, char** argv) {
     }
     const Status rs = trainer.restore((*ck)["trainer"]);
     if (!rs.ok()) return fail("train", rs.with_context(resume));
+    if (trainer.iteration() >= iterations) {
+      return fail("train", Status::InvalidArgument("--iterations " + std::to_string(iterations) +
+                                                   ": " + resume + " is already at iteration " +
+                                                   std::to_string(trainer.iteration()) +
+                                                   " (give more iterations to continue)"));
+    }
   }
 
   const bool resumed = !resume.empty();

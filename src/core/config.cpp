@@ -1,6 +1,7 @@
 #include "core/config.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -25,6 +26,10 @@ Result<ConfigNode> ConfigNode::parse(const std::string& text, const std::string&
 }
 
 Result<ConfigNode> ConfigNode::load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(path + ": is a directory, not a YAML file");
+  }
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot open");
   std::stringstream ss;
