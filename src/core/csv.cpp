@@ -1,5 +1,8 @@
 #include "core/csv.hpp"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -35,11 +38,24 @@ bool parse_int64(std::string_view s, int64_t& out) {
 }
 
 CsvReader::CsvReader(std::string path, std::FILE* f) : path_(std::move(path)), file_(f) {
-  buf_.resize(2 * kBlock);
   fields_.reserve(16);
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fileno(f), 0);
+    if (m != MAP_FAILED) {
+      madvise(m, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      map_ = static_cast<const char*>(m);
+      map_size_ = static_cast<size_t>(st.st_size);
+      end_ = map_size_;
+      eof_ = true;
+      return;
+    }
+  }
+  buf_.resize(2 * kBlock);
 }
 
 CsvReader::~CsvReader() {
+  if (map_) munmap(const_cast<char*>(map_), map_size_);
   if (file_) std::fclose(file_);
 }
 
@@ -78,11 +94,10 @@ bool CsvReader::next() {
     at_start_ = false;
     while (end_ - begin_ < 3 && fill()) {
     }
-    if (end_ - begin_ >= 3 && std::memcmp(buf_.data() + begin_, "\xEF\xBB\xBF", 3) == 0)
-      begin_ += 3;
+    if (end_ - begin_ >= 3 && std::memcmp(base() + begin_, "\xEF\xBB\xBF", 3) == 0) begin_ += 3;
   }
   for (;;) {
-    const char* start = buf_.data() + begin_;
+    const char* start = base() + begin_;
     const void* nl = std::memchr(start, '\n', end_ - begin_);
     size_t len;
     if (nl) {
@@ -91,11 +106,11 @@ bool CsvReader::next() {
       continue;  // buffer moved; search again
     } else if (end_ > begin_) {
       len = end_ - begin_;  // last line without a newline
-      start = buf_.data() + begin_;
+      start = base() + begin_;
     } else {
       return false;
     }
-    line_ = std::string_view(buf_.data() + begin_, len);
+    line_ = std::string_view(base() + begin_, len);
     unterminated_ = nl == nullptr;
     begin_ += len + (nl ? 1 : 0);
     if (!nl && begin_ > end_) begin_ = end_;

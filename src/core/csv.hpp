@@ -1,9 +1,10 @@
 #pragma once
 // Streaming CSV reader and buffered writer for traces (millions of rows).
 //
-// CsvReader reads the file in large blocks and hands out each row as string_views
-// into its own buffer: no allocation per field or per row once warmed up. Views are
-// valid until the next call to next(). Fields are split on ','; surrounding spaces
+// CsvReader memory-maps a regular file (read-only, sequential advice) and hands out each row
+// as string_views into the mapping; other files (pipes) are read in large blocks into its own
+// buffer. No allocation per field or per row once warmed up. Views are valid until the next
+// call to next(). Fields are split on ','; surrounding spaces
 // and one pair of double quotes are trimmed. Embedded commas inside quotes are not
 // supported (no trace format here needs them). Blank lines are skipped. A UTF-8 byte-order
 // mark at the start of the file is skipped; CRLF line ends read like LF. A last line without
@@ -54,9 +55,12 @@ class CsvReader {
  private:
   explicit CsvReader(std::string path, std::FILE* f);
   bool fill();
+  const char* base() const { return map_ ? map_ : buf_.data(); }
 
   std::string path_;
   std::FILE* file_ = nullptr;
+  const char* map_ = nullptr;  // the whole file when memory-mapped
+  size_t map_size_ = 0;
   std::vector<char> buf_;
   size_t begin_ = 0, end_ = 0;  // unread bytes are buf_[begin_, end_)
   bool eof_ = false;
