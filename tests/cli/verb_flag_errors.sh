@@ -20,6 +20,8 @@ done
 expect_exit2 "train --out DIR" "--out .*is a directory" train "$sc" --out "$out" --iterations 1
 expect_exit2 "train --out in a missing dir" "does not exist" train "$sc" \
   --out "$out/no/such/p.json" --iterations 1
+expect_exit2 "authority --window-s 1e-9" "--window-s: must be from the sample period" authority \
+  "$sc" --window-s 1e-9
 # A window longer than the run has no verdict: null in eval's JSON, '-' in its table.
 check "eval: 300 s window on a 5 s run is null" bash -c \
   "'$bin' eval '$sc' --controllers static --seeds 1 --duration-s 5 --json | jq -e '.controllers[0].violation_rate[\"300\"].mean == null' >/dev/null"
