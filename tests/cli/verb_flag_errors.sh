@@ -20,7 +20,7 @@ done
 expect_exit2 "train --out DIR" "--out .*is a directory" train "$sc" --out "$out" --iterations 1
 expect_exit2 "train --out in a missing dir" "does not exist" train "$sc" \
   --out "$out/no/such/p.json" --iterations 1
-expect_exit2 "authority --window-s 1e-9" "--window-s: must be from the sample period" authority \
+expect_exit2 "authority --window-s 1e-9" "--window-s: must be at least the sample period" authority \
   "$sc" --window-s 1e-9
 # A window longer than the run has no verdict: null in eval's JSON, '-' in its table.
 check "eval: 300 s window on a 5 s run is null" bash -c \
