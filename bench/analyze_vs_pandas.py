@@ -7,7 +7,8 @@ The trace is the one bench/analyze_bench.cpp generates (8 GPUs at 0.1 s, all nin
 columns, seeded), under $TMPDIR/flexwatt_bench/<rows>/ (FLEXWATT_BENCH_ROWS overrides the row
 count). Timed, best of 3 each, the page cache warm:
   - the I/O floor: reading the bytes (cat FILE > /dev/null);
-  - flexwatt analyze (the whole verb: node and per-GPU summaries, windows, curve, JSON);
+  - flexwatt analyze (the whole verb: node and per-GPU summaries, windows, curve, JSON), with
+    one parse thread and with two (FLEXWATT_PARSE_THREADS=2; the JSON must be identical);
   - pandas: read_csv (C engine) of time_s, gpu, power_w, the node sum per tick, and the node's
     tumbling windows with flexwatt's rules (zero-order hold on the regular 0.1 s grid, a window
     judged when covered for at least half its length, a violation when the mean exceeds the
@@ -65,18 +66,22 @@ def main():
     def cat():
         subprocess.run(["cat", csv], check=True, stdout=subprocess.DEVNULL)
 
-    def analyze():
+    def analyze(threads="1"):
+        env = dict(os.environ, FLEXWATT_PARSE_THREADS=threads)
         r = subprocess.run([flexwatt, "analyze", d, "--budget-w", str(BUDGET_W), "--windows",
                             ",".join(str(w) for w in WINDOWS_S), "--json"],
-                           check=True, capture_output=True, text=True)
+                           check=True, capture_output=True, text=True, env=env)
         return json.loads(r.stdout)
 
     t_cat, _ = best_of(3, cat)
     t_fw, j = best_of(3, analyze)
+    t_fw2, j2 = best_of(3, lambda: analyze("2"))
     t_pd, counts = best_of(3, lambda: pandas_node(csv))
     print(f"trace: {csv} ({rows} rows, {size_mb:.0f} MB), budget {BUDGET_W} W on the node")
     print(f"I/O floor (cat):  {t_cat:7.3f} s  {size_mb / t_cat:7.0f} MB/s")
     print(f"flexwatt analyze: {t_fw:7.3f} s  {rows / t_fw / 1e6:7.2f} M rows/s")
+    print(f"  (two parse threads, FLEXWATT_PARSE_THREADS=2: {t_fw2:.3f} s, "
+          f"same JSON: {j2 == j})")
     print(f"pandas:           {t_pd:7.3f} s  {rows / t_pd / 1e6:7.2f} M rows/s")
     print(f"analyze vs pandas: {t_pd / t_fw:.2f}x faster (target >= 10); "
           f"analyze / I/O floor: {t_fw / t_cat:.2f} (target <= 2)")
@@ -88,7 +93,7 @@ def main():
         same &= ok
         print(f"  window {w:>5} s: flexwatt {fw_v}/{fw_n} violations, pandas {pd_v}/{pd_n} "
               f"{'same' if ok else 'DIFFERENT'}")
-    return 0 if same else 1
+    return 0 if same and j2 == j else 1
 
 
 if __name__ == "__main__":

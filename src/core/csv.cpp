@@ -54,8 +54,23 @@ CsvReader::CsvReader(std::string path, std::FILE* f) : path_(std::move(path)), f
   buf_.resize(2 * kBlock);
 }
 
+std::unique_ptr<CsvReader> CsvReader::over(std::string path, std::string_view bytes,
+                                           int64_t first_line) {
+  std::unique_ptr<CsvReader> r(new CsvReader());
+  r->path_ = std::move(path);
+  r->fields_.reserve(16);
+  r->map_ = bytes.data();
+  r->map_size_ = bytes.size();
+  r->owns_map_ = false;
+  r->end_ = bytes.size();
+  r->eof_ = true;
+  r->at_start_ = false;
+  r->line_no_ = first_line - 1;
+  return r;
+}
+
 CsvReader::~CsvReader() {
-  if (map_) munmap(const_cast<char*>(map_), map_size_);
+  if (map_ && owns_map_) munmap(const_cast<char*>(map_), map_size_);
   if (file_) std::fclose(file_);
 }
 

@@ -33,6 +33,14 @@ std::string_view trim(std::string_view s);
 class CsvReader {
  public:
   static Result<std::unique_ptr<CsvReader>> open(const std::string& path);
+  // A reader over bytes owned by the caller (a slice of another reader's mapping, starting at
+  // a line start), whose first line is line first_line of `path` (for messages).
+  static std::unique_ptr<CsvReader> over(std::string path, std::string_view bytes,
+                                         int64_t first_line);
+  // The whole file when memory-mapped (else empty), and the offset in it just after the
+  // current row.
+  std::string_view mapped() const { return map_ ? std::string_view(map_, map_size_) : ""; }
+  size_t offset() const { return begin_; }
   ~CsvReader();
   CsvReader(const CsvReader&) = delete;
   CsvReader& operator=(const CsvReader&) = delete;
@@ -54,13 +62,15 @@ class CsvReader {
 
  private:
   explicit CsvReader(std::string path, std::FILE* f);
+  CsvReader() = default;
   bool fill();
   const char* base() const { return map_ ? map_ : buf_.data(); }
 
   std::string path_;
   std::FILE* file_ = nullptr;
-  const char* map_ = nullptr;  // the whole file when memory-mapped
+  const char* map_ = nullptr;  // the whole file when memory-mapped (or the slice of over())
   size_t map_size_ = 0;
+  bool owns_map_ = true;
   std::vector<char> buf_;
   size_t begin_ = 0, end_ = 0;  // unread bytes are buf_[begin_, end_)
   bool eof_ = false;

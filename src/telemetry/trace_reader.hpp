@@ -69,6 +69,15 @@ struct TraceReaderOptions {
   // nvidia-smi logs without an index column: GPUs per query loop; 0 = detect from the
   // timestamps (see nvsmi_import.hpp).
   int nvsmi_gpus_per_tick = 0;
+  // flexwatt files (memory-mapped) of at least parallel_min_bytes parsed in blocks of
+  // parallel_block_bytes by two threads: a worker parses blocks ahead while the caller's thread
+  // consumes rows in file order. Rows, errors (absolute lines) and warnings are the same as
+  // with one thread. Off by default (on this project's shared 2-core machine it measured
+  // slower: see docs/analysis.md, Speed); FLEXWATT_PARSE_THREADS=2 in the environment turns it
+  // on too.
+  bool parallel_parse = false;
+  size_t parallel_min_bytes = size_t{16} << 20;
+  size_t parallel_block_bytes = size_t{4} << 20;
 };
 
 // Source of rows of one format (implemented by the flexwatt reader and the nvidia-smi
