@@ -22,6 +22,11 @@ expect_exit2 "train --out in a missing dir" "does not exist" train "$sc" \
   --out "$out/no/such/p.json" --iterations 1
 expect_exit2 "authority --window-s 1e-9" "--window-s: must be at least the sample period" authority \
   "$sc" --window-s 1e-9
+# Resuming with no more iterations than the checkpoint holds (used to print nan).
+"$bin" train "$sc" --iterations 1 --envs 2 --episode-s 60 --seed 3 --out "$out/p.json" \
+  >/dev/null 2>&1 || { echo "FAIL: train for the resume check"; fails=$((fails + 1)); }
+expect_exit2 "resume with fewer iterations" "--iterations 1: .*already at iteration 1" train "$sc" \
+  --iterations 1 --envs 2 --episode-s 60 --seed 3 --out "$out/p.json" --resume "$out/p.ckpt.json"
 # A window longer than the run has no verdict: null in eval's JSON, '-' in its table.
 check "eval: 300 s window on a 5 s run is null" bash -c \
   "'$bin' eval '$sc' --controllers static --seeds 1 --duration-s 5 --json | jq -e '.controllers[0].violation_rate[\"300\"].mean == null' >/dev/null"
