@@ -532,13 +532,12 @@ Result<LoopFit> loop_for(const std::vector<double>& steps, int given, const std:
 
 }  // namespace
 
-Result<std::unique_ptr<TraceRowSource>> open_nvsmi_source(std::unique_ptr<CsvReader> reader,
-                                                          const std::vector<std::string>& header,
-                                                          const TraceReaderOptions& options,
-                                                          const std::vector<int>& known_gpus,
-                                                          nlohmann::json& meta) {
-  Cols c;
-  std::vector<UnitCol> units;
+namespace {
+
+// Maps the header's columns (c) and the power/energy columns with their header units (units,
+// the power column first). `where` is "path:1" for messages.
+Status map_columns(const std::vector<std::string>& header, const std::string& where, Cols& c,
+                   std::vector<UnitCol>& units) {
   std::string power_name, instant_name, limit_name;
   double power_scale = 1, instant_scale = 1, limit_scale = 1, energy_scale = 1;
   std::string energy_name;
@@ -608,14 +607,27 @@ Result<std::unique_ptr<TraceRowSource>> open_nvsmi_source(std::unique_ptr<CsvRea
     c.instant = -1;
   }
   if (c.ts < 0 || c.power < 0) {
-    return Status::InvalidArgument(reader->where() +
+    return Status::InvalidArgument(where +
                                    ": header: nvidia-smi log needs timestamp and power.draw");
   }
-  if (!bad_unit.empty()) return Status::InvalidArgument(reader->where() + ": " + bad_unit);
+  if (!bad_unit.empty()) return Status::InvalidArgument(where + ": " + bad_unit);
   units.push_back({c.power, false, power_scale, -1, power_name, 0});
   if (c.instant >= 0) units.push_back({c.instant, false, instant_scale, -1, instant_name, 1});
   if (c.limit >= 0) units.push_back({c.limit, false, limit_scale, -1, limit_name, 2});
   if (c.energy >= 0) units.push_back({c.energy, true, energy_scale, -1, energy_name, 3});
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TraceRowSource>> open_nvsmi_source(std::unique_ptr<CsvReader> reader,
+                                                          const std::vector<std::string>& header,
+                                                          const TraceReaderOptions& options,
+                                                          const std::vector<int>& known_gpus,
+                                                          nlohmann::json& meta) {
+  Cols c;
+  std::vector<UnitCol> units;
+  FW_RETURN_IF_ERROR(map_columns(header, reader->where(), c, units));
   const std::string path = reader->path();
   const int given = options.nvsmi_gpus_per_tick;
   if (given < 0 || given > kMaxGpusPerLoop) {
