@@ -1,5 +1,6 @@
 // libFuzzer harness: a flexwatt gpus.csv (or any header TraceReader detects) read row by row,
-// then the whole analysis (windows, ticks, sorting fallback) on it.
+// by one thread or (every third input) by two threads in small blocks, then the whole
+// analysis (windows, ticks, sorting fallback) on it.
 #include <cstddef>
 #include <cstdint>
 
@@ -9,8 +10,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = fw::fuzz::as_file(data, size);
+  fw::TraceReaderOptions ro;
+  ro.parallel_parse = size % 3 == 0;
+  ro.parallel_min_bytes = 1;
+  ro.parallel_block_bytes = 1 + size % 61;
   {
-    auto r = fw::TraceReader::open(path);
+    auto r = fw::TraceReader::open(path, ro);
     if (r.ok()) {
       fw::TraceRow row;
       while ((*r)->next(row)) {
@@ -20,6 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fw::AnalysisOptions o;
   o.budget_w = 500;
   o.scope = size % 2 ? fw::AnalysisScope::kGpu : fw::AnalysisScope::kNode;
-  auto s = fw::analyze_trace(path, o);
+  auto s = fw::analyze_trace(path, o, ro);
   return s.ok() && s->rows < 0;
 }
