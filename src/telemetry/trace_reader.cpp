@@ -294,15 +294,22 @@ class ChunkedFlexwattSource : public TraceRowSource {
     return prefix + std::to_string(l + line_base_) + m.substr(e);
   }
 
-  // Waits for block k to be parsed (by the worker) or parses it here.
+  // Waits for block k to be parsed (by the worker) or parses it here; while the worker is on
+  // it, parses a later unclaimed block (within kAhead) instead of idling.
   void take(size_t k) {
     std::unique_lock<std::mutex> lk(mu_);
-    if (blocks_[k].state == 0) {
-      blocks_[k].state = 1;
+    for (;;) {
+      size_t j = k;
+      while (j < blocks_.size() && j < k + kAhead && blocks_[j].state != 0) ++j;
+      if (blocks_[k].state == 2 || j >= blocks_.size() || j >= k + kAhead) break;
+      if (j != k && blocks_[k].state == 0) j = k;
+      blocks_[j].state = 1;
       lk.unlock();
-      parse(blocks_[k]);
+      parse(blocks_[j]);
       lk.lock();
-      blocks_[k].state = 2;
+      blocks_[j].state = 2;
+      cv_.notify_all();
+      if (j == k) break;
     }
     cv_.wait(lk, [&] { return blocks_[k].state == 2; });
     taken_ = true;
