@@ -8,16 +8,33 @@ DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-de
   libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
   etcd-server etcd-client prometheus
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SHELL := /bin/bash
 
-.PHONY: deps build test demo bench format format-check clean
+# Extra packages of `make bench` (pandas, the comparison) and `make fuzz` (clang, libFuzzer);
+# never installed by `make test`.
+BENCH_PACKAGES := python3-pandas
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz format format-check clean
+
+# install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
+define install-missing
+	@missing=$$(for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
 	  $(SUDO) apt-get update && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y --no-install-recommends $$missing; \
-	else echo "deps: all Debian packages present"; fi
+	else echo "$@: all Debian packages present"; fi
+endef
+
+deps:
+	$(call install-missing,$(DEB_PACKAGES))
+
+bench-deps:
+	$(call install-missing,$(BENCH_PACKAGES))
+
+fuzz-deps:
+	$(call install-missing,$(FUZZ_PACKAGES))
 
 # ccache, when the machine has it, makes rebuilds of unchanged files free (not required).
 CCACHE := $(shell command -v ccache)
@@ -34,8 +51,30 @@ test: build
 demo: build
 	$(BUILD)/flexwatt demo --out flexwatt-demo
 
-bench: build
+# The benchmarks, then analyze against the I/O floor (cat) and pandas on one generated
+# 10M-row 8-GPU trace, with the violation counts compared window by window.
+bench: build bench-deps
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done
+	/usr/bin/python3 bench/analyze_vs_pandas.py $(BUILD)/flexwatt $(BUILD)/bench/analyze_bench
+
+# libFuzzer harnesses (fuzz/), each run FUZZ_SECONDS with a seed corpus from the test inputs;
+# crashes land in $(FUZZ_BUILD)/crashes/. Needs clang (fuzz-deps); separate build directory.
+FUZZ_SECONDS ?= 600
+FUZZ_BUILD ?= build-fuzz
+FUZZ_TARGETS := fuzz_csv fuzz_trace_reader fuzz_nvsmi fuzz_scenario fuzz_policy
+fuzz: deps fuzz-deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DFLEXWATT_FUZZ=ON -DFLEXWATT_BUILD_TESTS=OFF -DFLEXWATT_BUILD_BENCH=OFF \
+	  $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZ_TARGETS)
+	fuzz/seeds.sh $(FUZZ_BUILD)/corpus
+	@mkdir -p $(FUZZ_BUILD)/crashes; fail=0; for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
+	  $(FUZZ_BUILD)/fuzz/$$t $(FUZZ_BUILD)/corpus/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t- 2>&1 | grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY|Done' ; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || fail=1; \
+	  echo "corpus: $$(ls $(FUZZ_BUILD)/corpus/$$t | wc -l) files"; done; exit $$fail
 
 FORMAT_FILES = find src tests bench \( -name '*.cpp' -o -name '*.hpp' \) -print0
 
@@ -47,4 +86,4 @@ format-check: deps
 	$(FORMAT_FILES) | xargs -0 clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)

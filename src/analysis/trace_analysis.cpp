@@ -18,26 +18,39 @@ std::string num(double v) {
 }
 
 // One power series (a GPU or the node): period estimate, gaps, trapezoid energy, windows.
+// Where a series reports a window shorter than its sample period.
+struct PeriodReport {
+  std::string error;                  // set once: the analysis stops
+  std::vector<std::string> warnings;  // default windows left unjudged
+  std::vector<double> warned_s;       // window lengths already warned about
+};
+
 class SeriesAcc {
  public:
   // with_curve: also windows on curve_windows_s; with_means: keep the window means at
-  // oversub_window_s.
+  // oversub_window_s. name: the series, for messages.
   void init(const AnalysisOptions& o, double budget_w, bool with_curve = false,
-            bool with_means = false) {
+            bool with_means = false, std::string name = "", PeriodReport* report = nullptr) {
     gap_factor_ = o.gap_factor;
+    name_ = std::move(name);
+    report_ = report;
     win_.clear();
-    for (double w : o.windows_s) win_.emplace_back(w, budget_w);
+    flag_.clear();
+    for (double w : o.windows_s) add_window(w, budget_w, o.windows_given ? "--windows" : "");
     n_user_ = win_.size();
     n_curve_ = 0;
     if (with_curve) {
-      for (double w : o.curve_windows_s) win_.emplace_back(w, budget_w);
+      for (double w : o.curve_windows_s) {
+        add_window(w, budget_w, o.curve_windows_given ? "--curve-windows" : "");
+      }
       n_curve_ = o.curve_windows_s.size();
     }
     has_means_ = with_means;
     if (with_means) {
-      win_.emplace_back(o.oversub_window_s, kInf);
+      add_window(o.oversub_window_s, kInf, "--oversub-window-s");
       win_.back().keep_means(true);
     }
+    on_.assign(win_.size(), 1);
   }
 
   // REQUIRES: t greater than the previous t.
@@ -58,7 +71,9 @@ class SeriesAcc {
   void finish_into(SeriesSummary& s) {
     if (period_s_ <= 0 && nprobe_ > 0) replay_probe();
     if (has_prev_ && period_s_ > 0) {
-      for (WindowAccumulator& w : win_) w.add(prev_t_, prev_p_, period_s_);
+      for (size_t i = 0; i < win_.size(); ++i) {
+        if (on_[i]) win_[i].add(prev_t_, prev_p_, period_s_);
+      }
     }
     s.samples = samples_;
     s.duration_s = samples_ > 0 ? t_last_ - t_first_ : 0;
@@ -81,6 +96,35 @@ class SeriesAcc {
  private:
   static constexpr int kProbe = 65;  // 64 steps
 
+  void add_window(double w, double budget_w, const char* flag) {
+    win_.emplace_back(w, budget_w);
+    flag_.push_back(flag);
+  }
+
+  // Once the period is known: windows shorter than it are an error (given) or left
+  // unjudged with a warning (defaults).
+  void check_windows_against_period() {
+    for (size_t i = 0; i < win_.size(); ++i) {
+      const double w = win_[i].window_s();
+      if (w >= period_s_ * (1 - 1e-9)) continue;
+      on_[i] = 0;
+      if (report_ == nullptr) continue;
+      if (*flag_[i] != '\0') {
+        if (report_->error.empty()) {
+          report_->error = std::string(flag_[i]) + ": window " + num(w) +
+                           " s is shorter than the sample period " + num(period_s_) + " s of " +
+                           name_ + " (a window must hold at least one sample)";
+        }
+      } else if (std::find(report_->warned_s.begin(), report_->warned_s.end(), w) ==
+                 report_->warned_s.end()) {
+        report_->warned_s.push_back(w);
+        report_->warnings.push_back("default window " + num(w) +
+                                    " s is shorter than the sample period " + num(period_s_) +
+                                    " s of " + name_ + ": not judged (null)");
+      }
+    }
+  }
+
   void replay_probe() {
     std::array<double, kProbe> steps;
     int n = 0;
@@ -99,6 +143,7 @@ class SeriesAcc {
       const double lower = *std::max_element(steps.begin(), steps.begin() + n / 2);
       period_s_ = 0.5 * (upper + lower);
     }
+    check_windows_against_period();
     const int np = nprobe_;
     nprobe_ = 0;
     for (int i = 0; i < np; ++i) feed(probe_t_[i], probe_p_[i]);
@@ -113,7 +158,9 @@ class SeriesAcc {
         gap_s_ += dt - period_s_;
         hold = period_s_;
       }
-      for (WindowAccumulator& w : win_) w.add(prev_t_, prev_p_, hold);
+      for (size_t i = 0; i < win_.size(); ++i) {
+        if (on_[i]) win_[i].add(prev_t_, prev_p_, hold);
+      }
       energy_j_ += 0.5 * (prev_p_ + p) * dt;
     }
     has_prev_ = true;
@@ -123,6 +170,10 @@ class SeriesAcc {
 
   double gap_factor_ = 1.5;
   std::vector<WindowAccumulator> win_;  // user windows, curve windows, the means window
+  std::vector<const char*> flag_;       // the flag that gave each window; "" for defaults
+  std::vector<char> on_;                // 0: shorter than the period, not fed
+  std::string name_;
+  PeriodReport* report_ = nullptr;
   size_t n_user_ = 0, n_curve_ = 0;
   bool has_means_ = false;
   std::array<double, kProbe> probe_t_{}, probe_p_{};
@@ -169,6 +220,7 @@ struct TraceAnalyzer::Impl {
   SeriesAcc node;
   std::vector<SeriesAcc> job_acc;  // one per o.jobs
   std::vector<BufferedRow> buffer;
+  PeriodReport period_report;
 
   double gpu_budget() const { return o.scope == AnalysisScope::kGpu ? o.budget_w : kInf; }
   double job_budget() const { return o.scope == AnalysisScope::kJob ? o.budget_w : kInf; }
@@ -224,7 +276,8 @@ struct TraceAnalyzer::Impl {
       slot[gpu] = static_cast<int>(gpus.size());
       gpus.emplace_back();
       gpus.back().gpu = gpu;
-      gpus.back().acc.init(o, gpu_budget(), o.scope == AnalysisScope::kGpu);
+      gpus.back().acc.init(o, gpu_budget(), o.scope == AnalysisScope::kGpu, false,
+                           "gpu" + std::to_string(gpu), &period_report);
     }
     return gpus[slot[gpu]];
   }
@@ -237,9 +290,12 @@ TraceAnalyzer::TraceAnalyzer(const AnalysisOptions& options, std::string rows_pa
   impl_->path = std::move(rows_path);
   impl_->sort_in_memory = sort_in_memory;
   impl_->node.init(options, options.scope == AnalysisScope::kNode ? options.budget_w : kInf, true,
-                   true);
+                   true, "node", &impl_->period_report);
   impl_->job_acc.resize(options.jobs.size());
-  for (SeriesAcc& j : impl_->job_acc) j.init(options, impl_->job_budget(), true, true);
+  for (size_t j = 0; j < impl_->job_acc.size(); ++j) {
+    impl_->job_acc[j].init(options, impl_->job_budget(), true, true, "job " + options.jobs[j].name,
+                           &impl_->period_report);
+  }
   impl_->slot.reserve(64);
   impl_->gpus.reserve(64);
 }
@@ -285,6 +341,10 @@ bool TraceAnalyzer::add(const TraceRow& row) {
     return true;
   }
   m.process(t, gpu, row.reading.power_w, row.reading.energy_j, *g);
+  if (!m.period_report.error.empty()) {
+    status_ = Status::InvalidArgument(m.period_report.error);
+    return false;
+  }
   return true;
 }
 
@@ -303,7 +363,8 @@ Result<TraceSummary> TraceAnalyzer::finish() {
       GpuState fresh;
       fresh.gpu = m.gpus[i].gpu;
       fresh.duplicates = dups[i];
-      fresh.acc.init(m.o, m.gpu_budget(), m.o.scope == AnalysisScope::kGpu);
+      fresh.acc.init(m.o, m.gpu_budget(), m.o.scope == AnalysisScope::kGpu, false,
+                     "gpu" + std::to_string(fresh.gpu), &m.period_report);
       m.gpus[i] = std::move(fresh);
     }
     for (const BufferedRow& r : m.buffer) {
@@ -315,6 +376,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
     std::vector<BufferedRow>().swap(m.buffer);
   }
   m.close_tick();
+  if (!m.period_report.error.empty()) return Status::InvalidArgument(m.period_report.error);
 
   TraceSummary out;
   out.rows = m.rows;
@@ -353,7 +415,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
   node.name = "node";
   node.duplicates = out.duplicates;
   node.energy_j = energy_sum;
-  node.mean_power_w = mean_sum;
+  node.mean_power_w = node.duration_s > 0 ? energy_sum / node.duration_s : mean_sum;
   node.energy_source = n_counter == static_cast<int>(order.size())
                            ? "counter"
                            : (n_counter == 0 ? "trapezoid" : "mixed");
@@ -379,13 +441,16 @@ Result<TraceSummary> TraceAnalyzer::finish() {
       }
     }
     js.energy_j = e;
-    js.mean_power_w = mean;
+    js.mean_power_w = js.duration_s > 0 ? e / js.duration_s : mean;
     js.energy_source =
         counters == found && found > 0 ? "counter" : (counters == 0 ? "trapezoid" : "mixed");
     js.budget_w = m.o.scope == AnalysisScope::kJob ? m.o.budget_w : kUnset;
     js.nameplate_w = m.o.nameplate_w * static_cast<double>(m.o.jobs[j].gpus.size());
     out.jobs.push_back(std::move(js));
   }
+  if (!m.period_report.error.empty()) return Status::InvalidArgument(m.period_report.error);
+  out.warnings = m.period_report.warnings;
+  out.warning_count = static_cast<int64_t>(out.warnings.size());
   return out;
 }
 
@@ -441,12 +506,17 @@ Status validate(const AnalysisOptions& o) {
                                    num(o.budget_w) + ")");
   }
   if (o.windows_s.empty()) return Status::InvalidArgument("--windows: no window given");
+  if (o.windows_s.size() > kMaxWindowLengths || o.curve_windows_s.size() > kMaxWindowLengths) {
+    return Status::InvalidArgument(
+        std::string(o.windows_s.size() > kMaxWindowLengths ? "--windows" : "--curve-windows") +
+        ": at most " + std::to_string(kMaxWindowLengths) + " window lengths");
+  }
   for (double w : o.windows_s) {
     if (!(w > 0) || !std::isfinite(w)) {
       return Status::InvalidArgument("--windows: each window must be > 0 s (got " + num(w) + ")");
     }
   }
-  if (!std::isnan(o.nameplate_w) && !(o.nameplate_w > 0)) {
+  if (!std::isnan(o.nameplate_w) && (!(o.nameplate_w > 0) || !std::isfinite(o.nameplate_w))) {
     return Status::InvalidArgument("--nameplate-w: must be > 0 (got " + num(o.nameplate_w) + ")");
   }
   if (!(o.gap_factor > 1)) return Status::InvalidArgument("gap factor must be > 1");
@@ -465,24 +535,63 @@ Status validate(const AnalysisOptions& o) {
 
 namespace {
 
-void read_meta_facts(const nlohmann::json& meta, TraceSummary& s) {
-  if (!meta.is_object()) return;
-  if (meta.contains("simulated") && meta["simulated"].is_boolean()) {
+// meta.json facts, strictly: a field that is present must have its documented shape.
+Status read_meta_facts(const nlohmann::json& meta, const std::string& where, TraceSummary& s) {
+  if (meta.is_null()) return Status::Ok();
+  if (!meta.is_object()) return Status::InvalidArgument(where + ": expected a JSON object");
+  auto bad = [&](const char* field, const std::string& what) {
+    return Status::InvalidArgument(where + ": " + field + ": " + what);
+  };
+  if (meta.contains("simulated")) {
+    if (!meta["simulated"].is_boolean()) return bad("simulated", "expected true or false");
     s.simulated = meta["simulated"].get<bool>();
   }
-  if (meta.contains("producer") && meta["producer"].is_string() &&
-      meta["producer"].get<std::string>().find("simulated") != std::string::npos) {
-    s.simulated = true;
-  }
-  if (meta.contains("gpu_models") && meta["gpu_models"].is_array()) {
-    for (const auto& m : meta["gpu_models"]) {
-      if (m.is_string()) s.gpu_models.push_back(m.get<std::string>());
+  if (meta.contains("producer")) {
+    if (!meta["producer"].is_string()) return bad("producer", "expected a string");
+    if (meta["producer"].get<std::string>().find("simulated") != std::string::npos) {
+      s.simulated = true;
     }
   }
-  if (meta.contains("nameplate_w") && meta["nameplate_w"].is_number() &&
-      meta["nameplate_w"].get<double>() > 0) {
-    s.meta_nameplate_w = meta["nameplate_w"].get<double>();
+  if (meta.contains("gpu_models")) {
+    if (!meta["gpu_models"].is_array()) return bad("gpu_models", "expected an array of strings");
+    for (const auto& m : meta["gpu_models"]) {
+      if (!m.is_string()) return bad("gpu_models", "expected an array of strings");
+      s.gpu_models.push_back(m.get<std::string>());
+    }
   }
+  if (meta.contains("nameplate_w")) {
+    const nlohmann::json& n = meta["nameplate_w"];
+    if (!n.is_number() || !(n.get<double>() > 0) || !std::isfinite(n.get<double>())) {
+      return bad("nameplate_w", "expected a positive number of watts, got " + n.dump());
+    }
+    s.meta_nameplate_w = n.get<double>();
+  }
+  return Status::Ok();
+}
+
+// Every job's GPUs are in the trace, and no GPU is in two jobs.
+Status check_jobs(const std::vector<JobGpus>& jobs, const TraceSummary& s,
+                  const std::string& where) {
+  std::vector<int> owner(kMaxGpuIndex + 1, -1);
+  std::string have;
+  for (const SeriesSummary& g : s.gpus) have += (have.empty() ? "" : ",") + std::to_string(g.gpu);
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    for (int gpu : jobs[j].gpus) {
+      const bool known = std::any_of(s.gpus.begin(), s.gpus.end(),
+                                     [&](const SeriesSummary& g) { return g.gpu == gpu; });
+      const std::string job = "job '" + jobs[j].name + "'";
+      if (!known) {
+        return Status::InvalidArgument(where + ": " + job + ": GPU " + std::to_string(gpu) +
+                                       " is not in the trace (its GPUs: " + have + ")");
+      }
+      if (owner[gpu] >= 0 && owner[gpu] != static_cast<int>(j)) {
+        return Status::InvalidArgument(where + ": " + job + ": GPU " + std::to_string(gpu) +
+                                       " is also in job '" + jobs[owner[gpu]].name + "'");
+      }
+      owner[gpu] = static_cast<int>(j);
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -496,8 +605,10 @@ Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOption
     FW_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::open(path, ro));
     AnalysisOptions o = options;
     const std::string meta_where = path + "/meta.json";
+    std::string jobs_where = "job map";
     if (o.jobs.empty()) {
       FW_ASSIGN_OR_RETURN(o.jobs, jobs_from_meta(reader->meta(), meta_where));
+      jobs_where = meta_where;
     }
     if (o.scope == AnalysisScope::kJob && o.jobs.empty()) {
       return Status::InvalidArgument(
@@ -521,7 +632,14 @@ Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOption
     FW_ASSIGN_OR_RETURN(TraceSummary s, an.finish());
     s.format = std::string(trace_format_name(reader->format()));
     s.missing_power_rows = reader->missing_power_rows();
-    read_meta_facts(reader->meta(), s);
+    FW_RETURN_IF_ERROR(check_jobs(o.jobs, s, jobs_where));
+    if (reader->format() == TraceFormat::kFlexwattDir) {
+      FW_RETURN_IF_ERROR(read_meta_facts(reader->meta(), meta_where, s));
+    }
+    std::vector<std::string> w = reader->warnings();
+    w.insert(w.end(), s.warnings.begin(), s.warnings.end());
+    s.warning_count += reader->warning_count();
+    s.warnings = std::move(w);
     if (!reader->jobs_path().empty()) {
       FW_ASSIGN_OR_RETURN(s.tokens, read_job_tokens(reader->jobs_path()));
       if (s.tokens && s.node.energy_j > 0) s.tokens_per_mwh = *s.tokens / (s.node.energy_j / 3.6e9);

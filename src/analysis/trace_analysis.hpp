@@ -21,12 +21,22 @@
 //   last − first ("counter"); else the trapezoid of power over time ("trapezoid").
 //   duration_s = last time − first time; mean power = energy / duration (the one sample's
 //   power when duration is 0); peak power = largest sample.
+// - Windows must be at least the series' sample period (a shorter window holds no whole
+//   sample): a window given explicitly (windows_given / curve_windows_given, and always the
+//   oversubscription window) that is shorter is an error naming the flag; a default window
+//   that is shorter is left unjudged (null) with a warning. At most kMaxWindowLengths
+//   lengths per list; with windows >= the period, a series judges at most one window per
+//   sample, and windows spanned by a gap are counted (skipped) in O(1).
 // - Node: rows are grouped into ticks: a tick ends when a GPU already in it reports again
 //   (an nvidia-smi query loop, or all GPUs sharing one time_s). Its time is its first row's.
 //   Node power at a tick = Σ over GPUs of each GPU's latest power (a GPU missing from the
 //   tick holds its previous value; such ticks are counted as "incomplete_ticks"). Node energy
 //   = Σ GPU energies; node mean = Σ GPU means; node energy_source is "counter", "trapezoid" or
-//   "mixed".
+//   "mixed". Energy is primary: node (and job) mean power = node energy / node duration (the
+//   first to the last tick), so mean, energy and duration agree; when GPUs cover different
+//   spans this is the mean over the node's span, not the sum of the GPUs' own means.
+// - Job maps are checked against the trace: a job naming a GPU the trace does not hold, or
+//   two jobs sharing a GPU, is an error.
 // - Budget scope: kGpu judges each GPU's windows against budget_w, kNode judges the node's,
 //   kJob each job's (the sum over the job's GPUs). The other series' windows report peak
 //   means only (budget_w NaN).
@@ -69,7 +79,14 @@ struct AnalysisOptions {
   std::vector<double> curve_windows_s = kDefaultCurveWindowsS;  // each > 0
   double oversub_window_s = 30;                                 // > 0
   std::vector<JobGpus> jobs;  // empty: from meta.json when it has them
+  // Whether windows_s / curve_windows_s were given by the user rather than left at their
+  // defaults (see the window rule above).
+  bool windows_given = false;
+  bool curve_windows_given = false;
 };
+
+// Most window lengths accepted in windows_s and in curve_windows_s.
+inline constexpr size_t kMaxWindowLengths = 64;
 
 struct SeriesSummary {
   int gpu = -1;       // −1: the node or a job
@@ -115,6 +132,11 @@ struct TraceSummary {
   int64_t missing_power_rows = 0;  // nvidia-smi rows with power [N/A], dropped
   int64_t incomplete_ticks = 0;
   bool sorted_in_memory = false;
+  // Input read on purpose in a way worth saying (partial last line dropped, repeated header
+  // skipped, a default window shorter than the sample period left unjudged): "where: what".
+  // At most TraceRowSource::kMaxWarnings kept; warning_count counts all.
+  std::vector<std::string> warnings;
+  int64_t warning_count = 0;
 };
 
 // Streaming core. Feed rows in file order, then finish(). In streaming mode add() stops at
@@ -144,7 +166,8 @@ class TraceAnalyzer {
 // InvalidArgument naming `where` when present but malformed.
 Result<std::vector<JobGpus>> jobs_from_meta(const nlohmann::json& meta, const std::string& where);
 
-// Validates options (budget > 0, windows > 0, gap_factor > 1): InvalidArgument otherwise.
+// Validates options (budget > 0, windows > 0 and finite, at most kMaxWindowLengths each,
+// gap_factor > 1, nameplate NaN or > 0): InvalidArgument otherwise.
 Status validate(const AnalysisOptions& options);
 
 // Reads and analyzes a trace (TraceReader formats), with tokens from jobs.csv.

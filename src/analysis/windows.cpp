@@ -25,7 +25,7 @@ void WindowAccumulator::close_window() {
   if (covered_s_ >= 0.5 * window_s_) {
     const double mean = sum_wj_ / covered_s_;
     ++stats_.windows;
-    if (mean > budget_w_) {
+    if (mean > budget_w_ * (1 + kViolationRelTol)) {
       ++stats_.violations;
       stats_.energy_over_budget_j += (mean - budget_w_) * covered_s_;
     }
@@ -73,7 +73,7 @@ WindowStats WindowAccumulator::finish() const {
     if (covered_s_ >= 0.5 * window_s_) {
       const double mean = sum_wj_ / covered_s_;
       ++s.windows;
-      if (mean > budget_w_) {
+      if (mean > budget_w_ * (1 + kViolationRelTol)) {
         ++s.violations;
         s.energy_over_budget_j += (mean - budget_w_) * covered_s_;
       }

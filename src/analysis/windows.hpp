@@ -9,7 +9,11 @@
 // (time no sample covers) neither raises nor lowers it.
 // A window is judged only when its samples cover at least half of W (this applies to the
 // trailing partial window and to windows that straddle gaps alike); others are counted in
-// `skipped`. A judged window violates the budget when its mean exceeds budget_w (strictly).
+// `skipped`. A judged window violates the budget when its mean exceeds budget_w by more than
+// kViolationRelTol relative: mean > budget_w·(1 + 1e-9). The rounding error of the sums
+// (~1e-15 relative) is far below that tolerance, so the verdict does not depend on summation
+// order (or chunking) except for a mean within ~1e-15 of budget_w·(1 + 1e-9); a mean exactly at
+// the budget never violates.
 // Energy above budget is reported per window length as Σ max(0, window_mean − budget)·covered_s
 // over judged windows (so it shrinks as windows grow and smoothing hides short peaks).
 //
@@ -22,10 +26,13 @@
 
 namespace fw {
 
+// Relative tolerance of the violation test (see above).
+inline constexpr double kViolationRelTol = 1e-9;
+
 struct WindowStats {
   double window_s = 0;
   int64_t windows = 0;              // windows judged
-  int64_t violations = 0;           // windows whose mean exceeded the budget
+  int64_t violations = 0;           // windows whose mean exceeded the budget (tolerance above)
   int64_t skipped = 0;              // windows with samples covering less than half of W
   double violation_rate = 0;        // violations / windows (0 when no windows)
   double peak_mean_w = 0;           // largest judged window mean (0 when no windows)

@@ -102,13 +102,20 @@ int run(int argc, char** argv) {
                 Status::InvalidArgument("--scope: expected gpu, node or job, got '" + scope + "'"));
   }
   if (Status s = parse_list(windows, "--windows", o.windows_s); !s.ok()) return fail("analyze", s);
+  o.windows_given = app.count("--windows") > 0;
+  o.curve_windows_given = !curve_windows.empty();
+  if (app.count("--nameplate-w") > 0 && !(nameplate_w > 0 && std::isfinite(nameplate_w))) {
+    return fail("analyze", Status::InvalidArgument("--nameplate-w: must be a positive number of "
+                                                   "watts (got " +
+                                                   std::to_string(nameplate_w) + ")"));
+  }
   if (!curve_windows.empty()) {
     if (Status s = parse_list(curve_windows, "--curve-windows", o.curve_windows_s); !s.ok()) {
       return fail("analyze", s);
     }
   }
   o.oversub_window_s = x.oversub_window_s;
-  auto in_unit = [](double v) { return v >= 0 && v < 1; };
+  auto in_unit = [](double v) { return v >= 0 && v < 1; };  // false for NaN
   if (!in_unit(x.curve_tolerance)) {
     return fail("analyze", Status::InvalidArgument("--curve-tolerance: must be in [0, 1)"));
   }
@@ -124,8 +131,8 @@ int run(int argc, char** argv) {
   if (Status s = validate(o); !s.ok()) return fail("analyze", s);
   TraceReaderOptions ro;
   ro.nvsmi_gpus_per_tick = nvsmi_gpus;
-  if (nvsmi_gpus < 0) {
-    return fail("analyze", Status::InvalidArgument("--nvsmi-gpus: must be >= 0"));
+  if (nvsmi_gpus < 0 || nvsmi_gpus > 64) {
+    return fail("analyze", Status::InvalidArgument("--nvsmi-gpus: must be 0 (detect) or 1..64"));
   }
   if (!gpus.empty()) {
     std::vector<double> g;
@@ -144,10 +151,19 @@ int run(int argc, char** argv) {
   TraceSummary& t = *r;
   compute_extras(t, o, nameplate_w, x);
   if (json) {
-    std::printf("%s\n", analyze_json(t, o, x).dump(2).c_str());
+    std::printf(
+        "%s\
+",
+        analyze_json(t, o, x).dump(2).c_str());
   } else {
     print_table(trace, t, o);
     print_extras(t, x);
+  }
+  for (const std::string& w : t.warnings) std::fprintf(stderr, "analyze: warning: %s\n", w.c_str());
+  if (t.warning_count > static_cast<int64_t>(t.warnings.size())) {
+    std::fprintf(
+        stderr, "analyze: warning: %lld more warnings not shown\n",
+        static_cast<long long>(t.warning_count) - static_cast<long long>(t.warnings.size()));
   }
   return 0;
 }

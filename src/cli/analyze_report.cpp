@@ -173,6 +173,8 @@ ojson analyze_json(const TraceSummary& t, const AnalysisOptions& o, const TraceE
   j["unsorted_rows"] = t.unsorted_rows;
   j["missing_power_rows"] = t.missing_power_rows;
   j["incomplete_ticks"] = t.incomplete_ticks;
+  j["warnings"] = t.warnings;
+  j["warning_count"] = t.warning_count;
   j["simulated"] = t.simulated;
   ojson js = ojson::array();
   for (const auto& s : t.jobs) js.push_back(series_json(s, true));

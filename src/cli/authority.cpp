@@ -55,8 +55,17 @@ int run(int argc, char** argv) {
   const sim::Scenario& s = *sc;
   AuthorityOptions o;
   o.duration_s = duration_s == -1 ? s.duration_s : duration_s;
-  if (!(o.duration_s > 0)) {
-    return fail("authority", Status::InvalidArgument("--duration-s: must be > 0"));
+  if (!(o.duration_s > 0) || !std::isfinite(o.duration_s) || o.duration_s > 1e8) {
+    return fail("authority", Status::InvalidArgument("--duration-s: must be > 0 and <= 1e8"));
+  }
+  // A window holds at least one sample (shorter ones would make the judge step per window).
+  if (!std::isfinite(window_s) || window_s < s.sample_period_s) {
+    return fail("authority",
+                Status::InvalidArgument("--window-s: must be at least the sample period"));
+  }
+  if (!std::isfinite(warmup_s) || warmup_s < 0 || !std::isfinite(threshold)) {
+    return fail("authority",
+                Status::InvalidArgument("--warmup-s, --threshold: finite, warmup >= 0"));
   }
   o.sample_period_s = s.sample_period_s;
   o.warmup_s = warmup_s;

@@ -23,8 +23,10 @@ Result<EvalRequest> make_request(const std::string& scenario_path,
   EvalRequest req;
   FW_ASSIGN_OR_RETURN(req.scenario, sim::load_scenario(scenario_path, sets));
   if (duration_s != nullptr) {
-    if (!std::isfinite(*duration_s) || *duration_s < req.scenario.sample_period_s) {
-      return Status::InvalidArgument("--duration-s must be at least the sample period");
+    if (!std::isfinite(*duration_s) || *duration_s < req.scenario.sample_period_s ||
+        *duration_s > 1e8) {
+      return Status::InvalidArgument(
+          "--duration-s must be at least the sample period and at most 1e8");
     }
     req.scenario.duration_s = *duration_s;
   }

@@ -2,8 +2,10 @@
 // scenario sets them) and writes a trace directory. Bit-for-bit deterministic for a seed.
 // The run is experiment/simulation_run.hpp.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -25,12 +27,13 @@ int run_sim(int argc, char** argv) {
       "sim");
   std::string scenario_path, out_dir;
   double duration_s = -1;
-  uint64_t seed = 1;
+  int64_t seed = 1;
   std::vector<std::string> sets;
   bool json = false;
   app.add_option("scenario", scenario_path, "scenario YAML file")->required();
   app.add_option("--duration-s", duration_s, "simulated seconds (default: the scenario's)");
-  app.add_option("--seed", seed, "run seed (default 1)");
+  app.add_option("--seed", seed, "run seed (default 1)")
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
   app.add_option("--set", sets, "override a scenario parameter, key.path=value (repeatable)")
       ->take_last();
   app.add_option("--out", out_dir, "trace directory to write")->required();
@@ -42,13 +45,20 @@ int run_sim(int argc, char** argv) {
   auto sc = sim::load_scenario(scenario_path, sets);
   if (!sc.ok()) return fail("sim", sc.status());
   sim::Scenario& s = *sc;
-  if (duration_s > 0) s.duration_s = duration_s;
-  if (duration_s == 0 || (duration_s < 0 && duration_s != -1)) {
-    return fail("sim", Status::InvalidArgument("--duration-s must be > 0"));
+  if (app.count("--duration-s") > 0) {
+    // The scenario file's own bounds (duration_s: 0.1..1e8 s), and at least one sample.
+    if (!std::isfinite(duration_s) || duration_s < std::max(0.1, s.sample_period_s) ||
+        duration_s > 1e8) {
+      return fail("sim", Status::InvalidArgument(
+                             "--duration-s: must be a finite number of seconds from the sample "
+                             "period (and 0.1) to 1e8"));
+    }
+    s.duration_s = duration_s;
   }
   const bool tty = stderr_is_tty();
   auto summary = experiment::run_simulation(
-      {std::move(s), seed, sets, out_dir}, [tty](double t, double duration_s) {
+      {std::move(s), static_cast<uint64_t>(seed), sets, out_dir},
+      [tty](double t, double duration_s) {
         if (tty) std::fprintf(stderr, "\rsimulated %.0f / %.0f s", t, duration_s);
       });
   if (!summary.ok()) return fail("sim", summary.status());

@@ -99,7 +99,9 @@ EpisodeResult EpisodeMetrics::finish(const LimiterStats& limiter) const {
       worst = std::max(worst, st.peak_mean_w);
     }
     r.windows_judged.back() = windows;
-    r.violation_rate.push_back(windows ? static_cast<double>(violations) / windows : 0);
+    // No window judged (the window is longer than the run): no verdict, NaN (null in JSON).
+    r.violation_rate.push_back(windows ? static_cast<double>(violations) / windows
+                                       : std::numeric_limits<double>::quiet_NaN());
     r.worst_window_ratio.push_back(worst);
   }
   r.node_window_means_w = node_acc_.means();

@@ -1,6 +1,7 @@
 #include "core/config.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -25,6 +26,10 @@ Result<ConfigNode> ConfigNode::parse(const std::string& text, const std::string&
 }
 
 Result<ConfigNode> ConfigNode::load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(path + ": is a directory, not a YAML file");
+  }
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot open");
   std::stringstream ss;
@@ -45,7 +50,16 @@ std::string ConfigNode::where() const {
 }
 
 Status ConfigNode::error(const std::string& message) const {
+  for (const auto& [path, assignment] : *overrides_) {
+    if (field_ == path || field_.rfind(path + ".", 0) == 0) {
+      return Status::InvalidArgument("--set " + assignment + ": " + field_ + ": " + message);
+    }
+  }
   return Status::InvalidArgument(where() + ": " + (field_.empty() ? "" : field_ + ": ") + message);
+}
+
+void ConfigNode::note_override(const std::string& path, const std::string& assignment) {
+  overrides_->emplace_back(path, assignment);
 }
 
 bool ConfigNode::has(const std::string& key) const {
@@ -62,6 +76,7 @@ ConfigNode ConfigNode::operator[](const std::string& key) const {
     if (found.IsDefined()) child = found;
   }
   ConfigNode out(child, file_, join_path(field_, key));
+  out.overrides_ = overrides_;
   out.parent_line_ = node_.IsDefined() ? node_.Mark().line : parent_line_;
   return out;
 }
@@ -73,6 +88,7 @@ ConfigNode ConfigNode::at(size_t i) const {
     child = c[i];
   }
   ConfigNode out(child, file_, join_path(field_, std::to_string(i)));
+  out.overrides_ = overrides_;
   out.parent_line_ = node_.IsDefined() ? node_.Mark().line : parent_line_;
   return out;
 }
@@ -80,7 +96,9 @@ ConfigNode ConfigNode::at(size_t i) const {
 std::vector<std::string> ConfigNode::keys() const {
   std::vector<std::string> out;
   if (!node_.IsMap()) return out;
-  for (const auto& kv : node_) out.push_back(kv.first.as<std::string>());
+  for (const auto& kv : node_) {
+    if (kv.first.IsScalar()) out.push_back(kv.first.Scalar());  // reject_unknown names others
+  }
   return out;
 }
 
@@ -145,13 +163,19 @@ Result<std::string> ConfigNode::get_string(const std::string& key,
 Status ConfigNode::reject_unknown(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) return node_.IsDefined() ? error("expected a map of keys") : Status::Ok();
   for (const auto& kv : node_) {
-    const std::string key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) {  // e.g. "{a}: 4": a map as a key
+      ConfigNode child(kv.first, file_, field_);
+      child.overrides_ = overrides_;
+      return child.error("a key must be a plain name, not a list or map");
+    }
+    const std::string key = kv.first.Scalar();
     bool known = false;
     for (const auto& a : allowed) known = known || a == key;
     if (known) continue;
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
     ConfigNode child(kv.second, file_, join_path(field_, key));
+    child.overrides_ = overrides_;
     return child.error("unknown key '" + key + "' (valid: " + list + ")");
   }
   return Status::Ok();
@@ -187,6 +211,7 @@ Status apply_override(ConfigNode& root, const std::string& assignment) {
       }
       if (last) {
         cur[static_cast<size_t>(idx)] = value;
+        root.note_override(path, assignment);
         return Status::Ok();
       }
       YAML::Node next = cur[static_cast<size_t>(idx)];
@@ -194,6 +219,7 @@ Status apply_override(ConfigNode& root, const std::string& assignment) {
     } else if (cur.IsMap() || !cur.IsDefined() || cur.IsNull()) {
       if (last) {
         cur[p] = value;
+        root.note_override(path, assignment);
         return Status::Ok();
       }
       if (!cur[p].IsDefined()) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.hpp"
@@ -61,10 +62,16 @@ class ConfigNode {
   const std::string& file() const;
   YAML::Node& raw() { return node_; }
   const YAML::Node& raw() const { return node_; }
+  // Records that `path` was set by the command-line `assignment` ("--set path=value"):
+  // errors about it, or about anything below it, then name the argument, not a file line.
+  void note_override(const std::string& path, const std::string& assignment);
 
  private:
   YAML::Node node_;
   std::shared_ptr<const std::string> file_;
+  // (path, assignment) of the --set overrides, shared by every node of one document.
+  std::shared_ptr<std::vector<std::pair<std::string, std::string>>> overrides_ =
+      std::make_shared<std::vector<std::pair<std::string, std::string>>>();
   std::string field_;
   int parent_line_ = -1;  // 0-based line of the parent, for messages about a missing child
 };

@@ -1,11 +1,15 @@
 #pragma once
 // Streaming CSV reader and buffered writer for traces (millions of rows).
 //
-// CsvReader reads the file in large blocks and hands out each row as string_views
-// into its own buffer: no allocation per field or per row once warmed up. Views are
-// valid until the next call to next(). Fields are split on ','; surrounding spaces
+// CsvReader memory-maps a regular file (read-only, sequential advice) and hands out each row
+// as string_views into the mapping; other files (pipes) are read in large blocks into its own
+// buffer. No allocation per field or per row once warmed up. Views are valid until the next
+// call to next(). Fields are split on ','; surrounding spaces
 // and one pair of double quotes are trimmed. Embedded commas inside quotes are not
-// supported (no trace format here needs them). Blank lines are skipped.
+// supported (no trace format here needs them). Blank lines are skipped. A UTF-8 byte-order
+// mark at the start of the file is skipped; CRLF line ends read like LF. A last line without
+// a terminating newline (a log still being written) is returned like any other row, with
+// unterminated() true, so the caller can drop it with a warning.
 // Thread-safety: none; one reader per thread.
 
 #include <cstdint>
@@ -29,6 +33,14 @@ std::string_view trim(std::string_view s);
 class CsvReader {
  public:
   static Result<std::unique_ptr<CsvReader>> open(const std::string& path);
+  // A reader over bytes owned by the caller (a slice of another reader's mapping, starting at
+  // a line start), whose first line is line first_line of `path` (for messages).
+  static std::unique_ptr<CsvReader> over(std::string path, std::string_view bytes,
+                                         int64_t first_line);
+  // The whole file when memory-mapped (else empty), and the offset in it just after the
+  // current row.
+  std::string_view mapped() const { return map_ ? std::string_view(map_, map_size_) : ""; }
+  size_t offset() const { return begin_; }
   ~CsvReader();
   CsvReader(const CsvReader&) = delete;
   CsvReader& operator=(const CsvReader&) = delete;
@@ -42,19 +54,28 @@ class CsvReader {
   // 1-based line number of the current row in the file.
   int64_t line_number() const { return line_no_; }
   const std::string& path() const { return path_; }
+  // True when the current row is the file's last line and has no newline after it.
+  bool unterminated() const { return unterminated_; }
   // "path:line" of the current row, for error messages.
   std::string where() const;
   const Status& status() const { return status_; }
 
  private:
   explicit CsvReader(std::string path, std::FILE* f);
+  CsvReader() = default;
   bool fill();
+  const char* base() const { return map_ ? map_ : buf_.data(); }
 
   std::string path_;
   std::FILE* file_ = nullptr;
+  const char* map_ = nullptr;  // the whole file when memory-mapped (or the slice of over())
+  size_t map_size_ = 0;
+  bool owns_map_ = true;
   std::vector<char> buf_;
   size_t begin_ = 0, end_ = 0;  // unread bytes are buf_[begin_, end_)
   bool eof_ = false;
+  bool at_start_ = true;  // no byte handed out yet (BOM check)
+  bool unterminated_ = false;
   std::string_view line_;
   std::vector<std::string_view> fields_;
   int64_t line_no_ = 0;

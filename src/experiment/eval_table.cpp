@@ -93,13 +93,20 @@ std::string curve_table(const EvalRequest& req, const EvalReport& report, int w)
     std::snprintf(line, sizeof line, "%-*s", w, r.label.c_str());
     s += line;
     for (const WindowStats& p : r.curve.points) {
-      std::snprintf(line, sizeof line, " %6.2f", 100 * p.violation_rate);
+      if (p.windows > 0) {
+        std::snprintf(line, sizeof line, " %6.2f", 100 * p.violation_rate);
+      } else {
+        std::snprintf(line, sizeof line, " %6s", "-");  // longer than the run: no verdict
+      }
       s += line;
     }
     const double h = r.curve.shortest_holding_window_s;
-    std::snprintf(line, sizeof line, "  %8s  %9.1f%%  %7.2fx  %10.3f  %8.3f\n",
-                  std::isfinite(h) ? (window_key(h) + " s").c_str() : "never",
-                  100 * r.peak_share_of_nameplate.mean, r.oversubscription_ratio.mean,
+    const double share = r.peak_share_of_nameplate.mean, ov = r.oversubscription_ratio.mean;
+    char share_s[32] = "-", ov_s[32] = "-";
+    if (std::isfinite(share)) std::snprintf(share_s, sizeof share_s, "%.1f%%", 100 * share);
+    if (std::isfinite(ov)) std::snprintf(ov_s, sizeof ov_s, "%.2fx", ov);
+    std::snprintf(line, sizeof line, "  %8s  %10s  %8s  %10.3f  %8.3f\n",
+                  std::isfinite(h) ? (window_key(h) + " s").c_str() : "never", share_s, ov_s,
                   r.cost.usd_per_million_tokens, r.cost.co2_kg);
     s += line;
   }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -178,7 +179,9 @@ ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
       viol[w].push_back(r.violation_rate[w]);
       pooled[w].window_s = windows_s[w];
       pooled[w].windows += r.windows_judged[w];
-      pooled[w].violations += std::llround(r.violation_rate[w] * r.windows_judged[w]);
+      if (r.windows_judged[w] > 0) {
+        pooled[w].violations += std::llround(r.violation_rate[w] * r.windows_judged[w]);
+      }
     }
     const Oversubscription o =
         oversubscription(r.node_window_means_w, kNodeWindowS, 0.0, nameplate_w);
@@ -192,7 +195,8 @@ ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
   row.interventions = stat_of(inter);
   for (const auto& v : viol) row.violation_rate.push_back(stat_of(v));
   for (WindowStats& w : pooled) {
-    w.violation_rate = w.windows ? static_cast<double>(w.violations) / w.windows : 0;
+    w.violation_rate = w.windows ? static_cast<double>(w.violations) / w.windows
+                                 : std::numeric_limits<double>::quiet_NaN();  // no verdict
   }
   row.curve = windows_curve(pooled, 0.0);
   row.sliding_violation_rate = stat_of(slide);

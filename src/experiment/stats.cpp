@@ -41,6 +41,7 @@ nlohmann::json to_json(const Stat& s) {
 
 std::string fmt_stat(const Stat& s, double scale, int decimals) {
   char buf[64];
+  if (std::isnan(s.mean)) return "-";  // no verdict (e.g. a window longer than the run)
   if (std::isnan(s.ci95)) {
     std::snprintf(buf, sizeof buf, "%.*f", decimals, s.mean * scale);
   } else {

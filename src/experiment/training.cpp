@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -317,6 +318,19 @@ Result<TrainSummary> run_training(const TrainRequest& r,
   if (r.decide_on == "phase" && r.max_period_s < r.decision_period_s) {
     return Status::InvalidArgument("--max-period-s must be >= --period-s");
   }
+  {  // --out is written after training: check it can be, before training.
+    std::error_code ec;
+    const std::filesystem::path op(r.out);
+    const std::filesystem::path parent = op.has_parent_path() ? op.parent_path() : ".";
+    if (std::filesystem::is_directory(op, ec)) {
+      return Status::InvalidArgument("--out " + r.out +
+                                     ": is a directory (give a file name for the policy)");
+    }
+    if (!std::filesystem::is_directory(parent, ec)) {
+      return Status::InvalidArgument("--out " + r.out + ": directory " + parent.string() +
+                                     " does not exist");
+    }
+  }
   FW_ASSIGN_OR_RETURN(const sim::Scenario scenario, sim::load_scenario(r.scenario_path, r.sets));
   const rl::PlantEnvConfig ec = env_config(r, scenario, mask);
   rl::PpoConfig pc = r.ppo;
@@ -332,7 +346,15 @@ Result<TrainSummary> run_training(const TrainRequest& r,
   out.checkpoint = stem + ".ckpt.json";
   out.log = r.log_path.empty() ? stem + ".train.csv" : r.log_path;
   const nlohmann::json recipe = recipe_json(r, ec, pc);
-  if (!r.resume.empty()) FW_RETURN_IF_ERROR(restore_checkpoint(*trainer, r.resume, recipe));
+  if (!r.resume.empty()) {
+    FW_RETURN_IF_ERROR(restore_checkpoint(*trainer, r.resume, recipe));
+    if (trainer->iteration() >= r.iterations) {
+      return Status::InvalidArgument("--iterations " + std::to_string(r.iterations) + ": " +
+                                     r.resume + " is already at iteration " +
+                                     std::to_string(trainer->iteration()) +
+                                     " (give more iterations to continue)");
+    }
+  }
   FW_ASSIGN_OR_RETURN(std::unique_ptr<TrainLog> log, TrainLog::open(out.log, !r.resume.empty()));
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
+#include <limits>
 
 #include "telemetry/trace_reader_parse.hpp"
 
@@ -51,27 +53,57 @@ bool digits(std::string_view s, size_t& pos, int n, int& out) {
 }
 
 struct Cols {
-  int ts = -1, index = -1, power = -1, power_rank = 99, instant = -1, limit = -1, limit_rank = 99,
-      sm_util = -1, mem_util = -1, clock = -1, temp = -1, energy = -1;
-  double energy_scale = 1;  // to joules
+  int ts = -1, index = -1, id = -1, id_rank = 99, power = -1, power_rank = 99, instant = -1,
+      limit = -1, limit_rank = 99, sm_util = -1, mem_util = -1, clock = -1, temp = -1, energy = -1;
+  std::string id_name;
 };
+
+// A power or energy column: header unit scale and whether its cells carry a unit.
+struct UnitCol {
+  int col = -1;
+  bool energy = false;
+  double header_scale = 1;
+  int cells_have_unit = -1;  // −1 unknown, 0 no, 1 yes (from the first numeric cell)
+  std::string name;
+  int slot = 0;  // 0 power, 1 instant, 2 limit, 3 energy
+};
+
+enum class GpuBy { kIndex, kId, kLoop };
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+
+constexpr char kAddIndex[] =
+    "add the index column (nvidia-smi --query-gpu=timestamp,index,power.draw,... "
+    "--format=csv -lms 100)";
 
 class NvsmiSource : public TraceRowSource {
  public:
-  NvsmiSource(std::unique_ptr<CsvReader> r, Cols c, const std::vector<int>& known)
-      : r_(std::move(r)), c_(c), known_(known) {
+  NvsmiSource(std::unique_ptr<CsvReader> r, Cols c, std::vector<UnitCol> units,
+              const std::vector<int>& known)
+      : r_(std::move(r)),
+        header_line_(r_->line()),
+        c_(std::move(c)),
+        units_(std::move(units)),
+        known_(known) {
     for (int g : known) {
       if (g < 0 || g > kMaxGpuIndex) continue;
       if (static_cast<size_t>(g) >= allowed_.size()) allowed_.resize(g + 1, 0);
       allowed_[g] = 1;
     }
-    for (int v : {c.ts, c.index, c.power, c.instant, c.limit, c.sm_util, c.mem_util, c.clock,
-                  c.temp, c.energy}) {
+    for (int v : {c_.ts, c_.index, c_.id, c_.power, c_.instant, c_.limit, c_.sm_util, c_.mem_util,
+                  c_.clock, c_.temp, c_.energy}) {
       min_fields_ = std::max(min_fields_, v + 1);
     }
+    by_ = c_.index >= 0 ? GpuBy::kIndex : (c_.id >= 0 ? GpuBy::kId : GpuBy::kLoop);
   }
 
-  // Reads up to max_rows rows ahead (for GPU-per-loop detection); returns the time steps
+  GpuBy gpu_by() const { return by_; }
+
+  // Reads up to max_rows data rows ahead (GPU identification); returns the time steps
   // between consecutive rows (dropped rows included).
   Status prime(int max_rows, std::vector<double>& steps) {
     double prev = kUnset;
@@ -83,20 +115,23 @@ class NvsmiSource : public TraceRowSource {
       if (k == 2) break;
       if (!std::isnan(prev)) steps.push_back(last_time_s_ - prev);
       prev = last_time_s_;
-      if (k == 1) pending_.emplace_back(row, pos);
+      if (k == 1) pending_.push_back({row, pos});
     }
+    if (by_ == GpuBy::kId) number_ids();
     return Status::Ok();
   }
-  void set_gpus_per_loop(int n) { per_loop_ = n; }
-  bool units_in_cells() const { return units_in_cells_; }
+  void set_loop(const LoopFit& fit) { loop_ = fit; }
+  bool units_in_cells() const { return !units_.empty() && units_.front().cells_have_unit == 1; }
   double t0_epoch_s() const { return t0_epoch_s_; }
   const std::string& t0_text() const { return t0_text_; }
+  int ids_seen() const { return static_cast<int>(ids_.size()); }
+  using TraceRowSource::warn;
 
   bool next(TraceRow& row) override {
     if (!status_.ok()) return false;
     if (!pending_.empty()) {
-      row = pending_.front().first;
-      const int64_t pos = pending_.front().second;
+      row = pending_.front().row;
+      const int64_t pos = pending_.front().position;
       pending_.pop_front();
       return assign_gpu(row, pos);
     }
@@ -111,13 +146,20 @@ class NvsmiSource : public TraceRowSource {
   int64_t missing_power_rows() const override { return missing_; }
 
  private:
+  struct Pending {
+    TraceRow row;
+    int64_t position;
+  };
+
   // 1: a row, 0: a row dropped (missing power), 2: end of file, −1: error. position_out:
   // the row's 0-based position among data rows (dropped rows included).
   int read_row(TraceRow& row, int64_t& position_out) {
-    if (!r_->next()) {
-      status_ = r_->status();
-      return status_.ok() ? 2 : -1;
-    }
+    do {
+      if (!r_->next()) {
+        status_ = r_->status();
+        return status_.ok() ? 2 : -1;
+      }
+    } while (skip_non_data(*r_, header_line_));
     const auto& f = r_->fields();
     if (static_cast<int>(f.size()) < min_fields_) {
       return fail("row", "expected at least " + std::to_string(min_fields_) + " fields, got " +
@@ -125,18 +167,21 @@ class NvsmiSource : public TraceRowSource {
     }
     row.line = r_->line_number();
     row.reading = GpuReading();
-    const int64_t position = position_++;
     double epoch_s;
     if (!parse_nvsmi_timestamp(f[c_.ts], epoch_s)) {
-      return fail("timestamp", "not 'YYYY/MM/DD HH:MM:SS.fff': '" + std::string(f[c_.ts]) + "'");
+      return fail("timestamp", "not 'YYYY/MM/DD HH:MM:SS.fff' with a year in 1970..2200: '" +
+                                   std::string(f[c_.ts]) + "'");
     }
     if (std::isnan(t0_epoch_s_)) {
       t0_epoch_s_ = epoch_s;
       t0_text_ = std::string(f[c_.ts]);
     }
-    row.time_s = epoch_s - t0_epoch_s_;
-    last_time_s_ = row.time_s;
-    if (c_.index >= 0) {
+    const double t = epoch_s - t0_epoch_s_;
+    const int64_t position = position_++;
+    if (by_ == GpuBy::kLoop && position > 0 && !check_cycle(position, t - last_time_s_)) return -1;
+    row.time_s = t;
+    last_time_s_ = t;
+    if (by_ == GpuBy::kIndex) {
       int64_t g;
       if (!parse_int64(f[c_.index], g)) {
         return fail("index", "not an integer: '" + std::string(f[c_.index]) + "'");
@@ -145,62 +190,156 @@ class NvsmiSource : public TraceRowSource {
         return fail("index", "GPU index " + std::to_string(g) + " out of range");
       }
       row.reading.gpu = static_cast<int>(g);
+    } else if (by_ == GpuBy::kId) {
+      row.reading.gpu = id_number(trim(f[c_.id]));
+      if (row.reading.gpu < 0) return -1;
     }
     position_out = position;
-    // Cells.
+    GpuReading& rd = row.reading;
+    double* const dst[] = {&rd.power_w, &rd.power_instant_w, &rd.power_limit_w, &rd.energy_j};
     double p = kUnset;
-    CellKind k = parse_nvsmi_cell(f[c_.power], p);
-    if (k == CellKind::kBad) return fail(header_of(c_.power), bad_cell(f[c_.power]));
-    if (position == 0 && k == CellKind::kNumber) {
-      units_in_cells_ = f[c_.power].find(' ') != std::string_view::npos;
-    }
-    if (k == CellKind::kNumber) {
-      if (std::isnan(p)) return fail(header_of(c_.power), "NaN");
-      if (p < 0) return fail(header_of(c_.power), "negative (" + std::string(f[c_.power]) + ")");
-      if (!std::isfinite(p)) return fail(header_of(c_.power), "infinite");
+    for (UnitCol& u : units_) {
+      double v;
+      if (!unit_cell(u, f[u.col], v)) return -1;
+      if (u.slot == 0) {
+        p = v;
+      } else {
+        *dst[u.slot] = v;
+      }
     }
     struct Opt {
       int col;
       double* dst;
       double scale;
     };
-    GpuReading& rd = row.reading;
-    const Opt opts[] = {
-        {c_.instant, &rd.power_instant_w, 1},      {c_.limit, &rd.power_limit_w, 1},
-        {c_.sm_util, &rd.sm_util, 0.01},           {c_.mem_util, &rd.mem_util, 0.01},
-        {c_.clock, &rd.sm_clock_mhz, 1},           {c_.temp, &rd.temp_c, 1},
-        {c_.energy, &rd.energy_j, c_.energy_scale}};
+    const Opt opts[] = {{c_.sm_util, &rd.sm_util, 0.01},
+                        {c_.mem_util, &rd.mem_util, 0.01},
+                        {c_.clock, &rd.sm_clock_mhz, 1},
+                        {c_.temp, &rd.temp_c, 1}};
     for (const Opt& o : opts) {
       if (o.col < 0) continue;
       double v;
       const CellKind ck = parse_nvsmi_cell(f[o.col], v);
-      if (ck == CellKind::kBad) return fail(header_of(o.col), bad_cell(f[o.col]));
+      if (ck == CellKind::kBad) return fail("cell", bad_cell(f[o.col]));
       *o.dst = ck == CellKind::kNumber ? v * o.scale : kUnset;
     }
-    if (k == CellKind::kMissing) {
+    if (std::isnan(p)) {
       ++missing_;
       return 0;
     }
+    if (p < 0) return fail(units_[0].name, "negative (" + std::string(f[units_[0].col]) + ")");
+    if (!std::isfinite(p)) return fail(units_[0].name, "infinite");
     rd.power_w = p;
     return 1;
   }
 
-  // Without an index column, the GPU is the row's position in its query loop.
+  // A power or energy cell: v in W or J, NaN when missing. False (status set) on a bad cell.
+  bool unit_cell(UnitCol& u, std::string_view cell, double& v) {
+    std::string_view unit;
+    const CellKind k = parse_nvsmi_cell(cell, v, &unit);
+    if (k == CellKind::kBad) return failed(u.name, bad_cell(cell));
+    if (k == CellKind::kMissing) {
+      v = kUnset;
+      return true;
+    }
+    if (std::isnan(v)) return failed(u.name, "NaN");
+    const int has = unit.empty() ? 0 : 1;
+    if (u.cells_have_unit < 0) u.cells_have_unit = has;
+    if (has != u.cells_have_unit) {
+      return failed(u.name, has ? "cell has a unit where the column's other cells have none: '" +
+                                      std::string(cell) + "'"
+                                : "cell missing its unit where the column's other cells carry "
+                                  "one (a line cut off?): '" +
+                                      std::string(cell) + "'");
+    }
+    double scale = u.header_scale;
+    if (has) {
+      scale = nvsmi_unit_scale(unit, u.energy);
+      if (std::isnan(scale)) {
+        return failed(u.name, "unit '" + std::string(unit) + "' is not " +
+                                  (u.energy ? "J, kJ or mJ" : "W, kW or mW"));
+      }
+    }
+    v *= scale;
+    return true;
+  }
+
+  // kLoop: every loop boundary should show a boundary-sized step; three missed in a row mean
+  // the cycle changed (a GPU stopped reporting, rows lost), and rows would land on the wrong
+  // GPUs.
+  bool check_cycle(int64_t position, double step_s) {
+    if (loop_.gpus < 2) return true;
+    if ((position - loop_.phase) % loop_.gpus != 0) return true;
+    if (step_s > loop_.threshold_s) {
+      missed_ = 0;
+      return true;
+    }
+    if (++missed_ < 3) return true;
+    fail("timestamp",
+         "the query-loop cycle changed: no boundary-sized step (> " + num3(loop_.threshold_s) +
+             " s) where a loop of " + std::to_string(loop_.gpus) +
+             " rows should start, three loops in a row (a GPU stopped reporting, or rows were "
+             "lost); the GPUs cannot be told apart: " +
+             kAddIndex);
+    return false;
+  }
+
+  static std::string num3(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+  }
+
+  // kId: number of an id (provisional, in order of first appearance, until number_ids()).
+  int id_number(std::string_view id) {
+    if (id.empty() || id.front() == '[') {
+      fail(c_.id_name, "no GPU id: '" + std::string(id) + "'");
+      return -1;
+    }
+    for (size_t i = 0; i < ids_.size(); ++i) {
+      if (ids_[i] == id) return id_number_[i];
+    }
+    if (static_cast<int>(ids_.size()) > kMaxGpuIndex) {
+      fail(c_.id_name, "more than " + std::to_string(kMaxGpuIndex + 1) + " distinct GPU ids");
+      return -1;
+    }
+    ids_.emplace_back(id);
+    id_number_.push_back(static_cast<int>(id_number_.size()));
+    if (numbered_) {
+      warn(r_->where() + ": " + c_.id_name + ": GPU '" + std::string(id) +
+           "' first seen after the first rows: numbered " + std::to_string(id_number_.back()));
+    }
+    return id_number_.back();
+  }
+
+  // Renumbers the ids seen so far in sorted order and the rows read ahead with them.
+  void number_ids() {
+    std::vector<size_t> order(ids_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids_[a] < ids_[b]; });
+    std::vector<int> remap(ids_.size());
+    for (size_t k = 0; k < order.size(); ++k) remap[order[k]] = static_cast<int>(k);
+    for (Pending& p : pending_) p.row.reading.gpu = remap[p.row.reading.gpu];
+    id_number_ = remap;
+    numbered_ = true;
+  }
+
+  // GPU of a row without an index or id: its position in the query loop; then the known set.
   bool assign_gpu(TraceRow& row, int64_t position) {
-    if (c_.index < 0) row.reading.gpu = static_cast<int>(position % per_loop_);
+    if (by_ == GpuBy::kLoop) {
+      const int64_t n = std::max(1, loop_.gpus);
+      row.reading.gpu = static_cast<int>(((position - loop_.phase) % n + n) % n);
+    }
     const int g = row.reading.gpu;
     if (!allowed_.empty() && (static_cast<size_t>(g) >= allowed_.size() || !allowed_[g])) {
-      std::string list;
-      for (size_t i = 0; i < known_.size(); ++i) list += (i ? "," : "") + std::to_string(known_[i]);
       status_ = Status::InvalidArgument(r_->path() + ":" + std::to_string(row.line) +
                                         ": index: unknown GPU index " + std::to_string(g) +
-                                        " (known: " + list + ")");
+                                        " (known: " + join_ints(known_) + ")");
       return false;
     }
     return true;
   }
 
-  std::string header_of(int col) const { return col == c_.power ? "power.draw" : "cell"; }
   static std::string bad_cell(std::string_view c) {
     return "not a number (or [N/A]): '" + std::string(c) + "'";
   }
@@ -208,22 +347,39 @@ class NvsmiSource : public TraceRowSource {
     status_ = Status::InvalidArgument(r_->where() + ": " + std::string(field) + ": " + problem);
     return -1;
   }
+  bool failed(std::string_view field, const std::string& problem) {
+    fail(field, problem);
+    return false;
+  }
 
   std::unique_ptr<CsvReader> r_;
+  std::string header_line_;
   Cols c_;
+  std::vector<UnitCol> units_;
+  GpuBy by_ = GpuBy::kIndex;
   std::vector<char> allowed_;
   std::vector<int> known_;
   int min_fields_ = 0;
-  std::deque<std::pair<TraceRow, int64_t>> pending_;  // rows read ahead, with positions
-  int per_loop_ = 1;
+  std::deque<Pending> pending_;  // rows read ahead, with positions
+  LoopFit loop_{1, 0, 0};
+  int missed_ = 0;
+  std::vector<std::string> ids_;  // kId: distinct ids, in order of first appearance
+  std::vector<int> id_number_;    // their GPU numbers
+  bool numbered_ = false;
   int64_t position_ = 0;
   double t0_epoch_s_ = kUnset;
   std::string t0_text_;
   double last_time_s_ = 0;
-  bool units_in_cells_ = false;
   int64_t missing_ = 0;
   Status status_;
 };
+
+// q-quantile (0..1) of v (reordered).
+double quantile(std::vector<double>& v, double q) {
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
 
 }  // namespace
 
@@ -253,10 +409,11 @@ bool parse_nvsmi_timestamp(std::string_view s, double& epoch_s) {
   if (!digits(s, p, 2, mi) || p >= s.size() || s[p] != ':') return false;
   ++p;
   if (!digits(s, p, 2, sec)) return false;
+  if (y < 1970 || y > 2200) return false;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
   double frac = 0;
   if (p < s.size()) {
-    if (s[p] != '.' || p + 1 >= s.size()) return false;
+    if (s[p] != '.' || p + 1 >= s.size() || s.size() - p > 10) return false;
     double scale = 0.1;
     for (++p; p < s.size(); ++p) {
       const unsigned dd = static_cast<unsigned>(s[p] - '0');
@@ -270,8 +427,9 @@ bool parse_nvsmi_timestamp(std::string_view s, double& epoch_s) {
   return true;
 }
 
-CellKind parse_nvsmi_cell(std::string_view cell, double& out) {
+CellKind parse_nvsmi_cell(std::string_view cell, double& out, std::string_view* unit) {
   cell = trim(cell);
+  if (unit) *unit = {};
   if (cell.empty() || cell.front() == '[' || cell == "N/A" || cell == "Not Supported" ||
       cell == "Unknown Error") {
     out = kUnset;
@@ -282,51 +440,117 @@ CellKind parse_nvsmi_cell(std::string_view cell, double& out) {
   if (!fast_parse_double(num, out)) return CellKind::kBad;
   if (sp != std::string_view::npos) {
     // The rest must be one unit word (letters, '%', '/').
-    for (char ch : trim(cell.substr(sp))) {
+    const std::string_view u = trim(cell.substr(sp));
+    for (char ch : u) {
       const bool ok =
           (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '%' || ch == '/';
       if (!ok) return CellKind::kBad;
     }
+    if (unit) *unit = u;
   }
   return CellKind::kNumber;
 }
 
-int detect_gpus_per_loop(const std::vector<double>& steps, int max_gpus) {
-  int best = 1;
-  double best_score = 0, best_boundary = 0;
-  const int m = static_cast<int>(steps.size());
-  for (int n = 2; n <= max_gpus && 2 * n <= m + 1; ++n) {
-    double sb = 0, si = 0;
-    int nb = 0, ni = 0;
-    for (int i = 0; i < m; ++i) {
-      if ((i + 1) % n == 0) {
-        sb += steps[i];
-        ++nb;
-      } else {
-        si += steps[i];
-        ++ni;
-      }
-    }
-    if (nb == 0 || ni == 0) continue;
-    const double mb = sb / nb, mi = si / ni;
-    const double score = mb - mi;
-    if (score > best_score) {
-      best_score = score;
-      best_boundary = mb;
-      best = n;
-    }
+double nvsmi_unit_scale(std::string_view unit, bool energy) {
+  const char base = energy ? 'J' : 'W';
+  if (unit.size() == 1 && unit[0] == base) return 1;
+  if (unit.size() == 2 && unit[1] == base) {
+    if (unit[0] == 'k') return 1e3;
+    if (unit[0] == 'm') return 1e-3;
   }
-  // Loop structure only when the steps inside a loop are small next to those between loops.
-  if (best > 1 && best_score < 0.5 * best_boundary) return 1;
-  return best;
+  return kUnset;
 }
 
-Result<std::unique_ptr<TraceRowSource>> open_nvsmi_source(std::unique_ptr<CsvReader> reader,
-                                                          const std::vector<std::string>& header,
-                                                          const TraceReaderOptions& options,
-                                                          const std::vector<int>& known_gpus,
-                                                          nlohmann::json& meta) {
-  Cols c;
+LoopFit fit_query_loop(const std::vector<double>& steps, int fixed_gpus, int max_gpus) {
+  const int m = static_cast<int>(steps.size());
+  std::vector<double> bnd, inner;
+  const int lo = fixed_gpus > 0 ? fixed_gpus : 2;
+  const int hi = fixed_gpus > 0 ? fixed_gpus : max_gpus;
+  for (int n = std::max(lo, 2); n <= hi && 2 * n <= m; ++n) {
+    LoopFit best;
+    double best_margin = 0;
+    for (int phase = 0; phase < n; ++phase) {
+      bnd.clear();
+      inner.clear();
+      // steps[i] lies between rows i and i+1; row i+1 starts a loop when (i+1−phase) % n == 0.
+      for (int i = 0; i < m; ++i) {
+        (((i + 1 - phase) % n + n) % n == 0 ? bnd : inner).push_back(steps[i]);
+      }
+      if (bnd.size() < 2 || inner.empty()) continue;
+      const double b = quantile(bnd, 0.05), w = quantile(inner, 0.95);
+      if (b > 2 * w && b > 0 && b - w > best_margin) {
+        best_margin = b - w;
+        best = {n, phase, 0.5 * (b + w)};
+      }
+    }
+    if (best.gpus > 0) return best;
+  }
+  if (fixed_gpus > 1) return {};
+  // One GPU: no loop structure and regular steps (the 10th percentile above half the median).
+  if (m == 0) return {1, 0, 0};
+  std::vector<double> all = steps;
+  const double med = quantile(all, 0.5), q10 = quantile(all, 0.1);
+  if (med > 0 && q10 > 0.5 * med) return {1, 0, 0};
+  return {};
+}
+
+int detect_gpus_per_loop(const std::vector<double>& steps, int max_gpus) {
+  return fit_query_loop(steps, 0, max_gpus).gpus;
+}
+
+namespace {
+
+// Loop fit for a log without index or id: detected, or given and checked against the data.
+Result<LoopFit> loop_for(const std::vector<double>& steps, int given, const std::string& path,
+                         NvsmiSource& src) {
+  const LoopFit free = fit_query_loop(steps);
+  if (given <= 0) {
+    if (free.gpus > 0) return free;
+    return Status::InvalidArgument(
+        path +
+        ": GPUs cannot be told apart: no index, pci.bus_id or uuid column, and the timestamps "
+        "show no consistent query-loop cycle; " +
+        kAddIndex);
+  }
+  if (free.gpus > 0 && free.gpus != given) {
+    return Status::InvalidArgument("--nvsmi-gpus " + std::to_string(given) + ": " + path +
+                                   " shows " + std::to_string(free.gpus) +
+                                   " rows per query loop in its timestamps");
+  }
+  if (free.gpus == given) return free;
+  const LoopFit fixed = fit_query_loop(steps, given);
+  if (fixed.gpus == given) return fixed;
+  if (static_cast<int>(steps.size()) < 2 * given) {
+    src.warn(path + ": --nvsmi-gpus " + std::to_string(given) +
+             ": too few rows to check it against the timestamps; taken as given");
+    return LoopFit{given, 0, std::numeric_limits<double>::infinity()};
+  }
+  return Status::InvalidArgument("--nvsmi-gpus " + std::to_string(given) + ": " + path +
+                                 " shows no query loop of " + std::to_string(given) +
+                                 " rows in its timestamps; " + kAddIndex);
+}
+
+}  // namespace
+
+namespace {
+
+// Maps the header's columns (c) and the power/energy columns with their header units (units,
+// the power column first). `where` is "path:1" for messages.
+Status map_columns(const std::vector<std::string>& header, const std::string& where, Cols& c,
+                   std::vector<UnitCol>& units) {
+  std::string power_name, instant_name, limit_name;
+  double power_scale = 1, instant_scale = 1, limit_scale = 1, energy_scale = 1;
+  std::string energy_name;
+  std::string bad_unit;
+  auto header_scale = [&](std::string_view unit, bool energy, std::string_view name) {
+    if (unit.empty()) return 1.0;
+    const double k = nvsmi_unit_scale(unit, energy);
+    if (std::isnan(k) && bad_unit.empty()) {
+      bad_unit = std::string(name) + ": header unit [" + std::string(unit) + "] is not " +
+                 (energy ? "J, kJ or mJ" : "W, kW or mW");
+    }
+    return k;
+  };
   for (size_t i = 0; i < header.size(); ++i) {
     std::string_view name, unit;
     split_header(header[i], name, unit);
@@ -335,19 +559,32 @@ Result<std::unique_ptr<TraceRowSource>> open_nvsmi_source(std::unique_ptr<CsvRea
       c.ts = col;
     } else if (name == "index") {
       c.index = col;
+    } else if (name == "pci.bus_id" || name == "uuid") {
+      const int rank = name == "pci.bus_id" ? 0 : 1;
+      if (rank < c.id_rank) {
+        c.id = col;
+        c.id_rank = rank;
+        c.id_name = std::string(name);
+      }
     } else if (name == "power.draw" || name == "power.draw.average") {
       const int rank = name == "power.draw" ? 0 : 1;
       if (rank < c.power_rank) {
         c.power = col;
         c.power_rank = rank;
+        power_name = std::string(name);
+        power_scale = header_scale(unit, false, name);
       }
     } else if (name == "power.draw.instant") {
       c.instant = col;
+      instant_name = std::string(name);
+      instant_scale = header_scale(unit, false, name);
     } else if (name == "enforced.power.limit" || name == "power.limit") {
       const int rank = name == "enforced.power.limit" ? 0 : 1;
       if (rank < c.limit_rank) {
         c.limit = col;
         c.limit_rank = rank;
+        limit_name = std::string(name);
+        limit_scale = header_scale(unit, false, name);
       }
     } else if (name == "utilization.gpu") {
       c.sm_util = col;
@@ -359,34 +596,63 @@ Result<std::unique_ptr<TraceRowSource>> open_nvsmi_source(std::unique_ptr<CsvRea
       c.temp = col;
     } else if (starts_with(name, "energy") || starts_with(name, "total_energy")) {
       c.energy = col;
-      c.energy_scale = unit == "mJ" ? 1e-3 : (unit == "kJ" ? 1e3 : 1.0);
+      energy_name = std::string(name);
+      energy_scale = header_scale(unit, true, name);
     }
   }
-  if (c.power < 0) c.power = c.instant;  // only the instant field was logged
+  if (c.power < 0 && c.instant >= 0) {  // only the instant field was logged
+    c.power = c.instant;
+    power_name = instant_name;
+    power_scale = instant_scale;
+    c.instant = -1;
+  }
   if (c.ts < 0 || c.power < 0) {
-    return Status::InvalidArgument(reader->where() +
+    return Status::InvalidArgument(where +
                                    ": header: nvidia-smi log needs timestamp and power.draw");
   }
-  auto src = std::make_unique<NvsmiSource>(std::move(reader), c, known_gpus);
-  int per_loop = 1;
-  if (c.index < 0) {
-    if (options.nvsmi_gpus_per_tick > 0) {
-      per_loop = options.nvsmi_gpus_per_tick;
-    } else {
-      std::vector<double> steps;
-      FW_RETURN_IF_ERROR(src->prime(4096, steps));
-      per_loop = detect_gpus_per_loop(steps);
-    }
-  } else {
-    std::vector<double> steps;
-    FW_RETURN_IF_ERROR(src->prime(1, steps));  // learn units and start time
+  if (!bad_unit.empty()) return Status::InvalidArgument(where + ": " + bad_unit);
+  units.push_back({c.power, false, power_scale, -1, power_name, 0});
+  if (c.instant >= 0) units.push_back({c.instant, false, instant_scale, -1, instant_name, 1});
+  if (c.limit >= 0) units.push_back({c.limit, false, limit_scale, -1, limit_name, 2});
+  if (c.energy >= 0) units.push_back({c.energy, true, energy_scale, -1, energy_name, 3});
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TraceRowSource>> open_nvsmi_source(std::unique_ptr<CsvReader> reader,
+                                                          const std::vector<std::string>& header,
+                                                          const TraceReaderOptions& options,
+                                                          const std::vector<int>& known_gpus,
+                                                          nlohmann::json& meta) {
+  Cols c;
+  std::vector<UnitCol> units;
+  FW_RETURN_IF_ERROR(map_columns(header, reader->where(), c, units));
+  const std::string path = reader->path();
+  const int given = options.nvsmi_gpus_per_tick;
+  if (given < 0 || given > kMaxGpusPerLoop) {
+    return Status::InvalidArgument("--nvsmi-gpus: must be 0 (detect) or 1.." +
+                                   std::to_string(kMaxGpusPerLoop) + " (got " +
+                                   std::to_string(given) + ")");
   }
-  src->set_gpus_per_loop(per_loop);
+  auto src = std::make_unique<NvsmiSource>(std::move(reader), c, units, known_gpus);
+  std::vector<double> steps;
+  FW_RETURN_IF_ERROR(src->prime(4096, steps));
   meta["format"] = "nvidia-smi-csv";
   meta["index_column"] = c.index >= 0;
-  if (c.index < 0) {
-    meta["gpus_per_tick"] = per_loop;
-    meta["gpus_per_tick_source"] = options.nvsmi_gpus_per_tick > 0 ? "given" : "detected";
+  if (src->gpu_by() == GpuBy::kLoop) {
+    FW_ASSIGN_OR_RETURN(LoopFit fit, loop_for(steps, given, path, *src));
+    src->set_loop(fit);
+    meta["gpu_identification"] = "timestamp cycle";
+    meta["gpus_per_tick"] = fit.gpus;
+    meta["gpus_per_tick_source"] = given > 0 ? "given" : "detected";
+    meta["loop_phase_rows"] = fit.phase;
+  } else {
+    meta["gpu_identification"] = src->gpu_by() == GpuBy::kIndex ? "index" : c.id_name;
+    if (given > 0) {
+      src->warn(path + ": --nvsmi-gpus ignored: the log names its GPUs (" +
+                std::string(src->gpu_by() == GpuBy::kIndex ? "index" : c.id_name) + " column)");
+    }
   }
   meta["units_in_cells"] = src->units_in_cells();
   if (!std::isnan(src->t0_epoch_s())) {

@@ -1,11 +1,16 @@
 #include "telemetry/trace_reader.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "core/csv.hpp"
 #include "telemetry/nvsmi_import.hpp"
@@ -48,8 +53,11 @@ std::string list_str(const std::vector<int>& v) {
 class FlexwattSource : public TraceRowSource {
  public:
   FlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
-                 const std::vector<int>& known)
-      : r_(std::move(r)), allowed_(allowed_table(known)), known_(known) {
+                 const std::vector<int>& known, std::string header_line)
+      : r_(std::move(r)),
+        header_line_(std::move(header_line)),
+        allowed_(allowed_table(known)),
+        known_(known) {
     // cols: time, gpu, power, energy, limit, sm_util, mem_util, clock, temp (−1 = absent)
     for (int i = 0; i < 3; ++i) col_[i] = cols[i];
     static constexpr unsigned kBits[] = {
@@ -78,10 +86,12 @@ class FlexwattSource : public TraceRowSource {
 
   bool next(TraceRow& row) override {
     if (!status_.ok()) return false;
-    if (!r_->next()) {
-      status_ = r_->status();
-      return false;
-    }
+    do {
+      if (!r_->next()) {
+        status_ = r_->status();
+        return false;
+      }
+    } while (skip_non_data(*r_, header_line_));
     const std::vector<std::string_view>& f = r_->fields();
     if (static_cast<int>(f.size()) < min_fields_) {
       return fail(bad(*r_, "row",
@@ -98,6 +108,11 @@ class FlexwattSource : public TraceRowSource {
       if (!fast_parse_double(tc, row.time_s) || !std::isfinite(row.time_s)) {
         time_text_len_ = 0;
         return fail(bad(*r_, "time_s", "not a finite number: '" + std::string(tc) + "'"));
+      }
+      if (std::fabs(row.time_s) > kMaxTraceTimeS) {
+        time_text_len_ = 0;
+        return fail(
+            bad(*r_, "time_s", "'" + std::string(tc) + "' is beyond the sane range of +-1e10 s"));
       }
       if (tc.size() <= sizeof time_text_) {
         std::memcpy(time_text_, tc.data(), tc.size());
@@ -144,6 +159,7 @@ class FlexwattSource : public TraceRowSource {
     return true;
   }
   const Status& status() const override { return status_; }
+  int64_t lines_read() const { return r_->line_number(); }
 
  private:
   bool fail(Status s) {
@@ -156,6 +172,7 @@ class FlexwattSource : public TraceRowSource {
     const char* name;
   };
   std::unique_ptr<CsvReader> r_;
+  std::string header_line_;
   int col_[3];
   Optional optional_[6];
   int n_optional_ = 0;
@@ -170,7 +187,179 @@ class FlexwattSource : public TraceRowSource {
   Status status_;
 };
 
+// The flexwatt format over a large memory-mapped file, parsed in blocks by two threads: a
+// worker parses blocks ahead (at most kAhead) while the caller's thread takes rows in file
+// order, parsing a block itself when the worker has not claimed it. Rows, errors and
+// warnings come out exactly as from one FlexwattSource over the whole file (errors name
+// absolute lines: each block knows its first line from a newline count).
+class ChunkedFlexwattSource : public TraceRowSource {
+ public:
+  static constexpr int kAhead = 4;
+
+  ChunkedFlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
+                        const std::vector<int>& known, size_t block_bytes)
+      : whole_(std::move(r)),
+        cols_(std::move(cols)),
+        fields_(fields),
+        known_(known),
+        header_(whole_->line()) {
+    const std::string_view all = whole_->mapped();
+    size_t pos = whole_->offset();
+    line_base_ = whole_->line_number();
+    while (pos < all.size()) {
+      size_t end = std::min(all.size(), pos + std::max<size_t>(1, block_bytes));
+      if (end < all.size()) {
+        const void* nl = std::memchr(all.data() + end, '\n', all.size() - end);
+        end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - all.data()) + 1 : all.size();
+      }
+      blocks_.push_back(Block{all.substr(pos, end - pos)});
+      pos = end;
+    }
+    worker_ = std::thread([this] { work(); });
+  }
+  ~ChunkedFlexwattSource() override {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+
+  bool next(TraceRow& row) override {
+    for (;;) {
+      if (cur_ < blocks_.size() && i_ < blocks_[cur_].rows.size()) {
+        row = blocks_[cur_].rows[i_++];
+        row.line += line_base_;
+        return true;
+      }
+      if (cur_ < blocks_.size() && taken_) {  // block finished: its status, then the next
+        Block& b = blocks_[cur_];
+        for (std::string& w : b.warnings) warn(shift_line(w));
+        if (!b.status.ok()) {
+          status_ = Status::InvalidArgument(shift_line(b.status.message()));
+          {
+            std::lock_guard<std::mutex> lk(mu_);
+            cur_ = blocks_.size();
+            stop_ = true;
+          }
+          cv_.notify_all();
+          return false;
+        }
+        std::vector<TraceRow>().swap(b.rows);
+        line_base_ += b.lines;
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          ++cur_;
+        }
+        cv_.notify_all();
+        i_ = 0;
+        taken_ = false;
+      }
+      if (cur_ >= blocks_.size()) return false;
+      take(cur_);
+    }
+  }
+  const Status& status() const override { return status_; }
+
+ private:
+  struct Block {
+    std::string_view bytes;
+    int64_t lines = 0;  // lines in the block (its messages count from 1)
+    std::vector<TraceRow> rows;
+    Status status;
+    std::vector<std::string> warnings;
+    int state = 0;  // 0 unclaimed, 1 being parsed, 2 done (guarded by mu_)
+  };
+
+  void parse(Block& b) {
+    FlexwattSource src(CsvReader::over(whole_->path(), b.bytes, 1), cols_, fields_, known_,
+                       header_);
+    b.rows.reserve(b.bytes.size() / 32);
+    TraceRow row;
+    while (src.next(row)) b.rows.push_back(row);
+    b.status = src.status();
+    b.warnings = src.warnings();
+    b.lines = src.lines_read();
+  }
+
+  // "path:L: ..." of a block → "path:(L + line_base_): ...".
+  std::string shift_line(const std::string& m) const {
+    const std::string prefix = whole_->path() + ":";
+    if (m.compare(0, prefix.size(), prefix) != 0) return m;
+    size_t e = prefix.size();
+    int64_t l = 0;
+    while (e < m.size() && m[e] >= '0' && m[e] <= '9') l = l * 10 + (m[e++] - '0');
+    if (e == prefix.size()) return m;
+    return prefix + std::to_string(l + line_base_) + m.substr(e);
+  }
+
+  // Waits for block k to be parsed (by the worker) or parses it here; while the worker is on
+  // it, parses a later unclaimed block (within kAhead) instead of idling.
+  void take(size_t k) {
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+      size_t j = k;
+      while (j < blocks_.size() && j < k + kAhead && blocks_[j].state != 0) ++j;
+      if (blocks_[k].state == 2 || j >= blocks_.size() || j >= k + kAhead) break;
+      if (j != k && blocks_[k].state == 0) j = k;
+      blocks_[j].state = 1;
+      lk.unlock();
+      parse(blocks_[j]);
+      lk.lock();
+      blocks_[j].state = 2;
+      cv_.notify_all();
+      if (j == k) break;
+    }
+    cv_.wait(lk, [&] { return blocks_[k].state == 2; });
+    taken_ = true;
+  }
+
+  void work() {
+    std::unique_lock<std::mutex> lk(mu_);
+    for (size_t k = 0; k < blocks_.size(); ++k) {
+      cv_.wait(lk, [&] { return stop_ || k < cur_ + kAhead; });
+      if (stop_) return;
+      if (blocks_[k].state != 0) continue;
+      blocks_[k].state = 1;
+      lk.unlock();
+      parse(blocks_[k]);
+      lk.lock();
+      blocks_[k].state = 2;
+      cv_.notify_all();
+    }
+  }
+
+  std::unique_ptr<CsvReader> whole_;  // owns the mapping the blocks view
+  std::vector<int> cols_;
+  unsigned fields_;
+  std::vector<int> known_;
+  std::string header_;
+  std::vector<Block> blocks_;
+  int64_t line_base_ = 0;   // lines of the file before blocks_[cur_]
+  size_t cur_ = 0, i_ = 0;  // block being handed out (guarded by mu_ for the worker), row
+  bool taken_ = false;      // blocks_[cur_] is parsed and being handed out
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread worker_;
+  Status status_;
+};
+
 }  // namespace
+
+bool TraceRowSource::skip_non_data(const CsvReader& r, std::string_view header_line) {
+  if (r.unterminated()) {
+    warn(r.where() +
+         ": partial last line dropped (no newline at its end: a log still being written?)");
+    return true;
+  }
+  if (r.line().size() == header_line.size() && r.line() == header_line) {
+    warn(r.where() + ": repeated header line skipped (logging restarted and appended?)");
+    return true;
+  }
+  return false;
+}
 
 std::string_view trace_format_name(TraceFormat f) {
   switch (f) {
@@ -221,6 +410,10 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
       } catch (const nlohmann::json::exception& e) {
         return Status::InvalidArgument(meta + ": not valid JSON: " + e.what());
       }
+      if (!t->meta_.is_object()) {
+        return Status::InvalidArgument(meta + ": expected a JSON object, got " +
+                                       std::string(t->meta_.type_name()));
+      }
       FW_ASSIGN_OR_RETURN(std::vector<int> from_meta, gpus_from_meta(t->meta_, meta));
       if (known.empty()) known = from_meta;
     }
@@ -270,7 +463,17 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
         ") nor an nvidia-smi log (needs timestamp and power.draw); got '" + std::string(r->line()) +
         "'");
   }
-  t->source_ = std::make_unique<FlexwattSource>(std::move(r), cols, options.fields, known);
+  // Large mapped files are parsed by two threads (same rows, errors and warnings).
+  const char* env = std::getenv("FLEXWATT_PARSE_THREADS");
+  const bool parallel = options.parallel_parse || (env != nullptr && std::string(env) == "2");
+  if (parallel && !r->mapped().empty() && r->mapped().size() >= options.parallel_min_bytes) {
+    t->source_ = std::make_unique<ChunkedFlexwattSource>(std::move(r), cols, options.fields, known,
+                                                         options.parallel_block_bytes);
+  } else {
+    std::string header_line(r->line());
+    t->source_ = std::make_unique<FlexwattSource>(std::move(r), cols, options.fields, known,
+                                                  std::move(header_line));
+  }
   return t;
 }
 

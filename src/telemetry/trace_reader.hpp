@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/csv.hpp"
 #include "core/status.hpp"
 #include "telemetry/snapshot.hpp"
 
@@ -37,6 +38,9 @@ std::string_view trace_format_name(TraceFormat f);
 
 // Largest GPU index accepted (a guard against garbage indices that would size tables).
 inline constexpr int kMaxGpuIndex = 4095;
+// Largest |time_s| accepted in a flexwatt trace, seconds (year 2286 as a Unix time): beyond
+// it a time is garbage (e.g. two Unix timestamps run together), rejected with file:line.
+inline constexpr double kMaxTraceTimeS = 1e10;
 
 // One row of a trace: a GPU's reading at a time. line is the 1-based line in the file.
 struct TraceRow {
@@ -65,6 +69,15 @@ struct TraceReaderOptions {
   // nvidia-smi logs without an index column: GPUs per query loop; 0 = detect from the
   // timestamps (see nvsmi_import.hpp).
   int nvsmi_gpus_per_tick = 0;
+  // flexwatt files (memory-mapped) of at least parallel_min_bytes parsed in blocks of
+  // parallel_block_bytes by two threads: a worker parses blocks ahead while the caller's thread
+  // consumes rows in file order. Rows, errors (absolute lines) and warnings are the same as
+  // with one thread. Off by default (on this project's shared 2-core machine it measured
+  // slower: see docs/analysis.md, Speed); FLEXWATT_PARSE_THREADS=2 in the environment turns it
+  // on too.
+  bool parallel_parse = false;
+  size_t parallel_min_bytes = size_t{16} << 20;
+  size_t parallel_block_bytes = size_t{4} << 20;
 };
 
 // Source of rows of one format (implemented by the flexwatt reader and the nvidia-smi
@@ -77,6 +90,25 @@ class TraceRowSource {
   virtual const Status& status() const = 0;
   // Rows dropped on purpose, not as errors (nvidia-smi: power cell [N/A]); reported.
   virtual int64_t missing_power_rows() const { return 0; }
+  // Warnings about input read on purpose in a way that loses nothing of the data the
+  // trace holds: a partial last line dropped, a repeated header line skipped. Each is
+  // "path:line: what". At most kMaxWarnings are kept; warning_count() counts all.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  int64_t warning_count() const { return warning_count_; }
+  static constexpr size_t kMaxWarnings = 100;
+
+ protected:
+  void warn(std::string w) {
+    ++warning_count_;
+    if (warnings_.size() < kMaxWarnings) warnings_.push_back(std::move(w));
+  }
+  // For the sources: true (and a warning) when the reader's current row is not data: the
+  // unterminated last line of the file, or a copy of the header line (header_line trimmed).
+  bool skip_non_data(const CsvReader& r, std::string_view header_line);
+
+ private:
+  std::vector<std::string> warnings_;
+  int64_t warning_count_ = 0;
 };
 
 class TraceReader {
@@ -98,6 +130,8 @@ class TraceReader {
   bool next(TraceRow& row) { return source_->next(row); }
   const Status& status() const { return source_->status(); }
   int64_t missing_power_rows() const { return source_->missing_power_rows(); }
+  const std::vector<std::string>& warnings() const { return source_->warnings(); }
+  int64_t warning_count() const { return source_->warning_count(); }
 
  private:
   TraceReader() = default;

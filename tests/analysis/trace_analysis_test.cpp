@@ -311,7 +311,10 @@ TEST(TraceAnalysis, NvidiaSmiExampleWithEightGpus) {
     mean += g.mean_power_w;
   }
   EXPECT_DOUBLE_EQ(r->node.energy_j, energy);
-  EXPECT_DOUBLE_EQ(r->node.mean_power_w, mean);
+  // Energy is primary: the node mean is its energy over its duration (close to the sum of
+  // the GPUs' own means, whose spans differ by the few ms of a query loop).
+  EXPECT_DOUBLE_EQ(r->node.mean_power_w, r->node.energy_j / r->node.duration_s);
+  EXPECT_NEAR(r->node.mean_power_w, mean, 1e-3 * mean);
   EXPECT_GT(r->node.peak_power_w, 8 * 530);
   EXPECT_EQ(r->incomplete_ticks, 1);
 }

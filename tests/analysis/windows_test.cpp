@@ -172,5 +172,27 @@ TEST(Windows, AnalyzeWindowsConvenience) {
   EXPECT_EQ(s[1].peak_mean_w, 300);
 }
 
+TEST(Windows, MeanExactlyAtBudgetNeverViolatesWhateverTheSummationOrder) {
+  // Powers whose mean is exactly 700 W in exact arithmetic but whose floating-point sum
+  // depends on order: 0.1-W steps around the budget, in two orders.
+  std::vector<double> p;
+  for (int i = 0; i < 100; ++i) p.push_back(700 + 0.1 * ((i % 10) - 4.5));
+  for (bool reversed : {false, true}) {
+    WindowAccumulator acc(10, 700);
+    for (int i = 0; i < 100; ++i) {
+      const int k = reversed ? 99 - i : i;
+      acc.add(0.1 * i, p[k], 0.1);
+    }
+    const WindowStats st = acc.finish();
+    EXPECT_EQ(st.windows, 1);
+    EXPECT_NEAR(st.peak_mean_w, 700, 1e-9);
+    EXPECT_EQ(st.violations, 0) << reversed;
+  }
+  // Above by more than the 1e-9 relative tolerance: a violation.
+  WindowAccumulator acc(1, 700);
+  acc.add(0, 700 * (1 + 1e-8), 1);
+  EXPECT_EQ(acc.finish().violations, 1);
+}
+
 }  // namespace
 }  // namespace fw

@@ -49,5 +49,49 @@ expect_fail "time backwards" "back.csv:4: time_s: goes backwards for GPU 0" "$ou
 printf 'time_s,gpu,power_w\n0,0,1\n0,9,1\n' > "$out/unk.csv"
 expect_fail "unknown gpu" "unk.csv:3: gpu: unknown GPU index 9" "$out/unk.csv" --budget-w 100 --gpus 0,1
 
+# Issue 13 regressions: never silently wrong, no hangs, no aborts.
+nv="$src/data/examples/nvsmi_8gpu.csv"
+{ head -1 "$nv"; tail -n +3 "$nv"; } > "$out/trim1.csv"   # one row trimmed from the top
+check "trimmed nvidia-smi log keeps 8 GPUs" bash -c \
+  "'$bin' analyze '$out/trim1.csv' --budget-w 5000 --json | jq -e '(.gpus|length)==8 and .duplicates==0' >/dev/null"
+expect_fail "nvsmi-gpus 16" "--nvsmi-gpus 16: .*shows 8 rows per query loop" "$nv" --budget-w 5000 \
+  --nvsmi-gpus 16
+expect_fail "nvsmi-gpus 5000" "--nvsmi-gpus: must be" "$nv" --budget-w 5000 --nvsmi-gpus 5000
+{ head -1 "$nv"; sed -n '2,601p' "$nv"; sed -n '602,$p' "$nv" | awk 'NR % 8 != 0'; } > "$out/stop.csv"
+expect_fail "a GPU stops reporting" "cannot be told apart|query-loop cycle changed" \
+  "$out/stop.csv" --budget-w 5000
+printf 'timestamp, index, power.draw [W]\n2025/07/26 23:32:09.703, 0, 315.5 W\n2025/07/26 23:32:09.803, 0, 31\n2025/07/26 23:32:09.903, 0, 315 W\n' > "$out/cut.csv"
+expect_fail "unitless cell among unit cells" "cut.csv:3: power.draw: cell missing its unit" \
+  "$out/cut.csv" --budget-w 500
+printf 'timestamp, index, power.draw [W]\n2025/07/26 23:32:09.703, 0, 0.3 kW\n2025/07/26 23:32:09.803, 0, 300000 mW\n' > "$out/kw.csv"
+check "kW and mW cells" bash -c \
+  "'$bin' analyze '$out/kw.csv' --budget-w 500 --json | jq -e '.gpus[0].peak_power_w==300' >/dev/null"
+printf 'time_s,gpu,power_w\n0,0,1\n1e20,0,1\n' > "$out/huge.csv"
+expect_fail "timestamp 1e20" "huge.csv:3: time_s: .*sane range" "$out/huge.csv" --budget-w 100
+expect_fail "window below the sample period" "--windows: window 1e-06 s is shorter than the sample period" \
+  "$ex" --budget-w 100 --windows 1e-6
+expect_fail "curve window below the period" "--curve-windows: window 1e-07 s is shorter" \
+  "$ex" --budget-w 100 --curve-windows 1e-7
+expect_fail "oversub window below the period" "--oversub-window-s: window 1e-07 s is shorter" \
+  "$ex" --budget-w 100 --oversub-window-s 1e-7
+expect_fail "nameplate nan" "--nameplate-w: must be a positive" "$ex" --budget-w 100 --nameplate-w nan
+expect_fail "windows inf" "--windows: each window must be > 0" "$ex" --budget-w 100 --windows inf
+mkdir -p "$out/jobs7" && cp "$ex/gpus.csv" "$out/jobs7/"
+printf '{"jobs": [{"name": "a", "gpus": [7]}]}' > "$out/jobs7/meta.json"
+expect_fail "job on a GPU not in the trace" "job 'a': GPU 7 is not in the trace" "$out/jobs7" --budget-w 100
+printf '{"jobs": [{"name": "a", "gpus": [0,1]}, {"name": "b", "gpus": [1,2]}]}' > "$out/jobs7/meta.json"
+expect_fail "GPU in two jobs" "job 'b': GPU 1 is also in job 'a'" "$out/jobs7" --budget-w 100
+printf '[1,2]' > "$out/jobs7/meta.json"
+expect_fail "meta.json array" "meta.json: expected a JSON object" "$out/jobs7" --budget-w 100
+for bad in '-5' '"700"'; do
+  printf '{"nameplate_w": %s}' "$bad" > "$out/jobs7/meta.json"
+  expect_fail "meta.json nameplate $bad" "meta.json: nameplate_w: expected a positive number" \
+    "$out/jobs7" --budget-w 100
+done
+{ printf '\xEF\xBB\xBF'; head -9 "$ex/gpus.csv" | tr -d '\r' | sed 's/$/\r/'; head -1 "$ex/gpus.csv";
+  sed -n '10,17p' "$ex/gpus.csv"; printf '4.5,0,31'; } > "$out/asis.csv"
+check "BOM, CRLF, repeated header, partial last line: warnings" bash -c \
+  "'$bin' analyze '$out/asis.csv' --budget-w 5000 --json 2>/dev/null | jq -e '.warning_count==2 and (.warnings[0]|test(\"asis.csv:10: repeated header\")) and (.warnings[1]|test(\"asis.csv:19: partial last line\"))' >/dev/null"
+
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "analyze_errors: all checks passed"

@@ -28,5 +28,5 @@ grep -q '"start": "random"' "$T/r1/meta.json" || fail "meta.json lacks the strat
 "$BIN" sim "$S" --set fleet.start=diagonal --out "$T/bad" 2> "$T/bad.err"
 rc=$?
 [ $rc -eq 2 ] || fail "bad strategy: exit $rc, want 2"
-grep -q "fleet-16xa100.yaml:[0-9]*: fleet.start: 'diagonal' is not one of" "$T/bad.err" || fail "message: $(cat "$T/bad.err")"
+grep -q -- "--set fleet.start=diagonal: fleet.start: 'diagonal' is not one of" "$T/bad.err" || fail "message: $(cat "$T/bad.err")"
 echo ok

@@ -28,7 +28,7 @@ grep -q 'jobs.0.group_size=4' "$T/d/meta.json" || fail "overrides not recorded"
 "$BIN" sim "$SRC/scenarios/grpo-7b-a100.yaml" --set jobs.0.gruop_size=4 --out "$T/e" 2> "$T/e.err"
 rc=$?
 [ $rc -eq 2 ] || fail "bad key: exit $rc, want 2"
-grep -q 'grpo-7b-a100.yaml:[0-9]*: jobs.0.gruop_size: unknown key' "$T/e.err" || fail "bad key message: $(cat "$T/e.err")"
+grep -q -- '--set jobs.0.gruop_size=4: jobs.0.gruop_size: unknown key' "$T/e.err" || fail "bad key message: $(cat "$T/e.err")"
 # out of range
 "$BIN" sim "$SRC/scenarios/grpo-7b-a100.yaml" --set gpus.0.power_cap_w=50 --out "$T/f" 2> "$T/f.err"
 [ $? -eq 2 ] || fail "out-of-range cap should exit 2"

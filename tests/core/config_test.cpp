@@ -69,5 +69,27 @@ TEST(Config, OverridesWalkMapsAndSequences) {
   EXPECT_FALSE(apply_override(*doc, "novalue").ok());
 }
 
+TEST(Config, AKeyThatIsAMapIsAnErrorNotAnException) {
+  // Found by fuzz/fuzz_scenario.cpp: "{coun}: 4" made yaml-cpp throw from reject_unknown.
+  auto root = ConfigNode::parse("gpus:\n  - {model: a100, {coun}: 4}\n", "s.yaml");
+  ASSERT_TRUE(root.ok());
+  const ConfigNode gpu = (*root)["gpus"].at(0);
+  const Status st = gpu.reject_unknown({"model", "count"});
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("s.yaml:2"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("a key must be a plain name"), std::string::npos) << st.message();
+  EXPECT_EQ(gpu.keys(), std::vector<std::string>{"model"});
+}
+
+TEST(Config, SetErrorsNameTheArgument) {
+  auto root = ConfigNode::parse("budget:\n  watts: 640\n", "s.yaml");
+  ASSERT_TRUE(root.ok());
+  ASSERT_TRUE(apply_override(*root, "budget.watts=abc").ok());
+  const auto w = (*root)["budget"].get_double("watts", 0, 1, 1e9);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("--set budget.watts=abc: budget.watts:"), std::string::npos)
+      << w.status().message();
+}
+
 }  // namespace
 }  // namespace fw

@@ -92,5 +92,24 @@ TEST(Csv, MissingFileIsNotFound) {
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
+TEST(CsvReader, SkipsBomAndFlagsAnUnterminatedLastLine) {
+  const std::string path = (std::filesystem::temp_directory_path() / "fw_csv_bom.csv").string();
+  std::ofstream(path) << "\xEF\xBB\xBF"
+                         "a,b\r\n1,2\r\n3,4";
+  auto r = CsvReader::open(path);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE((*r)->next());
+  EXPECT_EQ((*r)->fields()[0], "a");
+  EXPECT_EQ((*r)->fields()[1], "b");
+  EXPECT_FALSE((*r)->unterminated());
+  ASSERT_TRUE((*r)->next());
+  EXPECT_EQ((*r)->fields()[1], "2");
+  EXPECT_FALSE((*r)->unterminated());
+  ASSERT_TRUE((*r)->next());
+  EXPECT_EQ((*r)->fields()[1], "4");
+  EXPECT_TRUE((*r)->unterminated());
+  EXPECT_FALSE((*r)->next());
+}
+
 }  // namespace
 }  // namespace fw

@@ -24,6 +24,7 @@ struct Read {
   std::vector<TraceRow> rows;
   nlohmann::json meta;
   int64_t missing = 0;
+  std::vector<std::string> warnings;
 };
 
 Read read(const std::string& name, const std::string& text, TraceReaderOptions o = {}) {
@@ -39,6 +40,7 @@ Read read(const std::string& name, const std::string& text, TraceReaderOptions o
   out.status = (*r)->status();
   out.meta = (*r)->meta();
   out.missing = (*r)->missing_power_rows();
+  out.warnings = (*r)->warnings();
   return out;
 }
 
@@ -123,15 +125,15 @@ TEST(NvsmiImport, WithIndexNounits) {
 
 // A log without an index column, shaped like a real one: each row its own timestamp, a few
 // ms apart within a loop, loops 100 ms apart.
-std::string no_index_log(int gpus, int loops, bool units) {
+std::string no_index_log(int gpus, int loops, bool units, int first_loop = 0) {
   std::string s = "timestamp, power.draw [W], utilization.gpu [%], memory.used [MiB]\n";
-  for (int k = 0; k < loops; ++k) {
+  for (int k = first_loop; k < loops; ++k) {
     for (int g = 0; g < gpus; ++g) {
       char line[160];
       const int ms = 100 * k + g * (1 + (k % 2));
-      std::snprintf(line, sizeof line, "2025/07/26 23:32:%02d.%03d, %d.50%s, %d%s, 17%s\n",
-                    10 + ms / 1000, ms % 1000, 100 * g + k, units ? " W" : "", g, units ? " %" : "",
-                    units ? " MiB" : "");
+      std::snprintf(line, sizeof line, "2025/07/26 23:%02d:%02d.%03d, %d.50%s, %d%s, 17%s\n",
+                    32 + ms / 60000, (ms / 1000) % 60, ms % 1000, 100 * g + k, units ? " W" : "", g,
+                    units ? " %" : "", units ? " MiB" : "");
       s += line;
     }
   }
@@ -153,11 +155,151 @@ TEST(NvsmiImport, WithoutIndexGpusNumberedByPositionInLoop) {
     }
   }
   TraceReaderOptions o;
-  o.nvsmi_gpus_per_tick = 4;  // given: trusted
+  o.nvsmi_gpus_per_tick = 8;  // given and matching the data
   Read r = read("noidx_given.csv", no_index_log(8, 5, true), o);
-  ASSERT_TRUE(r.status.ok());
-  EXPECT_EQ(r.rows[5].reading.gpu, 1);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.rows[5].reading.gpu, 5);
   EXPECT_EQ(r.meta["gpus_per_tick_source"], "given");
+}
+
+// Drops the first n data rows (a log trimmed at the top).
+std::string trim_top(const std::string& log, int n) {
+  size_t pos = log.find('\n') + 1;
+  const std::string header = log.substr(0, pos);
+  for (int i = 0; i < n; ++i) pos = log.find('\n', pos) + 1;
+  return header + log.substr(pos);
+}
+
+TEST(NvsmiImport, TrimmedAtTheTopKeepsTheGpuNumbers) {
+  for (auto [gpus, cut] : {std::pair{8, 1}, std::pair{4, 2}, std::pair{8, 7}}) {
+    Read r = read("trim.csv", trim_top(no_index_log(gpus, 30, true), cut));
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_EQ(r.meta["gpus_per_tick"], gpus);
+    EXPECT_EQ(r.meta["loop_phase_rows"], gpus - cut);
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      const int g = static_cast<int>((i + cut) % gpus), k = static_cast<int>((i + cut) / gpus);
+      ASSERT_EQ(r.rows[i].reading.gpu, g) << gpus << " " << cut << " " << i;
+      ASSERT_EQ(r.rows[i].reading.power_w, 100 * g + k + 0.5) << i;
+    }
+  }
+}
+
+TEST(NvsmiImport, GpuThatStopsReportingIsRefusedNotMisassigned) {
+  // 8 GPUs, then GPU 7 stops: later loops have 7 rows. Early (within the rows the cycle is
+  // fitted on) and late (found by the whole-file check).
+  for (int loops8 : {30, 600}) {
+    std::string log = no_index_log(8, loops8, true);
+    const std::string seven = no_index_log(7, loops8 + 40, true, loops8);
+    log += seven.substr(seven.find('\n') + 1);
+    Read r = read("stop.csv", log);
+    ASSERT_FALSE(r.status.ok());
+    EXPECT_NE(r.status.message().find(loops8 == 30 ? "GPUs cannot be told apart"
+                                                   : "query-loop cycle changed"),
+              std::string::npos)
+        << r.status.message();
+    EXPECT_NE(r.status.message().find("add the index column"), std::string::npos);
+  }
+}
+
+TEST(NvsmiImport, GivenGpusPerLoopIsCheckedAgainstTheData) {
+  for (int n : {4, 16}) {
+    TraceReaderOptions o;
+    o.nvsmi_gpus_per_tick = n;
+    Read r = read("given_bad.csv", no_index_log(8, 30, true), o);
+    ASSERT_FALSE(r.status.ok()) << n;
+    EXPECT_NE(r.status.message().find("--nvsmi-gpus " + std::to_string(n)), std::string::npos)
+        << r.status.message();
+    EXPECT_NE(r.status.message().find("shows 8 rows per query loop"), std::string::npos)
+        << r.status.message();
+  }
+  TraceReaderOptions o;
+  o.nvsmi_gpus_per_tick = 5000;
+  Read r = read("given_huge.csv", no_index_log(8, 30, true), o);
+  EXPECT_NE(r.status.message().find("--nvsmi-gpus: must be"), std::string::npos)
+      << r.status.message();
+}
+
+TEST(NvsmiImport, IrregularStepsWithoutIdAreRefused) {
+  std::string log = "timestamp, power.draw [W]\n";
+  const int ms[] = {0, 1, 50, 52, 53, 300, 301, 302, 303, 700, 900, 901, 1500, 1502, 2500, 2501};
+  for (int t : ms) {
+    char line[96];
+    std::snprintf(line, sizeof line, "2025/07/26 23:32:%02d.%03d, 100 W\n", 10 + t / 1000,
+                  t % 1000);
+    log += line;
+  }
+  Read r = read("irregular.csv", log);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("GPUs cannot be told apart"), std::string::npos)
+      << r.status.message();
+}
+
+TEST(NvsmiImport, BusIdOrUuidIdentifiesGpus) {
+  // Trimmed at the top (first row is the second GPU) and GPUs listed by bus id.
+  const std::string log =
+      "timestamp, pci.bus_id, power.draw [W]\n"
+      "2025/07/26 23:32:09.700, 00000000:1B:00.0, 200 W\n"
+      "2025/07/26 23:32:09.800, 00000000:07:00.0, 100 W\n"
+      "2025/07/26 23:32:09.801, 00000000:1B:00.0, 201 W\n";
+  Read r = read("busid.csv", log);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.rows.size(), 3u);
+  EXPECT_EQ(r.rows[0].reading.gpu, 1);
+  EXPECT_EQ(r.rows[1].reading.gpu, 0);
+  EXPECT_EQ(r.rows[2].reading.gpu, 1);
+  EXPECT_EQ(r.meta["gpu_identification"], "pci.bus_id");
+}
+
+TEST(NvsmiImport, UnitsFromCellOrHeader) {
+  const std::string hdr = "timestamp, index, power.draw [W]\n";
+  Read r = read("kw.csv", hdr +
+                              "2025/07/26 23:32:09.703, 0, 0.3 kW\n"
+                              "2025/07/26 23:32:09.803, 0, 300000 mW\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_DOUBLE_EQ(r.rows[0].reading.power_w, 300);
+  EXPECT_DOUBLE_EQ(r.rows[1].reading.power_w, 300);
+  r = read("mw_hdr.csv",
+           "timestamp, index, power.draw [mW], energy [kJ]\n"
+           "2025/07/26 23:32:09.703, 0, 250000, 1.5\n");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_DOUBLE_EQ(r.rows[0].reading.power_w, 250);
+  EXPECT_DOUBLE_EQ(r.rows[0].reading.energy_j, 1500);
+  r = read("cut.csv", hdr +
+                          "2025/07/26 23:32:09.703, 0, 315.5 W\n"
+                          "2025/07/26 23:32:09.803, 0, 31\n"
+                          "2025/07/26 23:32:09.903, 0, 315.5 W\n");
+  EXPECT_NE(r.status.message().find("cut.csv:3: power.draw: cell missing its unit"),
+            std::string::npos)
+      << r.status.message();
+  r = read("wrong_unit.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 MHz\n");
+  EXPECT_NE(r.status.message().find("wrong_unit.csv:2: power.draw: unit 'MHz' is not W"),
+            std::string::npos)
+      << r.status.message();
+  r = read("bad_hdr_unit.csv", "timestamp, index, power.draw [V]\n");
+  EXPECT_NE(r.status.message().find("header unit [V]"), std::string::npos) << r.status.message();
+}
+
+TEST(NvsmiImport, LogsAsTheyAreBomCrlfPartialLineRepeatedHeader) {
+  const std::string hdr = "timestamp, index, power.draw [W]";
+  const std::string rows =
+      "2025/07/26 23:32:09.703, 0, 100 W\r\n2025/07/26 23:32:09.803, 0, 101 W\r\n";
+  Read r = read("bom.csv", "\xEF\xBB\xBF" + hdr + "\r\n" + rows + hdr + "\r\n" + rows +
+                               "2025/07/26 23:32:10.003, 0, 31");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.rows.size(), 4u);
+  EXPECT_EQ(r.rows[3].reading.power_w, 101);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("bom.csv:4: repeated header line skipped"), std::string::npos)
+      << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find("bom.csv:7: partial last line dropped"), std::string::npos)
+      << r.warnings[1];
+}
+
+TEST(NvsmiImport, TimestampsOutsideTheSaneRangeAreRejected) {
+  double t;
+  EXPECT_FALSE(parse_nvsmi_timestamp("9999/07/26 23:32:09", t));
+  EXPECT_FALSE(parse_nvsmi_timestamp("1900/07/26 23:32:09", t));
+  EXPECT_FALSE(parse_nvsmi_timestamp("2025/07/26 23:32:09.12345678901234567890", t));
 }
 
 TEST(NvsmiImport, MissingPowerIsAGapNotAnError) {

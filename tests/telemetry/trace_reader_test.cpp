@@ -220,5 +220,79 @@ TEST(TraceReader, FastParseMatchesParseDouble) {
   EXPECT_FALSE(trace_internal::fast_parse_double("12 W", x));
 }
 
+TEST(TraceReader, TimesBeyondTheSaneRangeAreRejected) {
+  // One timestamp of 1e20, or two Unix timestamps run together, used to hang the analysis.
+  for (const char* t : {"1e20", "17000000001700000001", "-2e10"}) {
+    const std::string m =
+        error_of("huge_t.csv", std::string("time_s,gpu,power_w\n0,0,1\n") + t + ",0,1\n");
+    EXPECT_NE(m.find("huge_t.csv:3: time_s:"), std::string::npos) << m;
+    EXPECT_NE(m.find("sane range"), std::string::npos) << m;
+  }
+}
+
+TEST(TraceReader, LogsAsTheyAreBomCrlfPartialLineRepeatedHeader) {
+  const std::string text =
+      "\xEF\xBB\xBFtime_s,gpu,power_w\r\n0,0,100\r\n0.5,0,101\r\ntime_s,gpu,power_w\r\n"
+      "1,0,102\r\n1.5,0,31";
+  auto r = TraceReader::open(write_file("asis.csv", text).string());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::vector<TraceRow> rows;
+  TraceRow row;
+  while ((*r)->next(row)) rows.push_back(row);
+  ASSERT_TRUE((*r)->status().ok()) << (*r)->status().message();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[2].reading.power_w, 102);
+  ASSERT_EQ((*r)->warnings().size(), 2u);
+  EXPECT_NE((*r)->warnings()[0].find("asis.csv:4: repeated header line skipped"),
+            std::string::npos);
+  EXPECT_NE((*r)->warnings()[1].find("asis.csv:6: partial last line dropped"), std::string::npos);
+  EXPECT_EQ((*r)->warning_count(), 2);
+}
+
+TEST(TraceReader, ParallelParseGivesTheSameRowsErrorsAndWarnings) {
+  std::string text = "time_s,gpu,power_w,energy_j\n";
+  for (int k = 0; k < 300; ++k) {
+    for (int g = 0; g < 3; ++g) {
+      text += std::to_string(0.1 * k) + "," + std::to_string(g) + "," + std::to_string(100 + k) +
+              "," + std::to_string(10 * k) + "\n";
+    }
+    if (k == 150) text += "time_s,gpu,power_w,energy_j\n";  // a repeated header
+  }
+  auto read = [](const std::string& path, bool parallel, std::vector<TraceRow>& rows,
+                 std::vector<std::string>& warnings) {
+    TraceReaderOptions o;
+    o.parallel_parse = parallel;
+    o.parallel_min_bytes = 1;
+    o.parallel_block_bytes = 97;  // many blocks, boundaries anywhere in a line
+    auto r = TraceReader::open(path, o);
+    if (!r.ok()) return r.status();
+    TraceRow row;
+    while ((*r)->next(row)) rows.push_back(row);
+    warnings = (*r)->warnings();
+    return (*r)->status();
+  };
+  for (const std::string& tail :
+       {std::string(""), std::string("30.5,0,x\n1,2,3,4\n"), std::string("31,0,5,6")}) {
+    const std::string path = write_file("par.csv", text + tail).string();
+    std::vector<TraceRow> a, b;
+    std::vector<std::string> wa, wb;
+    const Status sa = read(path, false, a, wa), sb = read(path, true, b, wb);
+    EXPECT_EQ(sa.ok(), sb.ok());
+    EXPECT_EQ(sa.message(), sb.message());
+    EXPECT_EQ(wa, wb);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i].line, b[i].line) << i;
+      ASSERT_EQ(a[i].time_s, b[i].time_s) << i;
+      ASSERT_EQ(a[i].reading.gpu, b[i].reading.gpu) << i;
+      ASSERT_EQ(a[i].reading.power_w, b[i].reading.power_w) << i;
+      ASSERT_EQ(a[i].reading.energy_j, b[i].reading.energy_j) << i;
+    }
+    if (!tail.empty() && tail[0] == '3' && tail[3] == '5') {
+      EXPECT_NE(sb.message().find("par.csv:903: row"), std::string::npos) << sb.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fw
