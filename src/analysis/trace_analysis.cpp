@@ -222,8 +222,8 @@ struct TraceAnalyzer::Impl {
   std::vector<BufferedRow> buffer;
   PeriodReport period_report;
 
-  double gpu_budget() const { return o.scope == AnalysisScope::kGpu ? o.budget_w : kInf; }
-  double job_budget() const { return o.scope == AnalysisScope::kJob ? o.budget_w : kInf; }
+  double gpu_budget() const { return o.scope == BudgetScope::kGpu ? o.budget_w : kInf; }
+  double job_budget() const { return o.scope == BudgetScope::kJob ? o.budget_w : kInf; }
 
   double held_of(int gpu) const {
     if (gpu < 0 || static_cast<size_t>(gpu) >= slot.size() || slot[gpu] < 0) return 0.0;
@@ -276,7 +276,7 @@ struct TraceAnalyzer::Impl {
       slot[gpu] = static_cast<int>(gpus.size());
       gpus.emplace_back();
       gpus.back().gpu = gpu;
-      gpus.back().acc.init(o, gpu_budget(), o.scope == AnalysisScope::kGpu, false,
+      gpus.back().acc.init(o, gpu_budget(), o.scope == BudgetScope::kGpu, false,
                            "gpu" + std::to_string(gpu), &period_report);
     }
     return gpus[slot[gpu]];
@@ -289,7 +289,7 @@ TraceAnalyzer::TraceAnalyzer(const AnalysisOptions& options, std::string rows_pa
   impl_->o = options;
   impl_->path = std::move(rows_path);
   impl_->sort_in_memory = sort_in_memory;
-  impl_->node.init(options, options.scope == AnalysisScope::kNode ? options.budget_w : kInf, true,
+  impl_->node.init(options, options.scope == BudgetScope::kNode ? options.budget_w : kInf, true,
                    true, "node", &impl_->period_report);
   impl_->job_acc.resize(options.jobs.size());
   for (size_t j = 0; j < impl_->job_acc.size(); ++j) {
@@ -363,7 +363,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
       GpuState fresh;
       fresh.gpu = m.gpus[i].gpu;
       fresh.duplicates = dups[i];
-      fresh.acc.init(m.o, m.gpu_budget(), m.o.scope == AnalysisScope::kGpu, false,
+      fresh.acc.init(m.o, m.gpu_budget(), m.o.scope == BudgetScope::kGpu, false,
                      "gpu" + std::to_string(fresh.gpu), &m.period_report);
       m.gpus[i] = std::move(fresh);
     }
@@ -402,7 +402,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
       if (s.duration_s > 0) s.mean_power_w = s.energy_j / s.duration_s;
       ++n_counter;
     }
-    s.budget_w = m.o.scope == AnalysisScope::kGpu ? m.o.budget_w : kUnset;
+    s.budget_w = m.o.scope == BudgetScope::kGpu ? m.o.budget_w : kUnset;
     s.nameplate_w = m.o.nameplate_w;
     energy_sum += s.energy_j;
     mean_sum += s.mean_power_w;
@@ -419,7 +419,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
   node.energy_source = n_counter == static_cast<int>(order.size())
                            ? "counter"
                            : (n_counter == 0 ? "trapezoid" : "mixed");
-  node.budget_w = m.o.scope == AnalysisScope::kNode ? m.o.budget_w : kUnset;
+  node.budget_w = m.o.scope == BudgetScope::kNode ? m.o.budget_w : kUnset;
   node.nameplate_w = m.o.nameplate_w * n_gpus;
   node.gpu_count = static_cast<int>(order.size());
   for (size_t j = 0; j < m.job_acc.size(); ++j) {
@@ -444,7 +444,7 @@ Result<TraceSummary> TraceAnalyzer::finish() {
     js.mean_power_w = js.duration_s > 0 ? e / js.duration_s : mean;
     js.energy_source =
         counters == found && found > 0 ? "counter" : (counters == 0 ? "trapezoid" : "mixed");
-    js.budget_w = m.o.scope == AnalysisScope::kJob ? m.o.budget_w : kUnset;
+    js.budget_w = m.o.scope == BudgetScope::kJob ? m.o.budget_w : kUnset;
     js.nameplate_w = m.o.nameplate_w * static_cast<double>(m.o.jobs[j].gpus.size());
     out.jobs.push_back(std::move(js));
   }
@@ -504,6 +504,9 @@ Status validate(const AnalysisOptions& o) {
   if (!(o.budget_w > 0) || !std::isfinite(o.budget_w)) {
     return Status::InvalidArgument("--budget-w: must be a positive number of watts (got " +
                                    num(o.budget_w) + ")");
+  }
+  if (o.scope == BudgetScope::kFleet) {
+    return Status::InvalidArgument("--scope: expected gpu, node or job, got 'fleet'");
   }
   if (o.windows_s.empty()) return Status::InvalidArgument("--windows: no window given");
   if (o.windows_s.size() > kMaxWindowLengths || o.curve_windows_s.size() > kMaxWindowLengths) {
@@ -610,7 +613,7 @@ Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOption
       FW_ASSIGN_OR_RETURN(o.jobs, jobs_from_meta(reader->meta(), meta_where));
       jobs_where = meta_where;
     }
-    if (o.scope == AnalysisScope::kJob && o.jobs.empty()) {
+    if (o.scope == BudgetScope::kJob && o.jobs.empty()) {
       return Status::InvalidArgument(
           "--scope job: the trace has no job->GPU map (meta.json \"jobs\" or "
           "\"scenario.jobs\", each with \"gpus\")");

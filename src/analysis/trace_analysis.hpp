@@ -55,14 +55,13 @@
 #include <string>
 #include <vector>
 
+#include "analysis/budget_scope.hpp"
 #include "analysis/windows.hpp"
 #include "analysis/windows_curve.hpp"
 #include "core/status.hpp"
 #include "telemetry/trace_reader.hpp"
 
 namespace fw {
-
-enum class AnalysisScope { kGpu, kNode, kJob };
 
 // The GPUs one job runs on (plant/trace GPU indices).
 struct JobGpus {
@@ -72,7 +71,7 @@ struct JobGpus {
 
 struct AnalysisOptions {
   double budget_w = 0;  // > 0
-  AnalysisScope scope = AnalysisScope::kNode;
+  BudgetScope scope = BudgetScope::kNode;
   std::vector<double> windows_s = {0.5, 10, 30, 300};           // each > 0
   double nameplate_w = kUnset;                                  // per GPU; NaN: not given
   double gap_factor = 1.5;                                      // step > factor × period is a gap

@@ -42,7 +42,7 @@ void compute_extras(TraceSummary& t, const AnalysisOptions& o, double flag_namep
   for (auto& j : t.jobs) j.nameplate_w = np * static_cast<double>(j.gpu_count);
   x.curve_series.push_back(&t.node);
   for (const auto& j : t.jobs) x.curve_series.push_back(&j);
-  if (o.scope == AnalysisScope::kGpu) {
+  if (o.scope == BudgetScope::kGpu) {
     for (const auto& g : t.gpus) x.curve_series.push_back(&g);
   }
   for (const SeriesSummary* s : x.curve_series) {
@@ -61,6 +61,23 @@ void compute_extras(TraceSummary& t, const AnalysisOptions& o, double flag_namep
   in.nameplate_per_gpu_w = np;
   in.oversubscription_ratio = x.node_oversub.ratio;
   x.cost_report = cost_report(in, x.cost);
+}
+
+Status validate(const TraceExtras& x) {
+  auto in_unit = [](double v) { return v >= 0 && v < 1; };  // false for NaN
+  if (!in_unit(x.curve_tolerance)) {
+    return Status::InvalidArgument("--curve-tolerance: must be in [0, 1)");
+  }
+  if (!in_unit(x.oversub_tolerance)) {
+    return Status::InvalidArgument("--oversub-tolerance: must be in [0, 1)");
+  }
+  if (!(x.cost.price_per_kwh >= 0) || !std::isfinite(x.cost.price_per_kwh)) {
+    return Status::InvalidArgument("--price-per-kwh: must be >= 0");
+  }
+  if (!(x.cost.kg_co2_per_kwh >= 0) || !std::isfinite(x.cost.kg_co2_per_kwh)) {
+    return Status::InvalidArgument("--kg-co2-per-kwh: must be >= 0");
+  }
+  return Status::Ok();
 }
 
 }  // namespace fw

@@ -41,6 +41,10 @@ struct TraceExtras {
   CostReport cost_report;
 };
 
+// Checks x's options: tolerances in [0, 1), price and intensity finite and >= 0
+// (InvalidArgument naming the flag).
+Status validate(const TraceExtras& x);
+
 // Resolves the nameplate (flag_nameplate_w NaN: not given), writes it into every series of `t`
 // (node: × GPUs, job: × its GPUs), then fills x's results from x's options. REQUIRES: x's
 // results empty (a fresh object with options set).

@@ -5,11 +5,9 @@
 #include <string_view>
 #include <vector>
 
-namespace fw {
+#include "analysis/budget_scope.hpp"
 
-enum class BudgetScope { kGpu, kJob, kNode, kFleet };
-std::string_view scope_name(BudgetScope s);
-bool scope_from_name(std::string_view name, BudgetScope& out);
+namespace fw {
 
 struct Budget {
   double watts = 0;  // > 0

@@ -29,6 +29,24 @@ bool parse_double(std::string_view s, double& out) {
   return ec == std::errc() && p == end;
 }
 
+Status parse_double_list(std::string_view s, std::string_view flag, std::vector<double>& out) {
+  out.clear();
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t c = s.find(',', pos);
+    const std::string_view item = s.substr(pos, c == std::string_view::npos ? s.npos : c - pos);
+    double v;
+    if (!parse_double(item, v)) {
+      return Status::InvalidArgument(std::string(flag) + ": not a number: '" + std::string(item) +
+                                     "'");
+    }
+    out.push_back(v);
+    if (c == std::string_view::npos) break;
+    pos = c + 1;
+  }
+  return Status::Ok();
+}
+
 bool parse_int64(std::string_view s, int64_t& out) {
   s = trim(s);
   if (s.empty()) return false;

@@ -26,6 +26,9 @@ namespace fw {
 // Parses a decimal floating-point number (the whole view, spaces trimmed).
 // Returns false on anything else, including an empty view. "nan"/"inf" parse.
 bool parse_double(std::string_view s, double& out);
+// Parses a comma-separated list of numbers into `out` (cleared first); an item that is not a
+// number is InvalidArgument "<flag>: not a number: '<item>'".
+Status parse_double_list(std::string_view s, std::string_view flag, std::vector<double>& out);
 // Parses a base-10 integer (the whole view, spaces trimmed).
 bool parse_int64(std::string_view s, int64_t& out);
 std::string_view trim(std::string_view s);

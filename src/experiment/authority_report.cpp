@@ -4,8 +4,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "analysis/json_fields.hpp"
 #include "core/version.hpp"
-#include "experiment/json_fields.hpp"
 
 namespace fw::experiment {
 namespace {
@@ -22,7 +22,7 @@ void appendf(std::string& out, const char* fmt, ...) {
   out += b;
 }
 
-ojson num_or_null(double v) { return fw::experiment::num_or_null<ojson>(v); }
+ojson num_or_null(double v) { return fw::num_or_null<ojson>(v); }
 
 std::string pct(double f) {
   if (!std::isfinite(f)) return "-";

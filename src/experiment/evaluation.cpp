@@ -9,10 +9,10 @@
 #include <mutex>
 #include <thread>
 
+#include "analysis/json_fields.hpp"
 #include "control/control_loop.hpp"
 #include "control/recorder.hpp"
 #include "core/version.hpp"
-#include "experiment/json_fields.hpp"
 
 namespace fw::experiment {
 namespace {

@@ -35,7 +35,7 @@ Stat stat_of(const std::vector<double>& v) {
 }
 
 nlohmann::json to_json(const Stat& s) {
-  return {{"mean", s.mean},
+  return {{"mean", std::isnan(s.mean) ? nlohmann::json(nullptr) : nlohmann::json(s.mean)},
           {"ci95", std::isnan(s.ci95) ? nlohmann::json(nullptr) : nlohmann::json(s.ci95)}};
 }
 

@@ -37,7 +37,7 @@ void write_gpus(const fs::path& file, const std::vector<Row>& rows) {
   }
 }
 
-AnalysisOptions opts(double budget_w, AnalysisScope scope, std::vector<double> windows) {
+AnalysisOptions opts(double budget_w, BudgetScope scope, std::vector<double> windows) {
   AnalysisOptions o;
   o.budget_w = budget_w;
   o.scope = scope;
@@ -61,7 +61,7 @@ std::vector<Row> square_rows(double total_s) {
 TEST(TraceAnalysis, SquareWaveNodeScope) {
   const fs::path d = temp_dir("sq_node");
   write_gpus(d / "gpus.csv", square_rows(600));
-  auto r = analyze_trace(d.string(), opts(500, AnalysisScope::kNode, {0.5, 10, 20, 30, 300}));
+  auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {0.5, 10, 20, 30, 300}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   const SeriesSummary& n = r->node;
   EXPECT_EQ(r->format, "flexwatt trace directory");
@@ -84,7 +84,7 @@ TEST(TraceAnalysis, SquareWaveNodeScope) {
 TEST(TraceAnalysis, SquareWaveGpuScope) {
   const fs::path d = temp_dir("sq_gpu");
   write_gpus(d / "gpus.csv", square_rows(600));
-  auto r = analyze_trace((d / "gpus.csv").string(), opts(250, AnalysisScope::kGpu, {0.5, 10, 30}));
+  auto r = analyze_trace((d / "gpus.csv").string(), opts(250, BudgetScope::kGpu, {0.5, 10, 30}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->format, "flexwatt gpus.csv");
   ASSERT_EQ(r->gpus.size(), 2u);
@@ -102,7 +102,7 @@ TEST(TraceAnalysis, EnergyMatchesClosedFormTrapezoid) {
   std::vector<Row> rows;
   for (int i = 0; i <= 400; ++i) rows.push_back({i * 0.25, 0, 100 + 2 * (i * 0.25)});
   write_gpus(d / "gpus.csv", rows);
-  auto r = analyze_trace(d.string(), opts(1000, AnalysisScope::kNode, {10}));
+  auto r = analyze_trace(d.string(), opts(1000, BudgetScope::kNode, {10}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->gpus[0].energy_source, "trapezoid");
   EXPECT_NEAR(r->gpus[0].energy_j, 20000, 1e-9);
@@ -121,7 +121,7 @@ TEST(TraceAnalysis, EnergyMatchesClosedFormSine) {
     rows.push_back({t, 0, 500 + 100 * std::sin(2 * M_PI * t / 10)});
   }
   write_gpus(d / "gpus.csv", rows);
-  auto r = analyze_trace(d.string(), opts(1000, AnalysisScope::kNode, {1}));
+  auto r = analyze_trace(d.string(), opts(1000, BudgetScope::kNode, {1}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_NEAR(r->gpus[0].energy_j, 50000, 1e-6);
 }
@@ -135,7 +135,7 @@ TEST(TraceAnalysis, EnergyFromCounterWhenEveryRowHasOne) {
     rows.push_back({t, 0, 110 + 2 * t, 1000 + 100 * t + t * t});
   }
   write_gpus(d / "gpus.csv", rows);
-  auto r = analyze_trace(d.string(), opts(1000, AnalysisScope::kNode, {5}));
+  auto r = analyze_trace(d.string(), opts(1000, BudgetScope::kNode, {5}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->gpus[0].energy_source, "counter");
   EXPECT_DOUBLE_EQ(r->gpus[0].energy_j, 100 * 20 + 400);
@@ -143,7 +143,7 @@ TEST(TraceAnalysis, EnergyFromCounterWhenEveryRowHasOne) {
 
   rows[7].e = kUnset;  // one row without a counter: trapezoid, and it says so
   write_gpus(d / "gpus.csv", rows);
-  r = analyze_trace(d.string(), opts(1000, AnalysisScope::kNode, {5}));
+  r = analyze_trace(d.string(), opts(1000, BudgetScope::kNode, {5}));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->gpus[0].energy_source, "trapezoid");
   EXPECT_DOUBLE_EQ(r->gpus[0].energy_j, 110 * 20 + 400);
@@ -157,7 +157,7 @@ TEST(TraceAnalysis, GapsAreCountedAndWindowsCountCoveredTimeOnly) {
     rows.push_back({i * 0.5, 0, 300});
   }
   write_gpus(d / "gpus.csv", rows);
-  auto r = analyze_trace(d.string(), opts(250, AnalysisScope::kGpu, {10}));
+  auto r = analyze_trace(d.string(), opts(250, BudgetScope::kGpu, {10}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   const SeriesSummary& g = r->gpus[0];
   EXPECT_EQ(g.gaps, 1);
@@ -176,7 +176,7 @@ TEST(TraceAnalysis, DuplicatesKeepFirstAndAreCounted) {
   std::vector<Row> rows = square_rows(40);
   rows.insert(rows.begin() + 5, {rows[4].t, rows[4].gpu, 9999});  // same time, same GPU
   write_gpus(d / "gpus.csv", rows);
-  auto r = analyze_trace(d.string(), opts(500, AnalysisScope::kNode, {10}));
+  auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {10}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->duplicates, 1);
   EXPECT_EQ(r->gpus[0].duplicates, 1);
@@ -191,7 +191,7 @@ TEST(TraceAnalysis, UnsortedRowsAreSortedAndReported) {
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& x, const Row& y) { return x.gpu < y.gpu; });
   write_gpus(b / "gpus.csv", rows);
-  const auto o = opts(500, AnalysisScope::kNode, {0.5, 10});
+  const auto o = opts(500, BudgetScope::kNode, {0.5, 10});
   auto ra = analyze_trace(a.string(), o);
   auto rb = analyze_trace(b.string(), o);
   ASSERT_TRUE(ra.ok() && rb.ok());
@@ -210,7 +210,7 @@ TEST(TraceAnalysis, TimeGoingBackwardsForAGpuIsAnErrorWithFileLine) {
   std::vector<Row> rows = square_rows(10);
   std::swap(rows[4], rows[6]);  // GPU 0 at t=1.5 then t=1.0 (lines 6 and 8)
   write_gpus(d / "gpus.csv", rows);
-  auto r = analyze_trace(d.string(), opts(500, AnalysisScope::kNode, {1}));
+  auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {1}));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("gpus.csv:8: time_s: goes backwards for GPU 0"),
@@ -222,12 +222,12 @@ TEST(TraceAnalysis, BudgetMustBePositive) {
   const fs::path d = temp_dir("budget");
   write_gpus(d / "gpus.csv", square_rows(10));
   for (double b : {0.0, -5.0, std::nan("")}) {
-    auto r = analyze_trace(d.string(), opts(b, AnalysisScope::kNode, {1}));
+    auto r = analyze_trace(d.string(), opts(b, BudgetScope::kNode, {1}));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().exit_code(), 2);
     EXPECT_NE(r.status().message().find("--budget-w"), std::string::npos);
   }
-  auto r = analyze_trace(d.string(), opts(100, AnalysisScope::kNode, {0}));
+  auto r = analyze_trace(d.string(), opts(100, BudgetScope::kNode, {0}));
   EXPECT_FALSE(r.ok());
 }
 
@@ -237,7 +237,7 @@ TEST(TraceAnalysis, UnknownGpuIndexFromMetaIsAnErrorWithFileLine) {
   rows[5].gpu = 7;  // line 7
   write_gpus(d / "gpus.csv", rows);
   std::ofstream(d / "meta.json") << R"({"gpus": [0, 1]})";
-  auto r = analyze_trace(d.string(), opts(500, AnalysisScope::kNode, {1}));
+  auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {1}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("gpus.csv:7: gpu: unknown GPU index 7"), std::string::npos)
       << r.status().message();
@@ -246,7 +246,7 @@ TEST(TraceAnalysis, UnknownGpuIndexFromMetaIsAnErrorWithFileLine) {
 TEST(TraceAnalysis, EmptyTraceIsAnError) {
   const fs::path d = temp_dir("norows");
   write_gpus(d / "gpus.csv", {});
-  auto r = analyze_trace(d.string(), opts(500, AnalysisScope::kNode, {1}));
+  auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {1}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("no data rows"), std::string::npos);
 }
@@ -259,7 +259,7 @@ TEST(TraceAnalysis, TokensPerMwhFromJobs) {
   std::ofstream(d / "jobs.csv") << "time_s,job,phase,tokens_total\n"
                                    "0,0,generate,100\n0,1,generate,0\n"
                                    "3600,0,generate,1100\n3600,1,update,500\n";
-  auto r = analyze_trace(d.string(), opts(500, AnalysisScope::kNode, {60}));
+  auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {60}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(r->tokens.has_value());
   EXPECT_EQ(*r->tokens, 1500);
@@ -272,7 +272,7 @@ TEST(TraceAnalysis, NodeHoldsAMissingGpuAndCountsTheTick) {
   std::vector<Row> rows = square_rows(10);
   rows.erase(rows.begin() + 9);  // GPU 1 missing at t = 2.0
   write_gpus(d / "gpus.csv", rows);
-  auto r = analyze_trace(d.string(), opts(500, AnalysisScope::kNode, {1}));
+  auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {1}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->incomplete_ticks, 1);
   EXPECT_EQ(r->node.samples, 20);
@@ -282,7 +282,7 @@ TEST(TraceAnalysis, NodeHoldsAMissingGpuAndCountsTheTick) {
 TEST(TraceAnalysis, NameplateShare) {
   const fs::path d = temp_dir("nameplate");
   write_gpus(d / "gpus.csv", square_rows(40));
-  AnalysisOptions o = opts(500, AnalysisScope::kNode, {10});
+  AnalysisOptions o = opts(500, BudgetScope::kNode, {10});
   o.nameplate_w = 700;
   auto r = analyze_trace(d.string(), o);
   ASSERT_TRUE(r.ok());
@@ -292,7 +292,7 @@ TEST(TraceAnalysis, NameplateShare) {
 
 TEST(TraceAnalysis, NvidiaSmiExampleWithEightGpus) {
   auto r = analyze_trace(std::string(FLEXWATT_SOURCE_DIR) + "/data/examples/nvsmi_8gpu.csv",
-                         opts(600, AnalysisScope::kGpu, {0.5, 1, 5}));
+                         opts(600, BudgetScope::kGpu, {0.5, 1, 5}));
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->format, "nvidia-smi csv log");
   ASSERT_EQ(r->gpus.size(), 8u);
@@ -327,7 +327,7 @@ TEST(TraceAnalysis, JobSeriesFromMetaWithCurveAndWindowMeans) {
   std::ofstream(d / "meta.json")
       << R"({"simulated": true, "gpu_models": ["a100-sxm4-80gb", "a100-sxm4-80gb"],)"
       << R"( "scenario": {"jobs": [{"name": "a", "gpus": [0]}, {"name": "b", "gpus": [1]}]}})";
-  AnalysisOptions o = opts(250, AnalysisScope::kJob, {20});
+  AnalysisOptions o = opts(250, BudgetScope::kJob, {20});
   auto r = analyze_trace(d.string(), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(r->simulated);
@@ -361,7 +361,7 @@ TEST(TraceAnalysis, JobSeriesFromMetaWithCurveAndWindowMeans) {
 TEST(TraceAnalysis, ScopeJobWithoutAJobMapIsAnError) {
   const fs::path d = temp_dir("jobs_none");
   write_gpus(d / "gpus.csv", square_rows(20));
-  auto r = analyze_trace((d / "gpus.csv").string(), opts(250, AnalysisScope::kJob, {10}));
+  auto r = analyze_trace((d / "gpus.csv").string(), opts(250, BudgetScope::kJob, {10}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--scope job"), std::string::npos);
 }
@@ -370,7 +370,7 @@ TEST(TraceAnalysis, BadJobMapNamesTheField) {
   const fs::path d = temp_dir("jobs_bad");
   write_gpus(d / "gpus.csv", square_rows(20));
   std::ofstream(d / "meta.json") << R"({"jobs": [{"name": "a", "gpus": [-1]}]})";
-  auto r = analyze_trace(d.string(), opts(250, AnalysisScope::kNode, {10}));
+  auto r = analyze_trace(d.string(), opts(250, BudgetScope::kNode, {10}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("jobs[0]: gpus"), std::string::npos);
 }

@@ -68,7 +68,7 @@ TEST(ComputeExtras, NameplateReachesEverySeriesAndTheFigures) {
   t.jobs[0].gpu_count = 1;
   t.jobs[0].oversub_means = {400, 500};
   AnalysisOptions o;
-  o.scope = AnalysisScope::kGpu;
+  o.scope = BudgetScope::kGpu;
   TraceExtras x;
   x.oversub_tolerance = 0.25;
   x.cost.price_per_kwh = 0.10;

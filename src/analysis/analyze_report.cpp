@@ -1,17 +1,17 @@
-#include "cli/analyze_report.hpp"
+#include "analysis/analyze_report.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
-#include "cli/json_fields.hpp"
+#include "analysis/json_fields.hpp"
 
-namespace fw::cli {
+namespace fw {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-ojson num_or_null(double v) { return fw::cli::num_or_null<ojson>(v); }
+ojson num_or_null(double v) { return fw::num_or_null<ojson>(v); }
 
 ojson series_json(const SeriesSummary& s, bool is_job = false) {
   ojson j;
@@ -158,9 +158,7 @@ ojson analyze_json(const TraceSummary& t, const AnalysisOptions& o, const TraceE
   ojson j;
   j["format"] = t.format;
   j["budget_w"] = o.budget_w;
-  j["scope"] = o.scope == AnalysisScope::kGpu   ? "gpu"
-               : o.scope == AnalysisScope::kJob ? "job"
-                                                : "node";
+  j["scope"] = o.scope == BudgetScope::kGpu ? "gpu" : o.scope == BudgetScope::kJob ? "job" : "node";
   j["nameplate_w"] = num_or_null(o.nameplate_w);
   j["node"] = series_json(t.node);
   ojson gs = ojson::array();
@@ -189,7 +187,7 @@ void print_table(const std::string& trace, const TraceSummary& r, const Analysis
   std::printf(
       "flexwatt analyze: %s (%s), %zu GPU%s, budget %.1f W per %s\n", trace.c_str(),
       r.format.c_str(), r.gpus.size(), r.gpus.size() == 1 ? "" : "s", o.budget_w,
-      o.scope == AnalysisScope::kGpu ? "GPU" : (o.scope == AnalysisScope::kJob ? "job" : "node"));
+      o.scope == BudgetScope::kGpu ? "GPU" : (o.scope == BudgetScope::kJob ? "job" : "node"));
   std::printf(
       "rows %lld, duplicates dropped %lld, unsorted rows %lld%s, power [N/A] rows %lld, "
       "incomplete ticks %lld\n\n",
@@ -236,7 +234,7 @@ void print_table(const std::string& trace, const TraceSummary& r, const Analysis
   }
   std::printf(
       "(- : not judged: the budget applies to the %s; or no window with enough data)\n",
-      o.scope == AnalysisScope::kGpu ? "GPUs" : (o.scope == AnalysisScope::kJob ? "jobs" : "node"));
+      o.scope == BudgetScope::kGpu ? "GPUs" : (o.scope == BudgetScope::kJob ? "jobs" : "node"));
 }
 
 void print_extras(const TraceSummary& t, const TraceExtras& x) {
@@ -313,4 +311,4 @@ void print_extras(const TraceSummary& t, const TraceExtras& x) {
   if (t.simulated) std::printf("(trace from the simulator: all figures simulated)\n");
 }
 
-}  // namespace fw::cli
+}  // namespace fw

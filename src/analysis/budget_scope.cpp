@@ -1,4 +1,4 @@
-#include "control/budget.hpp"
+#include "analysis/budget_scope.hpp"
 
 namespace fw {
 

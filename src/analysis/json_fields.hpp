@@ -6,7 +6,7 @@
 
 #include "analysis/cost.hpp"
 
-namespace fw::experiment {
+namespace fw {
 
 // A number, or null when it is NaN or infinite (JSON has no NaN).
 template <class Json>
@@ -33,4 +33,4 @@ Json cost_report_json(const CostReport& c) {
   return j;
 }
 
-}  // namespace fw::experiment
+}  // namespace fw

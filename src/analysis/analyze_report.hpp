@@ -7,7 +7,7 @@
 
 #include "analysis/trace_report.hpp"
 
-namespace fw::cli {
+namespace fw {
 
 // The --json document (key order kept).
 nlohmann::ordered_json analyze_json(const TraceSummary& t, const AnalysisOptions& o,
@@ -17,4 +17,4 @@ void print_table(const std::string& trace, const TraceSummary& r, const Analysis
 // The windows curve, oversubscription and cost sections, on stdout.
 void print_extras(const TraceSummary& t, const TraceExtras& x);
 
-}  // namespace fw::cli
+}  // namespace fw
