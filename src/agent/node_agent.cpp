@@ -82,6 +82,7 @@ struct NodeAgent::Impl {
   Command safe_command() const;
   std::string check_failsafe(double t, const Status& read_status);
   void update_windows(double t, double node_w);
+  double node_budget_w(double t) const;  // the budget in force, summed over the node
   void publish(double t);
   void rotate_trace();
   Result<std::unique_ptr<Controller>> registry_controller(const std::string& spec);
@@ -98,6 +99,10 @@ NodeAgent::~NodeAgent() {
 }
 
 void NodeAgent::set_controller_maker(ControllerMaker m) { impl_->make_controller = std::move(m); }
+
+StateHub& NodeAgent::hub() { return impl_->hub; }
+CommandQueue& NodeAgent::commands() { return impl_->commands; }
+JobRegistry& NodeAgent::jobs() { return impl_->jobs; }
 
 int NodeAgent::tcp_port() const { return impl_->server ? impl_->server->tcp_port() : -1; }
 
@@ -250,7 +255,8 @@ Command NodeAgent::Impl::safe_command() const {
   const double n = static_cast<double>(info.gpus.size());
   for (const GpuInfo& g : info.gpus) {
     double w = cfg.safe_cap_w;
-    if (std::isnan(w)) w = budget.entries.front().budget.watts / std::max(1.0, n);
+    // The static safe share: the node budget split evenly, within the device's range.
+    if (std::isnan(w)) w = node_budget_w(stepper->time_s()) / std::max(1.0, n);
     c.power_cap_w.push_back(std::clamp(w, g.min_cap_w, g.max_cap_w));
   }
   for (const JobInfo& j : info.jobs) c.knobs.push_back(j.default_knobs);
@@ -305,6 +311,12 @@ std::string NodeAgent::Impl::check_failsafe(double t, const Status& read_status)
   return "";
 }
 
+double NodeAgent::Impl::node_budget_w(double t) const {
+  const Budget& b = budget.at(t);
+  if (b.scope == BudgetScope::kGpu) return b.watts * static_cast<double>(plant->info().gpus.size());
+  return b.watts;
+}
+
 void NodeAgent::Impl::update_windows(double t, double node_w) {
   if (std::isnan(node_w)) return;
   const double win = budget.at(t).window_s;
@@ -313,7 +325,7 @@ void NodeAgent::Impl::update_windows(double t, double node_w) {
   tumble_energy_j += node_w * cfg.period_s;
   tumble_span_s += cfg.period_s;
   if (tumble_span_s >= win - 1e-9) {
-    if (tumble_energy_j / tumble_span_s > budget.at(t).watts) ++violations_total;
+    if (tumble_energy_j / tumble_span_s > node_budget_w(t)) ++violations_total;
     tumble_energy_j = tumble_span_s = 0;
   }
 }
@@ -340,7 +352,9 @@ void NodeAgent::Impl::tick(double t) {
       decide = true;
     } catch (const std::exception& e) {
       reason = "controller_error";
-      log_line(std::string("controller ") + controller_spec + " failed: " + e.what());
+      if (fallback_reason != reason) {  // logged once per fallback, not every retry
+        log_line(std::string("controller ") + controller_spec + " failed: " + e.what());
+      }
     }
     next_decision_tick = stepper->tick() + ticks_per_period(controller->period_s(), cfg.period_s);
   }

@@ -24,6 +24,9 @@
 #include <string>
 
 #include "agent/agent_config.hpp"
+#include "agent/commands.hpp"
+#include "agent/job_registry.hpp"
+#include "agent/state_hub.hpp"
 #include "control/controller.hpp"
 #include "core/status.hpp"
 #include "runtime/clock.hpp"
@@ -58,6 +61,10 @@ class NodeAgent {
   // Restores the caps saved at start and removes the restore file. Safe to call twice.
   Status shutdown();
   int tcp_port() const;
+  // The parts the HTTP API shares (for embedding and tests); valid for the agent's lifetime.
+  StateHub& hub();
+  CommandQueue& commands();
+  JobRegistry& jobs();
 
   struct Impl;
 
