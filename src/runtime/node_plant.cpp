@@ -86,7 +86,17 @@ Status NodePlant::open_sim(const std::string& scenario_path) {
 }
 
 bool NodePlant::refresh_jobs() {
-  if (!jobs_) return false;
+  if (!jobs_) {
+    if (!sim_ && !jobs_read_) {
+      jobs_read_ = true;
+      JobInfo node;
+      node.name = "node";
+      node.kind = "unregistered";
+      for (size_t g = 0; g < info_.gpus.size(); ++g) node.gpus.push_back(static_cast<int>(g));
+      info_.jobs = {node};
+    }
+    return false;
+  }
   // Compare the ids, not only the generation: the two reads of the channel are not atomic.
   std::vector<ChannelJob> now = jobs_->jobs();
   bool same = now.size() == channel_jobs_.size();
@@ -95,8 +105,23 @@ bool NodePlant::refresh_jobs() {
   const bool first = !jobs_read_;
   jobs_read_ = true;
   if (sim_ || (same && !first)) return false;  // sim: the simulated jobs are fixed
+  job_ids_.clear();
+  for (const ChannelJob& j : channel_jobs_) job_ids_.push_back(j.id);
   info_.jobs.clear();
-  for (const ChannelJob& j : channel_jobs_) info_.jobs.push_back(j.info);
+  std::vector<int> all;
+  for (size_t g = 0; g < info_.gpus.size(); ++g) all.push_back(static_cast<int>(g));
+  for (const ChannelJob& j : channel_jobs_) {
+    info_.jobs.push_back(j.info);
+    if (info_.jobs.back().gpus.empty()) info_.jobs.back().gpus = all;  // a job on the whole node
+  }
+  if (info_.jobs.empty()) {
+    // No job registered: the node's GPUs as one job without knobs, so cap controllers act.
+    JobInfo node;
+    node.name = "node";
+    node.kind = "unregistered";
+    node.gpus = all;
+    info_.jobs.push_back(node);
+  }
   return !first;
 }
 
@@ -120,9 +145,11 @@ Status NodePlant::read(double now_s, Snapshot& out) {
     return Status::Ok();
   }
   FW_RETURN_IF_ERROR(read_gpus(*hw_->source, hw_->read_order, now_s, out));
-  out.jobs.resize(channel_jobs_.size());
-  for (size_t j = 0; j < channel_jobs_.size(); ++j) {
-    out.jobs[j] = channel_jobs_[j].reading;
+  out.jobs.assign(info_.jobs.size(), JobReading{});
+  for (size_t j = 0; j < out.jobs.size(); ++j) {
+    if (j < channel_jobs_.size() && channel_jobs_[j].id == job_ids_[j]) {
+      out.jobs[j] = channel_jobs_[j].reading;
+    }
     out.jobs[j].job = static_cast<int>(j);
   }
   out.time_s = now_s;

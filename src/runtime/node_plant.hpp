@@ -7,8 +7,9 @@
 // Telemetry is read-only (GpuTelemetrySource); caps go through a PowerCapActuator (NVML, or an
 // in-memory one over the simulator), so every cap is validated against the device's range
 // before it is written. Jobs and knobs go through a JobChannel: on hardware the plant's jobs are
-// the channel's; on sim they are the scenario's, and channel job i mirrors simulated job i (it
-// gets the knobs written; its report age is what the loop sees).
+// the channel's (or, with none registered, one job "node" on every GPU without knobs, so
+// cap controllers still act); on sim they are the scenario's, and channel job i mirrors simulated
+// job i (it gets the knobs written; its report age is what the loop sees).
 //
 // The job set may change between ticks: refresh_jobs() re-reads it, and the caller restarts its
 // episode (limiter, history) when it returns true. Not thread-safe (the loop thread only).
@@ -77,6 +78,7 @@ class NodePlant : public Plant {
   NodePlantConfig cfg_;
   JobChannel* jobs_;
   bool jobs_read_ = false;
+  std::vector<std::string> job_ids_;  // hardware: channel id of each plant job
   std::vector<ChannelJob> channel_jobs_;
   PlantInfo info_;
   std::vector<NodeGpu> node_gpus_;
