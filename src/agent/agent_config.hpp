@@ -19,7 +19,7 @@ struct AgentConfig {
   double period_s = 0.5;           // tick, 0.1 .. 1 s
   std::string controller = "pid";  // any registered controller spec
   double budget_w = kUnset;        // node budget; NaN: the scenario's (sim) or none (hardware)
-  double window_s = 30;            // budget judging window
+  double window_s = kUnset;        // budget judging window, s; NaN: the scenario's (sim) or 30
   double safe_cap_w = kUnset;      // static safe cap per GPU; NaN: budget / GPUs, in range
   double stale_after_s = kUnset;   // telemetry older than this → fallback; NaN: one period
   double job_silent_after_s = 60;  // a job silent this long → fallback; 0: never

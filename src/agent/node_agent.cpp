@@ -131,11 +131,12 @@ Status NodeAgent::Impl::open_plant_and_restore() {
 
 Status NodeAgent::Impl::setup_budget() {
   Budget b;
-  b.window_s = cfg.window_s;
+  b.window_s = std::isnan(cfg.window_s) ? 30.0 : cfg.window_s;
   if (!std::isnan(cfg.budget_w)) {
     b.watts = cfg.budget_w;
   } else if (!plant->scenario_budget().entries.empty()) {
     b = plant->scenario_budget().entries.front().budget;
+    b.window_s = std::isnan(cfg.window_s) ? b.window_s : cfg.window_s;
   } else {
     b.watts = 0;
     for (const GpuInfo& g : plant->info().gpus) b.watts += g.max_cap_w;
