@@ -45,14 +45,15 @@ function draw() {
   let hi = 0;
   for (const p of pts) hi = Math.max(hi, p.node || 0, p.budget || 0, ...p.gpus.filter(isFinite));
   hi = hi * 1.1 || 1;
-  const t1 = pts[pts.length - 1].t, t0 = t1 - span;
-  const X = t => L + (W - L - R) * (t - t0) / span, Y = v => T + (H - T - B) * (1 - v / hi);
+  // The x axis covers the data, up to span_s: a fresh page fills its width at once.
+  const t1 = pts[pts.length - 1].t, sp = Math.min(span, Math.max(1e-3, t1 - pts[0].t)), t0 = t1 - sp;
+  const X = t => L + (W - L - R) * (t - t0) / sp, Y = v => T + (H - T - B) * (1 - v / hi);
   x.strokeStyle = "#ddd"; x.fillStyle = "#555"; x.font = "11px sans-serif";
   for (let i = 0; i <= 4; i++) {
     const v = hi * i / 4; x.beginPath(); x.moveTo(L, Y(v)); x.lineTo(W - R, Y(v)); x.stroke();
     x.fillText(v.toFixed(0) + " W", 4, Y(v) + 4);
   }
-  x.fillText("-" + span + " s", L, H - 6); x.fillText("now", W - R - 24, H - 6);
+  x.fillText("-" + sp.toFixed(sp < 10 ? 1 : 0) + " s", L, H - 6); x.fillText("now", W - R - 24, H - 6);
   const line = (get, color, dash, width) => {
     x.strokeStyle = color; x.setLineDash(dash); x.lineWidth = width; x.beginPath();
     let on = false;
@@ -71,7 +72,10 @@ function draw() {
   document.getElementById("legend").innerHTML = lg;
 }
 function esc(v) { return String(v).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c])); }
-function fmt(v, u) { return v == null ? "–" : (typeof v === "number" ? v.toFixed(1) : esc(v)) + (u || ""); }
+function fmt(v, u) {
+  if (v == null) return "–";
+  return (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(1)) : esc(v)) + (u || "");
+}
 function side(s) {
   document.getElementById("host").textContent = s.hostname || "";
   const w = (s.windows && s.windows[0]) || {};
