@@ -9,7 +9,7 @@ DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-de
   etcd-server etcd-client prometheus chromium-headless-shell
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo bench format format-check clean
+.PHONY: deps build test demo bench format format-check clean dist
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -33,6 +33,11 @@ test: build
 
 demo: build
 	$(BUILD)/flexwatt demo --out flexwatt-demo
+
+# A portable tarball for a GPU node: the binary, the shared libraries it needs beyond libc,
+# deploy/ (systemd unit, DaemonSet, Slurm prolog/epilog) and the agent docs (docs/agent.md).
+dist: build
+	deploy/dist.sh $(BUILD) dist
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done

@@ -176,6 +176,10 @@ Status NodeAgent::Impl::start_controller(const std::string& spec) {
 
 Status NodeAgent::start() {
   Impl& m = *impl_;
+  for (const std::string& f : {m.cfg.lock_file, m.cfg.restore_file}) {
+    std::error_code ec;  // a missing /run/flexwatt is created; a failure shows up just below
+    std::filesystem::create_directories(std::filesystem::path(f).parent_path(), ec);
+  }
   auto lock = NodeLock::acquire(m.cfg.lock_file);
   if (!lock.ok()) return lock.status();
   m.lock = std::move(lock).value();
