@@ -49,7 +49,8 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
       {"backend",       "nvml_library",       "gpus",       "seed",         "sim_set",
        "period_s",      "controller",         "budget_w",   "window_s",     "safe_cap_w",
        "stale_after_s", "job_silent_after_s", "duration_s", "restore_file", "lock_file",
-       "trace_dir",     "trace_rotate_ticks", "trace_keep", "limiter",      "server"}));
+       "trace_dir",     "trace_rotate_ticks", "trace_keep", "limiter",      "server",
+       "read_only"}));
   FW_ASSIGN_OR_RETURN(c.plant.backend, r.get_string("backend", c.plant.backend));
   FW_ASSIGN_OR_RETURN(c.plant.nvml_library, r.get_string("nvml_library", c.plant.nvml_library));
   if (r.has("gpus")) {
@@ -79,6 +80,7 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
   FW_ASSIGN_OR_RETURN(c.job_silent_after_s,
                       r.get_double("job_silent_after_s", c.job_silent_after_s, 0, 86400));
   FW_ASSIGN_OR_RETURN(c.duration_s, r.get_double("duration_s", c.duration_s, 0, 1e9));
+  FW_ASSIGN_OR_RETURN(c.read_only, r.get_bool("read_only", c.read_only));
   FW_ASSIGN_OR_RETURN(c.restore_file, r.get_string("restore_file", c.restore_file));
   FW_ASSIGN_OR_RETURN(c.lock_file, r.get_string("lock_file", c.lock_file));
   FW_ASSIGN_OR_RETURN(c.trace_dir, r.get_string("trace_dir", c.trace_dir));

@@ -24,6 +24,7 @@ struct AgentConfig {
   double stale_after_s = kUnset;   // telemetry older than this → fallback; NaN: one period
   double job_silent_after_s = 60;  // a job silent this long → fallback; 0: never
   double duration_s = 0;           // 0: until SIGTERM/SIGINT
+  bool read_only = false;          // measure and serve only: no cap or knob write, no save/restore
   std::string restore_file = "/run/flexwatt/saved-limits.json";
   std::string lock_file = "/run/flexwatt/agent.lock";
   std::string trace_dir;               // empty: no trace

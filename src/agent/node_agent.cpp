@@ -110,6 +110,7 @@ Status NodeAgent::Impl::open_plant_and_restore() {
   auto p = NodePlant::open(cfg.plant, &channel);
   if (!p.ok()) return p.status();
   plant = std::move(p).value();
+  if (cfg.read_only) return Status::Ok();  // nothing will be written: nothing to save
   auto leftover = read_restore_file(cfg.restore_file);
   if (!leftover.ok()) return leftover.status();
   if (leftover.value()) {
@@ -370,7 +371,7 @@ void NodeAgent::Impl::tick(double t) {
     }
     fallback_reason = reason;
     next_decision_tick = stepper->tick();  // decide again as soon as the cause clears
-    if (episode_started) {
+    if (episode_started && !cfg.read_only) {
       Status w = plant->write(safe_command());
       if (!w.ok()) ++write_failures;
     }
@@ -382,7 +383,7 @@ void NodeAgent::Impl::tick(double t) {
     begin_episode(t);
     next_decision_tick = stepper->tick() + 1;
   } else {
-    if (decide) {
+    if (decide && !cfg.read_only) {
       Status w = stepper->act(request);
       if (!w.ok()) {
         ++write_failures;

@@ -16,6 +16,7 @@
 // AgentState; send WATCHDOG=1 to systemd. Fail safe: a failed or stale read, a controller that
 // throws, or a job whose channel went quiet puts the static safe setting in force at once
 // (that tick) until the cause clears; AgentState::fallback_reason and fallbacks_total say so.
+// read_only: steps 2–3 are skipped and nothing is ever written (measure, decide, serve).
 // shutdown(): restores the saved caps, removes the restore file, stops the API, drops the lock.
 // The loop itself never throws.
 

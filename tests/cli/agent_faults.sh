@@ -50,6 +50,13 @@ start_agent() {  # start_agent LOG: background agent; waits (<= 5 s) until it ha
   return 1
 }
 
+# 0. read_only: a full run writes no cap at all (the fake keeps no state file).
+{ echo "read_only: true"; cat "$tmp/agent.yaml"; } > "$tmp/ro.yaml"
+"$bin" agent --config "$tmp/ro.yaml" --duration-s 0.5 >/dev/null 2>"$tmp/ro.err"
+check "read_only run exits 0 ($(tail -1 "$tmp/ro.err"))" test $? -eq 0
+check "read_only wrote no cap" test ! -e "$tmp/state.txt"
+check "read_only saved nothing" test ! -e "$tmp/saved.json"
+
 # 1. kill -9 leaves the caps written and the restore file; --restore puts them back.
 check "agent caps both GPUs to 250 W" start_agent run1
 kill -9 "$agent"; wait "$agent" 2>/dev/null
