@@ -8,6 +8,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <mutex>
 
 #include "agent/commands.hpp"
 #include "agent/job_registry.hpp"
@@ -72,6 +73,10 @@ struct NodeAgent::Impl {
   int64_t recorder_ticks = 0;
   int segment = 0;
   std::string hostname;
+  // What PUT /v1/controller validates against (HTTP threads): copied by the loop.
+  std::mutex env_mu;
+  PlantInfo env_info;
+  BudgetSchedule env_budget;
 
   Status open_plant_and_restore();
   Status setup_budget();
@@ -190,22 +195,23 @@ Status NodeAgent::start() {
       std::make_unique<Stepper>(m.cfg.period_s, std::max(300.0, 2 * m.cfg.window_s), m.cfg.limiter);
   Status c = m.start_controller(m.cfg.controller);
   if (!c.ok()) return Status(c.code(), "controller '" + m.cfg.controller + "': " + c.message());
+  m.env_info = m.plant->info();
+  m.env_budget = m.budget;
   m.server = std::make_unique<AgentServer>(m.cfg.server, m.hub, m.commands, m.jobs);
   m.server->set_controller_validator([&m](const std::string& spec) -> Status {
     auto p = parse_controller_spec(spec);
     if (!p.ok()) return p.status();
     if (m.make_controller) return Status::Ok();
-    return experiment::prepare_controller(p.value(),
-                                          [&] {
-                                            experiment::ControllerEnv env;
-                                            env.info = m.plant->info();
-                                            env.budget = m.budget;
-                                            env.sample_period_s = m.cfg.period_s;
-                                            env.make_plant = m.plant->sim_factory();
-                                            env.calibration_seeds = {1001, 1002};
-                                            return env;
-                                          }())
-        .status();
+    experiment::ControllerEnv env;
+    {
+      std::lock_guard<std::mutex> lock(m.env_mu);
+      env.info = m.env_info;
+      env.budget = m.env_budget;
+    }
+    env.sample_period_s = m.cfg.period_s;
+    env.make_plant = m.plant->sim_factory();
+    env.calibration_seeds = {1001, 1002};
+    return experiment::prepare_controller(p.value(), env).status();
   });
   FW_RETURN_IF_ERROR(m.server->start());
   if (!m.cfg.trace_dir.empty()) {
@@ -250,6 +256,12 @@ void NodeAgent::Impl::begin_episode(double t) {
   int64_t tick = stepper->tick();
   stepper->begin(*plant, &budget, 0, tick);
   stepper->set_recorder(recorder.get());
+  if (controller) controller->reset(plant->info());  // the job set may have changed
+  {
+    std::lock_guard<std::mutex> lock(env_mu);
+    env_info = plant->info();
+    env_budget = budget;
+  }
   episode_started = false;
   next_decision_tick = tick;
   (void)t;
