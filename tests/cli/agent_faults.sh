@@ -118,5 +118,30 @@ check "/metrics counts the fallback" \
 check "/metrics shows the fallback active" \
   bash -c "grep -Eq '^flexwatt_fallback_active(\\{[^}]*\\})? 1' <<< '$metrics'"
 wait "$agent"
+
+# 6. A registered job that goes silent -> job_channel_silent; its report ends the fallback.
+sed -i '/^lost/d' "$tmp/script.txt"
+{ echo "job_silent_after_s: 0.5"; echo "safe_cap_w: 200"; cat "$tmp/agent.yaml"; } > "$tmp/job.yaml"
+"$bin" agent --config "$tmp/job.yaml" --duration-s 6 >/dev/null 2>"$tmp/job.err" &
+agent=$!; pids+=("$agent")
+for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+post() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 -X POST -H 'Content-Type: application/json' \
+  "http://127.0.0.1:$port$1" --data-binary "$2"; }
+check "job registers (201)" test "$(post /v1/jobs '{"id": "j1", "kind": "grpo", "gpus": [0, 1],
+  "knobs": {"gen_concurrency": {"min": 8, "max": 256, "step": 8, "default": 64}}}')" = 201
+reason() { status | jq -r '.fallback_reason'; }
+ok=1
+for _ in $(seq 20); do [ "$(reason)" = job_channel_silent ] && { ok=0; break; }; sleep 0.1; done
+check "a silent job puts the safe setting in force (job_channel_silent)" test $ok -eq 0
+check "the safe setting is in force (safe_cap_w 200 W)" \
+  test "$(status | jq -c "[.gpus[].cap_w]")" = "[200,200]"
+post /v1/jobs/j1/progress '{"tokens_total": 10, "steps_total": 1}' >/dev/null
+ok=1
+for _ in $(seq 20); do [ "$(reason)" = "" ] && { ok=0; break; }; sleep 0.05; done
+check "a report ends the fallback" test $ok -eq 0
+check "the loop kept its deadlines with a job registered" \
+  test "$(status | jq '.loop.late_ticks_total')" -le 2
+kill -TERM "$agent"; wait "$agent"
+check "restored after the job run" test "$(caps)" = "0 400 1 400 "
 echo "fails=$fails"
 [ "$fails" -eq 0 ]
