@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <thread>
@@ -156,6 +157,28 @@ TEST_F(NodeAgentTest, LeftoverRestoreFileIsRestoredAtStartAndASecondAgentIsRefus
   NodeAgent b(cfg_);
   Status s = b.start();
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.message();
+}
+
+TEST_F(NodeAgentTest, TraceRotatesAndKeepsTheLastSegments) {
+  cfg_.duration_s = 3.5;  // 35 ticks
+  cfg_.trace_dir = dir_ + "/trace";
+  cfg_.trace_rotate_ticks = 10;
+  cfg_.trace_keep = 2;
+  NodeAgent a(cfg_);
+  ASSERT_TRUE(a.start().ok());
+  StepClock clock;
+  a.run(clock, {});
+  ASSERT_TRUE(a.shutdown().ok());
+  namespace fs = std::filesystem;
+  EXPECT_FALSE(fs::exists(cfg_.trace_dir + "/seg-000001"));
+  EXPECT_FALSE(fs::exists(cfg_.trace_dir + "/seg-000002"));
+  EXPECT_TRUE(fs::exists(cfg_.trace_dir + "/seg-000003/gpus.csv"));
+  EXPECT_TRUE(fs::exists(cfg_.trace_dir + "/seg-000003/meta.json"));
+  EXPECT_TRUE(fs::exists(cfg_.trace_dir + "/seg-000004/meta.json"));  // closed at shutdown
+  int rows = -1;  // header excluded: one row per GPU per tick of the segment
+  std::ifstream in(cfg_.trace_dir + "/seg-000003/gpus.csv");
+  for (std::string l; std::getline(in, l);) ++rows;
+  EXPECT_EQ(rows, 10);
 }
 
 }  // namespace
