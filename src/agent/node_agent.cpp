@@ -81,7 +81,7 @@ struct NodeAgent::Impl {
   Status open_plant_and_restore();
   Status setup_budget();
   Status start_controller(const std::string& spec);
-  void begin_episode(double t);
+  void begin_episode();
   void apply_commands(double t);
   void tick(double t);
   Command safe_command() const;
@@ -99,7 +99,7 @@ NodeAgent::NodeAgent(AgentConfig cfg) : impl_(std::make_unique<Impl>(std::move(c
 }
 
 NodeAgent::~NodeAgent() {
-  if (impl_->saved && !impl_->restored) shutdown();
+  if (impl_->saved && !impl_->restored) (void)shutdown();  // logged; the file stays
   if (impl_->server) impl_->server->stop();
 }
 
@@ -246,7 +246,7 @@ void NodeAgent::Impl::rotate_trace() {
   }
 }
 
-void NodeAgent::Impl::begin_episode(double t) {
+void NodeAgent::Impl::begin_episode() {
   const LimiterStats& l = stepper->limiter().stats();
   limiter_base["rejected"] += l.rejected;
   limiter_base["clamped"] += l.clamped;
@@ -264,7 +264,6 @@ void NodeAgent::Impl::begin_episode(double t) {
   }
   episode_started = false;
   next_decision_tick = tick;
-  (void)t;
 }
 
 Command NodeAgent::Impl::safe_command() const {
@@ -301,7 +300,7 @@ void NodeAgent::Impl::apply_commands(double t) {
       budget_state.set_unix_s = cmd.time_unix_s;
       log_line("budget " + std::to_string(budget.entries.front().budget.watts) + " W by " +
                cmd.who);
-      begin_episode(t);  // the limiter and observations judge the new budget from here
+      begin_episode();  // the limiter and observations judge the new budget from here
     } else if (auto* c = std::get_if<ControllerChange>(&cmd.what)) {
       Status s = start_controller(c->spec);
       log_line(s.ok() ? "controller " + c->spec + " by " + cmd.who
@@ -352,7 +351,7 @@ void NodeAgent::Impl::tick(double t) {
   apply_commands(t);
   if (plant->refresh_jobs()) {
     log_line("job set changed: " + std::to_string(plant->info().jobs.size()) + " jobs");
-    begin_episode(t);
+    begin_episode();
   }
   Status read = stepper->sense();
   if (read.ok()) {
@@ -392,7 +391,7 @@ void NodeAgent::Impl::tick(double t) {
     // (the safe setting), and decide from the next tick.
     log_line("fallback over (" + fallback_reason + ")");
     fallback_reason.clear();
-    begin_episode(t);
+    begin_episode();
     next_decision_tick = stepper->tick() + 1;
   } else {
     if (decide && !cfg.read_only) {
@@ -490,7 +489,7 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
   const double wd_s = sd_watchdog_interval_s();
   double last_wd = -1e9;
   sd_notify_send("READY=1\nSTATUS=controlling " + m.cfg.plant.backend);
-  m.begin_episode(0);
+  m.begin_episode();
   int64_t missed_seen = 0;
   while (loop.wait_next()) {
     // Keep the plant's time on the wall clock: skipped deadlines advance the stepper too.
