@@ -6,7 +6,7 @@ JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
-  etcd-server etcd-client prometheus
+  etcd-server etcd-client prometheus chromium-headless-shell
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SHELL := /bin/bash
 
@@ -15,7 +15,7 @@ SHELL := /bin/bash
 BENCH_PACKAGES := python3-pandas
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz format format-check clean
+.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz format format-check clean dist
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -50,6 +50,11 @@ test: build
 
 demo: build
 	$(BUILD)/flexwatt demo --out flexwatt-demo
+
+# A portable tarball for a GPU node: the binary, the shared libraries it needs beyond libc,
+# deploy/ (systemd unit, DaemonSet, Slurm prolog/epilog) and the agent docs (docs/agent.md).
+dist: build
+\tdeploy/dist.sh $(BUILD) dist
 
 # The benchmarks, then analyze against the I/O floor (cat) and pandas on one generated
 # 10M-row 8-GPU trace, with the violation counts compared window by window.

@@ -1,6 +1,8 @@
 // Throughput and latency of the node agent's HTTP API under a bounded loopback load, while
 // a stand-in loop publishes a state at 10 Hz (8 GPUs, 4 jobs, tokens on).
-//   agent_bench [--clients N] [--seconds S] [--json]      (defaults: 8 clients, 2 s per endpoint)
+//   agent_bench [--clients N] [--seconds S] [--json] [--sim SCENARIO]
+//   (defaults: 8 clients, 2 s per endpoint; --sim: the real NodeAgent loop at 10 Hz on the
+//   simulator, its controller, limiter and publishing, instead of the stand-in loop)
 // For each endpoint (GET /v1/status, GET /metrics, POST /v1/jobs/{id}/progress) N client
 // threads send requests back to back over keep-alive TCP connections to 127.0.0.1 for S
 // seconds. Printed: requests/s, p50/p99/max latency, errors, and the stand-in loop's
@@ -23,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/node_agent.hpp"
 #include "agent/server.hpp"
 
 namespace {
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
   int clients = 8;
   double seconds = 2;
   bool as_json = false;
+  std::string sim;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--clients") && i + 1 < argc)
       clients = std::atoi(argv[++i]);
@@ -150,8 +154,11 @@ int main(int argc, char** argv) {
       seconds = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--json"))
       as_json = true;
+    else if (!std::strcmp(argv[i], "--sim") && i + 1 < argc)
+      sim = argv[++i];
     else {
-      std::fprintf(stderr, "usage: agent_bench [--clients N] [--seconds S] [--json]\n");
+      std::fprintf(stderr,
+                   "usage: agent_bench [--clients N] [--seconds S] [--json] [--sim SCENARIO]\n");
       return 2;
     }
   }
@@ -165,40 +172,75 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "tokens") << "bench control " << kToken << "\n";
   std::filesystem::permissions(
       dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  StateHub hub;
-  CommandQueue commands;
-  JobRegistry jobs(256);
-  for (int c = 0; c < clients; ++c) jobs.add("job-" + std::to_string(c), {});
-  ServerConfig cfg;
-  cfg.tcp_port = 0;
-  cfg.token_file = (dir / "tokens").string();
-  cfg.threads = clients + 8;
-  AgentServer server(cfg, hub, commands, jobs);
-  if (auto st = server.start(); !st.ok()) {
-    std::fprintf(stderr, "agent_bench: %s\n", st.message().c_str());
-    return 1;
-  }
-  // Stand-in loop at 10 Hz: publish, count ticks that finished after the next deadline.
   std::atomic<bool> stop{false};
   std::atomic<int64_t> ticks{0}, misses{0};
-  std::thread loop([&] {
-    auto next = Clock::now();
-    const auto period = std::chrono::milliseconds(100);
-    while (!stop) {
-      int64_t t = ticks++;
-      hub.publish(node_state(t));
-      next += period;
-      if (Clock::now() > next) ++misses;
-      std::this_thread::sleep_until(next);
-    }
-  });
   std::vector<Result> results;
-  results.push_back(load(server.tcp_port(), "GET", "/v1/status", clients, seconds));
-  results.push_back(load(server.tcp_port(), "GET", "/metrics", clients, seconds));
-  results.push_back(load(server.tcp_port(), "POST", "/v1/jobs/job-{c}/progress", clients, seconds));
-  stop = true;
-  loop.join();
-  server.stop();
+  auto run_load = [&](int port) {
+    results.push_back(load(port, "GET", "/v1/status", clients, seconds));
+    results.push_back(load(port, "GET", "/metrics", clients, seconds));
+    results.push_back(load(port, "POST", "/v1/jobs/job-{c}/progress", clients, seconds));
+  };
+  if (!sim.empty()) {
+    // The real loop: NodeAgent on the simulator at 10 Hz, serving the same API.
+    fw::agent::AgentConfig acfg;
+    acfg.plant.backend = "sim:" + sim;
+    acfg.period_s = 0.1;
+    acfg.controller = "pid:knob=gen_concurrency";
+    acfg.job_silent_after_s = 0;
+    acfg.restore_file = (dir / "saved.json").string();
+    acfg.lock_file = (dir / "agent.lock").string();
+    acfg.server.unix_socket_path = (dir / "agent.sock").string();
+    acfg.server.tcp_port = 0;
+    acfg.server.token_file = (dir / "tokens").string();
+    acfg.server.threads = clients + 8;
+    fw::agent::NodeAgent agent(acfg);
+    if (auto st = agent.start(); !st.ok()) {
+      std::fprintf(stderr, "agent_bench: %s\n", st.message().c_str());
+      return 1;
+    }
+    for (int c = 0; c < clients; ++c) agent.jobs().add("job-" + std::to_string(c), {});
+    fw::agent::AgentRunSummary sum;
+    std::thread loop([&] {
+      fw::SteadyClock clock;
+      sum = agent.run(clock, [&] { return stop.load(); });
+    });
+    run_load(agent.tcp_port());
+    stop = true;
+    loop.join();
+    (void)agent.shutdown();
+    ticks = sum.ticks;
+    misses = sum.missed_ticks + sum.late_ticks;
+  } else {
+    StateHub hub;
+    CommandQueue commands;
+    JobRegistry jobs(256);
+    for (int c = 0; c < clients; ++c) jobs.add("job-" + std::to_string(c), {});
+    ServerConfig cfg;
+    cfg.tcp_port = 0;
+    cfg.token_file = (dir / "tokens").string();
+    cfg.threads = clients + 8;
+    AgentServer server(cfg, hub, commands, jobs);
+    if (auto st = server.start(); !st.ok()) {
+      std::fprintf(stderr, "agent_bench: %s\n", st.message().c_str());
+      return 1;
+    }
+    // Stand-in loop at 10 Hz: publish, count ticks that finished after the next deadline.
+    std::thread loop([&] {
+      auto next = Clock::now();
+      const auto period = std::chrono::milliseconds(100);
+      while (!stop) {
+        int64_t t = ticks++;
+        hub.publish(node_state(t));
+        next += period;
+        if (Clock::now() > next) ++misses;
+        std::this_thread::sleep_until(next);
+      }
+    });
+    run_load(server.tcp_port());
+    stop = true;
+    loop.join();
+    server.stop();
+  }
   std::filesystem::remove_all(dir);
 
   nlohmann::json out = nlohmann::json::array();
@@ -227,13 +269,15 @@ int main(int argc, char** argv) {
   if (as_json) {
     std::printf("%s\n", nlohmann::json{{"clients", clients},
                                        {"seconds", seconds},
+                                       {"loop", sim.empty() ? "stand-in" : "NodeAgent on sim"},
                                        {"loop_ticks", ticks.load()},
                                        {"loop_deadline_misses", misses.load()},
                                        {"endpoints", out}}
                             .dump(2)
                             .c_str());
   } else {
-    std::printf("stand-in loop at 10 Hz: %lld ticks, %lld deadline misses\n",
+    std::printf("%s at 10 Hz: %lld ticks, %lld deadline misses (late or skipped)\n",
+                sim.empty() ? "stand-in loop" : "NodeAgent loop on sim",
                 static_cast<long long>(ticks.load()), static_cast<long long>(misses.load()));
   }
   return 0;

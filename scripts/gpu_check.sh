@@ -5,7 +5,7 @@
 #
 # READ-ONLY: this script never sets power limits, clocks, persistence mode or application
 # clocks, and never resets anything. It only runs `nvidia-smi -L`, `nvidia-smi --query-gpu`
-# and `flexwatt sample` (which only reads).
+# `flexwatt sample` (which only reads) and `flexwatt agent` with read_only: true (never writes).
 #
 # Usage: scripts/gpu_check.sh [FLEXWATT_BIN]   (default: build/flexwatt; builds nothing)
 # Output goes to $OUT (default: a new temporary directory), in $OUT/trace.
@@ -44,4 +44,34 @@ if [ -f "$OUT/trace/meta.json" ]; then
   echo "== $OUT/trace/meta.json"
   cat "$OUT/trace/meta.json"
 fi
-exit "$rc"
+
+# The node agent read-only for 30 s on the real GPU(s): read_only never writes a cap (no save,
+# no restore either); the status and /metrics are read back over loopback.
+echo "== flexwatt agent (read_only, nvml) for ${AGENT_S:-30} s"
+mkdir -p "$OUT/agent"
+cat > "$OUT/agent/agent.yaml" <<YAML
+backend: nvml
+read_only: true
+period_s: 0.5
+controller: uncontrolled
+restore_file: $OUT/agent/saved.json
+lock_file: $OUT/agent/agent.lock
+server: {unix_socket: $OUT/agent/agent.sock, tcp_port: 19479}
+YAML
+set +e
+"$bin" agent --config "$OUT/agent/agent.yaml" --duration-s "${AGENT_S:-30}" --json \
+  >"$OUT/agent/summary.json" 2>"$OUT/agent/agent.err" &
+apid=$!
+sleep 5
+curl -s --max-time 2 http://127.0.0.1:19479/v1/status >"$OUT/agent/status.json"
+curl -s --max-time 2 http://127.0.0.1:19479/metrics >"$OUT/agent/metrics.txt"
+wait "$apid"
+arc=$?
+set -e
+echo "agent exit code: $arc; summary: $(cat "$OUT/agent/summary.json")"
+head -c 1500 "$OUT/agent/status.json"; echo
+grep -E '^flexwatt_(gpu_power_watts|gpu_power_cap_watts|loop_late_ticks_total)' "$OUT/agent/metrics.txt" || true
+test ! -e "$OUT/agent/saved.json" || echo "FAIL: read_only agent saved caps"
+nvidia-smi --query-gpu=index,enforced.power.limit --format=csv || true
+[ "$rc" -ne 0 ] && exit "$rc"
+exit "$arc"

@@ -129,7 +129,11 @@ std::unique_ptr<httplib::Server> make_server(AgentServer::Impl& impl) {
   s->set_keep_alive_timeout(5);
   s->set_keep_alive_max_count(1000);
   s->set_tcp_nodelay(true);  // small JSON answers: no Nagle + delayed-ACK stalls (~40 ms)
-  s->set_logger([&impl](const auto& req, const auto& res) { impl.audit_request(req, res); });
+  // Audit before the answer is written (the post-routing handler runs for every answer,
+  // errors included): a logger runs after the client already has its answer, so two
+  // writes in a row could reach the log in the opposite order, or after a reader looked.
+  s->set_post_routing_handler(
+      [&impl](const auto& req, auto& res) { impl.audit_request(req, res); });
   s->set_error_handler([&impl](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 413) {

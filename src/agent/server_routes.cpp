@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "agent/dashboard.hpp"
 #include "agent/metrics.hpp"
 #include "agent/server_impl.hpp"
 #include "core/version.hpp"
@@ -22,6 +23,7 @@ struct Route {
 };
 // The endpoint table served by /v1/discover (the handlers are bound in install_routes).
 const Route kRoutes[] = {
+    {"GET", "/", Scope::kNone},
     {"GET", "/healthz", Scope::kNone},
     {"GET", "/v1/discover", Scope::kNone},
     {"GET", "/v1/status", Scope::kRead},
@@ -59,6 +61,9 @@ json job_knobs_body(const JobState& j, bool changed) {
 }  // namespace
 
 void AgentServer::Impl::install_routes(httplib::Server& s) {
+  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(dashboard_html()), "text/html; charset=utf-8");
+  });
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, json{{"ok", true}, {"version", kVersion}}.dump());
   });

@@ -29,6 +29,9 @@
 //                                   CALL (an NVML function name, or '*') returns CODE
 //                                   (gpu_lost | not_supported | no_permission | invalid_argument
 //                                   | unknown | a number) after N successful calls (default 0)
+//
+// FAKE_NVML_STATE=FILE (optional) makes the management limits outlive the process, like a real
+// driver's: lines "G LIMIT_W" read at nvmlInit (after the script) and rewritten on every set.
 
 #include <cinttypes>
 #include <cmath>
@@ -268,10 +271,34 @@ unsigned next_power_mw(Gpu& d) {
   return to_mw(w);
 }
 
+void load_state() {
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  if (!path) return;
+  std::ifstream in(path);
+  int g = 0;
+  double w = 0;
+  while (in >> g >> w) {
+    if (g < 0 || g >= static_cast<int>(g_gpus.size())) continue;
+    g_gpus[g].limit_w = w;
+    g_gpus[g].enforced_w = std::min(w, g_gpus[g].clamp_w);
+  }
+}
+
+void save_state() {
+  const char* path = std::getenv("FAKE_NVML_STATE");
+  if (!path) return;
+  std::ofstream out(path, std::ios::trunc);
+  for (size_t g = 0; g < g_gpus.size(); ++g) {
+    const Gpu& d = g_gpus[g];
+    out << g << ' ' << (std::isnan(d.limit_w) ? d.enforced_w : d.limit_w) << '\n';
+  }
+}
+
 nv::Return do_init() {
   if (g_init_count == 0 && !load_script(std::getenv("FAKE_NVML_SCRIPT"))) {
     return nv::kErrorUnknown;
   }
+  if (g_init_count == 0) load_state();
   ++g_init_count;
   return nv::kSuccess;
 }
@@ -409,6 +436,7 @@ FAKE_EXPORT nv::Return nvmlDeviceSetPowerManagementLimit(nv::Device h, unsigned 
   if (mw < to_mw(d.min_w) || mw > to_mw(d.max_w)) return nv::kErrorInvalidArgument;
   d.limit_w = mw / 1000.0;
   d.enforced_w = std::min(d.limit_w, d.clamp_w);
+  save_state();
   return nv::kSuccess;
 }
 

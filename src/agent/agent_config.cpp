@@ -1,0 +1,115 @@
+#include "agent/agent_config.hpp"
+
+#include "core/config.hpp"
+
+namespace fw::agent {
+namespace {
+
+Status parse_server(const ConfigNode& n, ServerConfig& s) {
+  if (!n.defined()) return Status::Ok();
+  if (!n.is_map()) return n.error("expected a map");
+  FW_RETURN_IF_ERROR(
+      n.reject_unknown({"unix_socket", "socket_mode", "tcp_host", "tcp_port", "allow_non_loopback",
+                        "token_file", "audit_log", "metrics_require_auth", "threads"}));
+  FW_ASSIGN_OR_RETURN(s.unix_socket_path, n.get_string("unix_socket", s.unix_socket_path));
+  FW_ASSIGN_OR_RETURN(int64_t mode, n.get_int("socket_mode", s.unix_socket_mode, 0, 0777));
+  s.unix_socket_mode = static_cast<int>(mode);
+  FW_ASSIGN_OR_RETURN(s.tcp_host, n.get_string("tcp_host", s.tcp_host));
+  FW_ASSIGN_OR_RETURN(int64_t port, n.get_int("tcp_port", s.tcp_port, -1, 65535));
+  s.tcp_port = static_cast<int>(port);
+  FW_ASSIGN_OR_RETURN(s.allow_non_loopback, n.get_bool("allow_non_loopback", s.allow_non_loopback));
+  FW_ASSIGN_OR_RETURN(s.token_file, n.get_string("token_file", s.token_file));
+  FW_ASSIGN_OR_RETURN(s.audit_log_path, n.get_string("audit_log", s.audit_log_path));
+  FW_ASSIGN_OR_RETURN(s.metrics_require_auth,
+                      n.get_bool("metrics_require_auth", s.metrics_require_auth));
+  FW_ASSIGN_OR_RETURN(int64_t threads, n.get_int("threads", s.threads, 1, 256));
+  s.threads = static_cast<int>(threads);
+  return Status::Ok();
+}
+
+Status parse_limiter(const ConfigNode& n, LimiterConfig& l) {
+  if (!n.defined()) return Status::Ok();
+  if (!n.is_map()) return n.error("expected a map");
+  FW_RETURN_IF_ERROR(n.reject_unknown({"max_cap_change_w", "max_knob_change_frac", "min_dwell_s",
+                                       "budget_shield", "shield_on_caps", "cap_notch_w"}));
+  FW_ASSIGN_OR_RETURN(l.max_cap_change_w,
+                      n.get_double("max_cap_change_w", l.max_cap_change_w, 1, 1e5));
+  FW_ASSIGN_OR_RETURN(l.max_knob_change_frac,
+                      n.get_double("max_knob_change_frac", l.max_knob_change_frac, 0.001, 1));
+  FW_ASSIGN_OR_RETURN(l.min_dwell_s, n.get_double("min_dwell_s", l.min_dwell_s, 0, 3600));
+  FW_ASSIGN_OR_RETURN(l.budget_shield, n.get_bool("budget_shield", l.budget_shield));
+  FW_ASSIGN_OR_RETURN(l.shield_on_caps, n.get_bool("shield_on_caps", l.shield_on_caps));
+  FW_ASSIGN_OR_RETURN(l.cap_notch_w, n.get_double("cap_notch_w", l.cap_notch_w, 1, 1000));
+  return Status::Ok();
+}
+
+Status parse_root(const ConfigNode& r, AgentConfig& c) {
+  if (!r.is_map()) return r.error("expected a map of settings");
+  FW_RETURN_IF_ERROR(r.reject_unknown(
+      {"backend",       "nvml_library",       "gpus",       "seed",         "sim_set",
+       "period_s",      "controller",         "budget_w",   "window_s",     "safe_cap_w",
+       "stale_after_s", "job_silent_after_s", "duration_s", "restore_file", "lock_file",
+       "trace_dir",     "trace_rotate_ticks", "trace_keep", "limiter",      "server",
+       "read_only"}));
+  FW_ASSIGN_OR_RETURN(c.plant.backend, r.get_string("backend", c.plant.backend));
+  FW_ASSIGN_OR_RETURN(c.plant.nvml_library, r.get_string("nvml_library", c.plant.nvml_library));
+  if (r.has("gpus")) {
+    ConfigNode g = r["gpus"];
+    if (!g.is_sequence()) return g.error("expected a list of GPU indices");
+    for (size_t i = 0; i < g.size(); ++i) {
+      FW_ASSIGN_OR_RETURN(int64_t v, g.at(i).as_int(0, 1023));
+      c.plant.gpus.push_back(static_cast<int>(v));
+    }
+  }
+  if (r.has("sim_set")) {
+    ConfigNode s = r["sim_set"];
+    if (!s.is_sequence()) return s.error("expected a list of key=value overrides");
+    for (size_t i = 0; i < s.size(); ++i) {
+      FW_ASSIGN_OR_RETURN(std::string v, s.at(i).as_string());
+      c.plant.sim_overrides.push_back(v);
+    }
+  }
+  FW_ASSIGN_OR_RETURN(int64_t seed, r.get_int("seed", 1, 0, INT64_MAX));
+  c.plant.seed = static_cast<uint64_t>(seed);
+  FW_ASSIGN_OR_RETURN(c.period_s, r.get_double("period_s", c.period_s, 0.1, 1.0));
+  FW_ASSIGN_OR_RETURN(c.controller, r.get_string("controller", c.controller));
+  FW_ASSIGN_OR_RETURN(c.budget_w, r.get_double("budget_w", c.budget_w, 1, 1e9));
+  FW_ASSIGN_OR_RETURN(c.window_s, r.get_double("window_s", c.window_s, 0.1, 86400));
+  FW_ASSIGN_OR_RETURN(c.safe_cap_w, r.get_double("safe_cap_w", c.safe_cap_w, 1, 1e5));
+  FW_ASSIGN_OR_RETURN(c.stale_after_s, r.get_double("stale_after_s", c.stale_after_s, 0.01, 60));
+  FW_ASSIGN_OR_RETURN(c.job_silent_after_s,
+                      r.get_double("job_silent_after_s", c.job_silent_after_s, 0, 86400));
+  FW_ASSIGN_OR_RETURN(c.duration_s, r.get_double("duration_s", c.duration_s, 0, 1e9));
+  FW_ASSIGN_OR_RETURN(c.read_only, r.get_bool("read_only", c.read_only));
+  FW_ASSIGN_OR_RETURN(c.restore_file, r.get_string("restore_file", c.restore_file));
+  FW_ASSIGN_OR_RETURN(c.lock_file, r.get_string("lock_file", c.lock_file));
+  FW_ASSIGN_OR_RETURN(c.trace_dir, r.get_string("trace_dir", c.trace_dir));
+  FW_ASSIGN_OR_RETURN(c.trace_rotate_ticks,
+                      r.get_int("trace_rotate_ticks", c.trace_rotate_ticks, 10, INT64_MAX));
+  FW_ASSIGN_OR_RETURN(int64_t keep, r.get_int("trace_keep", c.trace_keep, 1, 1000));
+  c.trace_keep = static_cast<int>(keep);
+  if (c.restore_file.empty()) return r["restore_file"].error("must not be empty");
+  if (c.lock_file.empty()) return r["lock_file"].error("must not be empty");
+  FW_RETURN_IF_ERROR(parse_limiter(r["limiter"], c.limiter));
+  return parse_server(r["server"], c.server);
+}
+
+}  // namespace
+
+Result<AgentConfig> parse_agent_config(const std::string& text, const std::string& name) {
+  FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::parse(text, name));
+  AgentConfig c;
+  c.server.unix_socket_path = "/run/flexwatt/agent.sock";
+  FW_RETURN_IF_ERROR(parse_root(root, c));
+  return c;
+}
+
+Result<AgentConfig> load_agent_config(const std::string& path) {
+  FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::load_file(path));
+  AgentConfig c;
+  c.server.unix_socket_path = "/run/flexwatt/agent.sock";
+  FW_RETURN_IF_ERROR(parse_root(root, c));
+  return c;
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,41 @@
+#pragma once
+// The node agent's configuration (agent.yaml; docs/agent.md "Configuration" lists every key).
+// Errors name the file, line and field. Defaults suit a systemd deployment: the Unix socket,
+// restore file and lock under /run/flexwatt.
+
+#include <cstdint>
+#include <string>
+
+#include "agent/server.hpp"
+#include "control/safety_limiter.hpp"
+#include "core/status.hpp"
+#include "runtime/node_plant.hpp"
+#include "telemetry/snapshot.hpp"
+
+namespace fw::agent {
+
+struct AgentConfig {
+  NodePlantConfig plant;           // backend, nvml_library, gpus, seed, sim_overrides
+  double period_s = 0.5;           // tick, 0.1 .. 1 s
+  std::string controller = "pid";  // any registered controller spec
+  double budget_w = kUnset;        // node budget; NaN: the scenario's (sim) or none (hardware)
+  double window_s = kUnset;        // budget judging window, s; NaN: the scenario's (sim) or 30
+  double safe_cap_w = kUnset;      // static safe cap per GPU; NaN: budget / GPUs, in range
+  double stale_after_s = kUnset;   // telemetry older than this → fallback; NaN: one period
+  double job_silent_after_s = 60;  // a job silent this long → fallback; 0: never
+  double duration_s = 0;           // 0: until SIGTERM/SIGINT
+  bool read_only = false;          // measure and serve only: no cap or knob write, no save/restore
+  std::string restore_file = "/run/flexwatt/saved-limits.json";
+  std::string lock_file = "/run/flexwatt/agent.lock";
+  std::string trace_dir;               // empty: no trace
+  int64_t trace_rotate_ticks = 36000;  // ticks per trace segment
+  int trace_keep = 5;                  // segments kept (older ones deleted)
+  LimiterConfig limiter;
+  ServerConfig server;  // unix_socket_path defaults to /run/flexwatt/agent.sock
+};
+
+// Reads agent.yaml (JSON is accepted). Unknown keys and out-of-range values are errors.
+Result<AgentConfig> load_agent_config(const std::string& path);
+Result<AgentConfig> parse_agent_config(const std::string& text, const std::string& name);
+
+}  // namespace fw::agent

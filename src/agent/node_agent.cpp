@@ -1,0 +1,568 @@
+#include "agent/node_agent.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "agent/commands.hpp"
+#include "agent/job_registry.hpp"
+#include "agent/registry_channel.hpp"
+#include "agent/server.hpp"
+#include "agent/state_hub.hpp"
+#include "control/stepper.hpp"
+#include "core/version.hpp"
+#include "experiment/controller_registry.hpp"
+#include "runtime/node_lock.hpp"
+#include "runtime/node_plant.hpp"
+#include "runtime/restore_file.hpp"
+#include "runtime/sd_notify.hpp"
+#include "runtime/tick_loop.hpp"
+
+namespace fw::agent {
+namespace {
+
+double unix_now_s() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
+
+}  // namespace
+
+struct NodeAgent::Impl {
+  explicit Impl(AgentConfig c) : cfg(std::move(c)), channel(jobs) {}
+
+  AgentConfig cfg;
+  ControllerMaker make_controller;
+  std::unique_ptr<NodeLock> lock;
+  JobRegistry jobs;
+  RegistryChannel channel;
+  StateHub hub;
+  CommandQueue commands;
+  std::unique_ptr<AgentServer> server;
+  std::unique_ptr<NodePlant> plant;
+  std::unique_ptr<Stepper> stepper;
+  BudgetSchedule budget;
+  BudgetState budget_state;
+  std::unique_ptr<Controller> controller;
+  std::string controller_spec;
+  int64_t next_decision_tick = 0;
+  bool saved = false, restored = false;
+  // Fail-safe state.
+  std::string fallback_reason;
+  std::map<std::string, int64_t> fallbacks_total;
+  double last_good_read_s = 0;
+  bool episode_started = false;
+  // Windows: trailing samples of node power over the budget window; tumbling judgement.
+  std::deque<std::pair<double, double>> trailing;
+  double tumble_start_s = 0, tumble_energy_j = 0, tumble_span_s = 0;
+  int64_t violations_total = 0;
+  LoopState loop_state;
+  std::map<std::string, int64_t> limiter_base;
+  int64_t write_failures = 0;
+  uint64_t applied_seq = 0;
+  // Trace rotation.
+  std::unique_ptr<Recorder> recorder;
+  int64_t recorder_ticks = 0;
+  int segment = 0;
+  std::string hostname;
+  // What PUT /v1/controller validates against (HTTP threads): copied by the loop.
+  std::mutex env_mu;
+  PlantInfo env_info;
+  BudgetSchedule env_budget;
+
+  Status open_plant_and_restore();
+  Status setup_budget();
+  Status start_controller(const std::string& spec);
+  void begin_episode();
+  void apply_commands(double t);
+  void tick(double t);
+  Command safe_command() const;
+  std::string check_failsafe(double t, const Status& read_status);
+  void update_windows(double t, double node_w);
+  double node_budget_w(double t) const;  // the budget in force, summed over the node
+  void publish(double t);
+  void rotate_trace();
+  Result<std::unique_ptr<Controller>> registry_controller(const std::string& spec);
+};
+
+NodeAgent::NodeAgent(AgentConfig cfg) : impl_(std::make_unique<Impl>(std::move(cfg))) {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) == 0) impl_->hostname = buf;
+}
+
+NodeAgent::~NodeAgent() {
+  if (impl_->saved && !impl_->restored) (void)shutdown();  // logged; the file stays
+  if (impl_->server) impl_->server->stop();
+}
+
+void NodeAgent::set_controller_maker(ControllerMaker m) { impl_->make_controller = std::move(m); }
+
+StateHub& NodeAgent::hub() { return impl_->hub; }
+CommandQueue& NodeAgent::commands() { return impl_->commands; }
+JobRegistry& NodeAgent::jobs() { return impl_->jobs; }
+
+int NodeAgent::tcp_port() const { return impl_->server ? impl_->server->tcp_port() : -1; }
+
+Status NodeAgent::Impl::open_plant_and_restore() {
+  auto p = NodePlant::open(cfg.plant, &channel);
+  if (!p.ok()) return p.status();
+  plant = std::move(p).value();
+  if (cfg.read_only) return Status::Ok();  // nothing will be written: nothing to save
+  auto leftover = read_restore_file(cfg.restore_file);
+  if (!leftover.ok()) return leftover.status();
+  if (leftover.value()) {
+    const RestoreRecord& r = *leftover.value();
+    log_line("restore file " + cfg.restore_file + " left by pid " + std::to_string(r.pid) +
+             " (unclean exit): restoring " + std::to_string(r.caps.size()) + " caps");
+    Status s = restore_caps(plant->caps(), r.caps);
+    if (!s.ok()) return Status(s.code(), "restoring the caps of the previous run: " + s.message());
+    FW_RETURN_IF_ERROR(remove_restore_file(cfg.restore_file));
+  }
+  // Save before any write: the caps found now are what every exit path puts back.
+  FW_RETURN_IF_ERROR(plant->caps().save());
+  RestoreRecord rec{static_cast<int>(::getpid()), cfg.plant.backend, unix_now_s(),
+                    plant->caps().saved()};
+  FW_RETURN_IF_ERROR(write_restore_file(cfg.restore_file, rec));
+  saved = true;
+  return Status::Ok();
+}
+
+Status NodeAgent::Impl::setup_budget() {
+  Budget b;
+  b.window_s = std::isnan(cfg.window_s) ? 30.0 : cfg.window_s;
+  if (!std::isnan(cfg.budget_w)) {
+    b.watts = cfg.budget_w;
+  } else if (!plant->scenario_budget().entries.empty()) {
+    b = plant->scenario_budget().entries.front().budget;
+    b.window_s = std::isnan(cfg.window_s) ? b.window_s : cfg.window_s;
+  } else {
+    b.watts = 0;
+    for (const GpuInfo& g : plant->info().gpus) b.watts += g.max_cap_w;
+  }
+  budget.entries = {{0, b}};
+  budget_state.scope = std::string(scope_name(b.scope));
+  budget_state.source = "config";
+  budget_state.set_unix_s = unix_now_s();
+  budget_state.schedule = {{0, b.watts, b.window_s}};
+  return b.watts > 0 ? Status::Ok() : Status::InvalidArgument("budget: no positive budget");
+}
+
+Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const std::string& spec) {
+  FW_ASSIGN_OR_RETURN(ControllerSpec parsed, parse_controller_spec(spec));
+  experiment::ControllerEnv env;
+  env.info = plant->info();
+  env.budget = budget;
+  env.sample_period_s = cfg.period_s;
+  env.duration_s = 600;
+  env.make_plant = plant->sim_factory();
+  env.calibration_seeds = {1001, 1002};
+  env.limiter = cfg.limiter;
+  FW_ASSIGN_OR_RETURN(experiment::PreparedController prepared,
+                      experiment::prepare_controller(parsed, env));
+  return prepared.make(cfg.plant.seed);
+}
+
+Status NodeAgent::Impl::start_controller(const std::string& spec) {
+  auto c = make_controller ? make_controller(spec) : registry_controller(spec);
+  if (!c.ok()) return c.status();
+  controller = std::move(c).value();
+  controller->reset(plant->info());
+  controller_spec = spec;
+  next_decision_tick = stepper ? stepper->tick() : 0;
+  return Status::Ok();
+}
+
+Status NodeAgent::start() {
+  Impl& m = *impl_;
+  for (const std::string& f : {m.cfg.lock_file, m.cfg.restore_file}) {
+    std::error_code ec;  // a missing /run/flexwatt is created; a failure shows up just below
+    std::filesystem::create_directories(std::filesystem::path(f).parent_path(), ec);
+  }
+  auto lock = NodeLock::acquire(m.cfg.lock_file);
+  if (!lock.ok()) return lock.status();
+  m.lock = std::move(lock).value();
+  FW_RETURN_IF_ERROR(m.open_plant_and_restore());
+  FW_RETURN_IF_ERROR(m.setup_budget());
+  m.stepper =
+      std::make_unique<Stepper>(m.cfg.period_s, std::max(300.0, 2 * m.cfg.window_s), m.cfg.limiter);
+  Status c = m.start_controller(m.cfg.controller);
+  if (!c.ok()) return Status(c.code(), "controller '" + m.cfg.controller + "': " + c.message());
+  m.env_info = m.plant->info();
+  m.env_budget = m.budget;
+  m.server = std::make_unique<AgentServer>(m.cfg.server, m.hub, m.commands, m.jobs);
+  m.server->set_controller_validator([&m](const std::string& spec) -> Status {
+    auto p = parse_controller_spec(spec);
+    if (!p.ok()) return p.status();
+    if (m.make_controller) return Status::Ok();
+    experiment::ControllerEnv env;
+    {
+      std::lock_guard<std::mutex> lock(m.env_mu);
+      env.info = m.env_info;
+      env.budget = m.env_budget;
+    }
+    env.sample_period_s = m.cfg.period_s;
+    env.make_plant = m.plant->sim_factory();
+    env.calibration_seeds = {1001, 1002};
+    return experiment::prepare_controller(p.value(), env).status();
+  });
+  FW_RETURN_IF_ERROR(m.server->start());
+  if (!m.cfg.trace_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(m.cfg.trace_dir, ec);
+    m.rotate_trace();
+  }
+  m.publish(0);
+  return Status::Ok();
+}
+
+void NodeAgent::Impl::rotate_trace() {
+  if (recorder) {
+    (void)recorder->close({{"producer", "flexwatt agent"},
+                           {"controller", controller_spec},
+                           {"backend", cfg.plant.backend}});
+    recorder.reset();
+  }
+  char name[32];
+  std::snprintf(name, sizeof name, "seg-%06d", ++segment);
+  auto r = Recorder::create(cfg.trace_dir + "/" + name);
+  if (!r.ok()) {
+    log_line("trace: " + r.status().message());
+    return;
+  }
+  recorder = std::move(r).value();
+  recorder_ticks = 0;
+  if (segment > cfg.trace_keep) {
+    std::snprintf(name, sizeof name, "seg-%06d", segment - cfg.trace_keep);
+    std::error_code ec;
+    std::filesystem::remove_all(cfg.trace_dir + "/" + name, ec);
+  }
+}
+
+void NodeAgent::Impl::begin_episode() {
+  const LimiterStats& l = stepper->limiter().stats();
+  limiter_base["rejected"] += l.rejected;
+  limiter_base["clamped"] += l.clamped;
+  limiter_base["slew_limited"] += l.slew_limited;
+  limiter_base["dwell_held"] += l.dwell_held;
+  limiter_base["shield_steps"] += l.shield_steps;
+  int64_t tick = stepper->tick();
+  stepper->begin(*plant, &budget, 0, tick);
+  stepper->set_recorder(recorder.get());
+  if (controller) controller->reset(plant->info());  // the job set may have changed
+  {
+    std::lock_guard<std::mutex> lock(env_mu);
+    env_info = plant->info();
+    env_budget = budget;
+  }
+  episode_started = false;
+  next_decision_tick = tick;
+}
+
+Command NodeAgent::Impl::safe_command() const {
+  Command c;
+  const PlantInfo& info = plant->info();
+  const double n = static_cast<double>(info.gpus.size());
+  for (const GpuInfo& g : info.gpus) {
+    double w = cfg.safe_cap_w;
+    // The static safe share: the node budget split evenly, within the device's range.
+    if (std::isnan(w)) w = node_budget_w(stepper->time_s()) / std::max(1.0, n);
+    c.power_cap_w.push_back(std::clamp(w, g.min_cap_w, g.max_cap_w));
+  }
+  for (const JobInfo& j : info.jobs) c.knobs.push_back(j.default_knobs);
+  return c;
+}
+
+}  // namespace fw::agent
+
+namespace fw::agent {
+
+void NodeAgent::Impl::apply_commands(double t) {
+  for (AgentCommand& cmd : commands.drain()) {
+    if (auto* b = std::get_if<BudgetChange>(&cmd.what)) {
+      BudgetScope scope = BudgetScope::kNode;
+      scope_from_name(b->budget.scope, scope);
+      BudgetSchedule next;
+      for (const BudgetEntry& e : b->budget.schedule) {
+        Budget bb{e.watts, scope, e.window_s};
+        next.entries.push_back({next.entries.empty() ? 0.0 : t + e.after_s, bb});
+      }
+      if (next.entries.empty()) continue;
+      budget = next;
+      budget_state = b->budget;
+      budget_state.set_unix_s = cmd.time_unix_s;
+      log_line("budget " + std::to_string(budget.entries.front().budget.watts) + " W by " +
+               cmd.who);
+      begin_episode();  // the limiter and observations judge the new budget from here
+    } else if (auto* c = std::get_if<ControllerChange>(&cmd.what)) {
+      Status s = start_controller(c->spec);
+      log_line(s.ok() ? "controller " + c->spec + " by " + cmd.who
+                      : "controller " + c->spec + " refused: " + s.message());
+    }
+    applied_seq = cmd.seq;
+  }
+}
+
+}  // namespace fw::agent
+
+namespace fw::agent {
+
+std::string NodeAgent::Impl::check_failsafe(double t, const Status& read_status) {
+  const double stale_s = std::isnan(cfg.stale_after_s) ? cfg.period_s : cfg.stale_after_s;
+  if (!read_status.ok()) {
+    if (t - last_good_read_s >= stale_s - 1e-9 || !episode_started) return "stale_telemetry";
+  }
+  if (cfg.job_silent_after_s > 0) {
+    for (size_t j = 0; j < plant->info().jobs.size(); ++j) {
+      double age = plant->job_report_age_s(j);
+      if (!std::isnan(age) && age > cfg.job_silent_after_s) return "job_channel_silent";
+    }
+  }
+  return "";
+}
+
+double NodeAgent::Impl::node_budget_w(double t) const {
+  const Budget& b = budget.at(t);
+  if (b.scope == BudgetScope::kGpu) return b.watts * static_cast<double>(plant->info().gpus.size());
+  return b.watts;
+}
+
+void NodeAgent::Impl::update_windows(double t, double node_w) {
+  if (std::isnan(node_w)) return;
+  const double win = budget.at(t).window_s;
+  trailing.emplace_back(t, node_w);
+  while (!trailing.empty() && trailing.front().first <= t - win) trailing.pop_front();
+  tumble_energy_j += node_w * cfg.period_s;
+  tumble_span_s += cfg.period_s;
+  if (tumble_span_s >= win - 1e-9) {
+    if (tumble_energy_j / tumble_span_s > node_budget_w(t)) ++violations_total;
+    tumble_energy_j = tumble_span_s = 0;
+  }
+}
+
+void NodeAgent::Impl::tick(double t) {
+  apply_commands(t);
+  if (plant->refresh_jobs()) {
+    log_line("job set changed: " + std::to_string(plant->info().jobs.size()) + " jobs");
+    begin_episode();
+  }
+  Status read = stepper->sense();
+  if (read.ok()) {
+    last_good_read_s = t;
+    episode_started = true;
+  } else {
+    log_line("read: " + read.message());
+  }
+  std::string reason = check_failsafe(t, read);
+  Command request;
+  bool decide = false;
+  if (reason.empty() && read.ok() && controller && stepper->tick() >= next_decision_tick) {
+    try {
+      request = controller->update(stepper->observation());
+      decide = true;
+    } catch (const std::exception& e) {
+      reason = "controller_error";
+      if (fallback_reason != reason) {  // logged once per fallback, not every retry
+        log_line(std::string("controller ") + controller_spec + " failed: " + e.what());
+      }
+    }
+    next_decision_tick = stepper->tick() + ticks_per_period(controller->period_s(), cfg.period_s);
+  }
+  if (!reason.empty()) {
+    if (reason != fallback_reason) {
+      ++fallbacks_total[reason];
+      log_line("fallback to the safe setting: " + reason);
+    }
+    fallback_reason = reason;
+    next_decision_tick = stepper->tick();  // decide again as soon as the cause clears
+    if (episode_started && !cfg.read_only) {
+      Status w = plant->write(safe_command());
+      if (!w.ok()) ++write_failures;
+    }
+  } else if (!fallback_reason.empty()) {
+    // The cause cleared: restart the episode so the limiter starts from the caps in force
+    // (the safe setting), and decide from the next tick.
+    log_line("fallback over (" + fallback_reason + ")");
+    fallback_reason.clear();
+    begin_episode();
+    next_decision_tick = stepper->tick() + 1;
+  } else {
+    if (decide && !cfg.read_only) {
+      Status w = stepper->act(request);
+      if (!w.ok()) {
+        ++write_failures;
+        log_line("write: " + w.message());
+      }
+    }
+  }
+  double node_w = 0;
+  for (const GpuReading& g : stepper->latest().gpus) node_w += g.power_w;
+  if (read.ok()) update_windows(t, node_w);
+}
+
+}  // namespace fw::agent
+
+namespace fw::agent {
+
+void NodeAgent::Impl::publish(double t) {
+  AgentState s;
+  s.time_unix_s = unix_now_s();
+  s.hostname = hostname;
+  s.controller = controller_spec;
+  const Snapshot& snap = stepper ? stepper->latest() : Snapshot{};
+  double node_w = 0;
+  bool any = false;
+  const auto& ids = plant->node_gpus();
+  for (size_t g = 0; g < ids.size(); ++g) {
+    GpuState gs;
+    gs.index = ids[g].index;
+    gs.uuid = ids[g].uuid;
+    gs.name = ids[g].name;
+    CapConstraints c = plant->caps().constraints(plant->caps().gpus()[g]);
+    gs.cap_min_w = c.min_w;
+    gs.cap_max_w = c.max_w;
+    gs.cap_default_w = c.default_w;
+    if (g < snap.gpus.size()) {
+      const GpuReading& r = snap.gpus[g];
+      gs.power_w = r.power_w;
+      gs.energy_j = r.energy_j;
+      gs.cap_w = r.power_limit_w;
+      gs.sm_clock_mhz = r.sm_clock_mhz;
+      gs.sm_util = r.sm_util;
+      gs.mem_util = r.mem_util;
+      gs.temp_c = r.temp_c;
+      if (!std::isnan(r.power_w)) {
+        node_w += r.power_w;
+        any = true;
+      }
+    }
+    s.gpus.push_back(gs);
+  }
+  s.node_power_w = any ? node_w : kUnset;
+  s.budget = budget_state;
+  const Budget& now = budget.at(t);
+  s.budget.watts = now.watts;
+  s.budget.window_s = now.window_s;
+  WindowState w;
+  w.window_s = now.window_s;
+  if (!trailing.empty()) {
+    double sum = 0;
+    for (const auto& p : trailing) sum += p.second;
+    w.mean_w = sum / static_cast<double>(trailing.size());
+  }
+  w.violations_total = violations_total;
+  s.windows.push_back(w);
+  if (stepper) {
+    const LimiterStats& l = stepper->limiter().stats();
+    s.limiter_actions_total = {{"rejected", l.rejected},
+                               {"clamped", l.clamped},
+                               {"slew_limited", l.slew_limited},
+                               {"dwell_held", l.dwell_held},
+                               {"shield_steps", l.shield_steps}};
+    // The limiter restarts with each episode; keep the counters monotonic over the run.
+    for (auto& [k, v] : s.limiter_actions_total) v += limiter_base[k];
+  }
+  s.fallbacks_total = fallbacks_total;
+  for (const char* r : {"stale_telemetry", "controller_error", "job_channel_silent"}) {
+    s.fallbacks_total.emplace(r, 0);
+  }
+  s.fallback_reason = fallback_reason;
+  s.loop = loop_state;
+  s.jobs = jobs.snapshot();
+  s.applied_command_seq = applied_seq;
+  hub.publish(std::move(s));
+}
+
+AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_requested) {
+  Impl& m = *impl_;
+  AgentRunSummary sum;
+  int64_t planned = m.cfg.duration_s > 0 ? TickSchedule::ticks_in(m.cfg.duration_s, m.cfg.period_s)
+                                         : INT64_MAX / 2;
+  TickLoop loop(clock, m.cfg.period_s, planned, stop_requested, 0.05);
+  const double wd_s = sd_watchdog_interval_s();
+  double last_wd = -1e9;
+  sd_notify_send("READY=1\nSTATUS=controlling " + m.cfg.plant.backend);
+  m.begin_episode();
+  int64_t missed_seen = 0;
+  while (loop.wait_next()) {
+    // Keep the plant's time on the wall clock: skipped deadlines advance the stepper too.
+    int64_t skipped = loop.missed() - missed_seen;
+    missed_seen = loop.missed();
+    for (int64_t i = 0; i < skipped; ++i) m.stepper->advance();
+    const double t = m.stepper->time_s();
+    const double late = std::max(0.0, loop.tick_now_s() - t);
+    m.loop_state.period_s = m.cfg.period_s;
+    ++m.loop_state.ticks_total;
+    if (late > 0.25 * m.cfg.period_s) ++m.loop_state.late_ticks_total;
+    m.loop_state.lateness_s = late;
+    m.loop_state.lateness_max_s = std::max(m.loop_state.lateness_max_s, late);
+    m.tick(t);
+    if (m.recorder && ++m.recorder_ticks >= m.cfg.trace_rotate_ticks) {
+      m.rotate_trace();
+      m.stepper->set_recorder(m.recorder.get());
+    }
+    m.publish(t);
+    m.stepper->advance();
+    if (wd_s > 0 && clock.now_s() - last_wd >= wd_s) {
+      sd_notify_send("WATCHDOG=1");
+      last_wd = clock.now_s();
+    }
+    loop.complete();
+  }
+  sum.ticks = m.loop_state.ticks_total;
+  sum.late_ticks = m.loop_state.late_ticks_total;
+  sum.missed_ticks = loop.missed();
+  sum.max_lateness_s = m.loop_state.lateness_max_s;
+  for (const auto& [k, v] : m.fallbacks_total) sum.fallbacks += v;
+  sum.write_failures = m.write_failures;
+  return sum;
+}
+
+Status NodeAgent::shutdown() {
+  Impl& m = *impl_;
+  sd_notify_send("STOPPING=1");
+  if (m.server) m.server->stop();
+  if (m.recorder) {
+    (void)m.recorder->close({{"producer", "flexwatt agent"},
+                             {"controller", m.controller_spec},
+                             {"backend", m.cfg.plant.backend}});
+    m.recorder.reset();
+  }
+  if (!m.saved || m.restored) return Status::Ok();
+  m.restored = true;
+  Status s = m.plant->caps().restore();
+  if (!s.ok()) {
+    log_line("restore failed (the restore file is kept for --restore): " + s.message());
+    return s;
+  }
+  log_line("caps restored");
+  return remove_restore_file(m.cfg.restore_file);
+}
+
+Status restore_from_file(const AgentConfig& cfg, std::string* what) {
+  auto lock = NodeLock::acquire(cfg.lock_file);
+  if (!lock.ok()) return lock.status();
+  auto rec = read_restore_file(cfg.restore_file);
+  if (!rec.ok()) return rec.status();
+  if (!rec.value()) {
+    if (what) *what = "nothing to restore (" + cfg.restore_file + " absent)";
+    return Status::Ok();
+  }
+  auto plant = NodePlant::open(cfg.plant, nullptr);
+  if (!plant.ok()) return plant.status();
+  FW_RETURN_IF_ERROR(restore_caps(plant.value()->caps(), rec.value()->caps));
+  if (what) {
+    *what = "restored " + std::to_string(rec.value()->caps.size()) + " caps saved by pid " +
+            std::to_string(rec.value()->pid);
+  }
+  return remove_restore_file(cfg.restore_file);
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,21 @@
+#pragma once
+// RegistryChannel: the agent's JobRegistry as the runtime's JobChannel (what NodePlant reads
+// jobs and hands knobs through). Holds a reference; the registry must outlive it.
+
+#include "agent/job_registry.hpp"
+#include "runtime/job_channel.hpp"
+
+namespace fw::agent {
+
+class RegistryChannel : public JobChannel {
+ public:
+  explicit RegistryChannel(JobRegistry& r) : r_(r) {}
+  uint64_t generation() const override { return r_.generation(); }
+  std::vector<ChannelJob> jobs() const override;
+  void set_knobs(const std::string& id, const KnobValues& k) override { r_.set_knobs(id, k); }
+
+ private:
+  JobRegistry& r_;
+};
+
+}  // namespace fw::agent

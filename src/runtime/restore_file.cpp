@@ -1,0 +1,122 @@
+#include "runtime/restore_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace fw {
+namespace {
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Status sync_dir(const std::string& path) {
+  int d = ::open(dir_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (d < 0) return Status::IoError(dir_of(path) + ": cannot open to sync");
+  int rc = ::fsync(d);
+  ::close(d);
+  return rc == 0 ? Status::Ok() : Status::IoError(dir_of(path) + ": fsync failed");
+}
+
+}  // namespace
+
+Status write_restore_file(const std::string& path, const RestoreRecord& r) {
+  nlohmann::json caps = nlohmann::json::array();
+  for (const SavedCap& c : r.caps) caps.push_back({{"gpu", c.gpu}, {"cap_w", c.cap_w}});
+  nlohmann::json j = {{"format", "flexwatt-restore-1"},
+                      {"pid", r.pid},
+                      {"backend", r.backend},
+                      {"time_unix_s", r.time_unix_s},
+                      {"caps", caps}};
+  const std::string text = j.dump(1) + "\n";
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IoError(tmp + ": " + std::strerror(errno));
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Status::IoError(tmp + ": write failed");
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Status::IoError(tmp + ": fsync failed");
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Status::IoError(path + ": rename failed: " + std::strerror(errno));
+  }
+  return sync_dir(path);
+}
+
+Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    if (::access(path.c_str(), F_OK) != 0) return std::optional<RestoreRecord>();
+    return Status::IoError(path + ": cannot read the restore file");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto bad = [&](const std::string& what) {
+    return Status::InvalidArgument(path + ": restore file: " + what);
+  };
+  if (j.is_discarded() || !j.is_object()) return bad("not JSON");
+  if (j.value("format", "") != "flexwatt-restore-1") return bad("format: not flexwatt-restore-1");
+  if (!j.contains("caps") || !j["caps"].is_array()) return bad("caps: missing");
+  RestoreRecord r;
+  r.pid = j.value("pid", 0);
+  r.backend = j.value("backend", "");
+  r.time_unix_s = j.value("time_unix_s", 0.0);
+  for (const auto& c : j["caps"]) {
+    if (!c.is_object() || !c.contains("gpu") || !c["gpu"].is_number_integer() ||
+        !c.contains("cap_w") || !c["cap_w"].is_number()) {
+      return bad("caps: each entry needs gpu (integer) and cap_w (number)");
+    }
+    r.caps.push_back({c["gpu"].get<int>(), c["cap_w"].get<double>()});
+  }
+  return std::optional<RestoreRecord>(std::move(r));
+}
+
+Status remove_restore_file(const std::string& path) {
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Status::IoError(path + ": cannot remove: " + std::strerror(errno));
+  }
+  return sync_dir(path);
+}
+
+Status restore_caps(PowerCapActuator& act, const std::vector<SavedCap>& caps) {
+  Status first;
+  for (const SavedCap& c : caps) {
+    Status s;
+    if (!act.managed(c.gpu)) {
+      s = Status::NotFound("restore: GPU " + std::to_string(c.gpu) + " is not managed here");
+    } else if (!std::isfinite(c.cap_w)) {
+      continue;  // the device had no readable cap: nothing to put back
+    } else {
+      auto w = act.set(c.gpu, c.cap_w);
+      if (!w.ok()) s = w.status();
+    }
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+}  // namespace fw

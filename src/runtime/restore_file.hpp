@@ -1,0 +1,37 @@
+#pragma once
+// The restore file: the caps found on every managed GPU before the agent's first cap write,
+// kept on disk so that a crash (kill -9, a hung loop killed by the watchdog) still leaves a way
+// back. Written atomically: a temporary file in the same directory, fsync, rename, fsync of the
+// directory, so a reader sees the old file or the whole new one, never a torn one.
+//
+// Semantics (docs/agent.md "Restore"): the agent writes the file before its first cap write and
+// removes it after a clean restore. A file found at start-up means the previous run died
+// without restoring; the agent restores it first. `flexwatt agent --restore` does the same from
+// systemd's ExecStopPost=.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actuation/power_cap_actuator.hpp"
+#include "core/status.hpp"
+
+namespace fw {
+
+struct RestoreRecord {
+  int pid = 0;             // the agent that wrote it
+  std::string backend;     // "nvml", "fake-nvml", "sim:…"
+  double time_unix_s = 0;  // when it was written
+  std::vector<SavedCap> caps;
+};
+
+Status write_restore_file(const std::string& path, const RestoreRecord& r);
+// nullopt when the file does not exist; InvalidArgument naming the path for a bad file.
+Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path);
+// Removes the file and syncs its directory; Ok when it does not exist.
+Status remove_restore_file(const std::string& path);
+// Writes every saved cap back through `act` (validated by set()), trying every GPU; a GPU the
+// actuator does not manage is an error. Returns the first failure.
+Status restore_caps(PowerCapActuator& act, const std::vector<SavedCap>& caps);
+
+}  // namespace fw

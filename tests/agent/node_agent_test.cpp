@@ -1,0 +1,185 @@
+// NodeAgent on the sim backend with a fake clock (no sleeping): fail-safe fallbacks within
+// the tick that sees the cause, commands applied by the loop, restore on shutdown and at the
+// next start.
+#include "agent/node_agent.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+
+#include "runtime/restore_file.hpp"
+
+namespace fw::agent {
+namespace {
+
+class StepClock : public Clock {
+ public:
+  double now_s() override { return now_; }
+  void sleep_until_s(double t_s) override {
+    if (t_s > now_) now_ = t_s;
+    if (on_sleep) on_sleep();
+  }
+  std::function<void()> on_sleep;
+
+ private:
+  double now_ = 0;
+};
+
+// Holds every cap at 300 W; throws from decision `throw_at` on (0: never).
+class TestController : public Controller {
+ public:
+  explicit TestController(int throw_at) : throw_at_(throw_at) {}
+  std::string name() const override { return "test"; }
+  double period_s() const override { return 0.1; }
+  Command update(const Observation&) override {
+    if (throw_at_ > 0 && ++calls_ >= throw_at_) throw std::runtime_error("boom");
+    Command c;
+    c.power_cap_w = {300};
+    return c;
+  }
+  ActuatorSet claims() const override { return all_actuators(); }
+
+ private:
+  int throw_at_;
+  int calls_ = 0;
+};
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fw_node_agent_XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    cfg_.plant.backend = std::string("sim:") + FLEXWATT_SOURCE_DIR + "/scenarios/grpo-7b-a100.yaml";
+    cfg_.period_s = 0.1;
+    cfg_.budget_w = 260;
+    cfg_.restore_file = dir_ + "/saved.json";
+    cfg_.lock_file = dir_ + "/agent.lock";
+    cfg_.server.unix_socket_path = dir_ + "/agent.sock";
+    cfg_.server.tcp_port = -1;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::shared_ptr<const Published> state(NodeAgent& a) { return a.hub().latest(); }
+
+  std::string dir_;
+  AgentConfig cfg_;
+};
+
+TEST_F(NodeAgentTest, ControllerErrorFallsBackInTheSameTickAndRestoresOnShutdown) {
+  cfg_.duration_s = 1.0;
+  NodeAgent a(cfg_);
+  a.set_controller_maker([](const std::string&) -> Result<std::unique_ptr<Controller>> {
+    return std::unique_ptr<Controller>(new TestController(4));
+  });
+  ASSERT_TRUE(a.start().ok());
+  EXPECT_TRUE(std::filesystem::exists(cfg_.restore_file));  // saved before the first write
+  StepClock clock;
+  std::vector<std::pair<int64_t, std::string>> seen;  // (ticks, fallback reason) per tick
+  clock.on_sleep = [&] {
+    auto p = state(a);
+    seen.emplace_back(p->state.loop.ticks_total, p->state.fallback_reason);
+  };
+  AgentRunSummary sum = a.run(clock, {});
+  EXPECT_EQ(sum.ticks, 10);
+  EXPECT_EQ(sum.fallbacks, 1);
+  // Decisions at ticks 1, 2, 3 succeed; the 4th (tick 4) throws: that tick's state says so.
+  int64_t first = -1;
+  for (const auto& [t, r] : seen) {
+    if (!r.empty() && first < 0) first = t;
+  }
+  EXPECT_EQ(first, 4);
+  auto p = state(a);
+  EXPECT_EQ(p->state.fallback_reason, "controller_error");
+  EXPECT_EQ(p->state.fallbacks_total.at("controller_error"), 1);
+  EXPECT_DOUBLE_EQ(p->state.gpus[0].cap_w, 260);  // the safe share: the budget over 1 GPU
+  ASSERT_TRUE(a.shutdown().ok());
+  EXPECT_FALSE(std::filesystem::exists(cfg_.restore_file));
+}
+
+TEST_F(NodeAgentTest, SilentJobChannelFallsBack) {
+  cfg_.duration_s = 0.5;
+  cfg_.job_silent_after_s = 0.05;
+  NodeAgent a(cfg_);
+  a.set_controller_maker([](const std::string&) -> Result<std::unique_ptr<Controller>> {
+    return std::unique_ptr<Controller>(new TestController(0));
+  });
+  ASSERT_TRUE(a.start().ok());
+  JobInfo info;
+  info.name = "grpo";
+  ASSERT_EQ(a.jobs().add("j1", info), JobRegistry::Outcome::kOk);
+  std::this_thread::sleep_for(std::chrono::milliseconds(120));  // the job says nothing
+  StepClock clock;
+  a.run(clock, {});
+  auto p = state(a);
+  EXPECT_EQ(p->state.fallback_reason, "job_channel_silent");
+  EXPECT_EQ(p->state.fallbacks_total.at("job_channel_silent"), 1);
+}
+
+TEST_F(NodeAgentTest, BudgetCommandIsAppliedByTheLoop) {
+  cfg_.duration_s = 0.3;
+  NodeAgent a(cfg_);
+  a.set_controller_maker([](const std::string&) -> Result<std::unique_ptr<Controller>> {
+    return std::unique_ptr<Controller>(new TestController(0));
+  });
+  ASSERT_TRUE(a.start().ok());
+  AgentCommand cmd;
+  cmd.who = "ops";
+  BudgetChange b;
+  b.budget.schedule = {{0, 222, 10}};
+  cmd.what = b;
+  auto sub = a.commands().submit(cmd, std::nullopt);
+  ASSERT_EQ(sub.outcome, CommandQueue::Outcome::kAccepted);
+  StepClock clock;
+  a.run(clock, {});
+  auto p = state(a);
+  EXPECT_EQ(p->state.applied_command_seq, sub.seq);
+  EXPECT_DOUBLE_EQ(p->state.budget.watts, 222);
+  EXPECT_DOUBLE_EQ(p->state.budget.window_s, 10);
+  EXPECT_EQ(p->state.fallback_reason, "");
+  EXPECT_DOUBLE_EQ(p->state.gpus[0].cap_w, 300);  // the controller's setting
+}
+
+TEST_F(NodeAgentTest, LeftoverRestoreFileIsRestoredAtStartAndASecondAgentIsRefused) {
+  // A previous run died with the restore file in place: it saved 275 W.
+  RestoreRecord r{999999, cfg_.plant.backend, 0, {{0, 275}}};
+  ASSERT_TRUE(write_restore_file(cfg_.restore_file, r).ok());
+  NodeAgent a(cfg_);
+  ASSERT_TRUE(a.start().ok());
+  auto saved = read_restore_file(cfg_.restore_file);
+  ASSERT_TRUE(saved.ok());
+  ASSERT_TRUE(saved.value().has_value());
+  EXPECT_DOUBLE_EQ(saved.value()->caps.at(0).cap_w, 275);  // restored, then saved anew
+  EXPECT_EQ(saved.value()->pid, ::getpid());
+  NodeAgent b(cfg_);
+  Status s = b.start();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.message();
+}
+
+TEST_F(NodeAgentTest, TraceRotatesAndKeepsTheLastSegments) {
+  cfg_.duration_s = 3.5;  // 35 ticks
+  cfg_.trace_dir = dir_ + "/trace";
+  cfg_.trace_rotate_ticks = 10;
+  cfg_.trace_keep = 2;
+  NodeAgent a(cfg_);
+  ASSERT_TRUE(a.start().ok());
+  StepClock clock;
+  a.run(clock, {});
+  ASSERT_TRUE(a.shutdown().ok());
+  namespace fs = std::filesystem;
+  EXPECT_FALSE(fs::exists(cfg_.trace_dir + "/seg-000001"));
+  EXPECT_FALSE(fs::exists(cfg_.trace_dir + "/seg-000002"));
+  EXPECT_TRUE(fs::exists(cfg_.trace_dir + "/seg-000003/gpus.csv"));
+  EXPECT_TRUE(fs::exists(cfg_.trace_dir + "/seg-000003/meta.json"));
+  EXPECT_TRUE(fs::exists(cfg_.trace_dir + "/seg-000004/meta.json"));  // closed at shutdown
+  int rows = -1;  // header excluded: one row per GPU per tick of the segment
+  std::ifstream in(cfg_.trace_dir + "/seg-000003/gpus.csv");
+  for (std::string l; std::getline(in, l);) ++rows;
+  EXPECT_EQ(rows, 10);
+}
+
+}  // namespace
+}  // namespace fw::agent

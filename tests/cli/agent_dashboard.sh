@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The agent's dashboard page in Debian's headless Chromium against an agent on the sim backend:
+# the DOM has the plot canvas, the status line "ok points=N" and the controller. Skips (exit 0,
+# with a message) when no headless Chromium is installed (make deps installs
+# chromium-headless-shell).
+# Usage: agent_dashboard.sh FLEXWATT_BIN SOURCE_DIR
+set -u
+bin=$1
+src=$2
+browser=$(command -v chromium-headless-shell || command -v chromium || true)
+[ -n "$browser" ] || { echo "skip: no chromium-headless-shell or chromium"; exit 0; }
+tmp=$(mktemp -d)
+agent=
+cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fails=0
+check() {
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+port=$((20000 + RANDOM % 20000))
+cat > "$tmp/agent.yaml" <<YAML
+backend: sim:$src/scenarios/grpo-7b-a100.yaml
+period_s: 0.1
+controller: pid:knob=gen_concurrency
+restore_file: $tmp/saved.json
+lock_file: $tmp/agent.lock
+server:
+  unix_socket: $tmp/agent.sock
+  tcp_port: $port
+YAML
+"$bin" agent --config "$tmp/agent.yaml" --duration-s 15 >/dev/null 2>"$tmp/agent.err" &
+agent=$!
+for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
+       --disable-component-update --disable-sync "--user-data-dir=$tmp/profile"
+       --virtual-time-budget=3000)
+timeout 30 "$browser" "${flags[@]}" --dump-dom "http://127.0.0.1:$port/?static=1" \
+  >"$tmp/dom.html" 2>"$tmp/browser.err"
+check "the page has the plot canvas" grep -q '<canvas id="plot"' "$tmp/dom.html"
+check "the page drew points ($(grep -o 'id="status">[^<]*' "$tmp/dom.html"))" \
+  grep -Eq 'id="status">ok points=[1-9]' "$tmp/dom.html"
+check "the page shows the controller" grep -q 'pid:knob=gen_concurrency' "$tmp/dom.html"
+check "the page shows the fallback state" grep -q '>fallback<' "$tmp/dom.html"
+# A screenshot for a human look (kept only when FLEXWATT_SHOT names a file).
+if [ -n "${FLEXWATT_SHOT:-}" ]; then
+  timeout 30 "$browser" "${flags[@]}" --window-size=1200,700 --screenshot="$FLEXWATT_SHOT" \
+    "http://127.0.0.1:$port/?static=1&samples=10" 2>/dev/null
+fi
+kill -TERM "$agent"; wait "$agent"; agent=
+echo "fails=$fails"
+[ "$fails" -eq 0 ]

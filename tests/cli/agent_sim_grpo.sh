@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The GRPO example loop (examples/grpo_loop.py) under flexwatt agent on the sim backend: the job
+# registers, obeys the knobs the PID controller hands it between rollout batches, and the node
+# holds its budget (no 2 s window over budget, no fallback; deadlines are the benchmark's business, not a test's) in a short (~7 s) real-time run (SIGTERM ends it).
+# Usage: agent_sim_grpo.sh FLEXWATT_BIN SOURCE_DIR
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+agent=
+cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fails=0
+check() {
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 0; }
+port=$((20000 + RANDOM % 20000))
+cat > "$tmp/agent.yaml" <<YAML
+backend: sim:$src/scenarios/grpo-7b-a100.yaml
+period_s: 0.1
+controller: pid:knob=gen_concurrency,period_s=0.5,signal=mean,measure_s=2
+window_s: 2
+restore_file: $tmp/saved.json
+lock_file: $tmp/agent.lock
+server:
+  unix_socket: $tmp/agent.sock
+  tcp_port: $port
+YAML
+"$bin" agent --config "$tmp/agent.yaml" --duration-s 60 --json >"$tmp/agent.json" 2>"$tmp/agent.err" &
+agent=$!
+for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+timeout 20 python3 "$src/examples/grpo_loop.py" --url "http://127.0.0.1:$port" --steps 20 \
+  --seconds-per-batch 0.3 >"$tmp/grpo.jsonl" 2>"$tmp/grpo.err"
+check "the example loop ran 20 steps ($(tail -1 "$tmp/grpo.err"))" test "$(wc -l < "$tmp/grpo.jsonl")" -eq 20
+first=$(head -1 "$tmp/grpo.jsonl" | jq '.gen_concurrency')
+last=$(tail -1 "$tmp/grpo.jsonl" | jq '.gen_concurrency')
+check "the loop took new knobs from the agent ($first -> $last)" test "$first" != "$last"
+status=$(curl -s --max-time 2 "http://127.0.0.1:$port/v1/status")
+check "no budget window violated" test "$(jq '.windows[0].violations_total' <<< "$status")" -eq 0
+check "window of 2 s judged" test "$(jq '.windows[0].window_s' <<< "$status")" = 2
+under=$(jq '.windows[0].mean_w <= (.budget.watts * (.gpus | length))' <<< "$status")
+check "trailing mean under the budget" test "$under" = true
+check "no fallback" test "$(jq '[.fallbacks_total[]] | add' <<< "$status")" -eq 0
+kill -TERM "$agent"; wait "$agent"; rc=$?; agent=
+check "agent exits 0 (rc=$rc)" test "$rc" -eq 0
+check "agent summary written" test "$(jq '.ticks > 0 and .restored' "$tmp/agent.json")" = true
+echo "fails=$fails"
+[ "$fails" -eq 0 ]

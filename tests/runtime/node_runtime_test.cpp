@@ -1,0 +1,147 @@
+// The node agent's runtime pieces: restore file, node lock, sd_notify, NodePlant on sim.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "actuation/fake_power_cap_actuator.hpp"
+#include "runtime/node_lock.hpp"
+#include "runtime/node_plant.hpp"
+#include "runtime/restore_file.hpp"
+#include "runtime/sd_notify.hpp"
+
+namespace fw {
+namespace {
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/fw_node_rt_XXXXXX";
+  return ::mkdtemp(tmpl);
+}
+
+TEST(RestoreFile, RoundTripsAndLeavesNoTemporary) {
+  std::string d = temp_dir();
+  std::string path = d + "/saved.json";
+  RestoreRecord r{42, "fake-nvml", 1.5e9, {{0, 300.0}, {1, 250.5}}};
+  ASSERT_TRUE(write_restore_file(path, r).ok());
+  auto back = read_restore_file(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back.value().has_value());
+  EXPECT_EQ(back.value()->pid, 42);
+  EXPECT_EQ(back.value()->backend, "fake-nvml");
+  ASSERT_EQ(back.value()->caps.size(), 2u);
+  EXPECT_EQ(back.value()->caps[1].gpu, 1);
+  EXPECT_DOUBLE_EQ(back.value()->caps[1].cap_w, 250.5);
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(d)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);  // the temporary was renamed, not left behind
+  ASSERT_TRUE(remove_restore_file(path).ok());
+  auto gone = read_restore_file(path);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone.value().has_value());
+  EXPECT_TRUE(remove_restore_file(path).ok());  // absent: nothing to do
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreFile, ATornOrForeignFileIsAnError) {
+  std::string d = temp_dir();
+  std::string path = d + "/saved.json";
+  std::ofstream(path) << "{\"format\": \"flexwatt-restore-1\", \"caps\": [{\"gpu\": 0}]";
+  auto r = read_restore_file(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(path), std::string::npos);
+  std::ofstream(path, std::ios::trunc) << "{\"format\": \"other\", \"caps\": []}";
+  EXPECT_FALSE(read_restore_file(path).ok());
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreFile, RestoreCapsWritesEverySavedCapAndNamesUnmanagedGpus) {
+  FakePowerCapActuator act({{0, {100, 400, 400}, 400}, {1, {100, 400, 400}, 400}});
+  ASSERT_TRUE(act.set(0, 200).ok());
+  ASSERT_TRUE(act.set(1, 150).ok());
+  Status s = restore_caps(act, {{0, 400}, {7, 300}, {1, 380}});
+  EXPECT_FALSE(s.ok());  // GPU 7 is not managed, but the others were still restored
+  EXPECT_NE(s.message().find("GPU 7"), std::string::npos);
+  EXPECT_DOUBLE_EQ(act.gpu(0).cap_w, 400);
+  EXPECT_DOUBLE_EQ(act.gpu(1).cap_w, 380);
+  EXPECT_FALSE(restore_caps(act, {{0, 9999}}).ok());  // out of range: validated, not written
+  EXPECT_DOUBLE_EQ(act.gpu(0).cap_w, 400);
+}
+
+TEST(NodeLock, ASecondHolderIsRefusedUntilTheFirstIsGone) {
+  std::string d = temp_dir();
+  std::string path = d + "/agent.lock";
+  auto first = NodeLock::acquire(path);
+  ASSERT_TRUE(first.ok());
+  auto second = NodeLock::acquire(path);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find(std::to_string(::getpid())), std::string::npos);
+  first.value().reset();
+  EXPECT_TRUE(NodeLock::acquire(path).ok());
+  std::filesystem::remove_all(d);
+}
+
+TEST(SdNotify, SendsOneDatagramToNotifySocket) {
+  std::string d = temp_dir();
+  std::string path = d + "/notify";
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ::setenv("NOTIFY_SOCKET", path.c_str(), 1);
+  EXPECT_TRUE(sd_notify_send("WATCHDOG=1"));
+  char buf[64] = {};
+  ssize_t n = ::recv(fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "WATCHDOG=1");
+  ::unsetenv("NOTIFY_SOCKET");
+  EXPECT_FALSE(sd_notify_send("WATCHDOG=1"));
+  ::setenv("WATCHDOG_USEC", "4000000", 1);
+  ::unsetenv("WATCHDOG_PID");
+  EXPECT_DOUBLE_EQ(sd_watchdog_interval_s(), 2.0);
+  ::setenv("WATCHDOG_PID", "1", 1);  // meant for another process
+  EXPECT_DOUBLE_EQ(sd_watchdog_interval_s(), 0.0);
+  ::unsetenv("WATCHDOG_USEC");
+  ::unsetenv("WATCHDOG_PID");
+  ::close(fd);
+  std::filesystem::remove_all(d);
+}
+
+TEST(NodePlant, SimBackendValidatesCapsAndAdvancesInTime) {
+  NodePlantConfig cfg;
+  cfg.backend = std::string("sim:") + FLEXWATT_SOURCE_DIR + "/scenarios/grpo-7b-a100.yaml";
+  auto p = NodePlant::open(cfg, nullptr);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  NodePlant& plant = *p.value();
+  ASSERT_EQ(plant.info().gpus.size(), 1u);
+  Snapshot s;
+  ASSERT_TRUE(plant.read(1.0, s).ok());
+  EXPECT_DOUBLE_EQ(s.time_s, 1.0);
+  Command c;
+  c.power_cap_w = {250};
+  ASSERT_TRUE(plant.write(c).ok());
+  ASSERT_TRUE(plant.read(2.0, s).ok());
+  EXPECT_DOUBLE_EQ(s.gpus[0].power_limit_w, 250);
+  c.power_cap_w = {5000};  // outside the device range: refused, nothing written
+  EXPECT_FALSE(plant.write(c).ok());
+  ASSERT_TRUE(plant.read(3.0, s).ok());
+  EXPECT_DOUBLE_EQ(s.gpus[0].power_limit_w, 250);
+}
+
+TEST(NodePlant, UnknownBackendIsRefused) {
+  NodePlantConfig cfg;
+  cfg.backend = "gpu-magic";
+  auto p = NodePlant::open(cfg, nullptr);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("gpu-magic"), std::string::npos);
+  cfg.backend = "fake-nvml";  // needs the library named
+  EXPECT_FALSE(NodePlant::open(cfg, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace fw
