@@ -49,9 +49,7 @@ void BM_Allocate(benchmark::State& state) {
   state.SetLabel(fw::allocation::method_name(m) + (concave ? " concave" : " non-concave") +
                  " (100 jobs, 30 % cut)");
 }
-BENCHMARK(BM_Allocate)
-    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 0}})
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Allocate)->ArgsProduct({{0, 1, 2, 3, 4}, {1, 0}})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

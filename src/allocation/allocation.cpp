@@ -13,18 +13,19 @@ namespace {
 double pmax(const Job& j) { return j.curve.back().power_w; }
 double tmax(const Job& j) { return j.curve.back().throughput; }
 
-// Upper concave hull of the curve restricted to [lo, P_max] (lo interpolated), ascending power.
-std::vector<CurvePoint> hull(const Job& j, double lo) {
+// Upper concave hull of the curve restricted to [lo, hi] (ends interpolated), ascending power.
+std::vector<CurvePoint> hull(const Job& j, double lo, double hi) {
   std::vector<CurvePoint> pts{{lo, throughput_at(j, lo)}};
   for (const auto& p : j.curve) {
-    if (p.power_w > lo) pts.push_back(p);
+    if (p.power_w > lo && p.power_w < hi) pts.push_back(p);
   }
+  if (hi > lo) pts.push_back({hi, throughput_at(j, hi)});
   std::vector<CurvePoint> h;
   for (const auto& p : pts) {
     while (h.size() >= 2) {
       const CurvePoint& a = h[h.size() - 2];
       const CurvePoint& b = h.back();
-      // b is below the chord a→p: drop it.
+      // b on or below the chord a→p: drop it.
       const double cross = (b.power_w - a.power_w) * (p.throughput - a.throughput) -
                            (b.throughput - a.throughput) * (p.power_w - a.power_w);
       if (cross >= 0) {
@@ -36,6 +37,16 @@ std::vector<CurvePoint> hull(const Job& j, double lo) {
     h.push_back(p);
   }
   return h;
+}
+
+double hull_at(const std::vector<CurvePoint>& h, double p) {
+  if (h.size() == 1 || p <= h.front().power_w) return h.front().throughput;
+  if (p >= h.back().power_w) return h.back().throughput;
+  auto it = std::upper_bound(h.begin(), h.end(), p,
+                             [](double x, const CurvePoint& c) { return x < c.power_w; });
+  const CurvePoint& b = *it;
+  const CurvePoint& a = *(it - 1);
+  return a.throughput + (p - a.power_w) / (b.power_w - a.power_w) * (b.throughput - a.throughput);
 }
 
 struct Bounds {
@@ -101,7 +112,7 @@ std::vector<double> greedy_hull(const std::vector<Job>& jobs, const Bounds& b, d
   };
   std::vector<Seg> segs;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    const auto h = hull(jobs[i], b.lo[i]);
+    const auto h = hull(jobs[i], b.lo[i], b.hi[i]);
     for (size_t k = 1; k < h.size(); ++k) {
       const double len = h[k].power_w - h[k - 1].power_w;
       if (len > 0) segs.push_back({i, len, (h[k].throughput - h[k - 1].throughput) / len});
@@ -123,69 +134,66 @@ std::vector<double> greedy_hull(const std::vector<Job>& jobs, const Bounds& b, d
   return power;
 }
 
-bool concave_on_range(const Job& j, double lo) {
-  const auto h = hull(j, lo);
-  Job hj{"", h, 1.0, 0, 0};
-  const double tol = 1e-9 * std::max(1.0, tmax(j));
-  for (const auto& p : j.curve) {
-    if (p.power_w > lo && throughput_at(hj, p.power_w) - p.throughput > tol) return false;
-  }
-  return true;
-}
+// Exact maximum of Σ curve_i(p_i) subject to Σ p_i ≤ target, lo_i ≤ p_i ≤ hi_i, by branch and
+// bound on the concave hulls (Falk–Soland): a node's relaxation (greedy on the hulls of the
+// restricted domains) bounds every allocation in it; a job whose curve lies below its hull at the
+// relaxed point has its domain split at a curve breakpoint inside that hull segment. Every leaf's
+// relaxation is exact (curve = hull at the relaxed point), so the search is exact when it ends
+// within kMaxNodes; otherwise `exact` is false and upper_bound is the root's hull bound.
+struct Search {
+  const std::vector<Job>& jobs;
+  double target_w;
+  std::vector<double> best_power;
+  double best = -1, root_bound = -1;
+  int nodes = 0;
+};
+constexpr int kMaxNodes = 4000;
 
-// Non-concave curves: DP over the power above the floors on a grid of q watts (kept power is
-// rounded down, so the result is always feasible), then leftover watts are handed out greedily.
-std::vector<double> grid_dp(const std::vector<Job>& jobs, const Bounds& b, double target_w) {
-  const size_t n = jobs.size();
-  const double budget = target_w - b.sum_lo;
-  const int grid = std::max<int>(4000, static_cast<int>(40 * n));
-  const double q = (b.sum_hi - b.sum_lo) / grid;
-  const int units = std::min(grid, static_cast<int>(std::floor(budget / q)));
-  const double neg = -std::numeric_limits<double>::infinity();
-  std::vector<double> best(units + 1, 0.0), next(units + 1);
-  std::vector<std::vector<int>> choice(n, std::vector<int>(units + 1, 0));
-  std::vector<double> f;
+void branch(Search& s, Bounds b) {
+  if (b.sum_lo > s.target_w * (1 + 1e-12)) return;
+  if (++s.nodes > kMaxNodes) return;
+  const size_t n = s.jobs.size();
+  const double cut = std::max(0.0, b.sum_hi - s.target_w);
+  const std::vector<double> power = cut > 0 ? greedy_hull(s.jobs, b, cut) : b.hi;
+  double ub = 0, val = 0, worst_gap = 0;
+  size_t worst = n;
+  std::vector<std::vector<CurvePoint>> hulls(n);
   for (size_t i = 0; i < n; ++i) {
-    const int k = std::min(units, static_cast<int>(std::floor((b.hi[i] - b.lo[i]) / q)));
-    f.resize(k + 1);
-    for (int u = 0; u <= k; ++u) f[u] = throughput_at(jobs[i], b.lo[i] + u * q);
-    for (int c = 0; c <= units; ++c) {
-      double v = neg;
-      int arg = 0;
-      for (int u = 0; u <= std::min(k, c); ++u) {
-        const double x = best[c - u] + f[u];
-        if (x > v) v = x, arg = u;
-      }
-      next[c] = v;
-      choice[i][c] = arg;
-    }
-    best.swap(next);
+    hulls[i] = hull(s.jobs[i], b.lo[i], b.hi[i]);
+    const double h = hull_at(hulls[i], power[i]), c = throughput_at(s.jobs[i], power[i]);
+    ub += h;
+    val += c;
+    if (h - c > worst_gap) worst_gap = h - c, worst = i;
   }
-  std::vector<double> power(n);
-  int c = units;
-  for (size_t i = n; i-- > 0;) {
-    const int u = choice[i][c];
-    power[i] = b.lo[i] + u * q;
-    c -= u;
+  if (val > s.best) s.best = val, s.best_power = power;
+  if (s.root_bound < 0) s.root_bound = ub;
+  const double tol = 1e-12 * std::max(1.0, std::fabs(ub));
+  if (worst == n || worst_gap <= tol || ub <= s.best + tol) return;
+  // Split the worst job's domain at the curve breakpoint with the largest gap inside the hull
+  // segment that holds its relaxed power.
+  const auto& h = hulls[worst];
+  auto seg = std::upper_bound(h.begin(), h.end(), power[worst],
+                              [](double x, const CurvePoint& c) { return x < c.power_w; });
+  const double a = (seg - 1)->power_w, z = seg->power_w;
+  double split = -1, split_gap = -1;
+  for (const auto& p : s.jobs[worst].curve) {
+    if (p.power_w <= a || p.power_w >= z) continue;
+    const double g = hull_at(h, p.power_w) - p.throughput;
+    if (g > split_gap) split_gap = g, split = p.power_w;
   }
-  // Leftover watts (< (n+1)·q): to the jobs that gain most per watt, up to their ceiling.
-  double left = target_w - std::accumulate(power.begin(), power.end(), 0.0);
-  while (left > 1e-12) {
-    size_t arg = n;
-    double best_gain = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const double step = std::min(left, b.hi[i] - power[i]);
-      if (step <= 0) continue;
-      const double gain =
-          throughput_at(jobs[i], power[i] + step) - throughput_at(jobs[i], power[i]);
-      if (gain > best_gain) best_gain = gain, arg = i;
-    }
-    if (arg == n) break;
-    const double step = std::min(left, b.hi[arg] - power[arg]);
-    power[arg] += step;
-    left -= step;
+  if (split < 0) return;  // no breakpoint inside: the curve is the hull there
+  Bounds left = b, right = b;
+  left.sum_hi += split - left.hi[worst];
+  left.hi[worst] = split;
+  right.sum_lo += split - right.lo[worst];
+  right.lo[worst] = split;
+  if (power[worst] <= split) {
+    branch(s, left);
+    branch(s, right);
+  } else {
+    branch(s, right);
+    branch(s, left);
   }
-  return power;
 }
 
 }  // namespace
@@ -324,23 +332,15 @@ Allocation allocate(const std::vector<Job>& jobs, double target_w, Method m) {
     }
   }
   finish(jobs, a);
-  if (m == Method::kOptimal) {
-    a.upper_bound = a.total_throughput;  // hull value ≥ curve value; equal when concave
-    if (a.feasible && b.sum_hi > target_w) {
-      double ub = 0;
-      bool concave = true;
-      for (size_t i = 0; i < jobs.size(); ++i) {
-        const auto h = hull(jobs[i], b.lo[i]);
-        ub += throughput_at(Job{"", h, 1.0, 0, 0}, a.power_w[i]);
-        concave = concave && concave_on_range(jobs[i], b.lo[i]);
-      }
-      a.upper_bound = ub;
-      if (!concave) {
-        a.power_w = grid_dp(jobs, b, target_w);
-        finish(jobs, a);
-        a.exact = a.total_throughput >= ub - 1e-9 * std::max(1.0, ub);
-      }
-    }
+  if (m == Method::kOptimal && a.feasible && b.sum_hi > target_w) {
+    Search search{jobs, target_w, {}, -1, -1, 0};
+    branch(search, b);
+    a.power_w = search.best_power;
+    finish(jobs, a);
+    a.exact = search.nodes <= kMaxNodes;
+    a.upper_bound = a.exact ? a.total_throughput : search.root_bound;
+  } else if (m == Method::kOptimal) {
+    a.upper_bound = a.total_throughput;
   }
   return a;
 }

@@ -14,10 +14,13 @@
 //  - pfi:          curtailment ∝ (P_max / T_max) · PFI (the paper's PFI-aware rule, Eq. 2);
 //  - greedy:       remove power where the concave hull of the curve loses least throughput per
 //                  watt (exact for concave curves);
-//  - optimal:      the reference. Exact when every curve is concave on its allowed range (the
-//                  hull solution satisfies the KKT conditions of a separable concave program);
-//                  otherwise a dynamic programme over a grid of the removable power (see
-//                  Allocation::exact, ::upper_bound).
+//  - optimal:      the reference: the exact maximum of Σ throughput over the piecewise-linear
+//                  curves, by branch and bound on their concave hulls (Falk–Soland). On concave
+//                  curves the root relaxation is already exact (greedy's solution satisfies the
+//                  KKT conditions of the separable concave program); on non-concave ones a job
+//                  whose curve lies below its hull at the relaxed point has its domain split at
+//                  a curve breakpoint. Exact unless the node limit (4000) is hit
+//                  (Allocation::exact; then upper_bound is the hull bound).
 // All methods respect the floors (SLA tier and the curve's lowest point) and ceilings (P_max):
 // proportional-type rules are water-filled (a job at its floor passes its share to the others).
 // If the floors alone exceed the target, the result is infeasible (feasible = false) and every

@@ -6,9 +6,26 @@
 #include <cstdio>
 
 #include "cli/verb.hpp"
+#include "experiment/population.hpp"
+#include "experiment/svg_plot.hpp"
 
 namespace fw::cli {
 namespace {
+
+int run_study(const experiment::PopulationOptions& opt, const std::string& svg, bool json) {
+  auto rep = experiment::run_population(opt);
+  if (!rep.ok()) return fail("allocate", rep.status());
+  if (!svg.empty()) {
+    Status st = experiment::write_text_file(svg, experiment::population_svg(*rep));
+    if (!st.ok()) return fail("allocate", st);
+  }
+  if (json) {
+    std::printf("%s\n", experiment::population_json(*rep).dump(2).c_str());
+  } else {
+    std::printf("%s", experiment::population_table(*rep).c_str());
+  }
+  return 0;
+}
 
 int run_allocate_verb(int argc, char** argv) {
   CLI::App app(
@@ -19,18 +36,31 @@ int run_allocate_verb(int argc, char** argv) {
       "Input (YAML or JSON): target_w or cut, and jobs with a curve, a PFI or a sweep CSV.\n\n"
       "Examples:\n"
       "  flexwatt allocate scenarios/flex/allocate-demo.yaml --per-job\n"
-      "  flexwatt allocate scenarios/flex/allocate-demo.yaml --cut 0.4 --method pfi --json",
+      "  flexwatt allocate scenarios/flex/allocate-demo.yaml --cut 0.4 --method pfi --json\n"
+      "  flexwatt allocate --study --populations 500 --svg gap.svg   # population study",
       "allocate");
   std::string in, method;
   double cut = -1, target_w = -1;
   bool json = false, per_job = false;
-  app.add_option("input", in, "jobs and target (YAML or JSON)")->required();
+  experiment::PopulationOptions study;
+  bool run_study_flag = false;
+  std::string svg;
+  app.add_option("input", in, "jobs and target (YAML or JSON)");
+  app.add_flag("--study", run_study_flag, "population study on simulated jobs instead of input");
+  app.add_option("--populations", study.populations, "study: populations (default 500)");
+  app.add_option("--jobs", study.jobs, "study: jobs per population (default 100)");
+  app.add_option("--pool", study.pool, "study: distinct simulated job shapes (default 2000)");
+  app.add_flag("--sla-tiers", study.sla_tiers, "study: draw SLA tiers 0/10/25/50 %");
+  app.add_option("--seed", study.seed, "study: seed (default 1)");
+  app.add_option("--svg", svg, "study: write the gap-closed plot as SVG");
   app.add_option("--method", method, "only this method (plus equal and optimal for the gap)");
   app.add_option("--cut", cut, "override: share of the summed Pmax to remove, 0..1");
   app.add_option("--target-w", target_w, "override: site power target, W");
   app.add_flag("--per-job", per_job, "table: each job's power and slowdown per method");
   app.add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  if (run_study_flag) return run_study(study, svg, json);
+  if (in.empty()) return fail("allocate", Status::InvalidArgument("input: a file, or --study"));
   auto input = experiment::load_allocate_input(in);
   if (!input.ok()) return fail("allocate", input.status());
   if (cut >= 0) {
