@@ -211,8 +211,8 @@ Job job_from_pfi(const std::string& name, double pmax_w, double tmax, double pfi
 }
 
 const std::vector<Method>& all_methods() {
-  static const std::vector<Method> m{Method::kEqual, Method::kProportional, Method::kPfi,
-                                     Method::kGreedy, Method::kOptimal};
+  static const std::vector<Method> m{Method::kEqual,     Method::kProportional, Method::kPfi,
+                                     Method::kPfiScaled, Method::kGreedy,       Method::kOptimal};
   return m;
 }
 
@@ -224,6 +224,8 @@ std::string method_name(Method m) {
       return "proportional";
     case Method::kPfi:
       return "pfi";
+    case Method::kPfiScaled:
+      return "pfi_scaled";
     case Method::kGreedy:
       return "greedy";
     case Method::kOptimal:
@@ -236,8 +238,9 @@ Result<Method> parse_method(const std::string& name) {
   for (Method m : all_methods()) {
     if (method_name(m) == name) return m;
   }
-  return Status::InvalidArgument("unknown method '" + name +
-                                 "' (known: equal, proportional, pfi, greedy, optimal)");
+  return Status::InvalidArgument(
+      "unknown method '" + name +
+      "' (known: equal, proportional, pfi, pfi_scaled, greedy, optimal)");
 }
 
 Status validate(const Job& j) {
@@ -319,6 +322,9 @@ Allocation allocate(const std::vector<Job>& jobs, double target_w, Method m) {
           break;
         case Method::kPfi:
           w[i] = pmax(j) / tmax(j) * job_pfi(j);
+          break;
+        case Method::kPfiScaled:
+          w[i] = pmax(j) * pmax(j) / tmax(j) * job_pfi(j);
           break;
         default:
           break;

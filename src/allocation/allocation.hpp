@@ -12,6 +12,9 @@
 //                  P_curtail ∝ P_max; the reference of the "gap");
 //  - proportional: curtailment ∝ current draw (draw_w; equals `equal` when draw_w = P_max);
 //  - pfi:          curtailment ∝ (P_max / T_max) · PFI (the paper's PFI-aware rule, Eq. 2);
+//  - pfi_scaled:   curtailment ∝ P_max · (P_max / T_max) · PFI: the paper's rule per watt of
+//                  P_max (the same split as `pfi` when every job has the same P_max; `pfi`
+//                  itself gives a 64-GPU job and an 8-GPU job of the same kind the same watts);
 //  - greedy:       remove power where the concave hull of the curve loses least throughput per
 //                  watt (exact for concave curves);
 //  - optimal:      the reference: the exact maximum of Σ throughput over the piecewise-linear
@@ -51,7 +54,8 @@ struct Job {
 Job job_from_pfi(const std::string& name, double pmax_w, double tmax, double pfi,
                  double min_power_frac, double max_slowdown);
 
-enum class Method { kEqual, kProportional, kPfi, kGreedy, kOptimal };
+// all_methods() order: equal first, optimal last.
+enum class Method { kEqual, kProportional, kPfi, kPfiScaled, kGreedy, kOptimal };
 const std::vector<Method>& all_methods();
 std::string method_name(Method m);
 Result<Method> parse_method(const std::string& name);

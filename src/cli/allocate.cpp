@@ -51,6 +51,8 @@ int run_allocate_verb(int argc, char** argv) {
   app.add_option("--jobs", study.jobs, "study: jobs per population (default 100)");
   app.add_option("--pool", study.pool, "study: distinct simulated job shapes (default 2000)");
   app.add_flag("--sla-tiers", study.sla_tiers, "study: draw SLA tiers 0/10/25/50 %");
+  app.add_option("--fixed-gpus", study.fixed_gpus, "study: every job this many GPUs");
+  app.add_option("--rate-sigma", study.rate_sigma, "study: spread of tokens/s per GPU (0.4)");
   app.add_option("--seed", study.seed, "study: seed (default 1)");
   app.add_option("--svg", svg, "study: write the gap-closed plot as SVG");
   app.add_option("--method", method, "only this method (plus equal and optimal for the gap)");

@@ -68,15 +68,20 @@ Result<SimulatedJob> draw_shape(std::mt19937_64& rng, const std::string& gpu_nam
   return s;
 }
 
-allocation::Job scale_job(const SimulatedJob& shape, std::mt19937_64& rng, bool sla_tiers) {
+allocation::Job scale_job(const SimulatedJob& shape, std::mt19937_64& rng,
+                          const PopulationOptions& opt) {
   std::uniform_real_distribution<double> u(0, 1);
   const double r = u(rng);
-  const int gpus = r < 0.4 ? 8 : r < 0.7 ? 16 : r < 0.9 ? 32 : 64;
+  const int gpus = opt.fixed_gpus > 0 ? opt.fixed_gpus
+                   : r < 0.4          ? 8
+                   : r < 0.7          ? 16
+                   : r < 0.9          ? 32
+                                      : 64;
   double rate = 2000;
   for (const auto& c : kClasses) {
     if (shape.cls == c.name) rate = c.tokens_per_gpu_s;
   }
-  rate *= lognormal(rng, 0.4);
+  rate *= lognormal(rng, opt.rate_sigma);
   allocation::Job j = shape.job;
   const double t_top = j.curve.back().throughput;
   for (auto& p : j.curve) {
@@ -85,7 +90,7 @@ allocation::Job scale_job(const SimulatedJob& shape, std::mt19937_64& rng, bool 
   }
   j.pfi = shape.pfi;
   j.max_slowdown = 1.0;
-  if (sla_tiers) {
+  if (opt.sla_tiers) {
     const double tiers[] = {0.0, 0.10, 0.25, 0.50};
     const double w[] = {0.1, 0.2, 0.3, 0.4};
     double x = u(rng);
@@ -125,7 +130,7 @@ Result<PopulationReport> run_population(const PopulationOptions& opt) {
     std::vector<allocation::Job> jobs;
     double pmax = 0, tmax = 0;
     for (int k = 0; k < opt.jobs; ++k) {
-      jobs.push_back(scale_job(pool[pick(rng)], rng, opt.sla_tiers));
+      jobs.push_back(scale_job(pool[pick(rng)], rng, opt));
       pmax += jobs.back().curve.back().power_w;
       tmax += jobs.back().curve.back().throughput;
     }
@@ -188,6 +193,8 @@ nlohmann::json population_json(const PopulationReport& r) {
           {"pool", o.pool},
           {"gpu", o.gpu},
           {"sla_tiers", o.sla_tiers},
+          {"fixed_gpus", o.fixed_gpus},
+          {"rate_sigma", o.rate_sigma},
           {"seed", o.seed},
           {"mean_pfi", r.mean_pfi},
           {"throughput_unit", "tokens/s (simulated)"},

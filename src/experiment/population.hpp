@@ -25,8 +25,10 @@ struct PopulationOptions {
   int jobs = 100;
   std::vector<double> cuts{0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4};
   std::string gpu = "h200-sxm";
-  bool sla_tiers = false;  // draw SLA tiers 0/10/25/50 % (else no SLA: the curve's range)
-  int pool = 2000;         // distinct simulated jobs the populations draw from
+  bool sla_tiers = false;   // draw SLA tiers 0/10/25/50 % (else no SLA: the curve's range)
+  int pool = 2000;          // distinct simulated jobs the populations draw from
+  int fixed_gpus = 0;       // > 0: every job this many GPUs (else 8/16/32/64)
+  double rate_sigma = 0.4;  // lognormal spread of per-GPU tokens/s within a class
   uint64_t seed = 1;
 };
 
@@ -45,7 +47,8 @@ struct SimulatedJob {
 Result<SimulatedJob> draw_shape(std::mt19937_64& rng, const std::string& gpu);
 // The shape as a job: GPUs drawn from 8/16/32/64 (40/30/20/10 %), per-GPU tokens/s at full
 // power lognormal around the class's rate (assumption), SLA tier drawn when sla_tiers.
-allocation::Job scale_job(const SimulatedJob& shape, std::mt19937_64& rng, bool sla_tiers);
+allocation::Job scale_job(const SimulatedJob& shape, std::mt19937_64& rng,
+                          const PopulationOptions& opt);
 
 struct MethodAtCut {
   std::string method;

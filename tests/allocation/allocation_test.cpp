@@ -53,6 +53,19 @@ TEST(Allocation, PfiRuleCurtailsInProportionToPmaxOverTmaxTimesPfi) {
   EXPECT_NEAR(job_pfi(Job{"x", jobs[1].curve, 1.0, 0, 0}), 2.0, 1e-9);
 }
 
+TEST(Allocation, PfiScaledIsThePfiRulePerWattOfPmax) {
+  // Same kind of job at 1 and 8 units of size: `pfi` cuts both by the same watts,
+  // `pfi_scaled` by the same share of P_max.
+  std::vector<Job> jobs{job_from_pfi("small", 1000, 100, 1.5, 0.2, 1.0),
+                        job_from_pfi("big", 8000, 800, 1.5, 0.2, 1.0)};
+  Allocation p = allocate(jobs, 8100, Method::kPfi);
+  EXPECT_NEAR(1000 - p.power_w[0], 450, 1e-9);
+  EXPECT_NEAR(8000 - p.power_w[1], 450, 1e-9);
+  Allocation s = allocate(jobs, 8100, Method::kPfiScaled);
+  EXPECT_NEAR(1000 - s.power_w[0], 100, 1e-9);
+  EXPECT_NEAR(8000 - s.power_w[1], 800, 1e-9);
+}
+
 TEST(Allocation, ProportionalFollowsDraw) {
   std::vector<Job> jobs{job_from_pfi("a", 1000, 100, 1.5, 0.2, 1.0),
                         job_from_pfi("b", 1000, 100, 1.5, 0.2, 1.0)};

@@ -18,10 +18,23 @@ check "sweep scenario" "$bin" sweep --scenario "$src/scenarios/finetune-moe-h200
   --steady --measure-s 120 --json >"$out/sim.json"
 check "simulated MoE FT PFI within 15 % of 2.1" \
   jqt '.jobs[0] | .simulated and ((.pfi - 2.1) | fabs) <= 0.15 * 2.1' "$out/sim.json"
+# Published per-class medians on H200 (calibration.md §1b): dense 1.27, MoE PT 1.43.
+"$bin" sweep --scenario "$src/scenarios/pretrain-moe-h200x8.yaml" --steady --measure-s 120 \
+  --json >"$out/moe.json"
+check "simulated MoE PT PFI within 15 % of 1.43" \
+  jqt '.jobs[0] | ((.pfi - 1.43) | fabs) <= 0.15 * 1.43' "$out/moe.json"
+"$bin" sweep --scenario "$src/scenarios/flex/dense-pt-h200x8.yaml" --steady --measure-s 120 \
+  --json >"$out/dense.json"
+check "simulated dense PT PFI within 15 % of 1.27" \
+  jqt '.jobs[0] | ((.pfi - 1.27) | fabs) <= 0.15 * 1.27' "$out/dense.json"
 
 demo="$src/scenarios/flex/allocate-demo.yaml"
 check "allocate" "$bin" allocate "$demo" --json >"$out/a.json"
-check "five methods" jqt '.methods | length == 5' "$out/a.json"
+check "study runs" "$bin" allocate --study --populations 4 --jobs 10 --pool 20 --json \
+  >"$out/study.json"
+check "study: optimal closes the whole gap" \
+  jqt '[.cuts[] | select(.cut > 0) | .methods.optimal.gap_closed] | all(. == 1)' "$out/study.json"
+check "six methods" jqt '.methods | length == 6' "$out/a.json"
 check "all within target" jqt '.target_w as $t | [.methods[] | .total_power_w <= $t + 1e-6] | all' \
   "$out/a.json"
 check "optimal not beaten" \
