@@ -48,6 +48,15 @@ check "deep cut infeasible (still exit 0)" "$bin" allocate "$demo" --cut 0.6 --j
   >"$out/inf.json" 2>/dev/null
 check "reported infeasible" jqt '[.methods[] | .feasible == false] | all' "$out/inf.json"
 
+check "pfi train" "$bin" pfi train --jobs 300 --out "$out/m.json" --json >"$out/train.json"
+check "pfi LOO R² >= 0.6 (simulated)" jqt '.loo_r2 >= 0.6' "$out/train.json"
+check "trace for predict" "$bin" sim "$src/scenarios/finetune-moe-h200x8.yaml" --duration-s 60 \
+  --out "$out/ft-trace" >/dev/null
+check "pfi predict" "$bin" pfi predict "$out/ft-trace" --model "$out/m.json" --json \
+  >"$out/pred.json"
+check "predicted MoE FT PFI above 1.5" jqt '.predicted_pfi > 1.5' "$out/pred.json"
+expect_exit2 "pfi bad model" "not a JSON model" pfi predict "$out/ft-trace" --model "$out/s.svg"
+
 expect_exit2 "sweep needs an input" "exactly one" sweep
 expect_exit2 "allocate unknown method" "unknown method" allocate "$demo" --method best
 printf 'cut: 0.3\njobs:\n  - name: a\n    pmax_w: 100\n    tmax: -1\n    pfi: 1.2\n' >"$out/bad.yaml"
