@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/verb.hpp"
+#include "experiment/allocate_dr.hpp"
 #include "experiment/population.hpp"
 #include "experiment/svg_plot.hpp"
 
@@ -27,6 +28,20 @@ int run_study(const experiment::PopulationOptions& opt, const std::string& svg, 
   return 0;
 }
 
+int run_dr(experiment::DrOptions opt, const std::string& svg, bool json) {
+  using allocation::Method;
+  auto rep = experiment::run_demand_response(
+      opt, {Method::kEqual, Method::kPfi, Method::kPfiScaled, Method::kGreedy, Method::kOptimal});
+  if (!rep.ok()) return fail("allocate", rep.status());
+  if (!svg.empty()) {
+    Status st = experiment::write_text_file(svg, experiment::dr_svg(*rep));
+    if (!st.ok()) return fail("allocate", st);
+  }
+  std::printf("%s", json ? (experiment::dr_json(*rep).dump(2) + "\n").c_str()
+                         : experiment::dr_table(*rep).c_str());
+  return 0;
+}
+
 int run_allocate_verb(int argc, char** argv) {
   CLI::App app(
       "Split a site power target across jobs: equal (same share of Pmax), proportional (to\n"
@@ -37,7 +52,8 @@ int run_allocate_verb(int argc, char** argv) {
       "Examples:\n"
       "  flexwatt allocate scenarios/flex/allocate-demo.yaml --per-job\n"
       "  flexwatt allocate scenarios/flex/allocate-demo.yaml --cut 0.4 --method pfi --json\n"
-      "  flexwatt allocate --study --populations 500 --svg gap.svg   # population study",
+      "  flexwatt allocate --study --populations 500 --svg gap.svg   # population study\n"
+      "  flexwatt allocate --dr scenarios/flex/dr-fleet-h200.yaml --svg dr.svg  # in the loop",
       "allocate");
   std::string in, method;
   double cut = -1, target_w = -1;
@@ -54,7 +70,11 @@ int run_allocate_verb(int argc, char** argv) {
   app.add_option("--fixed-gpus", study.fixed_gpus, "study: every job this many GPUs");
   app.add_option("--rate-sigma", study.rate_sigma, "study: spread of tokens/s per GPU (0.4)");
   app.add_option("--seed", study.seed, "study: seed (default 1)");
-  app.add_option("--svg", svg, "study: write the gap-closed plot as SVG");
+  app.add_option("--svg", svg, "study / --dr: write the plot as SVG");
+  experiment::DrOptions dr;
+  app.add_option("--dr", dr.scenario_path, "demand response in the loop on this scenario");
+  app.add_option("--dr-drop", dr.drop, "--dr: target drop, share of the uncapped draw (0.3)");
+  app.add_option("--dr-gain", dr.feedback_gain, "--dr: site feedback gain (0.5; 0: open loop)");
   app.add_option("--method", method, "only this method (plus equal and optimal for the gap)");
   app.add_option("--cut", cut, "override: share of the summed Pmax to remove, 0..1");
   app.add_option("--target-w", target_w, "override: site power target, W");
@@ -62,6 +82,7 @@ int run_allocate_verb(int argc, char** argv) {
   app.add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (run_study_flag) return run_study(study, svg, json);
+  if (!dr.scenario_path.empty()) return run_dr(dr, svg, json);
   if (in.empty()) return fail("allocate", Status::InvalidArgument("input: a file, or --study"));
   auto input = experiment::load_allocate_input(in);
   if (!input.ok()) return fail("allocate", input.status());

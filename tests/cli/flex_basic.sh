@@ -57,6 +57,15 @@ check "pfi predict" "$bin" pfi predict "$out/ft-trace" --model "$out/m.json" --j
 check "predicted MoE FT PFI above 1.5" jqt '.predicted_pfi > 1.5' "$out/pred.json"
 expect_exit2 "pfi bad model" "not a JSON model" pfi predict "$out/ft-trace" --model "$out/s.svg"
 
+check "demand response runs" "$bin" allocate --dr "$src/scenarios/flex/dr-fleet-h200.yaml" \
+  --json >"$out/dr.json"
+check "dr: caps lower the draw (uncapped adheres less than every method)" \
+  jqt '(.methods[0].adherence_30s) as $u | [.methods[1:][] | .adherence_30s > $u] | all' \
+  "$out/dr.json"
+check "dr: optimal retains more throughput than equal" \
+  jqt '([.methods[] | select(.method == "optimal")][0].throughput_retained) >
+       ([.methods[] | select(.method == "equal")][0].throughput_retained)' "$out/dr.json"
+
 expect_exit2 "sweep needs an input" "exactly one" sweep
 expect_exit2 "allocate unknown method" "unknown method" allocate "$demo" --method best
 printf 'cut: 0.3\njobs:\n  - name: a\n    pmax_w: 100\n    tmax: -1\n    pfi: 1.2\n' >"$out/bad.yaml"
