@@ -74,7 +74,9 @@ int run_allocate_verb(int argc, char** argv) {
   experiment::DrOptions dr;
   app.add_option("--dr", dr.scenario_path, "demand response in the loop on this scenario");
   app.add_option("--dr-drop", dr.drop, "--dr: target drop, share of the uncapped draw (0.3)");
-  app.add_option("--dr-gain", dr.feedback_gain, "--dr: site feedback gain (0.5; 0: open loop)");
+  app.add_option("--dr-gain", dr.feedback_gain, "--dr: site feedback gain (default 0: open loop)");
+  app.add_option("--dr-quantile", dr.power_quantile,
+                 "--dr: job power = this quantile of 30 s means (0.95; 0: mean)");
   app.add_option("--method", method, "only this method (plus equal and optimal for the gap)");
   app.add_option("--cut", cut, "override: share of the summed Pmax to remove, 0..1");
   app.add_option("--target-w", target_w, "override: site power target, W");

@@ -8,7 +8,6 @@
 #include "experiment/sweep.hpp"
 #include "experiment/sweep_plot.hpp"
 #include "sim/scenario.hpp"
-#include "sim/sweep.hpp"
 
 namespace fw::experiment {
 namespace {
@@ -75,8 +74,9 @@ Result<Run> run_once(const sim::Scenario& sc, const DrOptions& o, const std::vec
       cmd.power_cap_w.assign(ng, std::nan(""));
       const size_t m = std::min(run.power_w.size(), w);
       if (f > 0 && m > 0) {
-        const double excess = (sum_p - sum_t) / static_cast<double>(m);
-        correction_w = std::clamp(correction_w + o.feedback_gain * excess, 0.0, 0.5 * baseline_w);
+        const double excess = (sum_p - (1 - o.feedback_margin) * sum_t) / static_cast<double>(m);
+        correction_w = std::clamp(correction_w + o.feedback_gain * excess, -0.3 * baseline_w,
+                                  0.5 * baseline_w);
       } else if (f == 0) {
         correction_w = 0;
       }
@@ -120,6 +120,50 @@ Result<Run> run_once(const sim::Scenario& sc, const DrOptions& o, const std::vec
   return run;
 }
 
+std::vector<double> trailing(const std::vector<double>& x, size_t w);
+
+// A cap sweep of job j (all its GPUs at each cap, same seed): throughput = mean tokens/s over
+// measure_s; power = the job's power at quantile q of its trailing window_s means (q = 0: the
+// plain mean), so that a split of 30 s means holds through the job's high phases.
+Result<std::vector<SweepRow>> job_sweep(const sim::Scenario& s, size_t j,
+                                        const std::vector<double>& caps, const DrOptions& o,
+                                        double* mean_top_w) {
+  const auto& spec = s.jobs[j];
+  const double dt = s.sample_period_s, warmup_s = 60, measure_s = 300;
+  const size_t w = static_cast<size_t>(o.window_s / dt + 0.5);
+  std::vector<SweepRow> rows;
+  Snapshot snap;
+  for (double cap : caps) {
+    sim::Scenario sc = s;
+    for (int g : spec.gpus) sc.gpus[g].power_cap_w = cap;
+    auto plant = sim::make_cluster(sc, o.seed + 1000);
+    const double t0 = spec.start_s + warmup_s;
+    FW_RETURN_IF_ERROR(plant->read(t0, snap));
+    const double tokens0 = snap.jobs[j].tokens_total;
+    const int64_t n = static_cast<int64_t>(measure_s / dt + 0.5);
+    std::vector<double> p;
+    for (int64_t k = 1; k <= n; ++k) {
+      FW_RETURN_IF_ERROR(plant->read(t0 + static_cast<double>(k) * dt, snap));
+      double sum = 0;
+      for (int g : spec.gpus) sum += snap.gpus[g].power_w;
+      p.push_back(sum);
+    }
+    double power = 0, mean = 0;
+    for (double v : p) mean += v / static_cast<double>(p.size());
+    if (o.power_quantile > 0) {
+      std::vector<double> m = trailing(p, w);
+      m.erase(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(std::min(w, m.size() - 1)));
+      std::sort(m.begin(), m.end());
+      power = m[static_cast<size_t>(o.power_quantile * static_cast<double>(m.size() - 1))];
+    } else {
+      power = mean;
+    }
+    rows.push_back({cap, power, (snap.jobs[j].tokens_total - tokens0) / measure_s});
+    if (mean_top_w) *mean_top_w = mean;  // the last (highest) cap's mean
+  }
+  return rows;
+}
+
 std::vector<double> trailing(const std::vector<double>& x, size_t w) {
   std::vector<double> out(x.size());
   double s = 0;
@@ -146,14 +190,13 @@ Result<DrReport> run_demand_response(const DrOptions& o,
     std::vector<double> caps;
     for (int i = 0; i <= 10; ++i)
       caps.push_back(gpu->min_cap_w + (gpu->max_cap_w - gpu->min_cap_w) * i / 10);
-    auto pts = sim::sweep_caps(*sc, static_cast<int>(j), caps, {60, 240, o.seed + 1000});
-    if (!pts.ok()) return pts.status();
-    std::vector<SweepRow> rows;
-    for (const auto& p : *pts) rows.push_back({p.cap_w, p.power_w, p.throughput});
-    auto r = sweep_result(sc->jobs[j].name, rows);
+    double mean_top_w = 0;
+    auto rows = job_sweep(*sc, j, caps, o, &mean_top_w);
+    if (!rows.ok()) return rows.status();
+    auto r = sweep_result(sc->jobs[j].name, *rows);
     if (!r.ok()) return r.status();
     jc.push_back({to_alloc_job(*r, 1.0), r->rows, sc->jobs[j].gpus});
-    rep.baseline_w += jc.back().job.curve.back().power_w;
+    rep.baseline_w += mean_top_w;
     rep.jobs.push_back(sc->jobs[j].name);
     rep.job_pfi.push_back(r->pfi);
   }
@@ -185,6 +228,9 @@ Result<DrReport> run_demand_response(const DrOptions& o,
       ok += ex <= 0.01 ? 1 : 0;
     }
     res.adherence = static_cast<double>(ok) / static_cast<double>(b - a + 1);
+    double used = 0, asked = 0;
+    for (size_t i = a; i <= b; ++i) used += run->power_w[i], asked += run->target_w[i];
+    res.power_used = used / asked;
     double num = 0, den = 0;
     for (size_t j = 0; j < jc.size(); ++j) {
       const double got = run->tokens_end[j] - run->tokens_start[j];
@@ -209,6 +255,7 @@ nlohmann::json dr_json(const DrReport& r) {
                   {"feasible", m.feasible},
                   {"adherence_30s", m.adherence},
                   {"worst_excess_30s", m.worst_excess},
+                  {"power_used", m.power_used},
                   {"throughput_retained", m.retained},
                   {"job_retained", m.job_retained}});
   }
@@ -234,14 +281,14 @@ std::string dr_table(const DrReport& r) {
   const auto& o = r.options;
   std::snprintf(b, sizeof b,
                 "demand response (simulated): target -%.0f %% of %.0f W for %.0f s, ramps %.0f s, "
-                "from t = %.0f s\nmethod        adherence(30 s)  worst excess  throughput "
-                "retained\n",
+                "from t = %.0f s\nmethod        adherence(30 s)  worst excess  power/target  "
+                "throughput retained\n",
                 100 * o.drop, r.baseline_w, o.hold_s, o.ramp_s, o.start_s);
   out += b;
   for (const auto& m : r.methods) {
-    std::snprintf(b, sizeof b, "%-12s  %13.1f %%  %10.1f %%  %12.1f %%%s\n", m.method.c_str(),
-                  100 * m.adherence, 100 * m.worst_excess, 100 * m.retained,
-                  m.feasible ? "" : "  (infeasible)");
+    std::snprintf(b, sizeof b, "%-12s  %13.1f %%  %10.1f %%  %10.1f %%  %12.1f %%%s\n",
+                  m.method.c_str(), 100 * m.adherence, 100 * m.worst_excess, 100 * m.power_used,
+                  100 * m.retained, m.feasible ? "" : "  (infeasible)");
     out += b;
   }
   return out;
