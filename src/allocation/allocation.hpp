@@ -28,6 +28,12 @@
 // proportional-type rules are water-filled (a job at its floor passes its share to the others).
 // If the floors alone exceed the target, the result is infeasible (feasible = false) and every
 // job sits at its floor.
+//
+// Use (e.g. a coordinator): build one Job per job (curve from a sweep, or job_from_pfi), check
+// it with validate(), then allocate(jobs, target_w, Method::kGreedy).power_w[i] is job i's
+// power target (turn it into caps through the job's own cap→power sweep). Pure and reentrant
+// (no state, no randomness, no clock). Cost for 100 jobs of 11 points (bench/allocation_bench):
+// rules ≤ 0.05 ms, greedy ≤ 0.1 ms, optimal ≈ 0.15 ms on concave and ≈ 1 ms on non-concave curves.
 
 #include <string>
 #include <vector>
