@@ -54,7 +54,7 @@ demo: build
 # A portable tarball for a GPU node: the binary, the shared libraries it needs beyond libc,
 # deploy/ (systemd unit, DaemonSet, Slurm prolog/epilog) and the agent docs (docs/agent.md).
 dist: build
-\tdeploy/dist.sh $(BUILD) dist
+	deploy/dist.sh $(BUILD) dist
 
 # The benchmarks, then analyze against the I/O floor (cat) and pandas on one generated
 # 10M-row 8-GPU trace, with the violation counts compared window by window.
