@@ -36,6 +36,7 @@ struct CapArmResult {
   double saved_sd = 0, lost_sd = 0;  // across seeds
   bool on_uniform_frontier = false, on_per_gpu_frontier = false;
   double uniform_frontier_at_loss = 0;  // the uniform frontier's energy saved at this loss
+  double per_gpu_frontier_at_loss = 0;  // the per-GPU static frontier's
 };
 
 struct CapCompareResult {
