@@ -47,7 +47,7 @@ Result<std::vector<Arm>> build_arms(const CapCompareRequest& req) {
     arms.push_back({"uniform:" + num(cap) + "W", "uniform",
                     [cap] { return std::make_unique<FixedCapController>(cap); }});
   }
-  const int nr = req.quick ? 3 : 10;
+  const int nr = req.quick ? 3 : 16;
   for (int k = 0; k < nr; ++k) {
     const double r = 1.0 - (req.quick ? 0.1 : 0.03) * (k + 1);
     arms.push_back({"per-gpu:r=" + num(r, 2), "per-gpu",
@@ -184,8 +184,10 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req) {
   }
   mark_frontier(out.arms, "uniform", &CapArmResult::on_uniform_frontier);
   mark_frontier(out.arms, "per-gpu", &CapArmResult::on_per_gpu_frontier);
-  for (auto& a : out.arms)
+  for (auto& a : out.arms) {
     a.uniform_frontier_at_loss = frontier_at(out.arms, "uniform", a.throughput_lost);
+    a.per_gpu_frontier_at_loss = frontier_at(out.arms, "per-gpu", a.throughput_lost);
+  }
   return out;
 }
 
