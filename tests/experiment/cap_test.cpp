@@ -18,6 +18,18 @@
 #include "rl/capnet_controller.hpp"
 #include "sim/scenario.hpp"
 
+// Counts heap allocations while enabled (capnet's decision must make none), by interposing
+// malloc; glibc's own entry point stays available as __libc_malloc.
+extern "C" void* __libc_malloc(size_t size);
+namespace {
+bool g_count_allocs = false;
+long g_allocs = 0;
+}  // namespace
+extern "C" void* malloc(size_t size) noexcept {
+  if (g_count_allocs) ++g_allocs;
+  return __libc_malloc(size);
+}
+
 namespace fw::experiment {
 namespace {
 
@@ -79,6 +91,33 @@ TEST(CapNet, ConstantDownActionLowersBusyGpuCapsOneStepPerDecision) {
     EXPECT_GE(g.power_limit_w, 400 - 20 * 9 - 1e-9);
     EXPECT_EQ(std::fmod(400 - g.power_limit_w, 20.0), 0.0);
   }
+}
+
+TEST(CapNet, DecideAllocatesNothing) {
+  sim::Scenario s = scenario("caps-pipeline-imbalance-a100x8.yaml", {"jobs.0.duty={every_s: 0}"});
+  auto c = rl::CapNetController::create(constant_policy(-0.3));
+  ASSERT_TRUE(c.ok());
+  auto plant = sim::make_plant(s, 1);
+  (*c)->reset(plant->info());
+  SnapshotRing ring(61);
+  Snapshot snap;
+  for (int k = 1; k <= 120; ++k) {
+    ASSERT_TRUE(plant->read(0.5 * k, snap).ok());
+    snap.time_s = 0.5 * k;
+    ring.push(snap);
+  }
+  Observation obs;
+  obs.time_s = 60;
+  obs.plant = &plant->info();
+  obs.history = &ring;
+  (*c)->decide(obs);
+  g_allocs = 0;
+  g_count_allocs = true;
+  double sum = 0;
+  for (int k = 0; k < 3; ++k) sum += (*c)->decide(obs).power_cap_w[0];
+  g_count_allocs = false;
+  EXPECT_EQ(g_allocs, 0);
+  EXPECT_LT(sum, 3 * 400.0);  // it did lower the cap request
 }
 
 TEST(CapNet, ConstantUpActionKeepsTheMaximumCap) {
