@@ -109,6 +109,87 @@ Status run_tasks(const std::vector<Task>& tasks, const std::vector<Eigen::Vector
   return first;
 }
 
+nlohmann::json train_metadata(const CapTrainRequest& req, const std::string& family) {
+  return {{"task", "caps"},
+          {"scenario_family", family},
+          {"alpha", req.alpha},
+          {"decision_period_s", req.period_s},
+          {"cap_step_frac", req.step_frac},
+          {"training_seed", req.seed},
+          {"method", "openai-es"},
+          {"recipe",
+           {{"iterations", req.iterations},
+            {"pairs", req.pairs},
+            {"variants", req.variants},
+            {"sigma", req.sigma},
+            {"lr", req.lr},
+            {"weight_decay", req.weight_decay},
+            {"episode_s", req.episode_s},
+            {"max_gpus", req.max_gpus},
+            {"hidden", req.hidden}}},
+          {"command", req.command_line}};
+}
+
+// One ES iteration: draws req.variants scenarios, scores every perturbed member on all of them
+// against their uncapped runs, and takes one Adam step on theta. Returns the members' mean
+// rewards (member 2p is theta + σ·ε_p, 2p + 1 is theta − σ·ε_p).
+Result<std::vector<double>> es_iteration(const Problem& prob, const CapTrainRequest& req,
+                                         const rl::Mlp& mlp, const nlohmann::json& meta, Rng& noise,
+                                         Rng& scen, rl::Adam& adam, Eigen::VectorXd& theta,
+                                         int64_t& episodes) {
+  const int np = mlp.num_params();
+  const int members = 2 * req.pairs;
+  std::vector<sim::Scenario> sc;
+  std::vector<uint64_t> seeds;
+  for (int v = 0; v < req.variants; ++v) {
+    FW_ASSIGN_OR_RETURN(sim::Scenario s,
+                        build(prob, draw_variant(scen, req.max_gpus, req.episode_s)));
+    sc.push_back(std::move(s));
+    seeds.push_back((uint64_t{1} << 41) + (scen.next_u64() >> 23));
+  }
+  std::vector<CapEpisode> bases;
+  for (int v = 0; v < req.variants; ++v) {
+    FW_ASSIGN_OR_RETURN(CapEpisode b, run_cap_episode(sc[v], seeds[v], nullptr));
+    bases.push_back(b);
+  }
+  std::vector<Eigen::VectorXd> eps(req.pairs, Eigen::VectorXd(np)), thetas;
+  for (auto& e : eps)
+    for (int k = 0; k < np; ++k) e[k] = noise.normal();
+  for (int p = 0; p < req.pairs; ++p) {
+    thetas.push_back(theta + req.sigma * eps[p]);
+    thetas.push_back(theta - req.sigma * eps[p]);
+  }
+  std::vector<Task> tasks;
+  std::vector<int> base_of;
+  for (int m = 0; m < members; ++m) {
+    for (int v = 0; v < req.variants; ++v) {
+      tasks.push_back({&sc[v], seeds[v], m, static_cast<int>(tasks.size())});
+      base_of.push_back(v);
+    }
+  }
+  std::vector<double> raw(tasks.size(), 0.0);
+  FW_RETURN_IF_ERROR(
+      run_tasks(tasks, thetas, bases, base_of, mlp, meta, req.alpha, req.threads, raw));
+  episodes += static_cast<int64_t>(tasks.size()) + req.variants;
+  std::vector<double> fit(members, 0.0);
+  for (int m = 0; m < members; ++m)
+    for (int v = 0; v < req.variants; ++v) fit[m] += raw[m * req.variants + v] / req.variants;
+  // Centred ranks in [−0.5, 0.5].
+  std::vector<int> order(members);
+  for (int m = 0; m < members; ++m) order[m] = m;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return fit[a] < fit[b]; });
+  std::vector<double> rank(members);
+  for (int r = 0; r < members; ++r)
+    rank[order[r]] = members > 1 ? double(r) / (members - 1) - 0.5 : 0;
+  Eigen::VectorXd grad = Eigen::VectorXd::Zero(np);
+  for (int p = 0; p < req.pairs; ++p) grad += (rank[2 * p] - rank[2 * p + 1]) * eps[p];
+  grad /= (req.pairs * req.sigma);
+  // Adam minimises: descend on −(grad) + weight decay.
+  Eigen::VectorXd g = -grad + req.weight_decay * theta;
+  adam.step(theta, g);
+  return fit;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, Sets>> cap_validation_variants(double episode_s) {
@@ -128,6 +209,36 @@ nlohmann::json CapTrainSummary::to_json() const {
           {"episodes", episodes},
           {"wall_s", wall_s}};
 }
+
+namespace {
+
+// The validation set: fixed variants on seeds 500000+, with their uncapped runs (run once).
+struct ValidationSet {
+  std::vector<sim::Scenario> scenarios;
+  std::vector<CapEpisode> bases;
+  std::vector<Task> tasks;
+  std::vector<int> base_of;
+};
+
+Result<ValidationSet> make_validation(const Problem& prob, const CapTrainRequest& req) {
+  ValidationSet v;
+  for (const auto& [name, sets] : cap_validation_variants(req.episode_s)) {
+    FW_ASSIGN_OR_RETURN(sim::Scenario s, build(prob, sets));
+    v.scenarios.push_back(std::move(s));
+  }
+  for (size_t i = 0; i < v.scenarios.size(); ++i) {
+    for (int k = 0; k < req.validation_seeds; ++k) {
+      const uint64_t seed = 500000 + static_cast<uint64_t>(k);
+      FW_ASSIGN_OR_RETURN(CapEpisode b, run_cap_episode(v.scenarios[i], seed, nullptr));
+      v.base_of.push_back(static_cast<int>(v.bases.size()));
+      v.bases.push_back(b);
+      v.tasks.push_back({&v.scenarios[i], seed, 0, static_cast<int>(v.tasks.size())});
+    }
+  }
+  return v;
+}
+
+}  // namespace
 
 Result<CapTrainSummary> run_cap_training(const CapTrainRequest& req,
                                          const std::function<void(const CapTrainProgress&)>& cb) {
@@ -150,48 +261,14 @@ Result<CapTrainSummary> run_cap_training(const CapTrainRequest& req,
   mlp.init_orthogonal(theta.data(), init, std::sqrt(2.0), 0.01);
   rl::Adam adam(np, rl::AdamConfig{req.lr, 0.9, 0.999, 1e-8});
 
-  nlohmann::json meta = {{"task", "caps"},
-                         {"scenario_family", prob.name},
-                         {"alpha", req.alpha},
-                         {"decision_period_s", req.period_s},
-                         {"cap_step_frac", req.step_frac},
-                         {"training_seed", req.seed},
-                         {"method", "openai-es"},
-                         {"recipe",
-                          {{"iterations", req.iterations},
-                           {"pairs", req.pairs},
-                           {"variants", req.variants},
-                           {"sigma", req.sigma},
-                           {"lr", req.lr},
-                           {"weight_decay", req.weight_decay},
-                           {"episode_s", req.episode_s},
-                           {"max_gpus", req.max_gpus},
-                           {"hidden", req.hidden}}},
-                         {"command", req.command_line}};
+  nlohmann::json meta = train_metadata(req, prob.name);
 
-  // Validation set: fixed variants on seeds 500000+, their uncapped runs once.
-  std::vector<sim::Scenario> val_sc;
-  for (const auto& [name, sets] : cap_validation_variants(req.episode_s)) {
-    FW_ASSIGN_OR_RETURN(sim::Scenario s, build(prob, sets));
-    val_sc.push_back(std::move(s));
-  }
-  std::vector<CapEpisode> val_base;
-  std::vector<Task> val_tasks;
-  std::vector<int> val_base_of;
-  for (size_t v = 0; v < val_sc.size(); ++v) {
-    for (int k = 0; k < req.validation_seeds; ++k) {
-      const uint64_t seed = 500000 + static_cast<uint64_t>(k);
-      FW_ASSIGN_OR_RETURN(CapEpisode b, run_cap_episode(val_sc[v], seed, nullptr));
-      val_base_of.push_back(static_cast<int>(val_base.size()));
-      val_base.push_back(b);
-      val_tasks.push_back({&val_sc[v], seed, 0, static_cast<int>(val_tasks.size())});
-    }
-  }
-  int64_t episodes = static_cast<int64_t>(val_base.size());
+  FW_ASSIGN_OR_RETURN(ValidationSet val, make_validation(prob, req));
+  int64_t episodes = static_cast<int64_t>(val.bases.size());
   auto validate = [&](const Eigen::VectorXd& th) -> Result<double> {
-    std::vector<double> sc(val_tasks.size(), 0.0);
+    std::vector<double> sc(val.tasks.size(), 0.0);
     FW_RETURN_IF_ERROR(
-        run_tasks(val_tasks, {th}, val_base, val_base_of, mlp, meta, req.alpha, req.threads, sc));
+        run_tasks(val.tasks, {th}, val.bases, val.base_of, mlp, meta, req.alpha, req.threads, sc));
     episodes += static_cast<int64_t>(sc.size());
     double m = 0;
     for (double x : sc) m += x;
@@ -213,56 +290,10 @@ Result<CapTrainSummary> run_cap_training(const CapTrainRequest& req,
   int best_iter = 0;
   Rng noise = Rng::stream(req.seed, "caps.noise");
   Rng scen = Rng::stream(req.seed, "caps.scenarios");
-  const int members = 2 * req.pairs;
+  const double members = 2.0 * req.pairs;
   for (int it = 1; it <= req.iterations; ++it) {
-    std::vector<sim::Scenario> sc;
-    std::vector<uint64_t> seeds;
-    for (int v = 0; v < req.variants; ++v) {
-      FW_ASSIGN_OR_RETURN(sim::Scenario s,
-                          build(prob, draw_variant(scen, req.max_gpus, req.episode_s)));
-      sc.push_back(std::move(s));
-      seeds.push_back((uint64_t{1} << 41) + (scen.next_u64() >> 23));
-    }
-    std::vector<CapEpisode> bases;
-    for (int v = 0; v < req.variants; ++v) {
-      FW_ASSIGN_OR_RETURN(CapEpisode b, run_cap_episode(sc[v], seeds[v], nullptr));
-      bases.push_back(b);
-    }
-    std::vector<Eigen::VectorXd> eps(req.pairs, Eigen::VectorXd(np)), thetas;
-    for (auto& e : eps)
-      for (int k = 0; k < np; ++k) e[k] = noise.normal();
-    for (int p = 0; p < req.pairs; ++p) {
-      thetas.push_back(theta + req.sigma * eps[p]);
-      thetas.push_back(theta - req.sigma * eps[p]);
-    }
-    std::vector<Task> tasks;
-    std::vector<int> base_of;
-    for (int m = 0; m < members; ++m) {
-      for (int v = 0; v < req.variants; ++v) {
-        tasks.push_back({&sc[v], seeds[v], m, static_cast<int>(tasks.size())});
-        base_of.push_back(v);
-      }
-    }
-    std::vector<double> raw(tasks.size(), 0.0);
-    FW_RETURN_IF_ERROR(
-        run_tasks(tasks, thetas, bases, base_of, mlp, meta, req.alpha, req.threads, raw));
-    episodes += static_cast<int64_t>(tasks.size()) + req.variants;
-    std::vector<double> fit(members, 0.0);
-    for (int m = 0; m < members; ++m)
-      for (int v = 0; v < req.variants; ++v) fit[m] += raw[m * req.variants + v] / req.variants;
-    // Centred ranks in [−0.5, 0.5].
-    std::vector<int> order(members);
-    for (int m = 0; m < members; ++m) order[m] = m;
-    std::sort(order.begin(), order.end(), [&](int a, int b) { return fit[a] < fit[b]; });
-    std::vector<double> rank(members);
-    for (int r = 0; r < members; ++r)
-      rank[order[r]] = members > 1 ? double(r) / (members - 1) - 0.5 : 0;
-    Eigen::VectorXd grad = Eigen::VectorXd::Zero(np);
-    for (int p = 0; p < req.pairs; ++p) grad += (rank[2 * p] - rank[2 * p + 1]) * eps[p];
-    grad /= (req.pairs * req.sigma);
-    // Adam minimises: descend on −(grad) + weight decay.
-    Eigen::VectorXd g = -grad + req.weight_decay * theta;
-    adam.step(theta, g);
+    FW_ASSIGN_OR_RETURN(std::vector<double> fit,
+                        es_iteration(prob, req, mlp, meta, noise, scen, adam, theta, episodes));
     double mean = 0;
     for (double f : fit) mean += f / members;
     double val = std::nan("");
