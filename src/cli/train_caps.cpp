@@ -17,8 +17,8 @@ int run_train_caps(int argc, char** argv) {
       "the same seed (docs/caps.md). Randomised scenarios from the base one: 1-64 GPUs, "
       "dense/MoE, work imbalance, duty cycles; plant seeds >= 2^41; the policy kept is the "
       "best on validation seeds 500000+.\n\nExample:\n"
-      "  flexwatt train --task caps --alpha 2 scenarios/caps-pretrain-a100x8.yaml "
-      "--out policies/capnet-a100-alpha2.json",
+      "  flexwatt train --task caps --alpha 0.3 scenarios/caps-pretrain-a100x8.yaml "
+      "--out policies/capnet-a100-alpha0.3.json --iterations 250 --threads 1",
       "train");
   experiment::CapTrainRequest r;
   std::string task;
