@@ -3,11 +3,13 @@
 // The session is experiment/training.hpp.
 
 #include <cstdio>
+#include <string>
 
 #include "cli/verb.hpp"
 #include "experiment/training.hpp"
 
 namespace fw::cli {
+int run_train_caps(int argc, char** argv);  // cli/train_caps.cpp (--task caps)
 namespace {
 
 // The recipe's flags (what the policy learns from); the rest are in run_train.
@@ -82,6 +84,11 @@ void add_recipe_flags(CLI::App& app, experiment::TrainRequest& r) {
 }
 
 int run_train(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--task=caps" || (a == "--task" && i + 1 < argc && std::string(argv[i + 1]) == "caps"))
+      return run_train_caps(argc, argv);
+  }
   CLI::App app(
       "Train the PPO meta-controller on a simulated scenario: it reads measured power and "
       "moves the jobs' gen_concurrency and group_size (and, with --knobs ...,power_cap, their "

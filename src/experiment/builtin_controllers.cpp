@@ -13,6 +13,7 @@
 #include "controllers/uncontrolled_controller.hpp"
 #include "controllers/zeus_controller.hpp"
 #include "experiment/controller_registry.hpp"
+#include "rl/capnet_controller.hpp"
 #include "rl/ppo_controller.hpp"
 
 namespace fw::experiment {
@@ -290,11 +291,39 @@ ControllerEntry ppo_entry() {
           prepare_ppo};
 }
 
+Result<PreparedController> prepare_capnet(const DeclaredOptions& o, const ControllerEnv&) {
+  const double period = o.number("period_s");
+  const std::string& path = o.spec().positional;
+  auto policy = rl::Policy::load(path);
+  if (!policy.ok()) return Status::InvalidArgument("capnet: " + policy.status().message());
+  auto probe = rl::CapNetController::create(*policy, period);
+  if (!probe.ok()) return probe.status().with_context("capnet:" + path);
+  PreparedController p;
+  p.notes = {{"policy", path},
+             {"period_s", (*probe)->period_s()},
+             {"alpha", policy->metadata().value("alpha", nlohmann::json())},
+             {"training_seed", policy->metadata().value("training_seed", nlohmann::json())}};
+  rl::Policy shared = std::move(policy).value();
+  p.make = [shared, period](uint64_t) -> std::unique_ptr<Controller> {
+    return std::move(rl::CapNetController::create(shared, period)).value();
+  };
+  return p;
+}
+
+ControllerEntry capnet_entry() {
+  return {"capnet",
+          "per-GPU power caps from one shared MLP (flexwatt train --task caps): every 10 s, "
+          "each GPU's cap from its power, clock, utilisation and its job's progress",
+          "PATH",
+          {D::number("period_s", "", 0, 1e6, "decision period, s (default: the policy's)")},
+          prepare_capnet};
+}
+
 }  // namespace
 
 std::vector<ControllerEntry> builtin_controllers() {
-  return {uncontrolled_entry(), static_entry(), fleet_entry(),  threshold_entry(),
-          pid_entry(),          zeus_entry(),   oracle_entry(), ppo_entry()};
+  return {uncontrolled_entry(), static_entry(), fleet_entry(), threshold_entry(), pid_entry(),
+          zeus_entry(),         oracle_entry(), ppo_entry(),   capnet_entry()};
 }
 
 }  // namespace fw::experiment
