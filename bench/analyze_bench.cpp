@@ -60,7 +60,7 @@ const std::string& trace_dir() {
         r.power_w = (busy ? 530.0 : 250.0) + 45.0 * rng.uniform();
         energy[g] += r.power_w * 0.1;
         r.energy_j = energy[g];
-        r.power_limit_w = 700;
+        r.cap_w = 700;
         r.sm_util = busy ? 0.95 : 0.3;
         r.mem_util = busy ? 0.6 : 0.2;
         r.sm_clock_mhz = busy ? 1980 : 1410;

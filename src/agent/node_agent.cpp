@@ -433,7 +433,7 @@ void NodeAgent::Impl::publish(double t) {
       const GpuReading& r = snap.gpus[g];
       gs.power_w = r.power_w;
       gs.energy_j = r.energy_j;
-      gs.cap_w = r.power_limit_w;
+      gs.cap_w = r.cap_w;
       gs.sm_clock_mhz = r.sm_clock_mhz;
       gs.sm_util = r.sm_util;
       gs.mem_util = r.mem_util;

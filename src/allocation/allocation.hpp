@@ -1,5 +1,5 @@
 #pragma once
-// Splitting a site power target across jobs (research/calibration.md §1b, Eq. 2;
+// Splitting a site power target across jobs (docs/sources.md §1b, Eq. 2;
 // docs/flexibility.md).
 //
 // Pure functions, no simulator: a job is its measured power→throughput curve (or a PFI from which

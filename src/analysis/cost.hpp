@@ -2,7 +2,7 @@
 // Energy cost, emissions and the value of oversubscription for a measured power draw.
 //
 // Defaults: $0.08/kWh and 0.25 kg CO2/kWh, the costing assumptions of the 2026 GRPO
-// power-control paper (research/calibration.md §1a, secondhand); pass your own.
+// power-control paper (docs/sources.md §1a, secondhand); pass your own.
 // Definitions (also in docs/analysis.md, "Cost and carbon"):
 // - energy_kwh = energy_j / 3.6e6; cost = energy_kwh × price; co2 = energy_kwh × intensity.
 // - Annualised figures assume the measured mean power is drawn all year, 8760 h (an
@@ -16,8 +16,8 @@
 
 namespace fw {
 
-inline constexpr double kDefaultPricePerKwh = 0.08;  // USD, calibration.md §1a [2nd]
-inline constexpr double kDefaultKgCo2PerKwh = 0.25;  // calibration.md §1a [2nd]
+inline constexpr double kDefaultPricePerKwh = 0.08;  // USD, docs/sources.md §1a [2nd]
+inline constexpr double kDefaultKgCo2PerKwh = 0.25;  // docs/sources.md §1a [2nd]
 inline constexpr double kHoursPerYear = 8760;        // assumption: 365 days
 
 struct CostOptions {

@@ -1,6 +1,6 @@
 #pragma once
 // Power Flexibility Index (PFI) of a job from a power-cap sweep: Colangelo et al.,
-// arXiv 2609.11542, Eq. 1 (research/calibration.md §1b):
+// arXiv 2609.11542, Eq. 1 (docs/sources.md §1b):
 //   PFI = (1/N) Σ_{i: T_i ≠ T_max} (1 − P_i/P_max) / (1 − T_i/T_max)
 // where (T_max, P_max) is the uncapped point (the highest cap in the sweep) and P_i the
 // job's realized (aggregate) power at cap i. PFI > 1: throughput falls more slowly than power.

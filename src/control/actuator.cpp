@@ -148,7 +148,7 @@ double job_setting(const PlantInfo& info, const Snapshot& s, size_t job, const A
   int n = 0;
   for (int g : info.jobs[job].gpus) {
     if (g < 0 || g >= static_cast<int>(s.gpus.size())) continue;
-    if (std::isfinite(s.gpus[g].power_limit_w)) sum += s.gpus[g].power_limit_w, ++n;
+    if (std::isfinite(s.gpus[g].cap_w)) sum += s.gpus[g].cap_w, ++n;
   }
   return n ? sum / n : kUnset;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Recorder: writes an episode's trace directory (format: DESIGN.md "Data formats") with
+// Recorder: writes an episode's trace directory (format: docs/telemetry.md "Trace format") with
 // fw::TraceWriter. Optional in the loop; failures surface at close(). Not thread-safe.
 
 #include <memory>

@@ -26,7 +26,7 @@ void SafetyLimiter::reset(const PlantInfo& info, const Snapshot& first) {
   caps_w_.assign(ng, kUnset);
   cap_changed_s_.assign(ng, kNever);
   for (size_t g = 0; g < ng; ++g) {
-    const double read = g < first.gpus.size() ? first.gpus[g].power_limit_w : kUnset;
+    const double read = g < first.gpus.size() ? first.gpus[g].cap_w : kUnset;
     caps_w_[g] = std::isfinite(read) ? read : info.gpus[g].default_cap_w;
   }
   knobs_.assign(nj, kNoKnobs);

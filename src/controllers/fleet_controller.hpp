@@ -1,6 +1,6 @@
 #pragma once
 // fleet: splits one fleet budget across jobs and holds each job to its share by moving its
-// gen_concurrency ("staggered + job control" of calibration.md §1a, with a fleet-level split
+// gen_concurrency ("staggered + job control" of docs/sources.md §1a, with a fleet-level split
 // in the spirit of the research's proposed minute-scale fleet layer over job-level control).
 //
 // Every period_s:

@@ -1,5 +1,5 @@
 #pragma once
-// threshold: the hysteresis rule of the research (calibration.md §1a, baselines: "shrink
+// threshold: the hysteresis rule of the research (docs/sources.md §1a, baselines: "shrink
 // group size when power > 90 % of cap, grow it when < 70 %"). Every period_s, per job: if
 // the trailing mean power of its budget unit over measure_s exceeds upper·budget, step the
 // actuator down `step_rungs` rungs; if below lower·budget, step up; else hold.

@@ -1,7 +1,7 @@
 #pragma once
 // Actuator authority: how much each workload knob of a job moves the job's power, measured by
 // sweeping the knob over its range with everything else fixed (the "occupancy versus volume"
-// sweep of research/calibration.md §1a).
+// sweep of docs/sources.md §1a).
 //
 // For each setting v of a knob and each seed: a fresh plant, a Command at t = 0 setting the
 // knob to v (other knobs and caps untouched, held for the whole run), then read() every

@@ -93,7 +93,7 @@ Result<nlohmann::json> comparison(const DemoRequest& d, const EvalReport& r) {
   nlohmann::json cmp = {
       {"source",
        "arXiv 2608.11226 (7B, 1xA100, 500-step trajectory; secondhand tables in "
-       "research/calibration.md 1a)"},
+       "docs/sources.md 1a)"},
       {"published",
        {{"violations_vs_baseline", kPubViolationCut},
         {"tokens_vs_static", kPubTokens},

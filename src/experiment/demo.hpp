@@ -18,7 +18,7 @@ inline constexpr const char* kDemoStaticCap = "static:knob=caps,group_size=16,ge
 inline constexpr const char* kDemoOracle = "oracle:knob=gen_concurrency+group_size+caps";
 
 // Published 7B figures: PPO meta-controller vs the static baseline over a 500-step
-// trajectory on one A100 (arXiv 2608.11226 abstract; research/calibration.md §1a).
+// trajectory on one A100 (arXiv 2608.11226 abstract; docs/sources.md §1a).
 inline constexpr double kPubViolationCut = -0.898;
 inline constexpr double kPubTokens = 0.181;
 inline constexpr double kPubTokensPerMwh = 0.262;

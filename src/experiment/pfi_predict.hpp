@@ -1,5 +1,5 @@
 #pragma once
-// Run-time PFI prediction from an uncapped trace (research/calibration.md §1b: telemetry predicts
+// Run-time PFI prediction from an uncapped trace (docs/sources.md §1b: telemetry predicts
 // PFI; the paper's best single feature, a DRAM-copy activity product, gives leave-one-out
 // R² ≈ 0.52 on real H200 runs). Features of the trace's GPU readings, a ridge regression on
 // standardized features, trained on a simulated population (population.hpp's workload space).

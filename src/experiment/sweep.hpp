@@ -1,5 +1,5 @@
 #pragma once
-// `flexwatt sweep`: a power-cap sweep of one job and its PFI (research/calibration.md §1b, Eq. 1),
+// `flexwatt sweep`: a power-cap sweep of one job and its PFI (docs/sources.md §1b, Eq. 1),
 // either simulated (a scenario's job, every GPU of the job capped at each cap in turn) or read
 // from a measured sweep CSV (the public A100 format or job,cap_w,power_w,throughput; sim/fit.hpp).
 

@@ -49,7 +49,7 @@ nlohmann::json num_or_null(double v) {
 }
 
 // Domain randomisation of the workload (assumption: ranges around the 7B preset's
-// calibration.md §1a completion lengths; other knob start points so every setting is seen).
+// docs/sources.md §1a completion lengths; other knob start points so every setting is seen).
 // A knob the policy does not act on keeps the job's configured value.
 std::vector<rl::RandomRange> randomisation_ranges(const sim::Scenario& scenario, unsigned mask) {
   if (scenario.jobs.empty() || scenario.jobs[0].kind != sim::JobKind::kGrpo) return {};

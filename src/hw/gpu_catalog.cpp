@@ -5,7 +5,7 @@
 namespace fw::hw {
 namespace {
 
-// Sources: research/calibration.md §2.1 (limits, idle, clocks), §2.2 (power.draw averaging),
+// Sources: docs/sources.md §2.1 (limits, idle, clocks), §2.2 (power.draw averaging),
 // §1b (H200). Values marked "assumption" have no published measurement behind them.
 constexpr GpuSpec kCatalog[] = {
     {

@@ -111,8 +111,8 @@ void build_cap_features(const Observation& obs, double span_s, CapFeatureState& 
       const double p = st.sum_p[g] / st.n_busy[g];
       const double c = st.sum_c[g] / st.n_busy[g];
       const double fmax = st.max_clock_mhz[g] > 0 ? st.max_clock_mhz[g] : 1.0;
-      const double cap = std::isfinite(now.gpus[g].power_limit_w) ? now.gpus[g].power_limit_w
-                                                                  : info.gpus[g].max_cap_w;
+      const double cap =
+          std::isfinite(now.gpus[g].cap_w) ? now.gpus[g].cap_w : info.gpus[g].max_cap_w;
       const double temp = std::isfinite(now.gpus[g].temp_c) ? now.gpus[g].temp_c : 50.0;
       double* o = out + g * kCapObsDim;
       o[0] = p / tdp;

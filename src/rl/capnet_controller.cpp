@@ -52,8 +52,7 @@ const Command& CapNetController::decide(const Observation& obs) {
                 std::span<double>(&a, 1));
     a = std::clamp(std::isfinite(a) ? a : 0.0, -1.0, 1.0);
     const GpuInfo& gi = info.gpus[g];
-    const double cap =
-        std::isfinite(now.gpus[g].power_limit_w) ? now.gpus[g].power_limit_w : gi.max_cap_w;
+    const double cap = std::isfinite(now.gpus[g].cap_w) ? now.gpus[g].cap_w : gi.max_cap_w;
     cmd_.power_cap_w[g] = std::clamp(cap + a * step_frac_ * gi.tdp_w, gi.min_cap_w, gi.max_cap_w);
   }
   return cmd_;

@@ -423,7 +423,7 @@ int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
   // The level is chosen on the job's first GPU and applied as a share of each GPU's maximum.
   const auto g0 = static_cast<size_t>(gpus.front());
   if (g0 >= info.gpus.size()) return moved;
-  const double cur0 = g0 < latest.gpus.size() ? latest.gpus[g0].power_limit_w : kUnset;
+  const double cur0 = g0 < latest.gpus.size() ? latest.gpus[g0].cap_w : kUnset;
   int level = 0;
   if (mode == KnobActionMode::kLevel) {
     level = std::clamp(static_cast<int>(std::lround(act)), 0, kKnobLevels[kPowerCapFactor] - 1);
@@ -435,7 +435,7 @@ int apply_knob_action(const PlantInfo& info, const Snapshot& latest, size_t job,
     const auto gi = static_cast<size_t>(g);
     if (gi >= info.gpus.size() || gi >= cmd.power_cap_w.size()) continue;
     const double target = cap_level_w(info.gpus[gi], level);
-    const double cur = gi < latest.gpus.size() ? latest.gpus[gi].power_limit_w : kUnset;
+    const double cur = gi < latest.gpus.size() ? latest.gpus[gi].cap_w : kUnset;
     cmd.power_cap_w[gi] = kUnset;
     if (std::isnan(cur) || std::abs(target - cur) > 0.5) {
       cmd.power_cap_w[gi] = target;

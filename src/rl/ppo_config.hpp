@@ -1,6 +1,6 @@
 #pragma once
 // PPO hyperparameters. Defaults are CleanRL's ppo_continuous_action.py (read from
-// vwxyzjn/cleanrl; see ../shared/research/style.md Part 2 and docs/rl.md), except where
+// vwxyzjn/cleanrl; see docs/rl.md "Defaults and where they come from" and docs/rl.md), except where
 // a comment says otherwise.
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct PpoConfig {
   double init_log_std = 0.0;  // Gaussian heads only
   // Add gamma * V(final observation) to the last reward of a truncated episode (time
   // limit), so cutting an episode is not mistaken for its end. CleanRL does not do this;
-  // our episodes are time windows, so it matters here (style.md pitfall 4).
+  // our episodes are time windows, so it matters here (a common PPO pitfall).
   bool bootstrap_truncated = true;
 };
 

@@ -139,7 +139,7 @@ Status NodePlant::read(double now_s, Snapshot& out) {
     FW_RETURN_IF_ERROR(sim_->read(now_s, out));
     for (size_t g = 0; g < out.gpus.size() && g < caps_->gpus().size(); ++g) {
       auto cap = caps_->cap_w(static_cast<int>(g));
-      if (cap.ok()) out.gpus[g].power_limit_w = cap.value();
+      if (cap.ok()) out.gpus[g].cap_w = cap.value();
     }
     out.time_s = now_s;
     return Status::Ok();

@@ -145,7 +145,7 @@ Status Cluster::read(double now_s, Snapshot& out) {
     r.power_instant_w = g.p_inst + noise;
     r.power_w = p.power_avg_1s ? g.ring_sum / n_ring_ + noise : r.power_instant_w;
     r.energy_j = g.energy_reported_j;
-    r.power_limit_w = g.cap_w;
+    r.cap_w = g.cap_w;
     r.sm_util = ctx ? std::min(1.0, g.last.u) : 0.0;
     const double x = clock_duty(p, g.fw.x_eff).x;
     r.mem_util = ctx ? std::min(1.0, g.last.m * clock_speed(g.last.c, x)) : 0.0;

@@ -5,7 +5,7 @@
 //
 // Time: virtual time advances in fixed integration steps of dt_s; read(now_s) runs every
 // whole step that ends at or before now_s (+1e-9) and reports the state after the last one.
-// Sensors (calibration.md §2.2): power_instant_w = mean power over the last step (+noise);
+// Sensors (docs/sources.md §2.2): power_instant_w = mean power over the last step (+noise);
 // power_w = the same on A100, a trailing 1 s mean on Hopper; energy_j steps every 100 ms.
 // Knobs (write): power caps take effect at once as the firmware's setpoint (gpu_model.hpp:
 // the SM clock falls with lag clock_tau_s and rises with clock_up_tau_s); gen_concurrency applies

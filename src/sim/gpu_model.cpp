@@ -9,7 +9,7 @@ namespace fw::sim {
 namespace {
 
 // The model-fit constants of each catalogue GPU (hardware facts: hw/gpu_catalog.cpp).
-// Sources: research/calibration.md §2.3/§2.4 (the powers the K constants are fitted to), §2.6
+// Sources: docs/sources.md §2.3/§2.4 (the powers the K constants are fitted to), §2.6
 // (caps act on the SM clock only). Values marked "assumption" have no published measurement
 // behind them.
 struct ModelFit {

@@ -1,7 +1,7 @@
 #pragma once
 // Simulated GPU: presets (hardware facts from the GPU catalogue, hw/gpu_catalog.hpp, plus the
 // model-fit constants defined here), the power model and the firmware's cap enforcement.
-// Everything here is simulated; constants name their source (research/calibration.md section)
+// Everything here is simulated; constants name their source (docs/sources.md section)
 // or say they are an assumption. See docs/simulator.md.
 //
 // Power model, with x = f_sm / f_max the SM clock ratio (0 < x <= 1):

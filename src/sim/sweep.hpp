@@ -1,7 +1,7 @@
 #pragma once
 // Power-cap sweeps on the simulator: run one job of a scenario with all its GPUs capped
 // at each cap in turn (every point from the same seed) and measure its throughput and
-// realized power — the simulated counterpart of the PFI paper's sweeps (calibration.md §1b).
+// realized power — the simulated counterpart of the PFI paper's sweeps (docs/sources.md §1b).
 
 #include <cstdint>
 #include <vector>

@@ -9,8 +9,8 @@ namespace {
 
 // GRPO model presets, per GPU at tp_nominal on A100-SXM4-80GB. Architecture facts
 // (weights, KV bytes/token = 2·layers·kv_heads·head_dim·2 B) are from the public Qwen2.5
-// model configurations (assumption: quoted from memory, not from calibration.md). The
-// timing and load constants are assumptions fitted to calibration.md §1a (7B: ~3.5k tokens
+// model configurations (assumption: quoted from memory, not from docs/sources.md). The
+// timing and load constants are assumptions fitted to docs/sources.md §1a (7B: ~3.5k tokens
 // per ~55 s step, mean ≈ 230 W; 72B: per-device mean ≈ 147 W; concurrency authority
 // 17–22 %) and §2.4 (A100 decode 280–305 W at saturation, prefill spikes 440–520 W).
 constexpr GrpoModel kGrpoModels[] = {
@@ -101,7 +101,7 @@ constexpr GrpoModel kGrpoModels[] = {
 };
 
 // Pretraining / fine-tuning shapes: shares of the iteration and loads of forward, backward,
-// all-to-all, all-reduce, optimizer. Assumptions, fitted to calibration.md §2.3 (H100 dense
+// all-to-all, all-reduce, optimizer. Assumptions, fitted to docs/sources.md §2.3 (H100 dense
 // training 530–575 W/GPU), §1b (H200 PFI: dense ≈ 1.27, MoE PT ≈ 1.43, MoE FT ≈ 2.10) and the
 // A100 sweep rows (data/a100_power_cap_sweep.csv: realized power at 400 W and PFI).
 constexpr PretrainModel kPretrainModels[] = {

@@ -5,7 +5,7 @@
 // every one of its GPUs. Work is measured in "f_max-seconds": the time a phase would take
 // at the maximum SM clock; a phase with compute-bound share c runs at rate s(c, x).
 //
-// Every constant names its source (research/calibration.md) or says it is an assumption.
+// Every constant names its source (docs/sources.md) or says it is an assumption.
 // See docs/simulator.md for the equations.
 
 #include <array>
@@ -81,7 +81,7 @@ struct GrpoParams {
   // generation begins at once (no scoring, update or weight sync). Models the research's
   // generation-only proxy: its 72B sweeps and the occupancy controller's live validation ran
   // rollout generation only ("validated on a generation proxy (99.9% of time)", "Sweeps used
-  // AWQ-72B as a generation-only proxy"; calibration.md §1a [2nd]). Default false.
+  // AWQ-72B as a generation-only proxy"; docs/sources.md §1a [2nd]). Default false.
   bool generation_only = false;
 };
 

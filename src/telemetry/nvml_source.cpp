@@ -231,7 +231,7 @@ Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
   if (d.has_limit) {
     FW_RETURN_IF_ERROR(lib_->check(f.device_get_enforced_power_limit(d.handle, &v),
                                    "nvmlDeviceGetEnforcedPowerLimit", gpu));
-    r.power_limit_w = v * kMilli;
+    r.cap_w = v * kMilli;
   }
   if (d.has_util) {
     nvml::Utilization u{};

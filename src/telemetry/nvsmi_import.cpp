@@ -196,7 +196,7 @@ class NvsmiSource : public TraceRowSource {
     }
     position_out = position;
     GpuReading& rd = row.reading;
-    double* const dst[] = {&rd.power_w, &rd.power_instant_w, &rd.power_limit_w, &rd.energy_j};
+    double* const dst[] = {&rd.power_w, &rd.power_instant_w, &rd.cap_w, &rd.energy_j};
     double p = kUnset;
     for (UnitCol& u : units_) {
       double v;

@@ -40,7 +40,7 @@ struct GpuReading {
   double power_w = kUnset;          // the sensor's power reading (Hopper: trailing 1 s mean)
   double power_instant_w = kUnset;  // instantaneous field where the device has one
   double energy_j = kUnset;         // cumulative energy counter; NaN without one
-  double power_limit_w = kUnset;    // enforced power cap
+  double cap_w = kUnset;            // enforced power cap (gpus.csv column power_limit_w)
   double sm_util = kUnset;          // 0..1
   double mem_util = kUnset;         // 0..1
   double sm_clock_mhz = kUnset;

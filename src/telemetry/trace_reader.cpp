@@ -69,7 +69,7 @@ class FlexwattSource : public TraceRowSource {
                                                        nullptr,
                                                        nullptr,
                                                        &GpuReading::energy_j,
-                                                       &GpuReading::power_limit_w,
+                                                       &GpuReading::cap_w,
                                                        &GpuReading::sm_util,
                                                        &GpuReading::mem_util,
                                                        &GpuReading::sm_clock_mhz,

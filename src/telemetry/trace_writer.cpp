@@ -37,7 +37,7 @@ void TraceWriter::append(const Snapshot& s) {
     w.field(s.time_s, 3).field(static_cast<int64_t>(g.gpu));
     cell(w, g.power_w, 2);
     cell(w, g.energy_j, 3);
-    cell(w, g.power_limit_w, 1);
+    cell(w, g.cap_w, 1);
     cell(w, g.sm_util, 3);
     cell(w, g.mem_util, 3);
     cell(w, g.sm_clock_mhz, 0);

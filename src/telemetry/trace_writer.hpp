@@ -1,5 +1,5 @@
 #pragma once
-// Writes a trace directory (format in DESIGN.md "Data formats"):
+// Writes a trace directory (format in docs/telemetry.md "Trace format"):
 //   gpus.csv  time_s,gpu,power_w,energy_j,power_limit_w,sm_util,mem_util,sm_clock_mhz,temp_c
 //   jobs.csv  time_s,job,phase,tokens_total,steps_total,<one column per knob>
 // power_limit_w is the GPU's cap (the column keeps its name: file formats do not change);

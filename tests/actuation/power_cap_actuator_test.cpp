@@ -203,7 +203,7 @@ TEST_F(NvmlActuatorTest, SharesTheLibraryWithTheReadOnlySource) {
   ASSERT_TRUE(act.value()->set(1, 420).ok());
   GpuSample g;
   ASSERT_TRUE(src.value()->read(1, 0.0, g).ok());
-  EXPECT_DOUBLE_EQ(g.reading.power_limit_w, 420);
+  EXPECT_DOUBLE_EQ(g.reading.cap_w, 420);
 }
 
 TEST_F(NvmlActuatorTest, SubsetAndUnknownIndex) {

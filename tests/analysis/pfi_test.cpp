@@ -1,5 +1,5 @@
-// PFI (calibration.md §1b Eq. 1) on the shipped A100 sweep rows: the brief's reference values
-// (shared/data/a100_power_cap_sweep.md) are pt_mpt_13b_lg ≈ 1.40, ft_llama_8b_dolly ≈ 2.66.
+// PFI (docs/sources.md §1b Eq. 1) on the shipped A100 sweep rows: the brief's reference values
+// (data/a100_power_cap_sweep.md) are pt_mpt_13b_lg ≈ 1.40, ft_llama_8b_dolly ≈ 2.66.
 
 #include "analysis/pfi.hpp"
 

@@ -18,7 +18,7 @@ check "sweep scenario" "$bin" sweep --scenario "$src/scenarios/finetune-moe-h200
   --steady --measure-s 120 --json >"$out/sim.json"
 check "simulated MoE FT PFI within 15 % of 2.1" \
   jqt '.jobs[0] | .simulated and ((.pfi - 2.1) | fabs) <= 0.15 * 2.1' "$out/sim.json"
-# Published per-class medians on H200 (calibration.md §1b): dense 1.27, MoE PT 1.43.
+# Published per-class medians on H200 (docs/sources.md §1b): dense 1.27, MoE PT 1.43.
 "$bin" sweep --scenario "$src/scenarios/pretrain-moe-h200x8.yaml" --steady --measure-s 120 \
   --json >"$out/moe.json"
 check "simulated MoE PT PFI within 15 % of 1.43" \

@@ -63,7 +63,7 @@ class FirstOrderPlant : public Plant {
       r.gpu = static_cast<int>(g);
       r.power_w = power_[g] + noise_w_ * rng_.normal();
       r.energy_j = energy_[g];
-      r.power_limit_w = caps_[g];
+      r.cap_w = caps_[g];
       r.sm_util = std::min(1.0, target / 400);
     }
     out.jobs.resize(1);

@@ -62,7 +62,7 @@ class MultiJobPlant : public Plant {
       out.gpus[g] = GpuReading{};
       out.gpus[g].gpu = static_cast<int>(g);
       out.gpus[g].power_w = power_[g] + rng_.normal(0, 1.0);
-      out.gpus[g].power_limit_w = cap_[g];
+      out.gpus[g].cap_w = cap_[g];
     }
     out.jobs.resize(jobs_.size());
     for (size_t j = 0; j < jobs_.size(); ++j) {

@@ -87,9 +87,9 @@ TEST(CapNet, ConstantDownActionLowersBusyGpuCapsOneStepPerDecision) {
   // The job starts at 10 s: decisions at 10 (no busy sample yet: the job's first samples
   // are idle), then 20 … 90 s at most, each −20 W (0.05 × 400 W), clamped by a = −1.
   for (const GpuReading& g : snap.gpus) {
-    EXPECT_LT(g.power_limit_w, 400 - 20 * 6 + 1e-9);
-    EXPECT_GE(g.power_limit_w, 400 - 20 * 9 - 1e-9);
-    EXPECT_EQ(std::fmod(400 - g.power_limit_w, 20.0), 0.0);
+    EXPECT_LT(g.cap_w, 400 - 20 * 6 + 1e-9);
+    EXPECT_GE(g.cap_w, 400 - 20 * 9 - 1e-9);
+    EXPECT_EQ(std::fmod(400 - g.cap_w, 20.0), 0.0);
   }
 }
 
@@ -192,8 +192,8 @@ TEST(PerGpuStatic, CapsTheLightestGpuLowest) {
   ASSERT_TRUE(plant->read(120, snap).ok());
   double lo = 1e9, hi = 0;
   for (const GpuReading& g : snap.gpus) {
-    lo = std::min(lo, g.power_limit_w);
-    hi = std::max(hi, g.power_limit_w);
+    lo = std::min(lo, g.cap_w);
+    hi = std::max(hi, g.cap_w);
   }
   EXPECT_LT(hi, 400);
   EXPECT_GT(hi - lo, 10);  // imbalance 0.3: the caps differ by GPU

@@ -44,7 +44,7 @@ class KnobPlant : public Plant {
     out.time_s = now_s;
     out.gpus.resize(1);
     out.gpus[0].power_w = std::min(cap_w_, 100 + 20 * knob_);
-    out.gpus[0].power_limit_w = cap_w_;
+    out.gpus[0].cap_w = cap_w_;
     out.jobs.resize(1);
     out.jobs[0].knobs = kNoKnobs;
     out.jobs[0].knobs[kTestKnob] = knob_;

@@ -120,8 +120,8 @@ TEST(PowerCapFactor, OneLevelForEveryGpuOfTheJobOnlyItsGpus) {
   info.jobs = {j};
   Snapshot s;
   s.gpus.resize(3);
-  for (auto& g : s.gpus) g.power_limit_w = 400;
-  s.gpus[2].power_limit_w = 700;
+  for (auto& g : s.gpus) g.cap_w = 400;
+  s.gpus[2].cap_w = 700;
   s.jobs.resize(1);
   Command cmd = blank_command(info);
   const std::array<double, 1> lv{6};  // 80 % of each GPU's maximum

@@ -36,7 +36,7 @@ class ScriptedPlant : public Plant {
     out.gpus.resize(1);
     out.gpus[0] = GpuReading{};
     out.gpus[0].power_w = power_w();
-    out.gpus[0].power_limit_w = 400;
+    out.gpus[0].cap_w = 400;
     out.jobs.resize(1);
     out.jobs[0].job = 0;
     out.jobs[0].phase = Phase::kGenerate;

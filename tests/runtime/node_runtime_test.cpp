@@ -126,11 +126,11 @@ TEST(NodePlant, SimBackendValidatesCapsAndAdvancesInTime) {
   c.power_cap_w = {250};
   ASSERT_TRUE(plant.write(c).ok());
   ASSERT_TRUE(plant.read(2.0, s).ok());
-  EXPECT_DOUBLE_EQ(s.gpus[0].power_limit_w, 250);
+  EXPECT_DOUBLE_EQ(s.gpus[0].cap_w, 250);
   c.power_cap_w = {5000};  // outside the device range: refused, nothing written
   EXPECT_FALSE(plant.write(c).ok());
   ASSERT_TRUE(plant.read(3.0, s).ok());
-  EXPECT_DOUBLE_EQ(s.gpus[0].power_limit_w, 250);
+  EXPECT_DOUBLE_EQ(s.gpus[0].cap_w, 250);
 }
 
 TEST(NodePlant, UnknownBackendIsRefused) {

@@ -1,4 +1,4 @@
-// Occupancy versus volume (issue item 4; research/calibration.md §1a [2nd]): on 72B sharded
+// Occupancy versus volume (issue item 4; docs/sources.md §1a [2nd]): on 72B sharded
 // over four A100s the KV cache admits fewer sequences than a rollout holds, so group size
 // changes how long generation lasts but not the instantaneous power, while generation
 // concurrency changes both. Authority = |mean power at the knob's highest setting − at its

@@ -1,5 +1,5 @@
 // Calibration of the simulator against published figures. Each test states its source
-// (research/calibration.md section) and tolerance; the figures measured are printed.
+// (docs/sources.md section) and tolerance; the figures measured are printed.
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ using testing::load_or_die;
 using testing::mean;
 using testing::run_scenario;
 
-// §1a [2nd] (Curcio, arXiv 2608.11226, as summarised in research/calibration.md §1a): GRPO-7B
+// §1a [2nd] (Curcio, arXiv 2608.11226, as summarised in docs/sources.md §1a): GRPO-7B
 // on one A100, uncontrolled (group size 8), 500 steps: 216 of 500 steps over the 314.6 W budget
 // (43 %), 1,731,712 tokens (3.46k per step), 1.777 kWh (mean ≈ 230 W over ~55 s steps).
 // Published tolerance used here: mean 230 ± 15 W, step 55 ± 8 s, 3.5k ± 0.5k tokens per step,

@@ -66,8 +66,8 @@ TEST(Cluster, CloneContinuesExactlyLikeTheOriginal) {
   ASSERT_TRUE(b->write(cmd).ok());
   ASSERT_TRUE(a->read(900, sa).ok());
   ASSERT_TRUE(b->read(900, sb).ok());
-  EXPECT_EQ(sa.gpus[0].power_limit_w, 250.0);
-  EXPECT_EQ(sb.gpus[0].power_limit_w, 100.0);
+  EXPECT_EQ(sa.gpus[0].cap_w, 250.0);
+  EXPECT_EQ(sb.gpus[0].cap_w, 100.0);
 }
 
 TEST(Cluster, CapsAreClampedAndLowerPowerWithClockLag) {
@@ -81,7 +81,7 @@ TEST(Cluster, CapsAreClampedAndLowerPowerWithClockLag) {
   cmd.power_cap_w.assign(8, 50.0);  // below the device minimum: clamped to 200 W
   ASSERT_TRUE(p->write(cmd).ok());
   ASSERT_TRUE(p->read(60.1, snap).ok());
-  EXPECT_EQ(snap.gpus[0].power_limit_w, 200.0);
+  EXPECT_EQ(snap.gpus[0].cap_w, 200.0);
   EXPECT_GT(snap.gpus[0].sm_clock_mhz, 1000);  // the clock lags (assumed tau 0.2 s)
   ASSERT_TRUE(p->read(65, snap).ok());
   EXPECT_LT(snap.gpus[0].sm_clock_mhz, 1000);

@@ -1,5 +1,5 @@
 // Fleet start strategies (sim/fleet_start.hpp), the generation-only GRPO mode, and the
-// fleet-16xa100 figures of calibration.md §1a [2nd] (simulated vs published, printed as
+// fleet-16xa100 figures of docs/sources.md §1a [2nd] (simulated vs published, printed as
 // [fleet] lines): 30 s peak as a share of nameplate per start strategy, with and without the
 // fleet controller (control/fleet_controller.hpp), and fleet violation rates per window.
 
@@ -202,7 +202,7 @@ TEST(Fleet, StaggeredLowersThe30sPeakVsAlignedOnAShortRun) {
   EXPECT_LT(staggered, aligned);
 }
 
-// calibration.md §1a [2nd], 16-GPU fleet, 30 s peak share of nameplate: aligned 56 %,
+// docs/sources.md §1a [2nd], 16-GPU fleet, 30 s peak share of nameplate: aligned 56 %,
 // random 54 %, staggered 53 %, staggered + job control 50 %; fleet violations 9.1 % at 0.5 s,
 // 0 at >= 30 s. Printed for the table in docs/fleet.md; asserted (direction only): the
 // controlled arm has the lowest 30 s peak and fewer 30 s violations than staggered alone.

@@ -92,7 +92,7 @@ TEST_F(NvmlFakeTest, ReadingsAreConvertedToSiUnits) {
   EXPECT_DOUBLE_EQ(g.reading.power_w, 350.5);  // 350500 mW
   EXPECT_DOUBLE_EQ(g.reading.power_instant_w, 350.5);
   EXPECT_DOUBLE_EQ(g.reading.energy_j, 5020.0);  // third counter read (two at open), mJ
-  EXPECT_DOUBLE_EQ(g.reading.power_limit_w, 650.0);
+  EXPECT_DOUBLE_EQ(g.reading.cap_w, 650.0);
   EXPECT_DOUBLE_EQ(g.reading.sm_util, 0.87);
   EXPECT_DOUBLE_EQ(g.reading.mem_util, 0.43);
   EXPECT_DOUBLE_EQ(g.reading.sm_clock_mhz, 1755.0);

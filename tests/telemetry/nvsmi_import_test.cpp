@@ -103,7 +103,7 @@ TEST(NvsmiImport, WithIndexAndUnits) {
   EXPECT_TRUE(std::isnan(r.rows[2].reading.sm_clock_mhz));
   EXPECT_EQ(r.rows[0].reading.sm_clock_mhz, 1410);
   EXPECT_EQ(r.rows[0].reading.temp_c, 61);
-  EXPECT_EQ(r.rows[0].reading.power_limit_w, 700);
+  EXPECT_EQ(r.rows[0].reading.cap_w, 700);
   EXPECT_EQ(r.rows[2].line, 4);
   EXPECT_EQ(r.meta["index_column"], true);
   EXPECT_EQ(r.meta["units_in_cells"], true);
