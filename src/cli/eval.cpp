@@ -36,12 +36,14 @@ int run_eval(int argc, char** argv) {
   CLI::App app(
       "Run controllers on the same seeds of a simulated scenario and compare them: tokens, "
       "energy, tokens per MWh, budget violation rates at 0.5 s, 30 s and 300 s windows (mean and "
-      "95 % CI across seeds, t-distribution), and ratios to static and oracle.\n\nExample:\n  "
+      "95 % CI across seeds, t-distribution), and ratios to a stated reference row and to the "
+      "look-ahead reference.\n\nExample:\n  "
       "flexwatt eval scenarios/grpo-7b-a100.yaml --controllers "
-      "uncontrolled,static,threshold,pid:kp=0.5,ki=0.1,zeus,oracle --seeds 5\n  flexwatt eval "
+      "uncontrolled,static,threshold,pid:kp=0.5,ki=0.1,zeus,lookahead --seeds 5 --reference "
+      "static\n  flexwatt eval "
       "--list",
       "eval");
-  std::string scenario_path, controllers_arg, out_dir;
+  std::string scenario_path, controllers_arg, out_dir, reference;
   int seeds = 5;
   int64_t seed_base = 1;
   double duration_s = 0;
@@ -60,6 +62,9 @@ int run_eval(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--duration-s", duration_s, "episode length, s (default: the scenario's)");
   app.add_option("--set", sets, "override a scenario parameter, key.path=value (repeatable)");
+  app.add_option("--reference", reference,
+                 "row the others are compared with (tok/ref): a controller as written in "
+                 "--controllers or its name; default: the first static (never an unsafe one)");
   app.add_option("--out", out_dir, "keep every trace: DIR/<controller>/seed-<seed>/");
   app.add_option("--threads", threads, "episodes run in parallel (results do not depend on it)")
       ->capture_default_str()
@@ -91,6 +96,7 @@ int run_eval(int argc, char** argv) {
   req->out_dir = out_dir;
   req->threads = threads;
   req->shield = shield;
+  req->reference = reference;
   const bool tty = stderr_is_tty();
   auto report = experiment::run_evaluation(*req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);

@@ -39,7 +39,9 @@ TEST(Demo, WritesTheReportDirectoryAndTheComparison) {
   std::getline(csv, header);
   EXPECT_EQ(header,
             "controller,tokens_mean,tokens_ci95,energy_j_mean,tokens_per_mwh_mean,"
-            "violation_rate_0.5s,violation_rate_30s,violation_rate_300s,simulated");
+            "violation_rate_0.5s,violation_rate_30s,violation_rate_300s,violation_rate_offsets,"
+            "violation_rate_sliding,completed_step_tokens_mean,steps_per_hour_mean,"
+            "steps_violating_mean,simulated");
   const std::string text = format_demo_comparison(d, *r);
   EXPECT_NE(text.find("+18.1 %"), std::string::npos) << text;
   EXPECT_NE(text.find("knob-only PPO"), std::string::npos);
