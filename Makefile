@@ -9,7 +9,7 @@ DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-de
   etcd-server etcd-client prometheus
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo bench format format-check clean
+.PHONY: deps build test demo bench results format format-check clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -33,6 +33,10 @@ test: build
 
 demo: build
 	$(BUILD)/flexwatt demo --out flexwatt-demo
+
+# Every figure behind README's results table and docs/results.md, regenerated (slow; not in test).
+results: build
+	bash scripts/results.sh $(BUILD)/flexwatt
 
 bench: build
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; $$b || exit 1; done
