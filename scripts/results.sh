@@ -17,12 +17,12 @@ CAPREF=static:knob=caps,group_size=16,gen_concurrency=64
 KNOBREF=static:knob=group_size
 # name|description|flexwatt eval arguments (seeds 1..5 unless stated)
 runs=(
-  "7b-knobs|7B GRPO, knob-only controllers against the best knob-only fixed setting|scenarios/grpo-7b-a100.yaml --seeds 5 --reference $KNOBREF --controllers uncontrolled,$KNOBREF,threshold,pid,ppo:$K7,lookahead:knob=gen_concurrency+group_size"
-  "7b-cap|7B GRPO, controllers with the cap against the best knobs+cap fixed setting|scenarios/grpo-7b-a100.yaml --seeds 5 --reference $CAPREF --controllers uncontrolled,static,$CAPREF,threshold:knob=caps,pid:knob=caps,ppo:$P7,lookahead"
+  "7b-knobs|7B GRPO, knob-only controllers against the best knob-only fixed setting|scenarios/grpo-7b-a100.yaml --seeds 5 --bound --reference $KNOBREF --controllers uncontrolled,$KNOBREF,threshold,pid,ppo:$K7,lookahead:knob=gen_concurrency+group_size"
+  "7b-cap|7B GRPO, controllers with the cap against the best knobs+cap fixed setting|scenarios/grpo-7b-a100.yaml --seeds 5 --bound --reference $CAPREF --controllers uncontrolled,static,$CAPREF,threshold:knob=caps,pid:knob=caps,ppo:$P7,lookahead"
   "7b-cap-minus10|as 7b-cap at a 10 % lower budget (policy unchanged; static recalibrated)|scenarios/grpo-7b-a100.yaml --set budget.watts=283.14 --seeds 5 --reference $CAPREF --controllers uncontrolled,$CAPREF,threshold:knob=caps,pid:knob=caps,ppo:$P7"
   "7b-cap-plus10|as 7b-cap at a 10 % higher budget|scenarios/grpo-7b-a100.yaml --set budget.watts=346.06 --seeds 5 --reference $CAPREF --controllers uncontrolled,$CAPREF,threshold:knob=caps,pid:knob=caps,ppo:$P7"
   "7b-grid-event|7B GRPO under a scheduled 15 % budget drop|scenarios/grpo-7b-a100-grid-event.yaml --seeds 5 --reference $CAPREF --controllers uncontrolled,$CAPREF,threshold:knob=caps,pid:knob=caps,ppo:$P7"
-  "72b|72B GRPO rollout on 4 A100s (occupancy policy)|scenarios/grpo-72b-a100x4-rollout.yaml --seeds 5 --reference static --controllers uncontrolled,static,threshold:knob=gen_concurrency,ppo:$P72"
+  "72b|72B GRPO rollout on 4 A100s (occupancy policy)|scenarios/grpo-72b-a100x4-rollout.yaml --seeds 5 --bound --reference static --controllers uncontrolled,static,threshold:knob=gen_concurrency,ppo:$P72"
   "fleet|16-GPU fleet, 3.2 kW budget, staggered start, 1 h|scenarios/fleet-16xa100.yaml --set fleet.start=staggered --seeds 5 --duration-s 3600 --reference static:knob=caps --controllers uncontrolled,static:knob=caps,fleet"
 )
 
@@ -72,12 +72,12 @@ row() {  # RUN LABEL-SUBSTRING TEXT
   jq -r --arg l "$2" --arg t "$3" '
     def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
     .reference as $ref | .controllers[] | select(.name | contains($l)) |
-    "| \($t) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.violation_rate_sliding.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \($ref) |"' \
+    "| \($t) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.violation_rate_sliding.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(if .share_of_bound == null then "-" else (.share_of_bound * 1000 | round / 10 | tostring) + " %" end) | \($ref) |"' \
     "$tmp/$1.json" | head -1
 }
 {
-  echo "| | step tokens | vs reference | tokens/MWh vs reference | viol (offset mean) | sliding | steps violating | reference |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| | step tokens | vs reference | tokens/MWh vs reference | viol (offset mean) | sliding | steps violating | share of bound | reference |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   row 7b-knobs "ppo:" "7B, PPO knobs only"
   row 7b-knobs "threshold" "7B, threshold (knobs)"
   row 7b-knobs "pid" "7B, pid (knobs)"

@@ -48,7 +48,7 @@ int run_eval(int argc, char** argv) {
   int64_t seed_base = 1;
   double duration_s = 0;
   std::vector<std::string> sets;
-  bool json = false, list = false, shield = false;
+  bool json = false, list = false, shield = false, bound = false;
   int threads = 2;
   app.add_option("scenario", scenario_path, "scenario file (YAML)");
   app.add_option("--controllers", controllers_arg,
@@ -71,6 +71,8 @@ int run_eval(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   app.add_flag("--shield", shield,
                "turn on the SafetyLimiter's budget shield for every controller");
+  app.add_flag("--bound", bound,
+               "also compute the token bound (docs/control.md) and each row's share of it");
   app.add_flag("--json", json, "print the results as JSON on stdout");
   app.add_flag("--list", list, "list the controllers and their options");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -97,6 +99,7 @@ int run_eval(int argc, char** argv) {
   req->threads = threads;
   req->shield = shield;
   req->reference = reference;
+  req->bound = bound;
   const bool tty = stderr_is_tty();
   auto report = experiment::run_evaluation(*req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);

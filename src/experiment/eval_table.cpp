@@ -215,6 +215,17 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
   s += main_table(req, report, w);
   s += curve_table(req, report, w);
   s += calibration_lines(req, report);
+  if (report.has_bound) {
+    char b[256];
+    std::snprintf(b, sizeof b, "\ntoken bound (completed-step tokens): %s; share of it:",
+                  fmt_stat(report.bound_tokens, 1, 0).c_str());
+    s += b;
+    for (const ControllerSummary& r : report.controllers) {
+      std::snprintf(b, sizeof b, " %s %.3f;", r.label.c_str(),
+                    r.completed_tokens.mean / report.bound_tokens.mean);
+      s += b;
+    }
+  }
   char line[1024];
   std::snprintf(line, sizeof line, "\n%s(wall %.1f s)\n",
                 req.out_dir.empty() ? "" : ("traces: " + req.out_dir + "/  ").c_str(),

@@ -12,6 +12,7 @@
 #include "control/recorder.hpp"
 #include "core/version.hpp"
 #include "experiment/json_fields.hpp"
+#include "experiment/token_bound.hpp"
 
 namespace fw::experiment {
 namespace {
@@ -278,6 +279,15 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     report.controllers.push_back(std::move(row));
   }
   report.duration_s = req.scenario.duration_s;
+  if (req.bound) {
+    std::vector<double> b;
+    for (uint64_t seed : req.seeds) {
+      FW_ASSIGN_OR_RETURN(TokenBound tb, token_bound(req.scenario, seed));
+      b.push_back(tb.tokens);
+    }
+    report.bound_tokens = stat_of(b);
+    report.has_bound = true;
+  }
   FW_ASSIGN_OR_RETURN(report.reference, find_reference(req, report));
   return report;
 }
@@ -292,6 +302,7 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   out["duration_s"] = scenario.duration_s;
   out["overrides"] = scenario.overrides;
   out["controllers"] = nlohmann::json::array();
+  if (has_bound) out["bound"] = {{"completed_step_tokens", fw::experiment::to_json(bound_tokens)}};
   const int i_static = reference, i_oracle = find_lookahead();
   out["reference"] = i_static >= 0 ? nlohmann::json(controllers[i_static].label) : nullptr;
   out["lookahead"] = i_oracle >= 0 ? nlohmann::json(controllers[i_oracle].label) : nullptr;
@@ -351,6 +362,9 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
            ratio_json(r.completed_tokens.mean, controllers[i_oracle].completed_tokens.mean)}};
     } else {
       j["vs_lookahead"] = nullptr;
+    }
+    if (has_bound) {
+      j["share_of_bound"] = ratio_json(r.completed_tokens.mean, bound_tokens.mean);
     }
     j["limiter_interventions"] = fw::experiment::to_json(r.interventions);
     j["windows_curve"] = curve;

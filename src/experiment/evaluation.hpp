@@ -34,6 +34,8 @@ struct EvalRequest {
   // name (its first row). Empty: the first row named "static", if any. It is never a row
   // that reports an unsafe calibration (run_evaluation() refuses one).
   std::string reference;
+  // Also compute the token bound (experiment/token_bound.hpp) on every seed.
+  bool bound = false;
   // Metric windows: the windows curve. The table and "violation_rate" show 0.5, 30 and 300 s.
   std::vector<double> windows_s = kDefaultCurveWindowsS;
   CostOptions cost;
@@ -63,8 +65,10 @@ struct EvalReport {
   std::vector<ControllerSummary> controllers;
   std::vector<uint64_t> calibration_seeds;
   std::vector<double> windows_s;
-  double duration_s = 0;  // episode length; windows longer than it are reported as null
-  int reference = -1;     // row index of the reference (EvalRequest::reference), or -1
+  double duration_s = 0;   // episode length; windows longer than it are reported as null
+  int reference = -1;      // row index of the reference (EvalRequest::reference), or -1
+  bool has_bound = false;  // EvalRequest::bound: bound_tokens holds the token bound
+  Stat bound_tokens;       // across seeds
   double wall_s = 0;
 
   // Index of window_s in windows_s, or -1.
