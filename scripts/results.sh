@@ -61,7 +61,7 @@ for r in "${runs[@]}"; do
     echo '```'
     echo
     echo '```'
-    cat "$tmp/$name.txt"
+    grep -v "^(wall " "$tmp/$name.txt"  # wall time varies run to run
     echo '```'
     echo
   } >>"$tmp/results.md"
