@@ -64,8 +64,9 @@ Result<EvalRequest> make_request(const DemoRequest& d) {
   const bool knobs = d.knobs_policy_path != "none";
   FW_ASSIGN_OR_RETURN(
       req.specs,
-      parse_controller_list("uncontrolled,static," + std::string(kDemoStaticCap) +
-                            ",threshold,pid,ppo:" + d.policy_path + "," +
+      parse_controller_list("uncontrolled,static," + std::string(kDemoStaticCap) + "," +
+                            (knobs ? std::string(kDemoStaticKnobs) + "," : "") +
+                            "threshold,pid,ppo:" + d.policy_path + "," +
                             (knobs ? "ppo:" + d.knobs_policy_path + "," : "") + kDemoOracle));
   for (int i = 1; i <= d.seeds; ++i) req.seeds.push_back(static_cast<uint64_t>(i));
   req.out_dir = d.out_dir + "/traces";
@@ -113,12 +114,15 @@ Result<nlohmann::json> comparison(const DemoRequest& d, const EvalReport& r) {
         {"ppo_tokens_share_of_lookahead", tok(pp) / tok(orc)},
         {"tokens_vs_static_cap", tok(pp) / tok(sc) - 1},
         {"tokens_per_mwh_vs_static_cap", pp.tokens_per_mwh.mean / sc.tokens_per_mwh.mean - 1}}}};
-  if (ik >= 0) {
+  const int iks = find_label(r, kDemoStaticKnobs);
+  if (ik >= 0 && iks >= 0) {
     const ControllerSummary& kp = r.controllers[ik];
+    const ControllerSummary& ks = r.controllers[iks];
     cmp["simulated"]["knobs_policy"] = {
         {"policy", d.knobs_policy_path},
-        {"tokens_vs_static", tok(kp) / tok(st) - 1},
-        {"tokens_per_mwh_vs_static", kp.tokens_per_mwh.mean / st.tokens_per_mwh.mean - 1}};
+        {"reference", kDemoStaticKnobs},
+        {"tokens_vs_static", tok(kp) / tok(ks) - 1},
+        {"tokens_per_mwh_vs_static", kp.tokens_per_mwh.mean / ks.tokens_per_mwh.mean - 1}};
   }
   for (auto& [k, v] : cmp["simulated"].items()) {
     if (v.is_number() && !std::isfinite(v.get<double>())) v = nullptr;
@@ -214,16 +218,16 @@ std::string format_demo_comparison(const DemoRequest& d, const DemoResult& r) {
   row("tokens per MWh vs static-cap", "-", pct(num(sim["tokens_per_mwh_vs_static_cap"])));
   if (sim.contains("knobs_policy")) {
     const auto& kp = sim["knobs_policy"];
-    row("knob-only PPO: tokens vs static", pct(kPubTokens), pct(num(kp["tokens_vs_static"])));
-    row("knob-only PPO: tokens per MWh vs static", pct(kPubTokensPerMwh),
+    row("knob-only PPO: tokens vs knob static", pct(kPubTokens), pct(num(kp["tokens_vs_static"])));
+    row("knob-only PPO: tokens/MWh vs knob static", pct(kPubTokensPerMwh),
         pct(num(kp["tokens_per_mwh_vs_static"])));
   }
   std::snprintf(line, sizeof line,
                 "  tokens = tokens of completed steps; steps violating = steps during which the "
                 "trailing 30 s mean exceeded the budget;\n"
                 "  static = the calibrated safe fixed setting (every actuator searched);\n"
-                "  static-cap = %s\n",
-                kDemoStaticCap);
+                "  static-cap = %s; knob static = %s\n",
+                kDemoStaticCap, kDemoStaticKnobs);
   s += line;
   std::snprintf(line, sizeof line, "\nreport: %s/report.json, %s/summary.csv, %s/power.svg\n",
                 d.out_dir.c_str(), d.out_dir.c_str(), d.out_dir.c_str());

@@ -14,6 +14,8 @@ namespace fw::experiment {
 // A static baseline with a power cap: group size and concurrency pinned at the top of the 7B
 // job's ranges (values above a job's range are clamped to it), the cap calibrated as static's
 // actuator. The look-ahead reference searches both knobs and the cap.
+// The knob-only policy's same-actuator reference: static on group_size alone.
+inline constexpr const char* kDemoStaticKnobs = "static:knob=group_size";
 inline constexpr const char* kDemoStaticCap = "static:knob=caps,group_size=16,gen_concurrency=64";
 inline constexpr const char* kDemoOracle = "lookahead:knob=gen_concurrency+group_size+caps";
 

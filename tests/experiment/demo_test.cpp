@@ -25,7 +25,7 @@ TEST(Demo, WritesTheReportDirectoryAndTheComparison) {
   const DemoRequest d = small_demo("demo");
   auto r = run_demo(d);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->report.controllers.size(), 8u);
+  EXPECT_EQ(r->report.controllers.size(), 9u);  // with the knob-only static
   const nlohmann::json& sim = r->json["comparison"]["simulated"];
   EXPECT_TRUE(sim.contains("tokens_vs_static"));
   EXPECT_TRUE(sim.contains("tokens_vs_static_cap"));
