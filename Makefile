@@ -15,7 +15,7 @@ SHELL := /bin/bash
 BENCH_PACKAGES := python3-pandas
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz format format-check clean dist
+.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check clean dist
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -55,6 +55,10 @@ demo: build
 # deploy/ (systemd unit, DaemonSet, Slurm prolog/epilog) and the agent docs (docs/agent.md).
 dist: build
 	deploy/dist.sh $(BUILD) dist
+
+# Every figure behind README's results table and docs/results.md, regenerated (slow; not in test).
+results: build
+	bash scripts/results.sh $(BUILD)/flexwatt
 
 # The benchmarks, then analyze against the I/O floor (cat) and pandas on one generated
 # 10M-row 8-GPU trace, with the violation counts compared window by window.

@@ -24,7 +24,7 @@ run() {  # NAME ARGS...
   fi
 }
 run demo demo --seeds 2 --duration-s 600 --out "$tmp/demo"
-ctl=uncontrolled,static,static:knob=caps,threshold,pid,zeus,oracle:horizon_s=60
+ctl=uncontrolled,static,static:knob=caps,threshold,pid,zeus,lookahead:horizon_s=60
 for s in grpo-7b-a100 grpo-7b-a100-grid-event grpo-14b-a100x2 grpo-72b-a100x4 \
          grpo-72b-a100x4-rollout pretrain-dense-h100x8 pretrain-moe-h200x8 finetune-moe-h200x8; do
   run "eval-$s" eval "scenarios/$s.yaml" --controllers "$ctl" --seeds 2 --duration-s 600

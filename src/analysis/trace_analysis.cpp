@@ -348,6 +348,8 @@ bool TraceAnalyzer::add(const TraceRow& row) {
   return true;
 }
 
+// Long by design: closes every series in one pass over the accumulated state; the steps share
+// locals.
 Result<TraceSummary> TraceAnalyzer::finish() {
   Impl& m = *impl_;
   if (!status_.ok()) return status_;

@@ -38,17 +38,19 @@ int run_eval(int argc, char** argv) {
   CLI::App app(
       "Run controllers on the same seeds of a simulated scenario and compare them: tokens, "
       "energy, tokens per MWh, budget violation rates at 0.5 s, 30 s and 300 s windows (mean and "
-      "95 % CI across seeds, t-distribution), and ratios to static and oracle.\n\nExample:\n  "
+      "95 % CI across seeds, t-distribution), and ratios to a stated reference row and to the "
+      "look-ahead reference.\n\nExample:\n  "
       "flexwatt eval scenarios/grpo-7b-a100.yaml --controllers "
-      "uncontrolled,static,threshold,pid:kp=0.5,ki=0.1,zeus,oracle --seeds 5\n  flexwatt eval "
+      "uncontrolled,static,threshold,pid:kp=0.5,ki=0.1,zeus,lookahead --seeds 5 --reference "
+      "static\n  flexwatt eval "
       "--list",
       "eval");
-  std::string scenario_path, controllers_arg, out_dir;
+  std::string scenario_path, controllers_arg, out_dir, reference;
   int seeds = 5;
   int64_t seed_base = 1;
   double duration_s = 0;
   std::vector<std::string> sets;
-  bool json = false, list = false, shield = false;
+  bool json = false, list = false, shield = false, bound = false;
   int threads = 2;
   app.add_option("scenario", scenario_path, "scenario file (YAML)");
   app.add_option("--controllers", controllers_arg,
@@ -62,12 +64,17 @@ int run_eval(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--duration-s", duration_s, "episode length, s (default: the scenario's)");
   app.add_option("--set", sets, "override a scenario parameter, key.path=value (repeatable)");
+  app.add_option("--reference", reference,
+                 "row the others are compared with (tok/ref): a controller as written in "
+                 "--controllers or its name; default: the first static (never an unsafe one)");
   app.add_option("--out", out_dir, "keep every trace: DIR/<controller>/seed-<seed>/");
   app.add_option("--threads", threads, "episodes run in parallel (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_flag("--shield", shield,
                "turn on the SafetyLimiter's budget shield for every controller");
+  app.add_flag("--bound", bound,
+               "also compute the token bound (docs/control.md) and each row's share of it");
   app.add_flag("--json", json, "print the results as JSON on stdout");
   app.add_flag("--list", list, "list the controllers and their options");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -93,6 +100,8 @@ int run_eval(int argc, char** argv) {
   req->out_dir = out_dir;
   req->threads = threads;
   req->shield = shield;
+  req->reference = reference;
+  req->bound = bound;
   const bool tty = stderr_is_tty();
   auto report = experiment::run_evaluation(*req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);

@@ -36,6 +36,7 @@ Result<std::vector<int>> parse_gpu_list(const std::string& s) {
   return out;
 }
 
+// Long by design: mostly flag declarations; the work is runtime/trace_sampler.
 int run_sample(int argc, char** argv) {
   CLI::App app(
       "Record per-GPU power and telemetry from NVML into a trace directory, on a "

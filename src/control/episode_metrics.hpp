@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/steps_violating.hpp"
 #include "analysis/windows.hpp"
 #include "control/budget.hpp"
 #include "control/budget_units.hpp"
@@ -42,11 +43,28 @@ struct EpisodeResult {
   // budget. Tumbling windows can be gamed by timing heavy phases across their boundaries;
   // this cannot.
   double sliding_violation_rate = 0;
+  double worst_sliding_ratio = 0;  // largest trailing budget-window mean / budget
   // Means of the summed power of all GPUs over tumbling kNodeWindowS windows, for
   // peak-demand and oversubscription figures (analysis/oversubscription.hpp).
   std::vector<double> node_window_means_w;
+  // Tumbling windows at the budget's own window, at kWindowOffsets evenly spaced phases
+  // (window k starts k·n/kWindowOffsets samples after the first sample; offset 0 is the
+  // aligned rate's phase): the mean over the offsets of each offset's violation rate. A real
+  // meter's windows are not aligned with the run's start; this is the headline rate.
+  double offset_violation_rate = 0;
+  std::vector<double> offset_violation_rates;  // per offset
+  // Progress: per job, the tokens and steps of completed steps only (the step in progress at
+  // the last sample is left out; tokens counted up to the sample at which a step's counter
+  // moved on), summed over jobs.
+  double completed_tokens = 0;
+  double completed_steps = 0;
+  // Steps violating (analysis/steps_violating.hpp) at the budget's window, each job judged on
+  // its budget units (a step violates when any of them does), pooled over jobs.
+  int64_t steps_judged = 0, steps_violating = 0;
   LimiterStats limiter;
 };
+
+inline constexpr int kWindowOffsets = 6;
 
 class EpisodeMetrics {
  public:
@@ -57,6 +75,10 @@ class EpisodeMetrics {
   EpisodeResult finish(const LimiterStats& limiter = {}) const;
 
  private:
+  // Completed steps and their tokens, and the step-violation counters (budget_w in force; <=
+  // 0: counters not fed).
+  void add_progress(const Snapshot& s, double budget_w);
+
   const BudgetSchedule& budget_;
   BudgetUnits units_;
   std::vector<double> windows_s_;
@@ -65,6 +87,15 @@ class EpisodeMetrics {
   // Sliding check: per unit, the trailing budget window of power/budget ratios.
   WindowJudge slide_;  // sized at the first judged sample
   int64_t slide_checks_ = 0, slide_over_ = 0;
+  double slide_worst_ = 0;
+  // Offset tumbling judges at the budget's window; offset k feeds samples from skip_[k] on.
+  std::vector<WindowJudge> offset_;
+  std::vector<size_t> skip_;
+  std::vector<int64_t> offset_windows_, offset_over_;
+  int64_t judged_samples_ = 0;
+  // Progress and steps violating, per job (step counters: one per budget unit of the job).
+  std::vector<double> first_steps_, done_steps_, done_tokens_;
+  std::vector<std::vector<StepViolationCounter>> step_counters_;
   bool started_ = false;
   double first_t_ = 0, last_t_ = 0, last_dt_ = 0;
   std::vector<double> first_tokens_, last_tokens_, first_energy_, last_energy_;

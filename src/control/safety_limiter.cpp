@@ -65,6 +65,8 @@ double SafetyLimiter::limit_one(double req, double cur, double lo, double hi, do
   return v;
 }
 
+// Long by design: the limiter stages (clamp, slew, dwell, shield) run in a fixed order that must be
+// read together.
 Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
   Command out;
   if (info_ == nullptr) return out;

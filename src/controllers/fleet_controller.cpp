@@ -119,6 +119,7 @@ void FleetController::update_caps(const PlantInfo& info, const std::vector<size_
   }
 }
 
+// Long by design: measure, split, integrate and cut are one decision over shared per-job arrays.
 Command FleetController::update(const Observation& obs) {
   const PlantInfo& info = *obs.plant;
   const size_t n_jobs = info.jobs.size();

@@ -16,12 +16,18 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
   std::unique_ptr<Plant> clone = plant_->clone();
   const BudgetUnits& units = *obs.units;
   const double w_s = obs.budget->window_s;
-  const double b = obs.budget->watts;
+  const double b_now = obs.budget->watts;
+  auto budget_at = [&](double t) {
+    if (cfg_.schedule.entries.empty()) return b_now;
+    const double w = cfg_.schedule.at(t).watts;
+    return w > 0 ? w : b_now;
+  };
   const double dt = obs.sample_period_s;
   const double t0 = obs.time_s;
   const double limit = 1.0 - cfg_.margin;
   const size_t n_win = WindowJudge::samples_per_window(w_s, dt);
   auto feed = [&](const Snapshot& s) {
+    const double b = budget_at(s.time_s);
     for (size_t u = 0; u < units.size(); ++u) judge_.set(u, unit_power_w(s, units.units[u]) / b);
     if (!judge_.advance()) return;
     for (size_t u = 0; u < units.size(); ++u) {
@@ -84,6 +90,8 @@ OracleController::Outcome OracleController::imagine(const Observation& obs, cons
   return out;
 }
 
+// Long by design: candidate generation, look-ahead and selection share the imagined plants and
+// their scores.
 Command OracleController::update(const Observation& obs) {
   const PlantInfo& info = *obs.plant;
   Command base = UncontrolledController().update(obs);

@@ -1,5 +1,6 @@
 #pragma once
-// oracle: a reference upper bound with perfect knowledge of the future. Never deployable:
+// lookahead (alias oracle): a look-ahead *reference* with perfect knowledge of the future —
+// a greedy search, not a bound (experiment/token_bound.hpp is the bound). Never deployable:
 // it needs a plant that can be cloned (the simulator) and looks at what will happen.
 //
 // Definition. Every period_s, for each candidate setting of its actuators (per actuator,
@@ -46,12 +47,15 @@ struct OracleConfig {
   int candidates = 9;    // per actuator, >= 2
   double margin = 0;     // fraction of budget kept free
   bool sliding = false;  // judge trailing windows at every sample instead of tumbling ones
+  // The budget schedule: each imagined (and seen) sample is judged against the budget in
+  // force at its own time. Empty: the budget in force at the decision, for every sample.
+  BudgetSchedule schedule;
 };
 
 class OracleController : public Controller, public PlantBranching {
  public:
   explicit OracleController(OracleConfig cfg) : cfg_(cfg) {}
-  std::string name() const override { return "oracle"; }
+  std::string name() const override { return "lookahead"; }
   double period_s() const override { return cfg_.period_s; }
   void bind_plant(const Plant* plant) override { plant_ = plant; }
   Command update(const Observation& obs) override;

@@ -11,6 +11,15 @@ namespace fw {
 Result<double> worst_window_ratio(const PlantFactory& make_plant, const BudgetSchedule& budget,
                                   const StaticCalibrationConfig& cfg, double fraction,
                                   uint64_t seed) {
+  FW_ASSIGN_OR_RETURN(CalibrationEpisode e,
+                      calibration_episode(make_plant, budget, cfg, fraction, seed));
+  return e.worst_ratio;
+}
+
+Result<CalibrationEpisode> calibration_episode(const PlantFactory& make_plant,
+                                               const BudgetSchedule& budget,
+                                               const StaticCalibrationConfig& cfg, double fraction,
+                                               uint64_t seed) {
   std::unique_ptr<Plant> plant = make_plant(seed);
   if (!plant) return Status::Internal("static calibration: the plant factory returned nothing");
   StaticController ctrl(cfg.actuator, fraction, kUnset, 10, cfg.hold);
@@ -22,7 +31,12 @@ Result<double> worst_window_ratio(const PlantFactory& make_plant, const BudgetSc
   ControlLoop loop(*plant, budget, lc, cfg.limiter);
   loop.add_controller(&ctrl);
   FW_RETURN_IF_ERROR(loop.run().with_context("static calibration"));
-  return loop.result().worst_window_ratio.front();
+  const EpisodeResult& r = loop.result();
+  // Meter-blind safety: the worst trailing window (every tumbling window, at any phase, is
+  // one of them); runs shorter than a window fall back to the tumbling judge.
+  const double worst =
+      r.worst_sliding_ratio > 0 ? r.worst_sliding_ratio : r.worst_window_ratio.front();
+  return CalibrationEpisode{worst, r.completed_tokens};
 }
 
 Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
@@ -40,19 +54,22 @@ Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
                                    : 1.0;
   };
   StaticCalibration out;
-  std::map<int, double> worst;  // rung → worst ratio over the seeds
+  std::map<int, double> worst;   // rung → worst ratio over the seeds
+  std::map<int, double> tokens;  // rung → mean completed-step tokens (safe rungs)
   auto evaluate = [&](int rung) -> Result<double> {
     auto it = worst.find(rung);
     if (it != worst.end()) return it->second;
-    double w = 0;
+    double w = 0, tok = 0;
     for (uint64_t seed : cfg.seeds) {
-      FW_ASSIGN_OR_RETURN(double r,
-                          worst_window_ratio(make_plant, budget, cfg, fraction_of(rung), seed));
+      FW_ASSIGN_OR_RETURN(CalibrationEpisode e,
+                          calibration_episode(make_plant, budget, cfg, fraction_of(rung), seed));
       ++out.episodes;
-      w = std::max(w, r);
+      w = std::max(w, e.worst_ratio);
+      tok += e.completed_tokens / static_cast<double>(cfg.seeds.size());
       if (w > 1.0) break;  // already unsafe
     }
     worst[rung] = w;
+    tokens[rung] = w <= 1.0 ? tok : 0;
     return w;
   };
   // Coarse scan, top down.
@@ -86,6 +103,7 @@ Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
   FW_ASSIGN_OR_RETURN(out.worst_ratio, evaluate(rung));
   out.fraction = fraction_of(rung);
   out.value = ladder.value(rung);
+  out.completed_tokens = tokens[rung];
   return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Calibration of the static baseline: the largest fixed setting of the actuator whose
-// worst window mean (windows of the budget's window_s, every budget unit) stayed at or
-// under the budget in full episodes on every calibration seed. The caller supplies seeds
+// worst trailing window mean (windows of the budget's window_s ending at every sample, every
+// budget unit; so every tumbling window at any phase) stayed at or under the budget in full
+// episodes on every calibration seed. The caller supplies seeds
 // disjoint from its evaluation seeds, and a factory that builds a fresh plant per seed
 // (control/ knows no concrete plant).
 //
@@ -38,11 +39,25 @@ struct StaticCalibration {
   double worst_ratio = 0;  // worst window mean / budget at that setting, over the seeds
   bool found = false;
   int episodes = 0;  // calibration episodes run
+  // Mean tokens of completed steps per calibration episode at that setting (all seeds run
+  // only when it is safe; 0 otherwise). Used to pick among actuators (prepare_static()).
+  double completed_tokens = 0;
 };
 
 Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
                                            const BudgetSchedule& budget,
                                            const StaticCalibrationConfig& cfg);
+
+// One calibration episode of a setting: its worst window mean / budget (windows of the
+// budget's window_s) and its tokens of completed steps.
+struct CalibrationEpisode {
+  double worst_ratio = 0;
+  double completed_tokens = 0;
+};
+Result<CalibrationEpisode> calibration_episode(const PlantFactory& make_plant,
+                                               const BudgetSchedule& budget,
+                                               const StaticCalibrationConfig& cfg, double fraction,
+                                               uint64_t seed);
 
 // Worst window mean / budget (windows of window_s) of one episode of `setting`, or error.
 Result<double> worst_window_ratio(const PlantFactory& make_plant, const BudgetSchedule& budget,

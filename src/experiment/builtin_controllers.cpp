@@ -2,6 +2,8 @@
 // each with its options declared once.
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "control/actuator.hpp"
 #include "controllers/fleet_controller.hpp"
@@ -51,25 +53,49 @@ ControllerEntry uncontrolled_entry() {
           }};
 }
 
+// The actuators static may calibrate: the named one, or with knob=auto every actuator the
+// plant offers (every knob every job exposes, then caps) except the pinned knobs.
+Result<std::vector<Actuator>> static_actuators(const DeclaredOptions& o, const ControllerEnv& env,
+                                               const KnobValues& hold) {
+  if (o.text("knob") != "auto") {
+    FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
+    return std::vector<Actuator>{a};
+  }
+  FW_ASSIGN_OR_RETURN(std::vector<Actuator> all, resolve_actuators("all", env.info));
+  std::vector<Actuator> out;
+  bool caps = false;
+  for (const Actuator& a : all) {
+    caps = caps || a.kind == Actuator::Kind::kCaps;
+    if (a.kind == Actuator::Kind::kKnob && !std::isnan(hold[a.index()])) continue;
+    out.push_back(a);
+  }
+  if (!caps) out.push_back(Actuator::of_index(kCapActuator));
+  if (out.empty()) return Status::InvalidArgument("controller 'static': no actuator to calibrate");
+  return out;
+}
+
 // static: pins from the options, then a fixed value or a calibration on the env's plants.
+// Calibration covers every actuator static may use (static_actuators()) and keeps the safe
+// setting with the most completed-step tokens on the calibration seeds; when no actuator has
+// a safe setting it fails (an unsafe fixed setting is never a baseline).
 Result<PreparedController> prepare_static(const DeclaredOptions& o, const ControllerEnv& env) {
-  FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
   const double period = o.number("period_s");
   PreparedController p;
-  p.notes["actuator"] = a.name();
   KnobValues hold = kNoKnobs;
   for (int q = 0; q < kNumKnobs; ++q) {
     const std::string k(kKnobNames[q]);
     if (!o.has(k)) continue;
-    if (a.index() == q) {
+    if (o.text("knob") == k) {
       return Status::InvalidArgument("controller 'static': " + k +
                                      "= pins the actuator itself; use value=");
     }
     hold[q] = o.number(k);
     p.notes["hold"][k] = hold[q];
   }
-  if (o.has("value")) {
+  if (o.has("value")) {  // a given setting: knob=auto is resolve_actuator()'s auto
+    FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
     const double v = o.number("value");
+    p.notes["actuator"] = a.name();
     p.notes["value"] = v;
     p.make = [a, v, period, hold](uint64_t) {
       return std::make_unique<StaticController>(a, 1.0, v, period, hold);
@@ -79,15 +105,44 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   if (!env.make_plant || env.calibration_seeds.empty()) {
     return Status::InvalidArgument("static: no plant factory to calibrate on; give value=");
   }
+  FW_ASSIGN_OR_RETURN(std::vector<Actuator> acts, static_actuators(o, env, hold));
   StaticCalibrationConfig cfg;
-  cfg.actuator = a;
   cfg.seeds = env.calibration_seeds;
   cfg.duration_s = env.duration_s;
   cfg.sample_period_s = env.sample_period_s;
   cfg.limiter = env.limiter;
   cfg.max_candidates = o.integer("candidates");
   cfg.hold = hold;
-  FW_ASSIGN_OR_RETURN(StaticCalibration cal, calibrate_static(env.make_plant, env.budget, cfg));
+  int best = -1;
+  std::vector<StaticCalibration> cals;
+  std::string tried;
+  for (size_t i = 0; i < acts.size(); ++i) {
+    cfg.actuator = acts[i];
+    FW_ASSIGN_OR_RETURN(StaticCalibration cal, calibrate_static(env.make_plant, env.budget, cfg));
+    cals.push_back(cal);
+    char b[128];
+    std::snprintf(b, sizeof b, "%s%s (lowest setting %g: worst window %.3f x budget)",
+                  tried.empty() ? "" : ", ", acts[i].name().c_str(), cal.value, cal.worst_ratio);
+    tried += b;
+    if (cal.found && (best < 0 || cal.completed_tokens > cals[best].completed_tokens)) {
+      best = static_cast<int>(i);
+    }
+  }
+  if (best < 0) {
+    return Status::Internal("controller 'static': no fixed setting is safe on calibration seeds " +
+                            nlohmann::json(env.calibration_seeds).dump() + ": " + tried +
+                            "; an unsafe fixed setting is never a baseline");
+  }
+  const Actuator a = acts[best];
+  const StaticCalibration& cal = cals[best];
+  p.notes["actuator"] = a.name();
+  if (acts.size() > 1) {
+    for (size_t i = 0; i < acts.size(); ++i) {
+      p.notes["searched"][acts[i].name()] = {{"value", cals[i].value},
+                                             {"safe_found", cals[i].found},
+                                             {"completed_tokens", cals[i].completed_tokens}};
+    }
+  }
   p.notes["calibration"] = {
       {"seeds", env.calibration_seeds}, {"value", cal.value},
       {"fraction", cal.fraction},       {"worst_window_ratio", cal.worst_ratio},
@@ -102,11 +157,15 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
 ControllerEntry static_entry() {
   const char* pin = "pin this knob for every job (calibrate the actuator with it held)";
   return {"static",
-          "safe static setting: the largest fixed knob value (or cap) whose worst budget-window "
-          "mean stayed under budget in calibration runs on seeds disjoint from the evaluation "
-          "seeds",
+          "safe static setting: the largest fixed setting whose worst budget-window mean stayed "
+          "under budget in calibration runs on seeds disjoint from the evaluation seeds; with "
+          "knob=auto every actuator is searched and the safe one with the most completed-step "
+          "tokens kept; fails when none is safe",
           "",
-          {knob_option(),
+          {D::text("knob", "auto",
+                   "actuator: auto (every knob the jobs expose and caps, each calibrated; the "
+                   "safe one with the most completed-step tokens is kept), caps, "
+                   "gen_concurrency, group_size"),
            D::number("value", "", 0, 1e6,
                      "use this setting instead of calibrating (knob value or cap W)"),
            D::integer("candidates", "12", 2, 1000, "settings tried in the coarse calibration scan"),
@@ -230,13 +289,17 @@ ControllerEntry zeus_entry() {
       }};
 }
 
-ControllerEntry oracle_entry() {
+// lookahead, and oracle, its former name (kept as an alias).
+ControllerEntry lookahead_entry(const char* name) {
   return {
-      "oracle",
-      "upper bound with perfect foresight (clones the simulated plant; never deployable)",
+      name,
+      std::string(name) == std::string("oracle")
+          ? "alias of lookahead (its former name)"
+          : "look-ahead reference with perfect foresight: a greedy receding-horizon search, not "
+            "a bound (clones the simulated plant; never deployable)",
       "",
       {D::text("knob", "all",
-               "actuators searched: all (every knob every job exposes), auto, caps, "
+               "actuators searched: all (every knob every job exposes, and caps), auto, caps, "
                "gen_concurrency, group_size, or a '+' list"),
        D::number("period_s", "15", 0.1, 1e6, "re-planning period, s"),
        D::number("horizon_s", "120", 0.5, 1e5, "look-ahead per candidate, s"),
@@ -250,10 +313,16 @@ ControllerEntry oracle_entry() {
         c.sliding = o.text("windows") == "sliding";
         auto acts = resolve_actuators(o.text("knob"), env.info);
         if (!acts.ok()) {
-          return Status::InvalidArgument("controller 'oracle': knob=" + o.text("knob") + ": " +
-                                         acts.status().message());
+          return Status::InvalidArgument("controller '" + o.spec().name + "': knob=" +
+                                         o.text("knob") + ": " + acts.status().message());
         }
         c.actuators = *acts;
+        const bool has_caps = std::any_of(c.actuators.begin(), c.actuators.end(),
+                                          [](auto& a) { return a.kind == Actuator::Kind::kCaps; });
+        if (o.text("knob") == "all" && !has_caps) {
+          c.actuators.push_back(Actuator::of_index(kCapActuator));
+        }
+        c.schedule = env.budget;
         c.period_s = o.number("period_s");
         c.horizon_s = o.number("horizon_s");
         c.candidates = o.integer("candidates");
@@ -322,8 +391,16 @@ ControllerEntry capnet_entry() {
 }  // namespace
 
 std::vector<ControllerEntry> builtin_controllers() {
-  return {uncontrolled_entry(), static_entry(), fleet_entry(), threshold_entry(), pid_entry(),
-          zeus_entry(),         oracle_entry(), ppo_entry(),   capnet_entry()};
+  return {uncontrolled_entry(),
+          static_entry(),
+          fleet_entry(),
+          threshold_entry(),
+          pid_entry(),
+          zeus_entry(),
+          lookahead_entry("lookahead"),
+          lookahead_entry("oracle"),
+          ppo_entry(),
+          capnet_entry()};
 }
 
 }  // namespace fw::experiment

@@ -240,6 +240,8 @@ Result<ValidationSet> make_validation(const Problem& prob, const CapTrainRequest
 
 }  // namespace
 
+// Long by design: the training loop (perturb, evaluate, update, select, checkpoint) reads best as
+// one loop.
 Result<CapTrainSummary> run_cap_training(const CapTrainRequest& req,
                                          const std::function<void(const CapTrainProgress&)>& cb) {
   const auto t0 = std::chrono::steady_clock::now();

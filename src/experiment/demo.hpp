@@ -1,6 +1,6 @@
 #pragma once
 // The demo (`flexwatt demo`): the 7B GRPO scenario with the baselines, the shipped PPO
-// policies and the oracle bound, compared with the published figures, and a report
+// policies and the look-ahead reference, compared with the published figures, and a report
 // directory: report.json (the eval JSON plus "comparison"), summary.csv, power.svg and the
 // traces of the first seed.
 
@@ -13,9 +13,11 @@ namespace fw::experiment {
 
 // A static baseline with a power cap: group size and concurrency pinned at the top of the 7B
 // job's ranges (values above a job's range are clamped to it), the cap calibrated as static's
-// actuator. The oracle searches both knobs and the cap.
+// actuator. The look-ahead reference searches both knobs and the cap.
+// The knob-only policy's same-actuator reference: static on group_size alone.
+inline constexpr const char* kDemoStaticKnobs = "static:knob=group_size";
 inline constexpr const char* kDemoStaticCap = "static:knob=caps,group_size=16,gen_concurrency=64";
-inline constexpr const char* kDemoOracle = "oracle:knob=gen_concurrency+group_size+caps";
+inline constexpr const char* kDemoOracle = "lookahead:knob=gen_concurrency+group_size+caps";
 
 // Published 7B figures: PPO meta-controller vs the static baseline over a 500-step
 // trajectory on one A100 (arXiv 2608.11226 abstract; docs/sources.md §1a).

@@ -13,6 +13,7 @@
 #include "control/control_loop.hpp"
 #include "control/recorder.hpp"
 #include "core/version.hpp"
+#include "experiment/token_bound.hpp"
 
 namespace fw::experiment {
 namespace {
@@ -48,6 +49,11 @@ int EvalReport::find(const std::string& name) const {
     if (controllers[c].name == name) return static_cast<int>(c);
   }
   return -1;
+}
+
+int EvalReport::find_lookahead() const {
+  const int i = find("lookahead");
+  return i >= 0 ? i : find("oracle");
 }
 
 namespace {
@@ -158,13 +164,39 @@ Result<std::vector<EpisodeResult>> run_episodes(const EvalRequest& req, const Co
   return results;
 }
 
+// The reference row (EvalRequest::reference); InvalidArgument when it is named but absent,
+// or when it reports that its calibration found no safe setting.
+Result<int> find_reference(const EvalRequest& req, const EvalReport& report) {
+  int i = -1;
+  if (req.reference.empty()) {
+    i = report.find("static");
+  } else {
+    for (size_t c = 0; c < report.controllers.size() && i < 0; ++c) {
+      if (report.controllers[c].label == req.reference) i = static_cast<int>(c);
+    }
+    if (i < 0) i = report.find(req.reference);
+    if (i < 0) {
+      return Status::InvalidArgument("--reference " + req.reference +
+                                     ": no such controller in --controllers");
+    }
+  }
+  if (i < 0) return -1;
+  const nlohmann::json& notes = report.controllers[i].notes;
+  if (notes.contains("calibration") && !notes["calibration"].value("safe_found", true)) {
+    return Status::InvalidArgument("reference " + report.controllers[i].label +
+                                   " found no safe setting on the calibration seeds; an unsafe "
+                                   "fixed setting is never a reference");
+  }
+  return i;
+}
+
 }  // namespace
 
 ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
                             const std::vector<double>& windows_s, const PlantInfo& info,
                             const CostOptions& cost) {
   ControllerSummary row;
-  std::vector<double> tok, en, tpm, inter, power, share, ratio, slide;
+  std::vector<double> tok, en, tpm, inter, power, share, ratio, slide, offset, done, sph, tps, stv;
   std::vector<std::vector<double>> viol(windows_s.size());
   std::vector<WindowStats> pooled(windows_s.size());
   const double nameplate_w = info.nameplate_w();
@@ -175,6 +207,13 @@ ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
     inter.push_back(static_cast<double>(r.limiter.total()));
     power.push_back(r.mean_power_w);
     slide.push_back(r.sliding_violation_rate);
+    offset.push_back(r.offset_violation_rate);
+    done.push_back(r.completed_tokens);
+    sph.push_back(r.duration_s > 0 ? r.completed_steps * 3600 / r.duration_s : 0);
+    tps.push_back(r.completed_steps > 0 ? r.completed_tokens / r.completed_steps : 0);
+    stv.push_back(r.steps_judged > 0
+                      ? static_cast<double>(r.steps_violating) / static_cast<double>(r.steps_judged)
+                      : 0);
     for (size_t w = 0; w < viol.size(); ++w) {
       viol[w].push_back(r.violation_rate[w]);
       pooled[w].window_s = windows_s[w];
@@ -200,6 +239,11 @@ ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
   }
   row.curve = windows_curve(pooled, 0.0);
   row.sliding_violation_rate = stat_of(slide);
+  row.offset_violation_rate = stat_of(offset);
+  row.completed_tokens = stat_of(done);
+  row.steps_per_hour = stat_of(sph);
+  row.tokens_per_step = stat_of(tps);
+  row.steps_violating = stat_of(stv);
   row.peak_share_of_nameplate = stat_of(share);
   row.oversubscription_ratio = stat_of(ratio);
   CostInputs ci;
@@ -238,6 +282,17 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.notes = prepared[c].notes;
     report.controllers.push_back(std::move(row));
   }
+  report.duration_s = req.scenario.duration_s;
+  if (req.bound) {
+    std::vector<double> b;
+    for (uint64_t seed : req.seeds) {
+      FW_ASSIGN_OR_RETURN(TokenBound tb, token_bound(req.scenario, seed));
+      b.push_back(tb.tokens);
+    }
+    report.bound_tokens = stat_of(b);
+    report.has_bound = true;
+  }
+  FW_ASSIGN_OR_RETURN(report.reference, find_reference(req, report));
   return report;
 }
 
@@ -251,7 +306,10 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   out["duration_s"] = scenario.duration_s;
   out["overrides"] = scenario.overrides;
   out["controllers"] = nlohmann::json::array();
-  const int i_static = find("static"), i_oracle = find("oracle");
+  if (has_bound) out["bound"] = {{"completed_step_tokens", fw::experiment::to_json(bound_tokens)}};
+  const int i_static = reference, i_oracle = find_lookahead();
+  out["reference"] = i_static >= 0 ? nlohmann::json(controllers[i_static].label) : nullptr;
+  out["lookahead"] = i_oracle >= 0 ? nlohmann::json(controllers[i_oracle].label) : nullptr;
   // The 30 s rate is the one compared against static (the budget's usual window).
   size_t i30 = 0;
   for (size_t w = 0; w < windows_s.size(); ++w) {
@@ -263,11 +321,13 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
     nlohmann::json curve = {{"windows_s", nlohmann::json::array()},
                             {"violation_rate", nlohmann::json::array()}};
     for (size_t w = 0; w < windows_s.size(); ++w) {
-      if (is_headline_window(windows_s[w])) {
-        viol[window_key(windows_s[w])] = fw::experiment::to_json(r.violation_rate[w]);
-      }
+      // A window longer than the run was never judged: null, not 0.
+      const nlohmann::json v = windows_s[w] > duration_s
+                                   ? nlohmann::json(nullptr)
+                                   : fw::experiment::to_json(r.violation_rate[w]);
+      if (is_headline_window(windows_s[w])) viol[window_key(windows_s[w])] = v;
       curve["windows_s"].push_back(windows_s[w]);
-      curve["violation_rate"].push_back(fw::experiment::to_json(r.violation_rate[w]));
+      curve["violation_rate"].push_back(v);
     }
     const double shortest = r.curve.shortest_holding_window_s;
     curve["shortest_holding_window_s"] =
@@ -279,21 +339,36 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
                         {"violation_rate", viol},
                         {"violation_rate_sliding",
                          {{"window_s", req.scenario.budget.entries.front().budget.window_s},
-                          {"rate", fw::experiment::to_json(r.sliding_violation_rate)}}}};
+                          {"rate", fw::experiment::to_json(r.sliding_violation_rate)}}},
+                        {"violation_rate_offsets",
+                         {{"window_s", req.scenario.budget.entries.front().budget.window_s},
+                          {"offsets", kWindowOffsets},
+                          {"rate", fw::experiment::to_json(r.offset_violation_rate)}}},
+                        {"progress",
+                         {{"completed_step_tokens", fw::experiment::to_json(r.completed_tokens)},
+                          {"steps_per_hour", fw::experiment::to_json(r.steps_per_hour)},
+                          {"tokens_per_step", fw::experiment::to_json(r.tokens_per_step)}}},
+                        {"steps_violating", fw::experiment::to_json(r.steps_violating)}};
     if (i_static >= 0) {
       const ControllerSummary& s = controllers[i_static];
-      j["vs_static"] = {
+      j["vs_reference"] = {
+          {"completed_step_tokens", ratio_json(r.completed_tokens.mean, s.completed_tokens.mean)},
           {"tokens", ratio_json(r.tokens.mean, s.tokens.mean)},
           {"tokens_per_mwh", ratio_json(r.tokens_per_mwh.mean, s.tokens_per_mwh.mean)},
           {"violation_rate_30",
            ratio_json(r.violation_rate[i30].mean, s.violation_rate[i30].mean)}};
     } else {
-      j["vs_static"] = nullptr;
+      j["vs_reference"] = nullptr;
     }
     if (i_oracle >= 0) {
-      j["vs_oracle"] = {{"tokens", ratio_json(r.tokens.mean, controllers[i_oracle].tokens.mean)}};
+      j["vs_lookahead"] = {
+          {"completed_step_tokens",
+           ratio_json(r.completed_tokens.mean, controllers[i_oracle].completed_tokens.mean)}};
     } else {
-      j["vs_oracle"] = nullptr;
+      j["vs_lookahead"] = nullptr;
+    }
+    if (has_bound) {
+      j["share_of_bound"] = ratio_json(r.completed_tokens.mean, bound_tokens.mean);
     }
     j["limiter_interventions"] = fw::experiment::to_json(r.interventions);
     j["windows_curve"] = curve;

@@ -30,6 +30,12 @@ struct EvalRequest {
   size_t traced_seeds = SIZE_MAX;  // with out_dir: keep traces of the first N seeds only
   int threads = 2;
   bool shield = false;
+  // The row every other row is compared with: a label (the spec as written) or a registry
+  // name (its first row). Empty: the first row named "static", if any. It is never a row
+  // that reports an unsafe calibration (run_evaluation() refuses one).
+  std::string reference;
+  // Also compute the token bound (experiment/token_bound.hpp) on every seed.
+  bool bound = false;
   // Metric windows: the windows curve. The table and "violation_rate" show 0.5, 30 and 300 s.
   std::vector<double> windows_s = kDefaultCurveWindowsS;
   CostOptions cost;
@@ -41,6 +47,10 @@ struct ControllerSummary {
   Stat tokens, energy_j, tokens_per_mwh, interventions;
   std::vector<Stat> violation_rate;  // per EvalRequest::windows_s
   Stat sliding_violation_rate;       // trailing budget-window mean (EpisodeResult)
+  Stat offset_violation_rate;        // tumbling, mean over kWindowOffsets window phases
+  // Progress: tokens of completed steps (the headline), steps per hour, tokens per step.
+  Stat completed_tokens, steps_per_hour, tokens_per_step;
+  Stat steps_violating;  // share of completed steps (analysis/steps_violating.hpp)
   // Windows curve pooled over seeds (tolerance 0): shortest window at which the budget held.
   WindowsCurve curve;
   // Node power at kNodeWindowS windows: peak share of nameplate and the supported
@@ -55,12 +65,18 @@ struct EvalReport {
   std::vector<ControllerSummary> controllers;
   std::vector<uint64_t> calibration_seeds;
   std::vector<double> windows_s;
+  double duration_s = 0;   // episode length; windows longer than it are reported as null
+  int reference = -1;      // row index of the reference (EvalRequest::reference), or -1
+  bool has_bound = false;  // EvalRequest::bound: bound_tokens holds the token bound
+  Stat bound_tokens;       // across seeds
   double wall_s = 0;
 
   // Index of window_s in windows_s, or -1.
   int window_index(double window_s) const;
   // Index of the first controller with this registry name, or -1.
   int find(const std::string& name) const;
+  // The look-ahead reference's row ("lookahead", or its alias "oracle"), or -1.
+  int find_lookahead() const;
   // The JSON of `flexwatt eval --json`.
   nlohmann::json to_json(const EvalRequest& req) const;
 };

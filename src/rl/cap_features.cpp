@@ -43,6 +43,8 @@ void CapFeatureState::reset(const PlantInfo& info) {
   job_min_clock.assign(info.jobs.size(), 0.0);
 }
 
+// Long by design: writes the per-GPU observation in its documented order; one place keeps the order
+// visible.
 void build_cap_features(const Observation& obs, double span_s, CapFeatureState& st, double* out,
                         uint8_t* busy) {
   const PlantInfo& info = *obs.plant;

@@ -11,6 +11,8 @@ namespace {
 
 // Trailing spans of the power statistics, s (the budget window is added separately).
 constexpr double kSpanShortS = 10, kSpanMidS = 30, kSpanLongS = 120, kPeakSpanS = 60;
+// Horizon of the trailing allowance entry, s (at most half the budget window).
+constexpr double kAllowanceHorizonS = 10;
 // Scales that keep raw entries near unit size before the running normaliser (assumption:
 // any fixed scale works, the normaliser re-centres; these only make files readable).
 constexpr double kMinuteS = 60, kTokenRateScale = 100;
@@ -103,8 +105,8 @@ const ObsSpec& plant_obs_spec() {
   static const ObsSpec spec{{"power_0.5s_rel",       "power_10s_rel",
                              "power_30s_rel",        "power_120s_rel",
                              "power_window_rel",     "power_sd_10s_rel",
-                             "power_peak_60s_rel",   "window_elapsed",
-                             "window_mean_rel",      "window_allowance_rel",
+                             "power_peak_60s_rel",   "power_window_peak_rel",
+                             "power_window_sd_rel",  "trailing_allowance_rel",
                              "gen_concurrency_frac", "group_size_frac",
                              "phase_generate",       "phase_score",
                              "phase_update",         "phase_sync",
@@ -223,6 +225,8 @@ bool at_phase_boundary(const SnapshotRing& h, size_t job) {
   return now.jobs[job].phase == Phase::kGenerate && prev.jobs[job].phase != Phase::kGenerate;
 }
 
+// Long by design: writes the observation vector in its documented order; one place keeps the order
+// visible.
 void build_plant_features(const Observation& obs, size_t job, std::span<double> out) {
   std::fill(out.begin(), out.end(), 0.0);
   const SnapshotRing& h = *obs.history;
@@ -251,17 +255,16 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
     }
   }
 
-  // Tumbling window (aligned to t = 0) containing this sample.
-  const long n = std::max<long>(1, std::lround(obs.budget->window_s / dt));
-  const long i = std::lround(obs.time_s / dt);
-  const long k = i % n + 1;  // samples of this window so far, this one included
-
-  enum { kS10, kS30, kS120, kS60, kSWin, kSTumble };
+  // Trailing spans only (meter-blind: nothing here depends on where a meter's windows fall).
+  // kSHead: the budget window less the allowance horizon, the part of the trailing window
+  // that will still count kAllowanceHorizonS from now.
+  const double window_s = obs.budget->window_s;
+  const double horizon_s = std::min(kAllowanceHorizonS, 0.5 * window_s);
+  enum { kS10, kS30, kS120, kS60, kSWin, kSHead };
   HistoryPass hp;
-  const double span_s[kSpans] = {kSpanShortS,          kSpanMidS, kSpanLongS, kPeakSpanS,
-                                 obs.budget->window_s, 0.0};
+  const double span_s[kSpans] = {kSpanShortS, kSpanMidS, kSpanLongS,
+                                 kPeakSpanS,  window_s,  window_s - horizon_s};
   for (int j = 0; j < kSpans; ++j) hp.cutoff_s[j] = obs.time_s - span_s[j] + 1e-9;
-  hp.fixed_k[kSTumble] = static_cast<size_t>(k);
   static const std::vector<int> kNoGpus;
   history_pass(h, gpus != nullptr ? *gpus : kNoGpus, job, hp);
 
@@ -273,10 +276,13 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
     out[4] = hp.stats[kSWin].mean / budget_w;
     out[5] = hp.stats[kS10].sd / budget_w;
     out[6] = hp.stats[kS60].peak / budget_w;
-    const double m = hp.stats[kSTumble].mean / budget_w;
-    out[7] = static_cast<double>(k) / static_cast<double>(n);
-    out[8] = m;
-    out[9] = k < n ? std::clamp((n - k * m) / static_cast<double>(n - k), -1.0, 3.0) : 1.0;
+    out[7] = hp.stats[kSWin].peak / budget_w;
+    out[8] = hp.stats[kSWin].sd / budget_w;
+    // Mean power (relative) that keeps the trailing window at the budget horizon_s from now:
+    // (window − head span · head mean) / horizon, with the head span as measured (samples).
+    const double head_s = static_cast<double>(hp.k[kSHead]) * dt;
+    const double m = hp.stats[kSHead].mean / budget_w;
+    out[9] = std::clamp((window_s - head_s * m) / horizon_s, -1.0, 3.0);
   }
 
   const Snapshot& now = h.newest();

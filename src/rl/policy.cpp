@@ -73,6 +73,12 @@ Result<Policy> Policy::from_json(const nlohmann::json& j) {
     if (!j.is_object() || j.value("format", "") != "flexwatt-policy")
       return bad("format", "not a flexwatt policy (expected \"flexwatt-policy\")");
     const int version = j.at("format_version").get<int>();
+    if (version == 1)
+      return bad("format_version",
+                 "1: this policy observes the phase of the meter's windows (window_elapsed, "
+                 "window_mean_rel, window_allowance_rel), which a real meter does not reveal; "
+                 "retrain it with this build (format 2, trailing-window inputs; policies/README.md "
+                 "has the recipes)");
     if (version != kFormatVersion)
       return bad("format_version", std::to_string(version) + " is not supported (expected " +
                                        std::to_string(kFormatVersion) + ")");

@@ -23,7 +23,9 @@ namespace fw::rl {
 
 class Policy {
  public:
-  static constexpr int kFormatVersion = 1;
+  // 2: meter-blind observation (trailing-window entries only, rl/plant_features.hpp).
+  // 1: observation entries that reveal the scorer's window phase; refused with a message.
+  static constexpr int kFormatVersion = 2;
 
   // theta: actor parameters followed by the head's extra parameters (actor.num_params() +
   // head extra values). flexwatt_version is recorded as given (fw::kVersion when trained).

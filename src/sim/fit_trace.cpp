@@ -111,6 +111,8 @@ Result<PowerLog> read_power_log(const std::string& path, double dt_s) {
 
 // Reason for length: the fitting steps share the segmentation; split they would pass it
 // around in a struct of the same size.
+// Long by design: the fit is a fixed sequence of estimates (level, noise, spread, low phases)
+// sharing the log.
 Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
                            const std::string& base_workload, const SimParams& sim) {
   const PretrainModel* base = find_pretrain_model(base_workload);

@@ -233,6 +233,8 @@ void grpo_begin_update(const JobSpec& spec, JobState& st) {
   st.sub_phase = 0;
 }
 
+// Long by design: the GRPO phase machine (generate, score, update, sync) in one switch over shared
+// state.
 void advance_grpo(const JobSpec& spec, JobState& st, double dt_s, double x, Acc& acc) {
   const GrpoParams& p = spec.grpo;
   const GrpoModel& m = *p.model;

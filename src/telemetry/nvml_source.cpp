@@ -76,6 +76,8 @@ bool NvmlGpuSource::optional_ok(nvml::Return rc, bool fn_present, const char* ca
   return st.ok();
 }
 
+// Long by design: one probe per NVML reading, each with its own fallback; splitting would scatter
+// the table of readings.
 Status NvmlGpuSource::probe(int gpu, Device& d) {
   const NvmlFunctions& f = lib_->fn();
   FW_RETURN_IF_ERROR(

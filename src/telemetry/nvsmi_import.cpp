@@ -536,6 +536,7 @@ namespace {
 
 // Maps the header's columns (c) and the power/energy columns with their header units (units,
 // the power column first). `where` is "path:1" for messages.
+// Long by design: one branch per recognised nvidia-smi column name and unit.
 Status map_columns(const std::vector<std::string>& header, const std::string& where, Cols& c,
                    std::vector<UnitCol>& units) {
   std::string power_name, instant_name, limit_name;

@@ -390,6 +390,8 @@ Result<std::vector<int>> gpus_from_meta(const nlohmann::json& meta, const std::s
   return out;
 }
 
+// Long by design: format detection and header mapping for every supported format, in detection
+// order.
 Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
                                                        const TraceReaderOptions& options) {
   namespace fs = std::filesystem;

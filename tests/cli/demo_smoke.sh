@@ -15,13 +15,13 @@ for f in report.json summary.csv power.svg; do
   check "report has $f" test -s "$tmp/report/$f"
 done
 j="$tmp/report/report.json"
-check "eight controllers" test "$(jq ".controllers | length" "$j")" -eq 8
+check "nine controllers" test "$(jq ".controllers | length" "$j")" -eq 9
 check "ppo present" jq -e '[.controllers[].name] | any(startswith("ppo:"))' "$j" >/dev/null
 check "comparison keys" jq -e '.comparison.simulated | has("tokens_vs_static")' "$j" >/dev/null
 check "static-cap compared" jq -e '.comparison.simulated | has("tokens_vs_static_cap")' "$j" >/dev/null
 check "knob-only policy compared" jq -e '.comparison.simulated.knobs_policy | has("tokens_vs_static")' "$j" >/dev/null
-check "csv has 9 lines" test "$(wc -l <"$tmp/report/summary.csv")" -eq 9
-check "svg has eight panels" test "$(grep -c '<polyline fill="none" stroke="#1f5fbf"' "$tmp/report/power.svg")" -eq 8
+check "csv has 10 lines" test "$(wc -l <"$tmp/report/summary.csv")" -eq 10
+check "svg has nine panels" test "$(grep -c '<polyline fill="none" stroke="#1f5fbf"' "$tmp/report/power.svg")" -eq 9
 out=$("$bin" demo --seeds 1 --duration-s 120 --knobs-policy none --out "$tmp/r3" 2>&1); rc=$?
 check "--knobs-policy none exits 0 (got $rc)" test $rc -eq 0
 check "--knobs-policy none: seven controllers" test "$(jq ".controllers | length" "$tmp/r3/report.json")" -eq 7

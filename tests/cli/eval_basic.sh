@@ -15,7 +15,7 @@ check "--help shows an example" grep -q "Example" "$out/help.txt"
 
 "$bin" eval --list > "$out/list.txt"; rc=$?
 check "--list exits 0" test $rc -eq 0
-for c in uncontrolled static threshold pid zeus oracle; do
+for c in uncontrolled static threshold pid zeus lookahead oracle; do
   check "--list names $c" grep -qE "^$c" "$out/list.txt"
 done
 check "--list shows pid options" grep -q "kp=" "$out/list.txt"
@@ -28,7 +28,8 @@ check "--list --json declares kp's range" \
 "$bin" eval "$scn" --controllers "$ctl" --seeds 2 --duration-s 240 > "$out/table.txt"; rc=$?
 check "table exits 0" test $rc -eq 0
 check "table says simulated" grep -q "SIMULATED" "$out/table.txt"
-check "table header" grep -q "viol 30s" "$out/table.txt"
+check "table header" grep -q "viol win %" "$out/table.txt"
+check "table names its reference" grep -q "reference (tok/ref, tpm/ref): static" "$out/table.txt"
 for c in uncontrolled static threshold "pid:kp=0.5,ki=0.01" zeus oracle; do
   check "table row $c" grep -qF "$c " "$out/table.txt"
 done
@@ -37,7 +38,8 @@ done
   > "$out/a.json"; rc=$?
 check "json exits 0" test $rc -eq 0
 for k in '"scenario"' '"seeds"' '"controllers"' '"tokens"' '"energy_j"' '"tokens_per_mwh"' \
-         '"violation_rate"' '"0.5"' '"30"' '"300"' '"vs_static"' '"vs_oracle"' \
+         '"violation_rate"' '"0.5"' '"30"' '"300"' '"vs_reference"' '"vs_lookahead"' \
+         '"violation_rate_offsets"' '"completed_step_tokens"' '"steps_violating"' \
          '"violation_rate_30"' '"limiter_interventions"' '"mean"' '"ci95"'; do
   check "json has $k" grep -q "$k" "$out/a.json"
 done

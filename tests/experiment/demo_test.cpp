@@ -25,7 +25,7 @@ TEST(Demo, WritesTheReportDirectoryAndTheComparison) {
   const DemoRequest d = small_demo("demo");
   auto r = run_demo(d);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(r->report.controllers.size(), 8u);
+  EXPECT_EQ(r->report.controllers.size(), 9u);  // with the knob-only static
   const nlohmann::json& sim = r->json["comparison"]["simulated"];
   EXPECT_TRUE(sim.contains("tokens_vs_static"));
   EXPECT_TRUE(sim.contains("tokens_vs_static_cap"));
@@ -39,7 +39,9 @@ TEST(Demo, WritesTheReportDirectoryAndTheComparison) {
   std::getline(csv, header);
   EXPECT_EQ(header,
             "controller,tokens_mean,tokens_ci95,energy_j_mean,tokens_per_mwh_mean,"
-            "violation_rate_0.5s,violation_rate_30s,violation_rate_300s,simulated");
+            "violation_rate_0.5s,violation_rate_30s,violation_rate_300s,violation_rate_offsets,"
+            "violation_rate_sliding,completed_step_tokens_mean,steps_per_hour_mean,"
+            "steps_violating_mean,simulated");
   const std::string text = format_demo_comparison(d, *r);
   EXPECT_NE(text.find("+18.1 %"), std::string::npos) << text;
   EXPECT_NE(text.find("knob-only PPO"), std::string::npos);

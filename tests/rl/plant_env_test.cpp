@@ -80,11 +80,15 @@ TEST(PlantFeatures, HandMadeHistoryGivesExpectedValues) {
   const double m10 = (9 * 330.0 + 11 * 240.0) / 20;
   const double var10 = (9 * 330.0 * 330 + 11 * 240.0 * 240) / 20 - m10 * m10;
   EXPECT_NEAR(at("power_sd_10s_rel"), std::sqrt(var10) / 300, 1e-9);
-  // Tumbling 30 s windows from t = 0: t = 40 s is sample 80, the 21st of window [30, 60).
-  EXPECT_NEAR(at("window_elapsed"), 21.0 / 60, 1e-12);
-  const double wm = (10 * 330.0 + 11 * 240.0) / 21 / 300;  // samples t = 30 … 40
-  EXPECT_NEAR(at("window_mean_rel"), wm, 1e-12);
-  EXPECT_NEAR(at("window_allowance_rel"), (60 - 21 * wm) / 39, 1e-12);
+  // Trailing 30 s window: the 30 s span's peak and sd.
+  EXPECT_DOUBLE_EQ(at("power_window_peak_rel"), 1.1);
+  const double m30 = (49 * 330.0 + 11 * 240.0) / 60;
+  const double var30 = (49 * 330.0 * 330 + 11 * 240.0 * 240) / 60 - m30 * m30;
+  EXPECT_NEAR(at("power_window_sd_rel"), std::sqrt(var30) / 300, 1e-9);
+  // Allowance over the next 10 s: the head of the trailing window, t in (20, 40], is 40
+  // samples (29 at 330 W), which stay in the window 10 s from now.
+  const double head = (29 * 330.0 + 11 * 240.0) / 40 / 300;
+  EXPECT_NEAR(at("trailing_allowance_rel"), (30 - 20 * head) / 10, 1e-12);
   EXPECT_DOUBLE_EQ(at("gen_concurrency_frac"), 15.0 / 63);
   EXPECT_DOUBLE_EQ(at("group_size_frac"), 7.0 / 15);
   EXPECT_EQ(at("phase_update"), 1);
@@ -97,6 +101,23 @@ TEST(PlantFeatures, HandMadeHistoryGivesExpectedValues) {
   std::array<double, kPlantObsDim> g{};
   build_plant_features(h.obs(40), 0, g);
   EXPECT_EQ(f, g);
+}
+
+// Meter-blind: the same readings shifted in time by a part of the budget window (so a
+// meter's windows aligned to t = 0 fall elsewhere in them) give the same observation.
+TEST(PlantFeatures, RevealNoWindowPhase) {
+  std::array<double, kPlantObsDim> f0{}, f1{};
+  for (int shift : {0, 13}) {
+    HandHistory h;
+    for (int i = 0; i <= 80; ++i) {
+      const double t = 0.5 * (i + shift);
+      h.push(t, i < 70 ? 330 : 240, 20.0 * i, i >= 64 ? 2 : (i >= 24 ? 1 : 0), Phase::kUpdate);
+    }
+    build_plant_features(h.obs(0.5 * (80 + shift)), 0, shift == 0 ? f0 : f1);
+  }
+  for (int k = 0; k < kPlantObsDim; ++k) {
+    EXPECT_NEAR(f0[k], f1[k], 1e-9) << plant_obs_spec().names[k];
+  }
 }
 
 TEST(PlantFeatures, UseOnlyWhatIsMeasured) {

@@ -115,6 +115,8 @@ TEST(Policy, RejectsInconsistentFilesNamingTheField) {
   j = good;
   j["format_version"] = 99;
   expect_error(j, "format_version");
+  j["format_version"] = 1;  // phase-revealing observation: refused, with the way out
+  expect_error(j, "retrain");
   j = good;
   j["observation"]["normalizer"]["mean"].erase(0);
   expect_error(j, "normalizer");
