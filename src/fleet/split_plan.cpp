@@ -1,0 +1,39 @@
+#include "fleet/split_plan.hpp"
+
+#include <algorithm>
+
+#include "fleet/grid.hpp"
+
+namespace fw::fleet {
+
+Plan plan_split(const PlanInput& in, const Allocator& allocator) {
+  Plan p;
+  p.site_w = in.site_w;
+  p.effective_w = effective_budget_w(in.site_w, in.grid, in.now_unix_s);
+  for (const auto& [node, a] : in.assigned) {
+    if (in.live.count(node)) continue;
+    if (in.off.count(node)) {
+      p.freed.push_back(node);
+      continue;
+    }
+    p.held.push_back(node);
+    p.held_w += std::max(a.watts, a.safe_w);
+  }
+  const double left_w = std::max(0.0, p.effective_w - p.held_w);
+  std::vector<NodeRecord> nodes;
+  double floors_w = 0, gpus = 0;
+  for (const auto& [node, r] : in.live) {
+    nodes.push_back(r);
+    floors_w += r.min_w;
+    gpus += r.gpus;
+  }
+  p.below_floors = !nodes.empty() && floors_w > left_w;
+  const std::vector<double> w = allocator.split(left_w, nodes);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    p.watts[nodes[i].node] = w[i];
+    p.safe_w[nodes[i].node] = gpus > 0 ? left_w * nodes[i].gpus / gpus : 0.0;
+  }
+  return p;
+}
+
+}  // namespace fw::fleet
