@@ -73,9 +73,32 @@ Status Coordinator::put_grid_target(const GridTarget& target) {
 }
 
 void Coordinator::on_events(const std::vector<WatchEvent>& events) {
-  const std::string assign = assign_prefix(options_.site);
+  // Re-split on joins, leaves, job changes, budget, grid and off markers; a node's periodic
+  // draw update alone waits for the next refresh.
+  const std::string assign = assign_prefix(options_.site), nodes = nodes_prefix(options_.site);
   bool relevant = false;
-  for (const auto& e : events) relevant |= e.kv.key.rfind(assign, 0) != 0;
+  std::lock_guard<std::mutex> lk(jobs_mu_);
+  for (const auto& e : events) {
+    if (e.kv.key.rfind(assign, 0) == 0) continue;
+    if (e.kv.key.rfind(nodes, 0) != 0) {
+      relevant = true;
+      continue;
+    }
+    if (e.type == WatchEvent::Type::kDelete) {
+      jobs_of_.erase(e.kv.key);
+      relevant = true;
+      continue;
+    }
+    std::string jobs;
+    if (auto r = decode_node(e.kv.value, e.kv.key); r.ok()) {
+      for (const auto& j : r->jobs) jobs += j.id + "/" + std::to_string(j.gpus) + ",";
+    }
+    auto it = jobs_of_.find(e.kv.key);
+    if (it == jobs_of_.end() || it->second != jobs) {
+      jobs_of_[e.kv.key] = jobs;
+      relevant = true;
+    }
+  }
   if (!relevant) return;
   {
     std::lock_guard<std::mutex> lk(mu_);
@@ -182,6 +205,7 @@ bool Coordinator::round(const std::string& reason) {
   if (auto b = read_budget(*etcd_, site); b.ok()) in.site_w = b->watts;
   if (auto g = read_grid_target(*etcd_, site); g.ok()) in.grid = *g;
   in.live = nodes->nodes;
+  in.expiry_s = options_.expiry_s;
   in.assigned = assigned->assignments;
   for (const auto& kv : off->kvs) {
     if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);
@@ -197,6 +221,7 @@ bool Coordinator::round(const std::string& reason) {
     a.expires_unix_s = in.now_unix_s + options_.expiry_s;
     a.reason = reason;
     a.safe_w = plan.safe_w.at(node);
+    a.reserve_w = plan.reserve_w.at(node);
     auto prev = in.assigned.find(node);
     const bool raise = prev == in.assigned.end() || w > prev->second.watts + 1e-6;
     (raise ? up : down).push_back(TxnOp::Put(assign_key(site, node), encode(a)));

@@ -9,7 +9,8 @@
 //    in two fenced transactions: first every assignment that goes down or stays, then those
 //    that go up (so a re-split never raises one node before lowering another); it deletes
 //    the assignment and off marker of nodes known off.
-//  - Rounds run when a watched key under the site changes (nodes, off, budget, grid), every
+//  - Rounds run on a node join or leave, a change of a node's jobs, an off marker, the budget
+//    or the grid target (a draw update alone waits for the refresh), every
 //    refresh_s (assignments are rewritten with expires = now + expiry_s), and every tick
 //    while a grid ramp moves the effective budget by > 0.5 %.
 //  - Leadership is lost when its lease is lost or a fenced write fails; the member then
@@ -18,6 +19,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -106,6 +108,8 @@ class Coordinator {
   double dirty_since_s_ = -1;  // earliest unhandled watched change (unix s), -1: none
   CoordinatorStats stats_;
   std::thread thread_;
+  std::mutex jobs_mu_;                          // watch thread only, in practice
+  std::map<std::string, std::string> jobs_of_;  // node key -> its job ids, to spot changes
 };
 
 }  // namespace fw::fleet

@@ -216,6 +216,7 @@ std::string encode(const Assignment& r) {
   Json j = {{"watts", r.watts}, {"revision", r.revision}, {"expires_unix_s", r.expires_unix_s}};
   if (!r.reason.empty()) j["reason"] = r.reason;
   if (r.safe_w > 0) j["safe_w"] = r.safe_w;
+  if (r.reserve_w > 0) j["reserve_w"] = r.reserve_w;
   return j.dump();
 }
 
@@ -228,6 +229,7 @@ Result<Assignment> decode_assignment(std::string_view text, std::string_view whe
   FW_RETURN_IF_ERROR(f.number("expires_unix_s", &r.expires_unix_s, true, 0));
   FW_RETURN_IF_ERROR(f.string("reason", &r.reason, false, false));
   FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0));
+  FW_RETURN_IF_ERROR(f.number("reserve_w", &r.reserve_w, false, 0));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }

@@ -69,6 +69,10 @@ struct Assignment {
   // the site's effective budget split over every node by GPU count, so that the site stays
   // within budget if every node falls back at once. The node uses min(its own, this).
   double safe_w = 0;
+  // What the node may still be drawing given assignments it has not yet confirmed (its
+  // reported cap_w newer than this write): max(watts, reported caps, the previous reserve
+  // while unconfirmed). A departed node's share is held back at max(watts, safe_w, reserve_w).
+  double reserve_w = 0;
 };
 
 struct SiteBudget {

@@ -143,6 +143,7 @@ void NodeLink::maintain(double* last_ok_s) {
   }
   if (register_node(*etcd_, options_.site, rec, lease).ok()) {
     registered_ = true;
+    puts_++;
   } else {
     std::lock_guard<std::mutex> lk(mu_);
     record_dirty_ = true;

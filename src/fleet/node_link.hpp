@@ -73,6 +73,7 @@ class NodeLink {
   bool registered() const { return registered_.load(); }
   int64_t lease() const { return lease_.load(); }
   int leases_granted() const { return leases_granted_.load(); }
+  int64_t puts() const { return puts_.load(); }  // registrations written (etcd writes)
   // Seconds from Start to the first assignment received (-1: none yet).
   double first_assignment_latency_s() const;
   const NodeLinkOptions& options() const { return options_; }
@@ -102,6 +103,7 @@ class NodeLink {
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> lease_{0};
   std::atomic<int> leases_granted_{0};
+  std::atomic<int64_t> puts_{0};
   std::thread thread_;
 };
 

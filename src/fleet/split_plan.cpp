@@ -17,7 +17,7 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
       continue;
     }
     p.held.push_back(node);
-    p.held_w += std::max(a.watts, a.safe_w);
+    p.held_w += std::max({a.watts, a.safe_w, a.reserve_w});
   }
   const double left_w = std::max(0.0, p.effective_w - p.held_w);
   std::vector<NodeRecord> nodes;
@@ -32,6 +32,14 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     p.watts[nodes[i].node] = w[i];
     p.safe_w[nodes[i].node] = gpus > 0 ? left_w * nodes[i].gpus / gpus : 0.0;
+    double reserve = std::max(w[i], nodes[i].cap_w);
+    if (auto prev = in.assigned.find(nodes[i].node); prev != in.assigned.end()) {
+      const double written_s = prev->second.expires_unix_s - in.expiry_s;
+      if (nodes[i].time_unix_s <= written_s) {
+        reserve = std::max({reserve, prev->second.watts, prev->second.reserve_w});
+      }
+    }
+    p.reserve_w[nodes[i].node] = reserve;
   }
   return p;
 }

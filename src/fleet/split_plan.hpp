@@ -6,7 +6,10 @@
 // Contract (the site budget holds whatever the nodes do with what they were given):
 //   effective = effective_budget_w(site_w, grid, now)             (grid.hpp, ramps included)
 //   held      = nodes with an assignment, no live record and no off marker: their GPUs may
-//               sit at their last caps, so each reserves max(its assignment's watts, safe_w)
+//               sit at their last caps, so each reserves max(watts, safe_w, reserve_w)
+//   reserve   = per live node, what to store as the assignment's reserve_w (keys.hpp):
+//               max(new watts, reported cap_w, and the previous reserve unless the node's
+//               record is newer than the previous write, i.e. it has confirmed it)
 //   live      = allocator.split(effective - sum(held reserves), live records)
 //   safe_w    = (effective - held) split over live nodes by GPU count: if every live node
 //               falls back to it at once, the site stays within the effective budget.
@@ -30,6 +33,7 @@ struct PlanInput {
   std::map<std::string, NodeRecord> live;
   std::map<std::string, Assignment> assigned;  // current assignment keys
   std::set<std::string> off;                   // off markers present
+  double expiry_s = 0;  // lifetime the assignments were written with (write time = expiry - it)
 };
 
 struct Plan {
@@ -38,6 +42,7 @@ struct Plan {
   double held_w = 0;       // reserved for departed nodes not known off
   std::map<std::string, double> watts;   // per live node
   std::map<std::string, double> safe_w;  // per live node
+  std::map<std::string, double> reserve_w;  // per live node
   std::vector<std::string> held;         // departed, share reserved
   std::vector<std::string> freed;        // off: assignment to delete
   bool below_floors = false;             // live floors exceed what is left: site over budget

@@ -64,7 +64,7 @@ NodeRecord record(const std::string& node) {
   r.nameplate_w = 1500;
   r.min_w = 100;
   r.draw_w = 800;
-  r.cap_w = 1500;
+  r.cap_w = 800;  // caps applied now (below any share the tests assign)
   return r;
 }
 
