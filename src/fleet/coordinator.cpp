@@ -159,7 +159,15 @@ void Coordinator::run() {
         reason = "refresh";
       }
     }
-    if (reason.empty() && ramp_pending_) reason = "ramp";
+    if (reason.empty() && ramp_pending_) {
+      const double now = now_s();
+      const double eff = std::min(effective_budget_w(last_in_.site_w, last_in_.grid, now),
+                                  effective_budget_w(last_in_.site_w, last_in_.grid,
+                                                     now + 2 * options_.tick_s));
+      if (std::abs(eff - last_effective_w_) > 0.005 * std::max(last_effective_w_, 1.0)) {
+        reason = "ramp";
+      }
+    }
     if (reason.empty()) continue;
     last_round_s = now_s();
     if (!round(reason)) lose_leadership();
@@ -206,6 +214,7 @@ bool Coordinator::round(const std::string& reason) {
   if (auto g = read_grid_target(*etcd_, site); g.ok()) in.grid = *g;
   in.live = nodes->nodes;
   in.expiry_s = options_.expiry_s;
+  in.lookahead_s = 2 * options_.tick_s;
   in.assigned = assigned->assignments;
   for (const auto& kv : off->kvs) {
     if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);
@@ -245,8 +254,15 @@ bool Coordinator::round(const std::string& reason) {
     baseline += r.uncontrolled_w > 0 ? r.uncontrolled_w : r.nameplate_w;
   }
   const double t_done = now_s();
-  ramp_pending_ = std::abs(effective_budget_w(in.site_w, in.grid, t_done + options_.tick_s) -
-                           plan.effective_w) > 0.005 * std::max(plan.effective_w, 1.0);
+  // A ramp in progress or due before the next refresh: checked every tick until it is over.
+  last_in_.site_w = in.site_w;
+  last_in_.grid = in.grid;
+  last_effective_w_ = plan.effective_w;
+  ramp_pending_ = false;
+  for (double dt = options_.tick_s; dt <= options_.refresh_s + 1e-9; dt += options_.tick_s) {
+    ramp_pending_ |= std::abs(effective_budget_w(in.site_w, in.grid, t_done + dt) -
+                              plan.effective_w) > 0.005 * std::max(plan.effective_w, 1.0);
+  }
   std::lock_guard<std::mutex> lk(mu_);
   stats_.rounds++;
   stats_.last_plan = plan;

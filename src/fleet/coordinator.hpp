@@ -101,7 +101,9 @@ class Coordinator {
   std::atomic<bool> leader_{false};
   std::atomic<bool> stop_{false};
   bool resign_on_stop_ = true;
-  bool ramp_pending_ = false;  // run thread only
+  bool ramp_pending_ = false;  // run thread only, as the next two
+  PlanInput last_in_;         // site budget and grid target of the last round
+  double last_effective_w_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -9,7 +9,8 @@ namespace fw::fleet {
 Plan plan_split(const PlanInput& in, const Allocator& allocator) {
   Plan p;
   p.site_w = in.site_w;
-  p.effective_w = effective_budget_w(in.site_w, in.grid, in.now_unix_s);
+  p.effective_w = std::min(effective_budget_w(in.site_w, in.grid, in.now_unix_s),
+                           effective_budget_w(in.site_w, in.grid, in.now_unix_s + in.lookahead_s));
   for (const auto& [node, a] : in.assigned) {
     if (in.live.count(node)) continue;
     if (in.off.count(node)) {

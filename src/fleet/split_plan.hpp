@@ -4,7 +4,8 @@
 // the watts each live node gets.
 //
 // Contract (the site budget holds whatever the nodes do with what they were given):
-//   effective = effective_budget_w(site_w, grid, now)             (grid.hpp, ramps included)
+//   effective = min(effective_budget_w(site_w, grid, now), ... at now + lookahead_s)
+//               (grid.hpp, ramps included; the lookahead covers the round's lag on a ramp)
 //   held      = nodes with an assignment, no live record and no off marker: their GPUs may
 //               sit at their last caps, so each reserves max(watts, safe_w, reserve_w)
 //   reserve   = per live node, what to store as the assignment's reserve_w (keys.hpp):
@@ -33,6 +34,7 @@ struct PlanInput {
   std::map<std::string, NodeRecord> live;
   std::map<std::string, Assignment> assigned;  // current assignment keys
   std::set<std::string> off;                   // off markers present
+  double lookahead_s = 0;  // effective = min over [now, now + lookahead_s]: ramps down early
   double expiry_s = 0;  // lifetime the assignments were written with (write time = expiry - it)
 };
 
