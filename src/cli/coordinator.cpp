@@ -68,8 +68,10 @@ int run_coordinator(int argc, char** argv) {
   if (grid) grid->stop();
   const fleet::CoordinatorStats st = (*coord)->stats();
   (*coord)->stop(true);
-  nlohmann::json j = {{"id", cfg->options.id},        {"rounds", st.rounds},
-                      {"keys_written", st.keys_written}, {"txns", st.txns},
+  nlohmann::json j = {{"id", cfg->options.id},
+                      {"rounds", st.rounds},
+                      {"keys_written", st.keys_written},
+                      {"txns", st.txns},
                       {"fenced_refusals", st.fenced_refusals},
                       {"elections_won", st.elections_won}};
   if (json) {
@@ -84,6 +86,7 @@ int run_coordinator(int argc, char** argv) {
 
 }  // namespace
 
-FW_VERB("coordinator", "site coordinator on etcd: elected leader splits the budget", run_coordinator);
+FW_VERB("coordinator", "site coordinator on etcd: elected leader splits the budget",
+        run_coordinator);
 
 }  // namespace fw::cli

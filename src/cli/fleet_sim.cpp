@@ -3,12 +3,13 @@
 // scenario of joins, leaves, a budget change, a grid event and a coordinator crash
 // (src/fleet/fleet_sim.hpp). Writes trace.csv and report.json.
 
+#include "fleet/fleet_sim.hpp"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/verb.hpp"
-#include "fleet/fleet_sim.hpp"
 
 namespace fw::cli {
 namespace {

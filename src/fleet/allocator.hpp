@@ -27,7 +27,8 @@ class Allocator {
  public:
   virtual ~Allocator() = default;
   virtual std::string name() const = 0;
-  virtual std::vector<double> split(double budget_w, const std::vector<NodeRecord>& nodes) const = 0;
+  virtual std::vector<double> split(double budget_w,
+                                    const std::vector<NodeRecord>& nodes) const = 0;
 };
 
 // Bounded weighted water-filling: watts_i = clamp(lambda * weight_i, lo_i, hi_i) with lambda

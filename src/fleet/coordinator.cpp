@@ -9,8 +9,7 @@
 namespace fw::fleet {
 
 double Coordinator::now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 Result<std::unique_ptr<Coordinator>> Coordinator::Start(EtcdClientOptions etcd,
@@ -25,9 +24,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(EtcdClientOptions etcd,
   }
   FW_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> alloc, make_allocator(options.allocator));
   FW_ASSIGN_OR_RETURN(EtcdClient client, EtcdClient::Create(std::move(etcd)));
-  auto c = std::unique_ptr<Coordinator>(
-      new Coordinator(std::make_unique<EtcdClient>(std::move(client)), std::move(options),
-                      std::move(alloc)));
+  auto c = std::unique_ptr<Coordinator>(new Coordinator(
+      std::make_unique<EtcdClient>(std::move(client)), std::move(options), std::move(alloc)));
   WatchOptions w;
   w.key = site_prefix(c->options_.site);
   w.range_end = prefix_end(w.key);
@@ -161,9 +159,9 @@ void Coordinator::run() {
     }
     if (reason.empty() && ramp_pending_) {
       const double now = now_s();
-      const double eff = std::min(effective_budget_w(last_in_.site_w, last_in_.grid, now),
-                                  effective_budget_w(last_in_.site_w, last_in_.grid,
-                                                     now + 2 * options_.tick_s));
+      const double eff =
+          std::min(effective_budget_w(last_in_.site_w, last_in_.grid, now),
+                   effective_budget_w(last_in_.site_w, last_in_.grid, now + 2 * options_.tick_s));
       if (std::abs(eff - last_effective_w_) > 0.005 * std::max(last_effective_w_, 1.0)) {
         reason = "ramp";
       }

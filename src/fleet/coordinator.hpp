@@ -38,13 +38,13 @@ namespace fw::fleet {
 
 struct CoordinatorOptions {
   std::string site;
-  std::string id;                    // election value: who leads (e.g. "coord-a http://...")
-  std::string allocator = "equal";   // make_allocator()
-  double lease_ttl_s = 3;            // leadership lease; takeover within it (+ campaign)
-  double campaign_timeout_s = 1;     // each campaign call
-  double expiry_s = 10;              // assignment lifetime
-  double refresh_s = 2;              // rewrite period, < expiry_s / 2
-  double default_budget_w = 0;       // when the budget key is unset (0: assign nothing)
+  std::string id;                   // election value: who leads (e.g. "coord-a http://...")
+  std::string allocator = "equal";  // make_allocator()
+  double lease_ttl_s = 3;           // leadership lease; takeover within it (+ campaign)
+  double campaign_timeout_s = 1;    // each campaign call
+  double expiry_s = 10;             // assignment lifetime
+  double refresh_s = 2;             // rewrite period, < expiry_s / 2
+  double default_budget_w = 0;      // when the budget key is unset (0: assign nothing)
   double tick_s = 0.1;
 };
 
@@ -52,9 +52,9 @@ struct CoordinatorStats {
   bool leader = false;
   int64_t leader_rev = 0;
   int64_t rounds = 0;
-  int64_t keys_written = 0;      // assignment puts and deletes
+  int64_t keys_written = 0;  // assignment puts and deletes
   int64_t txns = 0;
-  int64_t fenced_refusals = 0;   // writes refused because leadership was lost
+  int64_t fenced_refusals = 0;  // writes refused because leadership was lost
   int64_t elections_won = 0;
   std::vector<double> latencies_s;  // watched change -> assignments written (last 10,000)
   Plan last_plan;
@@ -102,7 +102,7 @@ class Coordinator {
   std::atomic<bool> stop_{false};
   bool resign_on_stop_ = true;
   bool ramp_pending_ = false;  // run thread only, as the next two
-  PlanInput last_in_;         // site budget and grid target of the last round
+  PlanInput last_in_;          // site budget and grid target of the last round
   double last_effective_w_ = 0;
 
   mutable std::mutex mu_;

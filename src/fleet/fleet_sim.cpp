@@ -20,8 +20,7 @@ namespace {
 using Json = nlohmann::json;
 
 double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 constexpr double kGpuMinW = 200, kGpuMaxW = 700;
@@ -64,11 +63,13 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
     SimNode& n = nodes[i];
     n.name = "node-" + std::to_string(i);
     const double base = 520 + 160 * rng.uniform();
-    for (int g = 0; g < o.gpus_per_node; ++g) n.demand_w.push_back(base * (0.97 + 0.06 * rng.uniform()));
+    for (int g = 0; g < o.gpus_per_node; ++g)
+      n.demand_w.push_back(base * (0.97 + 0.06 * rng.uniform()));
     n.caps_w.assign(o.gpus_per_node, kGpuMaxW);
     n.elasticity = 0.2 + 0.7 * rng.uniform();
     n.phase = 6.283 * rng.uniform();
-    if (int(i) < o.nodes) for (double d : n.demand_w) uncontrolled_w += d;
+    if (int(i) < o.nodes)
+      for (double d : n.demand_w) uncontrolled_w += d;
   }
   const double site_w = o.budget_fraction * uncontrolled_w;
   const double safe_w = site_w / double(nodes.size());
@@ -124,13 +125,16 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
   bool budget_done = false, leave_done = false, crash_done = false, rejoin_done = false,
        grid_done = false, coord_crash_done = false;
   int crashed_coord = -1;
-  struct Row { double t, site, eff; };
+  struct Row {
+    double t, site, eff;
+  };
   std::vector<Row> rows;
   for (int64_t k = 0;; ++k) {
     const double t = k * o.tick_s;
     if (t > D) break;
     const double wake = t0 + t;
-    if (double w = wake - unix_now(); w > 0) std::this_thread::sleep_for(std::chrono::duration<double>(w));
+    if (double w = wake - unix_now(); w > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double>(w));
     // ---- scenario ----
     for (int i = 0; i < o.nodes; ++i) {
       if (nodes[i].state == SimNode::State::kPending && t >= 0.05 * D * i / o.nodes) {
@@ -219,8 +223,8 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
     for (const auto& n : nodes) puts += n.link ? n.link->puts() : 0;
     rows.push_back({t, site, eff});
     trace << t << ',' << site << ',' << current_site_w << ',' << eff << ',' << active << ','
-          << on_safe << ',' << held << ',' << leader << ',' << keys << ',' << txns << ','
-          << puts << '\n';
+          << on_safe << ',' << held << ',' << leader << ',' << keys << ',' << txns << ',' << puts
+          << '\n';
   }
   // ---- report ----
   int windows = 0, within = 0;
@@ -273,15 +277,17 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
       {"windows_30s_within_budget", within},
       {"windows_30s_within_fraction", windows ? double(within) / windows : 0.0},
       {"worst_window_excess_fraction", worst},
-      {"realloc_latency_s", {{"count", realloc.size()},
-                             {"p50", percentile(realloc, 0.5)},
-                             {"p99", percentile(realloc, 0.99)}}},
-      {"join_latency_s", {{"p50", percentile(join_latency_s, 0.5)},
-                          {"p99", percentile(join_latency_s, 0.99)}}},
+      {"realloc_latency_s",
+       {{"count", realloc.size()},
+        {"p50", percentile(realloc, 0.5)},
+        {"p99", percentile(realloc, 0.99)}}},
+      {"join_latency_s",
+       {{"p50", percentile(join_latency_s, 0.5)}, {"p99", percentile(join_latency_s, 0.99)}}},
       {"coordinator_takeover_s", takeover_s},
-      {"etcd_writes_per_s", {{"assignment_keys", keys / elapsed},
-                             {"coordinator_txns", txns / elapsed},
-                             {"node_registrations", puts / elapsed}}},
+      {"etcd_writes_per_s",
+       {{"assignment_keys", keys / elapsed},
+        {"coordinator_txns", txns / elapsed},
+        {"node_registrations", puts / elapsed}}},
       {"throughput_retained_mean", counted ? retained / counted : 0.0},
       {"job_throughput_relative", jobs}};
   for (auto& n : nodes) {

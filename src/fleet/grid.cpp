@@ -49,12 +49,18 @@ Result<double> parse_duration(std::string_view text, std::string_view field) {
       if (num.empty()) return bad();
       const double v = std::stod(num);
       num.clear();
-      if (c == 'D' && !in_time) total += v * 86400;
-      else if (c == 'W' && !in_time) total += v * 7 * 86400;
-      else if (c == 'H' && in_time) total += v * 3600;
-      else if (c == 'M' && in_time) total += v * 60;
-      else if (c == 'S' && in_time) total += v;
-      else return bad();
+      if (c == 'D' && !in_time)
+        total += v * 86400;
+      else if (c == 'W' && !in_time)
+        total += v * 7 * 86400;
+      else if (c == 'H' && in_time)
+        total += v * 3600;
+      else if (c == 'M' && in_time)
+        total += v * 60;
+      else if (c == 'S' && in_time)
+        total += v;
+      else
+        return bad();
     }
   }
   if (!num.empty()) return bad();
@@ -79,7 +85,7 @@ Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
   if (j.is_discarded() || !j.is_object()) {
     return Status::InvalidArgument("load target: body is not a JSON object");
   }
-  static const char* kKnown[] = {"value",       "unit",           "start_time", "end_time",
+  static const char* kKnown[] = {"value",       "unit",           "start_time",   "end_time",
                                  "best_effort", "correlation_id", "ramp_w_per_s", "feed_tags"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
@@ -97,8 +103,8 @@ Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
     if (!j["value"].is_number() || j["value"].get<double>() < 0) {
       return Status::InvalidArgument("load target: value: must be a number >= 0 or null");
     }
-    FW_ASSIGN_OR_RETURN(double scale, unit_scale(j.value("unit", std::string("watt")),
-                                                 "load target: unit"));
+    FW_ASSIGN_OR_RETURN(double scale,
+                        unit_scale(j.value("unit", std::string("watt")), "load target: unit"));
     t.value_w = j["value"].get<double>() * scale;
   }
   t.start_unix_s = now_unix_s;
@@ -149,7 +155,7 @@ Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
     return Status::InvalidArgument("OpenADR event: intervals: missing or empty");
   }
   const Json& iv = j["intervals"][0];
-  const Json* period = iv.contains("intervalPeriod") ? &iv["intervalPeriod"]
+  const Json* period = iv.contains("intervalPeriod")  ? &iv["intervalPeriod"]
                        : j.contains("intervalPeriod") ? &j["intervalPeriod"]
                                                       : nullptr;
   if (!period || !period->contains("start")) {
@@ -160,9 +166,8 @@ Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
   FW_ASSIGN_OR_RETURN(t.start_unix_s,
                       parse_time((*period)["start"], "OpenADR event: intervalPeriod.start"));
   if (period->contains("duration")) {
-    FW_ASSIGN_OR_RETURN(double d,
-                        parse_duration((*period)["duration"].get<std::string>(),
-                                       "OpenADR event: intervalPeriod.duration"));
+    FW_ASSIGN_OR_RETURN(double d, parse_duration((*period)["duration"].get<std::string>(),
+                                                 "OpenADR event: intervalPeriod.duration"));
     if (d > 0) t.end_unix_s = t.start_unix_s + d;
   }
   t.correlation_id = j.value("id", j.value("eventName", std::string("openadr")));
@@ -201,9 +206,8 @@ Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
       "OpenADR event: no IMPORT_CAPACITY_LIMIT, DISPATCH_SETPOINT or SIMPLE payload");
 }
 
-Json openadr_report(const std::vector<PowerSample>& samples, double start_unix_s,
-                    double interval_s, const std::string& event_id,
-                    const std::string& resource_name) {
+Json openadr_report(const std::vector<PowerSample>& samples, double start_unix_s, double interval_s,
+                    const std::string& event_id, const std::string& resource_name) {
   struct Acc {
     double energy_j = 0, baseline_j = 0, covered_s = 0;
   };
@@ -230,14 +234,15 @@ Json openadr_report(const std::vector<PowerSample>& samples, double start_unix_s
                            {"duration", "PT" + std::to_string(int64_t(interval_s)) + "S"}}},
                          {"payloads", payloads}});
   }
-  return {{"objectType", "REPORT"},
-          {"eventID", event_id},
-          {"clientName", resource_name},
-          {"payloadDescriptors",
-           Json::array({{{"payloadType", "DEMAND"}, {"units", "KW"}, {"readingType", "MEAN"}},
-                        {{"payloadType", "USAGE"}, {"units", "KWH"}},
-                        {{"payloadType", "BASELINE"}, {"units", "KW"}}})},
-          {"resources", Json::array({{{"resourceName", resource_name}, {"intervals", intervals}}})}};
+  return {
+      {"objectType", "REPORT"},
+      {"eventID", event_id},
+      {"clientName", resource_name},
+      {"payloadDescriptors",
+       Json::array({{{"payloadType", "DEMAND"}, {"units", "KW"}, {"readingType", "MEAN"}},
+                    {{"payloadType", "USAGE"}, {"units", "KWH"}},
+                    {{"payloadType", "BASELINE"}, {"units", "KW"}}})},
+      {"resources", Json::array({{{"resourceName", resource_name}, {"intervals", intervals}}})}};
 }
 
 }  // namespace fw::fleet

@@ -12,8 +12,7 @@ namespace {
 using Json = nlohmann::json;
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 void reply(httplib::Response& res, int status, const Json& body) {
@@ -90,13 +89,12 @@ void GridServer::install_routes() {
   server_->Put("/v1/grid/target", [store](const httplib::Request& req, httplib::Response& res) {
     store(parse_load_target(req.body, now_s()), res);
   });
-  server_->Post("/v1/grid/openadr/event",
-                [this, store](const httplib::Request& req, httplib::Response& res) {
-                  const double site_w = coord_->stats().last_plan.site_w > 0
-                                            ? coord_->stats().last_plan.site_w
-                                            : coord_->options().default_budget_w;
-                  store(translate_openadr_event(req.body, site_w, ramp_w_per_s_), res);
-                });
+  server_->Post("/v1/grid/openadr/event", [this, store](const httplib::Request& req,
+                                                        httplib::Response& res) {
+    const double site_w = coord_->stats().last_plan.site_w > 0 ? coord_->stats().last_plan.site_w
+                                                               : coord_->options().default_budget_w;
+    store(translate_openadr_event(req.body, site_w, ramp_w_per_s_), res);
+  });
   server_->Get("/v1/grid/status", [this](const httplib::Request&, httplib::Response& res) {
     const CoordinatorStats st = coord_->stats();
     const Plan& p = st.last_plan;
@@ -126,9 +124,8 @@ void GridServer::install_routes() {
       std::lock_guard<std::mutex> lk(mu_);
       copy = samples_;
     }
-    const double start = req.has_param("start")
-                             ? std::atof(req.get_param_value("start").c_str())
-                             : (copy.empty() ? 0 : copy.front().time_unix_s);
+    const double start = req.has_param("start") ? std::atof(req.get_param_value("start").c_str())
+                                                : (copy.empty() ? 0 : copy.front().time_unix_s);
     reply(res, 200,
           openadr_report(copy, start, interval_s, req.get_param_value("event_id"),
                          coord_->options().site));

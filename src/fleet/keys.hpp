@@ -55,8 +55,8 @@ struct NodeRecord {
   double draw_w = 0;       // current node GPU draw, >= 0
   double cap_w = 0;        // sum of caps now applied, 0 <= cap_w
   std::vector<JobRecord> jobs;
-  double time_unix_s = 0;  // when measured
-  double safe_w = 0;       // the node's configured static safe share (0: not told), >= 0
+  double time_unix_s = 0;     // when measured
+  double safe_w = 0;          // the node's configured static safe share (0: not told), >= 0
   double uncontrolled_w = 0;  // predicted draw without caps (grid BASELINE; 0: nameplate)
 };
 

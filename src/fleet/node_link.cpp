@@ -9,12 +9,11 @@
 namespace fw::fleet {
 
 double NodeLink::now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-Result<std::unique_ptr<NodeLink>> NodeLink::Start(EtcdClientOptions etcd,
-                                                  NodeLinkOptions options, NodeRecord record) {
+Result<std::unique_ptr<NodeLink>> NodeLink::Start(EtcdClientOptions etcd, NodeLinkOptions options,
+                                                  NodeRecord record) {
   FW_RETURN_IF_ERROR(check_name("site", options.site));
   FW_RETURN_IF_ERROR(check_name("node", options.node));
   if (record.node != options.node) {

@@ -35,19 +35,19 @@ struct PlanInput {
   std::map<std::string, Assignment> assigned;  // current assignment keys
   std::set<std::string> off;                   // off markers present
   double lookahead_s = 0;  // effective = min over [now, now + lookahead_s]: ramps down early
-  double expiry_s = 0;  // lifetime the assignments were written with (write time = expiry - it)
+  double expiry_s = 0;     // lifetime the assignments were written with (write time = expiry - it)
 };
 
 struct Plan {
   double site_w = 0;
-  double effective_w = 0;  // after the grid target and ramps
-  double held_w = 0;       // reserved for departed nodes not known off
-  std::map<std::string, double> watts;   // per live node
-  std::map<std::string, double> safe_w;  // per live node
+  double effective_w = 0;                   // after the grid target and ramps
+  double held_w = 0;                        // reserved for departed nodes not known off
+  std::map<std::string, double> watts;      // per live node
+  std::map<std::string, double> safe_w;     // per live node
   std::map<std::string, double> reserve_w;  // per live node
-  std::vector<std::string> held;         // departed, share reserved
-  std::vector<std::string> freed;        // off: assignment to delete
-  bool below_floors = false;             // live floors exceed what is left: site over budget
+  std::vector<std::string> held;            // departed, share reserved
+  std::vector<std::string> freed;           // off: assignment to delete
+  bool below_floors = false;                // live floors exceed what is left: site over budget
 };
 
 Plan plan_split(const PlanInput& in, const Allocator& allocator);

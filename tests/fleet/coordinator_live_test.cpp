@@ -172,7 +172,8 @@ TEST_F(CoordinatorLive, KilledEtcdMemberServiceContinues) {
   const Status put = write_budget(*etcd, "s2", sb);
   ASSERT_TRUE(put.ok()) << put.message();
   EXPECT_TRUE(eventually(6, [&] {
-    return all_assigned(links) && links[0]->budget().watts + links[1]->budget().watts <= 1000 + 1e-6;
+    return all_assigned(links) &&
+           links[0]->budget().watts + links[1]->budget().watts <= 1000 + 1e-6;
   }));
   EXPECT_NEAR(links[0]->budget().watts, 500, 1e-3);
 }
@@ -191,9 +192,8 @@ TEST_F(CoordinatorLive, AllEtcdStoppedLinksFallBackToSafeSharesWithinExpiry) {
   double latest_expiry = 0;
   for (const auto& l : links) latest_expiry = std::max(latest_expiry, l->budget().expires_unix_s);
   cluster_->kill_member(0);
-  const double now = std::chrono::duration<double>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   // Every link is on its safe share by the latest expiry (+ 0.2 s of polling slack).
   ASSERT_TRUE(eventually(latest_expiry - now + 0.2, [&] {
     for (const auto& l : links)
@@ -218,7 +218,7 @@ TEST_F(CoordinatorLive, NodeThatLostItsLeaseIsHeldBackUntilKnownOff) {
   ASSERT_TRUE(eventually(5, [&] { return (*c)->stats().last_plan.held.size() == 1; }));
   EXPECT_NEAR((*c)->stats().last_plan.held_w, 1000, 1e-3);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // refreshes happen
-  EXPECT_NEAR(links[0]->budget().watts, 1000, 1e-3);  // not the freed 1500 nameplate
+  EXPECT_NEAR(links[0]->budget().watts, 1000, 1e-3);             // not the freed 1500 nameplate
   // An operator declares it off: its share is freed and the marker consumed.
   auto etcd = EtcdClient::Create(etcd_options(*cluster_));
   ASSERT_TRUE(etcd->put(off_key("s4", "dead"), "{}").ok());

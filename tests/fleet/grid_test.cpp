@@ -86,10 +86,11 @@ TEST(Grid, OpenAdrEventsTranslate) {
       100000, 0);
   ASSERT_TRUE(zero.ok());
   EXPECT_FALSE(zero->value_w.has_value());
-  EXPECT_FALSE(translate_openadr_event(
-                   R"({"intervalPeriod":{"start":0},"intervals":[{"payloads":[{"type":"PRICE","values":[1]}]}]})",
-                   1, 0)
-                   .ok());
+  EXPECT_FALSE(
+      translate_openadr_event(
+          R"({"intervalPeriod":{"start":0},"intervals":[{"payloads":[{"type":"PRICE","values":[1]}]}]})",
+          1, 0)
+          .ok());
 }
 
 TEST(Grid, ReportHasDemandUsageAndBaselinePerInterval) {
