@@ -73,11 +73,14 @@ Status Coordinator::put_grid_target(const GridTarget& target) {
 void Coordinator::on_events(const std::vector<WatchEvent>& events) {
   // Re-split on joins, leaves, job changes, budget, grid and off markers; a node's periodic
   // draw update alone waits for the next refresh.
-  const std::string assign = assign_prefix(options_.site), nodes = nodes_prefix(options_.site);
+  // Election keys (campaigns come and go every campaign_timeout_s) and the coordinator's own
+  // assignment writes are not changes of the site.
+  const std::string assign = assign_prefix(options_.site), nodes = nodes_prefix(options_.site),
+                    election = election_name(options_.site);
   bool relevant = false;
   std::lock_guard<std::mutex> lk(jobs_mu_);
   for (const auto& e : events) {
-    if (e.kv.key.rfind(assign, 0) == 0) continue;
+    if (e.kv.key.rfind(assign, 0) == 0 || e.kv.key.rfind(election, 0) == 0) continue;
     if (e.kv.key.rfind(nodes, 0) != 0) {
       relevant = true;
       continue;
@@ -125,7 +128,7 @@ bool Coordinator::campaign() {
   std::lock_guard<std::mutex> lk(mu_);
   stats_.leader_rev = won->rev;
   stats_.elections_won++;
-  if (dirty_since_s_ < 0) dirty_since_s_ = now_s();
+  dirty_since_s_ = now_s();  // a follower's old change marks are moot: re-split from now
   return true;
 }
 

@@ -10,6 +10,7 @@
 //   0.35 D       N/8 new nodes join
 //   0.40 D       grid target: -30 % of the budget from 0.45 D to 0.90 D, ramps of 0.05 D
 //   0.60 D       the leading coordinator crashes; the other takes over
+// A joining node's job starts once the node has its first assignment (GPUs idle until then).
 // Simulated GPU: uncontrolled draw d (job-specific, slow noise), power = min(d, cap);
 // throughput of a job = (power/d)^elasticity, relative to uncontrolled.
 // Writes <out>/trace.csv (one row per tick) and <out>/report.json, returned too.
@@ -28,7 +29,7 @@ struct FleetSimOptions {
   int nodes = 16;
   int gpus_per_node = 8;
   double duration_s = 120;
-  double tick_s = 1;
+  double tick_s = 0.25;
   double budget_fraction = 0.75;  // site budget = fraction x sum of uncontrolled draw
   std::string allocator = "equal";
   double lease_ttl_s = 3;       // coordinators'

@@ -6,6 +6,36 @@
 
 namespace fw::fleet {
 
+namespace {
+
+// A node lowered but not yet confirmed may still draw its reserve: raises (and new nodes above
+// their floor) are scaled back until held + sum(max(watts, reserve)) fits the effective budget.
+void limit_raises(const PlanInput& in, const std::vector<NodeRecord>& nodes, Plan* p) {
+  double committed = p->held_w, raise = 0;
+  std::vector<double> base(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string& n = nodes[i].node;
+    auto prev = in.assigned.find(n);
+    base[i] = prev == in.assigned.end() ? nodes[i].min_w : prev->second.watts;
+    const double w = p->watts[n];
+    committed += std::max(w, p->reserve_w[n]);
+    if (w > base[i]) raise += w - base[i];
+  }
+  const double excess = committed - p->effective_w;
+  if (excess <= 1e-9 || raise <= 0) return;
+  const double f = std::max(0.0, 1 - excess / raise);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string& n = nodes[i].node;
+    double& w = p->watts[n];
+    if (w <= base[i]) continue;
+    const double lowered = base[i] + f * (w - base[i]);
+    if (p->reserve_w[n] <= w + 1e-9) p->reserve_w[n] = std::max(lowered, nodes[i].cap_w);
+    w = lowered;
+  }
+}
+
+}  // namespace
+
 Plan plan_split(const PlanInput& in, const Allocator& allocator) {
   Plan p;
   p.site_w = in.site_w;
@@ -42,6 +72,7 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
     }
     p.reserve_w[nodes[i].node] = reserve;
   }
+  limit_raises(in, nodes, &p);
   return p;
 }
 

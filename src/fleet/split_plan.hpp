@@ -14,6 +14,9 @@
 //   live      = allocator.split(effective - sum(held reserves), live records)
 //   safe_w    = (effective - held) split over live nodes by GPU count: if every live node
 //               falls back to it at once, the site stays within the effective budget.
+//   raises    = then scaled back so that held + sum over live nodes of max(watts, reserve)
+//               <= effective: a node lowered but not yet confirmed (a crashed node whose lease
+//               has not run out yet, or a slow one) may still draw its reserve
 //   freed     = nodes with an off marker and no live record: their assignment is deleted.
 
 #include <map>

@@ -101,3 +101,38 @@ TEST(SplitPlan, GridTargetLowersTheSplitAndSafeSharesSumWithinIt) {
 
 }  // namespace
 }  // namespace fw::fleet
+
+namespace fw::fleet {
+namespace {
+
+TEST(SplitPlan, RaisesWaitForUnconfirmedDecreases) {
+  EqualAllocator a;
+  PlanInput in;
+  in.now_unix_s = 100;
+  in.expiry_s = 10;
+  in.site_w = 2000;
+  NodeRecord x = node("x", 4, 0, 2000, 1000), y = node("y", 4, 0, 2000, 0);
+  x.cap_w = 1000;
+  x.time_unix_s = 95;  // older than x's last assignment (written at 99 = 109 - 10)
+  Assignment ax;
+  ax.watts = 2000;  // x had the whole site before y joined
+  ax.revision = 1;
+  ax.expires_unix_s = 109;
+  in.live = {{"x", x}, {"y", y}};
+  in.assigned = {{"x", ax}};
+  Plan p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["x"], 1000, 1e-3);      // lowered at once
+  EXPECT_NEAR(p.reserve_w["x"], 2000, 1e-9);  // but it may still draw 2000
+  EXPECT_NEAR(p.watts["y"], 0, 1e-6);         // so y waits (at its floor, 0 here)
+  x.time_unix_s = 101;                        // x reports after the write: confirmed at its new cap
+  x.cap_w = 1000;
+  in.live["x"] = x;
+  in.assigned["x"].watts = 1000;
+  in.assigned["x"].reserve_w = 2000;
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["y"], 1000, 1e-3);
+  EXPECT_NEAR(p.reserve_w["x"], 1000, 1e-9);
+}
+
+}  // namespace
+}  // namespace fw::fleet

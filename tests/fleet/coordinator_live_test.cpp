@@ -88,14 +88,25 @@ bool all_assigned(const std::vector<std::unique_ptr<NodeLink>>& links, int64_t m
   return true;
 }
 
-// Samples the sum of the links' budgets every 50 ms; max_w() is the largest seen.
+// Plays the agents: every 50 ms each link's budget is applied as its caps and reported back
+// (update); max_w() is the largest sum of budgets seen.
 class BudgetSampler {
  public:
   explicit BudgetSampler(const std::vector<std::unique_ptr<NodeLink>>* links) : links_(links) {
     thread_ = std::thread([this] {
       while (!stop_) {
         double sum = 0;
-        for (const auto& l : *links_) sum += l->budget().watts;
+        const double now =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        for (const auto& l : *links_) {
+          const double w = l->budget().watts;
+          sum += w;
+          NodeRecord r = record(l->options().node);  // the agent applies and reports it
+          r.cap_w = w;
+          r.time_unix_s = now;
+          l->update(r);
+        }
         double seen = max_.load();
         while (sum > seen && !max_.compare_exchange_weak(seen, sum)) {
         }
@@ -159,6 +170,7 @@ TEST_F(CoordinatorLive, KilledEtcdMemberServiceContinues) {
   ASSERT_TRUE(c.ok());
   std::vector<std::unique_ptr<NodeLink>> links;
   for (int i = 0; i < 2; ++i) links.push_back(link(*cluster_, "s2", "n" + std::to_string(i), 1000));
+  BudgetSampler agents(&links);
   ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
   cluster_->kill_member(0);  // possibly the raft leader: a new one is elected in ~1-2 s
   EtcdClientOptions patient = etcd_options(*cluster_);
@@ -188,7 +200,8 @@ TEST_F(CoordinatorLive, AllEtcdStoppedLinksFallBackToSafeSharesWithinExpiry) {
   // Configured safe shares above the site's even split: the published one must win.
   for (int i = 0; i < 3; ++i) links.push_back(link(*cluster_, "s3", "n" + std::to_string(i), 1400));
   ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
-  BudgetSampler sampler(&links);
+  BudgetSampler sampler(&links);  // from the first assignments on (a deliberately high
+                                  // configured share is used before them)
   double latest_expiry = 0;
   for (const auto& l : links) latest_expiry = std::max(latest_expiry, l->budget().expires_unix_s);
   cluster_->kill_member(0);
@@ -212,6 +225,7 @@ TEST_F(CoordinatorLive, NodeThatLostItsLeaseIsHeldBackUntilKnownOff) {
   std::vector<std::unique_ptr<NodeLink>> links;
   links.push_back(link(*cluster_, "s4", "alive", 1000));
   links.push_back(link(*cluster_, "s4", "dead", 1000));
+  BudgetSampler agents(&links);
   ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
   EXPECT_NEAR(links[0]->budget().watts, 1000, 1e-3);
   links[1]->crash();  // its lease runs out; its GPUs may sit at their last caps
@@ -234,6 +248,7 @@ TEST_F(CoordinatorLive, DeposedCoordinatorCannotWrite) {
   ASSERT_TRUE(a.ok());
   std::vector<std::unique_ptr<NodeLink>> links;
   links.push_back(link(*cluster_, "s5", "n0", 1000));
+  BudgetSampler agents(&links);
   ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
   auto etcd = EtcdClient::Create(etcd_options(*cluster_));
   auto lead = etcd->leader(election_name("s5"));
