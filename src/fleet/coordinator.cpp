@@ -215,7 +215,11 @@ bool Coordinator::round(const std::string& reason) {
   if (auto g = read_grid_target(*etcd_, site); g.ok()) in.grid = *g;
   in.live = nodes->nodes;
   in.expiry_s = options_.expiry_s;
+  // On a ramp, plan for where the budget will be when the next ramp round can land (rounds
+  // run on 0.5 % moves, each taking up to a tick): 2 ticks + the time of a 1 % move.
   in.lookahead_s = 2 * options_.tick_s;
+  if (in.grid && in.grid->ramp_w_per_s > 0)
+    in.lookahead_s += 0.01 * in.site_w / in.grid->ramp_w_per_s;
   in.assigned = assigned->assignments;
   for (const auto& kv : off->kvs) {
     if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);
