@@ -34,12 +34,16 @@ std::string assign_prefix(std::string_view site) { return site_prefix(site) + "a
 std::string assign_key(std::string_view site, std::string_view node) {
   return assign_prefix(site) + std::string(node);
 }
+std::string off_prefix(std::string_view site) { return site_prefix(site) + "off/"; }
+std::string off_key(std::string_view site, std::string_view node) {
+  return off_prefix(site) + std::string(node);
+}
 std::string budget_key(std::string_view site) { return site_prefix(site) + "budget"; }
 std::string grid_target_key(std::string_view site) { return budget_key(site) + "/grid"; }
 std::string election_name(std::string_view site) { return site_prefix(site) + "coordinator"; }
 
 Result<std::string> node_of_key(std::string_view site, std::string_view key) {
-  for (const std::string& p : {nodes_prefix(site), assign_prefix(site)}) {
+  for (const std::string& p : {nodes_prefix(site), assign_prefix(site), off_prefix(site)}) {
     if (key.size() > p.size() && key.substr(0, p.size()) == p) {
       std::string node(key.substr(p.size()));
       FW_RETURN_IF_ERROR(check_name("node", node).with_context(std::string(key)));
@@ -167,7 +171,9 @@ std::string encode(const NodeRecord& r) {
               {"draw_w", r.draw_w},
               {"cap_w", r.cap_w},
               {"jobs", std::move(jobs)},
-              {"time_unix_s", r.time_unix_s}}
+              {"time_unix_s", r.time_unix_s},
+              {"safe_w", r.safe_w},
+              {"uncontrolled_w", r.uncontrolled_w}}
       .dump();
 }
 
@@ -184,6 +190,8 @@ Result<NodeRecord> decode_node(std::string_view text, std::string_view where) {
   FW_RETURN_IF_ERROR(f.number("draw_w", &r.draw_w, true, 0));
   FW_RETURN_IF_ERROR(f.number("cap_w", &r.cap_w, true, 0));
   FW_RETURN_IF_ERROR(f.number("time_unix_s", &r.time_unix_s, true, 0));
+  FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0));
+  FW_RETURN_IF_ERROR(f.number("uncontrolled_w", &r.uncontrolled_w, false, 0));
   f.mark("jobs");
   auto jobs = j.find("jobs");
   if (jobs == j.end()) return f.error("jobs", "missing");
@@ -207,6 +215,8 @@ Result<NodeRecord> decode_node(std::string_view text, std::string_view where) {
 std::string encode(const Assignment& r) {
   Json j = {{"watts", r.watts}, {"revision", r.revision}, {"expires_unix_s", r.expires_unix_s}};
   if (!r.reason.empty()) j["reason"] = r.reason;
+  if (r.safe_w > 0) j["safe_w"] = r.safe_w;
+  if (r.reserve_w > 0) j["reserve_w"] = r.reserve_w;
   return j.dump();
 }
 
@@ -218,6 +228,8 @@ Result<Assignment> decode_assignment(std::string_view text, std::string_view whe
   FW_RETURN_IF_ERROR(f.integer("revision", &r.revision, true, 1));
   FW_RETURN_IF_ERROR(f.number("expires_unix_s", &r.expires_unix_s, true, 0));
   FW_RETURN_IF_ERROR(f.string("reason", &r.reason, false, false));
+  FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0));
+  FW_RETURN_IF_ERROR(f.number("reserve_w", &r.reserve_w, false, 0));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }

@@ -6,6 +6,8 @@
 //   /flexwatt/<site>/budget           SiteBudget, written by the operator
 //   /flexwatt/<site>/budget/grid      GridTarget, written by the grid adapter (latest wins)
 //   /flexwatt/<site>/coordinator      election name of the site's coordinators
+//   /flexwatt/<site>/off/<node>       "known off": the node (or an operator) declares its GPUs
+//                                     idle at their floor; the coordinator frees its share
 //
 // Site and node names: 1-64 characters of [A-Za-z0-9._-]. Values are JSON objects in SI
 // units. Decoding is strict: every required field present with its type and range, no
@@ -28,10 +30,12 @@ std::string nodes_prefix(std::string_view site);  // "/flexwatt/<site>/nodes/"
 std::string node_key(std::string_view site, std::string_view node);
 std::string assign_prefix(std::string_view site);  // "/flexwatt/<site>/assign/"
 std::string assign_key(std::string_view site, std::string_view node);
+std::string off_prefix(std::string_view site);  // "/flexwatt/<site>/off/"
+std::string off_key(std::string_view site, std::string_view node);
 std::string budget_key(std::string_view site);
 std::string grid_target_key(std::string_view site);
 std::string election_name(std::string_view site);
-// The node name of a key under nodes_prefix or assign_prefix; NotFound otherwise.
+// The node name of a key under nodes_prefix, assign_prefix or off_prefix; NotFound otherwise.
 Result<std::string> node_of_key(std::string_view site, std::string_view key);
 
 struct JobRecord {
@@ -51,7 +55,9 @@ struct NodeRecord {
   double draw_w = 0;       // current node GPU draw, >= 0
   double cap_w = 0;        // sum of caps now applied, 0 <= cap_w
   std::vector<JobRecord> jobs;
-  double time_unix_s = 0;  // when measured
+  double time_unix_s = 0;     // when measured
+  double safe_w = 0;          // the node's configured static safe share (0: not told), >= 0
+  double uncontrolled_w = 0;  // predicted draw without caps (grid BASELINE; 0: nameplate)
 };
 
 struct Assignment {
@@ -59,6 +65,14 @@ struct Assignment {
   int64_t revision = 0;       // coordinator's fencing revision (its leader key's), > 0
   double expires_unix_s = 0;  // the node falls back to its safe share after this
   std::string reason;         // optional, for logs: "join", "budget", "grid", ...
+  // Fallback the node may use when this expires or etcd is unreachable (0: none published):
+  // the site's effective budget split over every node by GPU count, so that the site stays
+  // within budget if every node falls back at once. The node uses min(its own, this).
+  double safe_w = 0;
+  // What the node may still be drawing given assignments it has not yet confirmed (its
+  // reported cap_w newer than this write): max(watts, reported caps, the previous reserve
+  // while unconfirmed). A departed node's share is held back at max(watts, safe_w, reserve_w).
+  double reserve_w = 0;
 };
 
 struct SiteBudget {

@@ -9,8 +9,9 @@
 // declares. Power terms are the job's budget units' power divided by the budget (1.0 = at
 // budget), worst unit first. Meter-blind: every window term is a trailing one (the budget
 // window ending now), so no entry reveals where a meter's tumbling windows begin; the
-// scorer's window phase is unknown to the policy, as it is on real hardware. Policy files with the older, phase-revealing entries (window_elapsed,
-// window_mean_rel, window_allowance_rel; policy format 1) are refused with a message.
+// scorer's window phase is unknown to the policy, as it is on real hardware. Policy files with the
+// older, phase-revealing entries (window_elapsed, window_mean_rel, window_allowance_rel; policy
+// format 1) are refused with a message.
 //
 // Action (plant_action_spec()): one categorical factor per actuator the policy acts on
 // (gen_concurrency and/or group_size, both by default, and optionally power_cap), each

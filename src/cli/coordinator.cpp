@@ -1,0 +1,92 @@
+// flexwatt coordinator: one member of a site's coordinator group on etcd. Campaigns for
+// leadership; the leader splits the site budget (or a lower grid target) across the
+// registered nodes and writes fenced assignments (src/fleet/coordinator.hpp). Serves the
+// grid endpoint (PUT /v1/grid/target, OpenADR 3 events, reports) when `listen` is set.
+
+#include <csignal>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/verb.hpp"
+#include "fleet/coordinator_config.hpp"
+#include "fleet/grid_server.hpp"
+
+namespace fw::cli {
+namespace {
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+int run_coordinator(int argc, char** argv) {
+  CLI::App app(
+      "Run one coordinator of a site (run two or three for failover): leader election on\n"
+      "etcd, budget split across registered nodes, fenced assignments, grid endpoint.\n\n"
+      "Example:\n"
+      "  flexwatt coordinator --config coordinator.yaml\n"
+      "  curl -X PUT localhost:8740/v1/grid/target -d '{\"value\":70,\"unit\":\"kilowatt\",\n"
+      "       \"correlation_id\":\"dr-1\",\"end_time\":\"2026-12-01T18:00:00Z\"}'",
+      "coordinator");
+  std::string config_path;
+  double duration_s = 0;
+  bool json = false;
+  app.add_option("--config", config_path, "coordinator YAML (docs/fleet.md)")->required();
+  app.add_option("--duration-s", duration_s, "stop after this many seconds (0: until SIGINT)");
+  app.add_flag("--json", json, "print the final statistics as JSON");
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+
+  auto cfg = fleet::load_coordinator_config(config_path);
+  if (!cfg.ok()) return fail("coordinator", cfg.status());
+  fleet::EtcdClientOptions etcd;
+  etcd.endpoints = cfg->etcd;
+  auto coord = fleet::Coordinator::Start(etcd, cfg->options);
+  if (!coord.ok()) return fail("coordinator", coord.status());
+  std::unique_ptr<fleet::GridServer> grid;
+  if (!cfg->listen_host.empty()) {
+    auto g = fleet::GridServer::Start(coord->get(), cfg->listen_host, cfg->listen_port,
+                                      cfg->grid_ramp_w_per_s);
+    if (!g.ok()) return fail("coordinator", g.status());
+    grid = std::move(*g);
+  }
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  std::fprintf(stderr, "coordinator %s of site %s started\n", cfg->options.id.c_str(),
+               cfg->options.site.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  bool was_leader = false;
+  while (!g_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const bool lead = (*coord)->leader();
+    if (lead != was_leader) {
+      std::fprintf(stderr, "coordinator %s: %s\n", cfg->options.id.c_str(),
+                   lead ? "leading" : "following");
+      was_leader = lead;
+    }
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (duration_s > 0 && el >= duration_s) break;
+  }
+  if (grid) grid->stop();
+  const fleet::CoordinatorStats st = (*coord)->stats();
+  (*coord)->stop(true);
+  nlohmann::json j = {{"id", cfg->options.id},
+                      {"rounds", st.rounds},
+                      {"keys_written", st.keys_written},
+                      {"txns", st.txns},
+                      {"fenced_refusals", st.fenced_refusals},
+                      {"elections_won", st.elections_won}};
+  if (json) {
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("coordinator %s: %lld rounds, %lld keys written, %lld elections won\n",
+                cfg->options.id.c_str(), (long long)st.rounds, (long long)st.keys_written,
+                (long long)st.elections_won);
+  }
+  return 0;
+}
+
+}  // namespace
+
+FW_VERB("coordinator", "site coordinator on etcd: elected leader splits the budget",
+        run_coordinator);
+
+}  // namespace fw::cli

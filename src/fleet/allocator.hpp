@@ -1,0 +1,57 @@
+#pragma once
+// Allocator: how the coordinator splits a site budget across live nodes (and their jobs).
+//
+// Contract of split(): given budget_w >= 0 and the live nodes' records, returns one watt
+// figure per node (same order) with
+//   - min_w <= watts <= nameplate_w for every node when budget_w >= sum(min_w);
+//     otherwise every node gets the same fraction of its min_w (the site cannot be in budget
+//     above its floors; the caller reports it);
+//   - sum(watts) <= budget_w + 1e-6 whenever budget_w >= sum(min_w).
+// Allocators are stateless and thread-compatible.
+//
+// Seam for src/allocation (equal / pfi / greedy / optimal): write a class deriving from
+// Allocator that maps each NodeRecord (and its JobRecords: draw, elasticity, pfi, min_w) onto
+// that library's request, calls it, and sums its per-job watts back per node; then add its
+// name to make_allocator() in allocator.cpp. Nothing else in the coordinator changes.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "fleet/keys.hpp"
+
+namespace fw::fleet {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<double> split(double budget_w,
+                                    const std::vector<NodeRecord>& nodes) const = 0;
+};
+
+// Bounded weighted water-filling: watts_i = clamp(lambda * weight_i, lo_i, hi_i) with lambda
+// chosen so the sum meets budget_w (the shared core of the allocators below). weights > 0.
+std::vector<double> water_fill(double budget_w, const std::vector<double>& lo,
+                               const std::vector<double>& hi, const std::vector<double>& weight);
+
+// Equal per GPU, within each node's [min_w, nameplate_w].
+class EqualAllocator final : public Allocator {
+ public:
+  std::string name() const override { return "equal"; }
+  std::vector<double> split(double budget_w, const std::vector<NodeRecord>& nodes) const override;
+};
+
+// Proportional to demand (the node's current draw, at least 5 % of its nameplate so that an
+// idle node can ramp back up), within [min_w, nameplate_w]: water-filling on demand.
+class ProportionalAllocator final : public Allocator {
+ public:
+  std::string name() const override { return "proportional"; }
+  std::vector<double> split(double budget_w, const std::vector<NodeRecord>& nodes) const override;
+};
+
+// "equal" | "proportional"; InvalidArgument naming the choices otherwise.
+Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name);
+
+}  // namespace fw::fleet

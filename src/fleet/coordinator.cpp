@@ -1,0 +1,283 @@
+#include "fleet/coordinator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "fleet/site_store.hpp"
+
+namespace fw::fleet {
+
+double Coordinator::now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Result<std::unique_ptr<Coordinator>> Coordinator::Start(EtcdClientOptions etcd,
+                                                        CoordinatorOptions options) {
+  FW_RETURN_IF_ERROR(check_name("site", options.site));
+  if (options.id.empty()) return Status::InvalidArgument("coordinator: id must not be empty");
+  if (options.lease_ttl_s < 2 || options.expiry_s <= 0 || options.refresh_s <= 0 ||
+      options.refresh_s * 2 > options.expiry_s || options.campaign_timeout_s <= 0) {
+    return Status::InvalidArgument(
+        "coordinator: need lease_ttl_s >= 2, campaign_timeout_s > 0, 0 < 2*refresh_s <= "
+        "expiry_s");
+  }
+  FW_ASSIGN_OR_RETURN(std::unique_ptr<Allocator> alloc, make_allocator(options.allocator));
+  FW_ASSIGN_OR_RETURN(EtcdClient client, EtcdClient::Create(std::move(etcd)));
+  auto c = std::unique_ptr<Coordinator>(new Coordinator(
+      std::make_unique<EtcdClient>(std::move(client)), std::move(options), std::move(alloc)));
+  WatchOptions w;
+  w.key = site_prefix(c->options_.site);
+  w.range_end = prefix_end(w.key);
+  Coordinator* self = c.get();
+  c->watch_ = EtcdWatch::Start(c->etcd_.get(), w,
+                               [self](const std::vector<WatchEvent>& ev) { self->on_events(ev); });
+  c->thread_ = std::thread([self] { self->run(); });
+  return c;
+}
+
+Coordinator::Coordinator(std::unique_ptr<EtcdClient> etcd, CoordinatorOptions options,
+                         std::unique_ptr<Allocator> allocator)
+    : etcd_(std::move(etcd)), options_(std::move(options)), allocator_(std::move(allocator)) {}
+
+Coordinator::~Coordinator() { stop(resign_on_stop_); }
+
+void Coordinator::stop(bool resign) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (stop_.exchange(true)) return;
+    resign_on_stop_ = resign;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (watch_) watch_->cancel();
+  if (keeper_) keeper_->stop();
+  if (resign && leader_.load()) {
+    (void)etcd_->resign(leader_key_);
+    (void)etcd_->lease_revoke(leader_key_.lease);
+  }
+  leader_ = false;
+}
+
+CoordinatorStats Coordinator::stats() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  CoordinatorStats s = stats_;
+  s.leader = leader_.load();
+  return s;
+}
+
+Status Coordinator::put_grid_target(const GridTarget& target) {
+  return write_grid_target(*etcd_, options_.site, target);
+}
+
+void Coordinator::on_events(const std::vector<WatchEvent>& events) {
+  // Re-split on joins, leaves, job changes, budget, grid and off markers; a node's periodic
+  // draw update alone waits for the next refresh.
+  // Election keys (campaigns come and go every campaign_timeout_s) and the coordinator's own
+  // assignment writes are not changes of the site.
+  const std::string assign = assign_prefix(options_.site), nodes = nodes_prefix(options_.site),
+                    election = election_name(options_.site);
+  bool relevant = false;
+  std::lock_guard<std::mutex> lk(jobs_mu_);
+  for (const auto& e : events) {
+    if (e.kv.key.rfind(assign, 0) == 0 || e.kv.key.rfind(election, 0) == 0) continue;
+    if (e.kv.key.rfind(nodes, 0) != 0) {
+      relevant = true;
+      continue;
+    }
+    if (e.type == WatchEvent::Type::kDelete) {
+      jobs_of_.erase(e.kv.key);
+      relevant = true;
+      continue;
+    }
+    std::string jobs;
+    if (auto r = decode_node(e.kv.value, e.kv.key); r.ok()) {
+      for (const auto& j : r->jobs) jobs += j.id + "/" + std::to_string(j.gpus) + ",";
+    }
+    auto it = jobs_of_.find(e.kv.key);
+    if (it == jobs_of_.end() || it->second != jobs) {
+      jobs_of_[e.kv.key] = jobs;
+      relevant = true;
+    }
+  }
+  if (!relevant) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (dirty_since_s_ < 0) dirty_since_s_ = now_s();
+  }
+  cv_.notify_all();
+}
+
+void Coordinator::lose_leadership() {
+  leader_ = false;
+  if (keeper_) keeper_->stop();
+  keeper_.reset();
+}
+
+bool Coordinator::campaign() {
+  if (!keeper_ || keeper_->lost()) {
+    auto grant = etcd_->lease_grant(int64_t(std::ceil(options_.lease_ttl_s)));
+    if (!grant.ok()) return false;
+    keeper_ = LeaseKeeper::Start(etcd_.get(), *grant);
+  }
+  auto won = etcd_->campaign(election_name(options_.site), keeper_->id(), options_.id,
+                             options_.campaign_timeout_s);
+  if (!won.ok()) return false;
+  leader_key_ = *won;
+  leader_ = true;
+  std::lock_guard<std::mutex> lk(mu_);
+  stats_.leader_rev = won->rev;
+  stats_.elections_won++;
+  dirty_since_s_ = now_s();  // a follower's old change marks are moot: re-split from now
+  return true;
+}
+
+void Coordinator::run() {
+  double last_round_s = 0;
+  while (!stop_.load()) {
+    if (!leader_.load()) {
+      if (!campaign()) {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait_for(lk, std::chrono::milliseconds(int(options_.tick_s * 1000)),
+                     [&] { return stop_.load(); });
+      }
+      continue;
+    }
+    if (keeper_->lost()) {
+      lose_leadership();
+      continue;
+    }
+    std::string reason;
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait_for(lk, std::chrono::milliseconds(int(options_.tick_s * 1000)),
+                   [&] { return stop_.load() || dirty_since_s_ >= 0; });
+      if (stop_.load()) break;
+      const double now = now_s();
+      if (dirty_since_s_ >= 0) {
+        reason = "change";
+      } else if (now - last_round_s >= options_.refresh_s) {
+        reason = "refresh";
+      }
+    }
+    if (reason.empty() && ramp_pending_) {
+      const double now = now_s();
+      const double eff =
+          std::min(effective_budget_w(last_in_.site_w, last_in_.grid, now),
+                   effective_budget_w(last_in_.site_w, last_in_.grid, now + 2 * options_.tick_s));
+      if (std::abs(eff - last_effective_w_) > 0.005 * std::max(last_effective_w_, 1.0)) {
+        reason = "ramp";
+      }
+    }
+    if (reason.empty()) continue;
+    last_round_s = now_s();
+    if (!round(reason)) lose_leadership();
+  }
+}
+
+Result<bool> Coordinator::fenced(const std::vector<TxnOp>& ops) {
+  const std::vector<Compare> fence = {
+      Compare::CreateRevision(leader_key_.key, Compare::Op::kEqual, leader_key_.rev)};
+  for (size_t i = 0; i < ops.size(); i += kMaxTxnOps) {
+    std::vector<TxnOp> batch(ops.begin() + i, ops.begin() + std::min(ops.size(), i + kMaxTxnOps));
+    FW_ASSIGN_OR_RETURN(TxnResponse t, etcd_->txn(fence, batch));
+    std::lock_guard<std::mutex> lk(mu_);
+    stats_.txns++;
+    if (!t.succeeded) {
+      stats_.fenced_refusals++;
+      return false;
+    }
+    stats_.keys_written += int64_t(batch.size());
+  }
+  return true;
+}
+
+bool Coordinator::round(const std::string& reason) {
+  double since;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    since = dirty_since_s_;
+    dirty_since_s_ = -1;
+  }
+  const std::string& site = options_.site;
+  auto nodes = list_nodes(*etcd_, site);
+  auto assigned = list_assignments(*etcd_, site);
+  auto off = etcd_->get_prefix(off_prefix(site));
+  if (!nodes.ok() || !assigned.ok() || !off.ok()) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (dirty_since_s_ < 0) dirty_since_s_ = since;  // retry next tick
+    return true;
+  }
+  PlanInput in;
+  in.now_unix_s = now_s();
+  in.site_w = options_.default_budget_w;
+  if (auto b = read_budget(*etcd_, site); b.ok()) in.site_w = b->watts;
+  if (auto g = read_grid_target(*etcd_, site); g.ok()) in.grid = *g;
+  in.live = nodes->nodes;
+  in.expiry_s = options_.expiry_s;
+  // On a ramp, plan for where the budget will be when the next ramp round can land (rounds
+  // run on 0.5 % moves, each taking up to a tick): 2 ticks + the time of a 1 % move.
+  in.lookahead_s = 2 * options_.tick_s;
+  if (in.grid && in.grid->ramp_w_per_s > 0)
+    in.lookahead_s += 0.01 * in.site_w / in.grid->ramp_w_per_s;
+  in.assigned = assigned->assignments;
+  for (const auto& kv : off->kvs) {
+    if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);
+  }
+  const Plan plan = plan_split(in, *allocator_);
+  if (in.site_w <= 0) return true;
+
+  std::vector<TxnOp> down, up;
+  for (const auto& [node, w] : plan.watts) {
+    Assignment a;
+    a.watts = w;
+    a.revision = leader_key_.rev;
+    a.expires_unix_s = in.now_unix_s + options_.expiry_s;
+    a.reason = reason;
+    a.safe_w = plan.safe_w.at(node);
+    a.reserve_w = plan.reserve_w.at(node);
+    auto prev = in.assigned.find(node);
+    const bool raise = prev == in.assigned.end() || w > prev->second.watts + 1e-6;
+    (raise ? up : down).push_back(TxnOp::Put(assign_key(site, node), encode(a)));
+  }
+  for (const auto& node : plan.freed) {
+    down.push_back(TxnOp::Delete(assign_key(site, node)));
+    down.push_back(TxnOp::Delete(off_key(site, node)));
+  }
+  for (const auto* ops : {&down, &up}) {
+    auto ok = fenced(*ops);
+    if (ok.ok() && !*ok) return false;
+    if (!ok.ok()) {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (dirty_since_s_ < 0) dirty_since_s_ = since >= 0 ? since : now_s();
+      return true;
+    }
+  }
+  double power = 0, baseline = 0;
+  for (const auto& [node, r] : in.live) {
+    power += r.draw_w;
+    baseline += r.uncontrolled_w > 0 ? r.uncontrolled_w : r.nameplate_w;
+  }
+  const double t_done = now_s();
+  // A ramp in progress or due before the next refresh: checked every tick until it is over.
+  last_in_.site_w = in.site_w;
+  last_in_.grid = in.grid;
+  last_effective_w_ = plan.effective_w;
+  ramp_pending_ = false;
+  for (double dt = options_.tick_s; dt <= options_.refresh_s + 1e-9; dt += options_.tick_s) {
+    ramp_pending_ |= std::abs(effective_budget_w(in.site_w, in.grid, t_done + dt) -
+                              plan.effective_w) > 0.005 * std::max(plan.effective_w, 1.0);
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  stats_.rounds++;
+  stats_.last_plan = plan;
+  stats_.last_power_w = power;
+  stats_.last_baseline_w = baseline;
+  if (since >= 0) {
+    if (stats_.latencies_s.size() >= 10000) stats_.latencies_s.erase(stats_.latencies_s.begin());
+    stats_.latencies_s.push_back(t_done - since);
+  }
+  return true;
+}
+
+}  // namespace fw::fleet

@@ -1,0 +1,117 @@
+#pragma once
+// Coordinator: one member of a site's coordinator group. Every member campaigns for the
+// site's election (short campaign timeouts, in a loop); the leader splits the budget
+// (split_plan.hpp) and writes fenced assignments (site_store.hpp fencing: a transaction that
+// compares its leader key's create revision, so a deposed leader writes nothing).
+//
+// Contract:
+//  - A round reads nodes, assignments, off markers, budget and grid target, plans, and writes
+//    in two fenced transactions: first every assignment that goes down or stays, then those
+//    that go up (so a re-split never raises one node before lowering another); it deletes
+//    the assignment and off marker of nodes known off.
+//  - Rounds run on a node join or leave, a change of a node's jobs, an off marker, the budget
+//    or the grid target (a draw update alone waits for the refresh), every
+//    refresh_s (assignments are rewritten with expires = now + expiry_s), and every tick
+//    while a grid ramp moves the effective budget by > 0.5 %.
+//  - Leadership is lost when its lease is lost or a fenced write fails; the member then
+//    campaigns again with a fresh lease.
+//  - Thread-safe accessors; one background thread plus a watch thread and a lease keeper.
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fleet/allocator.hpp"
+#include "fleet/etcd_client.hpp"
+#include "fleet/etcd_watch.hpp"
+#include "fleet/grid.hpp"
+#include "fleet/lease_keeper.hpp"
+#include "fleet/split_plan.hpp"
+
+namespace fw::fleet {
+
+struct CoordinatorOptions {
+  std::string site;
+  std::string id;                   // election value: who leads (e.g. "coord-a http://...")
+  std::string allocator = "equal";  // make_allocator()
+  double lease_ttl_s = 3;           // leadership lease; takeover within it (+ campaign)
+  double campaign_timeout_s = 1;    // each campaign call
+  double expiry_s = 10;             // assignment lifetime
+  double refresh_s = 2;             // rewrite period, < expiry_s / 2
+  double default_budget_w = 0;      // when the budget key is unset (0: assign nothing)
+  double tick_s = 0.1;
+};
+
+struct CoordinatorStats {
+  bool leader = false;
+  int64_t leader_rev = 0;
+  int64_t rounds = 0;
+  int64_t keys_written = 0;  // assignment puts and deletes
+  int64_t txns = 0;
+  int64_t fenced_refusals = 0;  // writes refused because leadership was lost
+  int64_t elections_won = 0;
+  std::vector<double> latencies_s;  // watched change -> assignments written (last 10,000)
+  Plan last_plan;
+  double last_power_w = 0;     // sum of live nodes' draw at the last round
+  double last_baseline_w = 0;  // sum of their uncontrolled predictions
+};
+
+class Coordinator {
+ public:
+  static Result<std::unique_ptr<Coordinator>> Start(EtcdClientOptions etcd,
+                                                    CoordinatorOptions options);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // resign: give leadership up at once (clean stop). false: behave like a crash (no resign,
+  // no revoke: the lease runs out and another member takes over after its TTL).
+  void stop(bool resign = true);
+  bool leader() const { return leader_.load(); }
+  CoordinatorStats stats() const;
+  // Grid input: writes the target (latest wins) to the site's grid key; any member may.
+  Status put_grid_target(const GridTarget& target);
+  EtcdClient& etcd() { return *etcd_; }
+  const CoordinatorOptions& options() const { return options_; }
+
+ private:
+  Coordinator(std::unique_ptr<EtcdClient> etcd, CoordinatorOptions options,
+              std::unique_ptr<Allocator> allocator);
+  void run();
+  bool campaign();
+  // One round; false if leadership was lost.
+  bool round(const std::string& reason);
+  Result<bool> fenced(const std::vector<TxnOp>& ops);
+  void lose_leadership();
+  void on_events(const std::vector<WatchEvent>& events);
+  static double now_s();
+
+  std::unique_ptr<EtcdClient> etcd_;
+  CoordinatorOptions options_;
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<LeaseKeeper> keeper_;
+  std::unique_ptr<EtcdWatch> watch_;
+  LeaderKey leader_key_;
+  std::atomic<bool> leader_{false};
+  std::atomic<bool> stop_{false};
+  bool resign_on_stop_ = true;
+  bool ramp_pending_ = false;  // run thread only, as the next two
+  PlanInput last_in_;          // site budget and grid target of the last round
+  double last_effective_w_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  double dirty_since_s_ = -1;  // earliest unhandled watched change (unix s), -1: none
+  CoordinatorStats stats_;
+  std::thread thread_;
+  std::mutex jobs_mu_;                          // watch thread only, in practice
+  std::map<std::string, std::string> jobs_of_;  // node key -> its job ids, to spot changes
+};
+
+}  // namespace fw::fleet

@@ -1,0 +1,51 @@
+#include "fleet/coordinator_config.hpp"
+
+#include "core/config.hpp"
+#include "fleet/etcd_client.hpp"
+
+namespace fw::fleet {
+
+Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
+  FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::load_file(path));
+  if (!root.is_map()) return root.error("not a map");
+  FW_RETURN_IF_ERROR(root.reject_unknown({"site", "id", "etcd", "allocator", "budget_w",
+                                          "lease_ttl_s", "campaign_timeout_s", "expiry_s",
+                                          "refresh_s", "listen", "grid_ramp_w_per_s"}));
+  CoordinatorConfig c;
+  CoordinatorOptions& o = c.options;
+  for (const char* k : {"site", "id", "etcd"}) {
+    if (!root.has(k)) return root.error(std::string(k) + ": missing");
+  }
+  FW_ASSIGN_OR_RETURN(o.site, root["site"].as_string());
+  if (Status s = check_name("site", o.site); !s.ok()) return root["site"].error(s.message());
+  FW_ASSIGN_OR_RETURN(o.id, root["id"].as_string());
+  if (o.id.empty()) return root["id"].error("must not be empty");
+  const ConfigNode etcd = root["etcd"];
+  if (!etcd.is_sequence() || etcd.size() == 0) return etcd.error("a non-empty list of URLs");
+  for (size_t i = 0; i < etcd.size(); ++i) {
+    FW_ASSIGN_OR_RETURN(std::string url, etcd.at(i).as_string());
+    if (auto e = parse_endpoint(url); !e.ok()) return etcd.at(i).error(e.status().message());
+    c.etcd.push_back(url);
+  }
+  FW_ASSIGN_OR_RETURN(o.allocator, root.get_string("allocator", "equal"));
+  if (auto a = make_allocator(o.allocator); !a.ok()) {
+    return root["allocator"].error(a.status().message());
+  }
+  FW_ASSIGN_OR_RETURN(o.default_budget_w, root.get_double("budget_w", 0, 0));
+  FW_ASSIGN_OR_RETURN(o.lease_ttl_s, root.get_double("lease_ttl_s", 3, 2, 3600));
+  FW_ASSIGN_OR_RETURN(o.campaign_timeout_s, root.get_double("campaign_timeout_s", 1, 0.1, 60));
+  FW_ASSIGN_OR_RETURN(o.expiry_s, root.get_double("expiry_s", 10, 1, 86400));
+  FW_ASSIGN_OR_RETURN(o.refresh_s, root.get_double("refresh_s", 2, 0.1, 43200));
+  if (o.refresh_s * 2 > o.expiry_s) return root["refresh_s"].error("must be <= expiry_s / 2");
+  FW_ASSIGN_OR_RETURN(c.grid_ramp_w_per_s, root.get_double("grid_ramp_w_per_s", 0, 0));
+  FW_ASSIGN_OR_RETURN(std::string listen, root.get_string("listen", ""));
+  if (!listen.empty()) {
+    auto e = parse_endpoint(listen);
+    if (!e.ok()) return root["listen"].error(e.status().message());
+    c.listen_host = e->host;
+    c.listen_port = e->port;
+  }
+  return c;
+}
+
+}  // namespace fw::fleet

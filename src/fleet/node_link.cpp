@@ -1,0 +1,186 @@
+#include "fleet/node_link.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "fleet/site_store.hpp"
+
+namespace fw::fleet {
+
+double NodeLink::now_s() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+Result<std::unique_ptr<NodeLink>> NodeLink::Start(EtcdClientOptions etcd, NodeLinkOptions options,
+                                                  NodeRecord record) {
+  FW_RETURN_IF_ERROR(check_name("site", options.site));
+  FW_RETURN_IF_ERROR(check_name("node", options.node));
+  if (record.node != options.node) {
+    return Status::InvalidArgument("node link: record.node \"" + record.node +
+                                   "\" differs from node \"" + options.node + "\"");
+  }
+  if (!(options.safe_share_w > 0)) {
+    return Status::InvalidArgument("node link: safe_share_w must be > 0");
+  }
+  if (options.lease_ttl_s < 2) return Status::InvalidArgument("node link: lease_ttl_s >= 2");
+  // Short per-call bounds: the link's thread must notice an unreachable etcd within a TTL.
+  etcd.call_timeout_s = std::min(etcd.call_timeout_s, options.lease_ttl_s / 3);
+  etcd.request_timeout_s = std::min(etcd.request_timeout_s, options.lease_ttl_s / 3);
+  FW_ASSIGN_OR_RETURN(EtcdClient client, EtcdClient::Create(std::move(etcd)));
+  record.safe_w = options.safe_share_w;
+  auto link = std::unique_ptr<NodeLink>(new NodeLink(
+      std::make_unique<EtcdClient>(std::move(client)), std::move(options), std::move(record)));
+  // A fresh registration revokes an old "known off" marker of this node.
+  (void)link->etcd_->erase(off_key(link->options_.site, link->options_.node));
+  link->start_watch();
+  NodeLink* self = link.get();
+  link->thread_ = std::thread([self] { self->run(); });
+  return link;
+}
+
+NodeLink::NodeLink(std::unique_ptr<EtcdClient> etcd, NodeLinkOptions options, NodeRecord record)
+    : etcd_(std::move(etcd)), options_(std::move(options)), record_(std::move(record)) {
+  start_s_ = now_s();
+}
+
+NodeLink::~NodeLink() { halt(); }
+
+void NodeLink::start_watch() {
+  WatchOptions w;
+  w.key = assign_key(options_.site, options_.node);
+  if (auto r = etcd_->get(w.key); r.ok()) {
+    w.start_revision = r->revision + 1;
+    if (!r->kvs.empty()) {
+      if (auto a = decode_assignment(r->kvs[0].value, r->kvs[0].key); a.ok()) accept(*a);
+    }
+  }
+  watch_ = EtcdWatch::Start(etcd_.get(), w, [this](const std::vector<WatchEvent>& events) {
+    for (const auto& e : events) {
+      if (e.type == WatchEvent::Type::kDelete) {
+        std::lock_guard<std::mutex> lk(mu_);
+        assignment_.reset();
+        continue;
+      }
+      if (auto a = decode_assignment(e.kv.value, e.kv.key); a.ok()) accept(*a);
+    }
+  });
+}
+
+void NodeLink::accept(const Assignment& a) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (assignment_ && a.revision < assignment_->revision) return;  // deposed leader's write
+  assignment_ = a;
+  if (a.safe_w > 0) published_safe_w_ = a.safe_w;
+  if (first_assignment_s_ < 0) first_assignment_s_ = now_s();
+}
+
+void NodeLink::update(const NodeRecord& record) {
+  std::lock_guard<std::mutex> lk(mu_);
+  const double safe = record_.safe_w;
+  record_ = record;
+  record_.node = options_.node;
+  record_.safe_w = safe;
+  record_dirty_ = true;
+}
+
+NodeBudget NodeLink::budget(double now_unix_s) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  NodeBudget b;
+  if (assignment_ && now_unix_s < assignment_->expires_unix_s) {
+    b.watts = assignment_->watts;
+    b.source = NodeBudget::Source::kAssignment;
+    b.revision = assignment_->revision;
+    b.expires_unix_s = assignment_->expires_unix_s;
+    b.reason = assignment_->reason;
+    return b;
+  }
+  b.watts = published_safe_w_ > 0 ? std::min(options_.safe_share_w, published_safe_w_)
+                                  : options_.safe_share_w;
+  b.source = NodeBudget::Source::kSafeShare;
+  b.reason = assignment_ ? "expired" : "none";
+  return b;
+}
+
+NodeBudget NodeLink::budget() const { return budget(now_s()); }
+
+double NodeLink::first_assignment_latency_s() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return first_assignment_s_ < 0 ? -1 : first_assignment_s_ - start_s_;
+}
+
+void NodeLink::maintain(double* last_ok_s) {
+  const double now = now_s();
+  int64_t lease = lease_.load();
+  if (lease != 0) {
+    auto k = etcd_->lease_keepalive(lease, options_.lease_ttl_s / 3);
+    if (k.ok()) {
+      *last_ok_s = now;
+    } else if (k.status().code() == StatusCode::kNotFound ||
+               now - *last_ok_s > options_.lease_ttl_s) {
+      lease = 0;  // dead, or presumed expired: start over under a new lease
+      lease_ = 0;
+      registered_ = false;
+    }
+  }
+  if (lease == 0) {
+    auto g = etcd_->lease_grant(int64_t(std::ceil(options_.lease_ttl_s)));
+    if (!g.ok()) return;
+    lease = g->id;
+    lease_ = lease;
+    leases_granted_++;
+    *last_ok_s = now;
+    std::lock_guard<std::mutex> lk(mu_);
+    record_dirty_ = true;
+  }
+  NodeRecord rec;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!record_dirty_ && registered_.load()) return;
+    rec = record_;
+    record_dirty_ = false;
+  }
+  if (register_node(*etcd_, options_.site, rec, lease).ok()) {
+    registered_ = true;
+    puts_++;
+  } else {
+    std::lock_guard<std::mutex> lk(mu_);
+    record_dirty_ = true;
+  }
+}
+
+void NodeLink::run() {
+  double last_ok_s = now_s();
+  std::unique_lock<std::mutex> lk(mu_);
+  while (!stop_) {
+    lk.unlock();
+    maintain(&last_ok_s);
+    lk.lock();
+    cv_.wait_for(lk, std::chrono::milliseconds(int(options_.lease_ttl_s / 3 * 1000)),
+                 [&] { return stop_; });
+  }
+}
+
+void NodeLink::halt() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (watch_) watch_->cancel();
+}
+
+void NodeLink::crash() { halt(); }
+
+void NodeLink::leave(bool off) {
+  halt();
+  if (off) {
+    (void)etcd_->put(off_key(options_.site, options_.node),
+                     nlohmann::json{{"time_unix_s", now_s()}}.dump());
+  }
+  if (const int64_t l = lease_.exchange(0); l != 0) (void)etcd_->lease_revoke(l);
+  registered_ = false;
+}
+
+}  // namespace fw::fleet

@@ -1,0 +1,110 @@
+#pragma once
+// NodeLink: a node agent's side of the fleet (the agent calls it; it touches no GPU).
+//
+// Calls for the agent:
+//   auto link = NodeLink::Start(etcd_options, {site, node, safe_share_w, ...}, record);
+//   each control period:  link->update(record)         // draw, caps, jobs (put under lease)
+//                         NodeBudget b = link->budget(); // apply b.watts as the node budget
+//   on clean exit:        link->leave(true)  // GPUs idle at floor: the coordinator frees
+//                                            // the share at once; false: hold it (unknown)
+//
+// Contract:
+//  - Registration: the record is put at /flexwatt/<site>/nodes/<node> under the link's own
+//    lease (lease_ttl_s), renewed every ttl/3 by the link's thread; a lost lease (expired,
+//    revoked, or etcd unreachable for a TTL) is replaced by a fresh one and the record put
+//    again (the coordinator holds the node's share back meanwhile).
+//  - Assignment: read once, then followed by a watch. An assignment is accepted only if its
+//    revision (the coordinator's fencing revision) is >= the highest seen, so a deposed
+//    leader's late write cannot win.
+//  - budget(now): the assignment's watts while now < its expiry; otherwise (expired, never
+//    received, etcd unreachable) the fallback min(safe_share_w, the safe_w the coordinator
+//    last published), which keeps the site within budget if every node falls back at once.
+//  - Thread-safe; budget() never blocks on etcd.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "fleet/etcd_client.hpp"
+#include "fleet/etcd_watch.hpp"
+#include "fleet/keys.hpp"
+
+namespace fw::fleet {
+
+struct NodeLinkOptions {
+  std::string site;
+  std::string node;
+  double safe_share_w = 0;  // configured static safe share, > 0
+  double lease_ttl_s = 5;   // registration lease (>= 2)
+};
+
+struct NodeBudget {
+  enum class Source { kAssignment, kSafeShare };
+  double watts = 0;
+  Source source = Source::kSafeShare;
+  int64_t revision = 0;       // of the assignment in force (0: none)
+  double expires_unix_s = 0;  // of the assignment in force
+  std::string reason;
+};
+
+class NodeLink {
+ public:
+  // Registers the node (record.node must equal options.node) and starts following its
+  // assignment. Fails only on bad options or record; an unreachable etcd is retried.
+  static Result<std::unique_ptr<NodeLink>> Start(EtcdClientOptions etcd, NodeLinkOptions options,
+                                                 NodeRecord record);
+  ~NodeLink();
+  NodeLink(const NodeLink&) = delete;
+  NodeLink& operator=(const NodeLink&) = delete;
+
+  // New measurements; put at the next renewal tick (at most every ttl/3 s), not blocking.
+  void update(const NodeRecord& record);
+  NodeBudget budget(double now_unix_s) const;
+  NodeBudget budget() const;
+  // Stops the link and revokes its lease. off: also writes the node's off marker.
+  void leave(bool off);
+  // Stops renewals without revoking (as if the process died; for tests and the simulator).
+  void crash();
+
+  bool registered() const { return registered_.load(); }
+  int64_t lease() const { return lease_.load(); }
+  int leases_granted() const { return leases_granted_.load(); }
+  int64_t puts() const { return puts_.load(); }  // registrations written (etcd writes)
+  // Seconds from Start to the first assignment received (-1: none yet).
+  double first_assignment_latency_s() const;
+  const NodeLinkOptions& options() const { return options_; }
+
+ private:
+  NodeLink(std::unique_ptr<EtcdClient> etcd, NodeLinkOptions options, NodeRecord record);
+  void run();
+  void maintain(double* last_ok_s);
+  void accept(const Assignment& a);
+  void start_watch();
+  void halt();
+  static double now_s();
+
+  std::unique_ptr<EtcdClient> etcd_;
+  NodeLinkOptions options_;
+  std::unique_ptr<EtcdWatch> watch_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  NodeRecord record_;
+  bool record_dirty_ = true;
+  std::optional<Assignment> assignment_;
+  double published_safe_w_ = 0;
+  double start_s_ = 0, first_assignment_s_ = -1;
+  bool stop_ = false;
+
+  std::atomic<bool> registered_{false};
+  std::atomic<int64_t> lease_{0};
+  std::atomic<int> leases_granted_{0};
+  std::atomic<int64_t> puts_{0};
+  std::thread thread_;
+};
+
+}  // namespace fw::fleet

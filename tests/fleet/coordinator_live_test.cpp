@@ -1,0 +1,280 @@
+// The coordinator and node links against a real etcd (tests/fleet/etcd_harness.hpp): leader
+// crash and takeover, a killed etcd member, all of etcd stopped, a node that loses its lease,
+// a deposed coordinator. Skipped when the etcd binary is absent; every wait has a deadline.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "etcd_harness.hpp"
+#include "fleet/coordinator.hpp"
+#include "fleet/node_link.hpp"
+#include "fleet/site_store.hpp"
+
+namespace fw::fleet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using testing::EtcdCluster;
+
+template <typename Pred>
+bool eventually(double timeout_s, Pred pred) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(int(timeout_s * 1000));
+  while (Clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+EtcdClientOptions etcd_options(const EtcdCluster& c) {
+  EtcdClientOptions o;
+  o.endpoints = c.endpoints();
+  o.request_timeout_s = 1;
+  o.call_timeout_s = 2;
+  o.max_attempts = 4;
+  o.backoff_initial_s = 0.02;
+  o.backoff_max_s = 0.2;
+  return o;
+}
+
+CoordinatorOptions coord_options(const std::string& site, const std::string& id, double budget) {
+  CoordinatorOptions o;
+  o.site = site;
+  o.id = id;
+  o.lease_ttl_s = 2;
+  o.campaign_timeout_s = 0.5;
+  o.expiry_s = 4;
+  o.refresh_s = 1;
+  o.default_budget_w = budget;
+  o.tick_s = 0.05;
+  return o;
+}
+
+NodeRecord record(const std::string& node) {
+  NodeRecord r;
+  r.node = node;
+  r.gpus = 4;
+  r.nameplate_w = 1500;
+  r.min_w = 100;
+  r.draw_w = 800;
+  r.cap_w = 800;  // caps applied now (below any share the tests assign)
+  return r;
+}
+
+std::unique_ptr<NodeLink> link(const EtcdCluster& c, const std::string& site,
+                               const std::string& node, double safe_w) {
+  NodeLinkOptions o;
+  o.site = site;
+  o.node = node;
+  o.safe_share_w = safe_w;
+  o.lease_ttl_s = 2;
+  auto l = NodeLink::Start(etcd_options(c), o, record(node));
+  if (!l.ok()) std::abort();
+  return std::move(l).value();
+}
+
+bool all_assigned(const std::vector<std::unique_ptr<NodeLink>>& links, int64_t min_rev = 0) {
+  for (const auto& l : links) {
+    const NodeBudget b = l->budget();
+    if (b.source != NodeBudget::Source::kAssignment || b.revision < min_rev) return false;
+  }
+  return true;
+}
+
+// Plays the agents: every 50 ms each link's budget is applied as its caps and reported back
+// (update); max_w() is the largest sum of budgets seen.
+class BudgetSampler {
+ public:
+  explicit BudgetSampler(const std::vector<std::unique_ptr<NodeLink>>* links) : links_(links) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        double sum = 0;
+        const double now =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        for (const auto& l : *links_) {
+          const double w = l->budget().watts;
+          sum += w;
+          NodeRecord r = record(l->options().node);  // the agent applies and reports it
+          r.cap_w = w;
+          r.time_unix_s = now;
+          l->update(r);
+        }
+        double seen = max_.load();
+        while (sum > seen && !max_.compare_exchange_weak(seen, sum)) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~BudgetSampler() {
+    stop_ = true;
+    thread_.join();
+  }
+  double max_w() const { return max_.load(); }
+
+ private:
+  const std::vector<std::unique_ptr<NodeLink>>* links_;
+  std::atomic<bool> stop_{false};
+  std::atomic<double> max_{0};
+  std::thread thread_;
+};
+
+class CoordinatorLive : public ::testing::Test {
+ protected:
+  void start(int members) {
+    if (testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+    auto c = EtcdCluster::Start(members);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    cluster_ = std::move(c).value();
+  }
+  std::unique_ptr<EtcdCluster> cluster_;
+};
+
+TEST_F(CoordinatorLive, LeaderCrashOtherTakesOverWithinTtlAndBudgetHolds) {
+  start(3);
+  if (!cluster_) return;
+  const double budget = 3000;
+  auto a = Coordinator::Start(etcd_options(*cluster_), coord_options("s1", "a", budget));
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(eventually(5, [&] { return (*a)->leader(); }));
+  auto b = Coordinator::Start(etcd_options(*cluster_), coord_options("s1", "b", budget));
+  ASSERT_TRUE(b.ok());
+  std::vector<std::unique_ptr<NodeLink>> links;
+  for (int i = 0; i < 3; ++i) links.push_back(link(*cluster_, "s1", "n" + std::to_string(i), 1000));
+  BudgetSampler sampler(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  EXPECT_FALSE((*b)->leader());
+
+  const auto t0 = Clock::now();
+  (*a)->stop(/*resign=*/false);  // a crash: the leadership lease runs out
+  ASSERT_TRUE(eventually(4, [&] { return (*b)->leader(); }));
+  const double takeover_s = seconds_since(t0);
+  EXPECT_LE(takeover_s, 2.0 + 1.0) << "takeover after " << takeover_s << " s";
+  const int64_t rev_b = (*b)->stats().leader_rev;
+  EXPECT_TRUE(eventually(3, [&] { return all_assigned(links, rev_b); }));
+  EXPECT_LE(sampler.max_w(), budget + 1e-6);  // instantaneous, so also every 30 s window
+}
+
+TEST_F(CoordinatorLive, KilledEtcdMemberServiceContinues) {
+  start(3);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s2", "a", 3000));
+  ASSERT_TRUE(c.ok());
+  std::vector<std::unique_ptr<NodeLink>> links;
+  for (int i = 0; i < 2; ++i) links.push_back(link(*cluster_, "s2", "n" + std::to_string(i), 1000));
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  cluster_->kill_member(0);  // possibly the raft leader: a new one is elected in ~1-2 s
+  EtcdClientOptions patient = etcd_options(*cluster_);
+  patient.call_timeout_s = 8;
+  patient.max_attempts = 20;
+  auto etcd = EtcdClient::Create(patient);
+  ASSERT_TRUE(etcd.ok());
+  SiteBudget sb;
+  sb.watts = 1000;
+  sb.source = "operator";
+  const Status put = write_budget(*etcd, "s2", sb);
+  ASSERT_TRUE(put.ok()) << put.message();
+  EXPECT_TRUE(eventually(6, [&] {
+    return all_assigned(links) &&
+           links[0]->budget().watts + links[1]->budget().watts <= 1000 + 1e-6;
+  }));
+  EXPECT_NEAR(links[0]->budget().watts, 500, 1e-3);
+}
+
+TEST_F(CoordinatorLive, AllEtcdStoppedLinksFallBackToSafeSharesWithinExpiry) {
+  start(1);
+  if (!cluster_) return;
+  const double budget = 3000;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s3", "a", budget));
+  ASSERT_TRUE(c.ok());
+  std::vector<std::unique_ptr<NodeLink>> links;
+  // Configured safe shares above the site's even split: the published one must win.
+  for (int i = 0; i < 3; ++i) links.push_back(link(*cluster_, "s3", "n" + std::to_string(i), 1400));
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  BudgetSampler sampler(&links);  // from the first assignments on (a deliberately high
+                                  // configured share is used before them)
+  double latest_expiry = 0;
+  for (const auto& l : links) latest_expiry = std::max(latest_expiry, l->budget().expires_unix_s);
+  cluster_->kill_member(0);
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // Every link is on its safe share by the latest expiry (+ 0.2 s of polling slack).
+  ASSERT_TRUE(eventually(latest_expiry - now + 0.2, [&] {
+    for (const auto& l : links)
+      if (l->budget().source != NodeBudget::Source::kSafeShare) return false;
+    return true;
+  }));
+  for (const auto& l : links) EXPECT_NEAR(l->budget().watts, 1000, 1e-6);
+  EXPECT_LE(sampler.max_w(), budget + 1e-6);
+}
+
+TEST_F(CoordinatorLive, NodeThatLostItsLeaseIsHeldBackUntilKnownOff) {
+  start(1);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s4", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  std::vector<std::unique_ptr<NodeLink>> links;
+  links.push_back(link(*cluster_, "s4", "alive", 1000));
+  links.push_back(link(*cluster_, "s4", "dead", 1000));
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  EXPECT_NEAR(links[0]->budget().watts, 1000, 1e-3);
+  links[1]->crash();  // its lease runs out; its GPUs may sit at their last caps
+  ASSERT_TRUE(eventually(5, [&] { return (*c)->stats().last_plan.held.size() == 1; }));
+  EXPECT_NEAR((*c)->stats().last_plan.held_w, 1000, 1e-3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // refreshes happen
+  EXPECT_NEAR(links[0]->budget().watts, 1000, 1e-3);             // not the freed 1500 nameplate
+  // An operator declares it off: its share is freed and the marker consumed.
+  auto etcd = EtcdClient::Create(etcd_options(*cluster_));
+  ASSERT_TRUE(etcd->put(off_key("s4", "dead"), "{}").ok());
+  EXPECT_TRUE(eventually(3, [&] { return std::abs(links[0]->budget().watts - 1500) < 1e-3; }));
+  EXPECT_TRUE(eventually(3, [&] { return etcd->get(off_key("s4", "dead"))->kvs.empty(); }));
+  EXPECT_TRUE(read_assignment(*etcd, "s4", "dead").status().code() == StatusCode::kNotFound);
+}
+
+TEST_F(CoordinatorLive, DeposedCoordinatorCannotWrite) {
+  start(1);
+  if (!cluster_) return;
+  auto a = Coordinator::Start(etcd_options(*cluster_), coord_options("s5", "a", 2000));
+  ASSERT_TRUE(a.ok());
+  std::vector<std::unique_ptr<NodeLink>> links;
+  links.push_back(link(*cluster_, "s5", "n0", 1000));
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  auto etcd = EtcdClient::Create(etcd_options(*cluster_));
+  auto lead = etcd->leader(election_name("s5"));
+  ASSERT_TRUE(lead.ok());
+  LeaderKey stale{election_name("s5"), lead->key, lead->create_revision, lead->lease};
+  // Depose a: its leadership lease is revoked behind its back; b takes over.
+  ASSERT_TRUE(etcd->lease_revoke(lead->lease).ok());
+  auto b = Coordinator::Start(etcd_options(*cluster_), coord_options("s5", "b", 2000));
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(eventually(4, [&] { return (*b)->leader() && !(*a)->leader(); }));
+  // a's fencing token no longer writes anything, and nothing on disk carries it afterwards.
+  Assignment x;
+  x.watts = 1e6;
+  x.revision = stale.rev;
+  x.expires_unix_s = 1e10;
+  auto w = write_assignments(*etcd, "s5", stale, {{"n0", x}});
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(*w);
+  const int64_t rev_b = (*b)->stats().leader_rev;
+  EXPECT_TRUE(eventually(3, [&] { return all_assigned(links, rev_b); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  auto now = read_assignment(*etcd, "s5", "n0");
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->revision, rev_b);
+  EXPECT_LE(links[0]->budget().watts, 2000);
+}
+
+}  // namespace
+}  // namespace fw::fleet
