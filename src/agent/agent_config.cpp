@@ -1,6 +1,7 @@
 #include "agent/agent_config.hpp"
 
 #include "core/config.hpp"
+#include "fleet/etcd_client.hpp"
 
 namespace fw::agent {
 namespace {
@@ -43,14 +44,50 @@ Status parse_limiter(const ConfigNode& n, LimiterConfig& l) {
   return Status::Ok();
 }
 
+Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
+  if (!n.defined()) return Status::Ok();
+  if (!n.is_map()) return n.error("expected a map");
+  FW_RETURN_IF_ERROR(n.reject_unknown({"etcd", "site", "node", "safe_share_w", "lease_ttl_s"}));
+  const ConfigNode etcd = n["etcd"];
+  if (!etcd.is_sequence() || etcd.size() == 0) return etcd.error("a non-empty list of URLs");
+  for (size_t i = 0; i < etcd.size(); ++i) {
+    FW_ASSIGN_OR_RETURN(std::string url, etcd.at(i).as_string());
+    if (auto e = fleet::parse_endpoint(url); !e.ok()) return etcd.at(i).error(e.status().message());
+    f.etcd.push_back(url);
+  }
+  FW_ASSIGN_OR_RETURN(f.site, n.get_string("site", ""));
+  if (f.site.empty()) return n["site"].error("required (the fleet's site name)");
+  FW_ASSIGN_OR_RETURN(f.node, n.get_string("node", f.node));
+  if (!n.has("safe_share_w")) return n["safe_share_w"].error("required (node fallback share, W)");
+  FW_ASSIGN_OR_RETURN(f.safe_share_w, n.get_double("safe_share_w", 0, 1, 1e9));
+  FW_ASSIGN_OR_RETURN(f.lease_ttl_s, n.get_double("lease_ttl_s", f.lease_ttl_s, 2, 60));
+  return Status::Ok();
+}
+
 Status parse_root(const ConfigNode& r, AgentConfig& c) {
   if (!r.is_map()) return r.error("expected a map of settings");
-  FW_RETURN_IF_ERROR(r.reject_unknown(
-      {"backend",       "nvml_library",       "gpus",       "seed",         "sim_set",
-       "period_s",      "controller",         "budget_w",   "window_s",     "safe_cap_w",
-       "stale_after_s", "job_silent_after_s", "duration_s", "restore_file", "lock_file",
-       "trace_dir",     "trace_rotate_ticks", "trace_keep", "limiter",      "server",
-       "read_only"}));
+  FW_RETURN_IF_ERROR(r.reject_unknown({"backend",
+                                       "nvml_library",
+                                       "gpus",
+                                       "seed",
+                                       "sim_set",
+                                       "period_s",
+                                       "controller",
+                                       "budget_w",
+                                       "window_s",
+                                       "safe_cap_w",
+                                       "stale_after_s",
+                                       "job_silent_after_s",
+                                       "duration_s",
+                                       "restore_file",
+                                       "lock_file",
+                                       "trace_dir",
+                                       "trace_rotate_ticks",
+                                       "trace_keep",
+                                       "limiter",
+                                       "server",
+                                       "read_only",
+                                       "fleet"}));
   FW_ASSIGN_OR_RETURN(c.plant.backend, r.get_string("backend", c.plant.backend));
   FW_ASSIGN_OR_RETURN(c.plant.nvml_library, r.get_string("nvml_library", c.plant.nvml_library));
   if (r.has("gpus")) {
@@ -91,6 +128,7 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
   if (c.restore_file.empty()) return r["restore_file"].error("must not be empty");
   if (c.lock_file.empty()) return r["lock_file"].error("must not be empty");
   FW_RETURN_IF_ERROR(parse_limiter(r["limiter"], c.limiter));
+  FW_RETURN_IF_ERROR(parse_fleet(r["fleet"], c.fleet));
   return parse_server(r["server"], c.server);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "agent/server.hpp"
 #include "control/safety_limiter.hpp"
@@ -13,6 +14,18 @@
 #include "telemetry/snapshot.hpp"
 
 namespace fw::agent {
+
+// Optional `fleet:` block: the agent registers through fleet::NodeLink and takes its node
+// budget from the coordinator's assignment (NodeLink::budget(), checked every tick; a change
+// of more than 0.5 W replaces the budget as a PUT /v1/budget would). Unset (no etcd): off.
+struct AgentFleetConfig {
+  std::vector<std::string> etcd;  // member URLs; empty: no fleet
+  std::string site;               // required with etcd
+  std::string node;               // empty: the host name
+  double safe_share_w = 0;        // node fallback share, W; required (> 0) with etcd
+  double lease_ttl_s = 5;         // registration lease, 2 .. 60 s
+  bool enabled() const { return !etcd.empty(); }
+};
 
 struct AgentConfig {
   NodePlantConfig plant;           // backend, nvml_library, gpus, seed, sim_overrides
@@ -32,6 +45,7 @@ struct AgentConfig {
   int trace_keep = 5;                  // segments kept (older ones deleted)
   LimiterConfig limiter;
   ServerConfig server;  // unix_socket_path defaults to /run/flexwatt/agent.sock
+  AgentFleetConfig fleet;
 };
 
 // Reads agent.yaml (JSON is accepted). Unknown keys and out-of-range values are errors.

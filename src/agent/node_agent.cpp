@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "agent/commands.hpp"
+#include "agent/fleet_budget.hpp"
 #include "agent/job_registry.hpp"
 #include "agent/registry_channel.hpp"
 #include "agent/server.hpp"
@@ -18,6 +19,7 @@
 #include "control/stepper.hpp"
 #include "core/version.hpp"
 #include "experiment/controller_registry.hpp"
+#include "fleet/node_link.hpp"
 #include "runtime/node_lock.hpp"
 #include "runtime/node_plant.hpp"
 #include "runtime/restore_file.hpp"
@@ -77,8 +79,13 @@ struct NodeAgent::Impl {
   std::mutex env_mu;
   PlantInfo env_info;
   BudgetSchedule env_budget;
+  // Fleet (cfg.fleet enabled): the link to the coordinator, and this node's name there.
+  std::unique_ptr<fleet::NodeLink> link;
+  std::string fleet_node;
 
   Status open_plant_and_restore();
+  Status start_fleet();
+  void follow_fleet(double t);
   Status setup_budget();
   Status start_controller(const std::string& spec);
   void begin_episode();
@@ -140,6 +147,8 @@ Status NodeAgent::Impl::setup_budget() {
   b.window_s = std::isnan(cfg.window_s) ? 30.0 : cfg.window_s;
   if (!std::isnan(cfg.budget_w)) {
     b.watts = cfg.budget_w;
+  } else if (cfg.fleet.enabled()) {
+    b.watts = cfg.fleet.safe_share_w;  // until the first assignment
   } else if (!plant->scenario_budget().entries.empty()) {
     b = plant->scenario_budget().entries.front().budget;
     b.window_s = std::isnan(cfg.window_s) ? b.window_s : cfg.window_s;
@@ -191,6 +200,7 @@ Status NodeAgent::start() {
   m.lock = std::move(lock).value();
   FW_RETURN_IF_ERROR(m.open_plant_and_restore());
   FW_RETURN_IF_ERROR(m.setup_budget());
+  FW_RETURN_IF_ERROR(m.start_fleet());
   m.stepper =
       std::make_unique<Stepper>(m.cfg.period_s, std::max(300.0, 2 * m.cfg.window_s), m.cfg.limiter);
   Status c = m.start_controller(m.cfg.controller);
@@ -284,6 +294,45 @@ Command NodeAgent::Impl::safe_command() const {
 
 namespace fw::agent {
 
+Status NodeAgent::Impl::start_fleet() {
+  if (!cfg.fleet.enabled()) return Status::Ok();
+  fleet_node = cfg.fleet.node.empty() ? hostname : cfg.fleet.node;
+  fleet::EtcdClientOptions etcd;
+  etcd.endpoints = cfg.fleet.etcd;
+  fleet::NodeLinkOptions o;
+  o.site = cfg.fleet.site;
+  o.node = fleet_node;
+  o.safe_share_w = cfg.fleet.safe_share_w;
+  o.lease_ttl_s = cfg.fleet.lease_ttl_s;
+  auto l =
+      fleet::NodeLink::Start(etcd, o, fleet_record(fleet_node, plant->info(), {}, unix_now_s()));
+  if (!l.ok()) return Status(l.status().code(), "fleet: " + l.status().message());
+  link = std::move(l).value();
+  log_line("fleet: node " + fleet_node + " of site " + o.site);
+  return Status::Ok();
+}
+
+// Each tick: report the node, and take the coordinator's budget (or the fallback share) when
+// it moved by more than 0.5 W, as a PUT /v1/budget would (it overrides one).
+void NodeAgent::Impl::follow_fleet(double t) {
+  if (!link) return;
+  link->update(fleet_record(fleet_node, plant->info(), stepper->latest(), unix_now_s()));
+  const fleet::NodeBudget b = link->budget();
+  if (!(b.watts > 0) || std::abs(b.watts - node_budget_w(t)) <= 0.5) return;
+  Budget nb;
+  nb.watts = b.watts;
+  nb.scope = BudgetScope::kNode;
+  nb.window_s = budget.at(t).window_s;
+  budget.entries = {{0, nb}};
+  budget_state.scope = std::string(scope_name(nb.scope));
+  budget_state.source =
+      b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator" : "coordinator_safe_share";
+  budget_state.set_unix_s = unix_now_s();
+  budget_state.schedule = {{0, nb.watts, nb.window_s}};
+  log_line("budget " + std::to_string(nb.watts) + " W by " + budget_state.source);
+  begin_episode();
+}
+
 void NodeAgent::Impl::apply_commands(double t) {
   for (AgentCommand& cmd : commands.drain()) {
     if (auto* b = std::get_if<BudgetChange>(&cmd.what)) {
@@ -349,6 +398,7 @@ void NodeAgent::Impl::update_windows(double t, double node_w) {
 
 void NodeAgent::Impl::tick(double t) {
   apply_commands(t);
+  follow_fleet(t);
   if (plant->refresh_jobs()) {
     log_line("job set changed: " + std::to_string(plant->info().jobs.size()) + " jobs");
     begin_episode();
@@ -529,6 +579,10 @@ Status NodeAgent::shutdown() {
   Impl& m = *impl_;
   sd_notify_send("STOPPING=1");
   if (m.server) m.server->stop();
+  if (m.link) {  // the share is held back: the restored caps may draw
+    m.link->leave(false);
+    m.link.reset();
+  }
   if (m.recorder) {
     (void)m.recorder->close({{"producer", "flexwatt agent"},
                              {"controller", m.controller_spec},

@@ -62,11 +62,64 @@ std::vector<double> ProportionalAllocator::split(double budget_w,
   });
 }
 
+namespace {
+
+// The node's jobs as allocation::Jobs (see JobAllocator); `owner[k]` is job k's node index.
+void jobs_of(const NodeRecord& n, size_t index, std::vector<allocation::Job>& jobs,
+             std::vector<size_t>& owner) {
+  const int gpus = std::max(n.gpus, 1);
+  const double per_gpu_w = n.nameplate_w / gpus;
+  const double min_per_gpu_w = n.min_w / gpus;
+  int left = gpus;
+  auto add = [&](const std::string& id, int job_gpus, double pfi, double job_min_w) {
+    const double pmax_w = per_gpu_w * job_gpus;
+    if (job_gpus <= 0 || !(pmax_w > 0)) return;
+    const double floor_w = std::max(job_min_w, min_per_gpu_w * job_gpus);
+    const double frac = std::clamp(floor_w / pmax_w, 1e-3, 0.999);
+    jobs.push_back(allocation::job_from_pfi(id, pmax_w, double(job_gpus), pfi, frac, 1.0));
+    owner.push_back(index);
+  };
+  for (const auto& j : n.jobs) {
+    const int g = std::min(j.gpus, left);
+    const double pfi = j.pfi > 0 ? j.pfi : (j.elasticity > 0 ? 1.0 / j.elasticity : 1.0);
+    add(j.id, g, pfi, j.min_w);
+    left -= std::max(g, 0);
+  }
+  add("(idle)", left, 1.0, 0.0);
+}
+
+}  // namespace
+
+std::vector<double> JobAllocator::split(double budget_w,
+                                        const std::vector<NodeRecord>& nodes) const {
+  std::vector<allocation::Job> jobs;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < nodes.size(); ++i) jobs_of(nodes[i], i, jobs, owner);
+  double floors_w = 0;
+  for (const auto& j : jobs) floors_w += allocation::floor_w(j);
+  if (jobs.empty() || budget_w < floors_w) return EqualAllocator().split(budget_w, nodes);
+  const auto a = allocation::allocate(jobs, budget_w, method_);
+  if (!a.feasible) return EqualAllocator().split(budget_w, nodes);
+  std::vector<double> out(nodes.size(), 0.0);
+  for (size_t k = 0; k < jobs.size(); ++k) out[owner[k]] += a.power_w[k];
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out[i] = std::min(out[i], nodes[i].nameplate_w);  // rounding only; floors hold by build
+  }
+  return out;
+}
+
 Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name) {
   if (name == "equal") return std::unique_ptr<Allocator>(new EqualAllocator());
   if (name == "proportional") return std::unique_ptr<Allocator>(new ProportionalAllocator());
+  if (name == "pfi") {
+    return std::unique_ptr<Allocator>(new JobAllocator("pfi", allocation::Method::kPfiScaled));
+  }
+  if (name == "greedy") {
+    return std::unique_ptr<Allocator>(new JobAllocator("greedy", allocation::Method::kGreedy));
+  }
   return Status::InvalidArgument("allocator \"" + std::string(name) +
-                                 "\": choose equal or proportional");
+                                 "\": choose equal or proportional (per node), pfi or greedy "
+                                 "(per job, src/allocation)");
 }
 
 }  // namespace fw::fleet

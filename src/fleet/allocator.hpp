@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation/allocation.hpp"
 #include "core/status.hpp"
 #include "fleet/keys.hpp"
 
@@ -51,7 +52,28 @@ class ProportionalAllocator final : public Allocator {
   std::vector<double> split(double budget_w, const std::vector<NodeRecord>& nodes) const override;
 };
 
-// "equal" | "proportional"; InvalidArgument naming the choices otherwise.
+// Per job, through src/allocation: each node's jobs become linear power->throughput curves
+// (allocation::job_from_pfi) with P_max = the node's nameplate per GPU x the job's GPUs,
+// T_max proportional to its GPUs, a floor of max(its min_w, the node's min_w per GPU x its
+// GPUs) and PFI = pfi, else 1 / elasticity, else 1; GPUs no job reports form one more job of
+// PFI 1. Node watts = the sum of its jobs' watts. When the budget does not cover the jobs'
+// floors, the split falls back to EqualAllocator (same contract as above).
+//   kPfiScaled ("pfi"): curtailment proportional to P_max x PFI, so a more elastic job (and,
+//     per watt, a bigger one) gives up more; kGreedy ("greedy"): the watts go where they buy
+//     the most throughput, i.e. the highest-PFI jobs are cut first, down to their floors.
+class JobAllocator final : public Allocator {
+ public:
+  JobAllocator(std::string name, allocation::Method method)
+      : name_(std::move(name)), method_(method) {}
+  std::string name() const override { return name_; }
+  std::vector<double> split(double budget_w, const std::vector<NodeRecord>& nodes) const override;
+
+ private:
+  std::string name_;
+  allocation::Method method_;
+};
+
+// "equal" | "proportional" | "pfi" | "greedy"; InvalidArgument naming the choices otherwise.
 Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name);
 
 }  // namespace fw::fleet

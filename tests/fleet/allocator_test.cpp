@@ -56,6 +56,103 @@ TEST(Allocator, FactoryNamesChoices) {
   auto bad = make_allocator("pfi-typo");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("equal or proportional"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("pfi or greedy"), std::string::npos);
+  auto pfi = make_allocator("pfi");
+  ASSERT_TRUE(pfi.ok());
+  EXPECT_EQ((*pfi)->name(), "pfi");
+  auto greedy = make_allocator("greedy");
+  ASSERT_TRUE(greedy.ok());
+  EXPECT_EQ((*greedy)->name(), "greedy");
+}
+
+NodeRecord with_job(NodeRecord n, double pfi, double elasticity = 0, double job_min_w = 0) {
+  JobRecord j;
+  j.id = n.node + "-job";
+  j.gpus = n.gpus;
+  j.draw_w = n.draw_w;
+  j.pfi = pfi;
+  j.elasticity = elasticity;
+  j.min_w = job_min_w;
+  n.jobs.push_back(j);
+  return n;
+}
+
+TEST(Allocator, PfiCutsTheMoreElasticNodeMore) {
+  auto a = make_allocator("pfi");
+  ASSERT_TRUE(a.ok());
+  // Same hardware, node b's job is three times as flexible: under a 1000 W cut b gives up 3/4.
+  const std::vector<NodeRecord> nodes{with_job(node("a", 4, 400, 2000, 2000), 1.0),
+                                      with_job(node("b", 4, 400, 2000, 2000), 3.0)};
+  auto w = (*a)->split(3000, nodes);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NEAR(sum(w), 3000, 1e-3);
+  EXPECT_NEAR(2000 - w[0], 250, 1e-3);
+  EXPECT_NEAR(2000 - w[1], 750, 1e-3);
+  // Elasticity stands in for a missing PFI (PFI = 1 / elasticity): the same split.
+  auto e = (*a)->split(3000, {with_job(node("a", 4, 400, 2000, 2000), 0, 1.0),
+                              with_job(node("b", 4, 400, 2000, 2000), 0, 1.0 / 3)});
+  EXPECT_NEAR(e[0], w[0], 1e-3);
+  EXPECT_NEAR(e[1], w[1], 1e-3);
+  // The equal split ignores the jobs.
+  auto eq = EqualAllocator().split(3000, nodes);
+  EXPECT_NEAR(eq[0], eq[1], 1e-9);
+}
+
+TEST(Allocator, PfiRespectsFloorsAndNameplates) {
+  auto a = make_allocator("pfi");
+  ASSERT_TRUE(a.ok());
+  // b is very elastic but its job needs 1500 W: b stops at that floor, a gives up the rest.
+  const std::vector<NodeRecord> nodes{with_job(node("a", 4, 400, 2000, 2000), 1.0),
+                                      with_job(node("b", 4, 400, 2000, 2000), 50.0, 0, 1500)};
+  auto w = (*a)->split(2600, nodes);
+  EXPECT_NEAR(w[1], 1500, 1e-3);
+  EXPECT_NEAR(w[0], 1100, 1e-3);
+  EXPECT_NEAR(sum(w), 2600, 1e-3);
+  // Plenty of budget: every node at its nameplate.
+  w = (*a)->split(1e6, nodes);
+  EXPECT_NEAR(w[0], 2000, 1e-6);
+  EXPECT_NEAR(w[1], 2000, 1e-6);
+  // Budget below the jobs' floors (1900 W) but above the nodes' (800 W): the equal split,
+  // still within every node's [min_w, nameplate_w] and the budget.
+  w = (*a)->split(1000, nodes);
+  EXPECT_NEAR(sum(w), 1000, 1e-3);
+  EXPECT_GE(w[0], 400 - 1e-9);
+  EXPECT_GE(w[1], 400 - 1e-9);
+  // Below the nodes' floors: the same fraction of each floor.
+  w = (*a)->split(600, nodes);
+  EXPECT_NEAR(w[0], 300, 1e-9);
+  EXPECT_NEAR(w[1], 300, 1e-9);
+}
+
+TEST(Allocator, PfiCountsGpusNoJobReports) {
+  auto a = make_allocator("pfi");
+  ASSERT_TRUE(a.ok());
+  // Node a runs a 2-GPU job of PFI 4 on 4 GPUs (2 idle GPUs at PFI 1); node b has no jobs.
+  NodeRecord na = node("a", 4, 0, 2000, 1000);
+  JobRecord j;
+  j.id = "j";
+  j.gpus = 2;
+  j.pfi = 4.0;
+  na.jobs.push_back(j);
+  auto w = (*a)->split(3000, {na, node("b", 4, 0, 2000, 0)});
+  EXPECT_NEAR(sum(w), 3000, 1e-3);
+  EXPECT_LT(w[0], w[1]);  // a holds the most flexible watts
+  EXPECT_LE(w[1], 2000 + 1e-9);
+}
+
+TEST(Allocator, GreedyCutsTheMostElasticJobFirst) {
+  auto a = make_allocator("greedy");
+  ASSERT_TRUE(a.ok());
+  const std::vector<NodeRecord> nodes{with_job(node("a", 4, 400, 2000, 2000), 1.0),
+                                      with_job(node("b", 4, 400, 2000, 2000), 3.0)};
+  // A 1000 W cut fits within b's range above its floor: a keeps its nameplate.
+  auto w = (*a)->split(3000, nodes);
+  EXPECT_NEAR(w[0], 2000, 1e-3);
+  EXPECT_NEAR(w[1], 1000, 1e-3);
+  // A deeper cut takes b to its floor, then a.
+  w = (*a)->split(2000, nodes);
+  EXPECT_NEAR(w[1], 400, 1e-3);
+  EXPECT_NEAR(w[0], 1600, 1e-3);
 }
 
 TEST(SplitPlan, HoldsDepartedSharesUntilKnownOff) {
