@@ -30,7 +30,7 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_option("--nodes", o.nodes, "node links at start (default 16; N/8 more join later)");
   app.add_option("--gpus", o.gpus_per_node, "simulated GPUs per node (default 8)");
   app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)");
-  app.add_option("--allocator", o.allocator, "equal | proportional");
+  app.add_option("--allocator", o.allocator, "equal | proportional | pfi | greedy");
   app.add_option("--budget-fraction", o.budget_fraction,
                  "site budget as a fraction of the uncontrolled draw (default 0.75)");
   app.add_option("--site", o.site, "site name (default sim)");

@@ -4,7 +4,7 @@
 //   site: hall-a                     # required
 //   id: coord-a                      # required, unique per member
 //   etcd: [http://127.0.0.1:2379]    # required, members of one cluster
-//   allocator: equal                 # equal | proportional
+//   allocator: equal                 # equal | proportional | pfi | greedy
 //   budget_w: 100000                 # default site budget when the budget key is unset
 //   lease_ttl_s: 3                   # leadership lease (>= 2)
 //   campaign_timeout_s: 1
