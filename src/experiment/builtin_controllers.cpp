@@ -331,24 +331,38 @@ ControllerEntry lookahead_entry(const char* name) {
       }};
 }
 
-Result<PreparedController> prepare_ppo(const DeclaredOptions& o, const ControllerEnv& env) {
+// A controller built from a policy file (ppo:PATH, capnet:PATH): the file is loaded and
+// checked once (`check` may refuse it for this plant), then shared by one controller per
+// episode. The notes name the policy, its period and metadata[note_key] (else note_default).
+template <class C>
+Result<PreparedController> prepare_from_policy(
+    const std::string& name, const DeclaredOptions& o,
+    const std::function<Status(const rl::Policy&)>& check, const char* note_key,
+    const nlohmann::json& note_default) {
   const double period = o.number("period_s");
   const std::string& path = o.spec().positional;
   auto policy = rl::Policy::load(path);
-  if (!policy.ok()) return Status::InvalidArgument("ppo: " + policy.status().message());
-  FW_RETURN_IF_ERROR(rl::PpoController::check_plant(*policy, env.info).with_context("ppo:" + path));
-  auto probe = rl::PpoController::create(*policy, period);  // validates the specs
-  if (!probe.ok()) return probe.status().with_context("ppo:" + path);
+  if (!policy.ok()) return Status::InvalidArgument(name + ": " + policy.status().message());
+  if (check) FW_RETURN_IF_ERROR(check(*policy).with_context(name + ":" + path));
+  auto probe = C::create(*policy, period);  // validates the specs
+  if (!probe.ok()) return probe.status().with_context(name + ":" + path);
   PreparedController p;
   p.notes = {{"policy", path},
              {"period_s", (*probe)->period_s()},
-             {"scenario_family", policy->metadata().value("scenario_family", "")},
+             {note_key, policy->metadata().value(note_key, note_default)},
              {"training_seed", policy->metadata().value("training_seed", nlohmann::json())}};
   rl::Policy shared = std::move(policy).value();
   p.make = [shared, period](uint64_t) -> std::unique_ptr<Controller> {
-    return std::move(rl::PpoController::create(shared, period)).value();
+    return std::move(C::create(shared, period)).value();
   };
   return p;
+}
+
+Result<PreparedController> prepare_ppo(const DeclaredOptions& o, const ControllerEnv& env) {
+  const PlantInfo info = env.info;
+  return prepare_from_policy<rl::PpoController>(
+      "ppo", o, [info](const rl::Policy& pol) { return rl::PpoController::check_plant(pol, info); },
+      "scenario_family", nlohmann::json(""));
 }
 
 ControllerEntry ppo_entry() {
@@ -361,22 +375,7 @@ ControllerEntry ppo_entry() {
 }
 
 Result<PreparedController> prepare_capnet(const DeclaredOptions& o, const ControllerEnv&) {
-  const double period = o.number("period_s");
-  const std::string& path = o.spec().positional;
-  auto policy = rl::Policy::load(path);
-  if (!policy.ok()) return Status::InvalidArgument("capnet: " + policy.status().message());
-  auto probe = rl::CapNetController::create(*policy, period);
-  if (!probe.ok()) return probe.status().with_context("capnet:" + path);
-  PreparedController p;
-  p.notes = {{"policy", path},
-             {"period_s", (*probe)->period_s()},
-             {"alpha", policy->metadata().value("alpha", nlohmann::json())},
-             {"training_seed", policy->metadata().value("training_seed", nlohmann::json())}};
-  rl::Policy shared = std::move(policy).value();
-  p.make = [shared, period](uint64_t) -> std::unique_ptr<Controller> {
-    return std::move(rl::CapNetController::create(shared, period)).value();
-  };
-  return p;
+  return prepare_from_policy<rl::CapNetController>("capnet", o, nullptr, "alpha", nlohmann::json());
 }
 
 ControllerEntry capnet_entry() {

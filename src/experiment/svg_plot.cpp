@@ -11,21 +11,6 @@ namespace {
 constexpr double kWidth = 960, kPanelH = 150, kLeft = 70, kRight = 20, kTop = 50, kGap = 34;
 constexpr size_t kMaxPoints = 1500;  // per polyline; longer series are bucketed
 
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else
-      o += c;
-  }
-  return o;
-}
-
 // Polyline points; with more samples than kMaxPoints, each bucket contributes its min and
 // max so that spikes stay visible.
 std::string points(const std::vector<double>& t, const std::vector<double>& y, double t0, double t1,
@@ -54,6 +39,21 @@ std::string points(const std::vector<double>& t, const std::vector<double>& y, d
 }
 
 }  // namespace
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
+  }
+  return o;
+}
 
 std::vector<double> trailing_mean(const std::vector<double>& x, double dt_s, double window_s) {
   const size_t n = std::max<size_t>(1, static_cast<size_t>(std::llround(window_s / dt_s)));
@@ -90,12 +90,12 @@ std::string render_svg(const PowerPlot& plot) {
                 kWidth, height);
   s += buf;
   std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s</text>\n", kLeft,
-                escape(plot.title).c_str());
+                xml_escape(plot.title).c_str());
   s += buf;
   std::snprintf(buf, sizeof buf,
                 "<text x=\"%.0f\" y=\"40\" fill=\"#555\">grey: 0.5 s samples; blue: %s; red "
                 "dashed: budget %.1f W</text>\n",
-                kLeft, escape(plot.smooth_label).c_str(), plot.budget_w);
+                kLeft, xml_escape(plot.smooth_label).c_str(), plot.budget_w);
   s += buf;
   for (size_t i = 0; i < plot.panels.size(); ++i) {
     const PowerPanel& p = plot.panels[i];
@@ -105,7 +105,7 @@ std::string render_svg(const PowerPlot& plot) {
                   "<text x=\"%.0f\" y=\"%.0f\" font-weight=\"bold\">%s</text>\n"
                   "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
                   "stroke=\"#999\"/>\n",
-                  kLeft, top - 5, escape(p.title).c_str(), kLeft, top, w, kPanelH);
+                  kLeft, top - 5, xml_escape(p.title).c_str(), kLeft, top, w, kPanelH);
     s += buf;
     for (int k = 0; k <= 4; ++k) {  // y ticks
       const double v = ymax * k / 4;

@@ -26,6 +26,9 @@ struct PowerPlot {
 // Trailing mean over window_s of a series sampled every dt_s (zero-order hold).
 std::vector<double> trailing_mean(const std::vector<double>& x, double dt_s, double window_s);
 
+// `s` with <, > and & escaped, for text inside an SVG/XML element.
+std::string xml_escape(const std::string& s);
+
 // Renders the plot as a standalone SVG document.
 std::string render_svg(const PowerPlot& plot);
 Status write_text_file(const std::string& path, const std::string& text);

@@ -2,27 +2,14 @@
 
 #include <cstdio>
 
+#include "experiment/svg_plot.hpp"
+
 namespace fw::experiment {
 namespace {
 
 constexpr double kW = 760, kH = 480, kL = 70, kR = 220, kT = 40, kB = 50;
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else
-      o += c;
-  }
-  return o;
-}
 
 }  // namespace
 
@@ -39,7 +26,7 @@ std::string render_xy_svg(const XyPlot& p) {
                 kW, kH);
   o += b;
   std::snprintf(b, sizeof b, "<text x=\"%.0f\" y=\"22\" font-size=\"14\">", kL);
-  o += b + esc(p.title) + "</text>\n";
+  o += b + xml_escape(p.title) + "</text>\n";
   std::snprintf(b, sizeof b,
                 "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
                 "stroke=\"#888\"/>\n",
@@ -55,12 +42,12 @@ std::string render_xy_svg(const XyPlot& p) {
   }
   std::snprintf(b, sizeof b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", kL + pw / 2,
                 kH - 12);
-  o += b + esc(p.x_label) + "</text>\n";
+  o += b + xml_escape(p.x_label) + "</text>\n";
   std::snprintf(b, sizeof b,
                 "<text x=\"16\" y=\"%.1f\" transform=\"rotate(-90 16 %.1f)\" "
                 "text-anchor=\"middle\">",
                 kT + ph / 2, kT + ph / 2);
-  o += b + esc(p.y_label) + "</text>\n";
+  o += b + xml_escape(p.y_label) + "</text>\n";
   int color = 0;
   for (size_t k = 0; k < p.series.size(); ++k) {
     const XySeries& s = p.series[k];
@@ -89,7 +76,7 @@ std::string render_xy_svg(const XyPlot& p) {
                   "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                   "stroke-width=\"2\"/>\n<text x=\"%.1f\" y=\"%.1f\">",
                   kW - kR + 12, kW - kR + 32, ly - 4, ly - 4, c, kW - kR + 38, ly);
-    o += b + esc(s.label) + "</text>\n";
+    o += b + xml_escape(s.label) + "</text>\n";
   }
   o += "</svg>\n";
   return o;

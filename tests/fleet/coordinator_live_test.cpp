@@ -18,16 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using testing::EtcdCluster;
-
-template <typename Pred>
-bool eventually(double timeout_s, Pred pred) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(int(timeout_s * 1000));
-  while (Clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
-}
+using testing::eventually;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();

@@ -28,6 +28,18 @@
 
 namespace fw::fleet::testing {
 
+// Polls pred every 20 ms until it holds or timeout_s passes; the last answer of pred.
+template <typename Pred>
+bool eventually(double timeout_s, Pred pred) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(int(timeout_s * 1000));
+  while (Clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
+
 inline std::string etcd_binary() {
   if (const char* e = std::getenv("FLEXWATT_ETCD"); e && *e) return e;
   return std::filesystem::exists("/usr/bin/etcd") ? "/usr/bin/etcd" : "";

@@ -17,17 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using testing::EtcdCluster;
-
-// Polls pred every 20 ms until it holds or timeout_s passes.
-template <typename Pred>
-bool eventually(double timeout_s, Pred pred) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(int(timeout_s * 1000));
-  while (Clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
-}
+using testing::eventually;
 
 EtcdClient make_client(std::vector<std::string> endpoints, int attempts = 5) {
   EtcdClientOptions o;
