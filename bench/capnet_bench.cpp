@@ -7,10 +7,9 @@
 
 #include <cstdlib>
 
-#include "control/budget_units.hpp"
-#include "control/snapshot_ring.hpp"
 #include "rl/capnet_controller.hpp"
 #include "sim/scenario.hpp"
+#include "warm_observation.hpp"
 
 namespace {
 
@@ -25,22 +24,9 @@ void BM_CapNetDecide64(benchmark::State& state) {
   }
   auto ctrl = rl::CapNetController::create(*policy);
   if (!ctrl.ok()) std::abort();
-  auto plant = sim::make_plant(*scenario, 1);
-  (*ctrl)->reset(plant->info());
-  const BudgetUnits units = make_budget_units(plant->info(), BudgetScope::kJob);
-  SnapshotRing ring(301);
-  Snapshot s;
-  for (int i = 0; i < 400; ++i) {
-    if (!plant->read(0.5 * i, s).ok()) std::abort();
-    s.time_s = 0.5 * i;
-    ring.push(s);
-  }
-  Observation obs;
-  obs.time_s = 0.5 * 399;
-  obs.plant = &plant->info();
-  obs.budget = &scenario->budget.entries[0].budget;
-  obs.units = &units;
-  obs.history = &ring;
+  auto warm = bench::warm_observation(*scenario, BudgetScope::kJob, 301, 400);
+  (*ctrl)->reset(warm->plant->info());
+  const Observation& obs = warm->obs;
   for (auto _ : state) {
     const Command& c = (*ctrl)->decide(obs);
     benchmark::DoNotOptimize(c.power_cap_w.data());

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "control/actuator.hpp"
-#include "control/budget_units.hpp"
 #include "core/rng.hpp"
 #include "rl/env.hpp"
 #include "rl/plant_env.hpp"
@@ -28,6 +27,7 @@
 #include "rl/ppo_controller.hpp"
 #include "rl/ppo_trainer.hpp"
 #include "sim/scenario.hpp"
+#include "warm_observation.hpp"
 
 namespace {
 
@@ -221,22 +221,9 @@ void BM_PpoControllerDecide(benchmark::State& state) {
   }
   auto ctrl = PpoController::create(*policy);
   if (!ctrl.ok()) std::abort();
-  auto plant = sim::make_plant(*scenario, 1);
-  (*ctrl)->reset(plant->info());
-  const BudgetUnits units = make_budget_units(plant->info(), BudgetScope::kGpu);
-  SnapshotRing ring(601);
-  Snapshot s;
-  for (int i = 0; i < 700; ++i) {
-    if (!plant->read(0.5 * i, s).ok()) std::abort();
-    s.time_s = 0.5 * i;
-    ring.push(s);
-  }
-  Observation obs;
-  obs.time_s = 0.5 * 699;
-  obs.plant = &plant->info();
-  obs.budget = &scenario->budget.entries[0].budget;
-  obs.units = &units;
-  obs.history = &ring;
+  auto warm = bench::warm_observation(*scenario, BudgetScope::kGpu, 601, 700);
+  (*ctrl)->reset(warm->plant->info());
+  const Observation& obs = warm->obs;
   for (auto _ : state) {
     const Command& c = (*ctrl)->decide(obs);
     benchmark::DoNotOptimize(c.knobs.data());
