@@ -43,15 +43,12 @@ runs=(
 for r in "${runs[@]}"; do
   IFS='|' read -r name desc args <<<"$r"
   echo "results: $name" >&2
-  # One run, JSON; the human table is printed from a second, identical run only when the
-  # first succeeded (a failure, e.g. a static with no safe setting, is recorded as such).
+  # One run writes the table and the JSON; a failure (e.g. a static with no safe setting) is
+  # recorded as such.
   # shellcheck disable=SC2086
-  if ! "$bin" eval $args --json >"$tmp/$name.json" 2>"$tmp/$name.err"; then
+  if ! "$bin" eval $args --json-out "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err"; then
     echo "FAILED: $(tail -1 "$tmp/$name.err")" >"$tmp/$name.txt"
     echo '{"controllers": []}' >"$tmp/$name.json"
-  else
-    # shellcheck disable=SC2086
-    "$bin" eval $args >"$tmp/$name.txt"
   fi
   {
     echo "## $name: $desc"

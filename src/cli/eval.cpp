@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/verb.hpp"
+#include "core/text_file.hpp"
 #include "experiment/eval_table.hpp"
 #include "experiment/evaluation.hpp"
 
@@ -45,7 +46,7 @@ int run_eval(int argc, char** argv) {
       "static\n  flexwatt eval "
       "--list",
       "eval");
-  std::string scenario_path, controllers_arg, out_dir, reference;
+  std::string scenario_path, controllers_arg, out_dir, reference, json_out;
   int seeds = 5;
   int64_t seed_base = 1;
   double duration_s = 0;
@@ -76,6 +77,8 @@ int run_eval(int argc, char** argv) {
   app.add_flag("--bound", bound,
                "also compute the token bound (docs/control.md) and each row's share of it");
   app.add_flag("--json", json, "print the results as JSON on stdout");
+  app.add_option("--json-out", json_out,
+                 "also write the results as JSON to this file (the table still goes to stdout)");
   app.add_flag("--list", list, "list the controllers and their options");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
@@ -93,6 +96,9 @@ int run_eval(int argc, char** argv) {
     return fail("eval",
                 Status::InvalidArgument("--controllers is required (see flexwatt eval --list)"));
   }
+  if (!json_out.empty()) {  // checked before the episodes run, not after
+    if (Status st = check_writable_parent(json_out); !st.ok()) return fail("eval", st);
+  }
   auto req = make_request(scenario_path, sets, app.count("--duration-s") ? &duration_s : nullptr,
                           controllers_arg);
   if (!req.ok()) return fail("eval", req.status());
@@ -108,6 +114,10 @@ int run_eval(int argc, char** argv) {
   });
   if (tty) std::fprintf(stderr, "\r\033[K");
   if (!report.ok()) return fail("eval", report.status());
+  if (!json_out.empty()) {
+    if (Status st = write_text_file(json_out, report->to_json(*req).dump(2) + "\n"); !st.ok())
+      return fail("eval", st);
+  }
   if (json) {
     std::printf("%s\n", report->to_json(*req).dump(2).c_str());
   } else {

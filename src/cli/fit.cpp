@@ -4,21 +4,19 @@
 #include "sim/fit.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
+#include "core/text_file.hpp"
 
 namespace fw::cli {
 namespace {
 
+// No --out: nothing to write (the YAML goes to stdout).
 Status write_text(const std::string& path, const std::string& text) {
-  if (path.empty()) return Status::Ok();
-  std::ofstream f(path);
-  f << text;
-  return f ? Status::Ok() : Status::Internal("cannot write " + path);
+  return path.empty() ? Status::Ok() : write_text_file(path, text);
 }
 
 bool is_sweep_csv(const std::string& path) {

@@ -53,5 +53,16 @@ check "trace meta says simulated" grep -q '"simulated": true' "$out/traces/stati
 check "one thread exits 0" test $rc -eq 0
 check "deterministic across threads" cmp -s "$out/a.json" "$out/b.json"
 
+# --json-out: the table on stdout and the same JSON in the file, from one run.
+"$bin" eval "$scn" --controllers "$ctl" --seeds 2 --duration-s 240 --json-out "$out/c.json" \
+  > "$out/c.txt"; rc=$?
+check "--json-out exits 0" test $rc -eq 0
+check "--json-out prints the table" grep -q "viol win %" "$out/c.txt"
+check "--json-out writes the same JSON as --json" cmp -s "$out/a.json" "$out/c.json"
+"$bin" eval "$scn" --controllers uncontrolled --seeds 1 --duration-s 60 \
+  --json-out /nonexistent-dir-fw/x.json > /dev/null 2>"$out/err.txt"; rc=$?
+check "--json-out to a missing directory exits 1 before running" test $rc -eq 1
+check "--json-out error names the file" grep -q "/nonexistent-dir-fw/x.json" "$out/err.txt"
+
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "eval_basic: all checks passed"

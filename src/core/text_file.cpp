@@ -1,0 +1,37 @@
+#include "core/text_file.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace fw {
+
+Status write_text_file(const std::string& path, std::string_view text) {
+  if (path.empty()) return Status::InvalidArgument("an output file name is empty");
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    return {StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno)};
+  }
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!wrote || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return {StatusCode::kIoError, "cannot write " + path + ": " + why};
+  }
+  return Status::Ok();
+}
+
+Status check_writable_parent(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return {StatusCode::kIoError, "cannot write " + path + ": " + std::strerror(errno)};
+  }
+  return Status::Ok();
+}
+
+}  // namespace fw
