@@ -341,6 +341,27 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
   return report;
 }
 
+namespace {
+
+// `flexwatt eval --json`'s top-level "energy_vs" (EvalRequest::energy_vs): the formulas.
+nlohmann::json energy_vs_description(const std::string& reference) {
+  return {{"reference", reference},
+          {"per", "seed (the reference's episode on the same seed)"},
+          {"tokens", "completed-step tokens"},
+          {"energy_saved", "1 - (E/N)/(E0/N0): GPU energy per completed-step token"},
+          {"throughput_lost", "1 - N/N0"},
+          {"edp_change", "(1 - energy_saved)/(1 - throughput_lost) - 1"},
+          {"board_vs_gpu", "same: the simulator models GPU board power only (no host power)"}};
+}
+
+nlohmann::json energy_vs_row(const ControllerSummary& r) {
+  return {{"energy_saved", fw::experiment::to_json(r.energy_saved)},
+          {"throughput_lost", fw::experiment::to_json(r.throughput_lost)},
+          {"edp_change", fw::experiment::to_json(r.edp_change)}};
+}
+
+}  // namespace
+
 nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   const sim::Scenario& scenario = req.scenario;
   nlohmann::json out;
@@ -351,16 +372,7 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   out["duration_s"] = scenario.duration_s;
   out["overrides"] = scenario.overrides;
   out["controllers"] = nlohmann::json::array();
-  if (!energy_vs.empty()) {
-    out["energy_vs"] = {
-        {"reference", energy_vs},
-        {"per", "seed (the reference's episode on the same seed)"},
-        {"tokens", "completed-step tokens"},
-        {"energy_saved", "1 - (E/N)/(E0/N0): GPU energy per completed-step token"},
-        {"throughput_lost", "1 - N/N0"},
-        {"edp_change", "(1 - energy_saved)/(1 - throughput_lost) - 1"},
-        {"board_vs_gpu", "same: the simulator models GPU board power only (no host power)"}};
-  }
+  if (!energy_vs.empty()) out["energy_vs"] = energy_vs_description(energy_vs);
   if (has_bound) out["bound"] = {{"completed_step_tokens", fw::experiment::to_json(bound_tokens)}};
   const int i_static = reference, i_oracle = find_lookahead();
   out["reference"] = i_static >= 0 ? nlohmann::json(controllers[i_static].label) : nullptr;
@@ -434,11 +446,7 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
         {"ratio", fw::experiment::to_json(r.oversubscription_ratio)}};
     j["cost"] = cost_report_json<nlohmann::json>(r.cost);
     if (!r.notes.empty()) j["notes"] = r.notes;
-    if (!energy_vs.empty()) {
-      j["energy_vs"] = {{"energy_saved", fw::experiment::to_json(r.energy_saved)},
-                        {"throughput_lost", fw::experiment::to_json(r.throughput_lost)},
-                        {"edp_change", fw::experiment::to_json(r.edp_change)}};
-    }
+    if (!energy_vs.empty()) j["energy_vs"] = energy_vs_row(r);
     out["controllers"].push_back(j);
   }
   return out;
