@@ -42,7 +42,7 @@ struct EvalRequest {
   // The per-GPU cap study's columns (docs/caps.md): empty for none; else the row every row's
   // energy saved, throughput lost and EDP change are measured against, seed by seed — a label
   // or registry name in specs, or "uncontrolled", then run on the same seeds as an unlisted
-  // baseline when specs lack it.
+  // baseline when specs lack it (its traces are kept like a row's when out_dir is set).
   std::string energy_vs;
 };
 
