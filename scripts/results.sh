@@ -105,3 +105,40 @@ awk -v table="$tmp/table.md" '
   !skip { print }' README.md >"$tmp/README.md"
 cp "$tmp/README.md" README.md
 echo "results: wrote $out and the README table" >&2
+
+# ---- caps: per-GPU power caps (docs/caps.md, issue 16) — begin ----
+# Appends to docs/results.md `flexwatt caps` on the imbalanced 8- and 64-GPU scenarios and the
+# adaptation scenario (stages repartitioned at 600 s), every shipped capnet policy, seeds 1–5.
+# About 30 s on 2 cores (the 64-GPU run is most of it).
+caps_results() {
+  local pol s args
+  pol=$(ls policies/capnet-*.json | paste -sd, -)
+  {
+    echo "## caps: per-GPU caps (capnet) against uniform and per-GPU static caps, Zeus and PID"
+    echo
+    echo "Energy saved per token and throughput lost against the uncapped run of each seed;"
+    echo "\`vs unif pt\` / \`vs pgpu pt\` = energy saved minus the uniform / per-GPU static frontier"
+    echo "at the arm's own loss, in points (docs/caps.md)."
+    echo
+  } >>"$out"
+  for s in caps-pipeline-imbalance-a100x8 caps-moe-imbalance-a100x8 \
+           caps-pipeline-imbalance-a100x64 caps-adapt-pipeline-a100x8; do
+    echo "results: $s" >&2
+    args="scenarios/$s.yaml --seeds 5 --policies $pol"
+    {
+      echo "### $s"
+      echo
+      echo '```'
+      echo "flexwatt caps $args"
+      echo '```'
+      echo
+      echo '```'
+      # shellcheck disable=SC2086
+      "$bin" caps $args --threads 2 2>&1 || echo "FAILED"
+      echo '```'
+      echo
+    } >>"$out"
+  done
+}
+caps_results
+# ---- caps: per-GPU power caps — end ----

@@ -46,7 +46,7 @@ int run_eval(int argc, char** argv) {
       "static\n  flexwatt eval "
       "--list",
       "eval");
-  std::string scenario_path, controllers_arg, out_dir, reference, json_out;
+  std::string scenario_path, controllers_arg, out_dir, reference, json_out, energy_vs;
   int seeds = 5;
   int64_t seed_base = 1;
   double duration_s = 0;
@@ -68,6 +68,10 @@ int run_eval(int argc, char** argv) {
   app.add_option("--reference", reference,
                  "row the others are compared with (tok/ref): a controller as written in "
                  "--controllers or its name; default: the first static (never an unsafe one)");
+  app.add_option("--energy-vs", energy_vs,
+                 "add energy saved, throughput lost and EDP change (%) of every row against this "
+                 "row on the same seed (completed-step tokens; uncontrolled is run unlisted when "
+                 "absent); default: uncontrolled on caps-* scenarios, else none");
   app.add_option("--out", out_dir, "keep every trace: DIR/<controller>/seed-<seed>/");
   app.add_option("--threads", threads, "episodes run in parallel (results do not depend on it)")
       ->capture_default_str()
@@ -108,6 +112,10 @@ int run_eval(int argc, char** argv) {
   req->shield = shield;
   req->reference = reference;
   req->bound = bound;
+  const bool caps_scenario = req->scenario.name.rfind("caps-", 0) == 0;
+  req->energy_vs = app.count("--energy-vs") ? (energy_vs == "none" ? "" : energy_vs)
+                   : caps_scenario          ? "uncontrolled"
+                                            : "";
   const bool tty = stderr_is_tty();
   auto report = experiment::run_evaluation(*req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);

@@ -39,10 +39,16 @@ struct CapArmResult {
   double per_gpu_frontier_at_loss = 0;  // the per-GPU static frontier's
 };
 
+// The low-loss target (docs/caps.md "Targets"): throughput lost at most this.
+inline constexpr double kTargetLossMax = 0.012;
+
 struct CapCompareResult {
   std::string scenario;
   std::vector<uint64_t> seeds;
   std::vector<CapArmResult> arms;
+  // The arm saving the most energy per token with a mean throughput lost ≤ kTargetLossMax
+  // (index into arms; 0, uncapped, when none saves anything there).
+  size_t best_low_loss = 0;
   nlohmann::json to_json() const;
   std::string table() const;
   std::string svg() const;
@@ -54,5 +60,9 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req);
 // and the origin (uncapped) evaluated there (the best point at or below `lost`, or the best
 // chord between a point at or below and one above). 0 when none.
 double frontier_at(const std::vector<CapArmResult>& arms, const std::string& family, double lost);
+
+// The index of the arm with the largest energy_saved among those with throughput_lost ≤
+// max_lost (the first such arm on ties); 0 when arms is empty or none qualifies.
+size_t best_within_loss(const std::vector<CapArmResult>& arms, double max_lost);
 
 }  // namespace fw::experiment

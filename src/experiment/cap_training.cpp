@@ -240,95 +240,144 @@ Result<ValidationSet> make_validation(const Problem& prob, const CapTrainRequest
 
 }  // namespace
 
-// Long by design: the training loop (perturb, evaluate, update, select, checkpoint) reads best as
-// one loop.
-Result<CapTrainSummary> run_cap_training(const CapTrainRequest& req,
-                                         const std::function<void(const CapTrainProgress&)>& cb) {
-  const auto t0 = std::chrono::steady_clock::now();
-  auto wall = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+namespace {
+
+// Step 1: the base scenario's text; it must parse with the request's --set overrides.
+Result<Problem> load_problem(const CapTrainRequest& req) {
   std::ifstream in(req.scenario_path);
   if (!in) return Status::InvalidArgument(req.scenario_path + ": cannot read");
   Problem prob{std::string(std::istreambuf_iterator<char>(in), {}), req.scenario_path, req.sets};
   FW_RETURN_IF_ERROR(build(prob, {}).status());
+  return prob;
+}
 
+// Step 2: the shared MLP (kCapObsDim inputs, req.hidden, one output) and its initial parameters
+// (orthogonal, stream caps.init).
+rl::Mlp make_mlp(const CapTrainRequest& req) {
   std::vector<int> sizes = {rl::kCapObsDim};
   sizes.insert(sizes.end(), req.hidden.begin(), req.hidden.end());
   sizes.push_back(1);
-  const rl::Mlp mlp(sizes);
-  const int np = mlp.num_params();
-  Rng init = Rng::stream(req.seed, "caps.init");
-  Eigen::VectorXd theta(np);
+  return rl::Mlp(sizes);
+}
+
+Eigen::VectorXd initial_theta(const rl::Mlp& mlp, uint64_t seed) {
+  Rng init = Rng::stream(seed, "caps.init");
+  Eigen::VectorXd theta(mlp.num_params());
   mlp.init_orthogonal(theta.data(), init, std::sqrt(2.0), 0.01);
-  rl::Adam adam(np, rl::AdamConfig{req.lr, 0.9, 0.999, 1e-8});
+  return theta;
+}
 
-  nlohmann::json meta = train_metadata(req, prob.name);
+// Where the per-iteration log goes: req.log_path, else OUT without ".json" + ".train.csv".
+std::string training_log_path(const CapTrainRequest& req) {
+  if (!req.log_path.empty()) return req.log_path;
+  const bool json = req.out.size() > 5 && req.out.ends_with(".json");
+  return (json ? req.out.substr(0, req.out.size() - 5) : req.out) + ".train.csv";
+}
 
-  FW_ASSIGN_OR_RETURN(ValidationSet val, make_validation(prob, req));
-  int64_t episodes = static_cast<int64_t>(val.bases.size());
-  auto validate = [&](const Eigen::VectorXd& th) -> Result<double> {
-    std::vector<double> sc(val.tasks.size(), 0.0);
-    FW_RETURN_IF_ERROR(
-        run_tasks(val.tasks, {th}, val.bases, val.base_of, mlp, meta, req.alpha, req.threads, sc));
-    episodes += static_cast<int64_t>(sc.size());
-    double m = 0;
-    for (double x : sc) m += x;
-    return m / static_cast<double>(sc.size());
-  };
+// What the loop shares: the network, the policy metadata, the validation set and the counters.
+struct TrainContext {
+  const CapTrainRequest& req;
+  const Problem& prob;
+  const rl::Mlp& mlp;
+  const nlohmann::json& meta;
+  const ValidationSet& val;
+  int64_t episodes = 0;
+};
 
-  const std::string log_path = !req.log_path.empty()
-                                   ? req.log_path
-                                   : (req.out.size() > 5 && req.out.ends_with(".json")
-                                          ? req.out.substr(0, req.out.size() - 5)
-                                          : req.out) +
-                                         ".train.csv";
-  std::ofstream log(log_path);
-  if (!log) return Status::Internal(log_path + ": cannot write");
-  log << "iteration,mean_reward,best_member_reward,validation,wall_s\n";
+// Step 3: the reward of the mean policy `theta` on the validation set (mean over its tasks).
+Result<double> validate(TrainContext& ctx, const Eigen::VectorXd& theta) {
+  std::vector<double> sc(ctx.val.tasks.size(), 0.0);
+  FW_RETURN_IF_ERROR(run_tasks(ctx.val.tasks, {theta}, ctx.val.bases, ctx.val.base_of, ctx.mlp,
+                               ctx.meta, ctx.req.alpha, ctx.req.threads, sc));
+  ctx.episodes += static_cast<int64_t>(sc.size());
+  double m = 0;
+  for (double x : sc) m += x;
+  return m / static_cast<double>(sc.size());
+}
 
-  Eigen::VectorXd best = theta;
-  FW_ASSIGN_OR_RETURN(double best_val, validate(theta));
-  int best_iter = 0;
+// The best mean policy seen on the validation set (iteration 0: the initial one).
+struct Selection {
+  Eigen::VectorXd theta;
+  double validation = 0;
+  int iteration = 0;
+};
+
+// Step 4: req.iterations ES iterations from `theta` (Adam from a fresh state); the mean policy
+// is validated every validate_every iterations and after the last, and kept in `best` when it
+// beats it. One log row and one callback per iteration.
+Status es_loop(TrainContext& ctx, Eigen::VectorXd theta, Selection& best, std::ostream& log,
+               const std::function<double()>& wall,
+               const std::function<void(const CapTrainProgress&)>& cb) {
+  const CapTrainRequest& req = ctx.req;
+  rl::Adam adam(ctx.mlp.num_params(), rl::AdamConfig{req.lr, 0.9, 0.999, 1e-8});
   Rng noise = Rng::stream(req.seed, "caps.noise");
   Rng scen = Rng::stream(req.seed, "caps.scenarios");
   const double members = 2.0 * req.pairs;
   for (int it = 1; it <= req.iterations; ++it) {
-    FW_ASSIGN_OR_RETURN(std::vector<double> fit,
-                        es_iteration(prob, req, mlp, meta, noise, scen, adam, theta, episodes));
+    FW_ASSIGN_OR_RETURN(
+        std::vector<double> fit,
+        es_iteration(ctx.prob, req, ctx.mlp, ctx.meta, noise, scen, adam, theta, ctx.episodes));
     double mean = 0;
     for (double f : fit) mean += f / members;
     double val = std::nan("");
     if (it % req.validate_every == 0 || it == req.iterations) {
-      FW_ASSIGN_OR_RETURN(val, validate(theta));
-      if (val > best_val) {
-        best_val = val;
-        best = theta;
-        best_iter = it;
-      }
+      FW_ASSIGN_OR_RETURN(val, validate(ctx, theta));
+      if (val > best.validation) best = {theta, val, it};
     }
     log << it << ',' << mean << ',' << *std::max_element(fit.begin(), fit.end()) << ','
         << (std::isnan(val) ? std::string() : std::to_string(val)) << ',' << wall() << '\n';
     log.flush();
     if (cb) cb({it, req.iterations, mean, val, wall()});
   }
+  return Status::Ok();
+}
+
+// Step 5: the selection's record in the policy metadata.
+void record_selection(const CapTrainRequest& req, const Selection& best, int64_t episodes,
+                      nlohmann::json& meta) {
   meta["iterations"] = req.iterations;
-  meta["best_iteration"] = best_iter;
-  meta["validation_reward"] = best_val;
+  meta["best_iteration"] = best.iteration;
+  meta["validation_reward"] = best.validation;
   meta["validation"] = {{"seeds", "500000.." + std::to_string(500000 + req.validation_seeds - 1)},
                         {"variants", nlohmann::json::array()}};
   for (const auto& [name, sets] : cap_validation_variants(req.episode_s))
     meta["validation"]["variants"].push_back(name);
   meta["episodes"] = episodes;
-  FW_RETURN_IF_ERROR(make_policy(mlp, best, meta).save(req.out));
+}
+
+}  // namespace
+
+Result<CapTrainSummary> run_cap_training(const CapTrainRequest& req,
+                                         const std::function<void(const CapTrainProgress&)>& cb) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::function<double()> wall = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  FW_ASSIGN_OR_RETURN(const Problem prob, load_problem(req));
+  const rl::Mlp mlp = make_mlp(req);
+  const Eigen::VectorXd theta = initial_theta(mlp, req.seed);
+  nlohmann::json meta = train_metadata(req, prob.name);
+  FW_ASSIGN_OR_RETURN(const ValidationSet val, make_validation(prob, req));
+  TrainContext ctx{req, prob, mlp, meta, val, static_cast<int64_t>(val.bases.size())};
+
+  const std::string log_path = training_log_path(req);
+  std::ofstream log(log_path);
+  if (!log) return Status::Internal(log_path + ": cannot write");
+  log << "iteration,mean_reward,best_member_reward,validation,wall_s\n";
+
+  Selection best{theta, 0, 0};
+  FW_ASSIGN_OR_RETURN(best.validation, validate(ctx, theta));
+  FW_RETURN_IF_ERROR(es_loop(ctx, theta, best, log, wall, cb));
+  record_selection(req, best, ctx.episodes, meta);
+  FW_RETURN_IF_ERROR(make_policy(mlp, best.theta, meta).save(req.out));
   CapTrainSummary s;
   s.policy = req.out;
   s.log = log_path;
   s.iterations = req.iterations;
-  s.best_iteration = best_iter;
-  s.best_validation = best_val;
+  s.best_iteration = best.iteration;
+  s.best_validation = best.validation;
   s.wall_s = wall();
-  s.episodes = episodes;
+  s.episodes = ctx.episodes;
   return s;
 }
 

@@ -54,7 +54,10 @@ std::string title_line(const EvalRequest& req) {
 
 std::string main_table(const EvalRequest& req, const EvalReport& report, int label_w) {
   const nlohmann::json out = report.to_json(req);
-  const std::vector<TableColumn> cols = eval_table_columns(report.windows_s);
+  std::vector<TableColumn> cols = eval_table_columns(report.windows_s);
+  if (!report.energy_vs.empty()) {
+    for (TableColumn& c : energy_vs_columns()) cols.push_back(std::move(c));
+  }
   char line[1024];
   std::snprintf(line, sizeof line, "%-*s", label_w, "controller");
   std::string s = line;
@@ -168,6 +171,12 @@ std::vector<TableColumn> eval_table_columns(const std::vector<double>& windows_s
   return cols;
 }
 
+std::vector<TableColumn> energy_vs_columns() {
+  return {{"energy_saved", "saved %", 14, stat_cell(&ControllerSummary::energy_saved, 100, 2)},
+          {"throughput_lost", "lost %", 14, stat_cell(&ControllerSummary::throughput_lost, 100, 2)},
+          {"edp_change", "EDP %", 14, stat_cell(&ControllerSummary::edp_change, 100, 2)}};
+}
+
 const std::vector<CsvColumn>& summary_csv_columns() {
   static const auto violation = [](double window_s) {
     return [window_s](const ControllerSummary& c, const EvalReport& r) {
@@ -213,6 +222,15 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
       win_s, kWindowOffsets, win_s, win_s,
       report.reference >= 0 ? report.controllers[report.reference].label.c_str() : "none");
   s += head;
+  if (!report.energy_vs.empty()) {
+    std::snprintf(head, sizeof head,
+                  "saved / lost / EDP: against %s on the same seed, per completed-step token: "
+                  "saved = 1 - (E/N)/(E0/N0), lost = 1 - N/N0, EDP = (1 - saved)/(1 - lost) - 1; "
+                  "E = GPU board energy (the simulator has no host power: board = GPU)\n\n",
+                  report.energy_vs.c_str());
+    s.resize(s.size() - 1);  // one blank line before the table
+    s += head;
+  }
   int w = 10;
   for (const auto& c : report.controllers) w = std::max<int>(w, static_cast<int>(c.label.size()));
   s += main_table(req, report, w);

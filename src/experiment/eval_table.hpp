@@ -29,6 +29,9 @@ struct TableColumn {
 // (one violation column per headline window).
 std::vector<TableColumn> eval_table_columns(const std::vector<double>& windows_s);
 
+// The columns added with EvalRequest::energy_vs: energy saved, throughput lost, EDP change (%).
+std::vector<TableColumn> energy_vs_columns();
+
 // One column of the demo's summary.csv: key (the CSV header) and the value.
 struct CsvColumn {
   std::string key;

@@ -13,6 +13,7 @@
 #include "control/control_loop.hpp"
 #include "control/recorder.hpp"
 #include "core/version.hpp"
+#include "experiment/cap_episode.hpp"
 #include "experiment/token_bound.hpp"
 
 namespace fw::experiment {
@@ -128,7 +129,9 @@ Status run_episode(const EvalRequest& req, const ControllerEnv& env,
 
 // Every (controller, seed) episode over req.threads workers; results in controller-major,
 // seed-minor order. The first failure (in that order) is returned.
-Result<std::vector<EpisodeResult>> run_episodes(const EvalRequest& req, const ControllerEnv& env,
+Result<std::vector<EpisodeResult>> run_episodes(const EvalRequest& req,
+                                                const std::vector<ControllerSpec>& specs,
+                                                const ControllerEnv& env,
                                                 const std::vector<PreparedController>& prepared,
                                                 const ProgressFn& progress) {
   std::vector<Task> tasks;
@@ -142,8 +145,8 @@ Result<std::vector<EpisodeResult>> run_episodes(const EvalRequest& req, const Co
   auto worker = [&] {
     for (size_t i = next++; i < tasks.size(); i = next++) {
       const Task& t = tasks[i];
-      statuses[i] = run_episode(req, env, prepared[t.controller], req.specs[t.controller], t.seed,
-                                results[i]);
+      statuses[i] =
+          run_episode(req, env, prepared[t.controller], specs[t.controller], t.seed, results[i]);
       const size_t d = ++done;
       if (progress) {
         std::lock_guard<std::mutex> lock(progress_mu);
@@ -157,7 +160,7 @@ Result<std::vector<EpisodeResult>> run_episodes(const EvalRequest& req, const Co
   for (auto& th : pool) th.join();
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!statuses[i].ok()) {
-      return statuses[i].with_context(req.specs[tasks[i].controller].text + ", seed " +
+      return statuses[i].with_context(specs[tasks[i].controller].text + ", seed " +
                                       std::to_string(tasks[i].seed));
     }
   }
@@ -188,6 +191,42 @@ Result<int> find_reference(const EvalRequest& req, const EvalReport& report) {
                                    "fixed setting is never a reference");
   }
   return i;
+}
+
+// The energy baseline's index in `specs` (EvalRequest::energy_vs), appending "uncontrolled"
+// to specs when it is asked for and absent; -1 when none is asked.
+Result<int> energy_baseline(const EvalRequest& req, std::vector<ControllerSpec>& specs) {
+  if (req.energy_vs.empty()) return -1;
+  for (size_t c = 0; c < specs.size(); ++c) {
+    if (specs[c].text == req.energy_vs) return static_cast<int>(c);
+  }
+  for (size_t c = 0; c < specs.size(); ++c) {
+    if (specs[c].name == req.energy_vs) return static_cast<int>(c);
+  }
+  if (req.energy_vs != "uncontrolled") {
+    return Status::InvalidArgument("--energy-vs " + req.energy_vs +
+                                   ": no such controller in --controllers (or: uncontrolled)");
+  }
+  FW_ASSIGN_OR_RETURN(ControllerSpec spec, parse_controller_spec("uncontrolled"));
+  specs.push_back(spec);
+  return static_cast<int>(specs.size() - 1);
+}
+
+// Energy saved, throughput lost and EDP change of `row` against `base`, seed by seed, on
+// completed-step tokens (score_against, experiment/cap_episode.hpp).
+void add_energy_vs(const std::vector<EpisodeResult>& base, ControllerSummary& row) {
+  std::vector<double> saved, lost, edp;
+  for (size_t s = 0; s < base.size() && s < row.episodes.size(); ++s) {
+    const EpisodeResult& e = row.episodes[s];
+    const CapScore sc = score_against({e.energy_j, e.completed_tokens, e.duration_s},
+                                      {base[s].energy_j, base[s].completed_tokens, e.duration_s});
+    saved.push_back(sc.energy_saved);
+    lost.push_back(sc.throughput_lost);
+    edp.push_back(sc.edp_change);
+  }
+  row.energy_saved = stat_of(saved);
+  row.throughput_lost = stat_of(lost);
+  row.edp_change = stat_of(edp);
 }
 
 }  // namespace
@@ -260,28 +299,34 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
   if (req.seeds.empty()) return Status::InvalidArgument("no evaluation seeds");
   FW_ASSIGN_OR_RETURN(ControllerEnv env, make_env(req));
   const auto wall0 = std::chrono::steady_clock::now();
+  std::vector<ControllerSpec> specs = req.specs;
+  FW_ASSIGN_OR_RETURN(const int i_energy, energy_baseline(req, specs));
   std::vector<PreparedController> prepared;
-  for (const ControllerSpec& spec : req.specs) {
+  for (const ControllerSpec& spec : specs) {
     auto p = prepare_controller(spec, env);
     if (!p.ok()) return p.status();
     prepared.push_back(std::move(p).value());
   }
   FW_ASSIGN_OR_RETURN(std::vector<EpisodeResult> results,
-                      run_episodes(req, env, prepared, progress));
+                      run_episodes(req, specs, env, prepared, progress));
   EvalReport report;
   report.calibration_seeds = env.calibration_seeds;
   report.windows_s = req.windows_s;
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const size_t ns = req.seeds.size();
-  for (size_t c = 0; c < prepared.size(); ++c) {
+  for (size_t c = 0; c < req.specs.size(); ++c) {
     const std::vector<EpisodeResult> episodes(results.begin() + c * ns,
                                               results.begin() + (c + 1) * ns);
     ControllerSummary row = summarise(episodes, req.windows_s, env.info, req.cost);
     row.label = req.specs[c].text;
     row.name = req.specs[c].name;
     row.notes = prepared[c].notes;
+    if (i_energy >= 0) {
+      add_energy_vs({results.begin() + i_energy * ns, results.begin() + (i_energy + 1) * ns}, row);
+    }
     report.controllers.push_back(std::move(row));
   }
+  if (i_energy >= 0) report.energy_vs = specs[i_energy].text;
   report.duration_s = req.scenario.duration_s;
   if (req.bound) {
     std::vector<double> b;
@@ -296,6 +341,27 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
   return report;
 }
 
+namespace {
+
+// `flexwatt eval --json`'s top-level "energy_vs" (EvalRequest::energy_vs): the formulas.
+nlohmann::json energy_vs_description(const std::string& reference) {
+  return {{"reference", reference},
+          {"per", "seed (the reference's episode on the same seed)"},
+          {"tokens", "completed-step tokens"},
+          {"energy_saved", "1 - (E/N)/(E0/N0): GPU energy per completed-step token"},
+          {"throughput_lost", "1 - N/N0"},
+          {"edp_change", "(1 - energy_saved)/(1 - throughput_lost) - 1"},
+          {"board_vs_gpu", "same: the simulator models GPU board power only (no host power)"}};
+}
+
+nlohmann::json energy_vs_row(const ControllerSummary& r) {
+  return {{"energy_saved", fw::experiment::to_json(r.energy_saved)},
+          {"throughput_lost", fw::experiment::to_json(r.throughput_lost)},
+          {"edp_change", fw::experiment::to_json(r.edp_change)}};
+}
+
+}  // namespace
+
 nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   const sim::Scenario& scenario = req.scenario;
   nlohmann::json out;
@@ -306,6 +372,7 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   out["duration_s"] = scenario.duration_s;
   out["overrides"] = scenario.overrides;
   out["controllers"] = nlohmann::json::array();
+  if (!energy_vs.empty()) out["energy_vs"] = energy_vs_description(energy_vs);
   if (has_bound) out["bound"] = {{"completed_step_tokens", fw::experiment::to_json(bound_tokens)}};
   const int i_static = reference, i_oracle = find_lookahead();
   out["reference"] = i_static >= 0 ? nlohmann::json(controllers[i_static].label) : nullptr;
@@ -379,6 +446,7 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
         {"ratio", fw::experiment::to_json(r.oversubscription_ratio)}};
     j["cost"] = cost_report_json<nlohmann::json>(r.cost);
     if (!r.notes.empty()) j["notes"] = r.notes;
+    if (!energy_vs.empty()) j["energy_vs"] = energy_vs_row(r);
     out["controllers"].push_back(j);
   }
   return out;

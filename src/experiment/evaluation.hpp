@@ -39,6 +39,11 @@ struct EvalRequest {
   // Metric windows: the windows curve. The table and "violation_rate" show 0.5, 30 and 300 s.
   std::vector<double> windows_s = kDefaultCurveWindowsS;
   CostOptions cost;
+  // The per-GPU cap study's columns (docs/caps.md): empty for none; else the row every row's
+  // energy saved, throughput lost and EDP change are measured against, seed by seed — a label
+  // or registry name in specs, or "uncontrolled", then run on the same seeds as an unlisted
+  // baseline when specs lack it (its traces are kept like a row's when out_dir is set).
+  std::string energy_vs;
 };
 
 struct ControllerSummary {
@@ -56,6 +61,9 @@ struct ControllerSummary {
   // Node power at kNodeWindowS windows: peak share of nameplate and the supported
   // oversubscription ratio (tolerance 0), per seed.
   Stat peak_share_of_nameplate, oversubscription_ratio;
+  // With EvalRequest::energy_vs, per seed against that row's episode (experiment/cap_episode.hpp,
+  // with completed-step tokens): fractions, energy per token saved, tokens lost, EDP change.
+  Stat energy_saved, throughput_lost, edp_change;
   CostReport cost;  // at the mean energy, power and tokens across seeds
   nlohmann::json notes;
   std::vector<EpisodeResult> episodes;  // one per seed, in seed order
@@ -69,6 +77,7 @@ struct EvalReport {
   int reference = -1;      // row index of the reference (EvalRequest::reference), or -1
   bool has_bound = false;  // EvalRequest::bound: bound_tokens holds the token bound
   Stat bound_tokens;       // across seeds
+  std::string energy_vs;   // the energy baseline's label (EvalRequest::energy_vs), or empty
   double wall_s = 0;
 
   // Index of window_s in windows_s, or -1.

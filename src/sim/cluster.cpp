@@ -16,7 +16,7 @@ KnobRange knob_range(const JobSpec& s, int q) {
 
 Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<JobSpec> jobs,
                  uint64_t seed)
-    : sim_(sim), specs_(std::move(jobs)) {
+    : sim_(sim), specs_(std::move(jobs)), seed_(seed) {
   n_ring_ = std::clamp(static_cast<int>(std::lround(1.0 / sim_.dt_s)), 1, 64);
   energy_every_ = std::max(1, static_cast<int>(std::lround(0.1 / sim_.dt_s)));
   fw_params_ = {sim_.fw_sense_tau_s, sim_.clock_tau_s, sim_.clock_up_tau_s, sim_.cap_margin_frac};
@@ -38,6 +38,7 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
                           g.preset->tdp_w, g.preset->tdp_w});
   }
   jobs_.resize(specs_.size());
+  shares_redrawn_.assign(specs_.size(), 0);
   for (size_t j = 0; j < specs_.size(); ++j) {
     const JobSpec& s = specs_[j];
     JobState& st = jobs_[j];
@@ -78,6 +79,17 @@ void Cluster::init_heterogeneity(const JobSpec& s, const Rng& root) {
   }
 }
 
+void Cluster::redraw_work_shares(const JobSpec& s) {
+  const Rng root = Rng::stream(seed_, "sim.hetero.change");
+  double top = 0;
+  for (int gi : s.gpus) {
+    Rng r = root.child(static_cast<uint64_t>(gi));
+    gpus_[gi].work_share = 1.0 - s.hetero.imbalance_after * r.uniform();
+    top = std::max(top, gpus_[gi].work_share);
+  }
+  for (int gi : s.gpus) gpus_[gi].work_share /= top;  // the busiest GPU sets the pace: share 1
+}
+
 void Cluster::step() {
   const double t0 = time_s();
   const double dt = sim_.dt_s;
@@ -87,6 +99,10 @@ void Cluster::step() {
     if (!st.started) {
       if (t0 + 1e-9 < s.start_s) continue;
       start_job(s, st, sim_.dt_s);
+    }
+    if (s.hetero.change_at_s > 0 && !shares_redrawn_[j] && t0 + 1e-9 >= s.hetero.change_at_s) {
+      redraw_work_shares(s);
+      shares_redrawn_[j] = 1;
     }
     // The job runs at its slowest GPU's effective clock; clock gating (duty < 1) runs it for
     // a share of the step only.

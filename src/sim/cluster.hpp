@@ -81,11 +81,15 @@ class Cluster : public Plant {
   };
   void step();
   void init_heterogeneity(const JobSpec& s, const Rng& root);
+  // JobSpec::hetero's scheduled change: the work shares drawn again with imbalance_after.
+  void redraw_work_shares(const JobSpec& s);
 
   SimParams sim_;
   PlantInfo info_;
   std::vector<JobSpec> specs_;
   std::vector<JobState> jobs_;
+  std::vector<char> shares_redrawn_;  // per job: its hetero change has happened
+  uint64_t seed_ = 0;
   std::vector<Gpu> gpus_;
   int64_t steps_ = 0;
   int n_ring_ = 10;

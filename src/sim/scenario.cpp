@@ -188,18 +188,21 @@ const std::vector<std::string> kPretrainKeys = [] {
 }();
 
 // ---- Realism blocks (docs/simulator.md "Workload mix, duty cycles, heterogeneity") --------
-// hetero: {offset_sd, noise_sd, noise_tau_s, imbalance}; defaults from the public 8×H100
-// training log (docs/simulator.md): per-GPU steady means spread sd 0.8 % (offset_sd 0.006 of
-// TDP), independent noise sd ≈ 12 W on 700 W (noise_sd 0.017 of TDP).
+// hetero: {offset_sd, noise_sd, noise_tau_s, imbalance, change_at_s, imbalance_after}; defaults
+// from the public 8×H100 training log (docs/simulator.md): per-GPU steady means spread sd 0.8 %
+// (offset_sd 0.006 of TDP), independent noise sd ≈ 12 W on 700 W (noise_sd 0.017 of TDP).
 Status parse_hetero(const ConfigNode& job, Heterogeneity& h) {
   const ConfigNode n = job["hetero"];
   if (n.defined())
-    FW_RETURN_IF_ERROR(n.reject_unknown({"offset_sd", "noise_sd", "noise_tau_s", "imbalance"}));
+    FW_RETURN_IF_ERROR(n.reject_unknown(
+        {"offset_sd", "noise_sd", "noise_tau_s", "imbalance", "change_at_s", "imbalance_after"}));
   FW_GET(h.offset_sd_frac, n.get_double("offset_sd", 0.006, 0, 0.5));
   FW_GET(const double noise, n.get_double("noise_sd", 0.017, 0, 0.5));
   h.noise_sd_w = noise;  // fraction of TDP until the GPU is known (scaled in parse_jobs)
   FW_GET(h.noise_tau_s, n.get_double("noise_tau_s", 1.0, 0.01, 3600));
   FW_GET(h.imbalance, n.get_double("imbalance", 0, 0, 0.9));
+  FW_GET(h.change_at_s, n.get_double("change_at_s", 0, 0, 1e8));
+  FW_GET(h.imbalance_after, n.get_double("imbalance_after", h.imbalance, 0, 0.9));
   return Status::Ok();
 }
 
@@ -463,6 +466,10 @@ nlohmann::json Scenario::to_json() const {
     o["hetero"] = {{"offset_sd", x.hetero.offset_sd_frac},
                    {"noise_sd_w", x.hetero.noise_sd_w},
                    {"imbalance", x.hetero.imbalance}};
+    if (x.hetero.change_at_s > 0) {
+      o["hetero"]["change_at_s"] = x.hetero.change_at_s;
+      o["hetero"]["imbalance_after"] = x.hetero.imbalance_after;
+    }
     jobs_j.push_back(o);
   }
   j["jobs"] = jobs_j;

@@ -104,6 +104,11 @@ struct Heterogeneity {
   double noise_sd_w = 0;      // independent power noise per GPU (AR(1) process), sd in W
   double noise_tau_s = 2;     // its correlation time
   double imbalance = 0;       // GPU k carries 1 − imbalance·U_k of the busiest GPU's load
+  // Scheduled workload change (a repartition of pipeline stages or experts): at change_at_s
+  // (> 0; 0: never) every GPU's work share is drawn again with imbalance_after (stream
+  // sim.hetero.change). Offsets and noise are kept.
+  double change_at_s = 0;
+  double imbalance_after = 0;
 };
 // Periodic low-power phases (evaluation, checkpoint, data-loader stalls) of a pretraining or
 // fine-tuning job: after about every_s of training, a phase of about length_s at `load`.

@@ -19,6 +19,18 @@ check "train --task caps" quiet "$bin" train --task caps "$scn" --alpha 0.5 --it
   --variants 1 --episode-s 60 --max-gpus 2 --validate-every 1 --out "$tmp/cap.json"
 check "trained policy loads" quiet "$bin" eval "$scn" --controllers "capnet:$tmp/cap.json" --seeds 1 \
   --duration-s 60
+check "eval on a caps scenario" "$bin" eval "$scn" --controllers "static:knob=caps,capnet:$src/policies/capnet-a100-alpha0.3.json" \
+  --seeds 2 --duration-s 120 --json >"$tmp/e.json"
+check "eval energy columns vs the unlisted uncapped run" jqt '.energy_vs.reference == "uncontrolled" and
+  (.controllers | length == 2) and (.controllers[1].energy_vs | has("energy_saved") and
+  has("throughput_lost") and has("edp_change"))' "$tmp/e.json"
+check "eval energy table" sh -c "'$bin' eval '$scn' --controllers uncontrolled,capnet:'$src'/policies/capnet-a100-alpha0.3.json \
+  --seeds 1 --duration-s 120 | grep -q 'saved %'"
+check "--energy-vs none drops them" "$bin" eval "$scn" --controllers uncontrolled --seeds 1 --duration-s 60 \
+  --energy-vs none --json >"$tmp/n.json"
+check "no energy_vs" jqt 'has("energy_vs") | not' "$tmp/n.json"
+expect_exit2 "unknown --energy-vs row" "energy-vs" eval "$scn" --controllers uncontrolled --seeds 1 \
+  --duration-s 60 --energy-vs pid
 check "alpha recorded" jqt '.metadata.alpha == 0.5 and .metadata.task == "caps"' "$tmp/cap.json"
 expect_exit2 "bad alpha" "alpha" train --task caps "$scn" --alpha -1 --out "$tmp/x.json"
 expect_exit2 "bad task" "task" train --task knobs "$scn" --out "$tmp/x.json"

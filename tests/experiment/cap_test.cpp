@@ -70,6 +70,15 @@ TEST(CapFrontier, BestBelowOrInterpolated) {
   EXPECT_NEAR(frontier_at(arms, "uniform", 0.02), 0.012, 1e-12);
   EXPECT_NEAR(frontier_at(arms, "uniform", 0.20), 0.06, 1e-12);
   EXPECT_NEAR(frontier_at(arms, "per-gpu", 0.005), 0.25, 1e-12);
+  // The best arm within a loss: c within 1.2 %; none within 0.5 % (index 0).
+  EXPECT_EQ(best_within_loss(arms, 0.012), 2u);
+  EXPECT_EQ(best_within_loss(arms, 0.05), 2u);
+  arms[2].throughput_lost = 0.2;
+  EXPECT_EQ(best_within_loss(arms, 0.05), 0u);  // a: 2 % saved at 4 % lost
+  EXPECT_EQ(best_within_loss(arms, 0.10), 1u);  // b saves more than a
+  arms[0].throughput_lost = 0.3;
+  EXPECT_EQ(best_within_loss(arms, 0.05), 0u);  // none qualifies: index 0
+  EXPECT_EQ(best_within_loss({}, 0.05), 0u);
 }
 
 TEST(CapNet, ConstantDownActionLowersBusyGpuCapsOneStepPerDecision) {

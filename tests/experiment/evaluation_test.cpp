@@ -63,6 +63,50 @@ TEST(Evaluation, CalibrationSeedsAvoidTheEvaluationSeeds) {
   }
 }
 
+// energy_vs: every row against the baseline's episode of the same seed; the baseline itself
+// scores 0; an unlisted "uncontrolled" is run on the side (no extra row); none asked: no key.
+TEST(Evaluation, EnergyVsTheUncappedRunOfTheSameSeed) {
+  EvalRequest listed = small_request("uncontrolled,static:knob=caps,value=250", 1);
+  listed.energy_vs = "uncontrolled";
+  EvalRequest unlisted = small_request("static:knob=caps,value=250", 1);
+  unlisted.energy_vs = "uncontrolled";
+  auto a = run_evaluation(listed);
+  auto b = run_evaluation(unlisted);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  ASSERT_EQ(b->controllers.size(), 1u);
+  EXPECT_EQ(a->energy_vs, "uncontrolled");
+  EXPECT_EQ(a->controllers[0].energy_saved.mean, 0);
+  EXPECT_EQ(a->controllers[0].throughput_lost.mean, 0);
+  const ControllerSummary& capped = a->controllers[1];
+  EXPECT_DOUBLE_EQ(capped.energy_saved.mean, b->controllers[0].energy_saved.mean);
+  EXPECT_GT(capped.throughput_lost.mean, 0.01);  // a 250 W cap on a 400 W A100 slows it
+  // By hand, seed 1: energy per completed-step token against the uncontrolled episode.
+  const EpisodeResult &e = capped.episodes[0], &u = a->controllers[0].episodes[0];
+  const double saved = 1 - (e.energy_j / e.completed_tokens) / (u.energy_j / u.completed_tokens);
+  const double lost = 1 - e.completed_tokens / u.completed_tokens;
+  const nlohmann::json j = a->to_json(listed);
+  EXPECT_EQ(j["energy_vs"]["reference"], "uncontrolled");
+  ASSERT_EQ(capped.episodes.size(), 2u);
+  EXPECT_NEAR(j["controllers"][1]["energy_vs"]["edp_change"]["mean"].get<double>(),
+              capped.edp_change.mean, 1e-12);
+  const EpisodeResult &e2 = capped.episodes[1], &u2 = a->controllers[0].episodes[1];
+  const double saved2 =
+      1 - (e2.energy_j / e2.completed_tokens) / (u2.energy_j / u2.completed_tokens);
+  const double lost2 = 1 - e2.completed_tokens / u2.completed_tokens;
+  EXPECT_NEAR(capped.energy_saved.mean, (saved + saved2) / 2, 1e-12);
+  EXPECT_NEAR(capped.throughput_lost.mean, (lost + lost2) / 2, 1e-12);
+  EXPECT_NE(format_eval_table(listed, *a).find("saved %"), std::string::npos);
+
+  EvalRequest none = small_request("uncontrolled", 1);
+  auto c = run_evaluation(none);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->to_json(none).contains("energy_vs"));
+  EXPECT_EQ(format_eval_table(none, *c).find("saved %"), std::string::npos);
+  none.energy_vs = "pid";  // not in the list, and only uncontrolled is run unlisted
+  EXPECT_FALSE(run_evaluation(none).ok());
+}
+
 TEST(EvalTable, HeadlineColumns) {
   const auto cols = eval_table_columns({0.5, 5, 30, 300});
   std::vector<std::string> keys;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/pfi.hpp"
 #include "sim/scenario.hpp"
@@ -81,6 +82,36 @@ TEST(Realism, ImbalanceAndOffsetsSpreadGpus) {
   EXPECT_GT(spread(o), 10);                   // offsets of sd 14 W on 700 W
   EXPECT_EQ(o, gpu_means(*off, 1, 20, 120));  // drawn from the run seed: reproducible
   EXPECT_NE(o, gpu_means(*off, 2, 20, 120));
+}
+
+// hetero.change_at_s: the work shares are drawn again at that time; before it the run is the
+// run without the key, after it the GPUs' loads differ from before.
+TEST(Realism, ScheduledImbalanceChangeRedrawsWorkShares) {
+  const std::string base =
+      ", duty: {every_s: 0}, hetero: {offset_sd: 0, noise_sd: 0, imbalance: 0.3";
+  auto plain = parse_scenario(job_yaml("h100-sxm5", 8, base + "}"), "t", {});
+  auto changed = parse_scenario(
+      job_yaml("h100-sxm5", 8, base + ", change_at_s: 150, imbalance_after: 0.3}"), "t", {});
+  ASSERT_TRUE(plain.ok() && changed.ok()) << changed.status().message();
+  EXPECT_EQ(changed->jobs[0].hetero.change_at_s, 150);
+  EXPECT_EQ(changed->jobs[0].hetero.imbalance_after, 0.3);
+  EXPECT_EQ(gpu_means(*plain, 1, 20, 120), gpu_means(*changed, 1, 20, 120));  // before: same
+  const auto before = gpu_means(*changed, 1, 20, 120), after = gpu_means(*changed, 1, 170, 270);
+  double moved = 0;
+  for (size_t g = 0; g < before.size(); ++g)
+    moved = std::max(moved, std::abs(after[g] - before[g]));
+  EXPECT_GT(moved, 20);  // some GPU's load moved by more than 20 W on 700 W
+  // The busiest GPU still carries the full load.
+  EXPECT_NEAR(*std::max_element(after.begin(), after.end()),
+              *std::max_element(before.begin(), before.end()), 10);
+  // imbalance_after 0: every GPU carries the full load after the change.
+  auto even = parse_scenario(
+      job_yaml("h100-sxm5", 8, base + ", change_at_s: 150, imbalance_after: 0}"), "t", {});
+  ASSERT_TRUE(even.ok());
+  const auto e = gpu_means(*even, 1, 170, 270);
+  EXPECT_LT(*std::max_element(e.begin(), e.end()) - *std::min_element(e.begin(), e.end()), 0.5);
+  EXPECT_FALSE(
+      parse_scenario(job_yaml("h100-sxm5", 8, base + ", imbalance_after: 0.95}"), "t", {}).ok());
 }
 
 TEST(Realism, BlocksRejectUnknownKeysAndBadValues) {
