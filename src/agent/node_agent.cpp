@@ -34,6 +34,9 @@ double unix_now_s() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
+// First calibration seed of calibrated controllers (static): eval's for its default seeds.
+constexpr uint64_t kCalibrationSeed = 1000001;
+
 void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
 
 }  // namespace
@@ -170,9 +173,11 @@ Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const s
   env.info = plant->info();
   env.budget = budget;
   env.sample_period_s = cfg.period_s;
-  env.duration_s = 600;
+  // sim: calibrate as `eval` does (the scenario's episode length, eval's calibration seeds for
+  // its default evaluation seeds), so the agent runs eval's episode for the same seed.
+  env.duration_s = std::isnan(plant->scenario_duration_s()) ? 600 : plant->scenario_duration_s();
   env.make_plant = plant->sim_factory();
-  env.calibration_seeds = {1001, 1002};
+  env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
   FW_ASSIGN_OR_RETURN(experiment::PreparedController prepared,
                       experiment::prepare_controller(parsed, env));
@@ -220,7 +225,7 @@ Status NodeAgent::start() {
     }
     env.sample_period_s = m.cfg.period_s;
     env.make_plant = m.plant->sim_factory();
-    env.calibration_seeds = {1001, 1002};
+    env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
     return experiment::prepare_controller(p.value(), env).status();
   });
   FW_RETURN_IF_ERROR(m.server->start());
@@ -466,6 +471,7 @@ void NodeAgent::Impl::publish(double t) {
   s.time_unix_s = unix_now_s();
   s.hostname = hostname;
   s.controller = controller_spec;
+  s.read_only = cfg.read_only;
   const Snapshot& snap = stepper ? stepper->latest() : Snapshot{};
   double node_w = 0;
   bool any = false;
@@ -526,6 +532,17 @@ void NodeAgent::Impl::publish(double t) {
   s.fallback_reason = fallback_reason;
   s.loop = loop_state;
   s.jobs = jobs.snapshot();
+  if (plant->simulated()) {
+    // sim: a registered job mirrors simulated job j, and its progress is the simulated job's
+    // (the client's reports keep it alive), so throughput follows the caps as on hardware.
+    for (size_t j = 0; j < snap.jobs.size(); ++j) {
+      for (JobState& js : s.jobs) {
+        if (js.id != plant->job_id(j)) continue;
+        js.tokens_total = snap.jobs[j].tokens_total;
+        js.steps_total = snap.jobs[j].steps_total;
+      }
+    }
+  }
   s.applied_command_seq = applied_seq;
   hub.publish(std::move(s));
 }
@@ -535,7 +552,11 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
   AgentRunSummary sum;
   int64_t planned = m.cfg.duration_s > 0 ? TickSchedule::ticks_in(m.cfg.duration_s, m.cfg.period_s)
                                          : INT64_MAX / 2;
-  TickLoop loop(clock, m.cfg.period_s, planned, stop_requested, 0.05);
+  // sim time_scale: the loop runs on simulated seconds (a stop is still seen within 50 ms).
+  const double scale = m.cfg.plant.time_scale;
+  ScaledClock scaled(clock, scale);
+  Clock& loop_clock = scale == 1 ? clock : scaled;
+  TickLoop loop(loop_clock, m.cfg.period_s, planned, stop_requested, 0.05 * scale);
   const double wd_s = sd_watchdog_interval_s();
   double last_wd = -1e9;
   sd_notify_send("READY=1\nSTATUS=controlling " + m.cfg.plant.backend);
@@ -553,6 +574,7 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
     if (late > 0.25 * m.cfg.period_s) ++m.loop_state.late_ticks_total;
     m.loop_state.lateness_s = late;
     m.loop_state.lateness_max_s = std::max(m.loop_state.lateness_max_s, late);
+    m.loop_state.plant_time_s = t;
     m.tick(t);
     if (m.recorder && ++m.recorder_ticks >= m.cfg.trace_rotate_ticks) {
       m.rotate_trace();

@@ -1,7 +1,9 @@
 #include "agent/server.hpp"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -119,10 +121,34 @@ int AgentServer::tcp_port() const { return impl_->bound_tcp_port; }
 
 namespace {
 
+// httplib's pool whose workers run at a lower CPU priority (a higher nice value, per thread on
+// Linux, allowed without privilege): under request load the control loop's thread (nice 0)
+// keeps its deadlines, and the requests take what CPU is left.
+class NicedThreadPool : public httplib::TaskQueue {
+ public:
+  NicedThreadPool(size_t n, int nice) : pool_(n), nice_(nice) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([nice = nice_, fn = std::move(fn)] {
+      thread_local bool niced = false;
+      if (!niced && nice > 0) {
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), nice);
+        niced = true;
+      }
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  int nice_;
+};
+
 std::unique_ptr<httplib::Server> make_server(AgentServer::Impl& impl) {
   auto s = std::make_unique<httplib::Server>();
   int n = impl.cfg.threads;
-  s->new_task_queue = [n] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+  int nice = impl.cfg.worker_nice;
+  s->new_task_queue = [n, nice] { return new NicedThreadPool(static_cast<size_t>(n), nice); };
   s->set_payload_max_length(impl.cfg.max_body_bytes);
   s->set_read_timeout(5, 0);
   s->set_write_timeout(5, 0);

@@ -74,8 +74,13 @@ int run_agent(int argc, char** argv) {
                         {"missed_ticks", sum.missed_ticks},
                         {"max_lateness_s", sum.max_lateness_s},
                         {"fallbacks", sum.fallbacks},
-                        {"write_failures", sum.write_failures},
-                        {"restored", stopped.ok()}};
+                        {"write_failures", sum.write_failures}};
+    // read_only wrote nothing, so nothing was restored: say so instead of "restored".
+    if (cfg.read_only) {
+      j["read_only"] = true;
+    } else {
+      j["restored"] = stopped.ok();
+    }
     std::printf("%s\n", j.dump().c_str());
   }
   if (!stopped.ok()) return fail("agent", stopped);

@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 
+#include "agent/dashboard.hpp"
 #include "cli/verb.hpp"
 #include "experiment/eval_table.hpp"
 #include "experiment/evaluation.hpp"
@@ -45,7 +47,7 @@ int run_eval(int argc, char** argv) {
       "static\n  flexwatt eval "
       "--list",
       "eval");
-  std::string scenario_path, controllers_arg, out_dir, reference;
+  std::string scenario_path, controllers_arg, out_dir, reference, html_path;
   int seeds = 5;
   int64_t seed_base = 1;
   double duration_s = 0;
@@ -68,6 +70,8 @@ int run_eval(int argc, char** argv) {
                  "row the others are compared with (tok/ref): a controller as written in "
                  "--controllers or its name; default: the first static (never an unsafe one)");
   app.add_option("--out", out_dir, "keep every trace: DIR/<controller>/seed-<seed>/");
+  app.add_option("--html", html_path,
+                 "also write the report as one self-contained HTML page (the dashboard, static)");
   app.add_option("--threads", threads, "episodes run in parallel (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
@@ -108,6 +112,11 @@ int run_eval(int argc, char** argv) {
   });
   if (tty) std::fprintf(stderr, "\r\033[K");
   if (!report.ok()) return fail("eval", report.status());
+  if (!html_path.empty()) {
+    std::ofstream html(html_path, std::ios::binary);
+    html << agent::report_html(report->to_json(*req));
+    if (!html.flush()) return fail("eval", Status::IoError("cannot write " + html_path));
+  }
   if (json) {
     std::printf("%s\n", report->to_json(*req).dump(2).c_str());
   } else {
