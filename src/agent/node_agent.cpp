@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "agent/commands.hpp"
 #include "agent/fleet_budget.hpp"
@@ -77,6 +78,9 @@ struct NodeAgent::Impl {
   std::unique_ptr<Recorder> recorder;
   int64_t recorder_ticks = 0;
   int segment = 0;
+  // Closes the finished segment (flush, meta.json) and deletes the oldest one off the loop
+  // thread, so a rotation costs the loop only the new segment's creation.
+  std::thread trace_closer;
   std::string hostname;
   // What PUT /v1/controller validates against (HTTP threads): copied by the loop.
   std::mutex env_mu;
@@ -111,6 +115,7 @@ NodeAgent::NodeAgent(AgentConfig cfg) : impl_(std::make_unique<Impl>(std::move(c
 NodeAgent::~NodeAgent() {
   if (impl_->saved && !impl_->restored) (void)shutdown();  // logged; the file stays
   if (impl_->server) impl_->server->stop();
+  if (impl_->trace_closer.joinable()) impl_->trace_closer.join();
 }
 
 void NodeAgent::set_controller_maker(ControllerMaker m) { impl_->make_controller = std::move(m); }
@@ -239,26 +244,33 @@ Status NodeAgent::start() {
 }
 
 void NodeAgent::Impl::rotate_trace() {
-  if (recorder) {
-    (void)recorder->close({{"producer", "flexwatt agent"},
-                           {"controller", controller_spec},
-                           {"backend", cfg.plant.backend}});
-    recorder.reset();
-  }
+  std::unique_ptr<Recorder> done = std::move(recorder);
+  const nlohmann::json meta = {{"producer", "flexwatt agent"},
+                               {"controller", controller_spec},
+                               {"backend", cfg.plant.backend}};
   char name[32];
   std::snprintf(name, sizeof name, "seg-%06d", ++segment);
   auto r = Recorder::create(cfg.trace_dir + "/" + name);
-  if (!r.ok()) {
+  if (r.ok()) {
+    recorder = std::move(r).value();
+  } else {
     log_line("trace: " + r.status().message());
-    return;
   }
-  recorder = std::move(r).value();
   recorder_ticks = 0;
+  std::string doomed;
   if (segment > cfg.trace_keep) {
     std::snprintf(name, sizeof name, "seg-%06d", segment - cfg.trace_keep);
-    std::error_code ec;
-    std::filesystem::remove_all(cfg.trace_dir + "/" + name, ec);
+    doomed = cfg.trace_dir + "/" + name;
   }
+  if (trace_closer.joinable()) trace_closer.join();  // the previous rotation's: long done
+  trace_closer = std::thread([done = std::move(done), meta, doomed] {
+    if (done) {
+      Status s = done->close(meta);
+      if (!s.ok()) log_line("trace: " + s.message());
+    }
+    std::error_code ec;
+    if (!doomed.empty()) std::filesystem::remove_all(doomed, ec);
+  });
 }
 
 void NodeAgent::Impl::begin_episode() {
@@ -605,6 +617,7 @@ Status NodeAgent::shutdown() {
     m.link->leave(false);
     m.link.reset();
   }
+  if (m.trace_closer.joinable()) m.trace_closer.join();
   if (m.recorder) {
     (void)m.recorder->close({{"producer", "flexwatt agent"},
                              {"controller", m.controller_spec},
