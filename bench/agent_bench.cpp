@@ -148,6 +148,7 @@ int main(int argc, char** argv) {
   bool as_json = false;
   std::string sim;
   int worker_nice = ServerConfig{}.worker_nice;
+  int loop_priority = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--clients") && i + 1 < argc)
       clients = std::atoi(argv[++i]);
@@ -159,10 +160,12 @@ int main(int argc, char** argv) {
       sim = argv[++i];
     else if (!std::strcmp(argv[i], "--worker-nice") && i + 1 < argc)
       worker_nice = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--loop-priority") && i + 1 < argc)
+      loop_priority = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "usage: agent_bench [--clients N] [--seconds S] [--json] [--sim SCENARIO] "
-                   "[--worker-nice N]\n");
+                   "[--worker-nice N] [--loop-priority P]\n");
       return 2;
     }
   }
@@ -200,6 +203,7 @@ int main(int argc, char** argv) {
     acfg.server.token_file = (dir / "tokens").string();
     acfg.server.threads = clients + 8;
     acfg.server.worker_nice = worker_nice;
+    acfg.loop_priority = loop_priority;
     fw::agent::NodeAgent agent(acfg);
     if (auto st = agent.start(); !st.ok()) {
       std::fprintf(stderr, "agent_bench: %s\n", st.message().c_str());
@@ -288,6 +292,7 @@ int main(int argc, char** argv) {
                                        {"loop_skipped_ticks", skipped},
                                        {"loop_max_lateness_ms", 1e3 * max_late_s},
                                        {"worker_nice", worker_nice},
+                                       {"loop_priority", loop_priority},
                                        {"endpoints", out}}
                             .dump(2)
                             .c_str());
@@ -298,9 +303,9 @@ int main(int argc, char** argv) {
     if (!sim.empty()) {
       std::printf(
           "  %lld taken > 25 %% of a period late, %lld skipped, max lateness %.1f ms; "
-          "HTTP workers at nice %d\n",
+          "HTTP workers at nice %d; loop priority %d\n",
           static_cast<long long>(late), static_cast<long long>(skipped), 1e3 * max_late_s,
-          worker_nice);
+          worker_nice, loop_priority);
     }
   }
   return 0;

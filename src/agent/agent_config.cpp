@@ -75,6 +75,7 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
                                        "sim_set",
                                        "time_scale",
                                        "period_s",
+                                       "loop_priority",
                                        "controller",
                                        "budget_w",
                                        "window_s",
@@ -117,6 +118,8 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
     return r["time_scale"].error("only the sim backend runs faster than real time (tests, demos)");
   }
   FW_ASSIGN_OR_RETURN(c.period_s, r.get_double("period_s", c.period_s, 0.1, 1.0));
+  FW_ASSIGN_OR_RETURN(int64_t prio, r.get_int("loop_priority", c.loop_priority, 0, 99));
+  c.loop_priority = static_cast<int>(prio);
   FW_ASSIGN_OR_RETURN(c.controller, r.get_string("controller", c.controller));
   FW_ASSIGN_OR_RETURN(c.budget_w, r.get_double("budget_w", c.budget_w, 1, 1e9));
   FW_ASSIGN_OR_RETURN(c.window_s, r.get_double("window_s", c.window_s, 0.1, 86400));

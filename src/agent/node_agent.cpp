@@ -25,6 +25,7 @@
 #include "runtime/node_plant.hpp"
 #include "runtime/restore_file.hpp"
 #include "runtime/sd_notify.hpp"
+#include "runtime/thread_priority.hpp"
 #include "runtime/tick_loop.hpp"
 
 namespace fw::agent {
@@ -571,6 +572,11 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
   TickLoop loop(loop_clock, m.cfg.period_s, planned, stop_requested, 0.05 * scale);
   const double wd_s = sd_watchdog_interval_s();
   double last_wd = -1e9;
+  if (m.cfg.loop_priority > 0) {
+    Status rt = set_thread_realtime(m.cfg.loop_priority);
+    log_line(rt.ok() ? "loop thread at SCHED_RR priority " + std::to_string(m.cfg.loop_priority)
+                     : "loop thread stays at normal priority: " + rt.message());
+  }
   sd_notify_send("READY=1\nSTATUS=controlling " + m.cfg.plant.backend);
   m.begin_episode();
   int64_t missed_seen = 0;
@@ -600,6 +606,7 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
     }
     loop.complete();
   }
+  if (m.cfg.loop_priority > 0) (void)set_thread_realtime(0);  // the caller's thread, as it was
   sum.ticks = m.loop_state.ticks_total;
   sum.late_ticks = m.loop_state.late_ticks_total;
   sum.missed_ticks = loop.missed();
