@@ -13,8 +13,21 @@ Status parse_server(const ConfigNode& n, ServerConfig& s) {
                                        "allow_non_loopback", "token_file", "audit_log",
                                        "metrics_require_auth", "threads", "worker_nice"}));
   FW_ASSIGN_OR_RETURN(s.unix_socket_path, n.get_string("unix_socket", s.unix_socket_path));
-  FW_ASSIGN_OR_RETURN(int64_t mode, n.get_int("socket_mode", s.unix_socket_mode, 0, 0777));
-  s.unix_socket_mode = static_cast<int>(mode);
+  if (n.has("socket_mode")) {
+    // A file mode is octal as written (0660, 660 or 0o660), whatever YAML makes of the digits.
+    FW_ASSIGN_OR_RETURN(std::string text, n["socket_mode"].as_string());
+    std::string digits = text.rfind("0o", 0) == 0 ? text.substr(2) : text;
+    int mode = 0;
+    bool ok = !digits.empty() && digits.size() <= 4;
+    for (char ch : digits) {
+      ok = ok && ch >= '0' && ch <= '7';
+      mode = mode * 8 + (ch - '0');
+    }
+    if (!ok || mode > 0777) {
+      return n["socket_mode"].error("'" + text + "' is not an octal file mode up to 0777");
+    }
+    s.unix_socket_mode = mode;
+  }
   FW_ASSIGN_OR_RETURN(s.tcp_host, n.get_string("tcp_host", s.tcp_host));
   FW_ASSIGN_OR_RETURN(int64_t port, n.get_int("tcp_port", s.tcp_port, -1, 65535));
   s.tcp_port = static_cast<int>(port);
