@@ -44,8 +44,8 @@ int run_eval(int argc, char** argv) {
       "look-ahead reference.\n\nExample:\n  "
       "flexwatt eval scenarios/grpo-7b-a100.yaml --controllers "
       "uncontrolled,static,threshold,pid:kp=0.5,ki=0.1,zeus,lookahead --seeds 5 --reference "
-      "static\n  flexwatt eval "
-      "--list",
+      "static\n  flexwatt eval scenarios/grpo-7b-a100.yaml --controllers static,pid --html "
+      "report.html\n  flexwatt eval --list",
       "eval");
   std::string scenario_path, controllers_arg, out_dir, reference, html_path;
   int seeds = 5;
