@@ -580,13 +580,10 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
   sd_notify_send("READY=1\nSTATUS=controlling " + m.cfg.plant.backend);
   m.begin_episode();
   int64_t missed_seen = 0;
-  while (loop.wait_next()) {
-    // Keep the plant's time on the wall clock: skipped deadlines advance the stepper too.
-    int64_t skipped = loop.missed() - missed_seen;
-    missed_seen = loop.missed();
-    for (int64_t i = 0; i < skipped; ++i) m.stepper->advance();
+  // One tick at the stepper's time, taken at loop time now_s.
+  auto take_tick = [&m](double now_s) {
     const double t = m.stepper->time_s();
-    const double late = std::max(0.0, loop.tick_now_s() - t);
+    const double late = std::max(0.0, now_s - t);
     m.loop_state.period_s = m.cfg.period_s;
     ++m.loop_state.ticks_total;
     if (late > 0.25 * m.cfg.period_s) ++m.loop_state.late_ticks_total;
@@ -600,6 +597,22 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
     }
     m.publish(t);
     m.stepper->advance();
+  };
+  while (loop.wait_next()) {
+    int64_t skipped = loop.missed() - missed_seen;
+    missed_seen = loop.missed();
+    for (int64_t i = 0; i < skipped; ++i) {
+      if (m.plant->simulated()) {
+        // sim: the simulated time is not the wall's, so a missed deadline is caught up (taken
+        // late) rather than skipped: a loaded machine changes the timing, not the episode.
+        take_tick(loop.tick_now_s());
+        ++sum.caught_up_ticks;
+      } else {
+        // Hardware: keep the plant's time on the wall clock; the deadline is skipped.
+        m.stepper->advance();
+      }
+    }
+    take_tick(loop.tick_now_s());
     if (wd_s > 0 && clock.now_s() - last_wd >= wd_s) {
       sd_notify_send("WATCHDOG=1");
       last_wd = clock.now_s();

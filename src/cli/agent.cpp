@@ -72,6 +72,7 @@ int run_agent(int argc, char** argv) {
     nlohmann::json j = {{"ticks", sum.ticks},
                         {"late_ticks", sum.late_ticks},
                         {"missed_ticks", sum.missed_ticks},
+                        {"caught_up_ticks", sum.caught_up_ticks},
                         {"max_lateness_s", sum.max_lateness_s},
                         {"fallbacks", sum.fallbacks},
                         {"write_failures", sum.write_failures}};
