@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The agent holds its budget as `eval` does: examples/grpo_loop.py runs under `flexwatt agent`
-# on the sim backend (grpo-7b-a100, seed 1, 600 simulated seconds at time_scale 20, ~30 s wall)
+# on the sim backend (grpo-7b-a100, seed 1, 600 simulated seconds at time_scale 40, ~15 s wall)
 # with the PID controller on gen_concurrency, and obeys the knobs it is handed; the agent's
 # recorded trace is analysed (`flexwatt analyze`, 30 s windows, the scenario's 314.6 W budget)
 # and compared with `flexwatt eval` of the same scenario, controller and duration:
@@ -33,7 +33,7 @@ port=$((20000 + RANDOM % 20000))
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$scenario
 seed: $seed
-time_scale: 20
+time_scale: 40
 period_s: 0.5
 controller: $controller
 trace_dir: $tmp/trace
