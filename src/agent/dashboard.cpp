@@ -139,7 +139,7 @@ function report(r) {
   const v30 = k => (k.violation_rate || {})["30"] || {};
   document.getElementById("jobs").innerHTML = "<tr><th>controller</th><th>tokens</th><th>30 s violations</th></tr>" +
     rows.map(k => "<tr><td>" + esc(k.controller || k.name) + "</td><td>" + fmt((k.tokens || {}).mean) + "</td><td>" +
-      fmt(v30(k).mean == null ? null : 100 * v30(k).mean, " %") + " &plusmn; " + fmt(v30(k).ci95 == null ? null : 100 * v30(k).ci95) + "</td></tr>").join("");
+      fmt(v30(k).mean == null ? null : 100 * v30(k).mean) + " &plusmn; " + fmt(v30(k).ci95 == null ? null : 100 * v30(k).ci95, " %") + "</td></tr>").join("");
   document.getElementById("status").textContent = "ok points=" + n + " report";
 }
 const embedded = document.getElementById("report");
