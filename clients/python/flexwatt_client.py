@@ -140,10 +140,12 @@ class FlexwattClient:
             body["expected_version"] = expected_version
         return self.request("PUT", "/v1/controller", body)
 
-    def register_job(self, id=None, name=None, kind=None, gpus=None, knobs=None):
-        """Registers a training job; returns a Job. knobs: {name: {min, max, step?, default?}}."""
+    def register_job(self, id=None, name=None, kind=None, gpus=None, knobs=None, pfi=None):
+        """Registers a training job; returns a Job. knobs: {name: {min, max, step?, default?}}.
+        pfi: the job's Power Flexibility Index when known (reported in the agent's status)."""
         body = {}
-        for k, v in (("id", id), ("name", name), ("kind", kind), ("gpus", gpus), ("knobs", knobs)):
+        for k, v in (("id", id), ("name", name), ("kind", kind), ("gpus", gpus), ("knobs", knobs),
+                     ("pfi", pfi)):
             if v is not None:
                 body[k] = v
         answer = self.request("POST", "/v1/jobs", body)
@@ -178,6 +180,11 @@ class Job:
         answer = self._client.request("GET", path, timeout_s=wait_s + 10)
         self._take(answer)
         return self.knobs, answer["changed"]
+
+    def set_pfi(self, pfi, source="operator"):
+        """Records the job's Power Flexibility Index on the agent (source: sweep, registration,
+        operator)."""
+        return self._client.request("PUT", f"/v1/jobs/{self.id}/pfi", {"pfi": pfi, "source": source})
 
     def close(self):
         self._client.request("DELETE", f"/v1/jobs/{self.id}")

@@ -9,12 +9,25 @@ namespace {
 Status parse_server(const ConfigNode& n, ServerConfig& s) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_map()) return n.error("expected a map");
-  FW_RETURN_IF_ERROR(
-      n.reject_unknown({"unix_socket", "socket_mode", "tcp_host", "tcp_port", "allow_non_loopback",
-                        "token_file", "audit_log", "metrics_require_auth", "threads"}));
+  FW_RETURN_IF_ERROR(n.reject_unknown({"unix_socket", "socket_mode", "tcp_host", "tcp_port",
+                                       "allow_non_loopback", "token_file", "audit_log",
+                                       "metrics_require_auth", "threads", "worker_nice"}));
   FW_ASSIGN_OR_RETURN(s.unix_socket_path, n.get_string("unix_socket", s.unix_socket_path));
-  FW_ASSIGN_OR_RETURN(int64_t mode, n.get_int("socket_mode", s.unix_socket_mode, 0, 0777));
-  s.unix_socket_mode = static_cast<int>(mode);
+  if (n.has("socket_mode")) {
+    // A file mode is octal as written (0660, 660 or 0o660), whatever YAML makes of the digits.
+    FW_ASSIGN_OR_RETURN(std::string text, n["socket_mode"].as_string());
+    std::string digits = text.rfind("0o", 0) == 0 ? text.substr(2) : text;
+    int mode = 0;
+    bool ok = !digits.empty() && digits.size() <= 4;
+    for (char ch : digits) {
+      ok = ok && ch >= '0' && ch <= '7';
+      mode = mode * 8 + (ch - '0');
+    }
+    if (!ok || mode > 0777) {
+      return n["socket_mode"].error("'" + text + "' is not an octal file mode up to 0777");
+    }
+    s.unix_socket_mode = mode;
+  }
   FW_ASSIGN_OR_RETURN(s.tcp_host, n.get_string("tcp_host", s.tcp_host));
   FW_ASSIGN_OR_RETURN(int64_t port, n.get_int("tcp_port", s.tcp_port, -1, 65535));
   s.tcp_port = static_cast<int>(port);
@@ -24,6 +37,8 @@ Status parse_server(const ConfigNode& n, ServerConfig& s) {
   FW_ASSIGN_OR_RETURN(s.metrics_require_auth,
                       n.get_bool("metrics_require_auth", s.metrics_require_auth));
   FW_ASSIGN_OR_RETURN(int64_t threads, n.get_int("threads", s.threads, 1, 256));
+  FW_ASSIGN_OR_RETURN(int64_t nice, n.get_int("worker_nice", s.worker_nice, 0, 19));
+  s.worker_nice = static_cast<int>(nice);
   s.threads = static_cast<int>(threads);
   return Status::Ok();
 }
@@ -71,7 +86,9 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
                                        "gpus",
                                        "seed",
                                        "sim_set",
+                                       "time_scale",
                                        "period_s",
+                                       "loop_priority",
                                        "controller",
                                        "budget_w",
                                        "window_s",
@@ -108,7 +125,14 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
   }
   FW_ASSIGN_OR_RETURN(int64_t seed, r.get_int("seed", 1, 0, INT64_MAX));
   c.plant.seed = static_cast<uint64_t>(seed);
+  FW_ASSIGN_OR_RETURN(c.plant.time_scale,
+                      r.get_double("time_scale", c.plant.time_scale, 1.0, 1000.0));
+  if (c.plant.time_scale != 1 && c.plant.backend.rfind("sim:", 0) != 0) {
+    return r["time_scale"].error("only the sim backend runs faster than real time (tests, demos)");
+  }
   FW_ASSIGN_OR_RETURN(c.period_s, r.get_double("period_s", c.period_s, 0.1, 1.0));
+  FW_ASSIGN_OR_RETURN(int64_t prio, r.get_int("loop_priority", c.loop_priority, 0, 99));
+  c.loop_priority = static_cast<int>(prio);
   FW_ASSIGN_OR_RETURN(c.controller, r.get_string("controller", c.controller));
   FW_ASSIGN_OR_RETURN(c.budget_w, r.get_double("budget_w", c.budget_w, 1, 1e9));
   FW_ASSIGN_OR_RETURN(c.window_s, r.get_double("window_s", c.window_s, 0.1, 86400));

@@ -28,8 +28,9 @@ struct AgentFleetConfig {
 };
 
 struct AgentConfig {
-  NodePlantConfig plant;           // backend, nvml_library, gpus, seed, sim_overrides
-  double period_s = 0.5;           // tick, 0.1 .. 1 s
+  NodePlantConfig plant;  // backend, nvml_library, gpus, seed, sim_overrides
+  double period_s = 0.5;  // tick, 0.1 .. 1 s
+  int loop_priority = 0;  // 1..99: the loop thread at SCHED_RR (needs CAP_SYS_NICE); 0: normal
   std::string controller = "pid";  // any registered controller spec
   double budget_w = kUnset;        // node budget; NaN: the scenario's (sim) or none (hardware)
   double window_s = kUnset;        // budget judging window, s; NaN: the scenario's (sim) or 30

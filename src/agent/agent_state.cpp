@@ -51,7 +51,21 @@ nlohmann::json to_json(const JobState& j) {
           {"steps_total", j.steps_total},
           {"knobs", knobs_json(j.knobs)},
           {"knob_version", j.knob_version},
-          {"last_report_age_s", num(j.last_report_age_s)}};
+          {"last_report_age_s", num(j.last_report_age_s)},
+          {"pfi", num(j.pfi)},
+          {"pfi_source", j.pfi_source}};
+}
+
+double node_pfi(const AgentState& s) {
+  double sum = 0;
+  int n = 0;
+  for (const JobState& j : s.jobs) {
+    if (std::isfinite(j.pfi)) {
+      sum += j.pfi;
+      ++n;
+    }
+  }
+  return n > 0 ? sum / n : kUnset;
 }
 
 nlohmann::json to_json(const AgentState& s) {
@@ -69,6 +83,7 @@ nlohmann::json to_json(const AgentState& s) {
           {"time_unix_s", s.time_unix_s},
           {"hostname", s.hostname},
           {"controller", s.controller},
+          {"read_only", s.read_only},
           {"node_power_w", num(s.node_power_w)},
           {"gpus", std::move(gpus)},
           {"budget", budget_json(s.budget)},
@@ -81,7 +96,8 @@ nlohmann::json to_json(const AgentState& s) {
             {"ticks_total", s.loop.ticks_total},
             {"late_ticks_total", s.loop.late_ticks_total},
             {"lateness_s", s.loop.lateness_s},
-            {"lateness_max_s", s.loop.lateness_max_s}}},
+            {"lateness_max_s", s.loop.lateness_max_s},
+            {"plant_time_s", s.loop.plant_time_s}}},
           {"jobs", std::move(jobs)},
           {"applied_command_seq", s.applied_command_seq}};
 }

@@ -60,6 +60,9 @@ struct LoopState {
   int64_t late_ticks_total = 0;  // ticks that started after their deadline
   double lateness_s = 0;         // lateness of the last tick (>= 0)
   double lateness_max_s = 0;     // largest lateness seen
+  // The plant's clock at this tick: seconds since the loop started (simulated seconds on the
+  // sim backend, time_scale included). Counter rates (energy, tokens) are per these seconds.
+  double plant_time_s = 0;
 };
 
 struct JobState {
@@ -72,6 +75,10 @@ struct JobState {
   KnobValues knobs = {kUnset, kUnset};  // in force (as last handed to the job)
   uint64_t knob_version = 0;
   double last_report_age_s = kUnset;  // seconds since the job last reported
+  // Power Flexibility Index (docs/flexibility.md): from the job's registration ("registration")
+  // or a completed `flexwatt sweep --agent` ("sweep", PUT /v1/jobs/{id}/pfi); NaN: unknown.
+  double pfi = kUnset;
+  std::string pfi_source;
 };
 
 struct AgentState {
@@ -79,6 +86,7 @@ struct AgentState {
   double time_unix_s = 0;
   std::string hostname;
   std::string controller;  // controller spec in force, as written ("pid:kp=0.5")
+  bool read_only = false;  // the agent writes no cap or knob (config read_only)
   std::vector<GpuState> gpus;
   double node_power_w = kUnset;  // sum over GPUs (or a node meter)
   BudgetState budget;
@@ -90,6 +98,10 @@ struct AgentState {
   std::vector<JobState> jobs;        // JobRegistry::snapshot() taken at this tick
   uint64_t applied_command_seq = 0;  // last API command the loop has applied
 };
+
+// The node's PFI for the fleet layer: the mean PFI over the jobs that have one (JobState::pfi);
+// NaN when none has.
+double node_pfi(const AgentState& s);
 
 // JSON of the state as served by GET /v1/status and each SSE event (NaN -> null).
 nlohmann::json to_json(const AgentState& s);

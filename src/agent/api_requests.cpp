@@ -187,7 +187,10 @@ std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out) {
   json j;
   if (auto err = parse_object(body, j)) return err;
-  if (auto err = only_keys(j, {"id", "name", "kind", "gpus", "knobs"}, "")) return err;
+  if (auto err = only_keys(j, {"id", "name", "kind", "gpus", "knobs", "pfi"}, "")) return err;
+  if (j.contains("pfi")) {
+    if (auto err = number(j, "pfi", "", 1e-6, 100, NAN, out.pfi)) return err;
+  }
   if (auto err = string_field(j, "id", 64, out.id)) return err;
   if (j.contains("id") && !valid_job_id(out.id)) {
     return invalid("id: must be 1-64 characters of A-Z a-z 0-9 _ . -");
@@ -205,6 +208,19 @@ std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& ou
     }
   }
   return job_knobs(j, out.info);
+}
+
+std::optional<HttpError> parse_pfi_request(std::string_view body, PfiRequest& out) {
+  json j;
+  if (auto err = parse_object(body, j)) return err;
+  if (auto err = only_keys(j, {"pfi", "source"}, "")) return err;
+  if (!j.contains("pfi")) return invalid("pfi: required");
+  if (auto err = number(j, "pfi", "", 1e-6, 100, NAN, out.pfi)) return err;
+  if (auto err = string_field(j, "source", 32, out.source)) return err;
+  if (out.source != "sweep" && out.source != "registration" && out.source != "operator") {
+    return invalid("source: must be sweep, registration or operator");
+  }
+  return std::nullopt;
 }
 
 std::optional<HttpError> parse_progress_request(std::string_view body, JobProgress& out) {

@@ -48,11 +48,20 @@ std::optional<HttpError> parse_controller_request(std::string_view body, Control
 struct JobRequest {
   std::string id;
   JobInfo info;
+  double pfi = kUnset;  // optional "pfi", (0, 100]
 };
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out);
 
 // POST /v1/jobs/{id}/progress: {"tokens_total", "steps_total", "phase"?}.
 std::optional<HttpError> parse_progress_request(std::string_view body, JobProgress& out);
+
+// PUT /v1/jobs/{id}/pfi: {"pfi": (0, 100], "source"?: "sweep" (default) | "registration" |
+// "operator"}.
+struct PfiRequest {
+  double pfi = kUnset;
+  std::string source = "sweep";
+};
+std::optional<HttpError> parse_pfi_request(std::string_view body, PfiRequest& out);
 
 // Job ids: 1 to 64 of [A-Za-z0-9_.-].
 bool valid_job_id(std::string_view id);

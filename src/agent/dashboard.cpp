@@ -1,5 +1,7 @@
 #include "agent/dashboard.hpp"
 
+#include <string>
+
 namespace fw::agent {
 
 std::string_view dashboard_html() {
@@ -17,7 +19,7 @@ table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;border-bott
 <div id="status">loading</div>
 <div id="wrap"><div><canvas id="plot" width="800" height="320"></canvas>
 <div id="legend"></div></div>
-<div id="side"><table id="info"></table><h3>Jobs</h3><table id="jobs"></table></div></div>
+<div id="side"><table id="info"></table><h3 id="jobs-title">Jobs</h3><table id="jobs"></table></div></div>
 <script>
 "use strict";
 const q = new URLSearchParams(location.search);
@@ -105,10 +107,75 @@ async function live() {
     let i; while ((i = buf.indexOf("\n\n")) >= 0) { const ev = buf.slice(0, i); buf = buf.slice(i + 2);
       for (const l of ev.split("\n")) if (l.startsWith("data:")) add(JSON.parse(l.slice(5))); } }
 }
-(q.get("static") ? stat() : live()).catch(e => { document.getElementById("status").textContent = "error: " + e.message; });
+function report(r) {
+  document.querySelector("h1").firstChild.textContent = "flexwatt report ";
+  document.getElementById("host").textContent = r.scenario || "";
+  document.getElementById("jobs-title").textContent = "Controllers";
+  const rows = r.controllers || [];
+  const c = document.getElementById("plot"), x = c.getContext("2d");
+  const W = c.width, H = c.height, L = 56, B = 24, T = 10, R = 10;
+  x.clearRect(0, 0, W, H);
+  let lo = Infinity, hi = -Infinity, n = 0;
+  for (const k of rows) for (const w of ((k.windows_curve || {}).windows_s || [])) { lo = Math.min(lo, w); hi = Math.max(hi, w); }
+  if (!(hi > lo)) { lo = 0.5; hi = 300; }
+  const X = w => L + (W - L - R) * Math.log(w / lo) / Math.log(hi / lo), Y = v => T + (H - T - B) * (1 - v);
+  x.strokeStyle = "#ddd"; x.fillStyle = "#555"; x.font = "11px sans-serif";
+  for (let i = 0; i <= 4; i++) { x.beginPath(); x.moveTo(L, Y(i / 4)); x.lineTo(W - R, Y(i / 4)); x.stroke(); x.fillText(25 * i + " %", 4, Y(i / 4) + 4); }
+  const ws = ((rows[0] || {}).windows_curve || {}).windows_s || [];
+  for (const w of ws) x.fillText(w + " s", Math.min(X(w) - 8, W - R - 36), H - 6);
+  let lg = "";
+  rows.forEach((k, i) => {
+    const cv = k.windows_curve || {}, col = colors[i % colors.length];
+    x.strokeStyle = col; x.lineWidth = 2; x.beginPath();
+    (cv.windows_s || []).forEach((w, j) => { const v = ((cv.violation_rate || [])[j] || {}).mean;
+      if (v == null) return; if (j) x.lineTo(X(w), Y(v)); else x.moveTo(X(w), Y(v)); n++; });
+    x.stroke(); x.lineWidth = 1;
+    lg += '<span style="color:' + col + '">&#9632; ' + esc(k.controller || k.name) + '</span>';
+  });
+  document.getElementById("legend").innerHTML = "violation rate against window length: " + lg;
+  const info = [["scenario", esc(r.scenario || "")], ["duration", fmt(r.duration_s, " s")],
+    ["seeds", esc((r.seeds || []).join(" "))], ["reference", esc(r.reference || "")], ["simulated", esc(r.simulated)]];
+  document.getElementById("info").innerHTML = info.map(e => "<tr><th>" + e[0] + "</th><td>" + e[1] + "</td></tr>").join("");
+  const v30 = k => (k.violation_rate || {})["30"] || {};
+  document.getElementById("jobs").innerHTML = "<tr><th>controller</th><th>tokens</th><th>30 s violations</th></tr>" +
+    rows.map(k => "<tr><td>" + esc(k.controller || k.name) + "</td><td>" + fmt((k.tokens || {}).mean) + "</td><td>" +
+      fmt(v30(k).mean == null ? null : 100 * v30(k).mean) + " &plusmn; " + fmt(v30(k).ci95 == null ? null : 100 * v30(k).ci95, " %") + "</td></tr>").join("");
+  document.getElementById("status").textContent = "ok points=" + n + " report";
+}
+const embedded = document.getElementById("report");
+if (embedded) {
+  try { report(JSON.parse(embedded.textContent)); } catch (e) { document.getElementById("status").textContent = "error: " + e.message; }
+} else {
+  (q.get("static") ? stat() : live()).catch(e => { document.getElementById("status").textContent = "error: " + e.message; });
+}
 </script></body></html>
 )HTML";
   return kPage;
+}
+
+std::string report_html(const nlohmann::json& report) {
+  const std::string_view page = dashboard_html();
+  std::string data = report.dump();
+  // Inside <script> no "</script>" may appear: every '<' (only in strings) as its JSON escape.
+  std::string safe;
+  safe.reserve(data.size());
+  for (char ch : data) {
+    if (ch == '<') {
+      safe += "\\u003c";
+    } else {
+      safe += ch;
+    }
+  }
+  const std::string_view anchor = "<script>\n\"use strict\";";
+  const size_t at = page.find(anchor);
+  std::string out(page.substr(0, at));
+  out += "<script id=\"report\" type=\"application/json\">" + safe + "</script>\n";
+  out += page.substr(at);
+  // The title says what the file is.
+  const std::string_view title = "<title>flexwatt agent</title>";
+  const size_t t = out.find(title);
+  if (t != std::string::npos) out.replace(t, title.size(), "<title>flexwatt report</title>");
+  return out;
 }
 
 }  // namespace fw::agent

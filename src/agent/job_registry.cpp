@@ -67,6 +67,16 @@ JobRegistry::Outcome JobRegistry::report(const std::string& id, const JobProgres
   return Outcome::kOk;
 }
 
+JobRegistry::Outcome JobRegistry::set_pfi(const std::string& id, double pfi,
+                                          const std::string& source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry* e = find(id);
+  if (!e) return Outcome::kNotFound;
+  e->state.pfi = pfi;
+  e->state.pfi_source = source;
+  return Outcome::kOk;
+}
+
 bool JobRegistry::set_knobs(const std::string& id, const KnobValues& k) {
   bool changed = false;
   {

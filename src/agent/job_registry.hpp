@@ -47,6 +47,8 @@ class JobRegistry {
   // and wakes its long-pollers when a value changed. Values are clamped to the declared
   // range. Returns false for an unknown id.
   bool set_knobs(const std::string& id, const KnobValues& k);
+  // Records job `id`'s PFI and where it came from ("registration", "sweep"). kNotFound.
+  Outcome set_pfi(const std::string& id, double pfi, const std::string& source);
   // Every job in registration order, with last_report_age_s filled in.
   std::vector<JobState> snapshot() const;
   // Declared information of every job, in the same order as snapshot().

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "agent/commands.hpp"
 #include "agent/fleet_budget.hpp"
@@ -24,6 +25,7 @@
 #include "runtime/node_plant.hpp"
 #include "runtime/restore_file.hpp"
 #include "runtime/sd_notify.hpp"
+#include "runtime/thread_priority.hpp"
 #include "runtime/tick_loop.hpp"
 
 namespace fw::agent {
@@ -33,6 +35,9 @@ double unix_now_s() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
+
+// First calibration seed of calibrated controllers (static): eval's for its default seeds.
+constexpr uint64_t kCalibrationSeed = 1000001;
 
 void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
 
@@ -74,6 +79,9 @@ struct NodeAgent::Impl {
   std::unique_ptr<Recorder> recorder;
   int64_t recorder_ticks = 0;
   int segment = 0;
+  // Closes the finished segment (flush, meta.json) and deletes the oldest one off the loop
+  // thread, so a rotation costs the loop only the new segment's creation.
+  std::thread trace_closer;
   std::string hostname;
   // What PUT /v1/controller validates against (HTTP threads): copied by the loop.
   std::mutex env_mu;
@@ -108,6 +116,7 @@ NodeAgent::NodeAgent(AgentConfig cfg) : impl_(std::make_unique<Impl>(std::move(c
 NodeAgent::~NodeAgent() {
   if (impl_->saved && !impl_->restored) (void)shutdown();  // logged; the file stays
   if (impl_->server) impl_->server->stop();
+  if (impl_->trace_closer.joinable()) impl_->trace_closer.join();
 }
 
 void NodeAgent::set_controller_maker(ControllerMaker m) { impl_->make_controller = std::move(m); }
@@ -170,9 +179,11 @@ Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const s
   env.info = plant->info();
   env.budget = budget;
   env.sample_period_s = cfg.period_s;
-  env.duration_s = 600;
+  // sim: calibrate as `eval` does (the scenario's episode length, eval's calibration seeds for
+  // its default evaluation seeds), so the agent runs eval's episode for the same seed.
+  env.duration_s = std::isnan(plant->scenario_duration_s()) ? 600 : plant->scenario_duration_s();
   env.make_plant = plant->sim_factory();
-  env.calibration_seeds = {1001, 1002};
+  env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
   FW_ASSIGN_OR_RETURN(experiment::PreparedController prepared,
                       experiment::prepare_controller(parsed, env));
@@ -220,7 +231,7 @@ Status NodeAgent::start() {
     }
     env.sample_period_s = m.cfg.period_s;
     env.make_plant = m.plant->sim_factory();
-    env.calibration_seeds = {1001, 1002};
+    env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
     return experiment::prepare_controller(p.value(), env).status();
   });
   FW_RETURN_IF_ERROR(m.server->start());
@@ -234,26 +245,33 @@ Status NodeAgent::start() {
 }
 
 void NodeAgent::Impl::rotate_trace() {
-  if (recorder) {
-    (void)recorder->close({{"producer", "flexwatt agent"},
-                           {"controller", controller_spec},
-                           {"backend", cfg.plant.backend}});
-    recorder.reset();
-  }
+  std::unique_ptr<Recorder> done = std::move(recorder);
+  const nlohmann::json meta = {{"producer", "flexwatt agent"},
+                               {"controller", controller_spec},
+                               {"backend", cfg.plant.backend}};
   char name[32];
   std::snprintf(name, sizeof name, "seg-%06d", ++segment);
   auto r = Recorder::create(cfg.trace_dir + "/" + name);
-  if (!r.ok()) {
+  if (r.ok()) {
+    recorder = std::move(r).value();
+  } else {
     log_line("trace: " + r.status().message());
-    return;
   }
-  recorder = std::move(r).value();
   recorder_ticks = 0;
+  std::string doomed;
   if (segment > cfg.trace_keep) {
     std::snprintf(name, sizeof name, "seg-%06d", segment - cfg.trace_keep);
-    std::error_code ec;
-    std::filesystem::remove_all(cfg.trace_dir + "/" + name, ec);
+    doomed = cfg.trace_dir + "/" + name;
   }
+  if (trace_closer.joinable()) trace_closer.join();  // the previous rotation's: long done
+  trace_closer = std::thread([done = std::move(done), meta, doomed] {
+    if (done) {
+      Status s = done->close(meta);
+      if (!s.ok()) log_line("trace: " + s.message());
+    }
+    std::error_code ec;
+    if (!doomed.empty()) std::filesystem::remove_all(doomed, ec);
+  });
 }
 
 void NodeAgent::Impl::begin_episode() {
@@ -466,6 +484,7 @@ void NodeAgent::Impl::publish(double t) {
   s.time_unix_s = unix_now_s();
   s.hostname = hostname;
   s.controller = controller_spec;
+  s.read_only = cfg.read_only;
   const Snapshot& snap = stepper ? stepper->latest() : Snapshot{};
   double node_w = 0;
   bool any = false;
@@ -526,6 +545,17 @@ void NodeAgent::Impl::publish(double t) {
   s.fallback_reason = fallback_reason;
   s.loop = loop_state;
   s.jobs = jobs.snapshot();
+  if (plant->simulated()) {
+    // sim: a registered job mirrors simulated job j, and its progress is the simulated job's
+    // (the client's reports keep it alive), so throughput follows the caps as on hardware.
+    for (size_t j = 0; j < snap.jobs.size(); ++j) {
+      for (JobState& js : s.jobs) {
+        if (js.id != plant->job_id(j)) continue;
+        js.tokens_total = snap.jobs[j].tokens_total;
+        js.steps_total = snap.jobs[j].steps_total;
+      }
+    }
+  }
   s.applied_command_seq = applied_seq;
   hub.publish(std::move(s));
 }
@@ -535,24 +565,31 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
   AgentRunSummary sum;
   int64_t planned = m.cfg.duration_s > 0 ? TickSchedule::ticks_in(m.cfg.duration_s, m.cfg.period_s)
                                          : INT64_MAX / 2;
-  TickLoop loop(clock, m.cfg.period_s, planned, stop_requested, 0.05);
+  // sim time_scale: the loop runs on simulated seconds (a stop is still seen within 50 ms).
+  const double scale = m.cfg.plant.time_scale;
+  ScaledClock scaled(clock, scale);
+  Clock& loop_clock = scale == 1 ? clock : scaled;
+  TickLoop loop(loop_clock, m.cfg.period_s, planned, stop_requested, 0.05 * scale);
   const double wd_s = sd_watchdog_interval_s();
   double last_wd = -1e9;
+  if (m.cfg.loop_priority > 0) {
+    Status rt = set_thread_realtime(m.cfg.loop_priority);
+    log_line(rt.ok() ? "loop thread at SCHED_RR priority " + std::to_string(m.cfg.loop_priority)
+                     : "loop thread stays at normal priority: " + rt.message());
+  }
   sd_notify_send("READY=1\nSTATUS=controlling " + m.cfg.plant.backend);
   m.begin_episode();
   int64_t missed_seen = 0;
-  while (loop.wait_next()) {
-    // Keep the plant's time on the wall clock: skipped deadlines advance the stepper too.
-    int64_t skipped = loop.missed() - missed_seen;
-    missed_seen = loop.missed();
-    for (int64_t i = 0; i < skipped; ++i) m.stepper->advance();
+  // One tick at the stepper's time, taken at loop time now_s.
+  auto take_tick = [&m](double now_s) {
     const double t = m.stepper->time_s();
-    const double late = std::max(0.0, loop.tick_now_s() - t);
+    const double late = std::max(0.0, now_s - t);
     m.loop_state.period_s = m.cfg.period_s;
     ++m.loop_state.ticks_total;
     if (late > 0.25 * m.cfg.period_s) ++m.loop_state.late_ticks_total;
     m.loop_state.lateness_s = late;
     m.loop_state.lateness_max_s = std::max(m.loop_state.lateness_max_s, late);
+    m.loop_state.plant_time_s = t;
     m.tick(t);
     if (m.recorder && ++m.recorder_ticks >= m.cfg.trace_rotate_ticks) {
       m.rotate_trace();
@@ -560,12 +597,29 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
     }
     m.publish(t);
     m.stepper->advance();
+  };
+  while (loop.wait_next()) {
+    int64_t skipped = loop.missed() - missed_seen;
+    missed_seen = loop.missed();
+    for (int64_t i = 0; i < skipped; ++i) {
+      if (m.plant->simulated()) {
+        // sim: the simulated time is not the wall's, so a missed deadline is caught up (taken
+        // late) rather than skipped: a loaded machine changes the timing, not the episode.
+        take_tick(loop.tick_now_s());
+        ++sum.caught_up_ticks;
+      } else {
+        // Hardware: keep the plant's time on the wall clock; the deadline is skipped.
+        m.stepper->advance();
+      }
+    }
+    take_tick(loop.tick_now_s());
     if (wd_s > 0 && clock.now_s() - last_wd >= wd_s) {
       sd_notify_send("WATCHDOG=1");
       last_wd = clock.now_s();
     }
     loop.complete();
   }
+  if (m.cfg.loop_priority > 0) (void)set_thread_realtime(0);  // the caller's thread, as it was
   sum.ticks = m.loop_state.ticks_total;
   sum.late_ticks = m.loop_state.late_ticks_total;
   sum.missed_ticks = loop.missed();
@@ -583,6 +637,7 @@ Status NodeAgent::shutdown() {
     m.link->leave(false);
     m.link.reset();
   }
+  if (m.trace_closer.joinable()) m.trace_closer.join();
   if (m.recorder) {
     (void)m.recorder->close({{"producer", "flexwatt agent"},
                              {"controller", m.controller_spec},

@@ -10,7 +10,8 @@
 //   4. prepares the controller through the registry (the same specs as `eval`) and starts the
 //      HTTP API.
 // run(): the real-time loop. Ticks every period_s on a drift-free schedule (late ticks are
-// counted, missed deadlines skipped and the plant's time kept on the wall clock), each tick:
+// counted, missed deadlines skipped and the plant's time kept on the wall clock; on the sim
+// backend missed ticks are caught up instead, so the episode does not depend on load), each tick:
 // drain the CommandQueue (budget, controller), sense through the Stepper, decide (controller
 // due every period, rounded up to whole ticks), limit (SafetyLimiter) and write; publish an
 // AgentState; send WATCHDOG=1 to systemd. Fail safe: a failed or stale read, a controller that
@@ -36,8 +37,9 @@ namespace fw::agent {
 
 struct AgentRunSummary {
   int64_t ticks = 0;
-  int64_t late_ticks = 0;    // ticks taken after their deadline
-  int64_t missed_ticks = 0;  // deadlines skipped
+  int64_t late_ticks = 0;       // ticks taken after their deadline
+  int64_t missed_ticks = 0;     // deadlines missed (hardware: skipped; sim: caught up, below)
+  int64_t caught_up_ticks = 0;  // sim: missed deadlines whose ticks were taken late
   double max_lateness_s = 0;
   int64_t fallbacks = 0;  // entries into the safe setting
   int64_t write_failures = 0;

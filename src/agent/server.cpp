@@ -1,12 +1,17 @@
 #include "agent/server.hpp"
 
+#include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "agent/server_impl.hpp"
@@ -119,10 +124,63 @@ int AgentServer::tcp_port() const { return impl_->bound_tcp_port; }
 
 namespace {
 
+// Debian's cpp-httplib is a compiled library that listens with a backlog of 5: 50 clients
+// connecting at once overflow the accept queue, the kernel drops their handshakes, and they wait
+// out 1-3 s retransmits or hit their read timeout (the load bench's "read" errors). Linux lets a
+// listening socket's backlog be raised by calling listen() again: find the socket this process
+// listens on (TCP `port`, or the Unix socket `path`) and do that. Best effort.
+constexpr int kListenBacklog = 1024;
+
+void widen_backlog(int port, const std::string& path) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    const int fd = std::atoi(e.path().filename().c_str());
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage a{};
+    socklen_t alen = sizeof a;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0) continue;
+    bool match = false;
+    if (a.ss_family == AF_INET) {
+      match = ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port) == port;
+    } else if (a.ss_family == AF_INET6) {
+      match = ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port) == port;
+    } else if (a.ss_family == AF_UNIX) {
+      match = !path.empty() && path == reinterpret_cast<sockaddr_un*>(&a)->sun_path;
+    }
+    if (match) (void)::listen(fd, kListenBacklog);
+  }
+}
+
+// httplib's pool whose workers run at a lower CPU priority (a higher nice value, per thread on
+// Linux, allowed without privilege): under request load the control loop's thread (nice 0)
+// keeps its deadlines, and the requests take what CPU is left.
+class NicedThreadPool : public httplib::TaskQueue {
+ public:
+  NicedThreadPool(size_t n, int nice) : pool_(n), nice_(nice) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([nice = nice_, fn = std::move(fn)] {
+      thread_local bool niced = false;
+      if (!niced && nice > 0) {
+        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), nice);
+        niced = true;
+      }
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  int nice_;
+};
+
 std::unique_ptr<httplib::Server> make_server(AgentServer::Impl& impl) {
   auto s = std::make_unique<httplib::Server>();
   int n = impl.cfg.threads;
-  s->new_task_queue = [n] { return new httplib::ThreadPool(static_cast<size_t>(n)); };
+  int nice = impl.cfg.worker_nice;
+  s->new_task_queue = [n, nice] { return new NicedThreadPool(static_cast<size_t>(n), nice); };
   s->set_payload_max_length(impl.cfg.max_body_bytes);
   s->set_read_timeout(5, 0);
   s->set_write_timeout(5, 0);
@@ -184,6 +242,7 @@ Status AgentServer::start() {
     ::umask(old);
     if (!bound) return Status::IoError(path + ": cannot bind the Unix socket");
     ::chmod(path.c_str(), static_cast<mode_t>(m.cfg.unix_socket_mode));
+    widen_backlog(-1, path);
     m.servers.push_back(std::move(s));
   }
   if (m.cfg.tcp_port >= 0) {
@@ -196,6 +255,7 @@ Status AgentServer::start() {
                              std::to_string(m.cfg.tcp_port));
     }
     m.bound_tcp_port = port;
+    widen_backlog(port, "");
     m.servers.push_back(std::move(s));
   }
   for (auto& s : m.servers) {

@@ -36,6 +36,7 @@ struct ServerConfig {
   int max_waiters = 16;     // concurrent SSE streams + long-polls (503 beyond)
   double keepalive_s = 15;  // SSE comment line when no tick came for this long
   int threads = 32;         // worker threads per transport
+  int worker_nice = 10;     // nice value of the worker threads (0..19; the loop stays at 0)
   std::string hostname;     // for /v1/discover; empty: gethostname()
 };
 

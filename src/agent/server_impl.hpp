@@ -60,6 +60,7 @@ struct AgentServer::Impl {
   void post_progress(const httplib::Request& req, httplib::Response& res);
   void get_knobs(const httplib::Request& req, httplib::Response& res);
   void delete_job(const httplib::Request& req, httplib::Response& res);
+  void put_pfi(const httplib::Request& req, httplib::Response& res);
   void list_jobs(httplib::Response& res);
   // Queues a budget/controller command: 202, or 409 (stale expected version) / 503 (full).
   void submit(AgentCommand cmd, std::optional<uint64_t> expected, httplib::Response& res);

@@ -36,6 +36,7 @@ const Route kRoutes[] = {
     {"POST", "/v1/jobs/{id}/progress", Scope::kControl},
     {"GET", "/v1/jobs/{id}/knobs", Scope::kRead},
     {"DELETE", "/v1/jobs/{id}", Scope::kControl},
+    {"PUT", "/v1/jobs/{id}/pfi", Scope::kControl},
 };
 
 constexpr const char* kJobId = "([A-Za-z0-9_.-]{1,64})";
@@ -97,6 +98,9 @@ void AgentServer::Impl::install_routes(httplib::Server& s) {
   s.Get(std::string("/v1/jobs/") + kJobId + "/knobs",
         guard(Scope::kRead,
               [this](const auto& req, auto& res, const auto&) { get_knobs(req, res); }));
+  s.Put(std::string("/v1/jobs/") + kJobId + "/pfi",
+        guard(Scope::kControl,
+              [this](const auto& req, auto& res, const auto&) { put_pfi(req, res); }));
   s.Delete(std::string("/v1/jobs/") + kJobId,
            guard(Scope::kControl,
                  [this](const auto& req, auto& res, const auto&) { delete_job(req, res); }));
@@ -244,6 +248,7 @@ void AgentServer::Impl::post_job(const httplib::Request& req, httplib::Response&
     default:
       break;
   }
+  if (std::isfinite(r.pfi)) jobs.set_pfi(r.id, r.pfi, "registration");
   auto j = jobs.get(r.id);
   res.set_header("Location", "/v1/jobs/" + r.id);
   send_json(res, 201, j ? to_json(*j).dump() : "{}");
@@ -291,6 +296,18 @@ void AgentServer::Impl::get_knobs(const httplib::Request& req, httplib::Response
   release_waiter();
   if (!j) return send_error(res, 404, "job '" + id + "' was removed");
   send_json(res, 200, job_knobs_body(*j, j->knob_version > *since).dump());
+}
+
+void AgentServer::Impl::put_pfi(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  PfiRequest r;
+  if (auto err = parse_pfi_request(req.body, r)) return send_error(res, err->status, err->message);
+  if (jobs.set_pfi(id, r.pfi, r.source) == JobRegistry::Outcome::kNotFound) {
+    return send_error(res, 404, "no job '" + id + "'");
+  }
+  auto j = jobs.get(id);
+  if (!j) return send_error(res, 404, "no job '" + id + "'");
+  send_json(res, 200, to_json(*j).dump());
 }
 
 void AgentServer::Impl::delete_job(const httplib::Request& req, httplib::Response& res) {

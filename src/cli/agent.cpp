@@ -72,10 +72,16 @@ int run_agent(int argc, char** argv) {
     nlohmann::json j = {{"ticks", sum.ticks},
                         {"late_ticks", sum.late_ticks},
                         {"missed_ticks", sum.missed_ticks},
+                        {"caught_up_ticks", sum.caught_up_ticks},
                         {"max_lateness_s", sum.max_lateness_s},
                         {"fallbacks", sum.fallbacks},
-                        {"write_failures", sum.write_failures},
-                        {"restored", stopped.ok()}};
+                        {"write_failures", sum.write_failures}};
+    // read_only wrote nothing, so nothing was restored: say so instead of "restored".
+    if (cfg.read_only) {
+      j["read_only"] = true;
+    } else {
+      j["restored"] = stopped.ok();
+    }
     std::printf("%s\n", j.dump().c_str());
   }
   if (!stopped.ok()) return fail("agent", stopped);

@@ -6,7 +6,9 @@
 #include "experiment/demo.hpp"
 
 #include <cstdio>
+#include <fstream>
 
+#include "agent/dashboard.hpp"
 #include "cli/verb.hpp"
 #include "experiment/eval_table.hpp"
 
@@ -18,8 +20,8 @@ int run_demo(int argc, char** argv) {
       "The main job: evaluate scenarios/grpo-7b-a100.yaml (GRPO post-training of a 7B model on "
       "one simulated A100 under a 314.6 W budget) with uncontrolled, static, threshold, pid, the "
       "shipped PPO policy and the oracle bound; print our SIMULATED figures beside the "
-      "published ones and write a report directory (report.json, summary.csv, power.svg, "
-      "traces of the first seed).\n\nExample:\n  flexwatt demo --out flexwatt-demo\n  "
+      "published ones and write a report directory (report.json, report.html, summary.csv, "
+      "power.svg, traces of the first seed).\n\nExample:\n  flexwatt demo --out flexwatt-demo\n  "
       "flexwatt demo --seeds 3 --duration-s 3600 --json",
       "demo");
   experiment::DemoRequest req;
@@ -49,6 +51,13 @@ int run_demo(int argc, char** argv) {
   });
   if (tty) std::fprintf(stderr, "\r\033[K");
   if (!r.ok()) return fail("demo", r.status());
+  // The report as a self-contained page (the agent's dashboard, static); the path on stderr so
+  // stdout (the tables, or report.json with --json) is unchanged.
+  const std::string html_path = req.out_dir + "/report.html";
+  std::ofstream html(html_path, std::ios::binary);
+  html << agent::report_html(r->json);
+  if (!html.flush()) return fail("demo", Status::IoError("cannot write " + html_path));
+  std::fprintf(stderr, "demo: wrote %s\n", html_path.c_str());
   if (json) {
     std::printf("%s\n", r->json.dump(2).c_str());
     return 0;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "agent/dashboard.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "experiment/eval_table.hpp"
@@ -43,10 +44,10 @@ int run_eval(int argc, char** argv) {
       "look-ahead reference.\n\nExample:\n  "
       "flexwatt eval scenarios/grpo-7b-a100.yaml --controllers "
       "uncontrolled,static,threshold,pid:kp=0.5,ki=0.1,zeus,lookahead --seeds 5 --reference "
-      "static\n  flexwatt eval "
-      "--list",
+      "static\n  flexwatt eval scenarios/grpo-7b-a100.yaml --controllers static,pid --html "
+      "report.html\n  flexwatt eval --list",
       "eval");
-  std::string scenario_path, controllers_arg, out_dir, reference, json_out, energy_vs;
+  std::string scenario_path, controllers_arg, out_dir, reference, json_out, energy_vs, html_path;
   int seeds = 5;
   int64_t seed_base = 1;
   double duration_s = 0;
@@ -73,6 +74,8 @@ int run_eval(int argc, char** argv) {
                  "row on the same seed (completed-step tokens; uncontrolled is run unlisted when "
                  "absent); default: uncontrolled on caps-* scenarios, else none");
   app.add_option("--out", out_dir, "keep every trace: DIR/<controller>/seed-<seed>/");
+  app.add_option("--html", html_path,
+                 "also write the report as one self-contained HTML page (the dashboard, static)");
   app.add_option("--threads", threads, "episodes run in parallel (results do not depend on it)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
@@ -100,8 +103,9 @@ int run_eval(int argc, char** argv) {
     return fail("eval",
                 Status::InvalidArgument("--controllers is required (see flexwatt eval --list)"));
   }
-  if (!json_out.empty()) {  // checked before the episodes run, not after
-    if (Status st = check_writable_parent(json_out); !st.ok()) return fail("eval", st);
+  for (const std::string* path : {&json_out, &html_path}) {  // checked before the run
+    if (path->empty()) continue;
+    if (Status st = check_writable_parent(*path); !st.ok()) return fail("eval", st);
   }
   auto req = make_request(scenario_path, sets, app.count("--duration-s") ? &duration_s : nullptr,
                           controllers_arg);
@@ -124,6 +128,11 @@ int run_eval(int argc, char** argv) {
   if (!report.ok()) return fail("eval", report.status());
   if (!json_out.empty()) {
     if (Status st = write_text_file(json_out, report->to_json(*req).dump(2) + "\n"); !st.ok())
+      return fail("eval", st);
+  }
+  if (!html_path.empty()) {
+    if (Status st = write_text_file(html_path, agent::report_html(report->to_json(*req)));
+        !st.ok())
       return fail("eval", st);
   }
   if (json) {

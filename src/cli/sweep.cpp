@@ -4,7 +4,10 @@
 #include "experiment/sweep.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
+#include "agent/agent_sweep.hpp"
 #include "cli/verb.hpp"
 #include "experiment/svg_plot.hpp"
 
@@ -16,10 +19,14 @@ int run_sweep_verb(int argc, char** argv) {
       "Power-cap sweep of a job: P/Pmax, T/Tmax per cap and the PFI (mean over caps of\n"
       "(1 - P/Pmax)/(1 - T/Tmax)). Simulated from a scenario's job, or read from a measured\n"
       "sweep CSV (job,cap_w,power_w,throughput, or the public A100 sweep's columns).\n"
-      "Sweeping a real node through the agent is not implemented yet.\n\n"
+      "Or on a live node through its agent (--agent; an admin token, the agent not read_only):\n"
+      "each cap set as a static controller, held --dwell-s, measured --measure-s (wall s),\n"
+      "the previous controller put back and the PFI recorded on the agent (docs/agent-api.md).\n\n"
       "Examples:\n"
       "  flexwatt sweep --scenario scenarios/pretrain-moe-h200x8.yaml --svg sweep.svg\n"
-      "  flexwatt sweep --csv data/a100_power_cap_sweep.csv --json",
+      "  flexwatt sweep --csv data/a100_power_cap_sweep.csv --json\n"
+      "  FLEXWATT_TOKEN=... flexwatt sweep --agent /run/flexwatt/agent.sock --job-id job-1 "
+      "--caps 400,500,600 --dwell-s 30 --measure-s 60",
       "sweep");
   experiment::SweepRequest req;
   std::string svg;
@@ -37,18 +44,46 @@ int run_sweep_verb(int argc, char** argv) {
                "paper measures");
   app.add_option("--csv", req.csv_path, "measured sweep CSV");
   app.add_option("--csv-job", req.csv_job, "CSV: only this job (default: every job)");
+  agent::AgentSweepRequest areq;
+  std::string token_file;
+  app.add_option("--agent", areq.address,
+                 "sweep on a live node through its agent: http://HOST:PORT or a Unix socket path");
+  app.add_option("--job-id", areq.job_id, "agent: the registered job (default: the only one)");
+  app.add_option("--dwell-s", areq.dwell_s, "agent: wall seconds held before measuring (30)");
+  app.add_option("--token-file", token_file,
+                 "agent: file holding an admin bearer token (default: $FLEXWATT_TOKEN)");
+  bool no_publish = false;
+  app.add_flag("--no-publish", no_publish, "agent: do not record the PFI on the agent");
   app.add_option("--svg", svg, "write the T/Tmax vs P/Pmax curve as SVG");
   app.add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  if (req.scenario_path.empty() == req.csv_path.empty()) {
-    return fail("sweep", Status::InvalidArgument("give exactly one of --scenario, --csv"));
+  const int sources = !req.scenario_path.empty() + !req.csv_path.empty() + !areq.address.empty();
+  if (sources != 1) {
+    return fail("sweep", Status::InvalidArgument("give exactly one of --scenario, --csv, --agent"));
+  }
+  Result<std::vector<experiment::SweepResult>> res = std::vector<experiment::SweepResult>{};
+  if (!areq.address.empty()) {
+    areq.caps_w = req.caps_w;
+    areq.measure_s = app.count("--measure-s") ? req.measure_s : 60;
+    areq.publish_pfi = !no_publish;
+    if (const char* t = std::getenv("FLEXWATT_TOKEN")) areq.token = t;
+    if (!token_file.empty()) {
+      std::ifstream in(token_file);
+      if (!(in >> areq.token)) {
+        return fail("sweep", Status::InvalidArgument("--token-file: cannot read " + token_file));
+      }
+    }
+    auto r = agent::sweep_through_agent(
+        areq, [](const std::string& m) { std::fprintf(stderr, "sweep: %s\n", m.c_str()); });
+    if (!r.ok()) return fail("sweep", r.status());
+    res = std::vector<experiment::SweepResult>{std::move(r).value()};
   }
   if (steady) {
     const std::string j = "jobs." + std::to_string(req.job);
     req.overrides.push_back(j + ".duty={every_s: 0}");
     req.overrides.push_back(j + ".hetero={offset_sd: 0, noise_sd: 0}");
   }
-  auto res = experiment::run_sweep(req);
+  if (areq.address.empty()) res = experiment::run_sweep(req);
   if (!res.ok()) return fail("sweep", res.status());
   if (!svg.empty()) {
     Status st = experiment::write_text_file(svg, experiment::sweep_svg(*res));

@@ -26,4 +26,17 @@ class SteadyClock : public Clock {
   std::chrono::steady_clock::time_point t0_;
 };
 
+// A clock that runs `scale` times faster than `inner` (sim backend demos and tests:
+// time_scale): now_s() = inner.now_s() · scale. REQUIRES: scale > 0; `inner` outlives this.
+class ScaledClock : public Clock {
+ public:
+  ScaledClock(Clock& inner, double scale) : inner_(inner), scale_(scale) {}
+  double now_s() override { return inner_.now_s() * scale_; }
+  void sleep_until_s(double t_s) override { inner_.sleep_until_s(t_s / scale_); }
+
+ private:
+  Clock& inner_;
+  double scale_;
+};
+
 }  // namespace fw

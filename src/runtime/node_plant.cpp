@@ -22,6 +22,10 @@ NodePlant::~NodePlant() = default;
 
 Result<std::unique_ptr<NodePlant>> NodePlant::open(const NodePlantConfig& cfg, JobChannel* jobs) {
   std::unique_ptr<NodePlant> p(new NodePlant(cfg, jobs));
+  if (!(cfg.time_scale > 0)) return Status::InvalidArgument("time_scale must be > 0");
+  if (cfg.time_scale != 1 && cfg.backend.rfind("sim:", 0) != 0) {
+    return Status::InvalidArgument("time_scale: only the sim backend runs faster than real time");
+  }
   if (cfg.backend == "nvml" || cfg.backend == "fake-nvml") {
     if (cfg.backend == "fake-nvml" && cfg.nvml_library.empty()) {
       return Status::InvalidArgument("backend fake-nvml: nvml_library (the fake library) not set");
@@ -61,7 +65,8 @@ Status NodePlant::open_hardware() {
     gi.default_cap_w = std::isnan(c.default_w) ? gi.max_cap_w : c.default_w;
     gi.tdp_w = spec ? spec->tdp_w : gi.max_cap_w;
     info_.gpus.push_back(gi);
-    node_gpus_.push_back({g, "", d.name});
+    // Without nvmlDeviceGetUUID: "index-N" keeps the UUID label present and unique on the node.
+    node_gpus_.push_back({g, d.uuid.empty() ? "index-" + std::to_string(g) : d.uuid, d.name});
   }
   return Status::Ok();
 }
@@ -71,6 +76,7 @@ Status NodePlant::open_sim(const std::string& scenario_path) {
   if (!sc.ok()) return sc.status();
   sim_ = sim::make_plant(sc.value(), cfg_.seed);
   scenario_budget_ = sc.value().budget;
+  scenario_duration_s_ = sc.value().duration_s;
   sim_factory_ = [scenario = sc.value()](uint64_t seed) { return sim::make_plant(scenario, seed); };
   info_ = sim_->info();
   std::vector<FakeGpuCap> fake;
@@ -79,7 +85,8 @@ Status NodePlant::open_sim(const std::string& scenario_path) {
     double cap =
         sc.value().gpus[g].power_cap_w > 0 ? sc.value().gpus[g].power_cap_w : gi.default_cap_w;
     fake.push_back({static_cast<int>(g), {gi.min_cap_w, gi.max_cap_w, gi.default_cap_w}, cap});
-    node_gpus_.push_back({static_cast<int>(g), "", "simulated " + gi.model});
+    node_gpus_.push_back(
+        {static_cast<int>(g), "sim-" + std::to_string(g), "simulated " + gi.model});
   }
   caps_ = std::make_unique<FakePowerCapActuator>(std::move(fake));
   return Status::Ok();

@@ -33,12 +33,15 @@ struct NodePlantConfig {
   std::vector<int> gpus;                   // NVML indices; empty: all
   uint64_t seed = 1;                       // sim: run seed
   std::vector<std::string> sim_overrides;  // sim: scenario --set assignments
+  // sim only (tests and demos): simulated seconds per wall second. The loop's clock runs this
+  // much faster, so period_s, duration_s and the plant's time are simulated seconds.
+  double time_scale = 1;
 };
 
 // Identity of one GPU for the API and /metrics.
 struct NodeGpu {
-  int index = 0;  // NVML index (or the simulated GPU's plant index)
-  std::string uuid;
+  int index = 0;     // NVML index (or the simulated GPU's plant index)
+  std::string uuid;  // NVML "GPU-…"; "index-N" without nvmlDeviceGetUUID; "sim-N" on sim
   std::string name;
 };
 
@@ -64,6 +67,8 @@ class NodePlant : public Plant {
   bool simulated() const { return sim_ != nullptr; }
   // sim: the scenario's budget schedule; empty on hardware.
   const BudgetSchedule& scenario_budget() const { return scenario_budget_; }
+  // sim: the scenario's episode length, s (what `eval` runs by default); NaN on hardware.
+  double scenario_duration_s() const { return scenario_duration_s_; }
   // sim: a fresh simulated plant of the same scenario for `seed` (controller calibration);
   // empty on hardware.
   PlantFactory sim_factory() const { return sim_factory_; }
@@ -86,6 +91,7 @@ class NodePlant : public Plant {
   std::unique_ptr<Plant> sim_;
   std::unique_ptr<PowerCapActuator> caps_;
   BudgetSchedule scenario_budget_;
+  double scenario_duration_s_ = kUnset;
   PlantFactory sim_factory_;
 };
 

@@ -34,6 +34,7 @@ std::string_view energy_source_name(EnergySource s);
 // What is known about a device once, at open.
 struct GpuDeviceInfo {
   std::string name;
+  std::string uuid;  // "GPU-…" from nvmlDeviceGetUUID; empty when the library or device lacks it
   PowerSource power_source = PowerSource::kPowerUsage;
   EnergySource energy_source = EnergySource::kIntegrated;
   double min_limit_w = kUnset;  // settable power-limit range; NaN when the device does not say

@@ -59,6 +59,7 @@ inline constexpr unsigned kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTAN
 inline constexpr unsigned kPowerScopeGpu = 0;        // NVML_POWER_SCOPE_GPU
 
 inline constexpr unsigned kDeviceNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kDeviceUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 
 // nvmlValueType_t
 enum ValueType : int {
@@ -108,7 +109,7 @@ using ShutdownFn = Return (*)();
 using ErrorStringFn = const char* (*)(Return);
 using DeviceGetCountFn = Return (*)(unsigned int*);
 using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);
-using DeviceGetNameFn = Return (*)(Device, char*, unsigned int);
+using DeviceGetNameFn = Return (*)(Device, char*, unsigned int);  // also nvmlDeviceGetUUID
 using DeviceGetFieldValuesFn = Return (*)(Device, int, FieldValue*);
 using DeviceGetUintFn = Return (*)(Device, unsigned int*);       // power usage, limits
 using DeviceGetUllFn = Return (*)(Device, unsigned long long*);  // NOLINT: energy, reasons

@@ -195,6 +195,7 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open_one(const std::string& na
   f.device_get_handle_by_index = resolve<nvml::DeviceGetHandleByIndexFn>(
       handle, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   f.device_get_name = resolve<nvml::DeviceGetNameFn>(handle, {"nvmlDeviceGetName"});
+  f.device_get_uuid = resolve<nvml::DeviceGetNameFn>(handle, {"nvmlDeviceGetUUID"});
   f.device_get_field_values =
       resolve<nvml::DeviceGetFieldValuesFn>(handle, {"nvmlDeviceGetFieldValues"});
   f.device_get_power_usage = resolve<nvml::DeviceGetUintFn>(handle, {"nvmlDeviceGetPowerUsage"});

@@ -28,6 +28,7 @@ struct NvmlFunctions {
   nvml::DeviceGetCountFn device_get_count = nullptr;
   nvml::DeviceGetHandleByIndexFn device_get_handle_by_index = nullptr;
   nvml::DeviceGetNameFn device_get_name = nullptr;                                 // optional
+  nvml::DeviceGetNameFn device_get_uuid = nullptr;                                 // optional
   nvml::DeviceGetFieldValuesFn device_get_field_values = nullptr;                  // optional
   nvml::DeviceGetUintFn device_get_power_usage = nullptr;                          // optional
   nvml::DeviceGetUllFn device_get_total_energy_consumption = nullptr;              // optional

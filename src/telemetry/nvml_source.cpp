@@ -91,6 +91,14 @@ Status NvmlGpuSource::probe(int gpu, Device& d) {
     name[sizeof(name) - 1] = '\0';
     d.info.name = name;
   }
+  // Identity only: a library or device without a UUID leaves it empty (callers fall back).
+  if (f.device_get_uuid) {
+    char uuid[nvml::kDeviceUuidBufferSize] = {};
+    if (f.device_get_uuid(d.handle, uuid, sizeof(uuid)) == nvml::kSuccess) {
+      uuid[sizeof(uuid) - 1] = '\0';
+      d.info.uuid = uuid;
+    }
+  }
 
   // Power: the instant field where the device answers it, else the power usage call.
   d.info.power_source = PowerSource::kPowerUsage;

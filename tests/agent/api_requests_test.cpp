@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace fw::agent {
 namespace {
 
@@ -96,6 +98,26 @@ TEST(JobId, Charset) {
   EXPECT_FALSE(valid_job_id(""));
   EXPECT_FALSE(valid_job_id("a b"));
   EXPECT_FALSE(valid_job_id(std::string(65, 'x')));
+}
+
+TEST(PfiRequest, RangeSourceAndRegistration) {
+  PfiRequest r;
+  ASSERT_FALSE(parse_pfi_request(R"({"pfi": 1.43})", r));
+  EXPECT_DOUBLE_EQ(r.pfi, 1.43);
+  EXPECT_EQ(r.source, "sweep");
+  ASSERT_FALSE(parse_pfi_request(R"({"pfi": 2.1, "source": "operator"})", r));
+  EXPECT_EQ(r.source, "operator");
+  EXPECT_EQ(parse_pfi_request(R"({})", r)->status, 422);
+  EXPECT_EQ(parse_pfi_request(R"({"pfi": 0})", r)->status, 422);
+  EXPECT_EQ(parse_pfi_request(R"({"pfi": "1"})", r)->status, 400);
+  EXPECT_EQ(parse_pfi_request(R"({"pfi": 1, "source": "guess"})", r)->status, 422);
+  JobRequest j;
+  ASSERT_FALSE(parse_job_request(R"({"id": "moe", "pfi": 1.5})", j));
+  EXPECT_DOUBLE_EQ(j.pfi, 1.5);
+  JobRequest none;
+  ASSERT_FALSE(parse_job_request(R"({"id": "dense"})", none));
+  EXPECT_TRUE(std::isnan(none.pfi));
+  EXPECT_EQ(parse_job_request(R"({"pfi": -1})", j)->status, 422);
 }
 
 }  // namespace

@@ -159,6 +159,46 @@ TEST_F(NodeAgentTest, LeftoverRestoreFileIsRestoredAtStartAndASecondAgentIsRefus
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.message();
 }
 
+// Sleeps to the deadline; at the 5th sleep time jumps `jump_s` further (a stalled machine).
+class JumpClock : public Clock {
+ public:
+  explicit JumpClock(double jump_s) : jump_s_(jump_s) {}
+  double now_s() override { return now_; }
+  void sleep_until_s(double t_s) override {
+    if (t_s > now_) now_ = t_s;
+    if (++sleeps_ == 5) now_ += jump_s_;
+  }
+
+ private:
+  double now_ = 0, jump_s_;
+  int sleeps_ = 0;
+};
+
+TEST_F(NodeAgentTest, SimCatchesUpMissedDeadlinesSoTheEpisodeIsTheSame) {
+  cfg_.duration_s = 1.0;  // 10 ticks
+  cfg_.controller = "pid:knob=gen_concurrency";
+  auto run = [&](double jump_s, AgentRunSummary& sum) {
+    NodeAgent a(cfg_);
+    EXPECT_TRUE(a.start().ok());
+    JumpClock clock(jump_s);
+    sum = a.run(clock, {});
+    auto s = state(a);
+    EXPECT_TRUE(a.shutdown().ok());
+    return s;
+  };
+  AgentRunSummary steady, stalled;
+  auto a = run(0, steady);
+  auto b = run(0.35, stalled);  // one tick taken 0.35 s late: the next deadlines pass
+  EXPECT_EQ(steady.missed_ticks, 0);
+  EXPECT_GE(stalled.missed_ticks, 2);
+  EXPECT_EQ(stalled.caught_up_ticks, stalled.missed_ticks);
+  EXPECT_EQ(stalled.ticks, steady.ticks);  // every tick taken, late or not
+  EXPECT_GE(stalled.late_ticks, 1);
+  EXPECT_DOUBLE_EQ(b->state.loop.plant_time_s, a->state.loop.plant_time_s);
+  EXPECT_DOUBLE_EQ(b->state.node_power_w, a->state.node_power_w);  // the same simulated episode
+  EXPECT_DOUBLE_EQ(b->state.gpus[0].energy_j, a->state.gpus[0].energy_j);
+}
+
 TEST_F(NodeAgentTest, TraceRotatesAndKeepsTheLastSegments) {
   cfg_.duration_s = 3.5;  // 35 ticks
   cfg_.trace_dir = dir_ + "/trace";

@@ -103,6 +103,9 @@ assert job.progress(100, 1, phase="score") == {"group_size": 8}
 knobs, changed = job.wait_knobs(0.1)
 assert not changed
 assert [j["id"] for j in fw.jobs()] == ["j1"]
+assert job.set_pfi(1.43, source="sweep")["pfi_source"] == "sweep"
+assert fw.register_job(id="j2", pfi=2.1).id == "j2"
+assert [j["pfi"] for j in fw.jobs()] == [1.43, 2.1]
 job.close()
 print("ok")
 )PY";

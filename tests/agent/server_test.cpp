@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "server_fixture.hpp"
@@ -77,6 +78,32 @@ TEST_F(Server, ScopesGateWrites) {
   EXPECT_EQ(std::get<BudgetChange>(cmds[0].what).budget.watts, 600);
   EXPECT_EQ(cmds[1].who, "alice");
   EXPECT_EQ(std::get<ControllerChange>(cmds[1].what).spec, "static");
+}
+
+TEST_F(Server, JobPfiIsSetWithAControlToken) {
+  start();
+  ASSERT_EQ(jobs_.add("moe", {}), JobRegistry::Outcome::kOk);
+  const std::string body = R"({"pfi": 1.43})";
+  auto read = tcp(kRead).Put("/v1/jobs/moe/pfi", body, "application/json");
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, 403);
+  EXPECT_TRUE(std::isnan(jobs_.get("moe")->pfi));
+  auto bad = tcp(kControl).Put("/v1/jobs/moe/pfi", R"({"pfi": 0})", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 422);
+  auto unknown = tcp(kControl).Put("/v1/jobs/nope/pfi", body, "application/json");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  auto ok = tcp(kControl).Put("/v1/jobs/moe/pfi", body, "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  EXPECT_DOUBLE_EQ(jobs_.get("moe")->pfi, 1.43);
+  EXPECT_EQ(jobs_.get("moe")->pfi_source, "sweep");
+  // A PFI given at registration is kept with its source.
+  auto reg = tcp(kControl).Post("/v1/jobs", R"({"id": "dense", "pfi": 1.27})", "application/json");
+  ASSERT_TRUE(reg);
+  EXPECT_EQ(reg->status, 201) << reg->body;
+  EXPECT_EQ(jobs_.get("dense")->pfi_source, "registration");
 }
 
 TEST_F(Server, BadBodiesChangeNothing) {

@@ -3,6 +3,7 @@
 # the DOM has the plot canvas, the status line "ok points=N" and the controller. Skips (exit 0,
 # with a message) when no headless Chromium is installed (make deps installs
 # chromium-headless-shell).
+# Then `eval --html` and `demo`'s report.html, loaded from file:// without a server.
 # Usage: agent_dashboard.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
@@ -48,5 +49,22 @@ if [ -n "${FLEXWATT_SHOT:-}" ]; then
     "http://127.0.0.1:$port/?static=1&samples=10" 2>/dev/null
 fi
 kill -TERM "$agent"; wait "$agent"; agent=
+# The same page as a self-contained report: `eval --html` and `demo`'s report.html, rendered
+# from the embedded JSON with no server (file://) and no other file.
+"$bin" eval "$src/scenarios/grpo-7b-a100.yaml" --controllers uncontrolled,pid:knob=gen_concurrency \
+  --seeds 2 --duration-s 120 --html "$tmp/eval.html" --json >"$tmp/eval.json" 2>/dev/null
+check "eval --html wrote the page with the report JSON embedded" \
+  grep -q '<script id="report" type="application/json">{' "$tmp/eval.html"
+check "the page needs no network or other file" test "$(grep -Ec 'src=|href=|https?://' "$tmp/eval.html")" -eq 0
+timeout 30 "$browser" "${flags[@]}" --dump-dom "file://$tmp/eval.html" >"$tmp/report.html" 2>/dev/null
+check "the report page drew the curves ($(grep -o 'id="status">[^<]*' "$tmp/report.html"))" \
+  grep -Eq 'id="status">ok points=[1-9][0-9]* report' "$tmp/report.html"
+check "the report page lists the controllers" grep -q '<td>pid:knob=gen_concurrency</td>' "$tmp/report.html"
+(cd "$src" && "$bin" demo --seeds 1 --duration-s 60 --out "$tmp/demo" --json >"$tmp/demo.json" \
+  2>"$tmp/demo.err")
+check "demo wrote report.html (path on stderr)" grep -q "demo: wrote $tmp/demo/report.html" "$tmp/demo.err"
+check "demo's stdout is report.json alone" test "$(jq '.controllers | length > 0' "$tmp/demo.json")" = true
+timeout 30 "$browser" "${flags[@]}" --dump-dom "file://$tmp/demo/report.html" >"$tmp/demo_dom.html" 2>/dev/null
+check "demo's report.html renders" grep -Eq 'id="status">ok points=[1-9][0-9]* report' "$tmp/demo_dom.html"
 echo "fails=$fails"
 [ "$fails" -eq 0 ]

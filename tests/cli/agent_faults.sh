@@ -52,18 +52,26 @@ start_agent() {  # start_agent LOG: background agent; waits (<= 5 s) until it ha
 
 # 0. read_only: a full run writes no cap at all (the fake keeps no state file).
 { echo "read_only: true"; cat "$tmp/agent.yaml"; } > "$tmp/ro.yaml"
-"$bin" agent --config "$tmp/ro.yaml" --duration-s 0.5 >/dev/null 2>"$tmp/ro.err"
-check "read_only run exits 0 ($(tail -1 "$tmp/ro.err"))" test $? -eq 0
+"$bin" agent --config "$tmp/ro.yaml" --duration-s 0.5 --json >"$tmp/ro.json" 2>"$tmp/ro.err"
+rc=$?
+check "read_only run exits 0 ($(tail -1 "$tmp/ro.err"))" test $rc -eq 0
+check "read_only summary says read_only, not restored" \
+  test "$(jq -c '[.read_only, has("restored")]' "$tmp/ro.json")" = "[true,false]"
 check "read_only wrote no cap" test ! -e "$tmp/state.txt"
 check "read_only saved nothing" test ! -e "$tmp/saved.json"
 
 # 1. kill -9 leaves the caps written and the restore file; --restore puts them back.
 check "agent caps both GPUs to 250 W" start_agent run1
+check "GPU UUIDs from nvmlDeviceGetUUID in the status" \
+  test "$(status | jq -r '.gpus[1].uuid')" = "GPU-fa4e0000-0000-4000-8000-000000000001"
+check "and as the UUID label in /metrics" grep -q 'UUID="GPU-fa4e0000-0000-4000-8000-000000000000"' \
+  <(curl -s --max-time 2 "http://127.0.0.1:$port/metrics")
 kill -9 "$agent"; wait "$agent" 2>/dev/null
 check "after kill -9 the caps are still 250 W" test "$(caps)" = "0 250 1 250 "
 check "after kill -9 the restore file is there" test -s "$tmp/saved.json"
 "$bin" agent --config "$tmp/agent.yaml" --restore 2>"$tmp/restore.err"
-check "--restore exits 0 ($(cat "$tmp/restore.err"))" test $? -eq 0
+rc=$?
+check "--restore exits 0 ($(cat "$tmp/restore.err"))" test $rc -eq 0
 check "--restore put back 400 W" test "$(caps)" = "0 400 1 400 "
 check "--restore removed the restore file" test ! -e "$tmp/saved.json"
 

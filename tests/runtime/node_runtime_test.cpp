@@ -4,12 +4,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "actuation/fake_power_cap_actuator.hpp"
+#include "runtime/clock.hpp"
 #include "runtime/node_lock.hpp"
 #include "runtime/node_plant.hpp"
 #include "runtime/restore_file.hpp"
@@ -141,6 +143,38 @@ TEST(NodePlant, UnknownBackendIsRefused) {
   EXPECT_NE(p.status().message().find("gpu-magic"), std::string::npos);
   cfg.backend = "fake-nvml";  // needs the library named
   EXPECT_FALSE(NodePlant::open(cfg, nullptr).ok());
+}
+
+TEST(NodePlant, TimeScaleIsForTheSimOnlyAndSimGpusHaveIds) {
+  NodePlantConfig cfg;
+  cfg.backend = "nvml";
+  cfg.time_scale = 10;
+  auto hw = NodePlant::open(cfg, nullptr);
+  ASSERT_FALSE(hw.ok());
+  EXPECT_NE(hw.status().message().find("time_scale"), std::string::npos);
+  cfg.backend = std::string("sim:") + FLEXWATT_SOURCE_DIR + "/scenarios/grpo-7b-a100.yaml";
+  auto sim = NodePlant::open(cfg, nullptr);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  EXPECT_EQ(sim.value()->node_gpus()[0].uuid, "sim-0");
+  EXPECT_DOUBLE_EQ(sim.value()->scenario_duration_s(), 1800);
+}
+
+// A clock whose time is set by the test; sleeping jumps to the deadline.
+class ManualClock : public Clock {
+ public:
+  double now_s() override { return t_; }
+  void sleep_until_s(double t_s) override { t_ = std::max(t_, t_s); }
+  double t_ = 0;
+};
+
+TEST(ScaledClock, RunsScaleTimesFasterBothWays) {
+  ManualClock wall;
+  wall.t_ = 2;
+  ScaledClock fast(wall, 40);
+  EXPECT_DOUBLE_EQ(fast.now_s(), 80);
+  fast.sleep_until_s(120);  // 120 scaled seconds = 3 wall seconds
+  EXPECT_DOUBLE_EQ(wall.t_, 3);
+  EXPECT_DOUBLE_EQ(fast.now_s(), 120);
 }
 
 }  // namespace

@@ -142,6 +142,17 @@ TEST_F(NvmlFakeTest, OldDriverUsesUnversionedSymbolsAndFallbacks) {
   EXPECT_EQ(g.clock_event_reasons, 8u);
 }
 
+TEST_F(NvmlFakeTest, UuidWhereTheLibraryHasTheCallEmptyWhereNot) {
+  auto src = open("gpus 2\n");
+  ASSERT_TRUE(src.ok()) << src.status().message();
+  EXPECT_EQ(src.value()->info(1).uuid, "GPU-fa4e0000-0000-4000-8000-000000000001");
+  setenv(kNvmlLibraryEnv, FAKE_NVML_OLD_LIBRARY, 1);  // no nvmlDeviceGetUUID: left empty
+  auto old = open("");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old.value()->library().fn().device_get_uuid, nullptr);
+  EXPECT_EQ(old.value()->info(0).uuid, "");
+}
+
 TEST_F(NvmlFakeTest, CurrentDriverBindsVersionedSymbols) {
   auto src = open("");
   ASSERT_TRUE(src.ok()) << src.status().message();

@@ -361,6 +361,18 @@ FAKE_EXPORT nv::Return nvmlDeviceGetName(nv::Device h, char* buf, unsigned len) 
 }
 
 #ifndef FAKE_NVML_OLD
+// A fixed UUID per index (the old library lacks the call: callers fall back).
+FAKE_EXPORT nv::Return nvmlDeviceGetUUID(nv::Device h, char* buf, unsigned len) {
+  int g = 0;
+  if (nv::Return rc = enter("nvmlDeviceGetUUID", h, &g); rc != nv::kSuccess) return rc;
+  char uuid[64];
+  std::snprintf(uuid, sizeof uuid, "GPU-fa4e0000-0000-4000-8000-%012d", g);
+  if (!buf || len == 0) return nv::kErrorInvalidArgument;
+  if (std::strlen(uuid) + 1 > len) return nv::kErrorInsufficientSize;
+  std::memcpy(buf, uuid, std::strlen(uuid) + 1);
+  return nv::kSuccess;
+}
+
 FAKE_EXPORT nv::Return nvmlDeviceGetFieldValues(nv::Device h, int count, nv::FieldValue* v) {
   int g = 0;
   if (nv::Return rc = enter("nvmlDeviceGetFieldValues", h, &g); rc != nv::kSuccess) return rc;
