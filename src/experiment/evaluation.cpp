@@ -280,6 +280,7 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.label = req.specs[c].text;
     row.name = req.specs[c].name;
     row.notes = prepared[c].notes;
+    if (prepared[c].finish) prepared[c].finish(row.notes);
     report.controllers.push_back(std::move(row));
   }
   report.duration_s = req.scenario.duration_s;
