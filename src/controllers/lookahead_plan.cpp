@@ -120,6 +120,27 @@ Result<LookaheadPlan> plan_lookahead(const PlantFactory& make_plant, const Looka
     grid.push_back(fixed_grid_fractions(info, a, cfg.fixed_candidates));
     combos *= grid.back().size();
   }
+  // Runs one fixed setting; true when admitted. Keeps the best admitted setting (bf, bt).
+  std::vector<double> bf;
+  double bt = -1;
+  auto consider = [&](const std::vector<double>& f) -> Result<bool> {
+    LookaheadPlan fixed_plan;
+    fixed_plan.fixed = true;
+    fixed_plan.fractions = f;
+    LookaheadController ctrl(acts, cfg.greedy.period_s, fixed_plan);
+    // A fixed setting reads no history: one second of it is enough.
+    FW_ASSIGN_OR_RETURN(EpisodeResult r, run_one(make_plant, cfg, seed, ctrl, 1));
+    if (!(r.offset_violation_rate <= plan.greedy_offset_rate)) return false;
+    if (r.completed_tokens > bt) bf = f, bt = r.completed_tokens;
+    if (r.completed_tokens > plan.completed_tokens) {
+      plan.fixed = true;
+      plan.fractions = f;
+      plan.completed_tokens = r.completed_tokens;
+      plan.offset_rate = r.offset_violation_rate;
+      plan.description = describe(info, acts, f);
+    }
+    return true;
+  };
   std::vector<double> f(acts.size());
   for (size_t combo = 0; combo < combos; ++combo) {
     size_t rest = combo;  // digit a (mixed radix) picks actuator a's rung
@@ -127,21 +148,27 @@ Result<LookaheadPlan> plan_lookahead(const PlantFactory& make_plant, const Looka
       f[a] = grid[a][rest % grid[a].size()];
       rest /= grid[a].size();
     }
-    LookaheadPlan fixed_plan;
-    fixed_plan.fixed = true;
-    fixed_plan.fractions = f;
-    LookaheadController ctrl(acts, cfg.greedy.period_s, fixed_plan);
-    // A fixed setting reads no history: one second of it is enough.
-    FW_ASSIGN_OR_RETURN(EpisodeResult r, run_one(make_plant, cfg, seed, ctrl, 1));
+    FW_ASSIGN_OR_RETURN(bool admitted, consider(f));
     ++plan.fixed_tried;
-    if (!(r.offset_violation_rate <= plan.greedy_offset_rate)) continue;
-    ++plan.fixed_admitted;
-    if (r.completed_tokens > plan.completed_tokens) {
-      plan.fixed = true;
-      plan.fractions = f;
-      plan.completed_tokens = r.completed_tokens;
-      plan.offset_rate = r.offset_violation_rate;
-      plan.description = describe(info, acts, f);
+    plan.fixed_admitted += admitted ? 1 : 0;
+  }
+  // Refinement, one actuator at a time: from the best admitted grid setting, bisect on job
+  // 0's rungs between its fraction and the next grid fraction above (admission assumed
+  // monotone there), at most 6 episodes each, as the calibration and the greedy do.
+  for (size_t a = 0; bt >= 0 && a < acts.size(); ++a) {
+    const Ladder ladder = job_ladder(info, 0, acts[a]);
+    auto above = std::upper_bound(grid[a].begin(), grid[a].end(), bf[a]);
+    if (above == grid[a].end() || !(ladder.max > ladder.min)) continue;
+    double lo = bf[a], hi = *above;
+    for (int it = 0; it < 6; ++it) {
+      const double v = ladder.at_fraction(0.5 * (lo + hi));
+      const double mid = (v - ladder.min) / (ladder.max - ladder.min);
+      if (!(mid > lo && mid < hi)) break;  // no rung left between lo and hi
+      std::vector<double> g = bf;
+      g[a] = mid;
+      FW_ASSIGN_OR_RETURN(bool admitted, consider(g));
+      ++plan.refined_tried;
+      (admitted ? lo : hi) = mid;
     }
   }
   if (plan.fixed) plan.decisions.clear();

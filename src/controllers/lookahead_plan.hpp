@@ -7,12 +7,15 @@
 //    (static_calibration.hpp: per actuator, `fixed_candidates` rungs of job 0's ladder spread
 //    evenly from the lowest to the highest, every job at the same ladder fraction; with
 //    several actuators, every combination), held for the whole episode, the knobs it does not
-//    set at the job's configured values and caps at default, as static does.
+//    set at the job's configured values and caps at default, as static does; then, from the
+//    best admitted grid setting, per actuator, a bisection on job 0's rungs between its
+//    fraction and the next grid fraction above (at most 6 more settings each), as the
+//    calibration refines its coarse scan.
 //
 // Rule. A fixed setting is admitted only if its offset-averaged violation rate
 // (EpisodeResult::offset_violation_rate) is at or below the greedy's on that seed; among the
 // greedy and the admitted settings, the most completed-step tokens wins (ties: the greedy,
-// then the earlier grid point). Consequence, per seed: no setting of that grid that breaks
+// then the setting run first). Consequence, per seed: no setting of that grid that breaks
 // no more windows (offset mean) than the greedy makes more completed-step tokens than the
 // look-ahead. It is a reference, not a bound (experiment/token_bound.hpp is the bound):
 // settings off the grid and schedules that are neither greedy nor fixed may do better.
@@ -20,7 +23,8 @@
 // Execution: the chosen plan is carried out by LookaheadController, which replays the
 // greedy's recorded decisions (the loop, plant and limiter are deterministic, so the replay
 // is the imagined episode, bit for bit; the search is not run twice) or holds the setting.
-// Cost per episode: one greedy episode plus fixed_candidates^actuators plain episodes.
+// Cost per episode: one greedy episode plus fixed_candidates^actuators (+ up to 6 per
+// actuator) plain episodes.
 
 #include <cstdint>
 #include <string>
@@ -45,7 +49,8 @@ struct LookaheadPlan {
   std::vector<Command> decisions;  // when not fixed: the greedy's commands, in order
   double greedy_completed_tokens = 0, greedy_offset_rate = 0;
   double completed_tokens = 0, offset_rate = 0;  // of the chosen plan
-  int fixed_tried = 0, fixed_admitted = 0;
+  int fixed_tried = 0, fixed_admitted = 0;       // grid settings run, admitted
+  int refined_tried = 0;                         // settings run by the refinement
   // "greedy", or the fixed setting as "caps=310,group_size=16" (job 0's values).
   std::string description;
 };
