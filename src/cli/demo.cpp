@@ -1,5 +1,5 @@
 // flexwatt demo: the main job of the README. Evaluates the 7B GRPO scenario with the
-// baselines, the shipped PPO policy and the oracle bound, prints our simulated figures
+// baselines, the shipped PPO policy and the look-ahead reference, prints our simulated figures
 // beside the published ones, and writes a report directory (JSON, CSV, SVG plot).
 // The logic is experiment/demo.hpp.
 
@@ -19,9 +19,10 @@ int run_demo(int argc, char** argv) {
   CLI::App app(
       "The main job: evaluate scenarios/grpo-7b-a100.yaml (GRPO post-training of a 7B model on "
       "one simulated A100 under a 314.6 W budget) with uncontrolled, static, threshold, pid, the "
-      "shipped PPO policy and the oracle bound; print our SIMULATED figures beside the "
-      "published ones and write a report directory (report.json, report.html, summary.csv, "
-      "power.svg, traces of the first seed).\n\nExample:\n  flexwatt demo --out flexwatt-demo\n  "
+      "shipped PPO policy and the look-ahead reference (not a bound); print our SIMULATED "
+      "figures beside the published ones and write a report directory (report.json, "
+      "report.html, summary.csv, power.svg, traces of the first seed).\n\nExample:\n  "
+      "flexwatt demo --out flexwatt-demo\n  "
       "flexwatt demo --seeds 3 --duration-s 3600 --json",
       "demo");
   experiment::DemoRequest req;

@@ -51,8 +51,8 @@ Status check_claims(const std::vector<const Controller*>& controllers);
 // SafetyLimiter then rejects it). REQUIRES: into sized by blank_command().
 void merge_command(const Command& c, const ActuatorSet* claims, Command& into);
 
-// Optional second interface for controllers that must see the plant itself — the oracle
-// bound, look-ahead search. They get a plant they may clone() but never write to. A loop
+// Optional second interface for controllers that must see the plant itself — the
+// look-ahead reference's search. They get a plant they may clone() but never write to. A loop
 // over hardware (clone() == nullptr) makes such a controller fall back or fail loudly.
 class PlantBranching {
  public:

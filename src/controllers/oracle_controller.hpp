@@ -1,7 +1,9 @@
 #pragma once
-// lookahead (alias oracle): a look-ahead *reference* with perfect knowledge of the future —
-// a greedy search, not a bound (experiment/token_bound.hpp is the bound). Never deployable:
-// it needs a plant that can be cloned (the simulator) and looks at what will happen.
+// The greedy search of the look-ahead *reference* (registry `lookahead`, alias oracle) with
+// perfect knowledge of the future — not a bound (experiment/token_bound.hpp is the bound).
+// The registry's lookahead is the better, per seed, of this search and every fixed setting
+// of the same actuators on a grid (controllers/lookahead_plan.hpp). Never deployable: it
+// needs a plant that can be cloned (the simulator) and looks at what will happen.
 //
 // Definition. Every period_s, for each candidate setting of its actuators (per actuator,
 // `candidates` rungs spread evenly over every job's ladder, the same fraction for every job;

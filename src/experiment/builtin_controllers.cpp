@@ -4,9 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "control/actuator.hpp"
 #include "controllers/fleet_controller.hpp"
+#include "controllers/lookahead_plan.hpp"
 #include "controllers/oracle_controller.hpp"
 #include "controllers/pid_controller.hpp"
 #include "controllers/static_calibration.hpp"
@@ -289,46 +293,95 @@ ControllerEntry zeus_entry() {
       }};
 }
 
+// Per seed, the plan lookahead carried out (LookaheadPlan::description); thread-safe.
+class PlanLog {
+ public:
+  void add(uint64_t seed, std::string what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    by_seed_[seed] = std::move(what);
+  }
+  nlohmann::json json() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [seed, what] : by_seed_) j[std::to_string(seed)] = what;
+    return j;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::string> by_seed_;
+};
+
 // lookahead, and oracle, its former name (kept as an alias).
 ControllerEntry lookahead_entry(const char* name) {
-  return {
-      name,
-      std::string(name) == std::string("oracle")
-          ? "alias of lookahead (its former name)"
-          : "look-ahead reference with perfect foresight: a greedy receding-horizon search, not "
-            "a bound (clones the simulated plant; never deployable)",
-      "",
-      {D::text("knob", "all",
-               "actuators searched: all (every knob every job exposes, and caps), auto, caps, "
-               "gen_concurrency, group_size, or a '+' list"),
-       D::number("period_s", "15", 0.1, 1e6, "re-planning period, s"),
-       D::number("horizon_s", "120", 0.5, 1e5, "look-ahead per candidate, s"),
-       D::integer("candidates", "9", 2, 256, "settings tried per actuator per decision"),
-       D::number("margin", "0", 0, 0.9, "fraction of budget kept free"),
-       D::choice("windows", "tumbling", {"tumbling", "sliding"},
-                 "feasibility rule: tumbling (aligned to t = 0) or sliding (trailing window at "
-                 "every sample)")},
-      [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
-        OracleConfig c;
-        c.sliding = o.text("windows") == "sliding";
-        auto acts = resolve_actuators(o.text("knob"), env.info);
-        if (!acts.ok()) {
-          return Status::InvalidArgument("controller '" + o.spec().name + "': knob=" +
-                                         o.text("knob") + ": " + acts.status().message());
-        }
-        c.actuators = *acts;
-        const bool has_caps = std::any_of(c.actuators.begin(), c.actuators.end(),
-                                          [](auto& a) { return a.kind == Actuator::Kind::kCaps; });
-        if (o.text("knob") == "all" && !has_caps) {
-          c.actuators.push_back(Actuator::of_index(kCapActuator));
-        }
-        c.schedule = env.budget;
-        c.period_s = o.number("period_s");
-        c.horizon_s = o.number("horizon_s");
-        c.candidates = o.integer("candidates");
-        c.margin = o.number("margin");
-        return PreparedController{[c](uint64_t) { return std::make_unique<OracleController>(c); }};
-      }};
+  return {name,
+          std::string(name) == std::string("oracle")
+              ? "alias of lookahead (its former name)"
+              : "look-ahead reference with perfect foresight: per seed, the better of a greedy "
+                "receding-horizon search and every fixed setting of its actuators on a grid (one "
+                "that breaks no more windows); a reference, not a bound (simulated plant only)",
+          "",
+          {D::text("knob", "all",
+                   "actuators searched: all (every knob every job exposes, and caps), auto, caps, "
+                   "gen_concurrency, group_size, or a '+' list"),
+           D::number("period_s", "15", 0.1, 1e6, "re-planning period, s"),
+           D::number("horizon_s", "120", 0.5, 1e5, "look-ahead per candidate, s"),
+           D::integer("candidates", "9", 2, 256, "settings tried per actuator per decision"),
+           D::integer("fixed_candidates", "12", 0, 64,
+                      "fixed settings per actuator also tried for the whole episode (the static "
+                      "calibration's coarse grid; every combination); 0 or 1: the greedy alone"),
+           D::number("margin", "0", 0, 0.9, "fraction of budget kept free"),
+           D::choice("windows", "tumbling", {"tumbling", "sliding"},
+                     "feasibility rule: tumbling (aligned to t = 0) or sliding (trailing window at "
+                     "every sample)")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            OracleConfig c;
+            c.sliding = o.text("windows") == "sliding";
+            auto acts = resolve_actuators(o.text("knob"), env.info);
+            if (!acts.ok()) {
+              return Status::InvalidArgument("controller '" + o.spec().name + "': knob=" +
+                                             o.text("knob") + ": " + acts.status().message());
+            }
+            c.actuators = *acts;
+            const bool has_caps = std::any_of(c.actuators.begin(), c.actuators.end(), [](auto& a) {
+              return a.kind == Actuator::Kind::kCaps;
+            });
+            if (o.text("knob") == "all" && !has_caps) {
+              c.actuators.push_back(Actuator::of_index(kCapActuator));
+            }
+            c.schedule = env.budget;
+            c.period_s = o.number("period_s");
+            c.horizon_s = o.number("horizon_s");
+            c.candidates = o.integer("candidates");
+            c.margin = o.number("margin");
+            PreparedController p;
+            if (!env.make_plant) {  // no plant to plan on: the greedy search alone
+              p.make = [c](uint64_t) { return std::make_unique<OracleController>(c); };
+              return p;
+            }
+            LookaheadPlanConfig pc;
+            pc.greedy = c;
+            pc.fixed_candidates = o.integer("fixed_candidates");
+            pc.budget = env.budget;
+            pc.loop.sample_period_s = env.sample_period_s;
+            pc.loop.duration_s = env.duration_s;
+            pc.limiter = env.limiter;
+            // Which plan won on each seed, for the row's notes (episodes run on several threads).
+            auto log = std::make_shared<PlanLog>();
+            const PlantFactory make_plant = env.make_plant;
+            p.make = [pc, make_plant, log](uint64_t seed) -> std::unique_ptr<Controller> {
+              auto plan = plan_lookahead(make_plant, pc, seed);
+              if (!plan.ok()) {  // the real episode reports the failure, if it is the plant's
+                log->add(seed, "greedy (plan failed: " + plan.status().message() + ")");
+                return std::make_unique<OracleController>(pc.greedy);
+              }
+              log->add(seed, plan->description);
+              return std::make_unique<LookaheadController>(pc.greedy.actuators, pc.greedy.period_s,
+                                                           std::move(plan).value());
+            };
+            p.finish = [log](nlohmann::json& notes) { notes["plan_by_seed"] = log->json(); };
+            return p;
+          }};
 }
 
 // A controller built from a policy file (ppo:PATH, capnet:PATH): the file is loaded and

@@ -51,6 +51,9 @@ struct PreparedController {
   // Every declared option's value as used: given or default (null when neither), by name.
   // Set by prepare_controller(); recorded in each trace's meta.json.
   nlohmann::json options = nlohmann::json::object();
+  // Optional: adds what the episodes found to the row's notes (e.g. lookahead's plan per
+  // seed); called once, after every episode of the row ran.
+  std::function<void(nlohmann::json& notes)> finish = nullptr;
 };
 
 struct ControllerEntry {

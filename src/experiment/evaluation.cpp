@@ -324,6 +324,7 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     if (i_energy >= 0) {
       add_energy_vs({results.begin() + i_energy * ns, results.begin() + (i_energy + 1) * ns}, row);
     }
+    if (prepared[c].finish) prepared[c].finish(row.notes);
     report.controllers.push_back(std::move(row));
   }
   if (i_energy >= 0) report.energy_vs = specs[i_energy].text;
