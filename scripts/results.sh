@@ -35,8 +35,9 @@ runs=(
   echo "tumbling budget windows over the budget, mean over 6 evenly spaced window offsets;"
   echo "\`slide win\` = share of samples whose trailing window mean exceeded it; \`steps viol\` = share"
   echo "of completed steps during which the trailing window mean exceeded it; \`tok/ref\` = step"
-  echo "tokens over the stated reference row; \`tok/look\` = over the look-ahead reference (a greedy"
-  echo "search, not a bound). The aligned (t = 0) rates are a detail in the second table of each run."
+  echo "tokens over the stated reference row; \`tok/look\` = over the look-ahead reference (per seed,"
+  echo "the better of a greedy search and every fixed setting of its actuators: a reference, not a"
+  echo "bound; \`--bound\` is the bound). The aligned (t = 0) rates are a detail in the second table."
   echo
 } >"$tmp/results.md"
 
