@@ -131,8 +131,7 @@ int run_eval(int argc, char** argv) {
       return fail("eval", st);
   }
   if (!html_path.empty()) {
-    if (Status st = write_text_file(html_path, agent::report_html(report->to_json(*req)));
-        !st.ok())
+    if (Status st = write_text_file(html_path, agent::report_html(report->to_json(*req))); !st.ok())
       return fail("eval", st);
   }
   if (json) {
