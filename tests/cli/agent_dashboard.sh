@@ -10,29 +10,16 @@ bin=$1
 src=$2
 browser=$(command -v chromium-headless-shell || command -v chromium || true)
 [ -n "$browser" ] || { echo "skip: no chromium-headless-shell or chromium"; exit 0; }
-tmp=$(mktemp -d)
-agent=
-cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-fails=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
-port=$((20000 + RANDOM % 20000))
+source "$(dirname "$0")/lib/agent.sh"
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$src/scenarios/grpo-7b-a100.yaml
 period_s: 0.1
 controller: pid:knob=gen_concurrency
-restore_file: $tmp/saved.json
-lock_file: $tmp/agent.lock
-server:
-  unix_socket: $tmp/agent.sock
-  tcp_port: $port
+$agent_local
 YAML
 "$bin" agent --config "$tmp/agent.yaml" --duration-s 15 >/dev/null 2>"$tmp/agent.err" &
-agent=$!
-for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+track_agent $!
+wait_healthz
 flags=(--headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking
        --disable-component-update --disable-sync "--user-data-dir=$tmp/profile"
        --virtual-time-budget=3000)

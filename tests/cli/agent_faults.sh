@@ -8,17 +8,8 @@ set -u
 bin=$1
 build=$(dirname "$bin")
 fake=$build/tests/telemetry/fake_nvml/libnvidia-ml.so.1
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-fails=0
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+source "$(dirname "$0")/lib/agent.sh"
 [ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
-port=$((20000 + RANDOM % 20000))
 cat > "$tmp/script.txt" <<'SCRIPT'
 gpus 2
 power * 300
@@ -30,19 +21,14 @@ nvml_library: $fake
 period_s: 0.1
 controller: static:knob=cap,value=250,period_s=0.1
 budget_w: 500
-restore_file: $tmp/saved.json
-lock_file: $tmp/agent.lock
-server:
-  unix_socket: $tmp/agent.sock
-  tcp_port: $port
+$agent_local
 YAML
 export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
 caps() { { tr '\n' ' ' < "$tmp/state.txt"; } 2>/dev/null; }
 status() { curl -s --max-time 2 "http://127.0.0.1:$port/v1/status"; }
 start_agent() {  # start_agent LOG: background agent; waits (<= 5 s) until it has capped
   "$bin" agent --config "$tmp/agent.yaml" >"$tmp/$1.out" 2>"$tmp/$1.err" &
-  agent=$!
-  pids+=("$agent")
+  track_agent $!
   for _ in $(seq 50); do
     [ "$(caps)" = "0 250 1 250 " ] && return 0
     sleep 0.1
@@ -112,7 +98,7 @@ check "SIGTERM removed the restore file" test ! -e "$tmp/saved.json"
 # 5. Telemetry stall: GPU 1 falls off the bus at its 10th read -> fallback within one period.
 echo "lost 1 after_reads=10" >> "$tmp/script.txt"
 "$bin" agent --config "$tmp/agent.yaml" --duration-s 2 >/dev/null 2>"$tmp/stall.err" &
-agent=$!; pids+=("$agent")
+track_agent $!
 ok=1
 for _ in $(seq 30); do
   s=$(status)
@@ -131,8 +117,8 @@ wait "$agent"
 sed -i '/^lost/d' "$tmp/script.txt"
 { echo "job_silent_after_s: 0.5"; echo "safe_cap_w: 200"; cat "$tmp/agent.yaml"; } > "$tmp/job.yaml"
 "$bin" agent --config "$tmp/job.yaml" --duration-s 6 >/dev/null 2>"$tmp/job.err" &
-agent=$!; pids+=("$agent")
-for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+track_agent $!
+wait_healthz
 post() { curl -s -o /dev/null -w '%{http_code}' --max-time 2 -X POST -H 'Content-Type: application/json' \
   "http://127.0.0.1:$port$1" --data-binary "$2"; }
 check "job registers (201)" test "$(post /v1/jobs '{"id": "j1", "kind": "grpo", "gpus": [0, 1],

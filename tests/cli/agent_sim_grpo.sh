@@ -6,31 +6,18 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-agent=
-cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-fails=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+source "$(dirname "$0")/lib/agent.sh"
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 0; }
-port=$((20000 + RANDOM % 20000))
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$src/scenarios/grpo-7b-a100.yaml
 period_s: 0.1
 controller: pid:knob=gen_concurrency,period_s=0.5,signal=mean,measure_s=2
 window_s: 2
-restore_file: $tmp/saved.json
-lock_file: $tmp/agent.lock
-server:
-  unix_socket: $tmp/agent.sock
-  tcp_port: $port
+$agent_local
 YAML
 "$bin" agent --config "$tmp/agent.yaml" --duration-s 60 --json >"$tmp/agent.json" 2>"$tmp/agent.err" &
-agent=$!
-for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+track_agent $!
+wait_healthz
 timeout 20 python3 "$src/examples/grpo_loop.py" --url "http://127.0.0.1:$port" --steps 20 \
   --seconds-per-batch 0.3 >"$tmp/grpo.jsonl" 2>"$tmp/grpo.err"
 check "the example loop ran 20 steps ($(tail -1 "$tmp/grpo.err"))" test "$(wc -l < "$tmp/grpo.jsonl")" -eq 20

@@ -14,22 +14,13 @@ set -u
 bin=$1
 src=$2
 out_json=${3:-}
-tmp=$(mktemp -d)
-agent=
-cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-fails=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+source "$(dirname "$0")/lib/agent.sh"
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 0; }
 scenario=$src/scenarios/grpo-7b-a100.yaml
 controller=pid:knob=gen_concurrency
 duration_s=600
 seed=${FW_AGENT_SEED:-1}  # the agent's seed (1..5: one of eval's)
 budget_w=314.6  # the scenario's per-GPU budget (one GPU)
-port=$((20000 + RANDOM % 20000))
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$scenario
 seed: $seed
@@ -37,16 +28,12 @@ time_scale: 40
 period_s: 0.5
 controller: $controller
 trace_dir: $tmp/trace
-restore_file: $tmp/saved.json
-lock_file: $tmp/agent.lock
-server:
-  unix_socket: $tmp/agent.sock
-  tcp_port: $port
+$agent_local
 YAML
 "$bin" agent --config "$tmp/agent.yaml" --duration-s "$duration_s" --json \
   >"$tmp/agent.json" 2>"$tmp/agent.err" &
-agent=$!
-for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+track_agent $!
+wait_healthz
 timeout 30 python3 "$src/examples/grpo_loop.py" --url "http://127.0.0.1:$port" --steps 40 \
   --seconds-per-batch 0.15 >"$tmp/grpo.jsonl" 2>"$tmp/grpo.err"
 check "the example loop ran 40 steps" test "$(wc -l < "$tmp/grpo.jsonl")" -eq 40

@@ -17,16 +17,7 @@ bin=$1
 src=$2
 build=$(dirname "$bin")
 fake=$build/tests/telemetry/fake_nvml/libnvidia-ml.so.1
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
-trap cleanup EXIT
-fails=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
-port=$((20000 + RANDOM % 20000))
+source "$(dirname "$0")/lib/agent.sh"
 printf 'ops admin %s\nviewer read %s\n' admin-token-0123456789abcdef read-token-0123456789abcdef \
   >"$tmp/tokens"
 chmod 600 "$tmp/tokens"
@@ -35,13 +26,10 @@ echo read-token-0123456789abcdef >"$tmp/read"
 start_agent() {  # start_agent NAME YAML_EXTRA: an agent on port $port; waits until it answers
   cat > "$tmp/$1.yaml"
   "$bin" agent --config "$tmp/$1.yaml" >"$tmp/$1.out" 2>"$tmp/$1.err" &
-  agent=$!
-  pids+=("$agent")
-  for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && return 0; sleep 0.1; done
-  return 1
+  track_agent $!
+  wait_healthz
 }
 H=(-H "Authorization: Bearer admin-token-0123456789abcdef")
-jqt() { jq -e "$@" >/dev/null; }
 status() { curl -s --max-time 2 "${H[@]}" "http://127.0.0.1:$port/v1/status"; }
 
 # 1. sim backend.
@@ -51,11 +39,7 @@ time_scale: 100
 period_s: 0.5
 controller: static:knob=caps,value=400
 job_silent_after_s: 0
-restore_file: $tmp/saved.json
-lock_file: $tmp/agent.lock
-server:
-  unix_socket: $tmp/agent.sock
-  tcp_port: $port
+$agent_local
   token_file: $tmp/tokens
 YAML
 curl -s --max-time 2 "${H[@]}" -X POST "http://127.0.0.1:$port/v1/jobs" -d '{"id": "pt"}' >/dev/null
@@ -90,11 +74,7 @@ kill -TERM "$agent"; wait "$agent"
 start_agent ro <<YAML
 backend: sim:$src/scenarios/caps-pretrain-a100x1.yaml
 read_only: true
-restore_file: $tmp/saved.json
-lock_file: $tmp/agent.lock
-server:
-  unix_socket: $tmp/agent.sock
-  tcp_port: $port
+$agent_local
 YAML
 "$bin" sweep --agent "$tmp/agent.sock" --caps 300 --dwell-s 0 --measure-s 0.5 >/dev/null \
   2>"$tmp/ro.err"
@@ -115,11 +95,7 @@ period_s: 0.1
 controller: static:knob=cap,value=250,period_s=0.1
 budget_w: 800
 job_silent_after_s: 0
-restore_file: $tmp/saved.json
-lock_file: $tmp/agent.lock
-server:
-  unix_socket: $tmp/agent.sock
-  tcp_port: $port
+$agent_local
 YAML
   curl -s --max-time 2 -X POST "http://127.0.0.1:$port/v1/jobs" -d '{"id": "j"}' >/dev/null
   # The job's progress: tokens/s proportional to the cap in force (power is the fake's 300 W).

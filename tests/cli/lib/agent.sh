@@ -1,0 +1,37 @@
+# Shared set-up of the agent's end-to-end tests (tests/cli/agent_*.sh, sweep_agent.sh), on top
+# of common.sh (check, jqt, finish). Sourcing it sets $tmp (a scratch directory) and $port (a
+# random loopback TCP port for the agent), and traps EXIT to kill, by PID, every agent passed to
+# track_agent and to remove $tmp.
+
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+tmp=$(mktemp -d)
+port=$((20000 + RANDOM % 20000))
+# The agent config lines every test shares: restore file and lock in $tmp, the API on a Unix
+# socket in $tmp and on $port. `server:` comes last, so a test may add server keys after it.
+agent_local="restore_file: $tmp/saved.json
+lock_file: $tmp/agent.lock
+server:
+  unix_socket: $tmp/agent.sock
+  tcp_port: $port"
+agent=
+agent_pids=()
+agent_cleanup() {
+  for p in "${agent_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap agent_cleanup EXIT
+
+# track_agent PID: an agent started in the background; sets $agent; it is killed on exit.
+track_agent() {
+  agent=$1
+  agent_pids+=("$1")
+}
+
+# wait_healthz: waits (at most ~5 s) until the agent on $port answers /healthz; 1 if it never did.
+wait_healthz() {
+  for _ in $(seq 50); do
+    curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
