@@ -26,9 +26,16 @@ for i in 0 1 2; do
   pids+=($!)
 done
 for i in 0 1 2; do
-  for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$((base + 2*i))/health" | grep -q true && break
+  up=0
+  for _ in $(seq 300); do
+    curl -sf "http://127.0.0.1:$((base + 2*i))/health" | grep -q true && { up=1; break; }
+    kill -0 "${pids[$i]}" 2>/dev/null || break  # exited (a port taken?)
     sleep 0.1
   done
+  if [ $up = 0 ]; then
+    echo "fleet_sim.sh: etcd member m$i did not come up; its log:" >&2
+    tail -5 "$root/m$i.log" >&2
+    exit 1
+  fi
 done
 "$bin" fleet-sim --etcd "$endpoints" "$@"
