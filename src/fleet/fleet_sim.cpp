@@ -111,6 +111,8 @@ class FleetSim {
   Status scenario_step(double t);
   void gpus_step(double t, double* site, int* active, int* on_safe, int* awaiting);
   void trace_row(double t, double site, int active, int on_safe, int awaiting);
+  Json ramp_events_json() const;
+  Json grid_reached_s() const;
 
   const FleetSimOptions& o_;
   EtcdClientOptions eo_;
@@ -127,7 +129,7 @@ class FleetSim {
   int crashed_coord_ = -1;
   double crash_at_ = -1, takeover_s_ = -1, budget_step_t_s_ = -1;
   // Tick timing: ticks that started more than a tick late, and the worst lateness.
-  int64_t late_ticks_ = 0;
+  int64_t late_ticks_ = 0, safe_ticks_ = 0;
   double max_lateness_s_ = 0;
   std::vector<Row> rows_;
 };
@@ -335,9 +337,35 @@ Status FleetSim::run_schedule() {
     double site = 0;
     int active = 0, on_safe = 0, awaiting = 0;
     gpus_step(t, &site, &active, &on_safe, &awaiting);
+    safe_ticks_ += on_safe > 0;
     trace_row(t, site, active, on_safe, awaiting);
   }
   return Status::Ok();
+}
+
+// Both coordinators' ramp events, oldest first, times relative to the run's start.
+Json FleetSim::ramp_events_json() const {
+  std::vector<RampEvent> ramps;
+  for (const auto& c : coords_) {
+    const CoordinatorStats st = c->stats();
+    ramps.insert(ramps.end(), st.ramp_events.begin(), st.ramp_events.end());
+  }
+  std::sort(ramps.begin(), ramps.end(),
+            [](const RampEvent& a, const RampEvent& b) { return a.time_unix_s < b.time_unix_s; });
+  Json out = Json::array();
+  for (const auto& e : ramps) out.push_back(to_json(e, t0_));
+  return out;
+}
+
+// The site's measured power against the grid target: the first tick at or below it after the
+// grid event was sent, relative to the target's start (negative: early, the coordinator plans
+// ahead of the ramp); null when never reached.
+Json FleetSim::grid_reached_s() const {
+  if (!grid_ || !grid_->value_w) return nullptr;
+  for (const Row& r : rows_) {
+    if (r.t >= 0.40 * D_ && r.site <= *grid_->value_w) return r.t - (grid_->start_unix_s - t0_);
+  }
+  return nullptr;
 }
 
 Json FleetSim::collect_report() {
@@ -348,30 +376,15 @@ Json FleetSim::collect_report() {
   const WindowCount unannounced =
       sliding_windows(rows_, o_.tick_s, budget_step_t_s_ >= 0 ? budget_step_t_s_ : -1);
   std::vector<double> realloc, join_latency_s;
-  int64_t keys = 0, txns = 0, puts = 0;
-  std::vector<RampEvent> ramps;
+  // Signs of a machine too loaded for the scenario: leases renewed too late (a node re-granted
+  // one, a coordinator elected more than twice) and ticks with nodes on their safe share.
+  int64_t keys = 0, txns = 0, puts = 0, elections = 0, regranted = 0;
   for (auto& c : coords_) {
     const CoordinatorStats st = c->stats();
     realloc.insert(realloc.end(), st.latencies_s.begin(), st.latencies_s.end());
-    ramps.insert(ramps.end(), st.ramp_events.begin(), st.ramp_events.end());
     keys += st.keys_written;
     txns += st.txns;
-  }
-  std::sort(ramps.begin(), ramps.end(),
-            [](const RampEvent& a, const RampEvent& b) { return a.time_unix_s < b.time_unix_s; });
-  Json ramp_events = Json::array();
-  for (const auto& e : ramps) ramp_events.push_back(to_json(e, t0_));
-  // The site's measured power against the grid target: first tick at or below it after the
-  // grid event was sent, relative to the target's start (negative: early, the coordinator
-  // plans ahead of the ramp).
-  Json reached_s = nullptr;  // null: never reached
-  if (grid_ && grid_->value_w) {
-    for (const Row& r : rows_) {
-      if (r.t >= 0.40 * D_ && r.site <= *grid_->value_w) {
-        reached_s = r.t - (grid_->start_unix_s - t0_);
-        break;
-      }
-    }
+    elections += st.elections_won;
   }
   Json jobs = Json::object();
   double retained = 0;
@@ -380,6 +393,7 @@ Json FleetSim::collect_report() {
     if (n.link) {
       if (double l = n.link->first_assignment_latency_s(); l >= 0) join_latency_s.push_back(l);
       puts += n.link->puts();
+      regranted += std::max(0, n.link->leases_granted() - 1);
     }
     if (n.work_uncontrolled > 0) {
       jobs["job-" + n.name] = {{"pfi", n.pfi}, {"throughput", n.work / n.work_uncontrolled}};
@@ -418,9 +432,12 @@ Json FleetSim::collect_report() {
         {"node_registrations", double(puts) / elapsed}}},
       {"ticks", rows_.size()},
       {"late_ticks", late_ticks_},
+      {"ticks_with_nodes_on_safe_share", safe_ticks_},
+      {"node_leases_regranted", regranted},
+      {"elections_won", elections},
       {"max_tick_lateness_s", max_lateness_s_},
-      {"ramp_events", ramp_events},
-      {"grid_target_reached_by_site_s", reached_s},
+      {"ramp_events", ramp_events_json()},
+      {"grid_target_reached_by_site_s", grid_reached_s()},
       {"throughput_retained_mean", counted ? retained / counted : 0.0},
       {"job_throughput_relative", jobs}};
   std::ofstream(o_.out_dir + "/report.json") << report.dump(2) << "\n";
