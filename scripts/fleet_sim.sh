@@ -8,27 +8,45 @@ bin=${FLEXWATT:-$here/build/flexwatt}
 etcd=${FLEXWATT_ETCD:-/usr/bin/etcd}
 [ -x "$etcd" ] || { echo "fleet_sim.sh: $etcd not found (apt-get install etcd-server)" >&2; exit 2; }
 root=$(mktemp -d /tmp/flexwatt-fleet-XXXXXX)
-base=$(( 30000 + RANDOM % 20000 ))
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$root"; }
 trap cleanup EXIT
-initial="" endpoints=""
-for i in 0 1 2; do
-  initial+="${initial:+,}m$i=http://127.0.0.1:$((base + 2*i + 1))"
-  endpoints+="${endpoints:+,}http://127.0.0.1:$((base + 2*i))"
-done
-for i in 0 1 2; do
-  c=http://127.0.0.1:$((base + 2*i)) p=http://127.0.0.1:$((base + 2*i + 1))
-  "$etcd" --name m$i --data-dir "$root/m$i" --listen-client-urls $c --advertise-client-urls $c \
-    --listen-peer-urls $p --initial-advertise-peer-urls $p --initial-cluster "$initial" \
-    --initial-cluster-state new --initial-cluster-token "$root" --log-level warn \
-    --logger zap --unsafe-no-fsync >"$root/m$i.log" 2>&1 &
-  pids+=($!)
-done
-for i in 0 1 2; do
-  for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$((base + 2*i))/health" | grep -q true && break
-    sleep 0.1
+# start_cluster BASE: three members on ports BASE..BASE+5; 1 if one does not come up.
+start_cluster() {
+  local base=$1 initial="" i c p up
+  endpoints=""
+  for i in 0 1 2; do
+    initial+="${initial:+,}m$i=http://127.0.0.1:$((base + 2*i + 1))"
+    endpoints+="${endpoints:+,}http://127.0.0.1:$((base + 2*i))"
   done
+  for i in 0 1 2; do
+    c=http://127.0.0.1:$((base + 2*i)) p=http://127.0.0.1:$((base + 2*i + 1))
+    rm -rf "$root/m$i"
+    "$etcd" --name m$i --data-dir "$root/m$i" --listen-client-urls $c --advertise-client-urls $c \
+      --listen-peer-urls $p --initial-advertise-peer-urls $p --initial-cluster "$initial" \
+      --initial-cluster-state new --initial-cluster-token "$root-$base" --log-level warn \
+      --logger zap --unsafe-no-fsync >"$root/m$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in 0 1 2; do
+    up=0
+    for _ in $(seq 300); do
+      curl -sf "http://127.0.0.1:$((base + 2*i))/health" | grep -q true && { up=1; break; }
+      kill -0 "${pids[${#pids[@]} - 3 + i]}" 2>/dev/null || break  # exited (a port taken?)
+      sleep 0.1
+    done
+    if [ $up = 0 ]; then
+      echo "fleet_sim.sh: etcd member m$i on port $((base + 2*i)) did not come up:" >&2
+      tail -2 "$root/m$i.log" >&2
+      return 1
+    fi
+  done
+}
+# Random ports on loopback: another start on a taken port tries new ones (three tries).
+for try in 1 2 3; do
+  start_cluster $(( 30000 + RANDOM % 20000 )) && break
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  pids=()
+  [ $try = 3 ] && exit 1
 done
 "$bin" fleet-sim --etcd "$endpoints" "$@"

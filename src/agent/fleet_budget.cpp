@@ -14,7 +14,8 @@ double reading(const Snapshot& s, size_t gpu, double GpuReading::*field) {
 }  // namespace
 
 fleet::NodeRecord fleet_record(const std::string& node, const PlantInfo& info,
-                               const Snapshot& latest, double now_unix_s) {
+                               const Snapshot& latest, double now_unix_s,
+                               const std::map<std::string, double>& job_pfi) {
   fleet::NodeRecord r;
   r.node = node;
   r.gpus = static_cast<int>(info.gpus.size());
@@ -31,6 +32,7 @@ fleet::NodeRecord fleet_record(const std::string& node, const PlantInfo& info,
     for (int g : j.gpus) jr.draw_w += reading(latest, static_cast<size_t>(g), &GpuReading::power_w);
     if (jr.gpus > 0) r.jobs.push_back(jr);
   }
+  fleet::set_job_pfi(r, job_pfi);
   r.time_unix_s = now_unix_s;
   return r;
 }

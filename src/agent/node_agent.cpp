@@ -343,8 +343,9 @@ void NodeAgent::Impl::follow_fleet(double t) {
   nb.window_s = budget.at(t).window_s;
   budget.entries = {{0, nb}};
   budget_state.scope = std::string(scope_name(nb.scope));
-  budget_state.source =
-      b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator" : "coordinator_safe_share";
+  budget_state.source = b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator"
+                        : b.awaiting_first ? "coordinator_awaiting_assignment"
+                                           : "coordinator_safe_share";
   budget_state.set_unix_s = unix_now_s();
   budget_state.schedule = {{0, nb.watts, nb.window_s}};
   log_line("budget " + std::to_string(nb.watts) + " W by " + budget_state.source);

@@ -73,7 +73,10 @@ int run_coordinator(int argc, char** argv) {
                       {"keys_written", st.keys_written},
                       {"txns", st.txns},
                       {"fenced_refusals", st.fenced_refusals},
-                      {"elections_won", st.elections_won}};
+                      {"elections_won", st.elections_won},
+                      {"ramp_state", st.ramp_state},
+                      {"ramp_events", nlohmann::json::array()}};
+  for (const auto& e : st.ramp_events) j["ramp_events"].push_back(fleet::to_json(e));
   if (json) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {

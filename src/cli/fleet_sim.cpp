@@ -1,18 +1,34 @@
 // flexwatt fleet-sim: a site on one machine against a running etcd cluster (start one with
 // scripts/fleet_sim.sh): two coordinators and N node links driving simulated GPUs through a
 // scenario of joins, leaves, a budget change, a grid event and a coordinator crash
-// (src/fleet/fleet_sim.hpp). Writes trace.csv and report.json.
+// (src/fleet/fleet_sim.hpp). Writes trace.csv and report.json. Each simulated job's PFI
+// comes from the simulator's workload space (experiment::draw_shape: a class, a mix and a
+// simulated cap sweep per job), so the pfi and greedy allocators split on real values.
 
 #include "fleet/fleet_sim.hpp"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "cli/verb.hpp"
+#include "experiment/population.hpp"
 
 namespace fw::cli {
 namespace {
+
+// One PFI per simulated job, from simulated sweeps of jobs drawn from the workload space.
+Result<std::vector<double>> simulated_job_pfi(const fleet::FleetSimOptions& o,
+                                              const std::string& gpu) {
+  std::mt19937_64 rng(o.seed);
+  std::vector<double> pfi;
+  for (int i = 0; i < fleet::fleet_sim_jobs(o); ++i) {
+    FW_ASSIGN_OR_RETURN(experiment::SimulatedJob job, experiment::draw_shape(rng, gpu));
+    pfi.push_back(job.pfi);
+  }
+  return pfi;
+}
 
 int run_fleet_sim(int argc, char** argv) {
   CLI::App app(
@@ -35,6 +51,8 @@ int run_fleet_sim(int argc, char** argv) {
                  "site budget as a fraction of the uncontrolled draw (default 0.75)");
   app.add_option("--site", o.site, "site name (default sim)");
   app.add_option("--seed", o.seed, "seed of the simulated GPUs (default 1)");
+  std::string gpu = "h200-sxm";
+  app.add_option("--pfi-gpu", gpu, "GPU preset of the jobs' simulated PFI sweeps (h200-sxm)");
   app.add_flag("--json", json, "print the report as JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   std::stringstream ss(etcd);
@@ -42,6 +60,11 @@ int run_fleet_sim(int argc, char** argv) {
     if (!e.empty()) o.etcd.push_back(e);
   }
   if (o.etcd.empty()) return fail("fleet-sim", Status::InvalidArgument("--etcd: no endpoint"));
+  if (o.nodes >= 2) {
+    auto pfi = simulated_job_pfi(o, gpu);
+    if (!pfi.ok()) return fail("fleet-sim", pfi.status());
+    o.job_pfi = std::move(*pfi);
+  }
   auto report = fleet::run_fleet_sim(o);
   if (!report.ok()) return fail("fleet-sim", report.status());
   const nlohmann::json& r = *report;
@@ -52,13 +75,13 @@ int run_fleet_sim(int argc, char** argv) {
   std::printf(
       "fleet-sim: %d nodes x %d GPUs, %.0f s: 30 s windows within budget %d/%d; realloc p99 "
       "%.3f s; takeover %.2f s; assignment writes %.1f/s, registrations %.1f/s; throughput "
-      "retained %.3f\n",
+      "retained %.3f; late ticks %lld\n",
       o.nodes, o.gpus_per_node, o.duration_s, r["windows_30s_within_budget"].get<int>(),
       r["windows_30s"].get<int>(), r["realloc_latency_s"]["p99"].get<double>(),
       r["coordinator_takeover_s"].get<double>(),
       r["etcd_writes_per_s"]["assignment_keys"].get<double>(),
       r["etcd_writes_per_s"]["node_registrations"].get<double>(),
-      r["throughput_retained_mean"].get<double>());
+      r["throughput_retained_mean"].get<double>(), (long long)r["late_ticks"].get<int64_t>());
   return 0;
 }
 

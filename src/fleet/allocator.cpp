@@ -68,8 +68,12 @@ namespace {
 void jobs_of(const NodeRecord& n, size_t index, std::vector<allocation::Job>& jobs,
              std::vector<size_t>& owner) {
   const int gpus = std::max(n.gpus, 1);
-  const double per_gpu_w = n.nameplate_w / gpus;
   const double min_per_gpu_w = n.min_w / gpus;
+  // P_max per GPU: what the node would draw uncontrolled when it says (above its floor), else
+  // its nameplate; watts above it would buy no throughput.
+  double per_gpu_w = n.nameplate_w / gpus;
+  if (n.uncontrolled_w > 0)
+    per_gpu_w = std::clamp(n.uncontrolled_w / gpus, 1.05 * min_per_gpu_w, per_gpu_w);
   int left = gpus;
   auto add = [&](const std::string& id, int job_gpus, double pfi, double job_min_w) {
     const double pmax_w = per_gpu_w * job_gpus;

@@ -53,7 +53,8 @@ class ProportionalAllocator final : public Allocator {
 };
 
 // Per job, through src/allocation: each node's jobs become linear power->throughput curves
-// (allocation::job_from_pfi) with P_max = the node's nameplate per GPU x the job's GPUs,
+// (allocation::job_from_pfi) with P_max = the node's uncontrolled draw per GPU (if reported;
+// within [1.05 x min_w, nameplate_w] per GPU), else its nameplate per GPU, x the job's GPUs,
 // T_max proportional to its GPUs, a floor of max(its min_w, the node's min_w per GPU x its
 // GPUs) and PFI = pfi, else 1 / elasticity, else 1; GPUs no job reports form one more job of
 // PFI 1. Node watts = the sum of its jobs' watts. When the budget does not cover the jobs'

@@ -12,6 +12,20 @@ double Coordinator::now_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+nlohmann::json to_json(const RampEvent& e, double t0_unix_s) {
+  nlohmann::json j = {{"kind", e.kind},
+                      {"state", e.state},
+                      {"effective_w", e.effective_w},
+                      {"target_w", e.target_w},
+                      {"correlation_id", e.correlation_id}};
+  if (t0_unix_s > 0) {
+    j["t_s"] = e.time_unix_s - t0_unix_s;
+  } else {
+    j["time_unix_s"] = e.time_unix_s;
+  }
+  return j;
+}
+
 Result<std::unique_ptr<Coordinator>> Coordinator::Start(EtcdClientOptions etcd,
                                                         CoordinatorOptions options) {
   FW_RETURN_IF_ERROR(check_name("site", options.site));
@@ -160,6 +174,7 @@ void Coordinator::run() {
         reason = "refresh";
       }
     }
+    track_ramp(now_s());
     if (reason.empty() && ramp_pending_) {
       const double now = now_s();
       const double eff =
@@ -172,6 +187,50 @@ void Coordinator::run() {
     if (reason.empty()) continue;
     last_round_s = now_s();
     if (!round(reason)) lose_leadership();
+  }
+}
+
+void Coordinator::track_ramp(double now) {
+  if (last_in_.site_w <= 0) return;  // no round yet
+  const RampState next = ramp_state(last_in_.site_w, last_in_.grid, now);
+  if (!ramp_seen_) {
+    ramp_seen_ = true;
+    ramp_state_ = next;
+    std::lock_guard<std::mutex> lk(mu_);
+    stats_.ramp_state = ramp_state_name(next);
+    return;
+  }
+  if (next == ramp_state_) return;
+  const RampState prev = ramp_state_;
+  ramp_state_ = next;
+  const bool moving = next == RampState::kRampingDown || next == RampState::kRampingUp;
+  const bool was_moving = prev == RampState::kRampingDown || prev == RampState::kRampingUp;
+  RampEvent e;
+  e.time_unix_s = now;
+  e.state = ramp_state_name(next);
+  e.effective_w = effective_budget_w(last_in_.site_w, last_in_.grid, now);
+  const double target_w = last_in_.grid && last_in_.grid->value_w ? *last_in_.grid->value_w : 0;
+  e.target_w =
+      next == RampState::kRampingDown || next == RampState::kHolding ? target_w : last_in_.site_w;
+  if (last_in_.grid) e.correlation_id = last_in_.grid->correlation_id;
+  std::vector<RampEvent> out;
+  if (was_moving) {
+    e.kind = "ramp_end";
+    out.push_back(e);
+  }
+  if (next == RampState::kHolding) {
+    e.kind = "target_reached";
+    out.push_back(e);
+  }
+  if (moving) {
+    e.kind = "ramp_start";
+    out.push_back(e);
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  stats_.ramp_state = e.state;
+  for (auto& x : out) {
+    if (stats_.ramp_events.size() >= 1000) stats_.ramp_events.erase(stats_.ramp_events.begin());
+    stats_.ramp_events.push_back(std::move(x));
   }
 }
 

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -48,6 +49,24 @@ struct CoordinatorOptions {
   double tick_s = 0.1;
 };
 
+// A change of the site's ramp state (grid.hpp ramp_state), seen by the leader each tick:
+//   "ramp_start"     the effective budget starts moving (to target_w)
+//   "ramp_end"       it stopped moving (at effective_w)
+//   "target_reached" a ramp down ended at the grid target: the assignments written from now
+//                    on sum to at most target_w (+ held shares, which the plan subtracts)
+struct RampEvent {
+  double time_unix_s = 0;
+  std::string kind;
+  std::string state;  // ramp state after the change: idle | ramping_down | holding | ramping_up
+  double effective_w = 0;
+  double target_w = 0;  // where the ramp goes (the grid value, or site_w on the way back up)
+  std::string correlation_id;
+};
+
+// {"kind", "state", "effective_w", "target_w", "correlation_id"} and "time_unix_s", or "t_s"
+// = time - t0_unix_s when t0_unix_s > 0.
+nlohmann::json to_json(const RampEvent& e, double t0_unix_s = 0);
+
 struct CoordinatorStats {
   bool leader = false;
   int64_t leader_rev = 0;
@@ -60,6 +79,8 @@ struct CoordinatorStats {
   Plan last_plan;
   double last_power_w = 0;     // sum of live nodes' draw at the last round
   double last_baseline_w = 0;  // sum of their uncontrolled predictions
+  std::string ramp_state = "idle";
+  std::vector<RampEvent> ramp_events;  // while leading, oldest first (last 1,000)
 };
 
 class Coordinator {
@@ -90,6 +111,8 @@ class Coordinator {
   Result<bool> fenced(const std::vector<TxnOp>& ops);
   void lose_leadership();
   void on_events(const std::vector<WatchEvent>& events);
+  // Leader, each tick: compares the ramp state now with the last one and records events.
+  void track_ramp(double now_unix_s);
   static double now_s();
 
   std::unique_ptr<EtcdClient> etcd_;
@@ -104,6 +127,8 @@ class Coordinator {
   bool ramp_pending_ = false;  // run thread only, as the next two
   PlanInput last_in_;          // site budget and grid target of the last round
   double last_effective_w_ = 0;
+  RampState ramp_state_ = RampState::kIdle;
+  bool ramp_seen_ = false;  // the first state seen after a round is the start, not an event
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

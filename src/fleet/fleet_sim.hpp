@@ -12,8 +12,11 @@
 //   0.60 D       the leading coordinator crashes; the other takes over
 // A joining node's job starts once the node has its first assignment (GPUs idle until then).
 // Simulated GPU: uncontrolled draw d (job-specific, slow noise), power = min(d, cap);
-// throughput of a job = (power/d)^elasticity, relative to uncontrolled.
-// Writes <out>/trace.csv (one row per tick) and <out>/report.json, returned too.
+// throughput of a job relative to uncontrolled = max(0, 1 - (1 - power/d) / PFI), the linear
+// model of allocation::job_from_pfi. Each node runs one job whose PFI it publishes in its
+// registration (set_job_pfi), so the pfi/greedy allocators see the jobs' real flexibility.
+// Writes <out>/trace.csv (one row per tick) and <out>/report.json, returned too. The report
+// has the coordinators' ramp events and the ticks that started late (a loaded machine).
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,8 +40,14 @@ struct FleetSimOptions {
   double expiry_s = 10;
   double refresh_s = 3;
   uint64_t seed = 1;
+  // PFI of each simulated job (node i runs job i; nodes + max(1, nodes/8) jobs), each > 0;
+  // empty: drawn uniformly from [1.1, 5] with the seed (the CLI passes the simulator's).
+  std::vector<double> job_pfi;
   std::string out_dir;
 };
+
+// Simulated jobs of a run: nodes + max(1, nodes / 8).
+int fleet_sim_jobs(const FleetSimOptions& options);
 
 Result<nlohmann::json> run_fleet_sim(const FleetSimOptions& options);
 

@@ -145,6 +145,33 @@ double effective_budget_w(double site_w, const std::optional<GridTarget>& target
   return site_w;
 }
 
+RampState ramp_state(double site_w, const std::optional<GridTarget>& target, double now_unix_s) {
+  const double e0 = effective_budget_w(site_w, target, now_unix_s);
+  if (!target || !target->value_w || *target->value_w >= site_w) return RampState::kIdle;
+  // A step (no ramp) is never "ramping"; a ramp moves the budget by ramp_w_per_s each second.
+  const double r = target->ramp_w_per_s, v = *target->value_w, t = now_unix_s;
+  const double ramp_s = r > 0 ? (site_w - v) / r : 0.0;
+  if (r > 0 && t >= target->start_unix_s - ramp_s && t < target->start_unix_s)
+    return RampState::kRampingDown;
+  if (r > 0 && target->end_unix_s > 0 && t >= target->end_unix_s && t < target->end_unix_s + ramp_s)
+    return RampState::kRampingUp;
+  return e0 < site_w ? RampState::kHolding : RampState::kIdle;
+}
+
+const char* ramp_state_name(RampState s) {
+  switch (s) {
+    case RampState::kRampingDown:
+      return "ramping_down";
+    case RampState::kHolding:
+      return "holding";
+    case RampState::kRampingUp:
+      return "ramping_up";
+    case RampState::kIdle:
+      break;
+  }
+  return "idle";
+}
+
 Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
                                            double ramp_w_per_s) {
   Json j = Json::parse(body, nullptr, false);

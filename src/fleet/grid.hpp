@@ -31,6 +31,12 @@ Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s);
 double effective_budget_w(double site_w, const std::optional<GridTarget>& target,
                           double now_unix_s);
 
+// Where the effective budget stands at now: "ramping_down" / "ramping_up" while a ramp moves
+// it, "holding" at the target (below site_w), "idle" at site_w (no target in force).
+enum class RampState { kIdle, kRampingDown, kHolding, kRampingUp };
+RampState ramp_state(double site_w, const std::optional<GridTarget>& target, double now_unix_s);
+const char* ramp_state_name(RampState s);
+
 // OpenADR 3 event -> load target. Reads intervalPeriod {start, duration} (event-level or the
 // first interval's), the first interval's payloads and payloadDescriptors' units (KW, W, MW;
 // KW if absent):

@@ -99,12 +99,13 @@ void GridServer::install_routes() {
     const CoordinatorStats st = coord_->stats();
     const Plan& p = st.last_plan;
     auto target = read_grid_target(coord_->etcd(), coord_->options().site);
-    std::string ramp = "idle";
-    if (target.ok() && target->value_w) {
-      const double now = now_s(), e1 = effective_budget_w(p.site_w, *target, now + 1);
-      const double e0 = effective_budget_w(p.site_w, *target, now);
-      ramp = e1 < e0 ? "ramping_down" : e1 > e0 ? "ramping_up" : e0 < p.site_w ? "holding" : "idle";
-    }
+    std::optional<GridTarget> in_force;
+    if (target.ok()) in_force = *target;
+    const std::string ramp = ramp_state_name(ramp_state(p.site_w, in_force, now_s()));
+    Json ramp_events = Json::array();  // the leader's last ten ramp events
+    const size_t n = st.ramp_events.size();
+    for (size_t i = n > 10 ? n - 10 : 0; i < n; ++i)
+      ramp_events.push_back(to_json(st.ramp_events[i]));
     reply(res, 200,
           {{"leader", st.leader},
            {"site_w", p.site_w},
@@ -113,6 +114,7 @@ void GridServer::install_routes() {
            {"calculated_load_w", st.last_power_w},
            {"compliant", st.last_power_w <= p.effective_w + 1e-6},
            {"ramp_state", ramp},
+           {"ramp_events", ramp_events},
            {"target", target.ok() ? target_json(*target) : Json(nullptr)}});
   });
   server_->Get("/v1/grid/report", [this](const httplib::Request& req, httplib::Response& res) {

@@ -153,6 +153,17 @@ Result<JobRecord> decode_job(const Json& j, const std::string& where) {
 
 // ---- records ----
 
+int set_job_pfi(NodeRecord& record, const std::map<std::string, double>& pfi_by_job) {
+  int set = 0;
+  for (JobRecord& j : record.jobs) {
+    auto it = pfi_by_job.find(j.id);
+    if (it == pfi_by_job.end() || !std::isfinite(it->second) || !(it->second > 0)) continue;
+    j.pfi = it->second;
+    ++set;
+  }
+  return set;
+}
+
 std::string encode(const NodeRecord& r) {
   Json jobs = Json::array();
   for (const auto& j : r.jobs) {

@@ -14,6 +14,7 @@
 // unknown fields; an error names the key's field ("jobs[1].pfi: must be >= 0").
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +92,12 @@ struct GridTarget {
   bool best_effort = false;
   std::string correlation_id;  // non-empty
 };
+
+// The hook through which an agent publishes its jobs' PFI (declared in the job's registration
+// or config, or measured by a sweep): sets jobs[k].pfi = pfi_by_job[jobs[k].id] for every job
+// the map names with a finite value > 0; other jobs keep theirs (0: unknown, the per-job
+// allocators then use 1 / elasticity, else 1). Returns how many jobs were set.
+int set_job_pfi(NodeRecord& record, const std::map<std::string, double>& pfi_by_job);
 
 std::string encode(const NodeRecord& r);
 std::string encode(const Assignment& r);

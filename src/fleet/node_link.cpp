@@ -98,7 +98,8 @@ NodeBudget NodeLink::budget(double now_unix_s) const {
   b.watts = published_safe_w_ > 0 ? std::min(options_.safe_share_w, published_safe_w_)
                                   : options_.safe_share_w;
   b.source = NodeBudget::Source::kSafeShare;
-  b.reason = assignment_ ? "expired" : "none";
+  b.awaiting_first = first_assignment_s_ < 0;
+  b.reason = b.awaiting_first ? "awaiting_first_assignment" : assignment_ ? "expired" : "deleted";
   return b;
 }
 

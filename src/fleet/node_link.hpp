@@ -19,6 +19,8 @@
 //  - budget(now): the assignment's watts while now < its expiry; otherwise (expired, never
 //    received, etcd unreachable) the fallback min(safe_share_w, the safe_w the coordinator
 //    last published), which keeps the site within budget if every node falls back at once.
+//    Before the first assignment arrives the node holds its safe share: source kSafeShare,
+//    awaiting_first = true, reason "awaiting_first_assignment".
 //  - Thread-safe; budget() never blocks on etcd.
 
 #include <atomic>
@@ -46,9 +48,10 @@ struct NodeBudget {
   enum class Source { kAssignment, kSafeShare };
   double watts = 0;
   Source source = Source::kSafeShare;
-  int64_t revision = 0;       // of the assignment in force (0: none)
-  double expires_unix_s = 0;  // of the assignment in force
-  std::string reason;
+  int64_t revision = 0;         // of the assignment in force (0: none)
+  double expires_unix_s = 0;    // of the assignment in force
+  std::string reason;           // assignment's reason, or "expired" / "awaiting_first_assignment"
+  bool awaiting_first = false;  // no assignment received yet since Start
 };
 
 class NodeLink {

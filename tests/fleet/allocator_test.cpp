@@ -155,6 +155,41 @@ TEST(Allocator, GreedyCutsTheMostElasticJobFirst) {
   EXPECT_NEAR(w[0], 1600, 1e-3);
 }
 
+TEST(Allocator, PfiUsesTheReportedUncontrolledDrawAsPmax) {
+  auto a = make_allocator("pfi");
+  ASSERT_TRUE(a.ok());
+  // Both nameplates 2000 W, but a would draw only 1200 W uncontrolled: a 2800 W budget cuts
+  // both from what they would draw, a (the smaller P_max, same PFI) less: the "pfi" rule
+  // weights the curtailment by P_max^2 / T_max x PFI (src/allocation), T_max = GPUs.
+  NodeRecord na = with_job(node("a", 4, 400, 2000, 1200), 1.0);
+  na.uncontrolled_w = 1200;
+  NodeRecord nb = with_job(node("b", 4, 400, 2000, 2000), 1.0);
+  nb.uncontrolled_w = 2000;
+  auto w = (*a)->split(2800, {na, nb});
+  EXPECT_NEAR(sum(w), 2800, 1e-3);
+  EXPECT_LT(w[0], 1200);
+  EXPECT_NEAR((1200 - w[0]) / (2000 - w[1]), 1200.0 * 1200 / (2000.0 * 2000), 1e-6);
+  // Without the prediction a's P_max is its nameplate: it gets more than it would draw.
+  na.uncontrolled_w = 0;
+  auto n = (*a)->split(2800, {na, nb});
+  EXPECT_NEAR(n[0], 1400, 1e-3);
+}
+
+TEST(Allocator, SetJobPfiIsTheAgentsHook) {
+  NodeRecord r = node("a", 8, 800, 4000, 3000);
+  r = with_job(r, 0);
+  r.jobs[0].gpus = 4;
+  r.jobs.push_back(r.jobs[0]);
+  r.jobs[1].id = "other";
+  EXPECT_EQ(set_job_pfi(r, {{"a-job", 2.5}, {"other", -1}, {"absent", 3}}), 1);
+  EXPECT_DOUBLE_EQ(r.jobs[0].pfi, 2.5);
+  EXPECT_DOUBLE_EQ(r.jobs[1].pfi, 0);  // a non-positive value is not a PFI: left unknown
+  // The published PFI reaches the registration and the pfi allocator.
+  auto back = decode_node(encode(r), "k");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(back->jobs[0].pfi, 2.5);
+}
+
 TEST(SplitPlan, HoldsDepartedSharesUntilKnownOff) {
   EqualAllocator a;
   PlanInput in;

@@ -267,5 +267,47 @@ TEST_F(CoordinatorLive, DeposedCoordinatorCannotWrite) {
   EXPECT_LE(links[0]->budget().watts, 2000);
 }
 
+TEST_F(CoordinatorLive, NodeHoldsSafeShareUntilFirstAssignmentAndRampsAreEvents) {
+  start(1);
+  if (!cluster_) return;
+  std::vector<std::unique_ptr<NodeLink>> links;
+  links.push_back(link(*cluster_, "s6", "n0", 700));
+  // No coordinator yet: the node holds its configured safe share and says it is waiting.
+  NodeBudget b = links[0]->budget();
+  EXPECT_TRUE(b.awaiting_first);
+  EXPECT_EQ(b.source, NodeBudget::Source::kSafeShare);
+  EXPECT_EQ(b.reason, "awaiting_first_assignment");
+  EXPECT_NEAR(b.watts, 700, 1e-9);
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s6", "a", 1200));
+  ASSERT_TRUE(c.ok());
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  EXPECT_FALSE(links[0]->budget().awaiting_first);
+  // A grid target of 600 W with 1 s ramps, held 1 s: down, held, back up.
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  GridTarget g;
+  g.value_w = 600;
+  g.start_unix_s = now + 1.5;
+  g.end_unix_s = now + 2.5;
+  g.ramp_w_per_s = 600;
+  g.correlation_id = "dr-6";
+  ASSERT_TRUE((*c)->put_grid_target(g).ok());
+  ASSERT_TRUE(eventually(6, [&] { return (*c)->stats().ramp_events.size() >= 5; }));
+  const CoordinatorStats st = (*c)->stats();
+  std::vector<std::string> kinds;
+  for (const auto& e : st.ramp_events) kinds.push_back(e.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"ramp_start", "ramp_end", "target_reached",
+                                             "ramp_start", "ramp_end"}));
+  EXPECT_EQ(st.ramp_events[0].state, "ramping_down");
+  EXPECT_NEAR(st.ramp_events[0].target_w, 600, 1e-9);
+  EXPECT_EQ(st.ramp_events[0].correlation_id, "dr-6");
+  EXPECT_NEAR(st.ramp_events[2].effective_w, 600, 1e-6);
+  EXPECT_GE(st.ramp_events[2].time_unix_s, g.start_unix_s);
+  EXPECT_NEAR(st.ramp_events[4].target_w, 1200, 1e-9);
+  EXPECT_EQ(st.ramp_state, "idle");
+  EXPECT_LE(links[0]->budget().watts, 1200 + 1e-6);
+}
+
 }  // namespace
 }  // namespace fw::fleet

@@ -106,5 +106,27 @@ TEST(Grid, ReportHasDemandUsageAndBaselinePerInterval) {
   EXPECT_EQ(iv[0]["payloads"][0]["type"], "DEMAND");
 }
 
+TEST(Grid, RampStateFollowsTheEffectiveBudget) {
+  GridTarget g;
+  g.value_w = 600;
+  g.start_unix_s = 100;
+  g.end_unix_s = 200;
+  g.ramp_w_per_s = 40;  // 400 W gap: 10 s ramps
+  g.correlation_id = "c";
+  const std::optional<GridTarget> t = g;
+  EXPECT_EQ(ramp_state(1000, t, 80), RampState::kIdle);
+  EXPECT_EQ(ramp_state(1000, t, 95), RampState::kRampingDown);
+  EXPECT_EQ(ramp_state(1000, t, 150), RampState::kHolding);
+  EXPECT_EQ(ramp_state(1000, t, 205), RampState::kRampingUp);
+  EXPECT_EQ(ramp_state(1000, t, 211), RampState::kIdle);
+  EXPECT_EQ(ramp_state(1000, std::nullopt, 150), RampState::kIdle);
+  EXPECT_EQ(ramp_state(500, t, 150), RampState::kIdle);  // target above the site budget
+  g.ramp_w_per_s = 0;                                    // a step never ramps
+  EXPECT_EQ(ramp_state(1000, g, 99), RampState::kIdle);
+  EXPECT_EQ(ramp_state(1000, g, 100), RampState::kHolding);
+  EXPECT_STREQ(ramp_state_name(RampState::kRampingDown), "ramping_down");
+  EXPECT_STREQ(ramp_state_name(RampState::kIdle), "idle");
+}
+
 }  // namespace
 }  // namespace fw::fleet
