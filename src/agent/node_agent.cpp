@@ -334,7 +334,17 @@ Status NodeAgent::Impl::start_fleet() {
 // it moved by more than 0.5 W, as a PUT /v1/budget would (it overrides one).
 void NodeAgent::Impl::follow_fleet(double t) {
   if (!link) return;
-  link->update(fleet_record(fleet_node, plant->info(), stepper->latest(), unix_now_s()));
+  // Each plant job's PFI, as its channel job declared or a sweep measured it (finite only).
+  std::map<std::string, double> job_pfi;
+  const std::vector<JobState> registered = jobs.snapshot();
+  for (size_t j = 0; j < plant->info().jobs.size(); ++j) {
+    for (const JobState& js : registered) {
+      if (js.id == plant->job_id(j) && std::isfinite(js.pfi)) {
+        job_pfi[plant->info().jobs[j].name] = js.pfi;
+      }
+    }
+  }
+  link->update(fleet_record(fleet_node, plant->info(), stepper->latest(), unix_now_s(), job_pfi));
   const fleet::NodeBudget b = link->budget();
   if (!(b.watts > 0) || std::abs(b.watts - node_budget_w(t)) <= 0.5) return;
   Budget nb;

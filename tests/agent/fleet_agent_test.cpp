@@ -115,6 +115,7 @@ TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
   cfg.fleet.node = "n1";
   cfg.fleet.safe_share_w = 250;
   cfg.fleet.lease_ttl_s = 2;
+  cfg.job_silent_after_s = 0;  // the test's job never reports
   fleet::EtcdClientOptions eo;
   eo.endpoints = cfg.fleet.etcd;
   auto etcd = fleet::EtcdClient::Create(eo);
@@ -128,18 +129,29 @@ TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
     NodeAgent a(cfg);
     ASSERT_TRUE(a.start().ok());
     EXPECT_DOUBLE_EQ(a.hub().latest()->state.budget.watts, 250);  // the safe share at first
+    // A job registered with its PFI: the node's registration must carry it to the coordinator.
+    JobInfo info;
+    info.name = "grpo";
+    ASSERT_EQ(a.jobs().add("j1", info), JobRegistry::Outcome::kOk);
+    ASSERT_EQ(a.jobs().set_pfi("j1", 1.7, "registration"), JobRegistry::Outcome::kOk);
+    // On sim, channel job j mirrors simulated job j: the record names the scenario's job.
+    auto registered_pfi = [&]() -> double {  // the PFI of the node's one job in etcd; 0 before
+      auto got = etcd->get(fleet::node_key("s1", "n1"));
+      if (!got.ok() || got->kvs.size() != 1) return 0;
+      auto rec = fleet::decode_node(got->kvs[0].value, "node");
+      return rec.ok() && rec->jobs.size() == 1 ? rec->jobs[0].pfi : 0;
+    };
     StepClock clock;
     const double t0 = unix_now();  // the link runs on real time: wait for it, up to 20 s
-    a.run(clock,
-          [&] { return a.hub().latest()->state.budget.watts == 310 || unix_now() - t0 > 20; });
+    a.run(clock, [&] {
+      return (a.hub().latest()->state.budget.watts == 310 && registered_pfi() > 0) ||
+             unix_now() - t0 > 20;
+    });
     auto p = a.hub().latest();
     EXPECT_DOUBLE_EQ(p->state.budget.watts, 310);
     EXPECT_EQ(p->state.budget.source, "coordinator");
+    EXPECT_DOUBLE_EQ(registered_pfi(), 1.7);
     auto got = etcd->get(fleet::node_key("s1", "n1"));
-    while (got.ok() && got->kvs.empty() && unix_now() - t0 < 20) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      got = etcd->get(fleet::node_key("s1", "n1"));
-    }
     ASSERT_TRUE(got.ok());
     ASSERT_EQ(got->kvs.size(), 1u);
     auto rec = fleet::decode_node(got->kvs[0].value, "node");
