@@ -35,7 +35,7 @@ constexpr const char* kHelp =
 struct Flags {
   std::string trace, windows = "0.5,10,30,300", scope = "node", gpus, curve_windows;
   double budget_w = 0, nameplate_w = kUnset;
-  int nvsmi_gpus = 0;
+  int nvsmi_gpus = 0, parse_threads = 0;
   bool json = false;
   TraceExtras x;
 };
@@ -55,6 +55,9 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--gpus", f.gpus, "comma-separated GPU indices the trace must hold only");
   app.add_option("--nvsmi-gpus", f.nvsmi_gpus,
                  "nvidia-smi logs without an index column: GPUs per query loop (default: detect)");
+  app.add_option("--parse-threads", f.parse_threads,
+                 "threads parsing a flexwatt trace: 1, 2, or 0 = 2 for files >= 16 MB")
+      ->check(CLI::Range(0, 2));
   app.add_option("--curve-windows", f.curve_windows,
                  "windows of the violation-rate curve, comma-separated (default "
                  "0.5,1,2,5,10,15,30,60,120,300)");
@@ -99,6 +102,7 @@ Status build_request(const CLI::App& app, const Flags& f, AnalysisOptions& o,
     return Status::InvalidArgument("--nvsmi-gpus: must be 0 (detect) or 1..64");
   }
   ro.nvsmi_gpus_per_tick = f.nvsmi_gpus;
+  ro.parse_threads = f.parse_threads;
   if (f.gpus.empty()) return Status::Ok();
   std::vector<double> g;
   FW_RETURN_IF_ERROR(parse_double_list(f.gpus, "--gpus", g));

@@ -53,6 +53,42 @@ std::string list_str(const std::vector<int>& v) {
   return s;
 }
 
+// An optional column of gpus.csv parsed into a GpuReading member.
+struct Optional {
+  int col;
+  double GpuReading::*member;
+  const char* name;
+};
+
+// cols: time, gpu, power, energy, limit, sm_util, mem_util, clock, temp (−1 = absent). Splits
+// the optional members into those parsed (present and asked for in `fields`) and those left
+// unset (NaN).
+void split_optional(const std::vector<int>& cols, unsigned fields, Optional (&parsed)[6],
+                    int& n_parsed, double GpuReading::* (&unset)[6], int& n_unset) {
+  static constexpr unsigned kBits[] = {
+      0,         0, 0, kFieldEnergy, kFieldPowerLimit, kFieldSmUtil, kFieldMemUtil, kFieldSmClock,
+      kFieldTemp};
+  static constexpr const char* kNames[] = {
+      "", "", "", "energy_j", "power_limit_w", "sm_util", "mem_util", "sm_clock_mhz", "temp_c"};
+  static constexpr double GpuReading::*kMembers[] = {nullptr,
+                                                     nullptr,
+                                                     nullptr,
+                                                     &GpuReading::energy_j,
+                                                     &GpuReading::cap_w,
+                                                     &GpuReading::sm_util,
+                                                     &GpuReading::mem_util,
+                                                     &GpuReading::sm_clock_mhz,
+                                                     &GpuReading::temp_c};
+  n_parsed = n_unset = 0;
+  for (int i = 3; i < 9; ++i) {
+    if (cols[i] >= 0 && (fields & kBits[i])) {
+      parsed[n_parsed++] = {cols[i], kMembers[i], kNames[i]};
+    } else {
+      unset[n_unset++] = kMembers[i];
+    }
+  }
+}
+
 // The flexwatt gpus.csv format, columns by header name.
 //
 // Over a memory-mapped file (or a slice of one) the common line is parsed in place in one pass:
@@ -64,40 +100,20 @@ std::string list_str(const std::vector<int>& v) {
 class FlexwattSource : public TraceRowSource {
  public:
   FlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
-                 const std::vector<int>& known, std::string header_line)
+                 const std::vector<int>& known, std::string header_line, bool in_place = true)
       : r_(std::move(r)),
         header_line_(std::move(header_line)),
         allowed_(allowed_table(known)),
         known_(known) {
     // cols: time, gpu, power, energy, limit, sm_util, mem_util, clock, temp (−1 = absent)
     for (int i = 0; i < 3; ++i) col_[i] = cols[i];
-    static constexpr unsigned kBits[] = {
-        0,         0, 0, kFieldEnergy, kFieldPowerLimit, kFieldSmUtil, kFieldMemUtil, kFieldSmClock,
-        kFieldTemp};
-    static constexpr const char* kNames[] = {
-        "", "", "", "energy_j", "power_limit_w", "sm_util", "mem_util", "sm_clock_mhz", "temp_c"};
-    static constexpr double GpuReading::*kMembers[] = {nullptr,
-                                                       nullptr,
-                                                       nullptr,
-                                                       &GpuReading::energy_j,
-                                                       &GpuReading::cap_w,
-                                                       &GpuReading::sm_util,
-                                                       &GpuReading::mem_util,
-                                                       &GpuReading::sm_clock_mhz,
-                                                       &GpuReading::temp_c};
-    for (int i = 3; i < 9; ++i) {
-      if (cols[i] >= 0 && (fields & kBits[i])) {
-        optional_[n_optional_++] = {cols[i], kMembers[i], kNames[i]};
-      } else {
-        unset_[n_unset_++] = kMembers[i];
-      }
-    }
+    split_optional(cols, fields, optional_, n_optional_, unset_, n_unset_);
     for (int c : cols) min_fields_ = std::max(min_fields_, c + 1);
     role_.assign(min_fields_, kSkip);
     for (int i = 0; i < 3; ++i) role_[col_[i]] = static_cast<signed char>(i);
     for (int i = 0; i < n_optional_; ++i) role_[optional_[i].col] = static_cast<signed char>(3 + i);
     const std::string_view m = r_->mapped();
-    if (!m.empty()) {
+    if (!m.empty() && in_place) {
       fast_ = true;
       base_ = m.data();
       pos_ = r_->offset();
@@ -139,8 +155,8 @@ class FlexwattSource : public TraceRowSource {
         return true;
       }
       const void* nl = std::memchr(p, '\n', static_cast<size_t>(e - p));
-      const size_t len =
-          nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) + 1 : static_cast<size_t>(e - p);
+      const size_t len = nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) + 1
+                            : static_cast<size_t>(e - p);
       pos_ += len;
       std::unique_ptr<CsvReader> one = CsvReader::over(r_->path(), std::string_view(p, len), line_);
       if (!one->next()) {  // blank line
@@ -163,11 +179,13 @@ class FlexwattSource : public TraceRowSource {
     uint64_t m = 0;
     int digits = 0, frac = 0;
     const char* const start = p;
-    while (p < e && static_cast<unsigned>(*p - '0') < 10u) m = m * 10 + static_cast<unsigned>(*p++ - '0');
+    while (p < e && static_cast<unsigned>(*p - '0') < 10u)
+      m = m * 10 + static_cast<unsigned>(*p++ - '0');
     digits = static_cast<int>(p - start);
     if (p < e && *p == '.') {
       const char* const f = ++p;
-      while (p < e && static_cast<unsigned>(*p - '0') < 10u) m = m * 10 + static_cast<unsigned>(*p++ - '0');
+      while (p < e && static_cast<unsigned>(*p - '0') < 10u)
+        m = m * 10 + static_cast<unsigned>(*p++ - '0');
       frac = static_cast<int>(p - f);
       digits += frac;
     }
@@ -187,7 +205,8 @@ class FlexwattSource : public TraceRowSource {
       const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
       for (int i = 0; i < 4; ++i) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-        const int b = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
+        const int b =
+            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
         m |= static_cast<uint64_t>(static_cast<unsigned>(b)) << (16 * i);
       }
       return m;
@@ -211,8 +230,7 @@ class FlexwattSource : public TraceRowSource {
 
   // One plain line at p (end of mapped bytes e) into rd and time_s: returns its length with
   // the '\n', or 0 when the exact path must read it (see the class comment).
-  size_t parse_plain(const char* const line, const char* const e, GpuReading& rd,
-                     double& time_s) {
+  size_t parse_plain(const char* const line, const char* const e, GpuReading& rd, double& time_s) {
     const char* chunk = line;
     uint64_t mask = separators64(chunk, e);
     const char* p = line;  // start of the current field
@@ -356,11 +374,6 @@ class FlexwattSource : public TraceRowSource {
     return true;
   }
 
-  struct Optional {
-    int col;
-    double GpuReading::*member;
-    const char* name;
-  };
   std::unique_ptr<CsvReader> r_;
   std::string header_line_;
   int col_[3];
@@ -394,12 +407,16 @@ class ChunkedFlexwattSource : public TraceRowSource {
   static constexpr int kAhead = 4;
 
   ChunkedFlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
-                        const std::vector<int>& known, size_t block_bytes)
+                        const std::vector<int>& known, size_t block_bytes, bool in_place)
       : whole_(std::move(r)),
+        in_place_(in_place),
         cols_(std::move(cols)),
         fields_(fields),
         known_(known),
         header_(whole_->line()) {
+    split_optional(cols_, fields_, optional_, n_optional_, unset_, n_unset_);
+    stride_ = 2 + static_cast<size_t>(n_optional_);
+    block_bytes = std::min(block_bytes, size_t{1} << 30);  // lines in a block fit int32_t
     const std::string_view all = whole_->mapped();
     size_t pos = whole_->offset();
     line_base_ = whole_->line_number();
@@ -425,9 +442,18 @@ class ChunkedFlexwattSource : public TraceRowSource {
 
   bool next(TraceRow& row) override {
     for (;;) {
-      if (cur_ < blocks_.size() && i_ < blocks_[cur_].rows.size()) {
-        row = blocks_[cur_].rows[i_++];
-        row.line += line_base_;
+      if (cur_ < blocks_.size() && i_ < blocks_[cur_].n) {
+        const Block& b = blocks_[cur_];
+        const double* v = b.vals.data() + i_ * stride_;
+        GpuReading& rd = row.reading;
+        row.time_s = v[0];
+        rd.power_w = v[1];
+        rd.power_instant_w = kUnset;
+        for (int i = 0; i < n_optional_; ++i) rd.*optional_[i].member = v[2 + i];
+        for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
+        rd.gpu = b.gpu_line[2 * i_];
+        row.line = b.gpu_line[2 * i_ + 1] + line_base_;
+        ++i_;
         return true;
       }
       if (cur_ < blocks_.size() && taken_) {  // block finished: its status, then the next
@@ -443,10 +469,10 @@ class ChunkedFlexwattSource : public TraceRowSource {
           cv_.notify_all();
           return false;
         }
-        std::vector<TraceRow>().swap(b.rows);
         line_base_ += b.lines;
         {
           std::lock_guard<std::mutex> lk(mu_);
+          pool_.push_back({std::move(b.vals), std::move(b.gpu_line)});
           ++cur_;
         }
         cv_.notify_all();
@@ -463,18 +489,40 @@ class ChunkedFlexwattSource : public TraceRowSource {
   struct Block {
     std::string_view bytes;
     int64_t lines = 0;  // lines in the block (its messages count from 1)
-    std::vector<TraceRow> rows;
+    // Rows: vals holds stride_ doubles a row (time, power, the parsed optional members),
+    // gpu_line the GPU index and the block line of each.
+    size_t n = 0;
+    std::vector<double> vals;
+    std::vector<int32_t> gpu_line;
     Status status;
     std::vector<std::string> warnings;
     int state = 0;  // 0 unclaimed, 1 being parsed, 2 done (guarded by mu_)
   };
 
   void parse(Block& b) {
-    FlexwattSource src(CsvReader::over(whole_->path(), b.bytes, 1), cols_, fields_, known_,
-                       header_);
-    b.rows.reserve(b.bytes.size() / 32);
+    FlexwattSource src(CsvReader::over(whole_->path(), b.bytes, 1), cols_, fields_, known_, header_,
+                       in_place_);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!pool_.empty()) {
+        b.vals = std::move(pool_.back().first);
+        b.gpu_line = std::move(pool_.back().second);
+        pool_.pop_back();
+      }
+    }
+    b.vals.clear();
+    b.gpu_line.clear();
+    b.vals.reserve(b.bytes.size() / 48 * stride_);
+    b.gpu_line.reserve(b.bytes.size() / 48 * 2);
     TraceRow row;
-    while (src.next(row)) b.rows.push_back(row);
+    while (src.next(row)) {
+      b.vals.push_back(row.time_s);
+      b.vals.push_back(row.reading.power_w);
+      for (int i = 0; i < n_optional_; ++i) b.vals.push_back(row.reading.*optional_[i].member);
+      b.gpu_line.push_back(row.reading.gpu);
+      b.gpu_line.push_back(static_cast<int32_t>(row.line));
+      ++b.n;
+    }
     b.status = src.status();
     b.warnings = src.warnings();
     b.lines = src.lines_read();
@@ -528,11 +576,19 @@ class ChunkedFlexwattSource : public TraceRowSource {
   }
 
   std::unique_ptr<CsvReader> whole_;  // owns the mapping the blocks view
+  bool in_place_;
   std::vector<int> cols_;
   unsigned fields_;
   std::vector<int> known_;
   std::string header_;
   std::vector<Block> blocks_;
+  Optional optional_[6];
+  int n_optional_ = 0;
+  double GpuReading::*unset_[6];
+  int n_unset_ = 0;
+  size_t stride_ = 2;
+  // Row buffers of blocks already handed out, reused (guarded by mu_).
+  std::vector<std::pair<std::vector<double>, std::vector<int32_t>>> pool_;
   int64_t line_base_ = 0;   // lines of the file before blocks_[cur_]
   size_t cur_ = 0, i_ = 0;  // block being handed out (guarded by mu_ for the worker), row
   bool taken_ = false;      // blocks_[cur_] is parsed and being handed out
@@ -542,6 +598,21 @@ class ChunkedFlexwattSource : public TraceRowSource {
   std::thread worker_;
   Status status_;
 };
+
+// Parse threads for a flexwatt file of mapped_bytes (0 when not mapped): see
+// TraceReaderOptions::parse_threads.
+int parse_threads(const TraceReaderOptions& o, size_t mapped_bytes) {
+  int n = o.parse_threads;
+  if (n == 0) {
+    const char* env = std::getenv("FLEXWATT_PARSE_THREADS");
+    if (env != nullptr && (std::string(env) == "1" || std::string(env) == "2")) {
+      n = env[0] - '0';
+    } else {
+      n = mapped_bytes >= o.parallel_min_bytes && std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+    }
+  }
+  return n == 2 && mapped_bytes > 0 && mapped_bytes >= o.parallel_min_bytes ? 2 : 1;
+}
 
 }  // namespace
 
@@ -663,15 +734,13 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
         "'");
   }
   // Large mapped files are parsed by two threads (same rows, errors and warnings).
-  const char* env = std::getenv("FLEXWATT_PARSE_THREADS");
-  const bool parallel = options.parallel_parse || (env != nullptr && std::string(env) == "2");
-  if (parallel && !r->mapped().empty() && r->mapped().size() >= options.parallel_min_bytes) {
-    t->source_ = std::make_unique<ChunkedFlexwattSource>(std::move(r), cols, options.fields, known,
-                                                         options.parallel_block_bytes);
+  if (parse_threads(options, r->mapped().size()) == 2) {
+    t->source_ = std::make_unique<ChunkedFlexwattSource>(
+        std::move(r), cols, options.fields, known, options.parallel_block_bytes, options.in_place);
   } else {
     std::string header_line(r->line());
     t->source_ = std::make_unique<FlexwattSource>(std::move(r), cols, options.fields, known,
-                                                  std::move(header_line));
+                                                  std::move(header_line), options.in_place);
   }
   return t;
 }

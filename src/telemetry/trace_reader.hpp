@@ -69,13 +69,17 @@ struct TraceReaderOptions {
   // nvidia-smi logs without an index column: GPUs per query loop; 0 = detect from the
   // timestamps (see nvsmi_import.hpp).
   int nvsmi_gpus_per_tick = 0;
-  // flexwatt files (memory-mapped) of at least parallel_min_bytes parsed in blocks of
-  // parallel_block_bytes by two threads: a worker parses blocks ahead while the caller's thread
-  // consumes rows in file order. Rows, errors (absolute lines) and warnings are the same as
-  // with one thread. Off by default (on this project's shared 2-core machine it measured
-  // slower: see docs/analysis.md, Speed); FLEXWATT_PARSE_THREADS=2 in the environment turns it
-  // on too.
-  bool parallel_parse = false;
+  // Parse threads for flexwatt files: 1, 2, or 0 = automatic: 2 when the file is memory-mapped,
+  // at least parallel_min_bytes long and the machine has at least 2 hardware threads, else 1.
+  // With 2, the file is parsed in blocks of parallel_block_bytes: a worker parses blocks ahead
+  // while the caller's thread consumes rows in file order (and parses blocks itself when the
+  // worker is behind). Rows, errors (absolute lines) and warnings are the same as with one
+  // thread. When parse_threads is 0, FLEXWATT_PARSE_THREADS=1 or 2 in the environment forces
+  // that count (see docs/analysis.md, Speed).
+  int parse_threads = 0;
+  // Testing and fuzzing: false reads every flexwatt line through CsvReader (the reference
+  // path) instead of parsing plain lines in place; rows, errors and warnings are the same.
+  bool in_place = true;
   size_t parallel_min_bytes = size_t{16} << 20;
   size_t parallel_block_bytes = size_t{4} << 20;
 };
