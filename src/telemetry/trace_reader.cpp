@@ -17,6 +17,7 @@
 #endif
 
 #include "core/csv.hpp"
+#include "telemetry/dmon_import.hpp"
 #include "telemetry/nvsmi_import.hpp"
 #include "telemetry/trace_reader_parse.hpp"
 
@@ -637,6 +638,8 @@ std::string_view trace_format_name(TraceFormat f) {
       return "flexwatt gpus.csv";
     case TraceFormat::kNvidiaSmi:
       return "nvidia-smi csv log";
+    case TraceFormat::kDcgmiDmon:
+      return "dcgmi dmon log";
   }
   return "?";
 }
@@ -714,6 +717,15 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
                         open_nvsmi_source(std::move(r), header, options, known, t->meta_));
     return t;
   }
+  if (is_dmon_header(r->line())) {
+    if (t->format_ == TraceFormat::kFlexwattDir) {
+      return Status::InvalidArgument(r->where() +
+                                     ": header: dcgmi dmon output cannot be a trace's gpus.csv");
+    }
+    t->format_ = TraceFormat::kDcgmiDmon;
+    FW_ASSIGN_OR_RETURN(t->source_, open_dmon_source(std::move(r), options, known, t->meta_));
+    return t;
+  }
   static constexpr const char* kCols[] = {"time_s",   "gpu",           "power_w",
                                           "energy_j", "power_limit_w", "sm_util",
                                           "mem_util", "sm_clock_mhz",  "temp_c"};
@@ -730,8 +742,9 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
     }
     return Status::InvalidArgument(
         r->where() + ": header: not a flexwatt trace (missing " + missing +
-        ") nor an nvidia-smi log (needs timestamp and power.draw); got '" + std::string(r->line()) +
-        "'");
+        ") nor an nvidia-smi log (needs timestamp and power.draw) nor dcgmi dmon output "
+        "(#Entity ...); got '" +
+        std::string(r->line()) + "'");
   }
   // Large mapped files are parsed by two threads (same rows, errors and warnings).
   if (parse_threads(options, r->mapped().size()) == 2) {

@@ -1,7 +1,8 @@
 #pragma once
 // Streaming reader of power traces: a flexwatt trace directory (gpus.csv, optional jobs.csv
-// and meta.json), a lone gpus.csv-style file, or an `nvidia-smi --query-gpu=... --format=csv`
-// log (see nvsmi_import.hpp). The format is detected from the header line.
+// and meta.json), a lone gpus.csv-style file, an `nvidia-smi --query-gpu=... --format=csv`
+// log (see nvsmi_import.hpp) or `dcgmi dmon` output (dmon_import.hpp). The format is detected
+// from the header line.
 //
 // flexwatt format: columns are found by header name; time_s, gpu and power_w are required,
 // energy_j, power_limit_w, sm_util, mem_util, sm_clock_mhz, temp_c optional, any other column
@@ -33,6 +34,7 @@ enum class TraceFormat {
   kFlexwattDir,  // a directory holding gpus.csv (+ jobs.csv, meta.json)
   kFlexwattCsv,  // a lone gpus.csv-style file
   kNvidiaSmi,    // an nvidia-smi --format=csv log (units in cells or nounits)
+  kDcgmiDmon,    // dcgmi dmon output (see dmon_import.hpp)
 };
 std::string_view trace_format_name(TraceFormat f);
 
@@ -69,6 +71,9 @@ struct TraceReaderOptions {
   // nvidia-smi logs without an index column: GPUs per query loop; 0 = detect from the
   // timestamps (see nvsmi_import.hpp).
   int nvsmi_gpus_per_tick = 0;
+  // dcgmi dmon output without a time column: seconds between samples (dmon's -d / 1000);
+  // 0 = not given (see dmon_import.hpp).
+  double dmon_period_s = 0;
   // Parse threads for flexwatt files: 1, 2, or 0 = automatic: 2 when the file is memory-mapped,
   // at least parallel_min_bytes long and the machine has at least 2 hardware threads, else 1.
   // With 2, the file is parsed in blocks of parallel_block_bytes: a worker parses blocks ahead
