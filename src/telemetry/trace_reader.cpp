@@ -220,9 +220,10 @@ class FlexwattSource : public TraceRowSource {
     return m;
   }
 
-  // Same bytes in [a, a + n) and time_text_ (n ≤ sizeof time_text_).
+  // Same bytes in [a, a + n) and time_text_ (n ≤ sizeof time_text_); never for empty text
+  // (time_text_len_ 0 means no time cached).
   bool same_time_text(const char* a, size_t n) const {
-    if (n != time_text_len_) return false;
+    if (n != time_text_len_ || n == 0) return false;
     for (size_t i = 0; i < n; ++i) {
       if (a[i] != time_text_[i]) return false;
     }
@@ -317,8 +318,7 @@ class FlexwattSource : public TraceRowSource {
     row.line = r.line_number();
     // Rows of one tick repeat the same time text: parse it once per tick.
     const std::string_view tc = f[col_[0]];
-    if (tc.size() == time_text_len_ && tc.size() <= sizeof time_text_ &&
-        std::memcmp(tc.data(), time_text_, tc.size()) == 0) {
+    if (tc.size() <= sizeof time_text_ && same_time_text(tc.data(), tc.size())) {
       row.time_s = time_value_;
     } else {
       if (!fast_parse_double(tc, row.time_s) || !std::isfinite(row.time_s)) {

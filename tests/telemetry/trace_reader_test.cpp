@@ -338,6 +338,26 @@ TEST(TraceReader, InPlaceParseMatchesTheReferencePathLineForLine) {
   EXPECT_EQ(transcript(path, known), want);
 }
 
+TEST(TraceReader, EmptyTimeCellIsAnErrorEvenOnTheFirstRow) {
+  // Regression (found by fuzz_trace_reader): the tick's time cache matched an empty cell
+  // before any time was cached, reading it as time 0.
+  for (int threads : {1, 2}) {
+    TraceReaderOptions o;
+    o.parse_threads = threads;
+    o.parallel_min_bytes = 1;
+    o.parallel_block_bytes = 7;  // a block starts at the empty cell
+    for (bool in_place : {true, false}) {
+      o.in_place = in_place;
+      EXPECT_NE(error_of("empty_time.csv", "time_s,gpu,power_w\n,0,5\n1,0,6\n", o)
+                    .find("empty_time.csv:2: time_s: not a finite number: ''"),
+                std::string::npos);
+      EXPECT_NE(error_of("empty_time2.csv", "time_s,gpu,power_w\n1,0,5\n,0,6\n", o)
+                    .find("empty_time2.csv:3: time_s: not a finite number: ''"),
+                std::string::npos);
+    }
+  }
+}
+
 TEST(TraceReader, ParseThreadsAutomaticOnlyForLargeFiles) {
   // A small file with parse_threads 0 (automatic) reads with one thread: same transcript as 1.
   const std::string path =
