@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   fw::TraceReaderOptions ro;
   ro.nvsmi_gpus_per_tick = data[0] < 128 ? 0 : data[0] - 128;  // 0..127: 65.. out of range
-  ro.dmon_period_s = (data[0] & 1) ? 0.5 : 0;
+  ro.dmon_period_s = (data[0] & 1) ? 0.5 : fw::kUnset;
   const std::string path = fw::fuzz::as_file(data + 1, size - 1);
   {
     auto r = fw::TraceReader::open(path, ro);

@@ -202,17 +202,15 @@ Result<std::unique_ptr<TraceRowSource>> open_dmon_source(std::unique_ptr<CsvRead
                                    ": header: dcgmi dmon output without a POWER column (field "
                                    "155): monitor it with dcgmi dmon -e 155[,156]");
   }
+  FW_RETURN_IF_ERROR(validate(options));
   const double period = options.dmon_period_s;
-  if (period != 0 && !(period > 0 && period <= 3600)) {
-    return Status::InvalidArgument("--dmon-period-s: must be in (0, 3600] seconds");
-  }
-  if (!time_column && period == 0) {
+  if (!time_column && std::isnan(period)) {
     return Status::InvalidArgument(
         where +
         ": header: dcgmi dmon output has no timestamps: give --dmon-period-s (dmon's -d delay "
         "in seconds, 1 when -d was not given), or log each line with a leading Unix time");
   }
-  if (time_column && period != 0) {
+  if (time_column && !std::isnan(period)) {
     return Status::InvalidArgument(where +
                                    ": header: --dmon-period-s given but the log has a time "
                                    "column: give one source of time only");

@@ -758,6 +758,19 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
   return t;
 }
 
+Status validate(const TraceReaderOptions& o) {
+  if (o.nvsmi_gpus_per_tick < 0 || o.nvsmi_gpus_per_tick > kMaxGpusPerLoop) {
+    return Status::InvalidArgument("--nvsmi-gpus: must be 0 (detect) or 1..64");
+  }
+  if (o.parse_threads < 0 || o.parse_threads > 2) {
+    return Status::InvalidArgument("--parse-threads: must be 0 (automatic), 1 or 2");
+  }
+  if (!std::isnan(o.dmon_period_s) && !(o.dmon_period_s > 0 && o.dmon_period_s <= 3600)) {
+    return Status::InvalidArgument("--dmon-period-s: must be in (0, 3600] seconds");
+  }
+  return Status::Ok();
+}
+
 Result<std::optional<double>> read_job_tokens(const std::string& path) {
   FW_ASSIGN_OR_RETURN(std::unique_ptr<CsvReader> r, CsvReader::open(path));
   if (!r->next()) {

@@ -71,9 +71,9 @@ struct TraceReaderOptions {
   // nvidia-smi logs without an index column: GPUs per query loop; 0 = detect from the
   // timestamps (see nvsmi_import.hpp).
   int nvsmi_gpus_per_tick = 0;
-  // dcgmi dmon output without a time column: seconds between samples (dmon's -d / 1000);
-  // 0 = not given (see dmon_import.hpp).
-  double dmon_period_s = 0;
+  // dcgmi dmon output without a time column: seconds between samples (dmon's -d / 1000),
+  // in (0, 3600]; NaN = not given (see dmon_import.hpp).
+  double dmon_period_s = kUnset;
   // Parse threads for flexwatt files: 1, 2, or 0 = automatic: 2 when the file is memory-mapped,
   // at least parallel_min_bytes long and the machine has at least 2 hardware threads, else 1.
   // With 2, the file is parsed in blocks of parallel_block_bytes: a worker parses blocks ahead
@@ -149,6 +149,11 @@ class TraceReader {
   nlohmann::json meta_ = nlohmann::json::object();
   std::unique_ptr<TraceRowSource> source_;
 };
+
+// Checks the values of options a user gives (InvalidArgument naming the analyze flag):
+// nvsmi_gpus_per_tick 0..kMaxGpusPerLoop (64), parse_threads 0..2, dmon_period_s NaN or in
+// (0, 3600].
+Status validate(const TraceReaderOptions& o);
 
 // Tokens produced over a jobs.csv: Σ over jobs of (last − first) tokens_total, reading
 // each job's non-empty cells in file order. nullopt when the file has no tokens_total

@@ -45,6 +45,8 @@ expect_fail "dmon period 0" "--dmon-period-s: must be in" "$out/dmon.txt" --budg
 printf '#Entity POWER\nID\nGPU 0 x\n' > "$out/dmon_bad.txt"
 expect_fail "dmon bad power" "dmon_bad.txt:3: POWER" "$out/dmon_bad.txt" --budget-w 100 \
   --dmon-period-s 1
+expect_fail "dmon period nan" "--dmon-period-s: must be in" "$out/dmon.txt" --budget-w 100 \
+  --dmon-period-s nan
 expect_fail "parse threads 3" "--parse-threads" "$ex" --budget-w 100 --parse-threads 3
 printf 'a,b,c\n1,2,3\n' > "$out/hdr.csv"
 expect_fail "wrong header" "hdr.csv:1: header" "$out/hdr.csv" --budget-w 100

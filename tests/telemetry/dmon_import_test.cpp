@@ -28,9 +28,10 @@ struct Read {
 };
 
 Read read(const std::string& name, const std::string& text, double period_s = 0.5) {
+  // period_s 0: not given.
   Read out;
   TraceReaderOptions o;
-  o.dmon_period_s = period_s;
+  o.dmon_period_s = period_s == 0 ? kUnset : period_s;
   auto r = TraceReader::open(write_file(name, text).string(), o);
   if (!r.ok()) {
     out.status = r.status();
