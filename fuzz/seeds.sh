@@ -18,6 +18,11 @@ head -80 data/examples/nvsmi_8gpu.csv > "$out/fuzz_csv/nvsmi_head.csv"
   > "$out/fuzz_nvsmi/trimmed.csv"
 printf '\x00timestamp, index, pci.bus_id, power.draw [W], energy [mJ]\n2025/07/26 23:32:09.703, 0, 00000000:07:00.0, 0.3 kW, 5\n2025/07/26 23:32:09.803, 1, 00000000:1B:00.0, [N/A], 6\n' \
   > "$out/fuzz_nvsmi/units.csv"
+# dcgmi dmon output: with a period (first byte odd) and with a leading time column (even).
+printf '\x01#Entity   POWER     TOTEC\nID\nGPU 0     245.3     1000000\nGPU 1     N/A       2000000\n#Entity   POWER     TOTEC\nID\nGPU 0     250.0     1125000\nGPU 1     260       N/A\n' \
+  > "$out/fuzz_nvsmi/dmon_period.txt"
+printf '\x00100.0 #Entity POWER\n100.0 ID\n100.1 GPU 0 100\n100.1 GPU 1 200\n100.6 GPU 0 110\n100.6 GPU 1 210\n' \
+  > "$out/fuzz_nvsmi/dmon_time.txt"
 for f in scenarios/*.yaml; do cp "$f" "$out/fuzz_scenario/"; done
 for f in policies/*.json; do
   [ "$(stat -c %s "$f")" -le 200000 ] && cp "$f" "$out/fuzz_policy/"

@@ -54,6 +54,16 @@ class WindowAccumulator {
     }
     add_slow(time_s, power_w, dt_s);
   }
+  // add() takes its fast path (the sample lies inside the open window) exactly when
+  // started(), time_s >= fast_from_s() and time_s + dt_s <= fast_to_s(); then it does what
+  // add_inside(power_w * dt_s, dt_s) does. For callers feeding many windows the same sample.
+  bool started() const { return started_; }
+  double fast_from_s() const { return start_s_ - eps_s_; }
+  double fast_to_s() const { return end_s_ + eps_s_; }
+  void add_inside(double energy_j, double dt_s) {
+    sum_wj_ += energy_j;
+    covered_s_ += dt_s;
+  }
   // Stats including the open window (which is judged by the same half-coverage rule).
   WindowStats finish() const;
   // Off by default. When on, the mean of every judged window is kept (one double a window;

@@ -19,8 +19,9 @@ constexpr const char* kHelp =
     "Energy, peak power and windowed budget violations of a power trace, per GPU "
     "and for the node.\n\n"
     "TRACE is a flexwatt trace directory (gpus.csv, jobs.csv, meta.json), a lone\n"
-    "gpus.csv-style file, or an nvidia-smi --query-gpu=... --format=csv log (units in\n"
-    "cells or nounits); the format is detected from the header. Rules for gaps,\n"
+    "gpus.csv-style file, an nvidia-smi --query-gpu=... --format=csv log (units in\n"
+    "cells or nounits) or dcgmi dmon -e 155,156 output (with --dmon-period-s); the\n"
+    "format is detected from the header. Rules for gaps,\n"
     "duplicates and unsorted rows: docs/analysis.md.\n\n"
     "Example:\n"
     "  flexwatt analyze data/examples/trace --budget-w 2400 --windows 0.5,10,30\n"
@@ -34,8 +35,8 @@ constexpr const char* kHelp =
 
 struct Flags {
   std::string trace, windows = "0.5,10,30,300", scope = "node", gpus, curve_windows;
-  double budget_w = 0, nameplate_w = kUnset;
-  int nvsmi_gpus = 0;
+  double budget_w = 0, nameplate_w = kUnset, dmon_period_s = kUnset;
+  int nvsmi_gpus = 0, parse_threads = 0;
   bool json = false;
   TraceExtras x;
 };
@@ -55,6 +56,10 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--gpus", f.gpus, "comma-separated GPU indices the trace must hold only");
   app.add_option("--nvsmi-gpus", f.nvsmi_gpus,
                  "nvidia-smi logs without an index column: GPUs per query loop (default: detect)");
+  app.add_option("--dmon-period-s", f.dmon_period_s,
+                 "dcgmi dmon logs without a time column: seconds between samples (-d ms / 1000)");
+  app.add_option("--parse-threads", f.parse_threads,
+                 "threads parsing a flexwatt trace: 1, 2, or 0 = 2 for files >= 16 MB");
   app.add_option("--curve-windows", f.curve_windows,
                  "windows of the violation-rate curve, comma-separated (default "
                  "0.5,1,2,5,10,15,30,60,120,300)");
@@ -95,10 +100,12 @@ Status build_request(const CLI::App& app, const Flags& f, AnalysisOptions& o,
   o.oversub_window_s = f.x.oversub_window_s;
   FW_RETURN_IF_ERROR(validate(f.x));
   FW_RETURN_IF_ERROR(validate(o));
-  if (f.nvsmi_gpus < 0 || f.nvsmi_gpus > 64) {
-    return Status::InvalidArgument("--nvsmi-gpus: must be 0 (detect) or 1..64");
-  }
   ro.nvsmi_gpus_per_tick = f.nvsmi_gpus;
+  ro.parse_threads = f.parse_threads;
+  // NaN is "not given" in the options: a given nan must fail the range check.
+  ro.dmon_period_s =
+      app.count("--dmon-period-s") && std::isnan(f.dmon_period_s) ? -1 : f.dmon_period_s;
+  FW_RETURN_IF_ERROR(validate(ro));
   if (f.gpus.empty()) return Status::Ok();
   std::vector<double> g;
   FW_RETURN_IF_ERROR(parse_double_list(f.gpus, "--gpus", g));

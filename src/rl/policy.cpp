@@ -66,13 +66,23 @@ namespace {
 Status bad(const std::string& field, const std::string& what) {
   return Status::InvalidArgument(field + ": " + what);
 }
+// An integer JSON value in [lo, hi] (a float or an out-of-range number is refused: converting
+// it to int would be undefined behaviour).
+Result<int> int_in(const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
+    return bad(field, "expected an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return static_cast<int>(v.get<int64_t>());
+}
+constexpr int64_t kMaxLayerWidth = 65536;
 }  // namespace
 
 Result<Policy> Policy::from_json(const nlohmann::json& j) {
   try {
     if (!j.is_object() || j.value("format", "") != "flexwatt-policy")
       return bad("format", "not a flexwatt policy (expected \"flexwatt-policy\")");
-    const int version = j.at("format_version").get<int>();
+    FW_ASSIGN_OR_RETURN(const int version,
+                        int_in(j.at("format_version"), "format_version", 0, 1000000));
     if (version == 1)
       return bad("format_version",
                  "1: this policy observes the phase of the meter's windows (window_elapsed, "
@@ -93,10 +103,13 @@ Result<Policy> Policy::from_json(const nlohmann::json& j) {
     const auto& a = j.at("actor");
     if (a.value("activation", "tanh") != "tanh")
       return bad("actor.activation", "only tanh is supported");
-    const auto layers = a.at("layers").get<std::vector<int>>();
-    if (layers.size() < 2) return bad("actor.layers", "needs at least 2 entries");
-    for (int n : layers)
-      if (n <= 0) return bad("actor.layers", "sizes must be > 0");
+    const auto& jl = a.at("layers");
+    if (!jl.is_array() || jl.size() < 2) return bad("actor.layers", "needs at least 2 entries");
+    std::vector<int> layers;
+    for (const auto& n : jl) {
+      FW_ASSIGN_OR_RETURN(const int size, int_in(n, "actor.layers", 1, kMaxLayerWidth));
+      layers.push_back(size);
+    }
     const ActionHead head(action);
     if (layers.front() != obs.dim())
       return bad("actor.layers", "input size " + std::to_string(layers.front()) +
@@ -105,11 +118,18 @@ Result<Policy> Policy::from_json(const nlohmann::json& j) {
       return bad("actor.layers", "output size " + std::to_string(layers.back()) +
                                      " != " + std::to_string(head.net_out_dim()) +
                                      " required by the action spec");
+    // The parameter count before building the network (its size comes from the file).
+    int64_t want = 0;
+    for (size_t i = 0; i + 1 < layers.size(); ++i) {
+      want += static_cast<int64_t>(layers[i + 1]) * (static_cast<int64_t>(layers[i]) + 1);
+    }
+    const auto& jp = a.at("params");
+    const int64_t got = jp.is_array() ? static_cast<int64_t>(jp.size()) : -1;
+    if (got != want)
+      return bad("actor.params",
+                 "expected " + std::to_string(want) + " values, got " + std::to_string(got));
     Mlp actor(layers);
-    const auto params = a.at("params").get<std::vector<double>>();
-    if (static_cast<int>(params.size()) != actor.num_params())
-      return bad("actor.params", "expected " + std::to_string(actor.num_params()) +
-                                     " values, got " + std::to_string(params.size()));
+    const auto params = jp.get<std::vector<double>>();
     std::vector<double> log_std;
     if (head.num_extra_params() > 0) {
       log_std = j.at("log_std").get<std::vector<double>>();

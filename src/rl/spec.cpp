@@ -81,7 +81,12 @@ Result<ActionSpec> action_spec_from_json(const nlohmann::json& j) {
     s.names = j.at("names").get<std::vector<std::string>>();
     if (kind == "categorical") {
       s.kind = ActionSpec::Kind::kCategorical;
-      s.categories = j.at("categories").get<std::vector<int>>();
+      for (const auto& c : j.at("categories")) {  // integers only: a float to int is UB
+        if (!c.is_number_integer() || c.get<int64_t>() < 1 || c.get<int64_t>() > 1000000) {
+          return Status::InvalidArgument("action.categories: expected integers in 1..1000000");
+        }
+        s.categories.push_back(static_cast<int>(c.get<int64_t>()));
+      }
     } else if (kind == "gaussian") {
       s.kind = ActionSpec::Kind::kGaussian;
       s.low = j.at("low").get<std::vector<double>>();

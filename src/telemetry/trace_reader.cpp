@@ -12,7 +12,12 @@
 #include <sstream>
 #include <thread>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/csv.hpp"
+#include "telemetry/dmon_import.hpp"
 #include "telemetry/nvsmi_import.hpp"
 #include "telemetry/trace_reader_parse.hpp"
 
@@ -49,70 +54,281 @@ std::string list_str(const std::vector<int>& v) {
   return s;
 }
 
+// An optional column of gpus.csv parsed into a GpuReading member.
+struct Optional {
+  int col;
+  double GpuReading::*member;
+  const char* name;
+};
+
+// cols: time, gpu, power, energy, limit, sm_util, mem_util, clock, temp (−1 = absent). Splits
+// the optional members into those parsed (present and asked for in `fields`) and those left
+// unset (NaN).
+void split_optional(const std::vector<int>& cols, unsigned fields, Optional (&parsed)[6],
+                    int& n_parsed, double GpuReading::* (&unset)[6], int& n_unset) {
+  static constexpr unsigned kBits[] = {
+      0,         0, 0, kFieldEnergy, kFieldPowerLimit, kFieldSmUtil, kFieldMemUtil, kFieldSmClock,
+      kFieldTemp};
+  static constexpr const char* kNames[] = {
+      "", "", "", "energy_j", "power_limit_w", "sm_util", "mem_util", "sm_clock_mhz", "temp_c"};
+  static constexpr double GpuReading::*kMembers[] = {nullptr,
+                                                     nullptr,
+                                                     nullptr,
+                                                     &GpuReading::energy_j,
+                                                     &GpuReading::cap_w,
+                                                     &GpuReading::sm_util,
+                                                     &GpuReading::mem_util,
+                                                     &GpuReading::sm_clock_mhz,
+                                                     &GpuReading::temp_c};
+  n_parsed = n_unset = 0;
+  for (int i = 3; i < 9; ++i) {
+    if (cols[i] >= 0 && (fields & kBits[i])) {
+      parsed[n_parsed++] = {cols[i], kMembers[i], kNames[i]};
+    } else {
+      unset[n_unset++] = kMembers[i];
+    }
+  }
+}
+
 // The flexwatt gpus.csv format, columns by header name.
+//
+// Over a memory-mapped file (or a slice of one) the common line is parsed in place in one pass:
+// fields split on ',' and the needed columns read as plain decimals, no per-row allocation.
+// Any line that is not plain (spaces, quotes, exponents, long mantissas, too few fields, blank,
+// the unterminated last line, a value the checks reject) is read again by the exact path (a
+// CsvReader over that one line, then from_fields), which gives the rows, errors and warnings of
+// the CsvReader path byte for byte.
 class FlexwattSource : public TraceRowSource {
  public:
   FlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
-                 const std::vector<int>& known, std::string header_line)
+                 const std::vector<int>& known, std::string header_line, bool in_place = true)
       : r_(std::move(r)),
         header_line_(std::move(header_line)),
         allowed_(allowed_table(known)),
         known_(known) {
     // cols: time, gpu, power, energy, limit, sm_util, mem_util, clock, temp (−1 = absent)
     for (int i = 0; i < 3; ++i) col_[i] = cols[i];
-    static constexpr unsigned kBits[] = {
-        0,         0, 0, kFieldEnergy, kFieldPowerLimit, kFieldSmUtil, kFieldMemUtil, kFieldSmClock,
-        kFieldTemp};
-    static constexpr const char* kNames[] = {
-        "", "", "", "energy_j", "power_limit_w", "sm_util", "mem_util", "sm_clock_mhz", "temp_c"};
-    static constexpr double GpuReading::*kMembers[] = {nullptr,
-                                                       nullptr,
-                                                       nullptr,
-                                                       &GpuReading::energy_j,
-                                                       &GpuReading::cap_w,
-                                                       &GpuReading::sm_util,
-                                                       &GpuReading::mem_util,
-                                                       &GpuReading::sm_clock_mhz,
-                                                       &GpuReading::temp_c};
-    for (int i = 3; i < 9; ++i) {
-      if (cols[i] >= 0 && (fields & kBits[i])) {
-        optional_[n_optional_++] = {cols[i], kMembers[i], kNames[i]};
-      } else {
-        unset_[n_unset_++] = kMembers[i];
-      }
-    }
+    split_optional(cols, fields, optional_, n_optional_, unset_, n_unset_);
     for (int c : cols) min_fields_ = std::max(min_fields_, c + 1);
+    role_.assign(min_fields_, kSkip);
+    for (int i = 0; i < 3; ++i) role_[col_[i]] = static_cast<signed char>(i);
+    for (int i = 0; i < n_optional_; ++i) role_[optional_[i].col] = static_cast<signed char>(3 + i);
+    const std::string_view m = r_->mapped();
+    if (!m.empty() && in_place) {
+      fast_ = true;
+      base_ = m.data();
+      pos_ = r_->offset();
+      end_ = m.size();
+      line_ = r_->line_number();
+    }
   }
 
   bool next(TraceRow& row) override {
     if (!status_.ok()) return false;
+    if (fast_) return next_mapped(row);
     do {
       if (!r_->next()) {
         status_ = r_->status();
         return false;
       }
     } while (skip_non_data(*r_, header_line_));
-    const std::vector<std::string_view>& f = r_->fields();
+    return from_fields(*r_, row);
+  }
+  const Status& status() const override { return status_; }
+  int64_t lines_read() const { return fast_ ? line_ : r_->line_number(); }
+
+ private:
+  static constexpr signed char kSkip = -1;
+
+  bool fail(Status s) {
+    status_ = std::move(s);
+    return false;
+  }
+
+  bool next_mapped(TraceRow& row) {
+    while (pos_ < end_) {
+      const char* const p = base_ + pos_;
+      const char* const e = base_ + end_;
+      ++line_;
+      if (const size_t n = parse_plain(p, e, row.reading, row.time_s)) {
+        pos_ += n;
+        row.line = line_;
+        return true;
+      }
+      const void* nl = std::memchr(p, '\n', static_cast<size_t>(e - p));
+      const size_t len = nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) + 1
+                            : static_cast<size_t>(e - p);
+      pos_ += len;
+      std::unique_ptr<CsvReader> one = CsvReader::over(r_->path(), std::string_view(p, len), line_);
+      if (!one->next()) {  // blank line
+        if (!one->status().ok()) return fail(one->status());
+        continue;
+      }
+      if (skip_non_data(*one, header_line_)) continue;
+      return from_fields(*one, row);
+    }
+    return false;
+  }
+
+  // Plain decimal [-]d*[.d*] (at most 15 digits) in [p, e): true and out set, else false.
+  static bool plain_number(const char* p, const char* e, double& out) {
+    bool neg = false;
+    if (p < e && *p == '-') {
+      neg = true;
+      ++p;
+    }
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    const char* const start = p;
+    while (p < e && static_cast<unsigned>(*p - '0') < 10u)
+      m = m * 10 + static_cast<unsigned>(*p++ - '0');
+    digits = static_cast<int>(p - start);
+    if (p < e && *p == '.') {
+      const char* const f = ++p;
+      while (p < e && static_cast<unsigned>(*p - '0') < 10u)
+        m = m * 10 + static_cast<unsigned>(*p++ - '0');
+      frac = static_cast<int>(p - f);
+      digits += frac;
+    }
+    if (p != e || digits == 0 || digits > 15) return false;
+    double v = static_cast<double>(m);
+    if (frac > 0) v /= trace_internal::kPow10[frac];
+    out = neg ? -v : v;
+    return true;
+  }
+
+  // Separators (',' and '\n') of the 64 bytes at p as bits, bit i for p[i]; bytes at or past e
+  // are not read (nor reported).
+  static uint64_t separators64(const char* p, const char* e) {
+    uint64_t m = 0;
+    if (e - p >= 64) {
+#if defined(__SSE2__)
+      const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
+      for (int i = 0; i < 4; ++i) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+        const int b =
+            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
+        m |= static_cast<uint64_t>(static_cast<unsigned>(b)) << (16 * i);
+      }
+      return m;
+#endif
+    }
+    const int n = static_cast<int>(std::min<ptrdiff_t>(64, e - p));
+    for (int i = 0; i < n; ++i) {
+      if (p[i] == ',' || p[i] == '\n') m |= uint64_t{1} << i;
+    }
+    return m;
+  }
+
+  // Same bytes in [a, a + n) and time_text_ (n ≤ sizeof time_text_); never for empty text
+  // (time_text_len_ 0 means no time cached).
+  bool same_time_text(const char* a, size_t n) const {
+    if (n != time_text_len_ || n == 0) return false;
+    for (size_t i = 0; i < n; ++i) {
+      if (a[i] != time_text_[i]) return false;
+    }
+    return true;
+  }
+
+  // One plain line at p (end of mapped bytes e) into rd and time_s: returns its length with
+  // the '\n', or 0 when the exact path must read it (see the class comment).
+  size_t parse_plain(const char* const line, const char* const e, GpuReading& rd, double& time_s) {
+    const char* chunk = line;
+    uint64_t mask = separators64(chunk, e);
+    const char* p = line;  // start of the current field
+    const char* q = e;     // its separator (or e)
+    double t = 0, pw = 0;
+    int64_t g = 0;
+    for (int c = 0; c < min_fields_; ++c) {
+      while (mask == 0) {
+        chunk += 64;
+        if (chunk >= e) break;
+        mask = separators64(chunk, e);
+      }
+      if (mask == 0) return 0;  // no separator: the unterminated last line
+      q = chunk + __builtin_ctzll(mask);
+      mask &= mask - 1;
+      const char* const s = p;
+      const int role = role_[c];
+      if (role != kSkip) {
+        const char* fe = q;
+        if (*fe == '\n' && fe > s && fe[-1] == '\r') --fe;  // CRLF
+        if (role == 0) {
+          const size_t n = static_cast<size_t>(fe - s);
+          if (same_time_text(s, n)) {
+            t = time_value_;
+          } else {
+            if (!plain_number(s, fe, t) || std::fabs(t) > kMaxTraceTimeS) return 0;
+            if (n <= sizeof time_text_) {
+              std::memcpy(time_text_, s, n);
+              time_text_len_ = n;
+              time_value_ = t;
+            }
+          }
+        } else if (role == 1) {
+          if (s == fe || fe - s > 4) return 0;
+          g = 0;
+          for (const char* d = s; d < fe; ++d) {
+            const unsigned v = static_cast<unsigned>(*d - '0');
+            if (v >= 10u) return 0;
+            g = g * 10 + v;
+          }
+          if (g > kMaxGpuIndex) return 0;
+          if (!allowed_.empty() && (static_cast<size_t>(g) >= allowed_.size() || !allowed_[g])) {
+            return 0;
+          }
+        } else if (role == 2) {
+          if (!plain_number(s, fe, pw) || pw < 0) return 0;
+        } else {
+          double& v = rd.*optional_[role - 3].member;
+          if (s == fe) {
+            v = kUnset;
+          } else if (!plain_number(s, fe, v)) {
+            return 0;
+          }
+        }
+      }
+      if (*q == '\n') {
+        if (c + 1 < min_fields_) return 0;  // too few fields
+        break;
+      }
+      p = q + 1;
+    }
+    if (*q != '\n') {  // more fields: the end of the line
+      const void* nl = std::memchr(q, '\n', static_cast<size_t>(e - q));
+      if (nl == nullptr) return 0;  // the unterminated last line
+      q = static_cast<const char*>(nl);
+    }
+    time_s = t;
+    rd.gpu = static_cast<int>(g);
+    rd.power_w = pw;
+    rd.power_instant_w = kUnset;
+    for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
+    return static_cast<size_t>(q - line) + 1;
+  }
+
+  // The checked row from a CsvReader's fields (the exact path).
+  bool from_fields(const CsvReader& r, TraceRow& row) {
+    const std::vector<std::string_view>& f = r.fields();
     if (static_cast<int>(f.size()) < min_fields_) {
-      return fail(bad(*r_, "row",
+      return fail(bad(r, "row",
                       "expected at least " + std::to_string(min_fields_) + " fields, got " +
                           std::to_string(f.size())));
     }
-    row.line = r_->line_number();
+    row.line = r.line_number();
     // Rows of one tick repeat the same time text: parse it once per tick.
     const std::string_view tc = f[col_[0]];
-    if (tc.size() == time_text_len_ && tc.size() <= sizeof time_text_ &&
-        std::memcmp(tc.data(), time_text_, tc.size()) == 0) {
+    if (tc.size() <= sizeof time_text_ && same_time_text(tc.data(), tc.size())) {
       row.time_s = time_value_;
     } else {
       if (!fast_parse_double(tc, row.time_s) || !std::isfinite(row.time_s)) {
         time_text_len_ = 0;
-        return fail(bad(*r_, "time_s", "not a finite number: '" + std::string(tc) + "'"));
+        return fail(bad(r, "time_s", "not a finite number: '" + std::string(tc) + "'"));
       }
       if (std::fabs(row.time_s) > kMaxTraceTimeS) {
         time_text_len_ = 0;
         return fail(
-            bad(*r_, "time_s", "'" + std::string(tc) + "' is beyond the sane range of +-1e10 s"));
+            bad(r, "time_s", "'" + std::string(tc) + "' is beyond the sane range of +-1e10 s"));
       }
       if (tc.size() <= sizeof time_text_) {
         std::memcpy(time_text_, tc.data(), tc.size());
@@ -122,16 +338,16 @@ class FlexwattSource : public TraceRowSource {
     }
     int64_t g;
     if (!fast_parse_int(f[col_[1]], g)) {
-      return fail(bad(*r_, "gpu", "not an integer: '" + std::string(f[col_[1]]) + "'"));
+      return fail(bad(r, "gpu", "not an integer: '" + std::string(f[col_[1]]) + "'"));
     }
     if (g < 0 || g > kMaxGpuIndex) {
       return fail(
-          bad(*r_, "gpu",
+          bad(r, "gpu",
               "index " + std::to_string(g) + " out of range 0.." + std::to_string(kMaxGpuIndex)));
     }
     if (!allowed_.empty() && (static_cast<size_t>(g) >= allowed_.size() || !allowed_[g])) {
       return fail(
-          bad(*r_, "gpu",
+          bad(r, "gpu",
               "unknown GPU index " + std::to_string(g) + " (known: " + list_str(known_) + ")"));
     }
     GpuReading& rd = row.reading;
@@ -139,11 +355,11 @@ class FlexwattSource : public TraceRowSource {
     double p;
     std::string_view pc = f[col_[2]];
     if (!fast_parse_double(pc, p)) {
-      return fail(bad(*r_, "power_w", "not a number: '" + std::string(pc) + "'"));
+      return fail(bad(r, "power_w", "not a number: '" + std::string(pc) + "'"));
     }
-    if (std::isnan(p)) return fail(bad(*r_, "power_w", "NaN"));
-    if (p < 0) return fail(bad(*r_, "power_w", "negative (" + std::string(pc) + ")"));
-    if (!std::isfinite(p)) return fail(bad(*r_, "power_w", "infinite"));
+    if (std::isnan(p)) return fail(bad(r, "power_w", "NaN"));
+    if (p < 0) return fail(bad(r, "power_w", "negative (" + std::string(pc) + ")"));
+    if (!std::isfinite(p)) return fail(bad(r, "power_w", "infinite"));
     rd.power_w = p;
     rd.power_instant_w = kUnset;
     for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
@@ -153,24 +369,12 @@ class FlexwattSource : public TraceRowSource {
       if (c.empty()) {
         rd.*o.member = kUnset;
       } else if (!fast_parse_double(c, rd.*o.member)) {
-        return fail(bad(*r_, o.name, "not a number: '" + std::string(c) + "'"));
+        return fail(bad(r, o.name, "not a number: '" + std::string(c) + "'"));
       }
     }
     return true;
   }
-  const Status& status() const override { return status_; }
-  int64_t lines_read() const { return r_->line_number(); }
 
- private:
-  bool fail(Status s) {
-    status_ = std::move(s);
-    return false;
-  }
-  struct Optional {
-    int col;
-    double GpuReading::*member;
-    const char* name;
-  };
   std::unique_ptr<CsvReader> r_;
   std::string header_line_;
   int col_[3];
@@ -179,11 +383,18 @@ class FlexwattSource : public TraceRowSource {
   double GpuReading::*unset_[6];
   int n_unset_ = 0;
   int min_fields_ = 0;
+  std::vector<signed char> role_;  // per column < min_fields_: kSkip, 0 time, 1 gpu, 2 power,
+                                   // 3 + i optional_[i]
   char time_text_[32];
   size_t time_text_len_ = 0;
   double time_value_ = 0;
   std::vector<char> allowed_;
   std::vector<int> known_;
+  // The in-place path over mapped bytes base_[pos_, end_); line_ = lines consumed.
+  bool fast_ = false;
+  const char* base_ = nullptr;
+  size_t pos_ = 0, end_ = 0;
+  int64_t line_ = 0;
   Status status_;
 };
 
@@ -197,12 +408,16 @@ class ChunkedFlexwattSource : public TraceRowSource {
   static constexpr int kAhead = 4;
 
   ChunkedFlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
-                        const std::vector<int>& known, size_t block_bytes)
+                        const std::vector<int>& known, size_t block_bytes, bool in_place)
       : whole_(std::move(r)),
+        in_place_(in_place),
         cols_(std::move(cols)),
         fields_(fields),
         known_(known),
         header_(whole_->line()) {
+    split_optional(cols_, fields_, optional_, n_optional_, unset_, n_unset_);
+    stride_ = 2 + static_cast<size_t>(n_optional_);
+    block_bytes = std::min(block_bytes, size_t{1} << 30);  // lines in a block fit int32_t
     const std::string_view all = whole_->mapped();
     size_t pos = whole_->offset();
     line_base_ = whole_->line_number();
@@ -228,9 +443,18 @@ class ChunkedFlexwattSource : public TraceRowSource {
 
   bool next(TraceRow& row) override {
     for (;;) {
-      if (cur_ < blocks_.size() && i_ < blocks_[cur_].rows.size()) {
-        row = blocks_[cur_].rows[i_++];
-        row.line += line_base_;
+      if (cur_ < blocks_.size() && i_ < blocks_[cur_].n) {
+        const Block& b = blocks_[cur_];
+        const double* v = b.vals.data() + i_ * stride_;
+        GpuReading& rd = row.reading;
+        row.time_s = v[0];
+        rd.power_w = v[1];
+        rd.power_instant_w = kUnset;
+        for (int i = 0; i < n_optional_; ++i) rd.*optional_[i].member = v[2 + i];
+        for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
+        rd.gpu = b.gpu_line[2 * i_];
+        row.line = b.gpu_line[2 * i_ + 1] + line_base_;
+        ++i_;
         return true;
       }
       if (cur_ < blocks_.size() && taken_) {  // block finished: its status, then the next
@@ -246,10 +470,10 @@ class ChunkedFlexwattSource : public TraceRowSource {
           cv_.notify_all();
           return false;
         }
-        std::vector<TraceRow>().swap(b.rows);
         line_base_ += b.lines;
         {
           std::lock_guard<std::mutex> lk(mu_);
+          pool_.push_back({std::move(b.vals), std::move(b.gpu_line)});
           ++cur_;
         }
         cv_.notify_all();
@@ -266,18 +490,40 @@ class ChunkedFlexwattSource : public TraceRowSource {
   struct Block {
     std::string_view bytes;
     int64_t lines = 0;  // lines in the block (its messages count from 1)
-    std::vector<TraceRow> rows;
+    // Rows: vals holds stride_ doubles a row (time, power, the parsed optional members),
+    // gpu_line the GPU index and the block line of each.
+    size_t n = 0;
+    std::vector<double> vals;
+    std::vector<int32_t> gpu_line;
     Status status;
     std::vector<std::string> warnings;
     int state = 0;  // 0 unclaimed, 1 being parsed, 2 done (guarded by mu_)
   };
 
   void parse(Block& b) {
-    FlexwattSource src(CsvReader::over(whole_->path(), b.bytes, 1), cols_, fields_, known_,
-                       header_);
-    b.rows.reserve(b.bytes.size() / 32);
+    FlexwattSource src(CsvReader::over(whole_->path(), b.bytes, 1), cols_, fields_, known_, header_,
+                       in_place_);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!pool_.empty()) {
+        b.vals = std::move(pool_.back().first);
+        b.gpu_line = std::move(pool_.back().second);
+        pool_.pop_back();
+      }
+    }
+    b.vals.clear();
+    b.gpu_line.clear();
+    b.vals.reserve(b.bytes.size() / 48 * stride_);
+    b.gpu_line.reserve(b.bytes.size() / 48 * 2);
     TraceRow row;
-    while (src.next(row)) b.rows.push_back(row);
+    while (src.next(row)) {
+      b.vals.push_back(row.time_s);
+      b.vals.push_back(row.reading.power_w);
+      for (int i = 0; i < n_optional_; ++i) b.vals.push_back(row.reading.*optional_[i].member);
+      b.gpu_line.push_back(row.reading.gpu);
+      b.gpu_line.push_back(static_cast<int32_t>(row.line));
+      ++b.n;
+    }
     b.status = src.status();
     b.warnings = src.warnings();
     b.lines = src.lines_read();
@@ -331,11 +577,19 @@ class ChunkedFlexwattSource : public TraceRowSource {
   }
 
   std::unique_ptr<CsvReader> whole_;  // owns the mapping the blocks view
+  bool in_place_;
   std::vector<int> cols_;
   unsigned fields_;
   std::vector<int> known_;
   std::string header_;
   std::vector<Block> blocks_;
+  Optional optional_[6];
+  int n_optional_ = 0;
+  double GpuReading::*unset_[6];
+  int n_unset_ = 0;
+  size_t stride_ = 2;
+  // Row buffers of blocks already handed out, reused (guarded by mu_).
+  std::vector<std::pair<std::vector<double>, std::vector<int32_t>>> pool_;
   int64_t line_base_ = 0;   // lines of the file before blocks_[cur_]
   size_t cur_ = 0, i_ = 0;  // block being handed out (guarded by mu_ for the worker), row
   bool taken_ = false;      // blocks_[cur_] is parsed and being handed out
@@ -345,6 +599,21 @@ class ChunkedFlexwattSource : public TraceRowSource {
   std::thread worker_;
   Status status_;
 };
+
+// Parse threads for a flexwatt file of mapped_bytes (0 when not mapped): see
+// TraceReaderOptions::parse_threads.
+int parse_threads(const TraceReaderOptions& o, size_t mapped_bytes) {
+  int n = o.parse_threads;
+  if (n == 0) {
+    const char* env = std::getenv("FLEXWATT_PARSE_THREADS");
+    if (env != nullptr && (std::string(env) == "1" || std::string(env) == "2")) {
+      n = env[0] - '0';
+    } else {
+      n = mapped_bytes >= o.parallel_min_bytes && std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+    }
+  }
+  return n == 2 && mapped_bytes > 0 && mapped_bytes >= o.parallel_min_bytes ? 2 : 1;
+}
 
 }  // namespace
 
@@ -369,6 +638,8 @@ std::string_view trace_format_name(TraceFormat f) {
       return "flexwatt gpus.csv";
     case TraceFormat::kNvidiaSmi:
       return "nvidia-smi csv log";
+    case TraceFormat::kDcgmiDmon:
+      return "dcgmi dmon log";
   }
   return "?";
 }
@@ -446,6 +717,15 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
                         open_nvsmi_source(std::move(r), header, options, known, t->meta_));
     return t;
   }
+  if (is_dmon_header(r->line())) {
+    if (t->format_ == TraceFormat::kFlexwattDir) {
+      return Status::InvalidArgument(r->where() +
+                                     ": header: dcgmi dmon output cannot be a trace's gpus.csv");
+    }
+    t->format_ = TraceFormat::kDcgmiDmon;
+    FW_ASSIGN_OR_RETURN(t->source_, open_dmon_source(std::move(r), options, known, t->meta_));
+    return t;
+  }
   static constexpr const char* kCols[] = {"time_s",   "gpu",           "power_w",
                                           "energy_j", "power_limit_w", "sm_util",
                                           "mem_util", "sm_clock_mhz",  "temp_c"};
@@ -462,21 +742,33 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
     }
     return Status::InvalidArgument(
         r->where() + ": header: not a flexwatt trace (missing " + missing +
-        ") nor an nvidia-smi log (needs timestamp and power.draw); got '" + std::string(r->line()) +
-        "'");
+        ") nor an nvidia-smi log (needs timestamp and power.draw) nor dcgmi dmon output "
+        "(#Entity ...); got '" +
+        std::string(r->line()) + "'");
   }
   // Large mapped files are parsed by two threads (same rows, errors and warnings).
-  const char* env = std::getenv("FLEXWATT_PARSE_THREADS");
-  const bool parallel = options.parallel_parse || (env != nullptr && std::string(env) == "2");
-  if (parallel && !r->mapped().empty() && r->mapped().size() >= options.parallel_min_bytes) {
-    t->source_ = std::make_unique<ChunkedFlexwattSource>(std::move(r), cols, options.fields, known,
-                                                         options.parallel_block_bytes);
+  if (parse_threads(options, r->mapped().size()) == 2) {
+    t->source_ = std::make_unique<ChunkedFlexwattSource>(
+        std::move(r), cols, options.fields, known, options.parallel_block_bytes, options.in_place);
   } else {
     std::string header_line(r->line());
     t->source_ = std::make_unique<FlexwattSource>(std::move(r), cols, options.fields, known,
-                                                  std::move(header_line));
+                                                  std::move(header_line), options.in_place);
   }
   return t;
+}
+
+Status validate(const TraceReaderOptions& o) {
+  if (o.nvsmi_gpus_per_tick < 0 || o.nvsmi_gpus_per_tick > kMaxGpusPerLoop) {
+    return Status::InvalidArgument("--nvsmi-gpus: must be 0 (detect) or 1..64");
+  }
+  if (o.parse_threads < 0 || o.parse_threads > 2) {
+    return Status::InvalidArgument("--parse-threads: must be 0 (automatic), 1 or 2");
+  }
+  if (!std::isnan(o.dmon_period_s) && !(o.dmon_period_s > 0 && o.dmon_period_s <= 3600)) {
+    return Status::InvalidArgument("--dmon-period-s: must be in (0, 3600] seconds");
+  }
+  return Status::Ok();
 }
 
 Result<std::optional<double>> read_job_tokens(const std::string& path) {

@@ -1,7 +1,8 @@
 #pragma once
 // Streaming reader of power traces: a flexwatt trace directory (gpus.csv, optional jobs.csv
-// and meta.json), a lone gpus.csv-style file, or an `nvidia-smi --query-gpu=... --format=csv`
-// log (see nvsmi_import.hpp). The format is detected from the header line.
+// and meta.json), a lone gpus.csv-style file, an `nvidia-smi --query-gpu=... --format=csv`
+// log (see nvsmi_import.hpp) or `dcgmi dmon` output (dmon_import.hpp). The format is detected
+// from the header line.
 //
 // flexwatt format: columns are found by header name; time_s, gpu and power_w are required,
 // energy_j, power_limit_w, sm_util, mem_util, sm_clock_mhz, temp_c optional, any other column
@@ -33,6 +34,7 @@ enum class TraceFormat {
   kFlexwattDir,  // a directory holding gpus.csv (+ jobs.csv, meta.json)
   kFlexwattCsv,  // a lone gpus.csv-style file
   kNvidiaSmi,    // an nvidia-smi --format=csv log (units in cells or nounits)
+  kDcgmiDmon,    // dcgmi dmon output (see dmon_import.hpp)
 };
 std::string_view trace_format_name(TraceFormat f);
 
@@ -69,13 +71,20 @@ struct TraceReaderOptions {
   // nvidia-smi logs without an index column: GPUs per query loop; 0 = detect from the
   // timestamps (see nvsmi_import.hpp).
   int nvsmi_gpus_per_tick = 0;
-  // flexwatt files (memory-mapped) of at least parallel_min_bytes parsed in blocks of
-  // parallel_block_bytes by two threads: a worker parses blocks ahead while the caller's thread
-  // consumes rows in file order. Rows, errors (absolute lines) and warnings are the same as
-  // with one thread. Off by default (on this project's shared 2-core machine it measured
-  // slower: see docs/analysis.md, Speed); FLEXWATT_PARSE_THREADS=2 in the environment turns it
-  // on too.
-  bool parallel_parse = false;
+  // dcgmi dmon output without a time column: seconds between samples (dmon's -d / 1000),
+  // in (0, 3600]; NaN = not given (see dmon_import.hpp).
+  double dmon_period_s = kUnset;
+  // Parse threads for flexwatt files: 1, 2, or 0 = automatic: 2 when the file is memory-mapped,
+  // at least parallel_min_bytes long and the machine has at least 2 hardware threads, else 1.
+  // With 2, the file is parsed in blocks of parallel_block_bytes: a worker parses blocks ahead
+  // while the caller's thread consumes rows in file order (and parses blocks itself when the
+  // worker is behind). Rows, errors (absolute lines) and warnings are the same as with one
+  // thread. When parse_threads is 0, FLEXWATT_PARSE_THREADS=1 or 2 in the environment forces
+  // that count (see docs/analysis.md, Speed).
+  int parse_threads = 0;
+  // Testing and fuzzing: false reads every flexwatt line through CsvReader (the reference
+  // path) instead of parsing plain lines in place; rows, errors and warnings are the same.
+  bool in_place = true;
   size_t parallel_min_bytes = size_t{16} << 20;
   size_t parallel_block_bytes = size_t{4} << 20;
 };
@@ -140,6 +149,11 @@ class TraceReader {
   nlohmann::json meta_ = nlohmann::json::object();
   std::unique_ptr<TraceRowSource> source_;
 };
+
+// Checks the values of options a user gives (InvalidArgument naming the analyze flag):
+// nvsmi_gpus_per_tick 0..kMaxGpusPerLoop (64), parse_threads 0..2, dmon_period_s NaN or in
+// (0, 3600].
+Status validate(const TraceReaderOptions& o);
 
 // Tokens produced over a jobs.csv: Σ over jobs of (last − first) tokens_total, reading
 // each job's non-empty cells in file order. nullopt when the file has no tokens_total

@@ -100,5 +100,22 @@ check "sim: nameplate from gpu model" jqt '.oversubscription.nameplate_w == 400'
 "$bin" analyze "$out/sim" --budget-w 314.6 > "$out/sim.txt"
 check "sim: table says simulated" grep -q "all figures simulated" "$out/sim.txt"
 
+# dcgmi dmon output (power W, total energy mJ), samples 0.5 s apart (--dmon-period-s).
+{
+  printf '#Entity   POWER     TOTEC\nID\n'
+  for k in 0 1 2 3 4 5 6 7; do
+    printf 'GPU 0     %d     %d\nGPU 1     %d     %d\n' $((200 + k)) $((k * 100000)) 300 $((k * 150000))
+    [ $k -eq 3 ] && printf '#Entity   POWER     TOTEC\nID\n'
+  done
+} > "$out/dmon.txt"
+"$bin" analyze "$out/dmon.txt" --budget-w 1000 --dmon-period-s 0.5 --windows 1 --json \
+  > "$out/dmon.json"
+check "dmon: exit 0" test $? -eq 0
+check "dmon: format" jqt '.format == "dcgmi dmon log"' "$out/dmon.json"
+check "dmon: two GPUs, 3.5 s" jqt '(.gpus | length) == 2 and .node.duration_s == 3.5' \
+  "$out/dmon.json"
+check "dmon: energy from TOTEC (mJ)" jqt '.gpus[1].energy_j == 1050 and
+  .gpus[1].energy_source == "counter"' "$out/dmon.json"
+
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "analyze_basic: all checks passed"

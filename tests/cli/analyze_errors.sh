@@ -36,6 +36,18 @@ expect_fail "missing trace" "no such file" "$out/nope" --budget-w 100
 
 printf '' > "$out/empty.csv"
 expect_fail "empty file" "empty.csv:1: empty file" "$out/empty.csv" --budget-w 100
+printf '#Entity POWER\nID\nGPU 0 100\nGPU 0 101\n' > "$out/dmon.txt"
+expect_fail "dmon without a period" \
+  "dmon.txt:1: header: dcgmi dmon output has no timestamps: give --dmon-period-s" \
+  "$out/dmon.txt" --budget-w 100
+expect_fail "dmon period 0" "--dmon-period-s: must be in" "$out/dmon.txt" --budget-w 100 \
+  --dmon-period-s 0
+printf '#Entity POWER\nID\nGPU 0 x\n' > "$out/dmon_bad.txt"
+expect_fail "dmon bad power" "dmon_bad.txt:3: POWER" "$out/dmon_bad.txt" --budget-w 100 \
+  --dmon-period-s 1
+expect_fail "dmon period nan" "--dmon-period-s: must be in" "$out/dmon.txt" --budget-w 100 \
+  --dmon-period-s nan
+expect_fail "parse threads 3" "--parse-threads" "$ex" --budget-w 100 --parse-threads 3
 printf 'a,b,c\n1,2,3\n' > "$out/hdr.csv"
 expect_fail "wrong header" "hdr.csv:1: header" "$out/hdr.csv" --budget-w 100
 printf 'time_s,gpu,power_w\n0,0,100\n0.5,0,lots\n' > "$out/nn.csv"

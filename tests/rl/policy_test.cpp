@@ -123,6 +123,25 @@ TEST(Policy, RejectsInconsistentFilesNamingTheField) {
   j = good;
   j["action"]["kind"] = "beta";
   expect_error(j, "action.kind");
+  // Found by fuzz_policy: non-integer or huge numbers where integers are expected (their
+  // conversion to int was undefined behaviour), and layer sizes that would allocate a huge
+  // network before the parameter count is checked.
+  j = good;
+  j["actor"]["layers"][1] = -1.1e104;
+  expect_error(j, "actor.layers");
+  j = good;
+  j["actor"]["layers"][1] = 16.5;
+  expect_error(j, "actor.layers");
+  j = good;
+  j["actor"]["layers"][1] = 65536;
+  expect_error(j, "actor.params: expected");
+  j = good;
+  j["format_version"] = 1e300;
+  expect_error(j, "format_version");
+  j = good;
+  j["action"]["kind"] = "categorical";
+  j["action"]["categories"] = {3.5};
+  expect_error(j, "action.categories");
 }
 
 TEST(Policy, InferenceAllocatesNothing) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -249,6 +250,123 @@ TEST(TraceReader, LogsAsTheyAreBomCrlfPartialLineRepeatedHeader) {
   EXPECT_EQ((*r)->warning_count(), 2);
 }
 
+// Reads path with the given options; rows, warnings and the final status into a string that
+// compares values bit for bit (NaN included).
+std::string transcript(const std::string& path, TraceReaderOptions o) {
+  auto r = TraceReader::open(path, o);
+  if (!r.ok()) return "open: " + r.status().message();
+  std::string out;
+  TraceRow row;
+  auto bits = [](double v) {
+    uint64_t u;
+    std::memcpy(&u, &v, sizeof u);
+    return std::to_string(u);
+  };
+  while ((*r)->next(row)) {
+    const GpuReading& g = row.reading;
+    out += std::to_string(row.line) + " " + bits(row.time_s) + " " + std::to_string(g.gpu) + " " +
+           bits(g.power_w) + " " + bits(g.power_instant_w) + " " + bits(g.energy_j) + " " +
+           bits(g.cap_w) + " " + bits(g.sm_util) + " " + bits(g.mem_util) + " " +
+           bits(g.sm_clock_mhz) + " " + bits(g.temp_c) + "\n";
+  }
+  for (const std::string& w : (*r)->warnings()) out += "warning " + w + "\n";
+  return out + "status " + (*r)->status().message();
+}
+
+TEST(TraceReader, InPlaceParseMatchesTheReferencePathLineForLine) {
+  const std::string head = "time_s,gpu,power_w,energy_j,temp_c,extra\n";
+  const std::string body =
+      "0.000,0,290.84,29.084,55.0,x\n"
+      "0.000,1,277.56,,55.0,\"q\"\n"  // empty optional cell
+      "0.100,0,300,30,56\n"           // fewer columns than the header, enough for the parsed ones
+      "0.100,1,+301.5,31,56,y\n"      // explicit '+'
+      "0.200,0,3.5e2,1e1,57,y\n"      // exponents
+      "0.200,1,1234567890.1234567,1,57,y\n"  // more than 15 digits
+      "\n"
+      "   \t \n"                                    // blank lines
+      "0.300, 0 ,300.25 ,\"40\",58,y\n"             // spaces and quotes
+      "0.300,1,-0,41,58,y\r\n"                      // CRLF, negative zero
+      "time_s,gpu,power_w,energy_j,temp_c,extra\n"  // a repeated header
+      "0.4,0000,300.,.5,-0.0,z\n"                   // leading zeros, bare '.' forms
+      "0.4,1,300,50,nan,z\n"
+      "0.5,0,00000000000000001,1,1,1\r\n"
+      "0.5,1,300,51,1,1";  // the unterminated last line
+  const std::vector<std::string> tails = {
+      "",
+      "\n0.6,0,abc,1,1,1\n",    // non-numeric power
+      "\n0.6,0,-5,1,1,1\n",     // negative power
+      "\n0.6,0,inf,1,1,1\n",    // infinite power
+      "\n0.6,99999,5,1,1,1\n",  // GPU out of range
+      "\n0.6,-1,5,1,1,1\n",
+      "\n1e11,0,5,1,1,1\n",  // time beyond the sane range
+      "\nnan,0,5,1,1,1\n",
+      "\n0.6,0\n",           // too few fields
+      "\n0.6,0,5,zz,1,1\n",  // bad optional cell
+  };
+  for (size_t i = 0; i < tails.size(); ++i) {
+    const std::string path = write_file("inplace.csv", head + body + tails[i]).string();
+    for (unsigned fields : {unsigned{kFieldAll}, unsigned{kFieldEnergy}}) {
+      TraceReaderOptions ref;
+      ref.in_place = false;
+      ref.parse_threads = 1;
+      ref.fields = fields;
+      const std::string want = transcript(path, ref);
+      TraceReaderOptions one = ref;
+      one.in_place = true;
+      EXPECT_EQ(transcript(path, one), want) << "tail " << i;
+      TraceReaderOptions two = one;
+      two.parse_threads = 2;
+      two.parallel_min_bytes = 1;
+      for (size_t block : {size_t{1}, size_t{13}, size_t{64}, size_t{200}}) {
+        two.parallel_block_bytes = block;
+        EXPECT_EQ(transcript(path, two), want) << "tail " << i << " block " << block;
+      }
+      if (i == 0) {
+        EXPECT_NE(want.find("partial last line"), std::string::npos) << want;
+        EXPECT_NE(want.find("repeated header"), std::string::npos) << want;
+      }
+    }
+  }
+  // One GPU listed in meta.json: another index is an error on both paths.
+  TraceReaderOptions known;
+  known.gpus = {0};
+  const std::string path = write_file("inplace_known.csv", head + body).string();
+  TraceReaderOptions known_ref = known;
+  known_ref.in_place = false;
+  const std::string want = transcript(path, known_ref);
+  EXPECT_NE(want.find("unknown GPU index 1"), std::string::npos) << want;
+  EXPECT_EQ(transcript(path, known), want);
+}
+
+TEST(TraceReader, EmptyTimeCellIsAnErrorEvenOnTheFirstRow) {
+  // Regression (found by fuzz_trace_reader): the tick's time cache matched an empty cell
+  // before any time was cached, reading it as time 0.
+  for (int threads : {1, 2}) {
+    TraceReaderOptions o;
+    o.parse_threads = threads;
+    o.parallel_min_bytes = 1;
+    o.parallel_block_bytes = 7;  // a block starts at the empty cell
+    for (bool in_place : {true, false}) {
+      o.in_place = in_place;
+      EXPECT_NE(error_of("empty_time.csv", "time_s,gpu,power_w\n,0,5\n1,0,6\n", o)
+                    .find("empty_time.csv:2: time_s: not a finite number: ''"),
+                std::string::npos);
+      EXPECT_NE(error_of("empty_time2.csv", "time_s,gpu,power_w\n1,0,5\n,0,6\n", o)
+                    .find("empty_time2.csv:3: time_s: not a finite number: ''"),
+                std::string::npos);
+    }
+  }
+}
+
+TEST(TraceReader, ParseThreadsAutomaticOnlyForLargeFiles) {
+  // A small file with parse_threads 0 (automatic) reads with one thread: same transcript as 1.
+  const std::string path =
+      write_file("auto.csv", "time_s,gpu,power_w\n0,0,1\n0,1,2\n1,0,3\n").string();
+  TraceReaderOptions automatic, one;
+  one.parse_threads = 1;
+  EXPECT_EQ(transcript(path, automatic), transcript(path, one));
+}
+
 TEST(TraceReader, ParallelParseGivesTheSameRowsErrorsAndWarnings) {
   std::string text = "time_s,gpu,power_w,energy_j\n";
   for (int k = 0; k < 300; ++k) {
@@ -261,7 +379,7 @@ TEST(TraceReader, ParallelParseGivesTheSameRowsErrorsAndWarnings) {
   auto read = [](const std::string& path, bool parallel, std::vector<TraceRow>& rows,
                  std::vector<std::string>& warnings) {
     TraceReaderOptions o;
-    o.parallel_parse = parallel;
+    o.parse_threads = parallel ? 2 : 1;
     o.parallel_min_bytes = 1;
     o.parallel_block_bytes = 97;  // many blocks, boundaries anywhere in a line
     auto r = TraceReader::open(path, o);
