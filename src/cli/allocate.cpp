@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/verb.hpp"
+#include "core/text_file.hpp"
 #include "experiment/allocate_dr.hpp"
 #include "experiment/population.hpp"
 #include "experiment/svg_plot.hpp"
@@ -17,7 +18,7 @@ int run_study(const experiment::PopulationOptions& opt, const std::string& svg, 
   auto rep = experiment::run_population(opt);
   if (!rep.ok()) return fail("allocate", rep.status());
   if (!svg.empty()) {
-    Status st = experiment::write_text_file(svg, experiment::population_svg(*rep));
+    Status st = write_text_file(svg, experiment::population_svg(*rep));
     if (!st.ok()) return fail("allocate", st);
   }
   if (json) {
@@ -34,7 +35,7 @@ int run_dr(experiment::DrOptions opt, const std::string& svg, bool json) {
       opt, {Method::kEqual, Method::kPfi, Method::kPfiScaled, Method::kGreedy, Method::kOptimal});
   if (!rep.ok()) return fail("allocate", rep.status());
   if (!svg.empty()) {
-    Status st = experiment::write_text_file(svg, experiment::dr_svg(*rep));
+    Status st = write_text_file(svg, experiment::dr_svg(*rep));
     if (!st.ok()) return fail("allocate", st);
   }
   std::printf("%s", json ? (experiment::dr_json(*rep).dump(2) + "\n").c_str()

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cli/verb.hpp"
+#include "core/text_file.hpp"
 #include "experiment/cap_compare.hpp"
 #include "experiment/svg_plot.hpp"
 
@@ -48,7 +49,7 @@ int run_caps(int argc, char** argv) {
   auto res = experiment::run_cap_compare(r);
   if (!res.ok()) return fail("caps", res.status());
   if (!svg.empty()) {
-    if (auto s = experiment::write_text_file(svg, res->svg()); !s.ok()) return fail("caps", s);
+    if (auto s = write_text_file(svg, res->svg()); !s.ok()) return fail("caps", s);
   }
   if (json) {
     std::printf("%s\n", res->to_json().dump(2).c_str());

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cli/verb.hpp"
+#include "core/text_file.hpp"
 #include "experiment/pfi_predict.hpp"
 #include "experiment/svg_plot.hpp"
 #include "hw/gpu_catalog.hpp"
@@ -46,7 +47,7 @@ int run_pfi(int argc, char** argv) {
     auto r = experiment::train_pfi(jobs, gpu, seed, lambda);
     if (!r.ok()) return fail("pfi", r.status());
     if (!out.empty()) {
-      Status st = experiment::write_text_file(out, pfi_model_json(r->model).dump(2) + "\n");
+      Status st = write_text_file(out, pfi_model_json(r->model).dump(2) + "\n");
       if (!st.ok()) return fail("pfi", st);
     }
     std::printf("%s", json ? (pfi_train_json(*r).dump(2) + "\n").c_str()

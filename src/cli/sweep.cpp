@@ -9,6 +9,7 @@
 
 #include "agent/agent_sweep.hpp"
 #include "cli/verb.hpp"
+#include "core/text_file.hpp"
 #include "experiment/svg_plot.hpp"
 
 namespace fw::cli {
@@ -86,7 +87,7 @@ int run_sweep_verb(int argc, char** argv) {
   if (areq.address.empty()) res = experiment::run_sweep(req);
   if (!res.ok()) return fail("sweep", res.status());
   if (!svg.empty()) {
-    Status st = experiment::write_text_file(svg, experiment::sweep_svg(*res));
+    Status st = write_text_file(svg, experiment::sweep_svg(*res));
     if (!st.ok()) return fail("sweep", st);
   }
   if (json) {

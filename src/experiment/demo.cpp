@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/csv.hpp"
+#include "core/text_file.hpp"
 #include "core/version.hpp"
 #include "experiment/eval_table.hpp"
 #include "experiment/svg_plot.hpp"

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 namespace fw::experiment {
 namespace {
@@ -135,14 +134,6 @@ std::string render_svg(const PowerPlot& plot) {
   }
   s += "</svg>\n";
   return s;
-}
-
-Status write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) return Status::IoError(path + ": write failed");
-  return Status::Ok();
 }
 
 }  // namespace fw::experiment

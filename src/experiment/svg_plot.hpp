@@ -31,6 +31,5 @@ std::string xml_escape(const std::string& s);
 
 // Renders the plot as a standalone SVG document.
 std::string render_svg(const PowerPlot& plot);
-Status write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace fw::experiment

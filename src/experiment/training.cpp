@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/text_file.hpp"
 #include "core/version.hpp"
 #include "rl/plant_env.hpp"
 #include "rl/plant_features.hpp"
@@ -17,15 +18,6 @@
 
 namespace fw::experiment {
 namespace {
-
-Status write_text(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) return Status::IoError("cannot write " + path);
-  f << text;
-  f.close();
-  if (!f) return Status::IoError("write failed: " + path);
-  return Status::Ok();
-}
 
 Result<nlohmann::json> read_json(const std::string& path) {
   std::ifstream f(path);
@@ -378,7 +370,7 @@ Result<TrainSummary> run_training(const TrainRequest& r,
                                  {"flexwatt_version", kVersion},
                                  {"recipe", recipe},
                                  {"trainer", trainer->checkpoint()}};
-      FW_RETURN_IF_ERROR(write_text(out.checkpoint, ck.dump()));
+      FW_RETURN_IF_ERROR(write_text_file(out.checkpoint, ck.dump()));
     }
   }
   log.reset();

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/text_file.hpp"
+
 namespace fw::rl {
 
 Policy::Policy(ObsSpec obs, ActionSpec action, Mlp actor, Eigen::VectorXd theta,
@@ -149,11 +151,7 @@ Result<Policy> Policy::from_json(const nlohmann::json& j) {
 }
 
 Status Policy::save(const std::string& path) const {
-  std::ofstream f(path);
-  if (!f) return Status::IoError(path + ": cannot open for writing");
-  f << to_json().dump(1) << '\n';
-  if (!f) return Status::IoError(path + ": write failed");
-  return Status::Ok();
+  return write_text_file(path, to_json().dump(1) + "\n");  // never a torn policy file
 }
 
 Result<Policy> Policy::load(const std::string& path) {
