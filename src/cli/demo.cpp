@@ -10,6 +10,7 @@
 
 #include "agent/dashboard.hpp"
 #include "cli/verb.hpp"
+#include "core/text_file.hpp"
 #include "experiment/eval_table.hpp"
 
 namespace fw::cli {
@@ -55,9 +56,8 @@ int run_demo(int argc, char** argv) {
   // The report as a self-contained page (the agent's dashboard, static); the path on stderr so
   // stdout (the tables, or report.json with --json) is unchanged.
   const std::string html_path = req.out_dir + "/report.html";
-  std::ofstream html(html_path, std::ios::binary);
-  html << agent::report_html(r->json);
-  if (!html.flush()) return fail("demo", Status::IoError("cannot write " + html_path));
+  if (Status st = write_text_file(html_path, agent::report_html(r->json)); !st.ok())
+    return fail("demo", st);
   std::fprintf(stderr, "demo: wrote %s\n", html_path.c_str());
   if (json) {
     std::printf("%s\n", r->json.dump(2).c_str());

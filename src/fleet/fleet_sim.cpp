@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/rng.hpp"
+#include "core/text_file.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/node_link.hpp"
 #include "fleet/site_store.hpp"
@@ -443,7 +444,6 @@ Json FleetSim::collect_report() {
       {"grid_target_reached_by_site_s", grid_reached_s()},
       {"throughput_retained_mean", counted ? retained / counted : 0.0},
       {"job_throughput_relative", jobs}};
-  std::ofstream(o_.out_dir + "/report.json") << report.dump(2) << "\n";
   return report;
 }
 
@@ -482,6 +482,7 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
   }
   Json report = sim.collect_report();
   sim.shutdown();
+  FW_RETURN_IF_ERROR(write_text_file(o.out_dir + "/report.json", report.dump(2) + "\n"));
   return report;
 }
 

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/text_file.hpp"
+
 namespace fw {
 namespace {
 // Writes a reading with fixed decimals, or an empty cell when it is missing.
@@ -70,10 +72,7 @@ Status TraceWriter::close(const nlohmann::json& meta) {
   if (jobs_) FW_RETURN_IF_ERROR(jobs_->close());
   nlohmann::json m = meta;
   m["format"] = "flexwatt-trace/1";
-  std::ofstream out(dir_ + "/meta.json");
-  out << m.dump(2) << "\n";
-  if (!out) return Status::IoError(dir_ + "/meta.json: write failed");
-  return Status::Ok();
+  return write_text_file(dir_ + "/meta.json", m.dump(2) + "\n");
 }
 
 }  // namespace fw
