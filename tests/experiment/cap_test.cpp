@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../alloc_counter.hpp"  // g_count_allocs, g_allocs
 #include "control/control_loop.hpp"
 #include "core/version.hpp"
 #include "experiment/cap_arms.hpp"
@@ -17,18 +18,6 @@
 #include "rl/cap_features.hpp"
 #include "rl/capnet_controller.hpp"
 #include "sim/scenario.hpp"
-
-// Counts heap allocations while enabled (capnet's decision must make none), by interposing
-// malloc; glibc's own entry point stays available as __libc_malloc.
-extern "C" void* __libc_malloc(size_t size);
-namespace {
-bool g_count_allocs = false;
-long g_allocs = 0;
-}  // namespace
-extern "C" void* malloc(size_t size) noexcept {
-  if (g_count_allocs) ++g_allocs;
-  return __libc_malloc(size);
-}
 
 namespace fw::experiment {
 namespace {

@@ -5,22 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "../alloc_counter.hpp"  // g_count_allocs, g_allocs
 #include "core/version.hpp"
 #include "rl/ppo_trainer.hpp"
 #include "toy_envs.hpp"
-
-// Counts heap allocations of this thread while enabled, by interposing malloc (Eigen
-// allocates with malloc, operator new ends in malloc too). Glibc's own entry point stays
-// available as __libc_malloc.
-extern "C" void* __libc_malloc(size_t size);
-namespace {
-bool g_count_allocs = false;
-long g_allocs = 0;
-}  // namespace
-extern "C" void* malloc(size_t size) noexcept {
-  if (g_count_allocs) ++g_allocs;
-  return __libc_malloc(size);
-}
 
 namespace fw::rl {
 namespace {

@@ -3,48 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
+#include "import_read.hpp"
 #include "telemetry/trace_reader.hpp"
 
 namespace fw {
 namespace {
 
-namespace fs = std::filesystem;
+using Read = testing::ImportRead;
 
-fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("fw_dmon_" + name);
-  std::ofstream(p) << text;
-  return p;
-}
-
-struct Read {
-  Status status;
-  std::vector<TraceRow> rows;
-  nlohmann::json meta;
-  int64_t missing = 0;
-  std::vector<std::string> warnings;
-};
-
+// period_s 0: --dmon-period-s not given.
 Read read(const std::string& name, const std::string& text, double period_s = 0.5) {
-  // period_s 0: not given.
-  Read out;
   TraceReaderOptions o;
   o.dmon_period_s = period_s == 0 ? kUnset : period_s;
-  auto r = TraceReader::open(write_file(name, text).string(), o);
-  if (!r.ok()) {
-    out.status = r.status();
-    return out;
-  }
-  EXPECT_EQ((*r)->format(), TraceFormat::kDcgmiDmon);
-  TraceRow row;
-  while ((*r)->next(row)) out.rows.push_back(row);
-  out.status = (*r)->status();
-  out.meta = (*r)->meta();
-  out.missing = (*r)->missing_power_rows();
-  out.warnings = (*r)->warnings();
-  return out;
+  return testing::read_import("fw_dmon_" + name, text, o, TraceFormat::kDcgmiDmon);
 }
 
 // Two GPUs, three samples, headers repeated after the second sample (as dmon prints them).

@@ -3,45 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
+#include "import_read.hpp"
 #include "telemetry/trace_reader.hpp"
 
 namespace fw {
 namespace {
 
-namespace fs = std::filesystem;
-
-fs::path write_file(const std::string& name, const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / ("fw_nvsmi_" + name);
-  std::ofstream(p) << text;
-  return p;
-}
-
-struct Read {
-  Status status;
-  std::vector<TraceRow> rows;
-  nlohmann::json meta;
-  int64_t missing = 0;
-  std::vector<std::string> warnings;
-};
+using Read = testing::ImportRead;
 
 Read read(const std::string& name, const std::string& text, TraceReaderOptions o = {}) {
-  Read out;
-  auto r = TraceReader::open(write_file(name, text).string(), o);
-  if (!r.ok()) {
-    out.status = r.status();
-    return out;
-  }
-  EXPECT_EQ((*r)->format(), TraceFormat::kNvidiaSmi);
-  TraceRow row;
-  while ((*r)->next(row)) out.rows.push_back(row);
-  out.status = (*r)->status();
-  out.meta = (*r)->meta();
-  out.missing = (*r)->missing_power_rows();
-  out.warnings = (*r)->warnings();
-  return out;
+  return testing::read_import("fw_nvsmi_" + name, text, o, TraceFormat::kNvidiaSmi);
 }
 
 TEST(NvsmiImport, Timestamp) {
