@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "controllers/static_calibration.hpp"
 #include "controllers/uncontrolled_controller.hpp"
 
 namespace fw {
@@ -56,12 +57,8 @@ std::string describe(const PlantInfo& info, const std::vector<Actuator>& acts,
 
 std::vector<double> fixed_grid_fractions(const PlantInfo& info, const Actuator& a, int candidates) {
   const Ladder ladder = job_ladder(info, 0, a);
-  const int n = ladder.size();
-  const int m = std::clamp(candidates, 2, std::max(2, n));
   std::vector<double> out;
-  for (int i = 0; i < m; ++i) {
-    const int rung =
-        n == 1 ? 0 : static_cast<int>(std::lround(static_cast<double>(i) * (n - 1) / (m - 1)));
+  for (const int rung : coarse_rungs(ladder.size(), candidates)) {
     const double f = ladder.max > ladder.min
                          ? (ladder.value(rung) - ladder.min) / (ladder.max - ladder.min)
                          : 1.0;

@@ -39,6 +39,17 @@ Result<CalibrationEpisode> calibration_episode(const PlantFactory& make_plant,
   return CalibrationEpisode{worst, r.completed_tokens};
 }
 
+std::vector<int> coarse_rungs(int n, int candidates) {
+  const int m = std::clamp(candidates, 2, std::max(2, n));
+  std::vector<int> out;
+  for (int i = 0; i < m; ++i) {
+    const int rung =
+        n == 1 ? 0 : static_cast<int>(std::lround(static_cast<double>(i) * (n - 1) / (m - 1)));
+    if (out.empty() || out.back() != rung) out.push_back(rung);
+  }
+  return out;
+}
+
 Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
                                            const BudgetSchedule& budget,
                                            const StaticCalibrationConfig& cfg) {
@@ -73,15 +84,10 @@ Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
     return w;
   };
   // Coarse scan, top down.
-  const int m = std::clamp(cfg.max_candidates, 2, std::max(2, n));
-  std::vector<int> coarse;
-  for (int i = m - 1; i >= 0; --i) {
-    const int rung =
-        n == 1 ? 0 : static_cast<int>(std::lround(static_cast<double>(i) * (n - 1) / (m - 1)));
-    if (coarse.empty() || coarse.back() != rung) coarse.push_back(rung);
-  }
+  const std::vector<int> coarse = coarse_rungs(n, cfg.max_candidates);
   int safe = -1, unsafe_above = -1;
-  for (int rung : coarse) {
+  for (auto it = coarse.rbegin(); it != coarse.rend(); ++it) {
+    const int rung = *it;
     FW_ASSIGN_OR_RETURN(double w, evaluate(rung));
     if (w <= 1.0) {
       safe = rung;

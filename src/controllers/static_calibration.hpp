@@ -44,6 +44,11 @@ struct StaticCalibration {
   double completed_tokens = 0;
 };
 
+// The coarse grid of a ladder of n rungs: at most `candidates` (clamped to [2, max(2, n)])
+// rungs spread evenly from 0 to n - 1, ascending, without duplicates. Shared by the
+// calibration's scan and the look-ahead's fixed settings.
+std::vector<int> coarse_rungs(int n, int candidates);
+
 Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
                                            const BudgetSchedule& budget,
                                            const StaticCalibrationConfig& cfg);

@@ -246,5 +246,16 @@ TEST(Oracle, BlindWithoutACloneablePlant) {
   EXPECT_GT(o.blind_decisions(), 0);
 }
 
+TEST(StaticCalibration, CoarseRungsSpanTheLadderEvenlyWithoutDuplicates) {
+  EXPECT_EQ(coarse_rungs(5, 12), (std::vector<int>{0, 1, 2, 3, 4}));  // fewer rungs than asked
+  EXPECT_EQ(coarse_rungs(1, 12), (std::vector<int>{0}));
+  const std::vector<int> r = coarse_rungs(100, 12);
+  ASSERT_EQ(r.size(), 12u);
+  EXPECT_EQ(r.front(), 0);
+  EXPECT_EQ(r.back(), 99);
+  EXPECT_EQ(r[1], 9);                                          // round(99 / 11)
+  EXPECT_EQ(coarse_rungs(100, 0), (std::vector<int>{0, 99}));  // at least the two ends
+}
+
 }  // namespace
 }  // namespace fw
