@@ -151,15 +151,12 @@ class SeriesAcc {
     for (int i = 0; i < np; ++i) feed(probe_t_[i], probe_p_[i]);
   }
 
-  void feed(double t, double p) {
+  // Inlined into every add (the hot path of analyze); the rare cases are out of line.
+  __attribute__((always_inline)) void feed(double t, double p) {
     if (has_prev_) {
       const double dt = t - prev_t_;
       double hold = dt;
-      if (dt > gap_factor_ * period_s_) {
-        ++gaps_;
-        gap_s_ += dt - period_s_;
-        hold = period_s_;
-      }
+      if (dt > gap_factor_ * period_s_) hold = count_gap(dt);
       feed_windows(prev_t_, prev_p_, hold);
       energy_j_ += 0.5 * (prev_p_ + p) * dt;
     }
@@ -168,9 +165,16 @@ class SeriesAcc {
     prev_p_ = p;
   }
 
+  // A step longer than gap_factor periods: counted as a gap; the sample is held one period.
+  double count_gap(double dt) {
+    ++gaps_;
+    gap_s_ += dt - period_s_;
+    return period_s_;
+  }
+
   // Every fed window gets the sample; when it lies inside every open window (the common case)
   // one range test replaces one per window, with the same sums as add() (see windows.hpp).
-  void feed_windows(double t, double p, double dt) {
+  __attribute__((always_inline)) void feed_windows(double t, double p, double dt) {
     if (t >= fast_from_s_ && t + dt <= fast_to_s_) {
       const double e = p * dt;
       for (size_t i = 0; i < win_.size(); ++i) {
@@ -178,6 +182,10 @@ class SeriesAcc {
       }
       return;
     }
+    feed_windows_slow(t, p, dt);
+  }
+
+  __attribute__((noinline)) void feed_windows_slow(double t, double p, double dt) {
     fast_from_s_ = -kInf;
     fast_to_s_ = kInf;
     for (size_t i = 0; i < win_.size(); ++i) {
@@ -324,10 +332,9 @@ TraceAnalyzer::TraceAnalyzer(const AnalysisOptions& options, std::string rows_pa
 
 TraceAnalyzer::~TraceAnalyzer() { delete impl_; }
 
-bool TraceAnalyzer::add(const TraceRow& row) {
+__attribute__((always_inline)) inline bool TraceAnalyzer::add_one(double t, int gpu, double power_w,
+                                                                  double energy_j, int64_t line) {
   Impl& m = *impl_;
-  const int gpu = row.reading.gpu;
-  const double t = row.time_s;
   GpuState* g;
   if (static_cast<size_t>(gpu) < m.slot.size() && m.slot[gpu] >= 0) {
     g = &m.gpus[m.slot[gpu]];
@@ -337,7 +344,7 @@ bool TraceAnalyzer::add(const TraceRow& row) {
   ++m.rows;
   if (g->rows > 0) {
     if (t < g->last_t) {
-      status_ = Status::InvalidArgument(m.path + ":" + std::to_string(row.line) +
+      status_ = Status::InvalidArgument(m.path + ":" + std::to_string(line) +
                                         ": time_s: goes backwards for GPU " + std::to_string(gpu) +
                                         " (" + num(t) + " after " + num(g->last_t) + ")");
       return false;
@@ -359,13 +366,25 @@ bool TraceAnalyzer::add(const TraceRow& row) {
     m.max_time_s = t;
   }
   if (m.sort_in_memory) {
-    m.buffer.push_back({t, row.reading.power_w, row.reading.energy_j, row.line, gpu});
+    m.buffer.push_back({t, power_w, energy_j, line, gpu});
     return true;
   }
-  m.process(t, gpu, row.reading.power_w, row.reading.energy_j, *g);
+  m.process(t, gpu, power_w, energy_j, *g);
   if (!m.period_report.error.empty()) {
     status_ = Status::InvalidArgument(m.period_report.error);
     return false;
+  }
+  return true;
+}
+
+bool TraceAnalyzer::add(const TraceRow& row) {
+  return add_one(row.time_s, row.reading.gpu, row.reading.power_w, row.reading.energy_j, row.line);
+}
+
+bool TraceAnalyzer::add_batch(const TraceRowBatch& b) {
+  for (size_t i = 0; i < b.n; ++i) {
+    const double e = b.energy_j != nullptr ? b.energy_j[i] : kUnset;
+    if (!add_one(b.time_s[i], b.gpu[i], b.power_w[i], e, b.line_base + b.line[i])) return false;
   }
   return true;
 }
@@ -643,10 +662,10 @@ Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOption
           "\"scenario.jobs\", each with \"gpus\")");
     }
     TraceAnalyzer an(o, reader->rows_path(), sort_in_memory);
-    TraceRow row;
+    TraceRowBatch batch;
     bool restart = false;
-    while (reader->next(row)) {
-      if (!an.add(row)) {
+    while (reader->next_batch(batch)) {
+      if (!an.add_batch(batch)) {
         if (an.needs_sort()) {
           restart = true;
           break;

@@ -149,6 +149,8 @@ class TraceAnalyzer {
   TraceAnalyzer& operator=(const TraceAnalyzer&) = delete;
 
   bool add(const TraceRow& row);
+  // add() of each row of the batch in order; stops at the first row add() refuses.
+  bool add_batch(const TraceRowBatch& batch);
   bool needs_sort() const { return needs_sort_; }
   const Status& status() const { return status_; }
   // Errors: InvalidArgument when there were no rows. Tokens are not filled here.
@@ -156,6 +158,7 @@ class TraceAnalyzer {
 
  private:
   struct Impl;
+  bool add_one(double time_s, int gpu, double power_w, double energy_j, int64_t line);
   Impl* impl_;
   bool needs_sort_ = false;
   Status status_;

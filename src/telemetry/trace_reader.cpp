@@ -90,14 +90,46 @@ void split_optional(const std::vector<int>& cols, unsigned fields, Optional (&pa
   }
 }
 
+// Rows in columns (a vector per column), as the block parser fills them: time, power, the
+// parsed optional members (in the order of the source's optional list), the GPU index and the
+// line.
+struct RowColumns {
+  std::vector<double> time_s, power_w;
+  std::vector<double> optional[6];
+  std::vector<int32_t> gpu, line;
+
+  size_t size() const { return time_s.size(); }
+  void clear(size_t reserve_rows, int n_optional) {
+    time_s.clear();
+    power_w.clear();
+    gpu.clear();
+    line.clear();
+    time_s.reserve(reserve_rows);
+    power_w.reserve(reserve_rows);
+    gpu.reserve(reserve_rows);
+    line.reserve(reserve_rows);
+    for (int i = 0; i < n_optional; ++i) {
+      optional[i].clear();
+      optional[i].reserve(reserve_rows);
+    }
+  }
+  void push(double t, double p, int g, const double* opt, int n_optional, int64_t line_no) {
+    time_s.push_back(t);
+    power_w.push_back(p);
+    for (int i = 0; i < n_optional; ++i) optional[i].push_back(opt[i]);
+    gpu.push_back(g);
+    line.push_back(static_cast<int32_t>(line_no));
+  }
+};
+
 // The flexwatt gpus.csv format, columns by header name.
 //
-// Over a memory-mapped file (or a slice of one) the common line is parsed in place in one pass:
-// fields split on ',' and the needed columns read as plain decimals, no per-row allocation.
-// Any line that is not plain (spaces, quotes, exponents, long mantissas, too few fields, blank,
-// the unterminated last line, a value the checks reject) is read again by the exact path (a
-// CsvReader over that one line, then from_fields), which gives the rows, errors and warnings of
-// the CsvReader path byte for byte.
+// Over a memory-mapped file (or a slice of one, or a buffer) the common line is parsed in
+// place in one pass: fields split on ',' and the needed columns read as plain decimals, no
+// per-row allocation. Any line that is not plain (spaces, quotes, exponents, long mantissas,
+// too few fields, blank, the unterminated last line, a value the checks reject) is read again
+// by the exact path (a CsvReader over that one line, then from_fields), which gives the rows,
+// errors and warnings of the CsvReader path byte for byte.
 class FlexwattSource : public TraceRowSource {
  public:
   FlexwattSource(std::unique_ptr<CsvReader> r, std::vector<int> cols, unsigned fields,
@@ -137,86 +169,113 @@ class FlexwattSource : public TraceRowSource {
   const Status& status() const override { return status_; }
   int64_t lines_read() const { return fast_ ? line_ : r_->line_number(); }
 
+  // Appends every remaining row to c (the rows next() would give, in order); stops at the
+  // end or at the first error (status()).
+  void read_columns(RowColumns& c) {
+    TraceRow row;
+    if (!fast_) {
+      while (next(row)) push_row(row, c);
+      return;
+    }
+    PlainRow pr;
+    while (status_.ok() && pos_ < end_) {
+      const char* const p = base_ + pos_;
+      ++line_;
+      if (const size_t n = parse_plain(p, base_ + end_, pr)) {
+        pos_ += n;
+        c.push(pr.time_s, pr.power_w, pr.gpu, pr.optional, n_optional_, line_);
+      } else if (exact_line(p, row)) {
+        push_row(row, c);
+      }
+    }
+  }
+
  private:
   static constexpr signed char kSkip = -1;
+
+  // A line parsed in place: time, power, GPU and the parsed optional members (optional_
+  // order).
+  struct PlainRow {
+    double time_s = 0, power_w = 0;
+    int gpu = 0;
+    double optional[6] = {};
+  };
 
   bool fail(Status s) {
     status_ = std::move(s);
     return false;
   }
 
+  void push_row(const TraceRow& row, RowColumns& c) const {
+    double opt[6];
+    for (int i = 0; i < n_optional_; ++i) opt[i] = row.reading.*optional_[i].member;
+    c.push(row.time_s, row.reading.power_w, row.reading.gpu, opt, n_optional_, row.line);
+  }
+
   bool next_mapped(TraceRow& row) {
-    while (pos_ < end_) {
+    PlainRow pr;
+    while (status_.ok() && pos_ < end_) {
       const char* const p = base_ + pos_;
-      const char* const e = base_ + end_;
       ++line_;
-      if (const size_t n = parse_plain(p, e, row.reading, row.time_s)) {
+      if (const size_t n = parse_plain(p, base_ + end_, pr)) {
         pos_ += n;
+        GpuReading& rd = row.reading;
+        row.time_s = pr.time_s;
         row.line = line_;
+        rd.gpu = pr.gpu;
+        rd.power_w = pr.power_w;
+        rd.power_instant_w = kUnset;
+        for (int i = 0; i < n_optional_; ++i) rd.*optional_[i].member = pr.optional[i];
+        for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
         return true;
       }
-      const void* nl = std::memchr(p, '\n', static_cast<size_t>(e - p));
-      const size_t len = nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) + 1
-                            : static_cast<size_t>(e - p);
-      pos_ += len;
-      std::unique_ptr<CsvReader> one = CsvReader::over(r_->path(), std::string_view(p, len), line_);
-      if (!one->next()) {  // blank line
-        if (!one->status().ok()) return fail(one->status());
-        continue;
-      }
-      if (skip_non_data(*one, header_line_)) continue;
-      return from_fields(*one, row);
+      if (exact_line(p, row)) return true;
     }
     return false;
   }
 
-  // Plain decimal [-]d*[.d*] (at most 15 digits) in [p, e): true and out set, else false.
-  static bool plain_number(const char* p, const char* e, double& out) {
-    bool neg = false;
-    if (p < e && *p == '-') {
-      neg = true;
-      ++p;
+  // The line at p (line_ already counted) through the exact path: true with row filled, or
+  // false when the line is not data (blank, the partial last line, a repeated header; pos_
+  // moves past it) or on an error (status_ set).
+  bool exact_line(const char* p, TraceRow& row) {
+    const char* const e = base_ + end_;
+    const void* nl = std::memchr(p, '\n', static_cast<size_t>(e - p));
+    const size_t len =
+        nl ? static_cast<size_t>(static_cast<const char*>(nl) - p) + 1 : static_cast<size_t>(e - p);
+    pos_ += len;
+    std::unique_ptr<CsvReader> one = CsvReader::over(r_->path(), std::string_view(p, len), line_);
+    if (!one->next()) {  // blank line
+      if (!one->status().ok()) fail(one->status());
+      return false;
     }
-    uint64_t m = 0;
-    int digits = 0, frac = 0;
-    const char* const start = p;
-    while (p < e && static_cast<unsigned>(*p - '0') < 10u)
-      m = m * 10 + static_cast<unsigned>(*p++ - '0');
-    digits = static_cast<int>(p - start);
-    if (p < e && *p == '.') {
-      const char* const f = ++p;
-      while (p < e && static_cast<unsigned>(*p - '0') < 10u)
-        m = m * 10 + static_cast<unsigned>(*p++ - '0');
-      frac = static_cast<int>(p - f);
-      digits += frac;
-    }
-    if (p != e || digits == 0 || digits > 15) return false;
-    double v = static_cast<double>(m);
-    if (frac > 0) v /= trace_internal::kPow10[frac];
-    out = neg ? -v : v;
-    return true;
+    if (skip_non_data(*one, header_line_)) return false;
+    return from_fields(*one, row);
   }
 
-  // Separators (',' and '\n') of the 64 bytes at p as bits, bit i for p[i]; bytes at or past e
-  // are not read (nor reported).
-  static uint64_t separators64(const char* p, const char* e) {
-    uint64_t m = 0;
+  // Separators (',' and '\n') of the 64 bytes at p as bits, bit i for p[i], and the '\n' among
+  // them in nl; bytes at or past e are not read (nor reported).
+  static uint64_t separators64(const char* p, const char* e, uint64_t& nl) {
+    uint64_t m = 0, n = 0;
     if (e - p >= 64) {
 #if defined(__SSE2__)
-      const __m128i comma = _mm_set1_epi8(','), nl = _mm_set1_epi8('\n');
+      const __m128i comma = _mm_set1_epi8(','), newline = _mm_set1_epi8('\n');
       for (int i = 0; i < 4; ++i) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-        const int b =
-            _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, nl)));
+        const __m128i is_nl = _mm_cmpeq_epi8(v, newline);
+        const int b = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, comma), is_nl));
         m |= static_cast<uint64_t>(static_cast<unsigned>(b)) << (16 * i);
+        n |= static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(is_nl))) << (16 * i);
       }
+      nl = n;
       return m;
 #endif
     }
-    const int n = static_cast<int>(std::min<ptrdiff_t>(64, e - p));
-    for (int i = 0; i < n; ++i) {
+    const int len = static_cast<int>(std::min<ptrdiff_t>(64, e - p));
+    for (int i = 0; i < len; ++i) {
+      if (p[i] == '\n') n |= uint64_t{1} << i;
       if (p[i] == ',' || p[i] == '\n') m |= uint64_t{1} << i;
     }
+    nl = n;
     return m;
   }
 
@@ -230,20 +289,19 @@ class FlexwattSource : public TraceRowSource {
     return true;
   }
 
-  // One plain line at p (end of mapped bytes e) into rd and time_s: returns its length with
-  // the '\n', or 0 when the exact path must read it (see the class comment).
-  size_t parse_plain(const char* const line, const char* const e, GpuReading& rd, double& time_s) {
+  // One plain line at line (end of the bytes e) into out: returns its length with the '\n',
+  // or 0 when the exact path must read it (see the class comment).
+  size_t parse_plain(const char* const line, const char* const e, PlainRow& out) {
     const char* chunk = line;
-    uint64_t mask = separators64(chunk, e);
+    uint64_t nl = 0;
+    uint64_t mask = separators64(chunk, e, nl);
     const char* p = line;  // start of the current field
     const char* q = e;     // its separator (or e)
-    double t = 0, pw = 0;
-    int64_t g = 0;
     for (int c = 0; c < min_fields_; ++c) {
       while (mask == 0) {
         chunk += 64;
         if (chunk >= e) break;
-        mask = separators64(chunk, e);
+        mask = separators64(chunk, e, nl);
       }
       if (mask == 0) return 0;  // no separator: the unterminated last line
       q = chunk + __builtin_ctzll(mask);
@@ -256,9 +314,13 @@ class FlexwattSource : public TraceRowSource {
         if (role == 0) {
           const size_t n = static_cast<size_t>(fe - s);
           if (same_time_text(s, n)) {
-            t = time_value_;
+            out.time_s = time_value_;
           } else {
-            if (!plain_number(s, fe, t) || std::fabs(t) > kMaxTraceTimeS) return 0;
+            double t;
+            if (!trace_internal::plain_decimal(s, fe, t) || std::fabs(t) > kMaxTraceTimeS) {
+              return 0;
+            }
+            out.time_s = t;
             if (n <= sizeof time_text_) {
               std::memcpy(time_text_, s, n);
               time_text_len_ = n;
@@ -267,23 +329,24 @@ class FlexwattSource : public TraceRowSource {
           }
         } else if (role == 1) {
           if (s == fe || fe - s > 4) return 0;
-          g = 0;
+          int g = 0;
           for (const char* d = s; d < fe; ++d) {
             const unsigned v = static_cast<unsigned>(*d - '0');
             if (v >= 10u) return 0;
-            g = g * 10 + v;
+            g = g * 10 + static_cast<int>(v);
           }
           if (g > kMaxGpuIndex) return 0;
           if (!allowed_.empty() && (static_cast<size_t>(g) >= allowed_.size() || !allowed_[g])) {
             return 0;
           }
+          out.gpu = g;
         } else if (role == 2) {
-          if (!plain_number(s, fe, pw) || pw < 0) return 0;
+          if (*s == '-' || !trace_internal::plain_decimal(s, fe, out.power_w)) return 0;
         } else {
-          double& v = rd.*optional_[role - 3].member;
+          double& v = out.optional[role - 3];
           if (s == fe) {
             v = kUnset;
-          } else if (!plain_number(s, fe, v)) {
+          } else if (!trace_internal::plain_decimal(s, fe, v)) {
             return 0;
           }
         }
@@ -294,16 +357,15 @@ class FlexwattSource : public TraceRowSource {
       }
       p = q + 1;
     }
-    if (*q != '\n') {  // more fields: the end of the line
-      const void* nl = std::memchr(q, '\n', static_cast<size_t>(e - q));
-      if (nl == nullptr) return 0;  // the unterminated last line
-      q = static_cast<const char*>(nl);
+    if (*q != '\n') {  // more fields: the end of the line, from the newline bits
+      nl &= ~uint64_t{0} << (q - chunk);
+      while (nl == 0) {
+        chunk += 64;
+        if (chunk >= e) return 0;  // the unterminated last line
+        separators64(chunk, e, nl);
+      }
+      q = chunk + __builtin_ctzll(nl);
     }
-    time_s = t;
-    rd.gpu = static_cast<int>(g);
-    rd.power_w = pw;
-    rd.power_instant_w = kUnset;
-    for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
     return static_cast<size_t>(q - line) + 1;
   }
 
@@ -416,7 +478,9 @@ class ChunkedFlexwattSource : public TraceRowSource {
         known_(known),
         header_(whole_->line()) {
     split_optional(cols_, fields_, optional_, n_optional_, unset_, n_unset_);
-    stride_ = 2 + static_cast<size_t>(n_optional_);
+    for (int i = 0; i < n_optional_; ++i) {
+      if (optional_[i].member == &GpuReading::energy_j) energy_ = i;
+    }
     block_bytes = std::min(block_bytes, size_t{1} << 30);  // lines in a block fit int32_t
     const std::string_view all = whole_->mapped();
     size_t pos = whole_->offset();
@@ -442,63 +506,91 @@ class ChunkedFlexwattSource : public TraceRowSource {
   }
 
   bool next(TraceRow& row) override {
-    for (;;) {
-      if (cur_ < blocks_.size() && i_ < blocks_[cur_].n) {
-        const Block& b = blocks_[cur_];
-        const double* v = b.vals.data() + i_ * stride_;
+    while (ready()) {
+      const Block& b = blocks_[cur_];
+      if (i_ < b.n) {
+        const RowColumns& c = b.cols;
         GpuReading& rd = row.reading;
-        row.time_s = v[0];
-        rd.power_w = v[1];
+        row.time_s = c.time_s[i_];
+        rd.power_w = c.power_w[i_];
         rd.power_instant_w = kUnset;
-        for (int i = 0; i < n_optional_; ++i) rd.*optional_[i].member = v[2 + i];
+        for (int i = 0; i < n_optional_; ++i) rd.*optional_[i].member = c.optional[i][i_];
         for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
-        rd.gpu = b.gpu_line[2 * i_];
-        row.line = b.gpu_line[2 * i_ + 1] + line_base_;
+        rd.gpu = c.gpu[i_];
+        row.line = c.line[i_] + line_base_;
         ++i_;
         return true;
       }
-      if (cur_ < blocks_.size() && taken_) {  // block finished: its status, then the next
-        Block& b = blocks_[cur_];
-        for (std::string& w : b.warnings) warn(shift_line(w));
-        if (!b.status.ok()) {
-          status_ = Status::InvalidArgument(shift_line(b.status.message()));
-          {
-            std::lock_guard<std::mutex> lk(mu_);
-            cur_ = blocks_.size();
-            stop_ = true;
-          }
-          cv_.notify_all();
-          return false;
-        }
-        line_base_ += b.lines;
-        {
-          std::lock_guard<std::mutex> lk(mu_);
-          pool_.push_back({std::move(b.vals), std::move(b.gpu_line)});
-          ++cur_;
-        }
-        cv_.notify_all();
-        i_ = 0;
-        taken_ = false;
-      }
-      if (cur_ >= blocks_.size()) return false;
-      take(cur_);
+      if (!finish_block()) return false;
     }
+    return false;
+  }
+
+  bool next_batch(TraceRowBatch& batch) override {
+    while (ready()) {
+      const Block& b = blocks_[cur_];
+      if (i_ < b.n) {
+        const RowColumns& c = b.cols;
+        batch.n = b.n - i_;
+        batch.time_s = c.time_s.data() + i_;
+        batch.power_w = c.power_w.data() + i_;
+        batch.energy_j = energy_ >= 0 ? c.optional[energy_].data() + i_ : nullptr;
+        batch.gpu = c.gpu.data() + i_;
+        batch.line = c.line.data() + i_;
+        batch.line_base = line_base_;
+        i_ = b.n;
+        return true;
+      }
+      if (!finish_block()) return false;
+    }
+    return false;
   }
   const Status& status() const override { return status_; }
 
  private:
   struct Block {
     std::string_view bytes;
-    int64_t lines = 0;  // lines in the block (its messages count from 1)
-    // Rows: vals holds stride_ doubles a row (time, power, the parsed optional members),
-    // gpu_line the GPU index and the block line of each.
-    size_t n = 0;
-    std::vector<double> vals;
-    std::vector<int32_t> gpu_line;
+    int64_t lines = 0;  // lines in the block
+    size_t n = 0;       // rows
+    RowColumns cols;
     Status status;
     std::vector<std::string> warnings;
     int state = 0;  // 0 unclaimed, 1 being parsed, 2 done (guarded by mu_)
   };
+
+  // The block being handed out is parsed (taking it first when needed); false at the end.
+  bool ready() {
+    if (cur_ >= blocks_.size()) return false;
+    if (!taken_) take(cur_);
+    return true;
+  }
+
+  // The block handed out is finished: its warnings, then its status; moves to the next block.
+  // False on an error (the reader stops).
+  bool finish_block() {
+    Block& b = blocks_[cur_];
+    for (std::string& w : b.warnings) warn(shift_line(w));
+    if (!b.status.ok()) {
+      status_ = Status::InvalidArgument(shift_line(b.status.message()));
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        cur_ = blocks_.size();
+        stop_ = true;
+      }
+      cv_.notify_all();
+      return false;
+    }
+    line_base_ += b.lines;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      pool_.push_back(std::move(b.cols));
+      ++cur_;
+    }
+    cv_.notify_all();
+    i_ = 0;
+    taken_ = false;
+    return true;
+  }
 
   void parse(Block& b) {
     FlexwattSource src(CsvReader::over(whole_->path(), b.bytes, 1), cols_, fields_, known_, header_,
@@ -506,24 +598,13 @@ class ChunkedFlexwattSource : public TraceRowSource {
     {
       std::lock_guard<std::mutex> lk(mu_);
       if (!pool_.empty()) {
-        b.vals = std::move(pool_.back().first);
-        b.gpu_line = std::move(pool_.back().second);
+        b.cols = std::move(pool_.back());
         pool_.pop_back();
       }
     }
-    b.vals.clear();
-    b.gpu_line.clear();
-    b.vals.reserve(b.bytes.size() / 48 * stride_);
-    b.gpu_line.reserve(b.bytes.size() / 48 * 2);
-    TraceRow row;
-    while (src.next(row)) {
-      b.vals.push_back(row.time_s);
-      b.vals.push_back(row.reading.power_w);
-      for (int i = 0; i < n_optional_; ++i) b.vals.push_back(row.reading.*optional_[i].member);
-      b.gpu_line.push_back(row.reading.gpu);
-      b.gpu_line.push_back(static_cast<int32_t>(row.line));
-      ++b.n;
-    }
+    b.cols.clear(b.bytes.size() / 48, n_optional_);
+    src.read_columns(b.cols);
+    b.n = b.cols.size();
     b.status = src.status();
     b.warnings = src.warnings();
     b.lines = src.lines_read();
@@ -587,9 +668,9 @@ class ChunkedFlexwattSource : public TraceRowSource {
   int n_optional_ = 0;
   double GpuReading::*unset_[6];
   int n_unset_ = 0;
-  size_t stride_ = 2;
+  int energy_ = -1;  // energy_j's index in optional_, or -1 when not parsed
   // Row buffers of blocks already handed out, reused (guarded by mu_).
-  std::vector<std::pair<std::vector<double>, std::vector<int32_t>>> pool_;
+  std::vector<RowColumns> pool_;
   int64_t line_base_ = 0;   // lines of the file before blocks_[cur_]
   size_t cur_ = 0, i_ = 0;  // block being handed out (guarded by mu_ for the worker), row
   bool taken_ = false;      // blocks_[cur_] is parsed and being handed out
@@ -616,6 +697,41 @@ int parse_threads(const TraceReaderOptions& o, size_t mapped_bytes) {
 }
 
 }  // namespace
+
+bool TraceRowSource::next_batch(TraceRowBatch& b) {
+  batch_time_s_.clear();
+  batch_power_w_.clear();
+  batch_energy_j_.clear();
+  batch_gpu_.clear();
+  batch_line_.clear();
+  TraceRow row;
+  while (batch_time_s_.size() < kBatchRows) {
+    if (has_pending_) {
+      row = pending_;
+      has_pending_ = false;
+    } else if (!next(row)) {
+      break;
+    }
+    if (!batch_time_s_.empty() && row.line - b.line_base > INT32_MAX) {
+      pending_ = row;
+      has_pending_ = true;
+      break;
+    }
+    if (batch_time_s_.empty()) b.line_base = row.line;
+    batch_time_s_.push_back(row.time_s);
+    batch_power_w_.push_back(row.reading.power_w);
+    batch_energy_j_.push_back(row.reading.energy_j);
+    batch_gpu_.push_back(row.reading.gpu);
+    batch_line_.push_back(static_cast<int32_t>(row.line - b.line_base));
+  }
+  b.n = batch_time_s_.size();
+  b.time_s = batch_time_s_.data();
+  b.power_w = batch_power_w_.data();
+  b.energy_j = batch_energy_j_.data();
+  b.gpu = batch_gpu_.data();
+  b.line = batch_line_.data();
+  return b.n > 0;
+}
 
 bool TraceRowSource::skip_non_data(const CsvReader& r, std::string_view header_line) {
   if (r.unterminated()) {

@@ -51,6 +51,19 @@ struct TraceRow {
   int64_t line = 0;
 };
 
+// Rows in columns, for consumers that take many rows at a time (analyze). Row i of n:
+// time_s[i], gpu[i], power_w[i], energy_j[i] (energy_j null: every row NaN), line
+// line_base + line[i]. The arrays stay valid until the next call on the reader.
+struct TraceRowBatch {
+  size_t n = 0;
+  const double* time_s = nullptr;
+  const double* power_w = nullptr;
+  const double* energy_j = nullptr;
+  const int32_t* gpu = nullptr;
+  const int32_t* line = nullptr;
+  int64_t line_base = 0;
+};
+
 // Optional columns of a flexwatt gpus.csv the consumer needs; others are not parsed (left
 // NaN), which keeps the hot path short for analyses that need only power and energy.
 enum TraceField : unsigned {
@@ -96,6 +109,9 @@ class TraceRowSource {
   virtual ~TraceRowSource() = default;
   // Fills row and returns true, or returns false at the end or on error (see status()).
   virtual bool next(TraceRow& row) = 0;
+  // The next rows in file order (at least one), the same rows next() would give: true, or
+  // false at the end or on error (see status()). Do not mix with next() on one source.
+  virtual bool next_batch(TraceRowBatch& batch);
   virtual const Status& status() const = 0;
   // Rows dropped on purpose, not as errors (nvidia-smi: power cell [N/A]); reported.
   virtual int64_t missing_power_rows() const { return 0; }
@@ -107,6 +123,7 @@ class TraceRowSource {
   static constexpr size_t kMaxWarnings = 100;
 
  protected:
+  static constexpr size_t kBatchRows = 1024;
   void warn(std::string w) {
     ++warning_count_;
     if (warnings_.size() < kMaxWarnings) warnings_.push_back(std::move(w));
@@ -118,6 +135,12 @@ class TraceRowSource {
  private:
   std::vector<std::string> warnings_;
   int64_t warning_count_ = 0;
+  // next_batch's buffers (the default, through next()); pending_: a row read but not yet
+  // handed out (its line did not fit the batch's int32_t offsets).
+  std::vector<double> batch_time_s_, batch_power_w_, batch_energy_j_;
+  std::vector<int32_t> batch_gpu_, batch_line_;
+  TraceRow pending_;
+  bool has_pending_ = false;
 };
 
 class TraceReader {
@@ -137,6 +160,7 @@ class TraceReader {
   const nlohmann::json& meta() const { return meta_; }
 
   bool next(TraceRow& row) { return source_->next(row); }
+  bool next_batch(TraceRowBatch& batch) { return source_->next_batch(batch); }
   const Status& status() const { return source_->status(); }
   int64_t missing_power_rows() const { return source_->missing_power_rows(); }
   const std::vector<std::string>& warnings() const { return source_->warnings(); }

@@ -17,35 +17,35 @@ namespace fw::trace_internal {
 inline constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                     1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
 
-inline bool fast_parse_double(std::string_view s, double& out) {
-  const char* p = s.data();
-  const char* const e = p + s.size();
+// Plain decimal [-]d*[.d*] with 1 to 15 digits in all, the whole of [p, e): true and out set
+// to exactly strtod's value (Clinger's fast path, see above), else false.
+inline bool plain_decimal(const char* p, const char* e, double& out) {
   bool neg = false;
-  if (p < e && (*p == '-' || *p == '+')) {
-    neg = *p == '-';
+  if (p < e && *p == '-') {
+    neg = true;
     ++p;
   }
   uint64_t m = 0;
-  int digits = 0, frac = 0;
-  while (p < e && static_cast<unsigned>(*p - '0') < 10u) {
-    m = m * 10 + static_cast<unsigned>(*p - '0');
-    ++p;
-    ++digits;
-  }
+  const char* const start = p;
+  while (p < e && static_cast<unsigned>(*p - '0') < 10u)
+    m = m * 10 + static_cast<unsigned>(*p++ - '0');
+  int digits = static_cast<int>(p - start), frac = 0;
   if (p < e && *p == '.') {
-    ++p;
-    while (p < e && static_cast<unsigned>(*p - '0') < 10u) {
-      m = m * 10 + static_cast<unsigned>(*p - '0');
-      ++p;
-      ++digits;
-      ++frac;
-    }
+    const char* const f = ++p;
+    while (p < e && static_cast<unsigned>(*p - '0') < 10u)
+      m = m * 10 + static_cast<unsigned>(*p++ - '0');
+    frac = static_cast<int>(p - f);
+    digits += frac;
   }
-  if (p != e || digits == 0 || digits > 15) return parse_double(s, out);
+  if (p != e || digits == 0 || digits > 15) return false;
   double v = static_cast<double>(m);
   if (frac > 0) v /= kPow10[frac];
   out = neg ? -v : v;
   return true;
+}
+
+inline bool fast_parse_double(std::string_view s, double& out) {
+  return plain_decimal(s.data(), s.data() + s.size(), out) || parse_double(s, out);
 }
 
 // Non-negative or negative base-10 integer, whole view.

@@ -273,6 +273,39 @@ std::string transcript(const std::string& path, TraceReaderOptions o) {
   return out + "status " + (*r)->status().message();
 }
 
+// The columns next_batch hands out (line, time, GPU, power, energy), rows read by next_batch
+// (batch true) or by next(), with the warnings and the final status.
+std::string batch_transcript(const std::string& path, TraceReaderOptions o, bool batch) {
+  auto r = TraceReader::open(path, o);
+  if (!r.ok()) return "open: " + r.status().message();
+  std::string out;
+  auto add = [&](int64_t line, double t, int gpu, double p, double e) {
+    uint64_t u[3];
+    std::memcpy(&u[0], &t, 8);
+    std::memcpy(&u[1], &p, 8);
+    std::memcpy(&u[2], &e, 8);
+    out += std::to_string(line) + " " + std::to_string(u[0]) + " " + std::to_string(gpu) + " " +
+           std::to_string(u[1]) + " " + std::to_string(u[2]) + "\n";
+  };
+  if (batch) {
+    TraceRowBatch b;
+    while ((*r)->next_batch(b)) {
+      EXPECT_GT(b.n, 0u);
+      for (size_t i = 0; i < b.n; ++i) {
+        add(b.line_base + b.line[i], b.time_s[i], b.gpu[i], b.power_w[i],
+            b.energy_j != nullptr ? b.energy_j[i] : kUnset);
+      }
+    }
+  } else {
+    TraceRow row;
+    while ((*r)->next(row)) {
+      add(row.line, row.time_s, row.reading.gpu, row.reading.power_w, row.reading.energy_j);
+    }
+  }
+  for (const std::string& w : (*r)->warnings()) out += "warning " + w + "\n";
+  return out + "status " + (*r)->status().message();
+}
+
 TEST(TraceReader, InPlaceParseMatchesTheReferencePathLineForLine) {
   const std::string head = "time_s,gpu,power_w,energy_j,temp_c,extra\n";
   const std::string body =
@@ -314,12 +347,17 @@ TEST(TraceReader, InPlaceParseMatchesTheReferencePathLineForLine) {
       TraceReaderOptions one = ref;
       one.in_place = true;
       EXPECT_EQ(transcript(path, one), want) << "tail " << i;
+      const std::string want_batch = batch_transcript(path, ref, false);
+      EXPECT_EQ(batch_transcript(path, ref, true), want_batch) << "tail " << i;
+      EXPECT_EQ(batch_transcript(path, one, true), want_batch) << "tail " << i;
       TraceReaderOptions two = one;
       two.parse_threads = 2;
       two.parallel_min_bytes = 1;
       for (size_t block : {size_t{1}, size_t{13}, size_t{64}, size_t{200}}) {
         two.parallel_block_bytes = block;
         EXPECT_EQ(transcript(path, two), want) << "tail " << i << " block " << block;
+        EXPECT_EQ(batch_transcript(path, two, true), want_batch)
+            << "tail " << i << " block " << block;
       }
       if (i == 0) {
         EXPECT_NE(want.find("partial last line"), std::string::npos) << want;
