@@ -56,7 +56,7 @@ class SeriesAcc {
   }
 
   // REQUIRES: t greater than the previous t.
-  void add(double t, double p) {
+  __attribute__((always_inline)) void add(double t, double p) {
     if (samples_ == 0) t_first_ = t;
     ++samples_;
     t_last_ = t;
@@ -275,7 +275,8 @@ struct TraceAnalyzer::Impl {
   }
 
   // Adds a row already known to be in time order across GPUs.
-  void process(double t, int gpu_index, double p, double e, GpuState& g) {
+  __attribute__((always_inline)) void process(double t, int gpu_index, double p, double e,
+                                              GpuState& g) {
     if (g.tick == tick && tick >= 0) {
       close_tick();
       ++tick;

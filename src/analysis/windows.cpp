@@ -11,9 +11,20 @@ WindowAccumulator::WindowAccumulator(double window_s, double budget_w)
 }
 
 void WindowAccumulator::open_window_at(double time_s) {
-  // The window holding time_s, never one before the current one.
-  int64_t k = static_cast<int64_t>(std::floor((time_s - t0_s_ + eps_s_) / window_s_));
-  if (started_) k = std::max(k, index_ + 1);
+  // The window holding time_s, never one before the current one: k = floor(x) with
+  // x = (time_s - t0 + eps) / W, at least index_ + 1 once started. When time_s lies well
+  // before the end of window index_ + 1 (the numerator below (index_ + 2)·W by a relative
+  // 1e-12, far beyond the division's rounding), floor(x) <= index_ + 1, so k = index_ + 1
+  // without the division.
+  const double a = time_s - t0_s_ + eps_s_;
+  int64_t k;
+  if (started_ && a < static_cast<double>(index_ + 2) * window_s_ * (1 - 1e-12)) {
+    k = index_ + 1;
+  } else {
+    const double x = a / window_s_;
+    k = static_cast<int64_t>(std::floor(x));
+    if (started_) k = std::max(k, index_ + 1);
+  }
   index_ = k;
   start_s_ = t0_s_ + static_cast<double>(k) * window_s_;
   end_s_ = t0_s_ + static_cast<double>(k + 1) * window_s_;

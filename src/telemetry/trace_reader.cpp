@@ -280,9 +280,18 @@ class FlexwattSource : public TraceRowSource {
   }
 
   // Same bytes in [a, a + n) and time_text_ (n ≤ sizeof time_text_); never for empty text
-  // (time_text_len_ 0 means no time cached).
-  bool same_time_text(const char* a, size_t n) const {
+  // (time_text_len_ 0 means no time cached). e: the end of the readable bytes from a (two
+  // 8-byte compares when 16 bytes are readable and n <= 16).
+  bool same_time_text(const char* a, size_t n, const char* e) const {
     if (n != time_text_len_ || n == 0) return false;
+    if (n <= 16 && e - a >= 16) {
+      uint64_t x[2], y[2];
+      std::memcpy(x, a, 16);
+      std::memcpy(y, time_text_, 16);
+      const uint64_t m0 = n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+      const uint64_t m1 = n <= 8 ? 0 : n >= 16 ? ~uint64_t{0} : (uint64_t{1} << (8 * (n - 8))) - 1;
+      return (((x[0] ^ y[0]) & m0) | ((x[1] ^ y[1]) & m1)) == 0;
+    }
     for (size_t i = 0; i < n; ++i) {
       if (a[i] != time_text_[i]) return false;
     }
@@ -313,7 +322,7 @@ class FlexwattSource : public TraceRowSource {
         if (*fe == '\n' && fe > s && fe[-1] == '\r') --fe;  // CRLF
         if (role == 0) {
           const size_t n = static_cast<size_t>(fe - s);
-          if (same_time_text(s, n)) {
+          if (same_time_text(s, n, e)) {
             out.time_s = time_value_;
           } else {
             double t;
@@ -380,7 +389,7 @@ class FlexwattSource : public TraceRowSource {
     row.line = r.line_number();
     // Rows of one tick repeat the same time text: parse it once per tick.
     const std::string_view tc = f[col_[0]];
-    if (tc.size() <= sizeof time_text_ && same_time_text(tc.data(), tc.size())) {
+    if (tc.size() <= sizeof time_text_ && same_time_text(tc.data(), tc.size(), tc.data())) {
       row.time_s = time_value_;
     } else {
       if (!fast_parse_double(tc, row.time_s) || !std::isfinite(row.time_s)) {
@@ -447,7 +456,7 @@ class FlexwattSource : public TraceRowSource {
   int min_fields_ = 0;
   std::vector<signed char> role_;  // per column < min_fields_: kSkip, 0 time, 1 gpu, 2 power,
                                    // 3 + i optional_[i]
-  char time_text_[32];
+  char time_text_[32] = {};
   size_t time_text_len_ = 0;
   double time_value_ = 0;
   std::vector<char> allowed_;

@@ -19,7 +19,8 @@ inline constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 
 // Plain decimal [-]d*[.d*] with 1 to 15 digits in all, the whole of [p, e): true and out set
 // to exactly strtod's value (Clinger's fast path, see above), else false.
-inline bool plain_decimal(const char* p, const char* e, double& out) {
+__attribute__((always_inline)) inline bool plain_decimal(const char* p, const char* e,
+                                                         double& out) {
   bool neg = false;
   if (p < e && *p == '-') {
     neg = true;
