@@ -470,10 +470,11 @@ class FlexwattSource : public TraceRowSource {
 };
 
 // The flexwatt format over a large memory-mapped file, parsed in blocks by two threads: a
-// worker parses blocks ahead (at most kAhead) while the caller's thread takes rows in file
-// order, parsing a block itself when the worker has not claimed it. Rows, errors and
-// warnings come out exactly as from one FlexwattSource over the whole file (errors name
-// absolute lines: each block knows its first line from a newline count).
+// worker parses blocks ahead (at most kAhead), each into columns, while the caller's thread
+// takes rows in file order (one at a time, or a block's columns at once with next_batch),
+// parsing a block itself when the worker has not claimed it. Rows, errors and warnings come
+// out exactly as from one FlexwattSource over the whole file (errors name absolute lines: each
+// block knows its first line from a newline count).
 class ChunkedFlexwattSource : public TraceRowSource {
  public:
   static constexpr int kAhead = 4;
