@@ -12,6 +12,8 @@ count). Timed, best of 3 each, the page cache warm:
   - flexwatt analyze (the whole verb: node and per-GPU summaries, windows, curve, JSON) as it
     runs by default (two parse threads for a file this large on >= 2 cores) and with one
     (--parse-threads 1); the JSON must be identical;
+  - CPU time (user + system) beside each wall time, the least of the 3 runs: the machine's
+    other load changes it less than the wall time;
   - pandas: read_csv (C engine) of time_s, gpu, power_w, the node sum per tick, and the node's
     tumbling windows with flexwatt's rules (zero-order hold on the regular 0.1 s grid, a window
     judged when covered for at least half its length, a violation when the mean exceeds the
@@ -21,6 +23,7 @@ The node violation counts of both are compared window length by window length.
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,12 +34,24 @@ WINDOWS_S = [0.5, 10, 30, 300]
 TOL = 1e-9
 
 
-def best_of(n, fn):
-    best, out = math.inf, None
+def cpu_s():
+    """CPU seconds (user + system) of this process and of its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def best_of(n, fn, cpu=None):
+    """Best wall time of n runs of fn, and fn's last result; cpu (a list) gets the least CPU
+    time of a run (the command's, or this process's for in-process work)."""
+    best, least_cpu, out = math.inf, math.inf, None
     for _ in range(n):
-        t0 = time.perf_counter()
+        c0, t0 = cpu_s(), time.perf_counter()
         out = fn()
         best = min(best, time.perf_counter() - t0)
+        least_cpu = min(least_cpu, cpu_s() - c0)
+    if cpu is not None:
+        cpu.append(least_cpu)
     return best, out
 
 
@@ -83,19 +98,25 @@ def main():
     load = os.getloadavg()
     t_cat, _ = best_of(3, cat)
     t_catwc, _ = best_of(3, cat_wc)
-    t_fw, j = best_of(3, analyze)
-    t_fw1, j1 = best_of(3, lambda: analyze("1"))
-    t_pd, counts = best_of(3, lambda: pandas_node(csv))
+    cpu = []
+    t_fw, j = best_of(3, analyze, cpu)
+    t_fw1, j1 = best_of(3, lambda: analyze("1"), cpu)
+    t_pd, counts = best_of(3, lambda: pandas_node(csv), cpu)
+    c_fw, c_fw1, c_pd = cpu
     print(f"trace: {csv} ({rows} rows, {size_mb:.0f} MB), budget {BUDGET_W} W on the node; "
           f"{os.cpu_count()} CPUs, load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"I/O floor, cat FILE > /dev/null: {t_cat:7.3f} s  {size_mb / t_cat:7.0f} MB/s")
     print(f"I/O floor, cat FILE | wc -c:     {t_catwc:7.3f} s  {size_mb / t_catwc:7.0f} MB/s")
-    print(f"flexwatt analyze (default):      {t_fw:7.3f} s  {rows / t_fw / 1e6:7.2f} M rows/s")
-    print(f"flexwatt analyze --parse-threads 1: {t_fw1:.3f} s, same JSON: {j1 == j}")
-    print(f"pandas:                          {t_pd:7.3f} s  {rows / t_pd / 1e6:7.2f} M rows/s")
+    print(f"flexwatt analyze (default):      {t_fw:7.3f} s  {rows / t_fw / 1e6:7.2f} M rows/s"
+          f"  CPU {c_fw:.3f} s")
+    print(f"flexwatt analyze --parse-threads 1: {t_fw1:.3f} s, same JSON: {j1 == j}"
+          f"  CPU {c_fw1:.3f} s")
+    print(f"pandas:                          {t_pd:7.3f} s  {rows / t_pd / 1e6:7.2f} M rows/s"
+          f"  CPU {c_pd:.3f} s")
     print(f"analyze vs pandas: {t_pd / t_fw:.2f}x faster (target >= 10); analyze / I/O floor: "
           f"{t_fw / t_cat:.2f} (cat > /dev/null), {t_fw / t_catwc:.2f} (cat | wc -c) "
           f"(target <= 2); load average after {os.getloadavg()[0]:.2f}")
+    print(f"CPU time, pandas / analyze: {c_pd / c_fw:.2f} (two threads), {c_pd / c_fw1:.2f} (one)")
     same = True
     for w, ws in zip(WINDOWS_S, j["node"]["windows"]):
         fw_n, fw_v = ws["windows"], ws["violations"]
