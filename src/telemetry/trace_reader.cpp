@@ -501,7 +501,8 @@ class ChunkedFlexwattSource : public TraceRowSource {
         const void* nl = std::memchr(all.data() + end, '\n', all.size() - end);
         end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - all.data()) + 1 : all.size();
       }
-      blocks_.push_back(Block{all.substr(pos, end - pos)});
+      blocks_.emplace_back();
+      blocks_.back().bytes = all.substr(pos, end - pos);
       pos = end;
     }
     worker_ = std::thread([this] { work(); });
