@@ -178,13 +178,10 @@ class FlexwattSource : public TraceRowSource {
       return;
     }
     PlainRow pr;
-    while (status_.ok() && pos_ < end_) {
-      const char* const p = base_ + pos_;
-      ++line_;
-      if (const size_t n = parse_plain(p, base_ + end_, pr)) {
-        pos_ += n;
+    while (const int k = next_line(pr, row)) {
+      if (k == 1) {
         c.push(pr.time_s, pr.power_w, pr.gpu, pr.optional, n_optional_, line_);
-      } else if (exact_line(p, row)) {
+      } else {
         push_row(row, c);
       }
     }
@@ -212,26 +209,34 @@ class FlexwattSource : public TraceRowSource {
     c.push(row.time_s, row.reading.power_w, row.reading.gpu, opt, n_optional_, row.line);
   }
 
-  bool next_mapped(TraceRow& row) {
-    PlainRow pr;
+  // The next row of the mapped bytes: 1 when parsed in place (into pr, its line line_), 2 when
+  // read by the exact path (into row), 0 at the end or on an error (status_).
+  __attribute__((always_inline)) int next_line(PlainRow& pr, TraceRow& row) {
     while (status_.ok() && pos_ < end_) {
       const char* const p = base_ + pos_;
       ++line_;
       if (const size_t n = parse_plain(p, base_ + end_, pr)) {
         pos_ += n;
-        GpuReading& rd = row.reading;
-        row.time_s = pr.time_s;
-        row.line = line_;
-        rd.gpu = pr.gpu;
-        rd.power_w = pr.power_w;
-        rd.power_instant_w = kUnset;
-        for (int i = 0; i < n_optional_; ++i) rd.*optional_[i].member = pr.optional[i];
-        for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
-        return true;
+        return 1;
       }
-      if (exact_line(p, row)) return true;
+      if (exact_line(p, row)) return 2;
     }
-    return false;
+    return 0;
+  }
+
+  bool next_mapped(TraceRow& row) {
+    PlainRow pr;
+    const int k = next_line(pr, row);
+    if (k != 1) return k == 2;
+    GpuReading& rd = row.reading;
+    row.time_s = pr.time_s;
+    row.line = line_;
+    rd.gpu = pr.gpu;
+    rd.power_w = pr.power_w;
+    rd.power_instant_w = kUnset;
+    for (int i = 0; i < n_optional_; ++i) rd.*optional_[i].member = pr.optional[i];
+    for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
+    return true;
   }
 
   // The line at p (line_ already counted) through the exact path: true with row filled, or
