@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 
@@ -361,6 +362,7 @@ __attribute__((always_inline)) inline bool TraceAnalyzer::add_one(double t, int 
     ++m.unsorted;
     if (!m.sort_in_memory) {
       needs_sort_ = true;
+      unsorted_line_ = line;
       return false;
     }
   } else {
@@ -674,7 +676,17 @@ Result<TraceSummary> analyze_trace(const std::string& path, const AnalysisOption
         return an.status();
       }
     }
-    if (restart) continue;
+    if (restart) {
+      // The sorting pass reads the input again: a pipe (or any stream) cannot be.
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(reader->rows_path(), ec)) {
+        return Status::InvalidArgument(
+            reader->rows_path() + ":" + std::to_string(an.unsorted_line()) +
+            ": time_s: rows out of time order; sorting them needs a second read of the input, "
+            "which a pipe or stream does not allow: save it to a file and analyze that");
+      }
+      continue;
+    }
     FW_RETURN_IF_ERROR(reader->status());
     FW_ASSIGN_OR_RETURN(TraceSummary s, an.finish());
     s.format = std::string(trace_format_name(reader->format()));

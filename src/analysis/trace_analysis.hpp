@@ -152,6 +152,8 @@ class TraceAnalyzer {
   // add() of each row of the batch in order; stops at the first row add() refuses.
   bool add_batch(const TraceRowBatch& batch);
   bool needs_sort() const { return needs_sort_; }
+  // The line of the row that made needs_sort() true.
+  int64_t unsorted_line() const { return unsorted_line_; }
   const Status& status() const { return status_; }
   // Errors: InvalidArgument when there were no rows. Tokens are not filled here.
   Result<TraceSummary> finish();
@@ -161,6 +163,7 @@ class TraceAnalyzer {
   bool add_one(double time_s, int gpu, double power_w, double energy_j, int64_t line);
   Impl* impl_;
   bool needs_sort_ = false;
+  int64_t unsorted_line_ = 0;
   Status status_;
 };
 

@@ -104,6 +104,12 @@ done
   sed -n '10,17p' "$ex/gpus.csv"; printf '4.5,0,31'; } > "$out/asis.csv"
 check "BOM, CRLF, repeated header, partial last line: warnings" bash -c \
   "'$bin' analyze '$out/asis.csv' --budget-w 5000 --json 2>/dev/null | jq -e '.warning_count==2 and (.warnings[0]|test(\"asis.csv:10: repeated header\")) and (.warnings[1]|test(\"asis.csv:19: partial last line\"))' >/dev/null"
+printf 'time_s,gpu,power_w\n0,0,100\n0,1,100\n0.2,0,100\n0.1,1,100\n0.3,0,100\n' > "$out/unsorted.csv"
+check "unsorted rows in a file: sorted in memory" bash -c \
+  "'$bin' analyze '$out/unsorted.csv' --budget-w 400 --json | jq -e '.unsorted_rows==1 and .rows==5' >/dev/null"
+err=$("$bin" analyze /dev/stdin --budget-w 400 < <(cat "$out/unsorted.csv") 2>&1 >/dev/null); rc=$?
+check "unsorted rows through a pipe: exit 2, file:line, save to a file" \
+  bash -c "[ $rc -eq 2 ] && grep -q '/dev/stdin:5: time_s: rows out of time order.*save it to a file' <<<'$err'"
 
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "analyze_errors: all checks passed"
