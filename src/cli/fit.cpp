@@ -4,6 +4,7 @@
 #include "sim/fit.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -98,6 +99,13 @@ int run_fit(int argc, char** argv) {
   if (!gpu) {
     return fail("fit", Status::InvalidArgument("--gpu: unknown '" + gpu_name +
                                                "' (known: " + sim::gpu_preset_names() + ")"));
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(in, ec) && !std::filesystem::is_regular_file(in, ec) &&
+      !std::filesystem::is_directory(in, ec)) {
+    return fail("fit", Status::InvalidArgument(in + ": not a regular file: fit reads its input "
+                                                    "twice (its kind, then its rows), which a pipe "
+                                                    "or stream does not allow; save it to a file"));
   }
   if (is_sweep_csv(in)) return run_sweep(in, *gpu, job, base, out, json);
   return run_trace(in, *gpu, base, out, check, level_w, json);

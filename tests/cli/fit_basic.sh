@@ -33,4 +33,10 @@ expect_exit2 "unknown gpu" "--gpu: unknown 'x100'" fit "$sweep" --gpu x100
 expect_exit2 "unknown job" "no job 'x'" fit "$sweep" --job x
 printf 'job,cap_w,power_w,throughput\na,300,abc,1\na,400,350,1\n' >"$out/bad.csv"
 expect_exit2 "bad cell" "bad.csv:2: power" fit "$out/bad.csv"
+mkfifo "$out/pipe"
+(timeout 10 cat "$sweep" > "$out/pipe" &)
+err=$(timeout 10 "$bin" fit "$out/pipe" 2>&1 >/dev/null); rc=$?  # bounded: a reader may block
+check "a pipe: exit 2, read twice" bash -c \
+  "[ $rc -eq 2 ] && grep -q 'pipe: not a regular file: fit reads its input twice' <<<'$err'"
+timeout 10 cat "$out/pipe" > /dev/null || true  # let the writer finish
 finish fit_basic
