@@ -33,6 +33,7 @@ start_agent() {  # start_agent LOG: background agent; waits (<= 5 s) until it ha
     [ "$(caps)" = "0 250 1 250 " ] && return 0
     sleep 0.1
   done
+  echo "  $1: caps '$(caps)' after 5 s; agent stderr: $(tail -3 "$tmp/$1.err" | tr '\n' ' ')"
   return 1
 }
 
