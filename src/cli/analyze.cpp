@@ -21,8 +21,9 @@ constexpr const char* kHelp =
     "TRACE is a flexwatt trace directory (gpus.csv, jobs.csv, meta.json), a lone\n"
     "gpus.csv-style file, an nvidia-smi --query-gpu=... --format=csv log (units in\n"
     "cells or nounits) or dcgmi dmon -e 155,156 output (with --dmon-period-s); the\n"
-    "format is detected from the header. Rules for gaps,\n"
-    "duplicates and unsorted rows: docs/analysis.md.\n\n"
+    "format is detected from the header; - reads standard input (a pipe: rows must\n"
+    "be in time order). Rules for gaps, duplicates and unsorted rows:\n"
+    "docs/analysis.md.\n\n"
     "Example:\n"
     "  flexwatt analyze data/examples/trace --budget-w 2400 --windows 0.5,10,30\n"
     "  flexwatt analyze data/examples/nvsmi_8gpu.csv --budget-w 650 --scope gpu "
@@ -42,7 +43,8 @@ struct Flags {
 };
 
 void add_flags(CLI::App& app, Flags& f) {
-  app.add_option("TRACE", f.trace, "trace directory, gpus.csv-style file or nvidia-smi CSV log")
+  app.add_option("TRACE", f.trace,
+                 "trace directory, gpus.csv-style file, nvidia-smi CSV log or - (standard input)")
       ->required();
   app.add_option("--budget-w", f.budget_w, "power budget in watts (> 0)")->required();
   app.add_option("--scope", f.scope,
@@ -127,6 +129,7 @@ int run(int argc, char** argv) {
   TraceReaderOptions ro;
   if (Status s = build_request(app, f, o, ro); !s.ok()) return fail("analyze", s);
 
+  if (f.trace == "-") f.trace = "/dev/stdin";
   Result<TraceSummary> r = analyze_trace(f.trace, o, ro);
   if (!r.ok()) return fail("analyze", r.status());
   TraceSummary& t = *r;

@@ -117,5 +117,10 @@ check "dmon: two GPUs, 3.5 s" jqt '(.gpus | length) == 2 and .node.duration_s ==
 check "dmon: energy from TOTEC (mJ)" jqt '.gpus[1].energy_j == 1050 and
   .gpus[1].energy_source == "counter"' "$out/dmon.json"
 
+"$bin" analyze "$src/data/examples/nvsmi_8gpu.csv" --budget-w 5000 --json >"$out/file.json"
+cat "$src/data/examples/nvsmi_8gpu.csv" | "$bin" analyze - --budget-w 5000 --json >"$out/stdin.json"
+check "- reads standard input: the same node and GPUs as the file" bash -c \
+  "diff <(jq -S '[.node, .gpus]' '$out/file.json') <(jq -S '[.node, .gpus]' '$out/stdin.json')"
+
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "analyze_basic: all checks passed"
