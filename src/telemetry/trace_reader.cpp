@@ -48,6 +48,38 @@ std::vector<char> allowed_table(const std::vector<int>& gpus) {
   return t;
 }
 
+// A compressed file: its format and the command that prints it decompressed.
+struct Compression {
+  const char* name;
+  const char* cat;
+};
+
+// The compression format whose magic bytes start the file, or nullptr.
+const Compression* compression_of(std::string_view head) {
+  static constexpr Compression kGzip{"gzip", "zcat"}, kZstd{"zstd", "zstdcat"}, kXz{"xz", "xzcat"},
+      kBzip2{"bzip2", "bzcat"};
+  auto starts = [&](std::string_view magic) { return head.substr(0, magic.size()) == magic; };
+  if (starts("\x1f\x8b")) return &kGzip;
+  if (starts("\x28\xb5\x2f\xfd")) return &kZstd;
+  if (starts(std::string_view("\xfd"
+                              "7zXZ\0",
+                              6)))
+    return &kXz;
+  if (starts("BZh") && head.size() > 3 && head[3] >= '1' && head[3] <= '9') return &kBzip2;
+  return nullptr;
+}
+
+// Text for a message: bytes outside printable ASCII as '?', at most max_chars (then "...").
+std::string printable(std::string_view s, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max_chars; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  if (s.size() > max_chars) out += "...";
+  return out;
+}
+
 std::string list_str(const std::vector<int>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
@@ -839,6 +871,11 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
     return Status::InvalidArgument(t->rows_path_ + ":1: empty file (expected a header row)");
   }
   std::vector<std::string> header(r->fields().begin(), r->fields().end());
+  if (const Compression* c = compression_of(r->line())) {
+    return Status::InvalidArgument(
+        r->where() + ": header: the file is " + c->name + "-compressed; decompress it first (" +
+        c->cat + " FILE > trace.csv, or " + c->cat + " FILE | flexwatt analyze - ...)");
+  }
   if (is_nvsmi_header(r->fields())) {
     if (t->format_ == TraceFormat::kFlexwattDir) {
       return Status::InvalidArgument(r->where() +
@@ -876,7 +913,7 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path,
         r->where() + ": header: not a flexwatt trace (missing " + missing +
         ") nor an nvidia-smi log (needs timestamp and power.draw) nor dcgmi dmon output "
         "(#Entity ...); got '" +
-        std::string(r->line()) + "'");
+        printable(r->line(), 160) + "'");
   }
   // Large mapped files are parsed by two threads (same rows, errors and warnings).
   if (parse_threads(options, r->mapped().size()) == 2) {

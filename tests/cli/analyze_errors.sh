@@ -104,6 +104,11 @@ done
   sed -n '10,17p' "$ex/gpus.csv"; printf '4.5,0,31'; } > "$out/asis.csv"
 check "BOM, CRLF, repeated header, partial last line: warnings" bash -c \
   "'$bin' analyze '$out/asis.csv' --budget-w 5000 --json 2>/dev/null | jq -e '.warning_count==2 and (.warnings[0]|test(\"asis.csv:10: repeated header\")) and (.warnings[1]|test(\"asis.csv:19: partial last line\"))' >/dev/null"
+gzip -c "$ex/gpus.csv" > "$out/trace.csv.gz"
+expect_fail "gzip-compressed" "trace.csv.gz:1: header: the file is gzip-compressed; decompress it first \\(zcat" \
+  "$out/trace.csv.gz" --budget-w 100
+printf 'a\001b,c\n1,2\n' > "$out/binary.csv"
+expect_fail "bytes outside ASCII shown as ?" "got 'a\\?b,c'" "$out/binary.csv" --budget-w 100
 printf 'time_s,gpu,power_w\n0,0,100\n0,1,100\n0.2,0,100\n0.1,1,100\n0.3,0,100\n' > "$out/unsorted.csv"
 check "unsorted rows in a file: sorted in memory" bash -c \
   "'$bin' analyze '$out/unsorted.csv' --budget-w 400 --json | jq -e '.unsorted_rows==1 and .rows==5' >/dev/null"
