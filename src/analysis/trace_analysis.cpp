@@ -380,10 +380,6 @@ __attribute__((always_inline)) inline bool TraceAnalyzer::add_one(double t, int 
   return true;
 }
 
-bool TraceAnalyzer::add(const TraceRow& row) {
-  return add_one(row.time_s, row.reading.gpu, row.reading.power_w, row.reading.energy_j, row.line);
-}
-
 bool TraceAnalyzer::add_batch(const TraceRowBatch& b) {
   for (size_t i = 0; i < b.n; ++i) {
     const double e = b.energy_j != nullptr ? b.energy_j[i] : kUnset;

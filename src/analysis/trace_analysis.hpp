@@ -138,9 +138,10 @@ struct TraceSummary {
   int64_t warning_count = 0;
 };
 
-// Streaming core. Feed rows in file order, then finish(). In streaming mode add() stops at
-// the first unsorted row (returns false with needs_sort() true; the caller restarts in
-// sorting mode, which buffers every row and sorts in finish()).
+// Streaming core. Feed rows in file order (batches from TraceReader::next_batch), then
+// finish(). add_batch() stops at the first row it refuses: an error (status()) or, in
+// streaming mode, the first unsorted row (needs_sort() true; the caller restarts in sorting
+// mode, which buffers every row and sorts in finish()).
 class TraceAnalyzer {
  public:
   TraceAnalyzer(const AnalysisOptions& options, std::string rows_path, bool sort_in_memory);
@@ -148,8 +149,7 @@ class TraceAnalyzer {
   TraceAnalyzer(const TraceAnalyzer&) = delete;
   TraceAnalyzer& operator=(const TraceAnalyzer&) = delete;
 
-  bool add(const TraceRow& row);
-  // add() of each row of the batch in order; stops at the first row add() refuses.
+  // Each row of the batch in order; false at the first row refused (see above).
   bool add_batch(const TraceRowBatch& batch);
   bool needs_sort() const { return needs_sort_; }
   // The line of the row that made needs_sort() true.

@@ -556,7 +556,7 @@ class ChunkedFlexwattSource : public TraceRowSource {
   bool next(TraceRow& row) override {
     while (ready()) {
       const Block& b = blocks_[cur_];
-      if (i_ < b.n) {
+      if (i_ < b.cols.size()) {
         const RowColumns& c = b.cols;
         GpuReading& rd = row.reading;
         row.time_s = c.time_s[i_];
@@ -577,16 +577,16 @@ class ChunkedFlexwattSource : public TraceRowSource {
   bool next_batch(TraceRowBatch& batch) override {
     while (ready()) {
       const Block& b = blocks_[cur_];
-      if (i_ < b.n) {
+      if (i_ < b.cols.size()) {
         const RowColumns& c = b.cols;
-        batch.n = b.n - i_;
+        batch.n = b.cols.size() - i_;
         batch.time_s = c.time_s.data() + i_;
         batch.power_w = c.power_w.data() + i_;
         batch.energy_j = energy_ >= 0 ? c.optional[energy_].data() + i_ : nullptr;
         batch.gpu = c.gpu.data() + i_;
         batch.line = c.line.data() + i_;
         batch.line_base = line_base_;
-        i_ = b.n;
+        i_ = b.cols.size();
         return true;
       }
       if (!finish_block()) return false;
@@ -599,7 +599,6 @@ class ChunkedFlexwattSource : public TraceRowSource {
   struct Block {
     std::string_view bytes;
     int64_t lines = 0;  // lines in the block
-    size_t n = 0;       // rows
     RowColumns cols;
     Status status;
     std::vector<std::string> warnings;
@@ -652,7 +651,6 @@ class ChunkedFlexwattSource : public TraceRowSource {
     }
     b.cols.clear(b.bytes.size() / 48, n_optional_);
     src.read_columns(b.cols);
-    b.n = b.cols.size();
     b.status = src.status();
     b.warnings = src.warnings();
     b.lines = src.lines_read();
