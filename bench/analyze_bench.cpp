@@ -1,7 +1,8 @@
 // `analyze` throughput on a generated 10-million-row gpus.csv, beside a split pass: a read of
 // the same file with fw::CsvReader that splits rows into fields and parses nothing. The split
 // pass is not the I/O floor (reading the bytes): bench/analyze_vs_pandas.py times that (cat)
-// and pandas. Prints rows/s of each and the ratio analyze/split.
+// and pandas. Prints rows/s of each and the ratio analyze/split. A third benchmark times the
+// analysis alone, over the rows already parsed and held in memory.
 //
 // The trace (8 GPUs at 0.1 s, all nine gpus.csv columns, as TraceWriter writes them) is
 // generated once, deterministically (seeded), under $TMPDIR/flexwatt_bench/ and reused by
@@ -17,10 +18,12 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "analysis/trace_analysis.hpp"
 #include "core/csv.hpp"
 #include "core/rng.hpp"
+#include "telemetry/trace_reader.hpp"
 #include "telemetry/trace_writer.hpp"
 
 namespace {
@@ -132,8 +135,63 @@ void BM_Analyze(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The analysis alone (TraceAnalyzer over rows already parsed, held in memory as columns; one
+// thread), the same options as BM_Analyze: what analyze costs beyond reading the file.
+void BM_AnalysisOnly(benchmark::State& state) {
+  fw::AnalysisOptions o;
+  o.budget_w = 8 * 500.0;
+  o.windows_s = {0.5, 10, 30, 300};
+  fw::TraceReaderOptions ro;
+  ro.fields = fw::kFieldEnergy;
+  auto reader = fw::TraceReader::open(trace_dir(), ro);
+  if (!reader.ok()) {
+    state.SkipWithError(reader.status().message().c_str());
+    return;
+  }
+  std::vector<double> time_s, power_w, energy_j;
+  std::vector<int32_t> gpu, line;
+  fw::TraceRowBatch b;
+  while ((*reader)->next_batch(b)) {
+    time_s.insert(time_s.end(), b.time_s, b.time_s + b.n);
+    power_w.insert(power_w.end(), b.power_w, b.power_w + b.n);
+    energy_j.insert(energy_j.end(), b.energy_j, b.energy_j + b.n);
+    gpu.insert(gpu.end(), b.gpu, b.gpu + b.n);
+    line.insert(line.end(), b.line, b.line + b.n);  // relative lines: messages only
+  }
+  constexpr size_t kBlock = 65536;
+  for (auto _ : state) {
+    fw::TraceAnalyzer an(o, "gpus.csv", false);
+    for (size_t i = 0; i < time_s.size(); i += kBlock) {
+      fw::TraceRowBatch in;
+      in.n = std::min(kBlock, time_s.size() - i);
+      in.time_s = time_s.data() + i;
+      in.power_w = power_w.data() + i;
+      in.energy_j = energy_j.data() + i;
+      in.gpu = gpu.data() + i;
+      in.line = line.data() + i;
+      if (!an.add_batch(in)) {
+        state.SkipWithError(an.status().message().c_str());
+        return;
+      }
+    }
+    auto r = an.finish();
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(r->node.energy_j);
+  }
+  state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(time_s.size()),
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ns_per_row"] = benchmark::Counter(
+      static_cast<double>(time_s.size()),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert,
+      benchmark::Counter::kIs1000);
+}
+
 BENCHMARK(BM_ReadFloor)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_AnalysisOnly)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
 }  // namespace
 

@@ -18,7 +18,9 @@ count). Timed, best of 3 each, the page cache warm:
     tumbling windows with flexwatt's rules (zero-order hold on the regular 0.1 s grid, a window
     judged when covered for at least half its length, a violation when the mean exceeds the
     budget by more than 1e-9 relative).
-The node violation counts of both are compared window length by window length.
+The node violation counts of both are compared window length by window length. Then, when
+built, parse_floor (beside ANALYZE_BENCH_BIN; bench/parse_floor.cpp) prints the floor under the
+line parser on the same file: fields split only, and split plus number conversion.
 """
 import json
 import math
@@ -125,7 +127,11 @@ def main():
         same &= ok
         print(f"  window {w:>5} s: flexwatt {fw_v}/{fw_n} violations, pandas {pd_v}/{pd_n} "
               f"{'same' if ok else 'DIFFERENT'}")
-    return 0 if same and j1 == j else 1
+    floor_ok = True
+    parse_floor = os.path.join(os.path.dirname(analyze_bench), "parse_floor")
+    if os.path.exists(parse_floor):
+        floor_ok = subprocess.run([parse_floor, csv]).returncode == 0
+    return 0 if same and j1 == j and floor_ok else 1
 
 
 if __name__ == "__main__":

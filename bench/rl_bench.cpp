@@ -14,6 +14,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -126,8 +127,17 @@ void BM_ShippedPolicyTrainIteration(benchmark::State& state) {
   }
   const nlohmann::json& meta = policy->metadata();
   const nlohmann::json& recipe = meta["recipe"];
-  const std::string scenario_path = recipe["scenario_path"];
+  // The scenario the policy was trained on, as recorded; when that path is gone (it was
+  // recorded in another checkout), the repository's file of the same name.
+  std::string scenario_path = recipe["scenario_path"];
+  if (!std::filesystem::exists(scenario_path)) {
+    scenario_path = "scenarios/" + std::filesystem::path(scenario_path).filename().string();
+  }
   std::ifstream f(scenario_path);
+  if (!f) {
+    state.SkipWithError(("cannot open the policy's scenario " + scenario_path).c_str());
+    return;
+  }
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string text = ss.str();

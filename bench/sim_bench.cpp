@@ -10,17 +10,11 @@
 
 namespace {
 
-// The source tree, from this file's path (CMake compiles it by absolute path).
-std::string source_dir() {
-  std::string f = __FILE__;
-  const auto pos = f.rfind("/bench/");
-  return pos == std::string::npos ? std::string(".") : f.substr(0, pos);
-}
-
 void BM_SimFleet16(benchmark::State& state) {
-  auto s = fw::sim::load_scenario(source_dir() + "/scenarios/fleet-16xa100.yaml", {});
+  // Relative to the repository root, where `make bench` runs the benchmarks.
+  auto s = fw::sim::load_scenario("scenarios/fleet-16xa100.yaml", {});
   if (!s.ok()) {
-    state.SkipWithError(s.status().message().c_str());
+    state.SkipWithError(("run from the repository root: " + s.status().message()).c_str());
     return;
   }
   auto plant = fw::sim::make_cluster(*s, 1);

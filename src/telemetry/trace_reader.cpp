@@ -12,10 +12,6 @@
 #include <sstream>
 #include <thread>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include "core/csv.hpp"
 #include "telemetry/dmon_import.hpp"
 #include "telemetry/nvsmi_import.hpp"
@@ -26,6 +22,7 @@ namespace {
 
 using trace_internal::fast_parse_double;
 using trace_internal::fast_parse_int;
+using trace_internal::separators64;
 
 std::string fmt_num(double v) {
   std::ostringstream os;
@@ -287,33 +284,6 @@ class FlexwattSource : public TraceRowSource {
     }
     if (skip_non_data(*one, header_line_)) return false;
     return from_fields(*one, row);
-  }
-
-  // Separators (',' and '\n') of the 64 bytes at p as bits, bit i for p[i], and the '\n' among
-  // them in nl; bytes at or past e are not read (nor reported).
-  static uint64_t separators64(const char* p, const char* e, uint64_t& nl) {
-    uint64_t m = 0, n = 0;
-    if (e - p >= 64) {
-#if defined(__SSE2__)
-      const __m128i comma = _mm_set1_epi8(','), newline = _mm_set1_epi8('\n');
-      for (int i = 0; i < 4; ++i) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-        const __m128i is_nl = _mm_cmpeq_epi8(v, newline);
-        const int b = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, comma), is_nl));
-        m |= static_cast<uint64_t>(static_cast<unsigned>(b)) << (16 * i);
-        n |= static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(is_nl))) << (16 * i);
-      }
-      nl = n;
-      return m;
-#endif
-    }
-    const int len = static_cast<int>(std::min<ptrdiff_t>(64, e - p));
-    for (int i = 0; i < len; ++i) {
-      if (p[i] == '\n') n |= uint64_t{1} << i;
-      if (p[i] == ',' || p[i] == '\n') m |= uint64_t{1} << i;
-    }
-    nl = n;
-    return m;
   }
 
   // Same bytes in [a, a + n) and time_text_ (n ≤ sizeof time_text_); never for empty text
