@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "experiment/allocate_dr.hpp"
@@ -57,7 +58,7 @@ int run_allocate_verb(int argc, char** argv) {
       "  flexwatt allocate --dr scenarios/flex/dr-fleet-h200.yaml --svg dr.svg  # in the loop",
       "allocate");
   std::string in, method;
-  double cut = -1, target_w = -1;
+  double cut = 0, target_w = 0;
   bool json = false, per_job = false;
   experiment::PopulationOptions study;
   bool run_study_flag = false;
@@ -68,19 +69,26 @@ int run_allocate_verb(int argc, char** argv) {
   app.add_option("--jobs", study.jobs, "study: jobs per population (default 100)");
   app.add_option("--pool", study.pool, "study: distinct simulated job shapes (default 2000)");
   app.add_flag("--sla-tiers", study.sla_tiers, "study: draw SLA tiers 0/10/25/50 %");
-  app.add_option("--fixed-gpus", study.fixed_gpus, "study: every job this many GPUs");
-  app.add_option("--rate-sigma", study.rate_sigma, "study: spread of tokens/s per GPU (0.4)");
-  app.add_option("--seed", study.seed, "study: seed (default 1)");
+  app.add_option("--fixed-gpus", study.fixed_gpus, "study: every job this many GPUs (0: drawn)")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--rate-sigma", study.rate_sigma, "study: spread of tokens/s per GPU (0.4)")
+      ->check(finite_in(0, 5));
+  app.add_option("--seed", study.seed, "study: seed (default 1)")->check(seed_value());
   app.add_option("--svg", svg, "study / --dr: write the plot as SVG");
   experiment::DrOptions dr;
   app.add_option("--dr", dr.scenario_path, "demand response in the loop on this scenario");
-  app.add_option("--dr-drop", dr.drop, "--dr: target drop, share of the uncapped draw (0.3)");
-  app.add_option("--dr-gain", dr.feedback_gain, "--dr: site feedback gain (default 0: open loop)");
+  app.add_option("--dr-drop", dr.drop, "--dr: target drop, share of the uncapped draw (0.3)")
+      ->check(finite_in(0, 1));
+  app.add_option("--dr-gain", dr.feedback_gain, "--dr: site feedback gain (default 0: open loop)")
+      ->check(finite_in(0, 100));
   app.add_option("--dr-quantile", dr.power_quantile,
-                 "--dr: job power = this quantile of 30 s means (0.95; 0: mean)");
+                 "--dr: job power = this quantile of 30 s means (0.95; 0: mean)")
+      ->check(finite_in(0, 1));
   app.add_option("--method", method, "only this method (plus equal and optimal for the gap)");
-  app.add_option("--cut", cut, "override: share of the summed Pmax to remove, 0..1");
-  app.add_option("--target-w", target_w, "override: site power target, W");
+  app.add_option("--cut", cut, "override: share of the summed Pmax to remove, 0..1")
+      ->check(finite_in(0, 1));
+  app.add_option("--target-w", target_w, "override: site power target, W")
+      ->check(finite_in(0, 1e12, true));
   app.add_flag("--per-job", per_job, "table: each job's power and slowdown per method");
   app.add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -89,13 +97,12 @@ int run_allocate_verb(int argc, char** argv) {
   if (in.empty()) return fail("allocate", Status::InvalidArgument("input: a file, or --study"));
   auto input = experiment::load_allocate_input(in);
   if (!input.ok()) return fail("allocate", input.status());
-  if (cut >= 0) {
-    if (cut > 1) return fail("allocate", Status::InvalidArgument("--cut: must be in [0, 1]"));
+  if (app.count("--cut") > 0) {
     double pmax_sum = 0;
     for (const auto& j : input->jobs) pmax_sum += j.curve.back().power_w;
     input->target_w = pmax_sum * (1 - cut);
   }
-  if (target_w >= 0) input->target_w = target_w;
+  if (app.count("--target-w") > 0) input->target_w = target_w;
   std::vector<allocation::Method> methods = allocation::all_methods();
   if (!method.empty()) {
     auto m = allocation::parse_method(method);

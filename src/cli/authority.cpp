@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "experiment/authority_report.hpp"
 #include "sim/scenario.hpp"
@@ -26,7 +27,7 @@ int run(int argc, char** argv) {
       "authority");
   std::string scenario_path, job = "0";
   std::vector<std::string> knobs, sets;
-  double duration_s = -1, warmup_s = 0, window_s = 30, threshold = 0.10;
+  double duration_s = 0, warmup_s = 0, window_s = 30, threshold = 0.10;
   int points = 5, seeds = 1;
   uint64_t seed = 1;
   bool json = false;
@@ -42,7 +43,7 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seeds", seeds, "seeds per setting (figures are their means)")
       ->capture_default_str();
-  app.add_option("--seed", seed, "first seed")->capture_default_str();
+  app.add_option("--seed", seed, "first seed")->capture_default_str()->check(seed_value());
   app.add_option("--threshold", threshold, "mean-power swing (0..1) that counts as authority")
       ->capture_default_str();
   app.add_option("--set", sets, "override a scenario parameter, key.path=value (repeatable)")
@@ -54,7 +55,7 @@ int run(int argc, char** argv) {
   if (!sc.ok()) return fail("authority", sc.status());
   const sim::Scenario& s = *sc;
   AuthorityOptions o;
-  o.duration_s = duration_s == -1 ? s.duration_s : duration_s;
+  o.duration_s = app.count("--duration-s") > 0 ? duration_s : s.duration_s;
   if (!(o.duration_s > 0) || !std::isfinite(o.duration_s) || o.duration_s > 1e8) {
     return fail("authority", Status::InvalidArgument("--duration-s: must be > 0 and <= 1e8"));
   }

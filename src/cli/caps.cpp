@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "experiment/cap_compare.hpp"
@@ -27,7 +28,9 @@ int run_caps(int argc, char** argv) {
   app.add_option("--seeds", r.seeds, "evaluation seeds seed-base..seed-base+N-1")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  app.add_option("--seed-base", r.seed_base, "first evaluation seed")->capture_default_str();
+  app.add_option("--seed-base", r.seed_base, "first evaluation seed")
+      ->capture_default_str()
+      ->check(seed_value());
   app.add_option("--policies", policies, "capnet policy files, comma-separated");
   app.add_option("--set", sets, "override a scenario parameter (repeatable)");
   app.add_option("--threads", r.threads, "episodes in parallel")

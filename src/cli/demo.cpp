@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "agent/dashboard.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "experiment/eval_table.hpp"
@@ -39,7 +40,8 @@ int run_demo(int argc, char** argv) {
   app.add_option("--seeds", req.seeds, "evaluation seeds 1..N")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  app.add_option("--duration-s", duration_s, "episode length, s (default: the scenario's)");
+  app.add_option("--duration-s", duration_s, "episode length, s (default: the scenario's)")
+      ->check(finite_in(60, 1e8));
   app.add_option("--threads", req.threads, "episodes in parallel")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -12,6 +12,7 @@
 #include <random>
 #include <sstream>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "experiment/population.hpp"
 
@@ -45,12 +46,14 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_option("--out", o.out_dir, "directory for trace.csv and report.json")->required();
   app.add_option("--nodes", o.nodes, "node links at start (default 16; N/8 more join later)");
   app.add_option("--gpus", o.gpus_per_node, "simulated GPUs per node (default 8)");
-  app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)");
+  app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)")
+      ->check(finite_in(20, 86400));
   app.add_option("--allocator", o.allocator, "equal | proportional | pfi | greedy");
   app.add_option("--budget-fraction", o.budget_fraction,
-                 "site budget as a fraction of the uncontrolled draw (default 0.75)");
+                 "site budget as a fraction of the uncontrolled draw (default 0.75)")
+      ->check(finite_in(0, 2, true));
   app.add_option("--site", o.site, "site name (default sim)");
-  app.add_option("--seed", o.seed, "seed of the simulated GPUs (default 1)");
+  app.add_option("--seed", o.seed, "seed of the simulated GPUs (default 1)")->check(seed_value());
   std::string gpu = "h200-sxm";
   app.add_option("--pfi-gpu", gpu, "GPU preset of the jobs' simulated PFI sweeps (h200-sxm)");
   app.add_flag("--json", json, "print the report as JSON");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "experiment/pfi_predict.hpp"
@@ -30,8 +31,9 @@ int run_pfi(int argc, char** argv) {
   bool json = false;
   auto* train = app.add_subcommand("train", "fit on a simulated population, report LOO R²");
   train->add_option("--jobs", jobs, "simulated jobs (default 300)");
-  train->add_option("--seed", seed, "seed (default 1)");
-  train->add_option("--lambda", lambda, "ridge penalty on standardized features (default 1)");
+  train->add_option("--seed", seed, "seed (default 1)")->check(seed_value());
+  train->add_option("--lambda", lambda, "ridge penalty on standardized features (default 1)")
+      ->check(finite_in(0, 1e6, true));
   train->add_option("--out", out, "write the model JSON");
   auto* predict = app.add_subcommand("predict", "predict the PFI of an uncapped trace");
   predict->add_option("trace", trace, "flexwatt trace directory or gpus.csv")->required();

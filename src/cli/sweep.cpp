@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "agent/agent_sweep.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "experiment/svg_plot.hpp"
@@ -37,9 +38,11 @@ int run_sweep_verb(int argc, char** argv) {
   app.add_option("--job", req.job, "scenario job index (default 0)");
   app.add_option("--caps", req.caps_w, "per-GPU caps, W (default: 6 from the device min to max)")
       ->delimiter(',');
-  app.add_option("--warmup-s", req.warmup_s, "simulated seconds before measuring (default 60)");
-  app.add_option("--measure-s", req.measure_s, "simulated seconds measured (default 600)");
-  app.add_option("--seed", req.seed, "simulation seed (default 1)");
+  app.add_option("--warmup-s", req.warmup_s, "simulated seconds before measuring (default 60)")
+      ->check(finite_in(0, 1e7));
+  app.add_option("--measure-s", req.measure_s, "simulated seconds measured (default 600)")
+      ->check(finite_in(0, 1e7, true));
+  app.add_option("--seed", req.seed, "simulation seed (default 1)")->check(seed_value());
   app.add_flag("--steady", steady,
                "scenario: training phase only (no duty-cycle low phases, no GPU spread), as the "
                "paper measures");
@@ -50,7 +53,8 @@ int run_sweep_verb(int argc, char** argv) {
   app.add_option("--agent", areq.address,
                  "sweep on a live node through its agent: http://HOST:PORT or a Unix socket path");
   app.add_option("--job-id", areq.job_id, "agent: the registered job (default: the only one)");
-  app.add_option("--dwell-s", areq.dwell_s, "agent: wall seconds held before measuring (30)");
+  app.add_option("--dwell-s", areq.dwell_s, "agent: wall seconds held before measuring (30)")
+      ->check(finite_in(0, 86400));
   app.add_option("--token-file", token_file,
                  "agent: file holding an admin bearer token (default: $FLEXWATT_TOKEN)");
   bool no_publish = false;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "experiment/cap_training.hpp"
 #include "experiment/training.hpp"
@@ -51,7 +52,7 @@ int run_train_caps(int argc, char** argv) {
   app.add_option("--max-gpus", r.max_gpus, "largest GPU count drawn")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app.add_option("--seed", r.seed, "training seed")->capture_default_str();
+  app.add_option("--seed", r.seed, "training seed")->capture_default_str()->check(seed_value());
   app.add_option("--threads", r.threads, "episodes run in parallel")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

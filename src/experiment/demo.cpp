@@ -56,7 +56,9 @@ Result<EvalRequest> make_request(const DemoRequest& d) {
   EvalRequest req;
   FW_ASSIGN_OR_RETURN(req.scenario, sim::load_scenario(d.scenario_path, {}));
   if (d.duration_s) {
-    if (!(*d.duration_s >= 60)) return Status::InvalidArgument("--duration-s must be >= 60");
+    if (!(std::isfinite(*d.duration_s) && *d.duration_s >= 60 && *d.duration_s <= 1e8)) {
+      return Status::InvalidArgument("--duration-s must be a finite number in [60, 1e8]");
+    }
     req.scenario.duration_s = *d.duration_s;
   }
   // static-cap: the largest group and concurrency with a calibrated cap, the strongest fixed

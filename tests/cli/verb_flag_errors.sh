@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end: numeric flags of sim, eval and train reject nan/inf/out-of-range values with
-# exit 2 before doing any work (issue 13 regressions).
+# End-to-end: numeric flags of every verb reject nan/inf/out-of-range values with exit 2
+# before doing any work (issue 13 regressions).
 # Usage: bash verb_flag_errors.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -30,4 +30,50 @@ expect_exit2 "resume with fewer iterations" "--iterations 1: .*already at iterat
 # A window longer than the run has no verdict: null in eval's JSON, '-' in its table.
 check "eval: 300 s window on a 5 s run is null" bash -c \
   "'$bin' eval '$sc' --controllers static --seeds 1 --duration-s 5 --json | jq -e '.controllers[0].violation_rate[\"300\"].mean == null' >/dev/null"
+# Seeds are non-negative integers (a negative one used to wrap around), and flags whose
+# "not given" was a sentinel value (-1) no longer take that value, or nan, as "not given".
+alloc="$src/scenarios/flex/allocate-demo.yaml"
+dr="$src/scenarios/flex/dr-fleet-h200.yaml"
+caps_sc="$src/scenarios/caps-pipeline-imbalance-a100x8.yaml"
+seed_msg="must be a non-negative integer"
+expect_exit2 "allocate --study --seed -1" "--seed: $seed_msg" allocate --study --seed=-1
+expect_exit2 "authority --seed -1" "--seed: $seed_msg" authority "$sc" --seed=-1
+expect_exit2 "caps --seed-base -1" "--seed-base: $seed_msg" caps "$caps_sc" --seed-base=-1
+expect_exit2 "pfi train --seed -1" "--seed: $seed_msg" pfi train --seed=-1
+expect_exit2 "sweep --seed -1" "--seed: $seed_msg" sweep --scenario "$sc" --seed=-1
+expect_exit2 "fleet-sim --seed -1" "--seed: $seed_msg" fleet-sim --etcd 127.0.0.1:1 \
+  --out "$out/f" --seed=-1
+expect_exit2 "train --task caps --seed -1" "--seed: $seed_msg" train --task caps "$caps_sc" \
+  --out "$out/c.json" --seed=-1
+expect_exit2 "sweep --seed 2^64" "--seed: $seed_msg" sweep --scenario "$sc" \
+  --seed 18446744073709551616
+for v in nan inf -1; do
+  expect_exit2 "allocate --cut $v" "--cut: must be a finite number in \[0, 1\]" allocate "$alloc" \
+    --cut="$v"
+  expect_exit2 "allocate --target-w $v" "--target-w: must be a finite number" allocate "$alloc" \
+    --target-w="$v"
+  expect_exit2 "allocate --study --rate-sigma $v" "--rate-sigma: must be a finite number" \
+    allocate --study --rate-sigma="$v"
+  for f in --dr-drop --dr-gain --dr-quantile; do
+    expect_exit2 "allocate $f $v" "$f: must be a finite number" allocate --dr "$dr" "$f=$v"
+  done
+  expect_exit2 "pfi train --lambda $v" "--lambda: must be a finite number" pfi train --lambda="$v"
+  expect_exit2 "sweep --warmup-s $v" "--warmup-s: must be a finite number" sweep --scenario "$sc" \
+    --warmup-s="$v"
+  expect_exit2 "sweep --measure-s $v" "--measure-s: must be a finite number" sweep \
+    --scenario "$sc" --measure-s="$v"
+  expect_exit2 "sweep --dwell-s $v" "--dwell-s: must be a finite number" sweep \
+    --agent 127.0.0.1:1 --dwell-s="$v"
+  expect_exit2 "fleet-sim --budget-fraction $v" "--budget-fraction: must be a finite number" \
+    fleet-sim --etcd 127.0.0.1:1 --out "$out/f" --budget-fraction="$v"
+  expect_exit2 "fleet-sim --duration-s $v" "--duration-s: must be a finite number" fleet-sim \
+    --etcd 127.0.0.1:1 --out "$out/f" --duration-s="$v"
+  expect_exit2 "demo --duration-s $v" "--duration-s:? must be a finite number" demo \
+    --duration-s="$v" --out "$out/d"
+done
+expect_exit2 "allocate --study --fixed-gpus -1" "--fixed-gpus" allocate --study --fixed-gpus=-1
+expect_exit2 "authority --duration-s -1" "--duration-s: must be > 0" authority "$sc" --duration-s=-1
+# Valid values still pass: the cut and the target are applied.
+check "allocate --cut 0.4 applied" bash -c \
+  "'$bin' allocate '$alloc' --cut 0.4 --json | jq -e '.target_w > 0' >/dev/null"
 finish verb_flag_errors

@@ -1,0 +1,44 @@
+#include "cli/flag_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+namespace fw::cli {
+
+CLI::Validator finite_in(double lo, double hi, bool lo_open) {
+  const std::string range = fmt::format("{}{:g}, {:g}]", lo_open ? "(" : "[", lo, hi);
+  return CLI::Validator(
+      [lo, hi, lo_open, range](std::string& s) -> std::string {
+        const char* b = s.c_str();
+        char* e = nullptr;
+        errno = 0;
+        const double v = std::strtod(b, &e);
+        const bool number = e != b && *e == '\0' && errno != ERANGE;
+        const bool in = number && std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+        return in ? std::string() : "must be a finite number in " + range + ", got '" + s + "'";
+      },
+      "finite, in " + range);
+}
+
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        bool ok = !s.empty() && s.size() <= 19;
+        for (char c : s) ok = ok && c >= '0' && c <= '9';
+        if (ok) {
+          const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+          ok = v <= static_cast<unsigned long long>(std::numeric_limits<int64_t>::max());
+        }
+        return ok ? std::string()
+                  : "must be a non-negative integer (at most 2^63 - 1), got '" + s + "'";
+      },
+      "integer >= 0");
+}
+
+}  // namespace fw::cli

@@ -1,0 +1,16 @@
+#pragma once
+// Validators for numeric flags (CLI11). A value that is not a number, not finite or out of
+// range is a usage error (exit 2) naming the flag, raised while the arguments are parsed, so a
+// verb never starts work on it (nor treats it as "not given").
+
+#include <CLI/CLI.hpp>
+
+namespace fw::cli {
+
+// A finite number in [lo, hi] ((lo, hi] when lo_open); nan and ±inf are refused.
+CLI::Validator finite_in(double lo, double hi, bool lo_open = false);
+
+// A seed: a non-negative integer, at most 2^63 − 1 (so "-1" never wraps around).
+CLI::Validator seed_value();
+
+}  // namespace fw::cli
