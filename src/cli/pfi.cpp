@@ -3,7 +3,6 @@
 // one trained on the spot) to an uncapped trace.
 
 #include <cstdio>
-#include <fstream>
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
@@ -62,9 +61,10 @@ int run_pfi(int argc, char** argv) {
     if (!r.ok()) return fail("pfi", r.status());
     model = r->model;
   } else {
-    std::ifstream f(model_path);
-    auto j = nlohmann::json::parse(f, nullptr, false);
-    if (!f || j.is_discarded()) {
+    auto text = read_text_file(model_path);
+    if (!text.ok()) return fail("pfi", text.status());
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) {
       return fail("pfi", Status::InvalidArgument(model_path + ": not a JSON model"));
     }
     auto m = experiment::pfi_model_from_json(j, model_path);

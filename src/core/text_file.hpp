@@ -1,7 +1,11 @@
 #pragma once
-// Writing a whole output file (a report, a table, a JSON result) without leaving a torn one.
+// Whole text files: reading one (a model, a scenario) with an error for every way it can fail,
+// and writing one (a report, a table, a JSON result) without leaving a torn one.
 //
-// Contract: write_text_file() writes `text` to `path` through a temporary file in the same
+// Contract: read_text_file() returns the file's bytes; NotFound when `path` does not exist,
+// InvalidArgument when it is a directory, kIoError when it cannot be read (each naming the
+// path). It never throws (a stream over a directory does, deep in the standard library).
+// write_text_file() writes `text` to `path` through a temporary file in the same
 // directory and renames it into place, so a reader sees either the old file or the whole new
 // one. A failure is a Status naming the path (kIoError); the temporary file is removed.
 
@@ -11,6 +15,8 @@
 #include "core/status.hpp"
 
 namespace fw {
+
+Result<std::string> read_text_file(const std::string& path);
 
 Status write_text_file(const std::string& path, std::string_view text);
 

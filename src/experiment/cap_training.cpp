@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/rng.hpp"
+#include "core/text_file.hpp"
 #include "core/version.hpp"
 #include "experiment/cap_episode.hpp"
 #include "rl/adam.hpp"
@@ -244,9 +245,8 @@ namespace {
 
 // Step 1: the base scenario's text; it must parse with the request's --set overrides.
 Result<Problem> load_problem(const CapTrainRequest& req) {
-  std::ifstream in(req.scenario_path);
-  if (!in) return Status::InvalidArgument(req.scenario_path + ": cannot read");
-  Problem prob{std::string(std::istreambuf_iterator<char>(in), {}), req.scenario_path, req.sets};
+  FW_ASSIGN_OR_RETURN(std::string text, read_text_file(req.scenario_path));
+  Problem prob{std::move(text), req.scenario_path, req.sets};
   FW_RETURN_IF_ERROR(build(prob, {}).status());
   return prob;
 }

@@ -20,10 +20,9 @@ namespace fw::experiment {
 namespace {
 
 Result<nlohmann::json> read_json(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return Status::NotFound(path + ": cannot open");
+  FW_ASSIGN_OR_RETURN(const std::string text, read_text_file(path));
   try {
-    return nlohmann::json::parse(f);
+    return nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     return Status::InvalidArgument(path + ": not JSON: " + e.what());
   }

@@ -73,6 +73,14 @@ for v in nan inf -1; do
 done
 expect_exit2 "allocate --study --fixed-gpus -1" "--fixed-gpus" allocate --study --fixed-gpus=-1
 expect_exit2 "authority --duration-s -1" "--duration-s: must be > 0" authority "$sc" --duration-s=-1
+# A directory where a file is expected: exit 2 naming it (reading one through a stream aborted).
+mkdir -p "$out/adir"
+expect_exit2 "train --task caps on a directory" "adir: is a directory" train --task caps \
+  "$out/adir" --out "$out/c.json" --iterations 1
+expect_exit2 "pfi predict --model DIR" "adir: is a directory" pfi predict "$src/examples" \
+  --model "$out/adir"
+expect_exit2 "train --resume DIR" "adir: is a directory" train "$sc" --out "$out/r.json" \
+  --resume "$out/adir" --iterations 1
 # Valid values still pass: the cut and the target are applied.
 check "allocate --cut 0.4 applied" bash -c \
   "'$bin' allocate '$alloc' --cut 0.4 --json | jq -e '.target_w > 0' >/dev/null"

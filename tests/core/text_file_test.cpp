@@ -41,5 +41,29 @@ TEST(TextFile, WritableParentIsCheckedBeforeWriting) {
   EXPECT_EQ(check_writable_parent("/nonexistent-dir-fw/out.json").code(), StatusCode::kIoError);
 }
 
+TEST(TextFile, ReadsBackWhatWasWrittenAndNamesEveryFailure) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("fw_text_read_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "in.json").string();
+  std::string big(200000, 'x');  // more than one read buffer
+  big += "\nend";
+  ASSERT_TRUE(write_text_file(path, big).ok());
+  Result<std::string> back = read_text_file(path);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, big);
+
+  Result<std::string> d = read_text_file(dir.string());  // a directory: refused, no throw
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(d.status().message().find("is a directory"), std::string::npos);
+
+  Result<std::string> missing = read_text_file((dir / "none.json").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("none.json"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fw
