@@ -127,6 +127,12 @@ const char* base_for_job(const std::string& job) {
   return "mpt-13b-pt";
 }
 
+// Sanity limits of a sweep row. Per GPU: the largest GPUs' caps are ~1.2-1.4 kW, so a cap or a
+// per-GPU draw above 5 kW is a node total or a unit mistake (assumption: no single GPU reaches
+// it). Throughput: any unit a user would log stays far below 1e15.
+constexpr double kMaxSweepGpuW = 5000;
+constexpr double kMaxSweepThroughput = 1e15;
+
 }  // namespace
 
 Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
@@ -165,6 +171,13 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
         return Status::InvalidArgument(r->where() + ": " + cols[k].second +
                                        ": expected a positive number, got '" +
                                        std::string(f[cols[k].first]) + "'");
+      }
+      const double limit = k < 2 ? kMaxSweepGpuW : kMaxSweepThroughput;
+      if (*out[k] > limit) {
+        return Status::InvalidArgument(
+            r->where() + ": " + cols[k].second + ": '" + std::string(f[cols[k].first]) +
+            (k < 2 ? "' W is beyond any GPU's cap or draw (a node's total, or another unit?)"
+                   : "' is beyond a sane throughput"));
       }
     }
     const std::string job(f[ij]);

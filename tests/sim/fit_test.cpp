@@ -60,6 +60,21 @@ TEST(Fit, SweepCsvPlainFormatAndErrors) {
   EXPECT_NE(hdr.status().message().find(":1: header"), std::string::npos);
   auto one = read_sweep_csv(write_tmp("fit_one.csv", "job,cap_w,power_w,throughput\na,3,2,1\n"));
   EXPECT_FALSE(one.ok());
+  // Magnitudes no GPU has (a node total, a unit mistake) are refused, naming line and column.
+  auto node = read_sweep_csv(
+      write_tmp("fit_node.csv", "job,cap_w,power_w,throughput\na,300,280,1\na,400,9600,1.2\n"));
+  ASSERT_FALSE(node.ok());
+  EXPECT_NE(node.status().message().find(":3: power: '9600' W is beyond any GPU"),
+            std::string::npos)
+      << node.status().message();
+  auto huge = read_sweep_csv(
+      write_tmp("fit_huge.csv", "job,cap_w,power_w,throughput\na,1e308,280,1\na,400,350,1e300\n"));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find(":2: cap"), std::string::npos) << huge.status().message();
+  auto tput = read_sweep_csv(
+      write_tmp("fit_tput.csv", "job,cap_w,power_w,throughput\na,300,280,1\na,400,350,1e300\n"));
+  ASSERT_FALSE(tput.ok());
+  EXPECT_NE(tput.status().message().find(":3: throughput"), std::string::npos);
 }
 
 // A "measured" log made by the simulator: 8 H100 GPUs of dense pretraining with a duty cycle.
