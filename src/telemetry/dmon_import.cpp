@@ -139,6 +139,9 @@ class DmonSource : public TraceRowSource {
     if (!is_number(pc, p) || p < 0) {
       return fail("POWER", "not a non-negative number of watts: '" + std::string(pc) + "'");
     }
+    if (const std::string pr = range_problem(ReadingField::kPower, p); !pr.empty()) {
+      return fail("POWER", pr);
+    }
     double e = kUnset;
     if (energy_ >= 0) {
       const std::string_view ec = tok_[first + 2 + energy_];
@@ -147,6 +150,9 @@ class DmonSource : public TraceRowSource {
           return fail("TOTEC", "not a non-negative number of mJ: '" + std::string(ec) + "'");
         }
         e /= 1000.0;
+        if (const std::string pr = range_problem(ReadingField::kEnergy, e); !pr.empty()) {
+          return fail("TOTEC", pr);
+        }
       }
     }
     row.line = r_->line_number();

@@ -201,6 +201,10 @@ class NvsmiSource : public TraceRowSource {
     for (UnitCol& u : units_) {
       double v;
       if (!unit_cell(u, f[u.col], v)) return -1;
+      if (u.slot != 0) {  // the power itself: checked below, after its own messages
+        const ReadingField rf = u.energy ? ReadingField::kEnergy : ReadingField::kPower;
+        if (const std::string pr = range_problem(rf, v); !pr.empty()) return fail(u.name, pr);
+      }
       if (u.slot == 0) {
         p = v;
       } else {
@@ -211,17 +215,23 @@ class NvsmiSource : public TraceRowSource {
       int col;
       double* dst;
       double scale;
+      ReadingField field;
+      const char* name;
     };
-    const Opt opts[] = {{c_.sm_util, &rd.sm_util, 0.01},
-                        {c_.mem_util, &rd.mem_util, 0.01},
-                        {c_.clock, &rd.sm_clock_mhz, 1},
-                        {c_.temp, &rd.temp_c, 1}};
+    const Opt opts[] = {
+        {c_.sm_util, &rd.sm_util, 0.01, ReadingField::kUtil, "utilization.gpu"},
+        {c_.mem_util, &rd.mem_util, 0.01, ReadingField::kUtil, "utilization.memory"},
+        {c_.clock, &rd.sm_clock_mhz, 1, ReadingField::kClock, "clocks.sm"},
+        {c_.temp, &rd.temp_c, 1, ReadingField::kTemp, "temperature.gpu"}};
     for (const Opt& o : opts) {
       if (o.col < 0) continue;
       double v;
       const CellKind ck = parse_nvsmi_cell(f[o.col], v);
       if (ck == CellKind::kBad) return fail("cell", bad_cell(f[o.col]));
       *o.dst = ck == CellKind::kNumber ? v * o.scale : kUnset;
+      if (const std::string pr = range_problem(o.field, *o.dst); !pr.empty()) {
+        return fail(o.name, pr);
+      }
     }
     if (std::isnan(p)) {
       ++missing_;
@@ -229,6 +239,9 @@ class NvsmiSource : public TraceRowSource {
     }
     if (p < 0) return fail(units_[0].name, "negative (" + std::string(f[units_[0].col]) + ")");
     if (!std::isfinite(p)) return fail(units_[0].name, "infinite");
+    if (const std::string pr = range_problem(ReadingField::kPower, p); !pr.empty()) {
+      return fail(units_[0].name, pr);
+    }
     rd.power_w = p;
     return 1;
   }

@@ -83,11 +83,13 @@ std::string list_str(const std::vector<int>& v) {
   return s;
 }
 
-// An optional column of gpus.csv parsed into a GpuReading member.
+// An optional column of gpus.csv parsed into a GpuReading member, with its sane range.
 struct Optional {
   int col;
   double GpuReading::*member;
   const char* name;
+  ReadingField field;
+  double lo, hi;
 };
 
 // cols: time, gpu, power, energy, limit, sm_util, mem_util, clock, temp (−1 = absent). Splits
@@ -100,6 +102,10 @@ void split_optional(const std::vector<int>& cols, unsigned fields, Optional (&pa
       kFieldTemp};
   static constexpr const char* kNames[] = {
       "", "", "", "energy_j", "power_limit_w", "sm_util", "mem_util", "sm_clock_mhz", "temp_c"};
+  static constexpr ReadingField kFields[] = {
+      ReadingField::kPower,  ReadingField::kPower, ReadingField::kPower,
+      ReadingField::kEnergy, ReadingField::kCap,   ReadingField::kUtil,
+      ReadingField::kUtil,   ReadingField::kClock, ReadingField::kTemp};
   static constexpr double GpuReading::*kMembers[] = {nullptr,
                                                      nullptr,
                                                      nullptr,
@@ -112,7 +118,9 @@ void split_optional(const std::vector<int>& cols, unsigned fields, Optional (&pa
   n_parsed = n_unset = 0;
   for (int i = 3; i < 9; ++i) {
     if (cols[i] >= 0 && (fields & kBits[i])) {
-      parsed[n_parsed++] = {cols[i], kMembers[i], kNames[i]};
+      Optional& o = parsed[n_parsed++];
+      o = {cols[i], kMembers[i], kNames[i], kFields[i], 0, 0};
+      sane_range(o.field, o.lo, o.hi);
     } else {
       unset[n_unset++] = kMembers[i];
     }
@@ -357,12 +365,16 @@ class FlexwattSource : public TraceRowSource {
           }
           out.gpu = g;
         } else if (role == 2) {
-          if (*s == '-' || !trace_internal::plain_decimal(s, fe, out.power_w)) return 0;
+          if (*s == '-' || !trace_internal::plain_decimal(s, fe, out.power_w) ||
+              out.power_w > kMaxGpuPowerW) {
+            return 0;
+          }
         } else {
           double& v = out.optional[role - 3];
+          const Optional& o = optional_[role - 3];
           if (s == fe) {
             v = kUnset;
-          } else if (!trace_internal::plain_decimal(s, fe, v)) {
+          } else if (!trace_internal::plain_decimal(s, fe, v) || v < o.lo || v > o.hi) {
             return 0;
           }
         }
@@ -438,6 +450,9 @@ class FlexwattSource : public TraceRowSource {
     if (std::isnan(p)) return fail(bad(r, "power_w", "NaN"));
     if (p < 0) return fail(bad(r, "power_w", "negative (" + std::string(pc) + ")"));
     if (!std::isfinite(p)) return fail(bad(r, "power_w", "infinite"));
+    if (std::string pr = range_problem(ReadingField::kPower, p); !pr.empty()) {
+      return fail(bad(r, "power_w", pr));
+    }
     rd.power_w = p;
     rd.power_instant_w = kUnset;
     for (int i = 0; i < n_unset_; ++i) rd.*unset_[i] = kUnset;
@@ -448,6 +463,8 @@ class FlexwattSource : public TraceRowSource {
         rd.*o.member = kUnset;
       } else if (!fast_parse_double(c, rd.*o.member)) {
         return fail(bad(r, o.name, "not a number: '" + std::string(c) + "'"));
+      } else if (std::string pr = range_problem(o.field, rd.*o.member); !pr.empty()) {
+        return fail(bad(r, o.name, pr));
       }
     }
     return true;
@@ -713,6 +730,49 @@ int parse_threads(const TraceReaderOptions& o, size_t mapped_bytes) {
 }
 
 }  // namespace
+
+void sane_range(ReadingField f, double& lo, double& hi) {
+  switch (f) {
+    case ReadingField::kPower:
+    case ReadingField::kCap:
+      lo = 0, hi = kMaxGpuPowerW;
+      return;
+    case ReadingField::kEnergy:
+      lo = 0, hi = kMaxEnergyCounterJ;
+      return;
+    case ReadingField::kUtil:
+      lo = 0, hi = 1;
+      return;
+    case ReadingField::kClock:
+      lo = 0, hi = 1e5;
+      return;
+    case ReadingField::kTemp:
+      lo = -273.15, hi = 1000;
+      return;
+  }
+}
+
+std::string range_problem(ReadingField f, double v) {
+  double lo = 0, hi = 0;
+  sane_range(f, lo, hi);
+  if (std::isnan(v) || (v >= lo && v <= hi)) return "";
+  const std::string range = "outside " + fmt_num(lo) + ".." + fmt_num(hi);
+  switch (f) {
+    case ReadingField::kPower:
+    case ReadingField::kCap:
+      return fmt_num(v) + " W is " + range +
+             " W, beyond any GPU (a node's total, or kW or mW taken for W?)";
+    case ReadingField::kEnergy:
+      return fmt_num(v) + " J is " + range + " J for an energy counter";
+    case ReadingField::kUtil:
+      return fmt_num(v) + " is " + range + " (utilisation as a fraction: 0.5 for 50 %)";
+    case ReadingField::kClock:
+      return fmt_num(v) + " MHz is " + range + " MHz";
+    case ReadingField::kTemp:
+      return fmt_num(v) + " degrees C is " + range;
+  }
+  return "";
+}
 
 bool TraceRowSource::next_batch(TraceRowBatch& b) {
   batch_time_s_.clear();

@@ -174,7 +174,7 @@ TEST(TraceAnalysis, GapsAreCountedAndWindowsCountCoveredTimeOnly) {
 TEST(TraceAnalysis, DuplicatesKeepFirstAndAreCounted) {
   const fs::path d = temp_dir("dup");
   std::vector<Row> rows = square_rows(40);
-  rows.insert(rows.begin() + 5, {rows[4].t, rows[4].gpu, 9999});  // same time, same GPU
+  rows.insert(rows.begin() + 5, {rows[4].t, rows[4].gpu, 4999});  // same time, same GPU
   write_gpus(d / "gpus.csv", rows);
   auto r = analyze_trace(d.string(), opts(500, BudgetScope::kNode, {10}));
   ASSERT_TRUE(r.ok()) << r.status().message();

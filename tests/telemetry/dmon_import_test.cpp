@@ -126,6 +126,12 @@ TEST(DmonImport, ErrorsNameFileLineAndField) {
             std::string::npos);
   EXPECT_NE(err("period.txt", kLog, -1).find("--dmon-period-s: must be in (0, 3600]"),
             std::string::npos);
+  EXPECT_NE(err("bigpower.txt", "#Entity POWER\nGPU 0 12000\n")
+                .find("bigpower.txt:2: POWER: 12000 W is outside 0..5000 W"),
+            std::string::npos);
+  EXPECT_NE(err("bigenergy.txt", "#Entity POWER TOTEC\nGPU 0 5 1e20\n")
+                .find("bigenergy.txt:2: TOTEC: 1e+17 J is outside"),
+            std::string::npos);
 }
 
 TEST(DmonImport, PartialLastLineDroppedWithAWarning) {

@@ -251,6 +251,24 @@ TEST(NvsmiImport, UnitsFromCellOrHeader) {
   EXPECT_NE(r.status.message().find("header unit [V]"), std::string::npos) << r.status.message();
 }
 
+TEST(NvsmiImport, ValuesNoGpuHasAreRefused) {
+  const std::string hdr = "timestamp, index, power.draw [W], utilization.gpu [%]\n";
+  Read r = read("node_total.csv", hdr + "2025/07/26 23:32:09.703, 0, 5600 W, 50 %\n");
+  EXPECT_NE(r.status.message().find("node_total.csv:2: power.draw: 5600 W is outside 0..5000 W"),
+            std::string::npos)
+      << r.status.message();
+  r = read("kw_as_w.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 kW, 50 %\n");
+  EXPECT_NE(r.status.message().find("kw_as_w.csv:2: power.draw: 300000 W is outside"),
+            std::string::npos)
+      << r.status.message();
+  r = read("util.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 W, 250 %\n");
+  EXPECT_NE(r.status.message().find("util.csv:2: utilization.gpu: 2.5 is outside 0..1"),
+            std::string::npos)
+      << r.status.message();
+  r = read("ok.csv", hdr + "2025/07/26 23:32:09.703, 0, 4999 W, 100 %\n");
+  EXPECT_TRUE(r.status.ok()) << r.status.message();
+}
+
 TEST(NvsmiImport, LogsAsTheyAreBomCrlfPartialLineRepeatedHeader) {
   const std::string hdr = "timestamp, index, power.draw [W]";
   const std::string rows =

@@ -314,7 +314,7 @@ TEST(TraceReader, InPlaceParseMatchesTheReferencePathLineForLine) {
       "0.100,0,300,30,56\n"           // fewer columns than the header, enough for the parsed ones
       "0.100,1,+301.5,31,56,y\n"      // explicit '+'
       "0.200,0,3.5e2,1e1,57,y\n"      // exponents
-      "0.200,1,1234567890.1234567,1,57,y\n"  // more than 15 digits
+      "0.200,1,1234.5678901234567,1,57,y\n"  // more than 15 digits
       "\n"
       "   \t \n"                                    // blank lines
       "0.300, 0 ,300.25 ,\"40\",58,y\n"             // spaces and quotes
@@ -333,8 +333,12 @@ TEST(TraceReader, InPlaceParseMatchesTheReferencePathLineForLine) {
       "\n0.6,-1,5,1,1,1\n",
       "\n1e11,0,5,1,1,1\n",  // time beyond the sane range
       "\nnan,0,5,1,1,1\n",
-      "\n0.6,0\n",           // too few fields
-      "\n0.6,0,5,zz,1,1\n",  // bad optional cell
+      "\n0.6,0\n",               // too few fields
+      "\n0.6,0,5,zz,1,1\n",      // bad optional cell
+      "\n0.6,0,5000.5,1,1,1\n",  // power beyond any GPU
+      "\n0.6,0,5,-1,1,1\n",      // negative energy counter
+      "\n0.6,0,5,1e16,1,1\n",    // energy beyond the sane range
+      "\n0.6,0,5,1,1000.5,1\n",  // temperature beyond the sane range
   };
   for (size_t i = 0; i < tails.size(); ++i) {
     const std::string path = write_file("inplace.csv", head + body + tails[i]).string();
@@ -358,6 +362,13 @@ TEST(TraceReader, InPlaceParseMatchesTheReferencePathLineForLine) {
         EXPECT_EQ(transcript(path, two), want) << "tail " << i << " block " << block;
         EXPECT_EQ(batch_transcript(path, two, true), want_batch)
             << "tail " << i << " block " << block;
+      }
+      if (tails[i].find("5000.5") != std::string::npos) {
+        EXPECT_NE(want.find(":17: power_w: 5000.5 W is outside 0..5000 W"), std::string::npos)
+            << want;
+      }
+      if (tails[i].find("1e16") != std::string::npos) {
+        EXPECT_NE(want.find(":17: energy_j: 1e+16 J is outside"), std::string::npos) << want;
       }
       if (i == 0) {
         EXPECT_NE(want.find("partial last line"), std::string::npos) << want;
