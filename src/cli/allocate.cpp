@@ -74,7 +74,7 @@ int run_allocate_verb(int argc, char** argv) {
   app.add_option("--rate-sigma", study.rate_sigma, "study: spread of tokens/s per GPU (0.4)")
       ->check(finite_in(0, 5));
   app.add_option("--seed", study.seed, "study: seed (default 1)")->check(seed_value());
-  app.add_option("--svg", svg, "study / --dr: write the plot as SVG");
+  app.add_option("--svg", svg, "study / --dr: write the plot as SVG")->check(output_file());
   experiment::DrOptions dr;
   app.add_option("--dr", dr.scenario_path, "demand response in the loop on this scenario");
   app.add_option("--dr-drop", dr.drop, "--dr: target drop, share of the uncapped draw (0.3)")

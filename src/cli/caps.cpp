@@ -36,7 +36,7 @@ int run_caps(int argc, char** argv) {
   app.add_option("--threads", r.threads, "episodes in parallel")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  app.add_option("--svg", svg, "write the Pareto plot (SVG)");
+  app.add_option("--svg", svg, "write the Pareto plot (SVG)")->check(output_file());
   app.add_flag("--quick", r.quick, "fewer sweep points");
   app.add_flag("--json", json, "print JSON on stdout");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;

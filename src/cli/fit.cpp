@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
 #include "core/text_file.hpp"
@@ -90,7 +91,7 @@ int run_fit(int argc, char** argv) {
   app.add_option("--gpu", gpu_name, "GPU model the measurements come from");
   app.add_option("--job", job, "sweep: fit only this job (default: every job)");
   app.add_option("--base", base, "workload preset the fit starts from (default: by job name)");
-  app.add_option("--out", out, "scenario YAML to write");
+  app.add_option("--out", out, "scenario YAML to write")->check(output_file());
   app.add_flag("--check", check, "trace: re-simulate the fit, print measured vs simulated");
   app.add_option("--level-w", level_w, "trace --check: node level for the 30 s window share");
   app.add_flag("--json", json, "print JSON");

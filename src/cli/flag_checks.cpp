@@ -6,8 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <string>
+
+#include "core/text_file.hpp"
 
 namespace fw::cli {
 
@@ -39,6 +42,17 @@ CLI::Validator seed_value() {
                   : "must be a non-negative integer (at most 2^63 - 1), got '" + s + "'";
       },
       "integer >= 0");
+}
+
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) return path + " is a directory, not a file";
+        const Status st = check_writable_parent(path);
+        return st.ok() ? std::string() : st.message();
+      },
+      "file");
 }
 
 }  // namespace fw::cli

@@ -13,4 +13,8 @@ CLI::Validator finite_in(double lo, double hi, bool lo_open = false);
 // A seed: a non-negative integer, at most 2^63 − 1 (so "-1" never wraps around).
 CLI::Validator seed_value();
 
+// An output file the verb will write at its end: not a directory, in a directory that exists
+// and is writable — checked before the work, so a long run never ends in "cannot write".
+CLI::Validator output_file();
+
 }  // namespace fw::cli

@@ -33,7 +33,7 @@ int run_pfi(int argc, char** argv) {
   train->add_option("--seed", seed, "seed (default 1)")->check(seed_value());
   train->add_option("--lambda", lambda, "ridge penalty on standardized features (default 1)")
       ->check(finite_in(0, 1e6, true));
-  train->add_option("--out", out, "write the model JSON");
+  train->add_option("--out", out, "write the model JSON")->check(output_file());
   auto* predict = app.add_subcommand("predict", "predict the PFI of an uncapped trace");
   predict->add_option("trace", trace, "flexwatt trace directory or gpus.csv")->required();
   predict->add_option("--model", model_path, "model JSON (default: train 300 jobs now)");

@@ -59,7 +59,7 @@ int run_sweep_verb(int argc, char** argv) {
                  "agent: file holding an admin bearer token (default: $FLEXWATT_TOKEN)");
   bool no_publish = false;
   app.add_flag("--no-publish", no_publish, "agent: do not record the PFI on the agent");
-  app.add_option("--svg", svg, "write the T/Tmax vs P/Pmax curve as SVG");
+  app.add_option("--svg", svg, "write the T/Tmax vs P/Pmax curve as SVG")->check(output_file());
   app.add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   const int sources = !req.scenario_path.empty() + !req.csv_path.empty() + !areq.address.empty();

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "experiment/training.hpp"
 
@@ -111,7 +112,8 @@ int run_train(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 62));
   app.add_option("--resume", r.resume, "continue from a checkpoint written by an earlier run");
-  app.add_option("--log", r.log_path, "training log CSV (default: OUT without .json + .train.csv)");
+  app.add_option("--log", r.log_path, "training log CSV (default: OUT without .json + .train.csv)")
+      ->check(output_file());
   app.add_option("--set", r.sets, "override a scenario parameter, key.path=value (repeatable)");
   add_recipe_flags(app, r);
   app.add_option("--checkpoint-every", r.checkpoint_every, "iterations between checkpoints")

@@ -27,7 +27,7 @@ int run_train_caps(int argc, char** argv) {
   app.add_option("--task", task, "caps")->required()->check(CLI::IsMember({"caps"}));
   app.add_option("scenario", r.scenario_path, "base scenario YAML (one pretraining job)")
       ->required();
-  app.add_option("--out", r.out, "policy file to write (JSON)")->required();
+  app.add_option("--out", r.out, "policy file to write (JSON)")->required()->check(output_file());
   app.add_option("--alpha", r.alpha, "throughput weight: reward = saved - alpha x lost")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1000.0));
@@ -60,7 +60,8 @@ int run_train_caps(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   app.add_option("--set", r.sets, "override a base scenario parameter (repeatable)");
-  app.add_option("--log", r.log_path, "training log CSV (default: OUT without .json + .train.csv)");
+  app.add_option("--log", r.log_path, "training log CSV (default: OUT without .json + .train.csv)")
+      ->check(output_file());
   app.add_flag("--json", json, "print the summary as JSON on stdout");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   r.command_line = "flexwatt";

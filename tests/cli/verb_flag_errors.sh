@@ -81,6 +81,23 @@ expect_exit2 "pfi predict --model DIR" "adir: is a directory" pfi predict "$src/
   --model "$out/adir"
 expect_exit2 "train --resume DIR" "adir: is a directory" train "$sc" --out "$out/r.json" \
   --resume "$out/adir" --iterations 1
+# Output files are checked before the work (the run used to end in "cannot write").
+nodir="$out/a-file/sub"
+: >"$out/a-file"
+expect_exit2 "caps --svg unwritable" "--svg: cannot write" caps "$caps_sc" --seeds 1 \
+  --svg "$nodir/x.svg"
+expect_exit2 "allocate --study --svg unwritable" "--svg: cannot write" allocate --study \
+  --svg "$nodir/x.svg"
+expect_exit2 "allocate --dr --svg DIR" "--svg: .* is a directory" allocate --dr "$dr" --svg "$out"
+expect_exit2 "pfi train --out unwritable" "--out: cannot write" pfi train --out "$nodir/m.json"
+expect_exit2 "sweep --svg unwritable" "--svg: cannot write" sweep --scenario "$sc" \
+  --svg "$nodir/s.svg"
+expect_exit2 "fit --out DIR" "--out: .* is a directory" fit "$src/data/a100_power_cap_sweep.csv" \
+  --out "$out"
+expect_exit2 "train --log unwritable" "--log: cannot write" train "$sc" --out "$out/p2.json" \
+  --log "$nodir/l.csv"
+expect_exit2 "train --task caps --out unwritable" "--out: cannot write" train --task caps \
+  "$caps_sc" --out "$nodir/c.json"
 # Valid values still pass: the cut and the target are applied.
 check "allocate --cut 0.4 applied" bash -c \
   "'$bin' allocate '$alloc' --cut 0.4 --json | jq -e '.target_w > 0' >/dev/null"
