@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/csv.hpp"
+#include "core/text_file.hpp"
 
 namespace fw {
 namespace {
@@ -30,11 +30,8 @@ Result<ConfigNode> ConfigNode::load_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument(path + ": is a directory, not a YAML file");
   }
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path);
+  FW_ASSIGN_OR_RETURN(const std::string text, read_text_file(path));
+  return parse(text, path);
 }
 
 const std::string& ConfigNode::file() const {

@@ -11,7 +11,10 @@
 namespace fw {
 namespace {
 constexpr size_t kBlock = 1 << 20;
-}
+// Longest line read from a stream (a pipe, a device): a text log's lines are far shorter; one
+// this long is a device such as /dev/zero or binary data, refused before memory runs out.
+constexpr size_t kMaxStreamLineBytes = size_t{16} << 20;
+}  // namespace
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -135,6 +138,12 @@ bool CsvReader::next() {
     size_t len;
     if (nl) {
       len = static_cast<const char*>(nl) - start;
+    } else if (end_ - begin_ > kMaxStreamLineBytes) {
+      status_ = Status::InvalidArgument(path_ + ":" + std::to_string(line_no_ + 1) +
+                                        ": a line longer than " +
+                                        std::to_string(kMaxStreamLineBytes >> 20) +
+                                        " MiB: not a text log (a device, or binary data?)");
+      return false;
     } else if (fill()) {
       continue;  // buffer moved; search again
     } else if (end_ > begin_) {

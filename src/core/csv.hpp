@@ -3,7 +3,9 @@
 //
 // CsvReader memory-maps a regular file (read-only, sequential advice) and hands out each row
 // as string_views into the mapping; other files (pipes) are read in large blocks into its own
-// buffer. No allocation per field or per row once warmed up. Views are valid until the next
+// buffer; there a line longer than 16 MiB (a device such as /dev/zero, binary data) stops the
+// reader with an error instead of growing the buffer without end. No allocation per field or
+// per row once warmed up. Views are valid until the next
 // call to next(). Fields are split on ','; surrounding spaces
 // and one pair of double quotes are trimmed. Embedded commas inside quotes are not
 // supported (no trace format here needs them). Blank lines are skipped. A UTF-8 byte-order

@@ -9,7 +9,7 @@
 
 namespace fw {
 
-Result<std::string> read_text_file(const std::string& path) {
+Result<std::string> read_text_file(const std::string& path, size_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return Status::InvalidArgument(path + ": is a directory, not a file");
@@ -23,7 +23,15 @@ Result<std::string> read_text_file(const std::string& path) {
   std::string text;
   char buf[65536];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    if (text.size() + n > max_bytes) {
+      std::fclose(f);
+      return Status::InvalidArgument(path + ": more than " + std::to_string(max_bytes >> 20) +
+                                     " MiB: not an input flexwatt reads (a device, or the wrong "
+                                     "file?)");
+    }
+    text.append(buf, n);
+  }
   const bool failed = std::ferror(f) != 0;
   const int err = errno;
   std::fclose(f);

@@ -2,7 +2,6 @@
 
 #include <cassert>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "core/text_file.hpp"
@@ -155,13 +154,10 @@ Status Policy::save(const std::string& path) const {
 }
 
 Result<Policy> Policy::load(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return Status::NotFound(path + ": cannot open");
-  std::stringstream ss;
-  ss << f.rdbuf();
+  FW_ASSIGN_OR_RETURN(const std::string text, read_text_file(path));
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {  // e.what() gives the line and column
     return Status::InvalidArgument(path + ": " + e.what());
   }

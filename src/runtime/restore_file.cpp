@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "core/text_file.hpp"
 
 namespace fw {
 namespace {
@@ -66,14 +66,12 @@ Status write_restore_file(const std::string& path, const RestoreRecord& r) {
 }
 
 Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    if (::access(path.c_str(), F_OK) != 0) return std::optional<RestoreRecord>();
-    return Status::IoError(path + ": cannot read the restore file");
+  Result<std::string> text = read_text_file(path);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) return std::optional<RestoreRecord>();
+    return Status::IoError("restore file: " + text.status().message());
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto j = nlohmann::json::parse(*text, nullptr, false);
   auto bad = [&](const std::string& what) {
     return Status::InvalidArgument(path + ": restore file: " + what);
   };

@@ -137,7 +137,10 @@ constexpr double kMaxSweepThroughput = 1e15;
 
 Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
   FW_ASSIGN_OR_RETURN(auto r, CsvReader::open(path));
-  if (!r->next()) return Status::InvalidArgument(path + ": empty file");
+  if (!r->next()) {
+    FW_RETURN_IF_ERROR(r->status());
+    return Status::InvalidArgument(path + ": empty file");
+  }
   std::vector<std::string> h;
   for (auto f : r->fields()) h.push_back(lower(f));
   // Column indices: job, cap, per-GPU power, throughput.

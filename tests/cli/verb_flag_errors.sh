@@ -98,6 +98,12 @@ expect_exit2 "train --log unwritable" "--log: cannot write" train "$sc" --out "$
   --log "$nodir/l.csv"
 expect_exit2 "train --task caps --out unwritable" "--out: cannot write" train --task caps \
   "$caps_sc" --out "$nodir/c.json"
+# A device where a file is expected: an error, not a read until memory runs out.
+expect_exit2 "sim /dev/zero" "more than 64 MiB" sim /dev/zero --out "$out/z"
+expect_exit2 "eval --controllers ppo:/dev/zero" "more than 64 MiB" eval "$sc" \
+  --controllers ppo:/dev/zero --seeds 1
+expect_exit2 "analyze /dev/zero" "a line longer than 16 MiB" analyze /dev/zero --budget-w 100
+expect_exit2 "sweep --csv /dev/zero" "a line longer than 16 MiB" sweep --csv /dev/zero
 # Valid values still pass: the cut and the target are applied.
 check "allocate --cut 0.4 applied" bash -c \
   "'$bin' allocate '$alloc' --cut 0.4 --json | jq -e '.target_w > 0' >/dev/null"

@@ -92,6 +92,16 @@ TEST(Csv, MissingFileIsNotFound) {
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
+TEST(CsvReader, AnEndlessLineFromADeviceIsAnErrorNotUnboundedMemory) {
+  auto r = CsvReader::open("/dev/zero");  // a stream of NUL bytes without a newline
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE((*r)->next());
+  EXPECT_EQ((*r)->status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE((*r)->status().message().find("/dev/zero:1: a line longer than 16 MiB"),
+            std::string::npos)
+      << (*r)->status().message();
+}
+
 TEST(CsvReader, SkipsBomAndFlagsAnUnterminatedLastLine) {
   const std::string path = (std::filesystem::temp_directory_path() / "fw_csv_bom.csv").string();
   std::ofstream(path) << "\xEF\xBB\xBF"

@@ -58,6 +58,14 @@ TEST(TextFile, ReadsBackWhatWasWrittenAndNamesEveryFailure) {
   EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(d.status().message().find("is a directory"), std::string::npos);
 
+  Result<std::string> small = read_text_file(path, 1000);  // above the limit: refused
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.status().code(), StatusCode::kInvalidArgument);
+  Result<std::string> device = read_text_file("/dev/zero", size_t{1} << 20);  // endless
+  ASSERT_FALSE(device.ok());
+  EXPECT_NE(device.status().message().find("/dev/zero: more than 1 MiB"), std::string::npos)
+      << device.status().message();
+
   Result<std::string> missing = read_text_file((dir / "none.json").string());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
