@@ -9,8 +9,30 @@ namespace fw::fleet {
 
 using Json = nlohmann::json;
 
+namespace {
+
+// t as a grid time: in [0, kMaxGridUnixS], else an error naming field.
+Result<double> sane_time(double t, std::string_view field) {
+  if (!(t >= 0 && t <= kMaxGridUnixS)) {
+    return Status::InvalidArgument(std::string(field) + ": " + Json(t).dump() +
+                                   " is outside 0..1e10 unix seconds (1970..2286)");
+  }
+  return t;
+}
+
+// A target in W: finite, 0..kMaxGridTargetW.
+Result<double> sane_target_w(double w, std::string_view field) {
+  if (!(w >= 0 && w <= kMaxGridTargetW)) {
+    return Status::InvalidArgument(std::string(field) + ": " + Json(w).dump() +
+                                   " W is outside 0..1e12 W");
+  }
+  return w;
+}
+
+}  // namespace
+
 Result<double> parse_time(const Json& v, std::string_view field) {
-  if (v.is_number()) return v.get<double>();
+  if (v.is_number()) return sane_time(v.get<double>(), field);
   if (!v.is_string()) {
     return Status::InvalidArgument(std::string(field) + ": not a time (RFC 3339 or unix s)");
   }
@@ -27,7 +49,7 @@ Result<double> parse_time(const Json& v, std::string_view field) {
   if (std::string_view(rest) != "Z" && std::string_view(rest) != "+00:00") {
     return Status::InvalidArgument(std::string(field) + ": \"" + s + "\" must be UTC (Z)");
   }
-  return double(::timegm(&tm)) + frac;
+  return sane_time(double(::timegm(&tm)) + frac, field);
 }
 
 Result<double> parse_duration(std::string_view text, std::string_view field) {
@@ -46,8 +68,9 @@ Result<double> parse_duration(std::string_view text, std::string_view field) {
     } else if ((c >= '0' && c <= '9') || c == '.') {
       num += c;
     } else {
-      if (num.empty()) return bad();
-      const double v = std::stod(num);
+      char* end = nullptr;
+      const double v = num.empty() ? 0 : std::strtod(num.c_str(), &end);
+      if (num.empty() || end != num.c_str() + num.size() || !std::isfinite(v)) return bad();
       num.clear();
       if (c == 'D' && !in_time)
         total += v * 86400;
@@ -63,7 +86,7 @@ Result<double> parse_duration(std::string_view text, std::string_view field) {
         return bad();
     }
   }
-  if (!num.empty()) return bad();
+  if (!num.empty() || !(total <= kMaxGridDurationS)) return bad();
   return total;
 }
 
@@ -78,9 +101,7 @@ Result<double> unit_scale(std::string unit, std::string_view field) {
                                  "\": choose watt, kilowatt or megawatt");
 }
 
-}  // namespace
-
-Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
+Result<GridTarget> parse_load_target_json(std::string_view body, double now_unix_s) {
   Json j = Json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return Status::InvalidArgument("load target: body is not a JSON object");
@@ -99,13 +120,20 @@ Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
     return Status::InvalidArgument("load target: correlation_id: missing or empty");
   }
   t.correlation_id = j["correlation_id"].get<std::string>();
+  if (t.correlation_id.size() > kMaxCorrelationIdChars) {
+    return Status::InvalidArgument("load target: correlation_id: longer than 256 characters");
+  }
   if (!j["value"].is_null()) {
     if (!j["value"].is_number() || j["value"].get<double>() < 0) {
       return Status::InvalidArgument("load target: value: must be a number >= 0 or null");
     }
+    if (j.contains("unit") && !j["unit"].is_string()) {
+      return Status::InvalidArgument("load target: unit: must be a string");
+    }
     FW_ASSIGN_OR_RETURN(double scale,
                         unit_scale(j.value("unit", std::string("watt")), "load target: unit"));
-    t.value_w = j["value"].get<double>() * scale;
+    FW_ASSIGN_OR_RETURN(t.value_w,
+                        sane_target_w(j["value"].get<double>() * scale, "load target: value"));
   }
   t.start_unix_s = now_unix_s;
   if (j.contains("start_time")) {
@@ -130,6 +158,16 @@ Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
     t.ramp_w_per_s = j["ramp_w_per_s"].get<double>();
   }
   return t;
+}
+
+}  // namespace
+
+Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
+  try {  // every field is checked above; this is the last line of defence for a 400
+    return parse_load_target_json(body, now_unix_s);
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument(std::string("load target: ") + e.what());
+  }
 }
 
 double effective_budget_w(double site_w, const std::optional<GridTarget>& target,
@@ -172,8 +210,9 @@ const char* ramp_state_name(RampState s) {
   return "idle";
 }
 
-Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
-                                           double ramp_w_per_s) {
+namespace {
+
+Result<GridTarget> openadr_event_json(std::string_view body, double site_w, double ramp_w_per_s) {
   Json j = Json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return Status::InvalidArgument("OpenADR event: body is not a JSON object");
@@ -193,11 +232,22 @@ Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
   FW_ASSIGN_OR_RETURN(t.start_unix_s,
                       parse_time((*period)["start"], "OpenADR event: intervalPeriod.start"));
   if (period->contains("duration")) {
+    if (!(*period)["duration"].is_string()) {
+      return Status::InvalidArgument("OpenADR event: intervalPeriod.duration: not a string");
+    }
     FW_ASSIGN_OR_RETURN(double d, parse_duration((*period)["duration"].get<std::string>(),
                                                  "OpenADR event: intervalPeriod.duration"));
     if (d > 0) t.end_unix_s = t.start_unix_s + d;
   }
-  t.correlation_id = j.value("id", j.value("eventName", std::string("openadr")));
+  t.correlation_id = "openadr";
+  for (const char* key : {"eventName", "id"}) {  // "id" wins
+    if (!j.contains(key)) continue;
+    if (!j[key].is_string() || j[key].get<std::string>().size() > kMaxCorrelationIdChars) {
+      return Status::InvalidArgument(std::string("OpenADR event: ") + key +
+                                     ": not a string of at most 256 characters");
+    }
+    t.correlation_id = j[key].get<std::string>();
+  }
   std::string unit = "KW";
   if (j.contains("payloadDescriptors") && j["payloadDescriptors"].is_array()) {
     for (const auto& d : j["payloadDescriptors"]) {
@@ -208,6 +258,10 @@ Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
     return Status::InvalidArgument("OpenADR event: intervals[0].payloads: missing");
   }
   for (const auto& p : iv["payloads"]) {
+    if (!p.is_object() || (p.contains("type") && !p["type"].is_string())) {
+      return Status::InvalidArgument(
+          "OpenADR event: intervals[0].payloads: not {\"type\": string}");
+    }
     const std::string type = p.value("type", std::string());
     if (!p.contains("values") || !p["values"].is_array() || p["values"].empty() ||
         !p["values"][0].is_number()) {
@@ -216,11 +270,11 @@ Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
     const double v = p["values"][0].get<double>();
     if (type == "IMPORT_CAPACITY_LIMIT" || type == "DISPATCH_SETPOINT") {
       FW_ASSIGN_OR_RETURN(double scale, unit_scale(unit, "OpenADR event: payloadDescriptors"));
-      t.value_w = v * scale;
+      FW_ASSIGN_OR_RETURN(t.value_w, sane_target_w(v * scale, "OpenADR event: " + type));
       return t;
     }
     if (type == "SIMPLE") {
-      const int level = int(std::lround(v));
+      const int level = v >= -0.5 && v < 3.5 ? int(std::lround(v)) : -1;
       if (level < 0 || level > 3) {
         return Status::InvalidArgument("OpenADR event: SIMPLE level must be 0..3");
       }
@@ -231,6 +285,17 @@ Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
   }
   return Status::InvalidArgument(
       "OpenADR event: no IMPORT_CAPACITY_LIMIT, DISPATCH_SETPOINT or SIMPLE payload");
+}
+
+}  // namespace
+
+Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
+                                           double ramp_w_per_s) {
+  try {  // every field is checked above; this is the last line of defence for a 400
+    return openadr_event_json(body, site_w, ramp_w_per_s);
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument(std::string("OpenADR event: ") + e.what());
+  }
 }
 
 Json openadr_report(const std::vector<PowerSample>& samples, double start_unix_s, double interval_s,

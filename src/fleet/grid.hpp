@@ -14,15 +14,26 @@
 
 namespace fw::fleet {
 
-// "2026-11-30T21:00:00Z" (UTC, optional fractional seconds) or a JSON number of unix seconds.
+// Sane ranges of grid signals; beyond them a value is an error naming its field (400), not a
+// target that never starts or an infinite budget. Assumptions: times between 1970 and 2286
+// (unix s <= 1e10), durations up to 10 years, targets up to 1 TW, ids up to 256 characters.
+inline constexpr double kMaxGridUnixS = 1e10;
+inline constexpr double kMaxGridDurationS = 10 * 365.25 * 86400;
+inline constexpr double kMaxGridTargetW = 1e12;
+inline constexpr size_t kMaxCorrelationIdChars = 256;
+
+// "2026-11-30T21:00:00Z" (UTC, optional fractional seconds) or a JSON number of unix seconds,
+// in [0, kMaxGridUnixS].
 Result<double> parse_time(const nlohmann::json& v, std::string_view field);
-// ISO 8601 duration "PT1H30M", "PT15M", "P1D", "PT0.5S" -> seconds.
+// ISO 8601 duration "PT1H30M", "PT15M", "P1D", "PT0.5S" -> seconds (at most
+// kMaxGridDurationS).
 Result<double> parse_duration(std::string_view text, std::string_view field);
 
 // PUT /v1/grid/target body:
 //   {"value": 700, "unit": "watt|kilowatt|megawatt", "start_time": t, "end_time": t?,
 //    "best_effort": false, "correlation_id": "...", "ramp_w_per_s": 0?}
-// "value": null means "site default" (clears the target). start_time absent: now.
+// "value": null means "site default" (clears the target). start_time absent: now. Any
+// malformed or out-of-range field is InvalidArgument naming it (never an exception).
 Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s);
 
 // The site's effective budget at now: min(site_w, target) while the target is in force, with
@@ -42,7 +53,8 @@ const char* ramp_state_name(RampState s);
 // KW if absent):
 //   IMPORT_CAPACITY_LIMIT v / DISPATCH_SETPOINT v -> value v in its unit;
 //   SIMPLE 0 -> null (site default), 1/2/3 -> 90 % / 70 % / 50 % of site_w.
-// correlation_id: the event's "id", else "eventName", else "openadr".
+// correlation_id: the event's "id", else "eventName", else "openadr". Malformed or
+// out-of-range fields: InvalidArgument naming them (never an exception).
 Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
                                            double ramp_w_per_s);
 

@@ -3,6 +3,8 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 
 #include "fleet/site_store.hpp"
 
@@ -118,16 +120,29 @@ void GridServer::install_routes() {
            {"target", target.ok() ? target_json(*target) : Json(nullptr)}});
   });
   server_->Get("/v1/grid/report", [this](const httplib::Request& req, httplib::Response& res) {
-    const double interval_s =
-        req.has_param("interval_s") ? std::atof(req.get_param_value("interval_s").c_str()) : 60;
-    if (!(interval_s > 0)) return reply(res, 400, {{"error", "interval_s must be > 0"}});
+    // A query number: the whole text a finite number in [lo, hi], else NaN.
+    auto param = [&req](const char* name, double fallback, double lo, double hi) {
+      if (!req.has_param(name)) return fallback;
+      const std::string text = req.get_param_value(name);
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      const bool ok = !text.empty() && end == text.c_str() + text.size() && v >= lo && v <= hi;
+      return ok ? v : std::nan("");
+    };
+    const double interval_s = param("interval_s", 60, 1, 86400);
+    if (std::isnan(interval_s)) {
+      return reply(res, 400, {{"error", "interval_s: must be a number of seconds in [1, 86400]"}});
+    }
     std::vector<PowerSample> copy;
     {
       std::lock_guard<std::mutex> lk(mu_);
       copy = samples_;
     }
-    const double start = req.has_param("start") ? std::atof(req.get_param_value("start").c_str())
-                                                : (copy.empty() ? 0 : copy.front().time_unix_s);
+    const double start =
+        param("start", copy.empty() ? 0 : copy.front().time_unix_s, 0, kMaxGridUnixS);
+    if (std::isnan(start)) {
+      return reply(res, 400, {{"error", "start: must be unix seconds in [0, 1e10]"}});
+    }
     reply(res, 200,
           openadr_report(copy, start, interval_s, req.get_param_value("event_id"),
                          coord_->options().site));

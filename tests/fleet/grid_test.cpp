@@ -93,6 +93,47 @@ TEST(Grid, OpenAdrEventsTranslate) {
           .ok());
 }
 
+TEST(Grid, OutOfRangeAndMalformedFieldsAreErrorsNamingThem) {
+  auto msg = [](const Result<GridTarget>& r) {
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(msg(parse_load_target(R"({"value":1e308,"unit":"megawatt","correlation_id":"c"})", 0))
+                .find("value: "),
+            std::string::npos);
+  EXPECT_NE(msg(parse_load_target(R"({"value":1,"correlation_id":"c","start_time":1e300})", 0))
+                .find("start_time: "),
+            std::string::npos);
+  EXPECT_NE(msg(parse_load_target(R"({"value":1,"unit":5,"correlation_id":"c"})", 0))
+                .find("unit: must be a string"),
+            std::string::npos);
+  const std::string long_id = std::string(300, 'a');
+  EXPECT_NE(msg(parse_load_target(R"({"value":1,"correlation_id":")" + long_id + R"("})", 0))
+                .find("correlation_id: longer than 256"),
+            std::string::npos);
+  EXPECT_FALSE(parse_duration("PT.S", "d").ok());  // threw std::invalid_argument
+  EXPECT_FALSE(parse_duration("PT" + std::string(400, '9') + "S", "d").ok());  // out_of_range
+  EXPECT_FALSE(parse_duration("PT99999999999S", "d").ok());                    // beyond 10 years
+  const std::string head = R"({"intervalPeriod":{"start":0},"intervals":[{"payloads":[)";
+  auto event = [&](const std::string& payload, const std::string& extra = "") {
+    return translate_openadr_event(head + payload + "]}]" + extra + "}", 100000, 0);
+  };
+  EXPECT_NE(msg(event(R"({"type":"SIMPLE","values":[1e300]})")).find("SIMPLE level"),
+            std::string::npos);
+  EXPECT_NE(msg(event(R"({"type":"IMPORT_CAPACITY_LIMIT","values":[-5]})"))
+                .find("IMPORT_CAPACITY_LIMIT: "),
+            std::string::npos);
+  EXPECT_NE(msg(event(R"({"type":7,"values":[1]})")).find("payloads"), std::string::npos);
+  EXPECT_NE(msg(event(R"({"type":"SIMPLE","values":[1]})", R"(,"id":12)")).find("id: "),
+            std::string::npos);
+  EXPECT_NE(msg(translate_openadr_event(
+                    R"({"intervalPeriod":{"start":0,"duration":5},"intervals":[{"payloads":[
+                        {"type":"SIMPLE","values":[1]}]}]})",
+                    1, 0))
+                .find("duration: not a string"),
+            std::string::npos);
+}
+
 TEST(Grid, ReportHasDemandUsageAndBaselinePerInterval) {
   std::vector<PowerSample> s;
   for (int i = 0; i <= 120; ++i) s.push_back({double(i), i < 60 ? 1000.0 : 2000.0, 3000.0});
