@@ -561,8 +561,18 @@ Status validate(const AnalysisOptions& o) {
       return Status::InvalidArgument("--windows: each window must be > 0 s (got " + num(w) + ")");
     }
   }
-  if (!std::isnan(o.nameplate_w) && (!(o.nameplate_w > 0) || !std::isfinite(o.nameplate_w))) {
-    return Status::InvalidArgument("--nameplate-w: must be > 0 (got " + num(o.nameplate_w) + ")");
+  if (!std::isnan(o.nameplate_w) && !(o.nameplate_w >= 1 && o.nameplate_w <= kMaxGpuPowerW)) {
+    return Status::InvalidArgument("--nameplate-w: must be 1..5000 W of one GPU (got " +
+                                   num(o.nameplate_w) + ")");
+  }
+  for (const auto* list : {&o.windows_s, &o.curve_windows_s}) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      if (std::find(list->begin(), list->begin() + i, (*list)[i]) != list->begin() + i) {
+        return Status::InvalidArgument(
+            std::string(list == &o.windows_s ? "--windows" : "--curve-windows") + ": " +
+            num((*list)[i]) + " s is listed twice");
+      }
+    }
   }
   if (!(o.gap_factor > 1)) return Status::InvalidArgument("gap factor must be > 1");
   for (double w : o.curve_windows_s) {

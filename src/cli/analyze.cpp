@@ -2,6 +2,8 @@
 // Flags -> AnalysisOptions -> analyze_trace + compute_extras (analysis/) -> print
 // (analysis/analyze_report.hpp).
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "analysis/analyze_report.hpp"
 #include "analysis/trace_report.hpp"
+#include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
 
@@ -75,9 +78,11 @@ void add_flags(CLI::App& app, Flags& f) {
                  "share of windows (0..1) allowed above the provisioned power")
       ->capture_default_str();
   app.add_option("--price-per-kwh", f.x.cost.price_per_kwh, "energy price, USD per kWh")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_in(0, 1000));
   app.add_option("--kg-co2-per-kwh", f.x.cost.kg_co2_per_kwh, "grid carbon intensity")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_in(0, 10));
   app.add_flag("--json", f.json, "machine-readable output");
 }
 
@@ -92,9 +97,9 @@ Status build_request(const CLI::App& app, const Flags& f, AnalysisOptions& o,
   FW_RETURN_IF_ERROR(parse_double_list(f.windows, "--windows", o.windows_s));
   o.windows_given = app.count("--windows") > 0;
   o.curve_windows_given = !f.curve_windows.empty();
-  if (app.count("--nameplate-w") > 0 && !(f.nameplate_w > 0 && std::isfinite(f.nameplate_w))) {
-    return Status::InvalidArgument("--nameplate-w: must be a positive number of watts (got " +
-                                   std::to_string(f.nameplate_w) + ")");
+  if (app.count("--nameplate-w") > 0 && !(f.nameplate_w >= 1 && f.nameplate_w <= kMaxGpuPowerW)) {
+    return Status::InvalidArgument("--nameplate-w: must be 1..5000 W of one GPU (got " +
+                                   fmt::format("{:g}", f.nameplate_w) + ")");
   }
   if (o.curve_windows_given) {
     FW_RETURN_IF_ERROR(parse_double_list(f.curve_windows, "--curve-windows", o.curve_windows_s));

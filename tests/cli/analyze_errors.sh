@@ -23,9 +23,9 @@ expect_fail "oversub window 0" "--oversub-window-s: must be > 0" "$ex" --budget-
   --oversub-window-s 0
 expect_fail "oversub tolerance" "--oversub-tolerance: must be in" "$ex" --budget-w 100 \
   --oversub-tolerance=-0.1
-expect_fail "negative price" "--price-per-kwh: must be >= 0" "$ex" --budget-w 100 \
+expect_fail "negative price" "--price-per-kwh: must be a finite number in \\[0, 1000\\]" "$ex" --budget-w 100 \
   --price-per-kwh=-1
-expect_fail "negative carbon" "--kg-co2-per-kwh: must be >= 0" "$ex" --budget-w 100 \
+expect_fail "negative carbon" "--kg-co2-per-kwh: must be a finite number in \\[0, 10\\]" "$ex" --budget-w 100 \
   --kg-co2-per-kwh=-1
 mkdir -p "$out/badjobs" && cp "$ex/gpus.csv" "$out/badjobs/"
 printf '{"jobs": [{"name": "a", "gpus": "zero"}]}' > "$out/badjobs/meta.json"
@@ -86,7 +86,13 @@ expect_fail "curve window below the period" "--curve-windows: window 1e-07 s is 
   "$ex" --budget-w 100 --curve-windows 1e-7
 expect_fail "oversub window below the period" "--oversub-window-s: window 1e-07 s is shorter" \
   "$ex" --budget-w 100 --oversub-window-s 1e-7
-expect_fail "nameplate nan" "--nameplate-w: must be a positive" "$ex" --budget-w 100 --nameplate-w nan
+expect_fail "nameplate nan" "--nameplate-w: must be 1..5000 W" "$ex" --budget-w 100 --nameplate-w nan
+expect_fail "nameplate 1e-300" "--nameplate-w: must be 1..5000 W of one GPU .got 1e-300" "$ex" --budget-w 100 \
+  --nameplate-w 1e-300
+expect_fail "windows listed twice" "--windows: 10 s is listed twice" "$ex" --budget-w 100 \
+  --windows 10,30,10
+expect_fail "price 1e308" "--price-per-kwh: must be a finite number in \[0, 1000\]" "$ex" \
+  --budget-w 100 --price-per-kwh 1e308
 expect_fail "windows inf" "--windows: each window must be > 0" "$ex" --budget-w 100 --windows inf
 mkdir -p "$out/jobs7" && cp "$ex/gpus.csv" "$out/jobs7/"
 printf '{"jobs": [{"name": "a", "gpus": [7]}]}' > "$out/jobs7/meta.json"
