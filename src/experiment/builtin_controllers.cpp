@@ -1,6 +1,8 @@
 // The built-in controllers' registry entries (controllers/*.hpp, rl/ppo_controller.hpp),
 // each with its options declared once.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -312,6 +314,38 @@ class PlanLog {
   std::map<uint64_t, std::string> by_seed_;
 };
 
+// The look-ahead's work is exponential in the actuators: every decision imagines
+// candidates^actuators settings for horizon_s each, and the plan runs fixed_candidates^actuators
+// whole episodes. Beyond these bounds (about 30x and 6x the defaults on three actuators) a run
+// takes hours: refused with the numbers instead.
+constexpr double kMaxLookaheadSamplesPerDecision = 5e6;
+constexpr double kMaxLookaheadFixedPlans = 1e4;
+
+Status check_lookahead_cost(const DeclaredOptions& o, const OracleConfig& c,
+                            double sample_period_s) {
+  const double n = static_cast<double>(c.actuators.size());
+  const double settings = std::pow(static_cast<double>(c.candidates), n);
+  const double samples = settings * c.horizon_s / std::max(sample_period_s, 1e-3);
+  const double fixed = std::pow(static_cast<double>(o.integer("fixed_candidates")), n);
+  const std::string who = "controller '" + o.spec().name + "': ";
+  if (samples > kMaxLookaheadSamplesPerDecision) {
+    return Status::InvalidArgument(
+        who +
+        fmt::format("{:.0f} settings ({} candidates ^ {} actuators) x {:g} s horizon = {:.3g} "
+                    "imagined samples per decision, more than {:g}: give fewer candidates, "
+                    "a shorter horizon_s or fewer knobs",
+                    settings, c.candidates, c.actuators.size(), c.horizon_s, samples,
+                    kMaxLookaheadSamplesPerDecision));
+  }
+  if (fixed > kMaxLookaheadFixedPlans) {
+    return Status::InvalidArgument(
+        who + fmt::format("fixed_candidates ^ {} actuators = {:g} whole episodes, more than {:g}: "
+                          "give fewer fixed_candidates or fewer knobs",
+                          c.actuators.size(), fixed, kMaxLookaheadFixedPlans));
+  }
+  return Status::Ok();
+}
+
 // lookahead, and oracle, its former name (kept as an alias).
 ControllerEntry lookahead_entry(const char* name) {
   return {name,
@@ -354,6 +388,7 @@ ControllerEntry lookahead_entry(const char* name) {
             c.horizon_s = o.number("horizon_s");
             c.candidates = o.integer("candidates");
             c.margin = o.number("margin");
+            FW_RETURN_IF_ERROR(check_lookahead_cost(o, c, env.sample_period_s));
             PreparedController p;
             if (!env.make_plant) {  // no plant to plan on: the greedy search alone
               p.make = [c](uint64_t) { return std::make_unique<OracleController>(c); };

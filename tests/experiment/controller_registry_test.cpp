@@ -62,6 +62,18 @@ TEST(ControllerRegistry, PreparesWithDefaults) {
   }
 }
 
+TEST(ControllerRegistry, LookaheadWorkBeyondItsBoundIsRefusedWithTheNumbers) {
+  // 256^3 settings per decision (days of work): refused before any episode runs.
+  EXPECT_NE(error_of("lookahead:candidates=256").find("16777216 settings (256 candidates ^ 3"),
+            std::string::npos);
+  EXPECT_NE(error_of("lookahead:horizon_s=100000").find("imagined samples per decision"),
+            std::string::npos);
+  EXPECT_NE(error_of("lookahead:fixed_candidates=64").find("262144 whole episodes"),
+            std::string::npos);
+  // One knob: 256 settings are within the bound.
+  EXPECT_TRUE(prepare("lookahead:knob=group_size,candidates=256").ok());
+}
+
 TEST(ControllerRegistry, RecordsEveryOptionAsUsed) {
   auto p = prepare("pid:kp=0.5,signal=mean");
   ASSERT_TRUE(p.ok()) << p.status().message();
