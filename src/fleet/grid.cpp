@@ -11,18 +11,18 @@ using Json = nlohmann::json;
 
 namespace {
 
-// t as a grid time: in [0, kMaxGridUnixS], else an error naming field.
+// t as a grid time: in [0, kMaxRecordUnixS], else an error naming field.
 Result<double> sane_time(double t, std::string_view field) {
-  if (!(t >= 0 && t <= kMaxGridUnixS)) {
+  if (!(t >= 0 && t <= kMaxRecordUnixS)) {
     return Status::InvalidArgument(std::string(field) + ": " + Json(t).dump() +
                                    " is outside 0..1e10 unix seconds (1970..2286)");
   }
   return t;
 }
 
-// A target in W: finite, 0..kMaxGridTargetW.
+// A target in W: finite, 0..kMaxSiteW.
 Result<double> sane_target_w(double w, std::string_view field) {
-  if (!(w >= 0 && w <= kMaxGridTargetW)) {
+  if (!(w >= 0 && w <= kMaxSiteW)) {
     return Status::InvalidArgument(std::string(field) + ": " + Json(w).dump() +
                                    " W is outside 0..1e12 W");
   }

@@ -16,14 +16,13 @@ namespace fw::fleet {
 
 // Sane ranges of grid signals; beyond them a value is an error naming its field (400), not a
 // target that never starts or an infinite budget. Assumptions: times between 1970 and 2286
-// (unix s <= 1e10), durations up to 10 years, targets up to 1 TW, ids up to 256 characters.
-inline constexpr double kMaxGridUnixS = 1e10;
+// (kMaxRecordUnixS), durations up to 10 years, targets up to kMaxSiteW (1 TW, keys.hpp), ids
+// up to 256 characters.
 inline constexpr double kMaxGridDurationS = 10 * 365.25 * 86400;
-inline constexpr double kMaxGridTargetW = 1e12;
 inline constexpr size_t kMaxCorrelationIdChars = 256;
 
 // "2026-11-30T21:00:00Z" (UTC, optional fractional seconds) or a JSON number of unix seconds,
-// in [0, kMaxGridUnixS].
+// in [0, kMaxRecordUnixS].
 Result<double> parse_time(const nlohmann::json& v, std::string_view field);
 // ISO 8601 duration "PT1H30M", "PT15M", "P1D", "PT0.5S" -> seconds (at most
 // kMaxGridDurationS).

@@ -139,7 +139,7 @@ void GridServer::install_routes() {
       copy = samples_;
     }
     const double start =
-        param("start", copy.empty() ? 0 : copy.front().time_unix_s, 0, kMaxGridUnixS);
+        param("start", copy.empty() ? 0 : copy.front().time_unix_s, 0, kMaxRecordUnixS);
     if (std::isnan(start)) {
       return reply(res, 400, {{"error", "start: must be unix seconds in [0, 1e10]"}});
     }

@@ -78,13 +78,14 @@ class Fields {
     *out = v;
     return Status::Ok();
   }
-  Status integer(const char* f, int64_t* out, bool required, int64_t min) {
+  Status integer(const char* f, int64_t* out, bool required, int64_t min, int64_t max = INT64_MAX) {
     seen_.insert(f);
     auto it = obj_.find(f);
     if (it == obj_.end()) return required ? error(f, "missing") : Status::Ok();
     if (!it->is_number_integer()) return error(f, "not an integer");
     const int64_t v = it->get<int64_t>();
     if (v < min) return error(f, "must be >= " + std::to_string(min));
+    if (v > max) return error(f, "must be <= " + std::to_string(max));
     *out = v;
     return Status::Ok();
   }
@@ -139,11 +140,11 @@ Result<JobRecord> decode_job(const Json& j, const std::string& where) {
   JobRecord r;
   int64_t gpus = 0;
   FW_RETURN_IF_ERROR(f.string("id", &r.id, true, true));
-  FW_RETURN_IF_ERROR(f.integer("gpus", &gpus, true, 1));
-  FW_RETURN_IF_ERROR(f.number("draw_w", &r.draw_w, true, 0));
+  FW_RETURN_IF_ERROR(f.integer("gpus", &gpus, true, 1, kMaxRecordGpus));
+  FW_RETURN_IF_ERROR(f.number("draw_w", &r.draw_w, true, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.number("elasticity", &r.elasticity, true, 0));
-  FW_RETURN_IF_ERROR(f.number("pfi", &r.pfi, true, 0));
-  FW_RETURN_IF_ERROR(f.number("min_w", &r.min_w, false, 0));
+  FW_RETURN_IF_ERROR(f.number("pfi", &r.pfi, true, 0, 100));
+  FW_RETURN_IF_ERROR(f.number("min_w", &r.min_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.no_unknown());
   r.gpus = static_cast<int>(gpus);
   return r;
@@ -195,14 +196,14 @@ Result<NodeRecord> decode_node(std::string_view text, std::string_view where) {
   int64_t gpus = 0;
   FW_RETURN_IF_ERROR(f.string("node", &r.node, true, true));
   FW_RETURN_IF_ERROR(check_name("node", r.node).with_context(f.where() + "node"));
-  FW_RETURN_IF_ERROR(f.integer("gpus", &gpus, true, 1));
-  FW_RETURN_IF_ERROR(f.number("nameplate_w", &r.nameplate_w, true, 1e-9));
+  FW_RETURN_IF_ERROR(f.integer("gpus", &gpus, true, 1, kMaxRecordGpus));
+  FW_RETURN_IF_ERROR(f.number("nameplate_w", &r.nameplate_w, true, 1e-9, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.number("min_w", &r.min_w, true, 0, r.nameplate_w));
-  FW_RETURN_IF_ERROR(f.number("draw_w", &r.draw_w, true, 0));
-  FW_RETURN_IF_ERROR(f.number("cap_w", &r.cap_w, true, 0));
-  FW_RETURN_IF_ERROR(f.number("time_unix_s", &r.time_unix_s, true, 0));
-  FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0));
-  FW_RETURN_IF_ERROR(f.number("uncontrolled_w", &r.uncontrolled_w, false, 0));
+  FW_RETURN_IF_ERROR(f.number("draw_w", &r.draw_w, true, 0, kMaxNodeW));
+  FW_RETURN_IF_ERROR(f.number("cap_w", &r.cap_w, true, 0, kMaxNodeW));
+  FW_RETURN_IF_ERROR(f.number("time_unix_s", &r.time_unix_s, true, 0, kMaxRecordUnixS));
+  FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0, kMaxNodeW));
+  FW_RETURN_IF_ERROR(f.number("uncontrolled_w", &r.uncontrolled_w, false, 0, kMaxNodeW));
   f.mark("jobs");
   auto jobs = j.find("jobs");
   if (jobs == j.end()) return f.error("jobs", "missing");
@@ -235,12 +236,12 @@ Result<Assignment> decode_assignment(std::string_view text, std::string_view whe
   FW_ASSIGN_OR_RETURN(Json j, parse_object(text, where));
   Fields f(j, std::string(where) + ": ");
   Assignment r;
-  FW_RETURN_IF_ERROR(f.number("watts", &r.watts, true, 0));
+  FW_RETURN_IF_ERROR(f.number("watts", &r.watts, true, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.integer("revision", &r.revision, true, 1));
-  FW_RETURN_IF_ERROR(f.number("expires_unix_s", &r.expires_unix_s, true, 0));
+  FW_RETURN_IF_ERROR(f.number("expires_unix_s", &r.expires_unix_s, true, 0, kMaxRecordUnixS));
   FW_RETURN_IF_ERROR(f.string("reason", &r.reason, false, false));
-  FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0));
-  FW_RETURN_IF_ERROR(f.number("reserve_w", &r.reserve_w, false, 0));
+  FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0, kMaxNodeW));
+  FW_RETURN_IF_ERROR(f.number("reserve_w", &r.reserve_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }
@@ -257,10 +258,10 @@ Result<SiteBudget> decode_budget(std::string_view text, std::string_view where) 
   FW_ASSIGN_OR_RETURN(Json j, parse_object(text, where));
   Fields f(j, std::string(where) + ": ");
   SiteBudget r;
-  FW_RETURN_IF_ERROR(f.number("watts", &r.watts, true, 1e-9));
-  FW_RETURN_IF_ERROR(f.number("window_s", &r.window_s, false, 1e-9));
+  FW_RETURN_IF_ERROR(f.number("watts", &r.watts, true, 1e-9, kMaxSiteW));
+  FW_RETURN_IF_ERROR(f.number("window_s", &r.window_s, false, 1e-9, 86400));
   FW_RETURN_IF_ERROR(f.string("source", &r.source, true, true));
-  FW_RETURN_IF_ERROR(f.number("time_unix_s", &r.time_unix_s, true, 0));
+  FW_RETURN_IF_ERROR(f.number("time_unix_s", &r.time_unix_s, true, 0, kMaxRecordUnixS));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }
@@ -284,11 +285,11 @@ Result<GridTarget> decode_grid_target(std::string_view text, std::string_view wh
   if (v == j.end()) return f.error("value_w", "missing (null means the site default)");
   if (!v->is_null()) {
     double w = 0;
-    FW_RETURN_IF_ERROR(f.number("value_w", &w, true, 0));
+    FW_RETURN_IF_ERROR(f.number("value_w", &w, true, 0, kMaxSiteW));
     r.value_w = w;
   }
-  FW_RETURN_IF_ERROR(f.number("start_unix_s", &r.start_unix_s, true, 0));
-  FW_RETURN_IF_ERROR(f.number("end_unix_s", &r.end_unix_s, true, 0));
+  FW_RETURN_IF_ERROR(f.number("start_unix_s", &r.start_unix_s, true, 0, kMaxRecordUnixS));
+  FW_RETURN_IF_ERROR(f.number("end_unix_s", &r.end_unix_s, true, 0, kMaxRecordUnixS));
   if (r.end_unix_s != 0 && r.end_unix_s <= r.start_unix_s) {
     return f.error("end_unix_s", "must be 0 (open) or after start_unix_s");
   }

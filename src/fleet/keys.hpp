@@ -11,7 +11,10 @@
 //
 // Site and node names: 1-64 characters of [A-Za-z0-9._-]. Values are JSON objects in SI
 // units. Decoding is strict: every required field present with its type and range, no
-// unknown fields; an error names the key's field ("jobs[1].pfi: must be >= 0").
+// unknown fields; an error names the key's field ("jobs[1].pfi: must be >= 0"). Upper
+// bounds (assumptions, generous on purpose, so one bad writer cannot overflow the split): a
+// node or job has at most kMaxRecordGpus GPUs and kMaxNodeW watts, a PFI at most 100, a site
+// budget or grid target at most kMaxSiteW, times at most 1e10 unix s, windows at most a day.
 
 #include <cstdint>
 #include <map>
@@ -21,6 +24,13 @@
 #include <vector>
 
 #include "core/status.hpp"
+
+namespace fw::fleet {
+inline constexpr int64_t kMaxRecordGpus = 4096;
+inline constexpr double kMaxNodeW = 1e7;
+inline constexpr double kMaxSiteW = 1e12;
+inline constexpr double kMaxRecordUnixS = 1e10;
+}  // namespace fw::fleet
 
 namespace fw::fleet {
 

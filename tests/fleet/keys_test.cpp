@@ -87,6 +87,11 @@ TEST(FleetKeys, NodeStrictErrorsNameTheField) {
                "jobs[0].color: unknown field");
   expect_error(with([](auto& j) { j["jobs"][0]["gpus"] = 7; }), "jobs: use 9 GPUs, node has 8");
   expect_error(with([](auto& j) { j["jobs"] = 3; }), "jobs: not an array");
+  // Upper bounds: one bad writer cannot overflow the split (gpus used to be cast to int).
+  expect_error(with([](auto& j) { j["gpus"] = int64_t{1} << 50; }), "gpus: must be <= 4096");
+  expect_error(with([](auto& j) { j["draw_w"] = 1e300; }), "draw_w: must be <=");
+  expect_error(with([](auto& j) { j["time_unix_s"] = 1e300; }), "time_unix_s: must be <=");
+  expect_error(with([](auto& j) { j["jobs"][0]["pfi"] = 1e9; }), "jobs[0].pfi: must be <= 100");
 }
 
 TEST(FleetKeys, AssignmentBudgetGridRoundTripAndErrors) {
