@@ -77,6 +77,13 @@ TEST(JobRequest, ReadsKnobRanges) {
             422);
   EXPECT_EQ(parse_job_request(R"({"gpus": [-1]})", r)->status, 422);
   EXPECT_EQ(parse_job_request(R"({"gpus": "0"})", r)->status, 400);
+  // A GPU listed twice, and an index that would narrow to GPU 0 as a 32-bit int.
+  auto twice = parse_job_request(R"({"gpus": [0, 1, 0]})", r);
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->status, 422);
+  EXPECT_NE(twice->message.find("gpus: index 0 is listed twice"), std::string::npos);
+  EXPECT_EQ(parse_job_request(R"({"gpus": [4294967296]})", r)->status, 422);
+  EXPECT_EQ(parse_job_request(R"({"gpus": [18446744073709551615]})", r)->status, 422);
 }
 
 TEST(ProgressRequest, NeedsTotalsAndAKnownPhase) {
