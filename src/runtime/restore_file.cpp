@@ -87,6 +87,12 @@ Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) 
         !c.contains("cap_w") || !c["cap_w"].is_number()) {
       return bad("caps: each entry needs gpu (integer) and cap_w (number)");
     }
+    // As 64 bits: a corrupted 4294967296 must not narrow to GPU 0 and restore the wrong GPU.
+    const nlohmann::json& gpu = c["gpu"];
+    if (gpu.is_number_unsigned() ? gpu.get<uint64_t>() > 4095
+                                 : (gpu.get<int64_t>() < 0 || gpu.get<int64_t>() > 4095)) {
+      return bad("caps: gpu " + gpu.dump() + " out of range 0..4095");
+    }
     r.caps.push_back({c["gpu"].get<int>(), c["cap_w"].get<double>()});
   }
   return std::optional<RestoreRecord>(std::move(r));

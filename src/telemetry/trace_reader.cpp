@@ -842,13 +842,20 @@ Result<std::vector<int>> gpus_from_meta(const nlohmann::json& meta, const std::s
   const nlohmann::json& g = meta["gpus"];
   if (!g.is_array()) return Status::InvalidArgument(where + ": gpus: expected an array");
   for (const auto& e : g) {
-    if (e.is_number_integer()) {
-      out.push_back(e.get<int>());
-    } else if (e.is_object() && e.contains("index") && e["index"].is_number_integer()) {
-      out.push_back(e["index"].get<int>());
-    } else {
+    const nlohmann::json* v =
+        e.is_number_integer()                                                    ? &e
+        : e.is_object() && e.contains("index") && e["index"].is_number_integer() ? &e["index"]
+                                                                                 : nullptr;
+    if (v == nullptr) {
       return Status::InvalidArgument(where + ": gpus: expected integers or objects with \"index\"");
     }
+    // Checked as 64 bits: 4294967296 must not narrow to GPU 0.
+    if (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t{kMaxGpuIndex}
+                                : (v->get<int64_t>() < 0 || v->get<int64_t>() > kMaxGpuIndex)) {
+      return Status::InvalidArgument(where + ": gpus: index " + v->dump() + " out of range 0.." +
+                                     std::to_string(kMaxGpuIndex));
+    }
+    out.push_back(static_cast<int>(v->get<int64_t>()));
   }
   return out;
 }

@@ -58,6 +58,13 @@ TEST(RestoreFile, ATornOrForeignFileIsAnError) {
   EXPECT_NE(r.status().message().find(path), std::string::npos);
   std::ofstream(path, std::ios::trunc) << "{\"format\": \"other\", \"caps\": []}";
   EXPECT_FALSE(read_restore_file(path).ok());
+  // A corrupted GPU index that a 32-bit read would narrow to GPU 0: refused, not restored there.
+  std::ofstream(path, std::ios::trunc)
+      << "{\"format\": \"flexwatt-restore-1\", \"caps\": [{\"gpu\": 4294967296, \"cap_w\": 300}]}";
+  auto narrowed = read_restore_file(path);
+  ASSERT_FALSE(narrowed.ok());
+  EXPECT_NE(narrowed.status().message().find("gpu 4294967296 out of range"), std::string::npos)
+      << narrowed.status().message();
   std::filesystem::remove_all(d);
 }
 

@@ -184,6 +184,13 @@ TEST(TraceReader, BadMetaJson) {
   auto r = TraceReader::open(dir.string());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("meta.json: gpus: expected an array"), std::string::npos);
+  // An index a 32-bit read would narrow to GPU 0 is out of range, not GPU 0.
+  std::ofstream(dir / "meta.json", std::ios::trunc) << "{\"gpus\": [{\"index\": 4294967296}]}";
+  auto narrowed = TraceReader::open(dir.string());
+  ASSERT_FALSE(narrowed.ok());
+  EXPECT_NE(narrowed.status().message().find("gpus: index 4294967296 out of range"),
+            std::string::npos)
+      << narrowed.status().message();
 }
 
 TEST(TraceReader, JobTokensErrors) {
