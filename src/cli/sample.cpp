@@ -110,17 +110,20 @@ int run_sample(int argc, char** argv) {
 
   const SampleSources sources = sample_sources(src, gpus);
   if (json) {
-    nlohmann::json report = {{"out", out_dir},
-                             {"samples", r.taken},
-                             {"rows", r.taken * static_cast<int64_t>(gpus.size())},
-                             {"missed_ticks", r.missed},
-                             {"ticks_planned", r.planned},
-                             {"interval_s", interval_s},
-                             {"gpus", gpus},
-                             {"power_source", sources.power},
-                             {"energy_source", sources.energy},
-                             {"max_lateness_s", r.max_lateness_s},
-                             {"interrupted", r.interrupted}};
+    nlohmann::json report = {
+        {"out", out_dir},
+        {"samples", r.taken},
+        {"rows", r.taken * static_cast<int64_t>(gpus.size()) - r.implausible_rows},
+        {"missed_ticks", r.missed},
+        {"implausible_rows", r.implausible_rows},
+        {"implausible_fields", r.implausible_fields},
+        {"ticks_planned", r.planned},
+        {"interval_s", interval_s},
+        {"gpus", gpus},
+        {"power_source", sources.power},
+        {"energy_source", sources.energy},
+        {"max_lateness_s", r.max_lateness_s},
+        {"interrupted", r.interrupted}};
     std::printf("%s\n", report.dump().c_str());
   } else {
     std::printf(
@@ -129,6 +132,13 @@ int run_sample(int argc, char** argv) {
         static_cast<long long>(r.taken), gpus.size(), out_dir.c_str(),  // NOLINT
         static_cast<long long>(r.missed), interval_s,                   // NOLINT
         sources.power.c_str(), sources.energy.c_str(), r.interrupted ? " (interrupted)" : "");
+    if (r.implausible_rows + r.implausible_fields > 0) {
+      std::printf(
+          "sample: implausible readings (a driver glitch?): %lld GPU rows left out, %lld "
+          "fields written empty\n",
+          static_cast<long long>(r.implausible_rows),     // NOLINT
+          static_cast<long long>(r.implausible_fields));  // NOLINT
+    }
   }
   return r.interrupted ? 1 : 0;
 }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "telemetry/trace_reader.hpp"
+
 namespace fw {
 namespace {
 
@@ -33,12 +35,17 @@ class ScriptedSource : public GpuTelemetrySource {
     out = GpuSample{};
     out.reading.gpu = gpu;
     out.reading.power_w = 100.0 * (gpu + 1);
+    if (gpu == glitch_gpu && reads == glitch_read) out.reading.power_w = 4294967.295;
+    if (gpu == glitch_gpu && reads == glitch_read + 2) out.reading.sm_util = 2.55;
     out.clock_event_reasons = uint64_t{4};
     out.has_clock_event_reasons = true;
     return Status::Ok();
   }
   std::vector<GpuDeviceInfo> infos_;
   int reads = 0, fail_gpu = -1, fail_after = 0;
+  // A driver glitch on GPU glitch_gpu: an impossible power at read glitch_read (counted after
+  // the increment), an impossible utilisation two reads later.
+  int glitch_gpu = -1, glitch_read = 0;
 };
 
 class TraceSamplerTest : public ::testing::Test {
@@ -91,6 +98,36 @@ TEST_F(TraceSamplerTest, TakesEveryTickAndWritesTheMeta) {
   const std::string csv = read("gpus.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 21);  // header + 10 ticks x 2 GPUs
   EXPECT_NE(csv.find("\n0.9"), std::string::npos) << csv;   // the last tick at 0.9 s
+}
+
+TEST_F(TraceSamplerTest, ImplausibleReadingsAreLeftOutCountedAndTheTraceStaysReadable) {
+  ScriptedSource src(2);
+  src.glitch_gpu = 1;
+  src.glitch_read = 4;  // tick 1's GPU 1 reports 4294967 W; tick 2's GPU 1 a utilisation 2.55
+  auto w = TraceWriter::create(dir_.string());
+  ASSERT_TRUE(w.ok());
+  FakeClock clock;
+  SamplerRequest req;
+  req.interval_s = 0.5;
+  req.duration_s = 2;
+  req.gpus = {0, 1};
+  const SamplerResult r = run_sampler(src, *w.value(), req, clock, {});
+  EXPECT_EQ(r.taken, 4);
+  EXPECT_EQ(r.implausible_rows, 1);
+  EXPECT_EQ(r.implausible_fields, 1);
+  const nlohmann::json meta = sample_meta_json(src, req, r, "x");
+  EXPECT_EQ(meta["implausible_rows"], 1);
+  ASSERT_TRUE(w.value()->close(meta).ok());
+  const std::string csv = read("gpus.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 8);  // header + 8 rows - 1 left out
+  EXPECT_EQ(csv.find("4294967"), std::string::npos) << csv;
+  auto reader = TraceReader::open(dir_.string());  // the readers accept what the sampler wrote
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  TraceRow row;
+  int rows = 0;
+  while ((*reader)->next(row)) ++rows;
+  EXPECT_TRUE((*reader)->status().ok()) << (*reader)->status().message();
+  EXPECT_EQ(rows, 7);
 }
 
 TEST_F(TraceSamplerTest, ReadFailureStopsAndIsReported) {
