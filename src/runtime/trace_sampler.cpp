@@ -6,7 +6,6 @@
 #include "core/version.hpp"
 #include "runtime/tick_loop.hpp"
 #include "runtime/tick_schedule.hpp"
-#include "telemetry/trace_reader.hpp"
 
 namespace fw {
 namespace {
@@ -15,32 +14,6 @@ std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));  // NOLINT
   return buf;
-}
-
-// Applies the readers' sane ranges to one tick (see SamplerResult): drops GPUs whose power is
-// implausible, clears other implausible fields; counts both into r.
-void drop_implausible(Snapshot& snap, SamplerResult& r) {
-  size_t kept = 0;
-  for (size_t i = 0; i < snap.gpus.size(); ++i) {
-    GpuReading& g = snap.gpus[i];
-    if (!range_problem(ReadingField::kPower, g.power_w).empty() ||
-        !range_problem(ReadingField::kPower, g.power_instant_w).empty()) {
-      ++r.implausible_rows;
-      continue;
-    }
-    const std::pair<double*, ReadingField> fields[] = {
-        {&g.energy_j, ReadingField::kEnergy},    {&g.cap_w, ReadingField::kCap},
-        {&g.sm_util, ReadingField::kUtil},       {&g.mem_util, ReadingField::kUtil},
-        {&g.sm_clock_mhz, ReadingField::kClock}, {&g.temp_c, ReadingField::kTemp}};
-    for (const auto& [value, field] : fields) {
-      if (!range_problem(field, *value).empty()) {
-        *value = kUnset;
-        ++r.implausible_fields;
-      }
-    }
-    snap.gpus[kept++] = g;
-  }
-  snap.gpus.resize(kept);
 }
 
 }  // namespace
@@ -60,7 +33,6 @@ SamplerResult run_sampler(GpuTelemetrySource& src, TraceWriter& writer,
     const double now_s = loop.tick_now_s();
     r.read_status = read_gpus(src, request.gpus, now_s, snap, &r.reasons_seen);
     if (!r.read_status.ok()) break;
-    drop_implausible(snap, r);
     writer.append(snap);
     loop.complete();
     if (request.progress && now_s >= next_progress_s) {
@@ -70,6 +42,8 @@ SamplerResult run_sampler(GpuTelemetrySource& src, TraceWriter& writer,
       next_progress_s = now_s + 1.0;
     }
   }
+  r.implausible_rows = writer.implausible_rows();
+  r.implausible_fields = writer.implausible_fields();
   r.interrupted = stop_requested && stop_requested() && r.read_status.ok();
   r.taken = loop.taken();
   r.missed = loop.missed();
@@ -115,8 +89,6 @@ nlohmann::json sample_meta_json(const GpuTelemetrySource& src, const SamplerRequ
       {"ticks_planned", result.planned},
       {"samples", result.taken},
       {"missed_ticks", result.missed},
-      {"implausible_rows", result.implausible_rows},
-      {"implausible_fields", result.implausible_fields},
       {"max_lateness_s", result.max_lateness_s},
       {"gpus", gpus},
       {"devices", devices},

@@ -35,12 +35,10 @@ struct SamplerResult {
   Status read_status;                  // the read failure that stopped the run, if any
   std::vector<uint64_t> reasons_seen;  // per request.gpus: OR of clock-event reasons
   double start_unix_s = 0;             // wall-clock time of the loop's start
-  // Readings outside the sane ranges the trace readers enforce (a driver glitch; see
-  // telemetry/trace_reader.hpp): an implausible power leaves that GPU out of its tick (a gap
-  // the analysis bridges), any other implausible field is written empty. Counted, so the
-  // trace stays readable by `analyze` instead of being refused at the glitch's line.
-  int64_t implausible_rows = 0;    // GPU rows left out for their power
-  int64_t implausible_fields = 0;  // other fields written empty
+  // Readings the writer left out as implausible (TraceWriter: a driver glitch): GPU rows
+  // left out for their power, other fields written empty.
+  int64_t implausible_rows = 0;
+  int64_t implausible_fields = 0;
 };
 
 SamplerResult run_sampler(GpuTelemetrySource& src, TraceWriter& writer,

@@ -26,6 +26,7 @@
 
 #include "core/csv.hpp"
 #include "core/status.hpp"
+#include "telemetry/reading_ranges.hpp"
 #include "telemetry/snapshot.hpp"
 
 namespace fw {
@@ -43,19 +44,6 @@ inline constexpr int kMaxGpuIndex = 4095;
 // Largest |time_s| accepted in a flexwatt trace, seconds (year 2286 as a Unix time): beyond
 // it a time is garbage (e.g. two Unix timestamps run together), rejected with file:line.
 inline constexpr double kMaxTraceTimeS = 1e10;
-
-// Sane ranges of a reading's values. Beyond them a value is garbage or in another unit (a
-// node's total, kW or mW taken for W) and every reader refuses the row with file:line.
-// Assumptions (docs/analysis.md): per GPU, power (sensor or instantaneous) and cap at most
-// 5000 W (the largest GPUs draw ~1.2-1.4 kW); an energy counter 0..1e15 J (30 years at 1 kW is
-// 1e12 J); utilisation 0..1; SM clock 0..1e5 MHz; temperature -273.15..1000 degrees C.
-enum class ReadingField { kPower, kCap, kEnergy, kUtil, kClock, kTemp };
-inline constexpr double kMaxGpuPowerW = 5000;
-inline constexpr double kMaxEnergyCounterJ = 1e15;
-// The field's range, closed.
-void sane_range(ReadingField f, double& lo, double& hi);
-// Empty when v is NaN (unset) or in the field's range; else the problem, for a message.
-std::string range_problem(ReadingField f, double v);
 
 // One row of a trace: a GPU's reading at a time. line is the 1-based line in the file.
 struct TraceRow {

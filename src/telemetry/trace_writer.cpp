@@ -1,9 +1,11 @@
 #include "telemetry/trace_writer.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "core/text_file.hpp"
+#include "telemetry/reading_ranges.hpp"
 
 namespace fw {
 namespace {
@@ -34,7 +36,22 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& dir)
 }
 
 void TraceWriter::append(const Snapshot& s) {
-  for (const GpuReading& g : s.gpus) {
+  for (GpuReading g : s.gpus) {
+    if (!range_problem(ReadingField::kPower, g.power_w).empty() ||
+        !range_problem(ReadingField::kPower, g.power_instant_w).empty()) {
+      ++implausible_rows_;
+      continue;
+    }
+    const std::pair<double*, ReadingField> checked[] = {
+        {&g.energy_j, ReadingField::kEnergy},    {&g.cap_w, ReadingField::kCap},
+        {&g.sm_util, ReadingField::kUtil},       {&g.mem_util, ReadingField::kUtil},
+        {&g.sm_clock_mhz, ReadingField::kClock}, {&g.temp_c, ReadingField::kTemp}};
+    for (const auto& [value, field] : checked) {
+      if (!range_problem(field, *value).empty()) {
+        *value = kUnset;
+        ++implausible_fields_;
+      }
+    }
     CsvWriter& w = *gpus_;
     w.field(s.time_s, 3).field(static_cast<int64_t>(g.gpu));
     cell(w, g.power_w, 2);
@@ -72,6 +89,10 @@ Status TraceWriter::close(const nlohmann::json& meta) {
   if (jobs_) FW_RETURN_IF_ERROR(jobs_->close());
   nlohmann::json m = meta;
   m["format"] = "flexwatt-trace/1";
+  if (implausible_rows_ + implausible_fields_ > 0) {
+    m["implausible_rows"] = implausible_rows_;
+    m["implausible_fields"] = implausible_fields_;
+  }
   return write_text_file(dir_ + "/meta.json", m.dump(2) + "\n");
 }
 

@@ -8,7 +8,13 @@
 //   meta.json whatever the producer records (scenario, seed, controller, versions)
 // jobs.csv is written only when a snapshot carried jobs. Missing readings are written
 // as empty cells. The directory is created if needed. Not thread-safe.
+// The writer writes only what the trace readers accept: a reading outside their sane ranges
+// (trace_reader.hpp; a driver glitch such as a 4294967 W power) is not written. A GPU whose
+// power is implausible is left out of that tick (a gap the analysis bridges); any other
+// implausible field is written empty. Both are counted and, when any, recorded in meta.json
+// ("implausible_rows", "implausible_fields").
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,6 +38,8 @@ class TraceWriter {
   // Flushes both CSV files and writes meta.json (with "format": "flexwatt-trace/1" added).
   Status close(const nlohmann::json& meta);
   const std::string& dir() const { return dir_; }
+  int64_t implausible_rows() const { return implausible_rows_; }
+  int64_t implausible_fields() const { return implausible_fields_; }
 
  private:
   explicit TraceWriter(std::string dir) : dir_(std::move(dir)) {}
@@ -39,6 +47,7 @@ class TraceWriter {
   std::unique_ptr<CsvWriter> gpus_;
   std::unique_ptr<CsvWriter> jobs_;
   Status pending_;  // first failure, reported by close()
+  int64_t implausible_rows_ = 0, implausible_fields_ = 0;
 };
 
 }  // namespace fw
