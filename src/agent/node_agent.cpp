@@ -183,6 +183,7 @@ Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const s
   // its default evaluation seeds), so the agent runs eval's episode for the same seed.
   env.duration_s = std::isnan(plant->scenario_duration_s()) ? 600 : plant->scenario_duration_s();
   env.make_plant = plant->sim_factory();
+  env.real_plant = !env.make_plant;
   env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
   FW_ASSIGN_OR_RETURN(experiment::PreparedController prepared,
@@ -231,6 +232,7 @@ Status NodeAgent::start() {
     }
     env.sample_period_s = m.cfg.period_s;
     env.make_plant = m.plant->sim_factory();
+    env.real_plant = !env.make_plant;
     env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
     return experiment::prepare_controller(p.value(), env).status();
   });

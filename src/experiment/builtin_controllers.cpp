@@ -369,6 +369,12 @@ ControllerEntry lookahead_entry(const char* name) {
                      "feasibility rule: tumbling (aligned to t = 0) or sliding (trailing window at "
                      "every sample)")},
           [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            if (env.real_plant) {
+              return Status::InvalidArgument(
+                  "controller '" + o.spec().name +
+                  "' is a reference for the simulator only: it looks ahead by cloning the "
+                  "plant, which real GPUs cannot be (it would never act); use a sim: backend");
+            }
             OracleConfig c;
             c.sliding = o.text("windows") == "sliding";
             auto acts = resolve_actuators(o.text("knob"), env.info);

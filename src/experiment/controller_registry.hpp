@@ -42,6 +42,9 @@ struct ControllerEnv {
   PlantFactory make_plant;  // may be empty (then calibration is impossible)
   std::vector<uint64_t> calibration_seeds;
   LimiterConfig limiter;
+  // The plant is real GPUs (the agent on NVML): controllers that only work on a simulated
+  // plant (the look-ahead reference clones it) are refused instead of running blind.
+  bool real_plant = false;
 };
 
 struct PreparedController {

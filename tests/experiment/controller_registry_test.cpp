@@ -74,6 +74,21 @@ TEST(ControllerRegistry, LookaheadWorkBeyondItsBoundIsRefusedWithTheNumbers) {
   EXPECT_TRUE(prepare("lookahead:knob=group_size,candidates=256").ok());
 }
 
+TEST(ControllerRegistry, LookaheadIsRefusedOnRealGpusWhereItWouldNeverAct) {
+  ControllerEnv env = env_for_7b();
+  env.real_plant = true;  // the agent on NVML: no plant to clone
+  for (const char* name : {"lookahead", "oracle"}) {
+    auto spec = parse_controller_spec(name);
+    ASSERT_TRUE(spec.ok());
+    auto p = prepare_controller(*spec, env);
+    ASSERT_FALSE(p.ok()) << name;
+    EXPECT_NE(p.status().message().find("reference for the simulator only"), std::string::npos)
+        << p.status().message();
+  }
+  auto pid = parse_controller_spec("pid");
+  EXPECT_TRUE(prepare_controller(*pid, env).ok());  // deployable controllers are unaffected
+}
+
 TEST(ControllerRegistry, RecordsEveryOptionAsUsed) {
   auto p = prepare("pid:kp=0.5,signal=mean");
   ASSERT_TRUE(p.ok()) << p.status().message();
