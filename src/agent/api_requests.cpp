@@ -7,6 +7,7 @@
 
 #include "control/budget.hpp"
 #include "control/controller_spec.hpp"
+#include "core/json_int.hpp"
 
 namespace fw::agent {
 namespace {
@@ -203,10 +204,10 @@ std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& ou
     if (it->size() > kMaxJobGpus) return invalid("gpus: more than 64 entries");
     for (const auto& g : *it) {
       if (!g.is_number_integer()) return bad("gpus: must be an array of GPU indices");
-      // As a 64-bit value first: 2^32 must not narrow to GPU 0.
-      const int64_t wide =
-          g.is_number_unsigned() && g.get<uint64_t>() > INT64_MAX ? INT64_MAX : g.get<int64_t>();
-      if (wide < 0 || wide > 1023) return invalid("gpus: index " + g.dump() + " is out of range");
+      int64_t wide = 0;
+      if (!json_int_in(g, 0, 1023, wide)) {
+        return invalid("gpus: index " + g.dump() + " is out of range");
+      }
       const int v = static_cast<int>(wide);
       if (std::find(out.info.gpus.begin(), out.info.gpus.end(), v) != out.info.gpus.end()) {
         return invalid("gpus: index " + g.dump() + " is listed twice");

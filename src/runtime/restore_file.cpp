@@ -8,7 +8,9 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/json_int.hpp"
 #include "core/text_file.hpp"
+#include "telemetry/trace_reader.hpp"
 
 namespace fw {
 namespace {
@@ -87,13 +89,13 @@ Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) 
         !c.contains("cap_w") || !c["cap_w"].is_number()) {
       return bad("caps: each entry needs gpu (integer) and cap_w (number)");
     }
-    // As 64 bits: a corrupted 4294967296 must not narrow to GPU 0 and restore the wrong GPU.
-    const nlohmann::json& gpu = c["gpu"];
-    if (gpu.is_number_unsigned() ? gpu.get<uint64_t>() > 4095
-                                 : (gpu.get<int64_t>() < 0 || gpu.get<int64_t>() > 4095)) {
-      return bad("caps: gpu " + gpu.dump() + " out of range 0..4095");
+    // A corrupted 4294967296 must not narrow to GPU 0 and restore the wrong GPU.
+    int64_t gpu = 0;
+    if (!json_int_in(c["gpu"], 0, kMaxGpuIndex, gpu)) {
+      return bad("caps: gpu " + c["gpu"].dump() + " out of range 0.." +
+                 std::to_string(kMaxGpuIndex));
     }
-    r.caps.push_back({c["gpu"].get<int>(), c["cap_w"].get<double>()});
+    r.caps.push_back({static_cast<int>(gpu), c["cap_w"].get<double>()});
   }
   return std::optional<RestoreRecord>(std::move(r));
 }

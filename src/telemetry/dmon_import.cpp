@@ -139,8 +139,8 @@ class DmonSource : public TraceRowSource {
     if (!is_number(pc, p) || p < 0) {
       return fail("POWER", "not a non-negative number of watts: '" + std::string(pc) + "'");
     }
-    if (const std::string pr = range_problem(ReadingField::kPower, p); !pr.empty()) {
-      return fail("POWER", pr);
+    if (!in_sane_range(ReadingField::kPower, p)) {
+      return fail("POWER", range_problem(ReadingField::kPower, p));
     }
     double e = kUnset;
     if (energy_ >= 0) {
@@ -150,8 +150,8 @@ class DmonSource : public TraceRowSource {
           return fail("TOTEC", "not a non-negative number of mJ: '" + std::string(ec) + "'");
         }
         e /= 1000.0;
-        if (const std::string pr = range_problem(ReadingField::kEnergy, e); !pr.empty()) {
-          return fail("TOTEC", pr);
+        if (!in_sane_range(ReadingField::kEnergy, e)) {
+          return fail("TOTEC", range_problem(ReadingField::kEnergy, e));
         }
       }
     }

@@ -203,7 +203,7 @@ class NvsmiSource : public TraceRowSource {
       if (!unit_cell(u, f[u.col], v)) return -1;
       if (u.slot != 0) {  // the power itself: checked below, after its own messages
         const ReadingField rf = u.energy ? ReadingField::kEnergy : ReadingField::kPower;
-        if (const std::string pr = range_problem(rf, v); !pr.empty()) return fail(u.name, pr);
+        if (!in_sane_range(rf, v)) return fail(u.name, range_problem(rf, v));
       }
       if (u.slot == 0) {
         p = v;
@@ -229,8 +229,8 @@ class NvsmiSource : public TraceRowSource {
       const CellKind ck = parse_nvsmi_cell(f[o.col], v);
       if (ck == CellKind::kBad) return fail("cell", bad_cell(f[o.col]));
       *o.dst = ck == CellKind::kNumber ? v * o.scale : kUnset;
-      if (const std::string pr = range_problem(o.field, *o.dst); !pr.empty()) {
-        return fail(o.name, pr);
+      if (!in_sane_range(o.field, *o.dst)) {
+        return fail(o.name, range_problem(o.field, *o.dst));
       }
     }
     if (std::isnan(p)) {
@@ -239,8 +239,8 @@ class NvsmiSource : public TraceRowSource {
     }
     if (p < 0) return fail(units_[0].name, "negative (" + std::string(f[units_[0].col]) + ")");
     if (!std::isfinite(p)) return fail(units_[0].name, "infinite");
-    if (const std::string pr = range_problem(ReadingField::kPower, p); !pr.empty()) {
-      return fail(units_[0].name, pr);
+    if (!in_sane_range(ReadingField::kPower, p)) {
+      return fail(units_[0].name, range_problem(ReadingField::kPower, p));
     }
     rd.power_w = p;
     return 1;

@@ -1,16 +1,14 @@
 #include "telemetry/reading_ranges.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <sstream>
 
 namespace fw {
 namespace {
 
-std::string fmt_num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
+// As an ostream prints a double by default (6 significant digits).
+std::string num(double v) { return fmt::format("{:g}", v); }
 
 }  // namespace
 
@@ -35,24 +33,30 @@ void sane_range(ReadingField f, double& lo, double& hi) {
   }
 }
 
-std::string range_problem(ReadingField f, double v) {
+bool in_sane_range(ReadingField f, double v) {
   double lo = 0, hi = 0;
   sane_range(f, lo, hi);
-  if (std::isnan(v) || (v >= lo && v <= hi)) return "";
-  const std::string range = "outside " + fmt_num(lo) + ".." + fmt_num(hi);
+  return std::isnan(v) || (v >= lo && v <= hi);
+}
+
+std::string range_problem(ReadingField f, double v) {
+  if (in_sane_range(f, v)) return "";
+  double lo = 0, hi = 0;
+  sane_range(f, lo, hi);
+  const std::string range = "outside " + num(lo) + ".." + num(hi);
   switch (f) {
     case ReadingField::kPower:
     case ReadingField::kCap:
-      return fmt_num(v) + " W is " + range +
+      return num(v) + " W is " + range +
              " W, beyond any GPU (a node's total, or kW or mW taken for W?)";
     case ReadingField::kEnergy:
-      return fmt_num(v) + " J is " + range + " J for an energy counter";
+      return num(v) + " J is " + range + " J for an energy counter";
     case ReadingField::kUtil:
-      return fmt_num(v) + " is " + range + " (utilisation as a fraction: 0.5 for 50 %)";
+      return num(v) + " is " + range + " (utilisation as a fraction: 0.5 for 50 %)";
     case ReadingField::kClock:
-      return fmt_num(v) + " MHz is " + range + " MHz";
+      return num(v) + " MHz is " + range + " MHz";
     case ReadingField::kTemp:
-      return fmt_num(v) + " degrees C is " + range;
+      return num(v) + " degrees C is " + range;
   }
   return "";
 }

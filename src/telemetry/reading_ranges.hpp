@@ -15,7 +15,9 @@ inline constexpr double kMaxGpuPowerW = 5000;
 inline constexpr double kMaxEnergyCounterJ = 1e15;
 // The field's range, closed.
 void sane_range(ReadingField f, double& lo, double& hi);
-// Empty when v is NaN (unset) or in the field's range; else the problem, for a message.
+// True when v is NaN (unset) or in the field's range; no allocation (for hot paths).
+bool in_sane_range(ReadingField f, double v);
+// Empty when in_sane_range(f, v); else the problem, for a message.
 std::string range_problem(ReadingField f, double v);
 
 }  // namespace fw

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/csv.hpp"
+#include "core/json_int.hpp"
 #include "telemetry/dmon_import.hpp"
 #include "telemetry/nvsmi_import.hpp"
 #include "telemetry/trace_reader_parse.hpp"
@@ -450,8 +451,8 @@ class FlexwattSource : public TraceRowSource {
     if (std::isnan(p)) return fail(bad(r, "power_w", "NaN"));
     if (p < 0) return fail(bad(r, "power_w", "negative (" + std::string(pc) + ")"));
     if (!std::isfinite(p)) return fail(bad(r, "power_w", "infinite"));
-    if (std::string pr = range_problem(ReadingField::kPower, p); !pr.empty()) {
-      return fail(bad(r, "power_w", pr));
+    if (!in_sane_range(ReadingField::kPower, p)) {
+      return fail(bad(r, "power_w", range_problem(ReadingField::kPower, p)));
     }
     rd.power_w = p;
     rd.power_instant_w = kUnset;
@@ -463,8 +464,8 @@ class FlexwattSource : public TraceRowSource {
         rd.*o.member = kUnset;
       } else if (!fast_parse_double(c, rd.*o.member)) {
         return fail(bad(r, o.name, "not a number: '" + std::string(c) + "'"));
-      } else if (std::string pr = range_problem(o.field, rd.*o.member); !pr.empty()) {
-        return fail(bad(r, o.name, pr));
+      } else if (!in_sane_range(o.field, rd.*o.member)) {
+        return fail(bad(r, o.name, range_problem(o.field, rd.*o.member)));
       }
     }
     return true;
@@ -806,13 +807,12 @@ Result<std::vector<int>> gpus_from_meta(const nlohmann::json& meta, const std::s
     if (v == nullptr) {
       return Status::InvalidArgument(where + ": gpus: expected integers or objects with \"index\"");
     }
-    // Checked as 64 bits: 4294967296 must not narrow to GPU 0.
-    if (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t{kMaxGpuIndex}
-                                : (v->get<int64_t>() < 0 || v->get<int64_t>() > kMaxGpuIndex)) {
+    int64_t index = 0;
+    if (!json_int_in(*v, 0, kMaxGpuIndex, index)) {
       return Status::InvalidArgument(where + ": gpus: index " + v->dump() + " out of range 0.." +
                                      std::to_string(kMaxGpuIndex));
     }
-    out.push_back(static_cast<int>(v->get<int64_t>()));
+    out.push_back(static_cast<int>(index));
   }
   return out;
 }

@@ -37,8 +37,8 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& dir)
 
 void TraceWriter::append(const Snapshot& s) {
   for (GpuReading g : s.gpus) {
-    if (!range_problem(ReadingField::kPower, g.power_w).empty() ||
-        !range_problem(ReadingField::kPower, g.power_instant_w).empty()) {
+    if (!in_sane_range(ReadingField::kPower, g.power_w) ||
+        !in_sane_range(ReadingField::kPower, g.power_instant_w)) {
       ++implausible_rows_;
       continue;
     }
@@ -47,7 +47,7 @@ void TraceWriter::append(const Snapshot& s) {
         {&g.sm_util, ReadingField::kUtil},       {&g.mem_util, ReadingField::kUtil},
         {&g.sm_clock_mhz, ReadingField::kClock}, {&g.temp_c, ReadingField::kTemp}};
     for (const auto& [value, field] : checked) {
-      if (!range_problem(field, *value).empty()) {
+      if (!in_sane_range(field, *value)) {
         *value = kUnset;
         ++implausible_fields_;
       }
