@@ -34,6 +34,7 @@ void Stepper::begin(Plant& plant, const BudgetSchedule* budget, double start_s,
   }
   start_s_ = start_s;
   tick_ = first_tick;
+  limiter_fresh_ = false;
   history_.clear();
 }
 
@@ -42,7 +43,10 @@ Status Stepper::sense() {
   const Status read = plant_->read(t, snap_);
   if (!read.ok()) return read.with_context("plant read at t=" + std::to_string(t));
   snap_.time_s = t;
-  if (tick_ == 0) limiter_.reset(plant_->info(), snap_);
+  if (!limiter_fresh_ && budget_ != nullptr) {  // without a budget there is no act()
+    limiter_.reset(plant_->info(), snap_);
+    limiter_fresh_ = true;
+  }
   history_.push(snap_);
   if (metrics_ != nullptr) metrics_->add(snap_, sample_period_s_);
   if (recorder_ != nullptr) recorder_->record(snap_);

@@ -5,9 +5,11 @@
 // An episode starts with begin(). Tick k is read at t = start_s + k·sample_period_s (start_s 0
 // for a whole episode, so t = k·sample_period_s exactly); time is passed in, never read from
 // a clock.
-//   sense(): plant.read(t) → snapshot (its time set to t); at tick 0 the SafetyLimiter learns
-//     the settings in force from it; then it is pushed to the history ring, the metrics and
-//     the recorder (the last two optional). A failed read returns its status, with the time.
+//   sense(): plant.read(t) → snapshot (its time set to t); at the first successful sense() of
+//     an episode begun with a budget (whatever its first tick) the SafetyLimiter is sized to the
+//     plant's GPUs and jobs and learns the settings in force from it; then it is pushed to the
+//     history ring, the metrics and the recorder (the last two optional). A failed read returns its
+//     status, with the time.
 //   observation(): what a controller sees after sense() (control/observation.hpp); valid
 //     until the next sense(). REQUIRES: begin() was given a budget.
 //   act(request): the SafetyLimiter turns the request into the command written; it is
@@ -80,6 +82,7 @@ class Stepper {
   Snapshot snap_;
   double start_s_ = 0;
   int64_t tick_ = 0;
+  bool limiter_fresh_ = false;  // the limiter was reset for this episode
 };
 
 }  // namespace fw

@@ -126,5 +126,56 @@ TEST(Stepper, ControlLoopStepsThroughIt) {
   EXPECT_GT(got.tokens, 0);
 }
 
+// A plant whose job set can grow between episodes, as the agent's does when a job registers.
+class GrowingPlant : public Plant {
+ public:
+  GrowingPlant() {
+    info_.gpus.push_back({"test-gpu", 100, 400, 400, 400});
+    add_job();
+  }
+  void add_job() {
+    JobInfo j;
+    j.name = "job" + std::to_string(info_.jobs.size());
+    j.gpus = {0};
+    j.knob_ranges[0] = {true, 1, 16, 1};
+    j.default_knobs[0] = 16;
+    info_.jobs.push_back(j);
+  }
+  const PlantInfo& info() const override { return info_; }
+  Status read(double now_s, Snapshot& out) override {
+    out.time_s = now_s;
+    out.gpus.assign(1, GpuReading{});
+    out.gpus[0].power_w = 200;
+    out.gpus[0].cap_w = 400;
+    out.jobs.assign(info_.jobs.size(), JobReading{});
+    for (size_t j = 0; j < out.jobs.size(); ++j) out.jobs[j].knobs[0] = 16;
+    return Status::Ok();
+  }
+  Status write(const Command&) override { return Status::Ok(); }
+
+ private:
+  PlantInfo info_;
+};
+
+// An episode begun mid-run (the agent restarts one at the current tick when its job set or
+// budget changes) re-sizes the limiter to the plant's jobs at its first sense(). Before, the
+// limiter kept the first episode's size and act() wrote past its per-job state.
+TEST(Stepper, EpisodeBegunMidRunResizesTheLimiterToTheJobSet) {
+  GrowingPlant plant;
+  const BudgetSchedule budget = one_budget(300);
+  Stepper st(0.5, 10);
+  st.begin(plant, &budget);
+  for (int k = 0; k < 3; ++k, st.advance()) ASSERT_TRUE(st.sense().ok());
+  plant.add_job();
+  plant.add_job();
+  st.begin(plant, &budget, 0, st.tick());
+  ASSERT_TRUE(st.sense().ok());
+  ASSERT_EQ(st.limiter().knobs().size(), 3u);
+  Command c = blank_command(plant.info());
+  for (auto& k : c.knobs) k[0] = 8;
+  ASSERT_TRUE(st.act(c).ok());
+  EXPECT_EQ(st.limiter().knobs()[2][0], 8);
+}
+
 }  // namespace
 }  // namespace fw
