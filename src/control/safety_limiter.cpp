@@ -74,6 +74,12 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
   const size_t ng = info.gpus.size(), nj = info.jobs.size();
   out.power_cap_w.assign(ng, kUnset);
   out.knobs.assign(nj, kNoKnobs);
+  // The plant's job or GPU set changed since reset() (the caller restarts its episode then):
+  // write nothing rather than index state sized for the old set.
+  if (caps_w_.size() != ng || knobs_.size() != nj) {
+    ++stats_.rejected;
+    return out;
+  }
   const double now = obs.time_s;
   const std::vector<double> prev_caps = caps_w_;
   const std::vector<KnobValues> prev_knobs = knobs_;

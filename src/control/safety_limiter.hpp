@@ -50,7 +50,8 @@ class SafetyLimiter {
 
   // Starts an episode: sizes the state and reads the settings in force from `first`.
   void reset(const PlantInfo& info, const Snapshot& first);
-  // The command to write: full-size vectors, NaN where nothing changes. Never throws.
+  // The command to write: full-size vectors, NaN where nothing changes. Never throws. When the
+  // plant's GPU or job count no longer matches reset()'s, nothing is written (one rejection).
   Command apply(const Command& request, const Observation& obs);
 
   const LimiterStats& stats() const { return stats_; }

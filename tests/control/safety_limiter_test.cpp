@@ -180,5 +180,32 @@ TEST(SafetyLimiter, LoopHoldsAgainstGarbageController) {
   EXPECT_GT(loop.result().limiter.total(), 100);
 }
 
+// The PlantInfo the limiter was reset on grew (a job registered on a real node) without a new
+// reset(): apply() writes nothing and counts a rejection instead of indexing past its state.
+TEST(SafetyLimiter, PlantInfoThatGrewAfterResetWritesNothing) {
+  PlantInfo info;
+  info.gpus.push_back({"test-gpu", 100, 400, 400, 400});
+  JobInfo j;
+  j.gpus = {0};
+  j.knob_ranges[0] = {true, 1, 16, 1};
+  info.jobs.push_back(j);
+  Snapshot first;
+  first.gpus.resize(1);
+  first.gpus[0].cap_w = 400;
+  first.jobs.resize(1);
+  SafetyLimiter lim;
+  lim.reset(info, first);
+  info.jobs.push_back(j);
+  info.jobs.push_back(j);
+  Command c = blank_command(info);
+  for (auto& k : c.knobs) k[0] = 4;
+  Observation obs;
+  obs.plant = &info;
+  const Command out = lim.apply(c, obs);
+  EXPECT_FALSE(out.any_set());
+  EXPECT_EQ(lim.stats().rejected, 1);
+  EXPECT_EQ(lim.knobs().size(), 1u);
+}
+
 }  // namespace
 }  // namespace fw
