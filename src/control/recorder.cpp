@@ -2,8 +2,9 @@
 
 namespace fw {
 
-Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& dir) {
-  FW_ASSIGN_OR_RETURN(auto w, TraceWriter::create(dir));
+Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& dir,
+                                                   TraceWriterOptions options) {
+  FW_ASSIGN_OR_RETURN(auto w, TraceWriter::create(dir, options));
   return std::unique_ptr<Recorder>(new Recorder(std::move(w)));
 }
 
