@@ -20,6 +20,7 @@
 #include "controllers/threshold_controller.hpp"
 #include "controllers/uncontrolled_controller.hpp"
 #include "controllers/zeus_controller.hpp"
+#include "core/confined_file.hpp"
 #include "experiment/controller_registry.hpp"
 #include "rl/capnet_controller.hpp"
 #include "rl/ppo_controller.hpp"
@@ -425,17 +426,25 @@ ControllerEntry lookahead_entry(const char* name) {
           }};
 }
 
+// The policy file a spec names: anywhere, or confined to env.policy_dirs when they are set.
+Result<rl::Policy> load_policy(const std::string& path, const ControllerEnv& env) {
+  if (!env.policy_dirs) return rl::Policy::load(path);
+  FW_ASSIGN_OR_RETURN(const std::string text,
+                      read_confined_file(path, *env.policy_dirs, "policy_dirs"));
+  return rl::Policy::parse(text, path);
+}
+
 // A controller built from a policy file (ppo:PATH, capnet:PATH): the file is loaded and
 // checked once (`check` may refuse it for this plant), then shared by one controller per
 // episode. The notes name the policy, its period and metadata[note_key] (else note_default).
 template <class C>
 Result<PreparedController> prepare_from_policy(
-    const std::string& name, const DeclaredOptions& o,
+    const std::string& name, const DeclaredOptions& o, const ControllerEnv& env,
     const std::function<Status(const rl::Policy&)>& check, const char* note_key,
     const nlohmann::json& note_default) {
   const double period = o.number("period_s");
   const std::string& path = o.spec().positional;
-  auto policy = rl::Policy::load(path);
+  auto policy = load_policy(path, env);
   if (!policy.ok()) return Status::InvalidArgument(name + ": " + policy.status().message());
   if (check) FW_RETURN_IF_ERROR(check(*policy).with_context(name + ":" + path));
   auto probe = C::create(*policy, period);  // validates the specs
@@ -455,7 +464,8 @@ Result<PreparedController> prepare_from_policy(
 Result<PreparedController> prepare_ppo(const DeclaredOptions& o, const ControllerEnv& env) {
   const PlantInfo info = env.info;
   return prepare_from_policy<rl::PpoController>(
-      "ppo", o, [info](const rl::Policy& pol) { return rl::PpoController::check_plant(pol, info); },
+      "ppo", o, env,
+      [info](const rl::Policy& pol) { return rl::PpoController::check_plant(pol, info); },
       "scenario_family", nlohmann::json(""));
 }
 
@@ -468,8 +478,9 @@ ControllerEntry ppo_entry() {
           prepare_ppo};
 }
 
-Result<PreparedController> prepare_capnet(const DeclaredOptions& o, const ControllerEnv&) {
-  return prepare_from_policy<rl::CapNetController>("capnet", o, nullptr, "alpha", nlohmann::json());
+Result<PreparedController> prepare_capnet(const DeclaredOptions& o, const ControllerEnv& env) {
+  return prepare_from_policy<rl::CapNetController>("capnet", o, env, nullptr, "alpha",
+                                                   nlohmann::json());
 }
 
 ControllerEntry capnet_entry() {

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct ControllerEnv {
   // The plant is real GPUs (the agent on NVML): controllers that only work on a simulated
   // plant (the look-ahead reference clones it) are refused instead of running blind.
   bool real_plant = false;
+  // Where a file named in a spec (ppo:PATH, capnet:PATH) may be read from. Unset: anywhere
+  // (the CLI verbs read their user's own files). Set (the agent, from policy_dirs): the path
+  // must resolve inside one of these directories, `..` and symlinks resolved first, and be a
+  // bounded regular file (core/confined_file.hpp); an empty list allows no file. Either way an
+  // error names the path, never the file's bytes.
+  std::optional<std::vector<std::string>> policy_dirs;
 };
 
 struct PreparedController {

@@ -155,14 +155,21 @@ Status Policy::save(const std::string& path) const {
 
 Result<Policy> Policy::load(const std::string& path) {
   FW_ASSIGN_OR_RETURN(const std::string text, read_text_file(path));
+  return parse(text, path);
+}
+
+Result<Policy> Policy::parse(const std::string& text, const std::string& name) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {  // e.what() gives the line and column
-    return Status::InvalidArgument(path + ": " + e.what());
+  } catch (const nlohmann::json::parse_error& e) {
+    // Not e.what(): it quotes the bytes last read, which would read out any file named as a
+    // policy (the agent answers PUT /v1/controller with this message).
+    return Status::InvalidArgument(name + ": not a flexwatt policy (JSON parse error at byte " +
+                                   std::to_string(e.byte) + ")");
   }
   Result<Policy> p = from_json(j);
-  if (!p.ok()) return p.status().with_context(path);
+  if (!p.ok()) return p.status().with_context(name);
   return p;
 }
 

@@ -49,10 +49,16 @@ class Policy {
 
   nlohmann::json to_json() const;
   // Validates every field; messages name the field ("actor.params: expected 4419 values").
+  // A document that is not an object with "format": "flexwatt-policy" is refused before any
+  // of its values can appear in a message.
   static Result<Policy> from_json(const nlohmann::json& j);
   Status save(const std::string& path) const;
   // Errors are prefixed with the path.
   static Result<Policy> load(const std::string& path);
+  // A policy file's text, as read by the caller (the agent reads it confined to its
+  // policy_dirs). Errors are prefixed with `name` and never quote the text: a file that is not
+  // JSON is "not a flexwatt policy (JSON parse error at byte N)".
+  static Result<Policy> parse(const std::string& text, const std::string& name);
 
  private:
   void forward(std::span<const double> obs);

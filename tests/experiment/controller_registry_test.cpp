@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -140,6 +143,52 @@ TEST(ControllerRegistry, PlantDependentChecksStayInTheFactory) {
             std::string::npos);
   EXPECT_NE(error_of("ppo").find("needs an argument"), std::string::npos);
   EXPECT_NE(error_of("pid:x.json").find("takes no argument"), std::string::npos);
+}
+
+// A file that is not JSON is named by path and byte offset; none of its bytes is quoted (the
+// agent answers PUT /v1/controller with this message: it must not read files out).
+TEST(ControllerRegistry, PolicyParseErrorNamesTheByteNotTheBytes) {
+  const std::string path = ::testing::TempDir() + "fw_not_a_policy.json";
+  std::ofstream(path) << "\"ZQXJ-private-line\n";
+  for (const char* name : {"ppo:", "capnet:"}) {
+    const std::string m = error_of(std::string(name) + path);
+    EXPECT_EQ(m.find("ZQXJ"), std::string::npos) << m;
+    EXPECT_NE(m.find(path + ": not a flexwatt policy (JSON parse error at byte"), std::string::npos)
+        << m;
+  }
+  std::remove(path.c_str());
+}
+
+// With policy_dirs set (the agent), a policy is read only from inside them; unset (the CLI
+// verbs), any path is read as before.
+TEST(ControllerRegistry, PolicyDirsConfineThePolicyFile) {
+  const std::filesystem::path dir = ::testing::TempDir() + "fw_policy_dirs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "policies");
+  const std::string shipped =
+      std::string(FLEXWATT_SOURCE_DIR) + "/policies/capnet-a100-alpha0.3.json";
+  std::filesystem::copy_file(shipped, dir / "policies/p.json");
+  std::filesystem::copy_file(shipped, dir / "outside.json");
+  ControllerEnv env = env_for_7b();
+  env.policy_dirs = std::vector<std::string>{(dir / "policies").string()};
+  auto run = [&](const std::string& text) {
+    return prepare_controller(parse_controller_spec(text).value(), env);
+  };
+  auto inside = run("capnet:" + (dir / "policies/p.json").string());
+  EXPECT_TRUE(inside.ok()) << inside.status().message();
+  const std::string out = (dir / "policies/../outside.json").string();
+  auto refused = run("capnet:" + out);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("capnet: " + out + ": outside policy_dirs"),
+            std::string::npos)
+      << refused.status().message();
+  env.policy_dirs = std::vector<std::string>{};  // none: no file at all
+  EXPECT_FALSE(run("capnet:" + (dir / "policies/p.json").string()).ok());
+  env.policy_dirs.reset();  // the CLI: a user's own file, wherever it is
+  auto cli = run("capnet:" + out);
+  EXPECT_TRUE(cli.ok()) << cli.status().message();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DeclaredOptions, AccessorsGiveTheValueOrTheDeclaredDefault) {
