@@ -1,9 +1,25 @@
 #include "agent/agent_config.hpp"
 
+#include <filesystem>
+
 #include "core/config.hpp"
 #include "fleet/etcd_client.hpp"
 
 namespace fw::agent {
+
+std::vector<std::string> default_policy_dirs() {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.is_absolute()) {
+    const std::filesystem::path prefix = exe.parent_path().parent_path();
+    dirs.push_back((prefix / "share/flexwatt/policies").string());
+    dirs.push_back((prefix / "policies").string());
+  }
+  dirs.push_back("/var/lib/flexwatt/policies");
+  return dirs;
+}
+
 namespace {
 
 Status parse_server(const ConfigNode& n, ServerConfig& s) {
@@ -81,30 +97,12 @@ Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
 
 Status parse_root(const ConfigNode& r, AgentConfig& c) {
   if (!r.is_map()) return r.error("expected a map of settings");
-  FW_RETURN_IF_ERROR(r.reject_unknown({"backend",
-                                       "nvml_library",
-                                       "gpus",
-                                       "seed",
-                                       "sim_set",
-                                       "time_scale",
-                                       "period_s",
-                                       "loop_priority",
-                                       "controller",
-                                       "budget_w",
-                                       "window_s",
-                                       "safe_cap_w",
-                                       "stale_after_s",
-                                       "job_silent_after_s",
-                                       "duration_s",
-                                       "restore_file",
-                                       "lock_file",
-                                       "trace_dir",
-                                       "trace_rotate_ticks",
-                                       "trace_keep",
-                                       "limiter",
-                                       "server",
-                                       "read_only",
-                                       "fleet"}));
+  FW_RETURN_IF_ERROR(r.reject_unknown(
+      {"backend",    "nvml_library", "gpus",          "seed",          "sim_set",
+       "time_scale", "period_s",     "loop_priority", "controller",    "policy_dirs",
+       "budget_w",   "window_s",     "safe_cap_w",    "stale_after_s", "job_silent_after_s",
+       "duration_s", "restore_file", "lock_file",     "trace_dir",     "trace_rotate_ticks",
+       "trace_keep", "limiter",      "server",        "read_only",     "fleet"}));
   FW_ASSIGN_OR_RETURN(c.plant.backend, r.get_string("backend", c.plant.backend));
   FW_ASSIGN_OR_RETURN(c.plant.nvml_library, r.get_string("nvml_library", c.plant.nvml_library));
   if (r.has("gpus")) {
@@ -134,6 +132,18 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
   FW_ASSIGN_OR_RETURN(int64_t prio, r.get_int("loop_priority", c.loop_priority, 0, 99));
   c.loop_priority = static_cast<int>(prio);
   FW_ASSIGN_OR_RETURN(c.controller, r.get_string("controller", c.controller));
+  if (r.has("policy_dirs")) {
+    ConfigNode d = r["policy_dirs"];
+    if (!d.is_sequence()) return d.error("expected a list of absolute directories");
+    c.policy_dirs.clear();
+    for (size_t i = 0; i < d.size(); ++i) {
+      FW_ASSIGN_OR_RETURN(std::string dir, d.at(i).as_string());
+      if (dir.empty() || dir.front() != '/') {
+        return d.at(i).error("'" + dir + "' is not an absolute directory");
+      }
+      c.policy_dirs.push_back(dir);
+    }
+  }
   FW_ASSIGN_OR_RETURN(c.budget_w, r.get_double("budget_w", c.budget_w, 1, 1e9));
   FW_ASSIGN_OR_RETURN(c.window_s, r.get_double("window_s", c.window_s, 0.1, 86400));
   FW_ASSIGN_OR_RETURN(c.safe_cap_w, r.get_double("safe_cap_w", c.safe_cap_w, 1, 1e5));

@@ -27,11 +27,20 @@ struct AgentFleetConfig {
   bool enabled() const { return !etcd.empty(); }
 };
 
+// The default policy_dirs: the policies shipped with this binary (BIN/../share/flexwatt/policies,
+// the `make dist` layout, and BIN/../policies, a build directory in the source tree; BIN is the
+// running executable's directory) and /var/lib/flexwatt/policies.
+std::vector<std::string> default_policy_dirs();
+
 struct AgentConfig {
   NodePlantConfig plant;  // backend, nvml_library, gpus, seed, sim_overrides
   double period_s = 0.5;  // tick, 0.1 .. 1 s
   int loop_priority = 0;  // 1..99: the loop thread at SCHED_RR (needs CAP_SYS_NICE); 0: normal
   std::string controller = "pid";  // any registered controller spec
+  // The only directories a file named in a controller spec (ppo:PATH, capnet:PATH; in
+  // `controller` or over PUT /v1/controller) is read from (experiment::ControllerEnv::
+  // policy_dirs); absolute; empty: no file.
+  std::vector<std::string> policy_dirs = default_policy_dirs();
   double budget_w = kUnset;        // node budget; NaN: the scenario's (sim) or none (hardware)
   double window_s = kUnset;        // budget judging window, s; NaN: the scenario's (sim) or 30
   double safe_cap_w = kUnset;      // static safe cap per GPU; NaN: budget / GPUs, in range

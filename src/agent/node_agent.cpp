@@ -184,6 +184,7 @@ Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const s
   env.duration_s = std::isnan(plant->scenario_duration_s()) ? 600 : plant->scenario_duration_s();
   env.make_plant = plant->sim_factory();
   env.real_plant = !env.make_plant;
+  env.policy_dirs = cfg.policy_dirs;  // ppo:PATH and the like: only files inside them
   env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
   FW_ASSIGN_OR_RETURN(experiment::PreparedController prepared,
@@ -233,6 +234,7 @@ Status NodeAgent::start() {
     env.sample_period_s = m.cfg.period_s;
     env.make_plant = m.plant->sim_factory();
     env.real_plant = !env.make_plant;
+    env.policy_dirs = m.cfg.policy_dirs;
     env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
     return experiment::prepare_controller(p.value(), env).status();
   });

@@ -57,5 +57,38 @@ TEST(AgentConfig, SocketModeIsOctalAsWritten) {
   EXPECT_FALSE(parse_agent_config("server:\n  socket_mode: 1777\n", "a.yaml").ok());
 }
 
+// policy_dirs: where a policy file named in a controller spec may be read from (the API or the
+// config); absolute directories, file:line:field errors like the other keys.
+TEST(AgentConfig, PolicyDirsAreAbsoluteDirectoriesWithShippedDefaults) {
+  auto c =
+      parse_agent_config("policy_dirs: [/srv/policies, /var/lib/flexwatt/policies]\n", "a.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->policy_dirs,
+            (std::vector<std::string>{"/srv/policies", "/var/lib/flexwatt/policies"}));
+  auto none = parse_agent_config("policy_dirs: []\n", "a.yaml");  // no policy file at all
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_TRUE(none->policy_dirs.empty());
+  auto d = parse_agent_config("period_s: 0.5\n", "a.yaml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->policy_dirs, default_policy_dirs());
+  bool var_lib = false, shipped = false;
+  for (const std::string& dir : d->policy_dirs) {
+    EXPECT_EQ(dir.front(), '/') << dir;
+    var_lib = var_lib || dir == "/var/lib/flexwatt/policies";
+    shipped = shipped || has(dir, "/share/flexwatt/policies");
+  }
+  EXPECT_TRUE(var_lib);
+  EXPECT_TRUE(shipped);
+  auto scalar = parse_agent_config("period_s: 0.5\npolicy_dirs: /srv/policies\n", "a.yaml");
+  ASSERT_FALSE(scalar.ok());
+  EXPECT_TRUE(has(scalar.status().message(), "a.yaml:2: policy_dirs: "))
+      << scalar.status().message();
+  auto rel = parse_agent_config("policy_dirs:\n  - /srv/policies\n  - policies\n", "a.yaml");
+  ASSERT_FALSE(rel.ok());
+  EXPECT_TRUE(has(rel.status().message(), "a.yaml:3: policy_dirs.1: ")) << rel.status().message();
+  EXPECT_TRUE(has(rel.status().message(), "absolute")) << rel.status().message();
+  EXPECT_FALSE(parse_agent_config("policy_dirs: [\"\"]\n", "a.yaml").ok());
+}
+
 }  // namespace
 }  // namespace fw::agent
