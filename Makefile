@@ -6,7 +6,7 @@ JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
-  etcd-server etcd-client prometheus chromium-headless-shell
+  etcd-server etcd-client prometheus chromium-headless-shell systemd shellcheck python3-yaml
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SHELL := /bin/bash
 

@@ -1,14 +1,28 @@
 #!/bin/sh
 # Slurm epilog (slurm.conf: Epilog=/etc/flexwatt/slurm/epilog.sh): stop the node agent (SIGTERM:
-# it restores the caps it found before exiting), then --restore as a backstop if it died.
+# it restores the caps it found before exiting; SIGKILL after 10 s), then --restore as a
+# backstop if it died without restoring. Always exits 0 (a failed restore is in agent.log).
+# Environment: as prolog.sh (FLEXWATT, FLEXWATT_CONFIG, FLEXWATT_RUN_DIR, FLEXWATT_LOG_DIR).
 FLEXWATT=${FLEXWATT:-/usr/local/bin/flexwatt}
 CONFIG=${FLEXWATT_CONFIG:-/etc/flexwatt/agent.yaml}
-if [ -f /run/flexwatt/agent.pid ]; then
-  pid=$(cat /run/flexwatt/agent.pid)
-  kill -TERM "$pid" 2>/dev/null
-  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-  kill -KILL "$pid" 2>/dev/null
-  rm -f /run/flexwatt/agent.pid
+RUN_DIR=${FLEXWATT_RUN_DIR:-/run/flexwatt}
+LOG_DIR=${FLEXWATT_LOG_DIR:-/var/log/flexwatt}
+# alive PID: the process runs and is a flexwatt agent (not a PID reused since agent.pid).
+alive() { kill -0 "$1" 2>/dev/null && grep -q 'agent' "/proc/$1/cmdline" 2>/dev/null; }
+# wait_gone PID TENTHS: waits until PID has exited, at most TENTHS tenths of a second.
+wait_gone() {
+  n=0
+  while [ "$n" -lt "$2" ] && alive "$1"; do sleep 0.1; n=$((n + 1)); done
+  ! alive "$1"
+}
+if [ -f "$RUN_DIR/agent.pid" ]; then
+  pid=$(cat "$RUN_DIR/agent.pid")
+  if alive "$pid"; then
+    kill -TERM "$pid"
+    wait_gone "$pid" 100 || { kill -KILL "$pid"; wait_gone "$pid" 50; }
+  fi
+  rm -f "$RUN_DIR/agent.pid"
 fi
-"$FLEXWATT" agent --config "$CONFIG" --restore
+mkdir -p "$RUN_DIR" "$LOG_DIR"  # --restore takes the lock there
+"$FLEXWATT" agent --config "$CONFIG" --restore >>"$LOG_DIR/agent.log" 2>&1
 exit 0
