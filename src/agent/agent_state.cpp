@@ -37,7 +37,14 @@ nlohmann::json budget_json(const BudgetState& b) {
 nlohmann::json knobs_json(const KnobValues& k) {
   nlohmann::json out = nlohmann::json::object();
   for (int i = 0; i < kNumKnobs; ++i) {
-    if (std::isfinite(k[i])) out[std::string(kKnobNames[i])] = k[i];
+    if (!std::isfinite(k[i])) continue;
+    // Knobs are counts (concurrency, group size): whole values are written as integers.
+    const double r = std::round(k[i]);
+    if (r == k[i] && std::abs(r) < 9e15) {
+      out[std::string(kKnobNames[i])] = static_cast<int64_t>(r);
+    } else {
+      out[std::string(kKnobNames[i])] = k[i];
+    }
   }
   return out;
 }

@@ -92,7 +92,7 @@ std::optional<HttpError> schedule_entries(const json& j, double window_s, Budget
     BudgetEntry entry;
     if (auto err = number(e, "after_s", where, 0, 1e9, NAN, entry.after_s)) return err;
     if (auto err = number(e, "watts", where, 0, kMaxBudgetW, NAN, entry.watts)) return err;
-    if (entry.watts <= 0) return invalid(where + "watts: must be positive");
+    if (!(entry.watts >= kMinBudgetW)) return invalid(where + "watts: must be at least 1 W");
     if (auto err =
             number(e, "window_s", where, kMinWindowS, kMaxWindowS, window_s, entry.window_s)) {
       return err;
@@ -115,7 +115,7 @@ std::optional<HttpError> parse_budget_request(std::string_view body, BudgetReque
   }
   BudgetEntry first;
   if (auto err = number(j, "watts", "", 0, kMaxBudgetW, NAN, first.watts)) return err;
-  if (first.watts <= 0) return invalid("watts: must be positive");
+  if (!(first.watts >= kMinBudgetW)) return invalid("watts: must be at least 1 W");
   if (auto err = number(j, "window_s", "", kMinWindowS, kMaxWindowS, 30, first.window_s)) {
     return err;
   }

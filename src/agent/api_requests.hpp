@@ -23,6 +23,9 @@ struct HttpError {
 
 // Limits on accepted values (also documented in docs/agent-api.md).
 inline constexpr double kMaxBudgetW = 1e7;
+// No GPU runs below a watt: a smaller budget is a unit mistake (1e-300 was accepted and shown
+// as "0.000000 W").
+inline constexpr double kMinBudgetW = 1;
 inline constexpr double kMinWindowS = 0.1, kMaxWindowS = 86400;
 inline constexpr size_t kMaxScheduleEntries = 64;
 inline constexpr size_t kMaxControllerSpec = 256;

@@ -24,10 +24,27 @@ JobRegistry::Entry* JobRegistry::find(const std::string& id) {
   return const_cast<Entry*>(std::as_const(*this).find(id));
 }
 
+void JobRegistry::set_gpu_indices(std::vector<int> indices) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gpu_indices_ = std::move(indices);
+}
+
+std::vector<int> JobRegistry::gpu_indices() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gpu_indices_;
+}
+
 JobRegistry::Outcome JobRegistry::add(const std::string& id, JobInfo info) {
   std::lock_guard<std::mutex> lock(mu_);
   if (find(id)) return Outcome::kExists;
   if (jobs_.size() >= max_jobs_) return Outcome::kFull;
+  if (!gpu_indices_.empty()) {
+    for (int g : info.gpus) {
+      if (std::find(gpu_indices_.begin(), gpu_indices_.end(), g) == gpu_indices_.end()) {
+        return Outcome::kUnknownGpu;
+      }
+    }
+  }
   Entry e;
   e.state.id = id;
   e.state.name = info.name;

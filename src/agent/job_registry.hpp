@@ -31,14 +31,19 @@ struct JobProgress {
 
 class JobRegistry {
  public:
-  enum class Outcome { kOk, kNotFound, kExists, kFull, kRegressed };
+  enum class Outcome { kOk, kNotFound, kExists, kFull, kRegressed, kUnknownGpu };
   using Clock = std::chrono::steady_clock;
 
   explicit JobRegistry(size_t max_jobs = 64, std::function<double()> now_s = {});
 
   // Registers job `id` (unique) with its declared knob ranges; its knobs start at
-  // info.default_knobs. kExists / kFull when refused.
+  // info.default_knobs. kExists / kFull when refused; kUnknownGpu when info.gpus names an index
+  // outside set_gpu_indices() (the GPUs this node manages).
   Outcome add(const std::string& id, JobInfo info);
+  // The GPU indices a job may list (the node's managed NVML indices); empty (the default):
+  // any. Set once by the agent before it serves requests.
+  void set_gpu_indices(std::vector<int> indices);
+  std::vector<int> gpu_indices() const;
   Outcome remove(const std::string& id);
   // kRegressed when tokens or steps go below the last report (nothing is changed then).
   Outcome report(const std::string& id, const JobProgress& p);
@@ -78,6 +83,7 @@ class JobRegistry {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::vector<Entry> jobs_;
+  std::vector<int> gpu_indices_;
   size_t max_jobs_;
   uint64_t generation_ = 0;
   std::function<double()> now_s_;

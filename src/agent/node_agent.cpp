@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -40,6 +41,31 @@ double unix_now_s() {
 constexpr uint64_t kCalibrationSeed = 1000001;
 
 void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
+
+// A restore file that cannot be read (truncated by a crash mid-write, edited by hand): the caps
+// it saved are unknown, so neither a start nor --restore can go on by themselves. Names the way
+// out; an I/O error (not a corrupt file) is returned as it is.
+Status corrupt_restore_file_status(const Status& s) {
+  if (s.code() != StatusCode::kInvalidArgument) return s;
+  return Status::InvalidArgument(
+      s.message() +
+      "; the caps it saved are unknown. Check the GPUs' caps (nvidia-smi -q -d POWER), then run "
+      "`flexwatt agent --config <this config> --restore --to-default` to set every managed GPU "
+      "to its default power limit and remove the file");
+}
+
+// The highest N of the seg-N directories in `dir` (0 when none).
+int last_trace_segment(const std::string& dir) {
+  int last = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() != 10 || name.rfind("seg-", 0) != 0) continue;
+    if (name.find_first_not_of("0123456789", 4) != std::string::npos) continue;
+    last = std::max(last, std::stoi(name.substr(4)));
+  }
+  return last;
+}
 
 }  // namespace
 
@@ -101,11 +127,17 @@ struct NodeAgent::Impl {
   void tick(double t);
   Command safe_command() const;
   std::string check_failsafe(double t, const Status& read_status);
+  bool controller_can_act() const;
+  void drop_unlisted_gpus(Command& request) const;
   void update_windows(double t, double node_w);
   double node_budget_w(double t) const;  // the budget in force, summed over the node
   void publish(double t);
+  Status restore_caps();  // once; keeps the restore file when it fails
   void rotate_trace();
   Result<std::unique_ptr<Controller>> registry_controller(const std::string& spec);
+  // What a controller is prepared against: this node's plant `info` and budget `b`. Safe from
+  // any thread (reads only what open() fixed).
+  experiment::ControllerEnv controller_env(const PlantInfo& info, const BudgetSchedule& b) const;
 };
 
 NodeAgent::NodeAgent(AgentConfig cfg) : impl_(std::make_unique<Impl>(std::move(cfg))) {
@@ -133,17 +165,19 @@ Status NodeAgent::Impl::open_plant_and_restore() {
   plant = std::move(p).value();
   if (cfg.read_only) return Status::Ok();  // nothing will be written: nothing to save
   auto leftover = read_restore_file(cfg.restore_file);
-  if (!leftover.ok()) return leftover.status();
+  if (!leftover.ok()) return corrupt_restore_file_status(leftover.status());
   if (leftover.value()) {
     const RestoreRecord& r = *leftover.value();
     log_line("restore file " + cfg.restore_file + " left by pid " + std::to_string(r.pid) +
              " (unclean exit): restoring " + std::to_string(r.caps.size()) + " caps");
-    Status s = restore_caps(plant->caps(), r.caps);
+    Status s = fw::restore_caps(plant->caps(), r.caps);
     if (!s.ok()) return Status(s.code(), "restoring the caps of the previous run: " + s.message());
     FW_RETURN_IF_ERROR(remove_restore_file(cfg.restore_file));
   }
-  // Save before any write: the caps found now are what every exit path puts back.
+  // Save before any write: the caps found now are what every exit path puts back, and what
+  // GPUs no controller sets are held at.
   FW_RETURN_IF_ERROR(plant->caps().save());
+  plant->adopt_caps_in_force();
   RestoreRecord rec{static_cast<int>(::getpid()), cfg.plant.backend, unix_now_s(),
                     plant->caps().saved()};
   FW_RETURN_IF_ERROR(write_restore_file(cfg.restore_file, rec));
@@ -175,9 +209,17 @@ Status NodeAgent::Impl::setup_budget() {
 
 Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const std::string& spec) {
   FW_ASSIGN_OR_RETURN(ControllerSpec parsed, parse_controller_spec(spec));
+  FW_ASSIGN_OR_RETURN(
+      experiment::PreparedController prepared,
+      experiment::prepare_controller(parsed, controller_env(plant->info(), budget)));
+  return prepared.make(cfg.plant.seed);
+}
+
+experiment::ControllerEnv NodeAgent::Impl::controller_env(const PlantInfo& info,
+                                                          const BudgetSchedule& b) const {
   experiment::ControllerEnv env;
-  env.info = plant->info();
-  env.budget = budget;
+  env.info = info;
+  env.budget = b;
   env.sample_period_s = cfg.period_s;
   // sim: calibrate as `eval` does (the scenario's episode length, eval's calibration seeds for
   // its default evaluation seeds), so the agent runs eval's episode for the same seed.
@@ -187,9 +229,19 @@ Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const s
   env.policy_dirs = cfg.policy_dirs;  // ppo:PATH and the like: only files inside them
   env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
-  FW_ASSIGN_OR_RETURN(experiment::PreparedController prepared,
-                      experiment::prepare_controller(parsed, env));
-  return prepared.make(cfg.plant.seed);
+  if (env.real_plant) {
+    // On a real node jobs register and leave while a controller runs: a knob no job exposes
+    // now is not a reason to refuse it (the loop falls back with no_actuator until a job that
+    // exposes it registers). Its range here is a placeholder; reset() sees the real jobs.
+    for (JobInfo& j : env.info.jobs) {
+      for (int k = 0; k < kNumKnobs; ++k) {
+        if (j.knob_ranges[k].available) continue;
+        j.knob_ranges[k] = {true, 1, 1, 1};
+        j.default_knobs[k] = 1;
+      }
+    }
+  }
+  return env;
 }
 
 Status NodeAgent::Impl::start_controller(const std::string& spec) {
@@ -220,28 +272,30 @@ Status NodeAgent::start() {
   if (!c.ok()) return Status(c.code(), "controller '" + m.cfg.controller + "': " + c.message());
   m.env_info = m.plant->info();
   m.env_budget = m.budget;
+  if (!m.plant->simulated()) {  // sim: channel jobs mirror the scenario's, whatever they list
+    std::vector<int> indices;
+    for (const NodeGpu& g : m.plant->node_gpus()) indices.push_back(g.index);
+    m.jobs.set_gpu_indices(std::move(indices));
+  }
   m.server = std::make_unique<AgentServer>(m.cfg.server, m.hub, m.commands, m.jobs);
   m.server->set_controller_validator([&m](const std::string& spec) -> Status {
     auto p = parse_controller_spec(spec);
     if (!p.ok()) return p.status();
     if (m.make_controller) return Status::Ok();
-    experiment::ControllerEnv env;
+    PlantInfo info;
+    BudgetSchedule budget;
     {
       std::lock_guard<std::mutex> lock(m.env_mu);
-      env.info = m.env_info;
-      env.budget = m.env_budget;
+      info = m.env_info;
+      budget = m.env_budget;
     }
-    env.sample_period_s = m.cfg.period_s;
-    env.make_plant = m.plant->sim_factory();
-    env.real_plant = !env.make_plant;
-    env.policy_dirs = m.cfg.policy_dirs;
-    env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
-    return experiment::prepare_controller(p.value(), env).status();
+    return experiment::prepare_controller(p.value(), m.controller_env(info, budget)).status();
   });
   FW_RETURN_IF_ERROR(m.server->start());
   if (!m.cfg.trace_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(m.cfg.trace_dir, ec);
+    m.segment = last_trace_segment(m.cfg.trace_dir);  // a restart continues, never overwrites
     m.rotate_trace();
   }
   m.publish(0);
@@ -255,7 +309,7 @@ void NodeAgent::Impl::rotate_trace() {
                                {"backend", cfg.plant.backend}};
   char name[32];
   std::snprintf(name, sizeof name, "seg-%06d", ++segment);
-  auto r = Recorder::create(cfg.trace_dir + "/" + name);
+  auto r = Recorder::create(cfg.trace_dir + "/" + name, TraceWriterOptions::real_time());
   if (r.ok()) {
     recorder = std::move(r).value();
   } else {
@@ -407,7 +461,34 @@ std::string NodeAgent::Impl::check_failsafe(double t, const Status& read_status)
       if (!std::isnan(age) && age > cfg.job_silent_after_s) return "job_channel_silent";
     }
   }
+  // A knob controller with no job exposing its knobs would leave the node's power to itself.
+  if (controller && !controller_can_act()) return "no_actuator";
   return "";
+}
+
+bool NodeAgent::Impl::controller_can_act() const {
+  const ActuatorSet claims = controller->claims();
+  if (claims.test(kCapActuator)) return true;
+  for (const JobInfo& j : plant->info().jobs) {
+    for (int k = 0; k < kNumKnobs; ++k) {
+      if (claims.test(static_cast<size_t>(k)) && j.knob_ranges[k].available) return true;
+    }
+  }
+  return false;
+}
+
+// Caps move only by the controller, the limiter or a restore, and only on GPUs a job runs on:
+// a GPU no job lists keeps the cap in force (the controller's last, or the one found).
+void NodeAgent::Impl::drop_unlisted_gpus(Command& request) const {
+  const PlantInfo& info = plant->info();
+  for (size_t g = 0; g < request.power_cap_w.size(); ++g) {
+    bool listed = false;
+    for (const JobInfo& j : info.jobs) {
+      listed =
+          listed || std::find(j.gpus.begin(), j.gpus.end(), static_cast<int>(g)) != j.gpus.end();
+    }
+    if (!listed) request.power_cap_w[g] = kUnset;
+  }
 }
 
 double NodeAgent::Impl::node_budget_w(double t) const {
@@ -478,6 +559,7 @@ void NodeAgent::Impl::tick(double t) {
     next_decision_tick = stepper->tick() + 1;
   } else {
     if (decide && !cfg.read_only) {
+      drop_unlisted_gpus(request);
       Status w = stepper->act(request);
       if (!w.ok()) {
         ++write_failures;
@@ -554,7 +636,8 @@ void NodeAgent::Impl::publish(double t) {
     for (auto& [k, v] : s.limiter_actions_total) v += limiter_base[k];
   }
   s.fallbacks_total = fallbacks_total;
-  for (const char* r : {"stale_telemetry", "controller_error", "job_channel_silent"}) {
+  for (const char* r :
+       {"stale_telemetry", "controller_error", "job_channel_silent", "no_actuator"}) {
     s.fallbacks_total.emplace(r, 0);
   }
   s.fallback_reason = fallback_reason;
@@ -644,9 +727,13 @@ AgentRunSummary NodeAgent::run(Clock& clock, const std::function<bool()>& stop_r
   return sum;
 }
 
+// The caps go back first, before anything that could fail or hang (the HTTP server's teardown,
+// etcd, the trace's last flush): an exit that goes wrong after this point leaves the node as
+// it was found.
 Status NodeAgent::shutdown() {
   Impl& m = *impl_;
   sd_notify_send("STOPPING=1");
+  Status restored = m.restore_caps();
   if (m.server) m.server->stop();
   if (m.link) {  // the share is held back: the restored caps may draw
     m.link->leave(false);
@@ -659,29 +746,46 @@ Status NodeAgent::shutdown() {
                              {"backend", m.cfg.plant.backend}});
     m.recorder.reset();
   }
-  if (!m.saved || m.restored) return Status::Ok();
-  m.restored = true;
-  Status s = m.plant->caps().restore();
+  return restored;
+}
+
+Status NodeAgent::Impl::restore_caps() {
+  if (!saved || restored) return Status::Ok();
+  restored = true;
+  Status s = plant->caps().restore();
   if (!s.ok()) {
     log_line("restore failed (the restore file is kept for --restore): " + s.message());
     return s;
   }
   log_line("caps restored");
-  return remove_restore_file(m.cfg.restore_file);
+  return remove_restore_file(cfg.restore_file);
 }
 
-Status restore_from_file(const AgentConfig& cfg, std::string* what) {
-  auto lock = NodeLock::acquire(cfg.lock_file);
+Status restore_from_file(const AgentConfig& cfg, std::string* what, const RestoreOptions& opt) {
+  std::error_code ec;  // no /run/flexwatt yet (a fresh boot): the lock's directory is created
+  std::filesystem::create_directories(std::filesystem::path(cfg.lock_file).parent_path(), ec);
+  auto lock = NodeLock::acquire(cfg.lock_file, opt.lock_wait_s);
   if (!lock.ok()) return lock.status();
   auto rec = read_restore_file(cfg.restore_file);
-  if (!rec.ok()) return rec.status();
-  if (!rec.value()) {
+  if (!rec.ok() && !opt.to_default) return corrupt_restore_file_status(rec.status());
+  if (rec.ok() && !rec.value() && !opt.to_default) {
     if (what) *what = "nothing to restore (" + cfg.restore_file + " absent)";
     return Status::Ok();
   }
   auto plant = NodePlant::open(cfg.plant, nullptr);
   if (!plant.ok()) return plant.status();
-  FW_RETURN_IF_ERROR(restore_caps(plant.value()->caps(), rec.value()->caps));
+  PowerCapActuator& caps = plant.value()->caps();
+  if (opt.to_default) {
+    std::vector<SavedCap> defaults;
+    for (int g : caps.gpus()) defaults.push_back({g, caps.constraints(g).default_w});
+    FW_RETURN_IF_ERROR(restore_caps(caps, defaults));
+    if (what) {
+      *what = "set " + std::to_string(defaults.size()) + " GPUs to their default power limit" +
+              (rec.ok() && !rec.value() ? "" : "; removed " + cfg.restore_file);
+    }
+    return remove_restore_file(cfg.restore_file);
+  }
+  FW_RETURN_IF_ERROR(restore_caps(caps, rec.value()->caps));
   if (what) {
     *what = "restored " + std::to_string(rec.value()->caps.size()) + " caps saved by pid " +
             std::to_string(rec.value()->pid);

@@ -75,9 +75,19 @@ class NodeAgent {
   std::unique_ptr<Impl> impl_;
 };
 
+// How `flexwatt agent --restore` runs.
+struct RestoreOptions {
+  // Ignore the restore file's contents (a corrupt one included) and set every managed GPU to
+  // the driver's default power limit, then remove the file (--to-default).
+  bool to_default = false;
+  // Wait this long for the node lock (the restore helper of a dying agent waits for it).
+  double lock_wait_s = 0;
+};
+
 // `flexwatt agent --restore`: if cfg.restore_file exists, opens the backend's cap writer and
 // writes the saved caps back, then removes the file. Ok (and "nothing to restore" in *what)
 // when there is no file. Does not take the node lock when a live agent holds it: Unavailable.
-Status restore_from_file(const AgentConfig& cfg, std::string* what);
+// A corrupt file is InvalidArgument naming --to-default.
+Status restore_from_file(const AgentConfig& cfg, std::string* what, const RestoreOptions& opt = {});
 
 }  // namespace fw::agent

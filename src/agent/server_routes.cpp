@@ -245,6 +245,11 @@ void AgentServer::Impl::post_job(const httplib::Request& req, httplib::Response&
       return send_error(res, 409, "job '" + r.id + "' is already registered");
     case JobRegistry::Outcome::kFull:
       return send_error(res, 409, "too many jobs registered on this node");
+    case JobRegistry::Outcome::kUnknownGpu: {
+      std::string have;
+      for (int g : jobs.gpu_indices()) have += (have.empty() ? "" : ", ") + std::to_string(g);
+      return send_error(res, 422, "gpus: an index is not a GPU this agent manages (" + have + ")");
+    }
     default:
       break;
   }

@@ -87,7 +87,7 @@ int run_sample(int argc, char** argv) {
     for (int i = 0; i < src.device_count(); ++i) gpus.push_back(i);
   }
 
-  auto writer = TraceWriter::create(out_dir);
+  auto writer = TraceWriter::create(out_dir, TraceWriterOptions::real_time());
   if (!writer.ok()) return fail("sample", writer.status());
 
   SamplerRequest req;

@@ -14,7 +14,9 @@ class NodeLock {
  public:
   // Unavailable ("another agent (pid N) holds PATH") when the lock is taken; IoError when the
   // file cannot be opened.
-  static Result<std::unique_ptr<NodeLock>> acquire(const std::string& path);
+  // wait_s > 0: retries every 50 ms for that long before giving up (the restore helper of a
+  // dying agent waits for its parent to release the lock).
+  static Result<std::unique_ptr<NodeLock>> acquire(const std::string& path, double wait_s = 0);
   ~NodeLock();
   NodeLock(const NodeLock&) = delete;
   NodeLock& operator=(const NodeLock&) = delete;

@@ -119,7 +119,18 @@ bool NodePlant::refresh_jobs() {
   for (size_t g = 0; g < info_.gpus.size(); ++g) all.push_back(static_cast<int>(g));
   for (const ChannelJob& j : channel_jobs_) {
     info_.jobs.push_back(j.info);
-    if (info_.jobs.back().gpus.empty()) info_.jobs.back().gpus = all;  // a job on the whole node
+    std::vector<int>& gpus = info_.jobs.back().gpus;
+    if (gpus.empty()) {
+      gpus = all;  // a job on the whole node
+      continue;
+    }
+    std::vector<int> plant_gpus;
+    for (int nvml : gpus) {
+      for (size_t g = 0; g < node_gpus_.size(); ++g) {
+        if (node_gpus_[g].index == nvml) plant_gpus.push_back(static_cast<int>(g));
+      }
+    }
+    gpus = plant_gpus.empty() ? all : plant_gpus;
   }
   if (info_.jobs.empty()) {
     // No job registered: the node's GPUs as one job without knobs, so cap controllers act.
@@ -130,6 +141,14 @@ bool NodePlant::refresh_jobs() {
     info_.jobs.push_back(node);
   }
   return !first;
+}
+
+void NodePlant::adopt_caps_in_force() {
+  if (sim_) return;
+  for (size_t g = 0; g < info_.gpus.size() && g < caps_->gpus().size(); ++g) {
+    auto cap = caps_->cap_w(caps_->gpus()[g]);
+    if (cap.ok() && std::isfinite(cap.value())) info_.gpus[g].default_cap_w = cap.value();
+  }
 }
 
 const std::string& NodePlant::job_id(size_t j) const {

@@ -56,7 +56,16 @@ class NodePlant : public Plant {
   Status read(double now_s, Snapshot& out) override;
   Status write(const Command& cmd) override;
 
+  // Re-reads the job set (see above). A channel job's `gpus` are NVML indices (node_gpus()
+  // [].index); they are mapped to plant positions, and indices this plant does not manage are
+  // dropped (the API refuses them). A job listing none (or none of this plant's) is a job on
+  // the whole node.
   bool refresh_jobs();
+  // Hardware: each GPU's cap in force now becomes its default_cap_w, what "uncontrolled" and
+  // every controller's untouched GPUs are put back to. The device's own default (often its
+  // maximum) is not the node's: an operator's 350 W cap must not be lifted to 400 W because a
+  // job registered. Call after any restore, before the first write. No-op on sim.
+  void adopt_caps_in_force();
   PowerCapActuator& caps() { return *caps_; }
   const std::vector<NodeGpu>& node_gpus() const { return node_gpus_; }
   // Channel id of plant job j ("" when the sim job has no channel job).

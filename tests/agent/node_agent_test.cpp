@@ -221,5 +221,28 @@ TEST_F(NodeAgentTest, TraceRotatesAndKeepsTheLastSegments) {
   EXPECT_EQ(rows, 10);
 }
 
+// A restart writes new segments after the last one it finds: the previous run's trace stays.
+// Before, numbering started at seg-000001 again and overwrote it.
+TEST_F(NodeAgentTest, RestartContinuesTheTraceSegmentsInsteadOfOverwritingThem) {
+  cfg_.trace_dir = dir_ + "/trace";
+  cfg_.trace_rotate_ticks = 1000;
+  auto rows = [&](const std::string& seg) {
+    int n = -1;  // header excluded
+    std::ifstream in(cfg_.trace_dir + "/" + seg + "/gpus.csv");
+    for (std::string l; std::getline(in, l);) ++n;
+    return n;
+  };
+  for (double duration_s : {1.2, 0.4}) {
+    cfg_.duration_s = duration_s;
+    NodeAgent a(cfg_);
+    ASSERT_TRUE(a.start().ok());
+    StepClock clock;
+    a.run(clock, {});
+    ASSERT_TRUE(a.shutdown().ok());
+  }
+  EXPECT_EQ(rows("seg-000001"), 12);  // the first run's 12 ticks, kept
+  EXPECT_EQ(rows("seg-000002"), 4);   // the second run's
+}
+
 }  // namespace
 }  // namespace fw::agent
