@@ -1,15 +1,26 @@
 // Throughput and latency of the node agent's HTTP API under a bounded loopback load, while
 // a stand-in loop publishes a state at 10 Hz (8 GPUs, 4 jobs, tokens on).
 //   agent_bench [--clients N] [--seconds S] [--json] [--sim SCENARIO]
+//   agent_bench --slowloris N [--seconds S] [--json]
 //   (defaults: 8 clients, 2 s per endpoint; --sim: the real NodeAgent loop at 10 Hz on the
 //   simulator, its controller, limiter and publishing, instead of the stand-in loop)
+// --slowloris N: an attacker without a token holds N idle TCP connections (connected, sending
+// nothing) and N trickling ones (a request head sent one byte every 0.5 s), reconnecting
+// whenever the agent closes one, from 127.0.0.2; meanwhile a prober on 127.0.0.1 sends
+// GET /v1/status with a read token on a fresh connection every 50 ms (2 s timeout) for S
+// seconds (default 10). Printed: probes answered 200, probes failed (timeout or error), p50/p99/
+// max probe latency, and how often the agent closed an attacker's connection.
 // For each endpoint (GET /v1/status, GET /metrics, POST /v1/jobs/{id}/progress) N client
 // threads send requests back to back over keep-alive TCP connections to 127.0.0.1 for S
 // seconds. Printed: requests/s, p50/p99/max latency, errors, and the stand-in loop's
 // deadline misses (ticks that published after the next tick was due). Not a test: the
 // numbers depend on the machine and on what else runs on it.
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -140,6 +151,112 @@ Result load(int port, const std::string& method, const std::string& path_pattern
   return res;
 }
 
+int connect_from(const char* src_ip, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  ::inet_pton(AF_INET, src_ip, &src.sin_addr);
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+struct SlowlorisResult {
+  size_t probes = 0, ok = 0, failed = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+  size_t attacker_closed = 0;  // attacker connections the agent closed (408, 503 or idle)
+};
+
+// N idle + N trickling connections from 127.0.0.2 while a prober on 127.0.0.1 polls
+// /v1/status for `seconds` (see the file comment).
+SlowlorisResult slowloris(int port, int n, double seconds) {
+  SlowlorisResult res;
+  std::atomic<bool> done{false};
+  std::atomic<size_t> closed{0};
+  std::thread attacker([&] {
+    const std::string head =
+        "GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(4096, 'a') + "\r\n\r\n";
+    struct Conn {
+      int fd = -1;
+      bool trickle = false;
+      size_t sent = 0;
+    };
+    std::vector<Conn> conns(static_cast<size_t>(2 * n));
+    for (size_t i = 0; i < conns.size(); ++i) conns[i].trickle = i % 2 == 1;
+    auto next_byte = Clock::now();
+    while (!done) {
+      for (auto& c : conns) {
+        if (c.fd < 0) {
+          c.fd = connect_from("127.0.0.2", port);
+          c.sent = 0;
+        }
+      }
+      std::vector<pollfd> fds;
+      for (auto& c : conns) fds.push_back({c.fd, POLLIN, 0});
+      ::poll(fds.data(), fds.size(), 50);
+      for (size_t i = 0; i < conns.size(); ++i) {
+        if (conns[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+          // An answer (408, 503) or EOF: the agent dropped this connection; reconnect.
+          ::close(conns[i].fd);
+          conns[i].fd = -1;
+          ++closed;
+        }
+      }
+      if (Clock::now() >= next_byte) {
+        next_byte = Clock::now() + std::chrono::milliseconds(500);
+        for (auto& c : conns) {
+          if (c.fd < 0 || !c.trickle || c.sent >= head.size()) continue;
+          if (::send(c.fd, head.data() + c.sent, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) ++c.sent;
+        }
+      }
+    }
+    for (auto& c : conns) {
+      if (c.fd >= 0) ::close(c.fd);
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the attacker settle
+  std::vector<double> lat;
+  auto end = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (Clock::now() < end) {
+    httplib::Client cli("127.0.0.1", port);
+    cli.set_keep_alive(false);
+    cli.set_connection_timeout(2, 0);
+    cli.set_read_timeout(2, 0);
+    cli.set_write_timeout(2, 0);
+    cli.set_bearer_token_auth(kToken);
+    auto a = Clock::now();
+    auto r = cli.Get("/v1/status");
+    double ms = std::chrono::duration<double, std::milli>(Clock::now() - a).count();
+    ++res.probes;
+    if (r && r->status == 200) {
+      ++res.ok;
+    } else {
+      ++res.failed;
+    }
+    lat.push_back(ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  done = true;
+  attacker.join();
+  std::sort(lat.begin(), lat.end());
+  if (!lat.empty()) {
+    res.p50_ms = lat[lat.size() / 2];
+    res.p99_ms = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+    res.max_ms = lat.back();
+  }
+  res.attacker_closed = closed;
+  return res;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,6 +264,7 @@ int main(int argc, char** argv) {
   double seconds = 2;
   bool as_json = false;
   std::string sim;
+  int slow_n = 0;
   int worker_nice = ServerConfig{}.worker_nice;
   int loop_priority = 0;
   for (int i = 1; i < argc; ++i) {
@@ -158,6 +276,8 @@ int main(int argc, char** argv) {
       as_json = true;
     else if (!std::strcmp(argv[i], "--sim") && i + 1 < argc)
       sim = argv[++i];
+    else if (!std::strcmp(argv[i], "--slowloris") && i + 1 < argc)
+      slow_n = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--worker-nice") && i + 1 < argc)
       worker_nice = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--loop-priority") && i + 1 < argc)
@@ -165,7 +285,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: agent_bench [--clients N] [--seconds S] [--json] [--sim SCENARIO] "
-                   "[--worker-nice N] [--loop-priority P]\n");
+                   "[--worker-nice N] [--loop-priority P] | --slowloris N [--seconds S]\n");
       return 2;
     }
   }
@@ -179,6 +299,50 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "tokens") << "bench control " << kToken << "\n";
   std::filesystem::permissions(
       dir / "tokens", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  if (slow_n > 0) {
+    if (slow_n > 1000) {
+      std::fprintf(stderr, "agent_bench: --slowloris in [1, 1000]\n");
+      return 2;
+    }
+    StateHub hub;
+    CommandQueue commands;
+    JobRegistry jobs;
+    hub.publish(node_state(0));
+    ServerConfig cfg;  // the deployment's defaults (threads, limits)
+    cfg.tcp_port = 0;
+    cfg.token_file = (dir / "tokens").string();
+    AgentServer server(cfg, hub, commands, jobs);
+    if (auto st = server.start(); !st.ok()) {
+      std::fprintf(stderr, "agent_bench: %s\n", st.message().c_str());
+      return 1;
+    }
+    double secs = seconds == 2 ? 10 : seconds;
+    SlowlorisResult r = slowloris(server.tcp_port(), slow_n, secs);
+    server.stop();
+    std::filesystem::remove_all(dir);
+    nlohmann::json j = {{"idle_connections", slow_n},
+                        {"trickling_connections", slow_n},
+                        {"seconds", secs},
+                        {"probes", r.probes},
+                        {"probes_ok", r.ok},
+                        {"probes_failed", r.failed},
+                        {"probe_p50_ms", r.p50_ms},
+                        {"probe_p99_ms", r.p99_ms},
+                        {"probe_max_ms", r.max_ms},
+                        {"attacker_connections_closed", r.attacker_closed}};
+    if (as_json) {
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      std::printf(
+          "agent_bench --slowloris: %d idle + %d trickling connections (no token, from "
+          "127.0.0.2), %.0f s, %u cores\n"
+          "  /v1/status probes: %zu, ok %zu, failed %zu; p50 %.1f ms, p99 %.1f ms, max %.1f ms\n"
+          "  attacker connections closed by the agent: %zu\n",
+          slow_n, slow_n, secs, std::thread::hardware_concurrency(), r.probes, r.ok, r.failed,
+          r.p50_ms, r.p99_ms, r.max_ms, r.attacker_closed);
+    }
+    return 0;
+  }
   std::atomic<bool> stop{false};
   std::atomic<int64_t> ticks{0}, misses{0};
   int64_t late = 0, skipped = 0;  // NodeAgent loop: ticks taken > 25 % of a period late; skipped

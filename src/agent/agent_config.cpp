@@ -25,9 +25,11 @@ namespace {
 Status parse_server(const ConfigNode& n, ServerConfig& s) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_map()) return n.error("expected a map");
-  FW_RETURN_IF_ERROR(n.reject_unknown({"unix_socket", "socket_mode", "tcp_host", "tcp_port",
-                                       "allow_non_loopback", "token_file", "audit_log",
-                                       "metrics_require_auth", "threads", "worker_nice"}));
+  FW_RETURN_IF_ERROR(n.reject_unknown(
+      {"unix_socket", "socket_mode", "tcp_host", "tcp_port", "allow_non_loopback", "token_file",
+       "audit_log", "metrics_require_auth", "threads", "worker_nice", "idle_timeout_s",
+       "head_timeout_s", "body_timeout_s", "max_connections", "max_connections_per_client",
+       "audit_log_max_bytes", "audit_log_keep", "audit_rate_per_s", "audit_burst"}));
   FW_ASSIGN_OR_RETURN(s.unix_socket_path, n.get_string("unix_socket", s.unix_socket_path));
   if (n.has("socket_mode")) {
     // A file mode is octal as written (0660, 660 or 0o660), whatever YAML makes of the digits.
@@ -56,6 +58,25 @@ Status parse_server(const ConfigNode& n, ServerConfig& s) {
   FW_ASSIGN_OR_RETURN(int64_t nice, n.get_int("worker_nice", s.worker_nice, 0, 19));
   s.worker_nice = static_cast<int>(nice);
   s.threads = static_cast<int>(threads);
+  // Connection and audit limits (docs/agent-api.md "Limits").
+  FW_ASSIGN_OR_RETURN(s.idle_timeout_s,
+                      n.get_double("idle_timeout_s", s.idle_timeout_s, 0.1, 3600));
+  FW_ASSIGN_OR_RETURN(s.head_timeout_s, n.get_double("head_timeout_s", s.head_timeout_s, 0.1, 600));
+  FW_ASSIGN_OR_RETURN(s.body_timeout_s, n.get_double("body_timeout_s", s.body_timeout_s, 0.1, 600));
+  FW_ASSIGN_OR_RETURN(int64_t conns, n.get_int("max_connections", s.max_connections, 1, 65536));
+  FW_ASSIGN_OR_RETURN(int64_t per_client, n.get_int("max_connections_per_client",
+                                                    s.max_connections_per_client, 1, 65536));
+  s.max_connections = static_cast<int>(conns);
+  s.max_connections_per_client = static_cast<int>(per_client);
+  FW_ASSIGN_OR_RETURN(int64_t audit_bytes,
+                      n.get_int("audit_log_max_bytes", static_cast<int64_t>(s.audit_log_max_bytes),
+                                4096, int64_t{1} << 40));
+  FW_ASSIGN_OR_RETURN(int64_t audit_keep, n.get_int("audit_log_keep", s.audit_log_keep, 0, 100));
+  s.audit_log_max_bytes = static_cast<size_t>(audit_bytes);
+  s.audit_log_keep = static_cast<int>(audit_keep);
+  FW_ASSIGN_OR_RETURN(s.audit_rate_per_s,
+                      n.get_double("audit_rate_per_s", s.audit_rate_per_s, 0.01, 1e6));
+  FW_ASSIGN_OR_RETURN(s.audit_burst, n.get_double("audit_burst", s.audit_burst, 1, 1e6));
   return Status::Ok();
 }
 

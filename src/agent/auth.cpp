@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -46,17 +49,28 @@ bool scope_from_name(std::string_view name, Scope& out) {
 }
 
 Result<TokenStore> TokenStore::load(const std::string& path) {
+  // Every way the file is unusable is a configuration error (exit 2) that says what to do.
+  const std::string fix =
+      "; create it with one 'SUBJECT SCOPE TOKEN' line per token, owned by "
+      "the agent's user, and chmod 600 it (or unset server.token_file)";
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return Status::NotFound(path + ": cannot read token file");
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": not a regular file");
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::InvalidArgument(path + ": cannot read the token file (" + std::strerror(errno) +
+                                   ")" + fix);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(path + ": the token file is not a regular file" + fix);
+  }
   if ((st.st_mode & 077) != 0) {
     std::ostringstream m;
     m << path << ": token file mode is 0" << std::oct << (st.st_mode & 0777)
-      << "; it must not be accessible by group or others (chmod 600)";
-    return Status::PermissionDenied(m.str());
+      << "; group and others must have no access, since whoever reads it can act as any "
+         "token's user: chmod 600 "
+      << path;
+    return Status::InvalidArgument(m.str());
   }
   std::ifstream in(path);
-  if (!in) return Status::IoError(path + ": cannot open token file");
+  if (!in) return Status::InvalidArgument(path + ": cannot open the token file" + fix);
   std::stringstream ss;
   ss << in.rdbuf();
   return parse(ss.str(), path);
@@ -103,11 +117,19 @@ std::optional<Principal> TokenStore::find(std::string_view token) const {
 }
 
 std::string_view bearer_token(std::string_view v) {
-  constexpr std::string_view kPrefix = "Bearer ";
-  if (v.size() <= kPrefix.size() || v.substr(0, kPrefix.size()) != kPrefix) return {};
-  v.remove_prefix(kPrefix.size());
-  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\r')) v.remove_suffix(1);
+  // credentials = auth-scheme 1*SP token68; the scheme is case-insensitive (RFC 7235).
+  constexpr std::string_view kScheme = "bearer";
+  auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  if (v.size() <= kScheme.size() || !blank(v[kScheme.size()])) return {};
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(v[i])) != kScheme[i]) return {};
+  }
+  v.remove_prefix(kScheme.size());
+  while (!v.empty() && blank(v.front())) v.remove_prefix(1);
+  while (!v.empty() && (blank(v.back()) || v.back() == '\r')) v.remove_suffix(1);
+  for (char c : v) {
+    if (blank(c)) return {};  // a token68 has no blank
+  }
   return v;
 }
 

@@ -6,6 +6,8 @@
 // (admin > control > read). TOKEN is at least 16 printable characters without blanks.
 // The file must be a regular file with no permission bits for group or others (chmod
 // 0600): load() refuses it otherwise, because anyone who can read it can act as any user.
+// Every unusable file (absent, unreadable, too open, malformed) is InvalidArgument, a
+// configuration error, with the path and what to do.
 //
 // Lookups compare against every token in constant time per byte, so the time taken
 // does not reveal how much of a guess matched.
@@ -46,7 +48,8 @@ class TokenStore {
   std::vector<Entry> entries_;
 };
 
-// The token of an "Authorization: Bearer TOKEN" header value; empty when malformed.
+// The token of an "Authorization: Bearer TOKEN" header value (scheme in any case, then
+// blanks); empty when malformed.
 std::string_view bearer_token(std::string_view header_value);
 
 }  // namespace fw::agent

@@ -1,14 +1,14 @@
 #include "agent/server.hpp"
 
 #include <netinet/in.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -67,6 +67,12 @@ std::optional<Principal> AgentServer::Impl::principal(const httplib::Request& re
 
 httplib::Server::Handler AgentServer::Impl::guard(Scope need, Handler fn) {
   return [this, need, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
+    // A handler runs once httplib has read the whole body: the connection may be reused.
+    if (ServedConnection* c = current_connection()) c->body_complete();
+    if (req.body.size() > cfg.max_body_bytes) {  // a chunked body, counted once decoded
+      send_error(res, 413, "body larger than " + std::to_string(cfg.max_body_bytes) + " bytes");
+      return;
+    }
     auto who = principal(req);
     if (!who) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"flexwatt\"");
@@ -89,11 +95,13 @@ void AgentServer::Impl::audit_request(const httplib::Request& req, const httplib
   r.time_unix_s = unix_now_s();
   auto who = principal(req);
   r.who = who ? who->subject : "unauthenticated";
-  r.remote =
-      req.remote_addr.empty() ? "unix" : req.remote_addr + ":" + std::to_string(req.remote_port);
+  // The connection knows its peer even when httplib refused the head before reading it.
+  const ServedConnection* c = current_connection();
+  r.remote = c ? c->remote() : req.remote_addr + ":" + std::to_string(req.remote_port);
   r.method = req.method;
   r.path = req.path;
-  r.body = req.body.substr(0, AuditLog::kMaxBody);
+  // Nothing a caller without a valid token sent is kept (it was not read anyway).
+  if (who) r.body = req.body.substr(0, AuditLog::kMaxBody);
   r.status = res.status;
   audit.write(r);
 }
@@ -153,46 +161,53 @@ void widen_backlog(int port, const std::string& path) {
   }
 }
 
-// httplib's pool whose workers run at a lower CPU priority (a higher nice value, per thread on
-// Linux, allowed without privilege): under request load the control loop's thread (nice 0)
-// keeps its deadlines, and the requests take what CPU is left.
-class NicedThreadPool : public httplib::TaskQueue {
- public:
-  NicedThreadPool(size_t n, int nice) : pool_(n), nice_(nice) {}
-  void enqueue(std::function<void()> fn) override {
-    pool_.enqueue([nice = nice_, fn = std::move(fn)] {
-      thread_local bool niced = false;
-      if (!niced && nice > 0) {
-        (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), nice);
-        niced = true;
-      }
-      fn();
-    });
-  }
-  void shutdown() override { pool_.shutdown(); }
-
- private:
-  httplib::ThreadPool pool_;
-  int nice_;
-};
-
-std::unique_ptr<httplib::Server> make_server(AgentServer::Impl& impl) {
-  auto s = std::make_unique<httplib::Server>();
-  int n = impl.cfg.threads;
-  int nice = impl.cfg.worker_nice;
-  s->new_task_queue = [n, nice] { return new NicedThreadPool(static_cast<size_t>(n), nice); };
-  s->set_payload_max_length(impl.cfg.max_body_bytes);
-  s->set_read_timeout(5, 0);
-  s->set_write_timeout(5, 0);
-  s->set_keep_alive_timeout(5);
-  s->set_keep_alive_max_count(1000);
+std::unique_ptr<GatedServer> make_server(AgentServer::Impl& impl) {
+  const ServerConfig& cfg = impl.cfg;
+  ConnectionLimits lim;
+  lim.idle_timeout_s = cfg.idle_timeout_s;
+  lim.head_timeout_s = cfg.head_timeout_s;
+  lim.body_timeout_s = cfg.body_timeout_s;
+  lim.max_connections = cfg.max_connections;
+  lim.max_connections_per_client = cfg.max_connections_per_client;
+  lim.threads = cfg.threads;
+  lim.worker_nice = cfg.worker_nice;
+  lim.drain_max_bytes = std::max<size_t>(2 * cfg.max_body_bytes, 64 * 1024);
+  auto s = std::make_unique<GatedServer>(lim);
+  s->set_payload_max_length(cfg.max_body_bytes);
+  s->set_keep_alive_timeout(static_cast<time_t>(std::ceil(cfg.idle_timeout_s)));
+  s->set_keep_alive_max_count(lim.keep_alive_max);
   s->set_tcp_nodelay(true);  // small JSON answers: no Nagle + delayed-ACK stalls (~40 ms)
+  // Admission (framing, method, token, size) before any body byte is read; with
+  // "Expect: 100-continue" before the 100 is sent.
+  s->set_pre_routing_handler([&impl](const auto& req, auto& res) { return impl.gate(req, res); });
+  s->set_expect_100_continue_handler([&impl](const auto& req, auto& res) {
+    return impl.gate(req, res) == httplib::Server::HandlerResponse::Handled ? res.status : 100;
+  });
   // Audit before the answer is written (the post-routing handler runs for every answer,
   // errors included): a logger runs after the client already has its answer, so two
   // writes in a row could reach the log in the opposite order, or after a reader looked.
-  s->set_post_routing_handler(
-      [&impl](const auto& req, auto& res) { impl.audit_request(req, res); });
+  // Then settle whether the connection stays open, and say so in the answer.
+  s->set_post_routing_handler([&impl](const auto& req, auto& res) {
+    impl.audit_request(req, res);
+    if (ServedConnection* c = current_connection()) c->finish_headers(res);
+  });
   s->set_error_handler([&impl](const httplib::Request&, httplib::Response& res) {
+    ServedConnection* c = current_connection();
+    if (c && c->body_over_budget()) {  // httplib says 400 for a failed body read
+      res.body.clear();
+      res.headers.erase("Content-Type");
+      send_error(res, 413,
+                 "body larger than " + std::to_string(impl.cfg.max_body_bytes) + " bytes");
+      return;
+    }
+    if (c && c->body_timed_out()) {
+      res.body.clear();
+      res.headers.erase("Content-Type");
+      send_error(res, 408,
+                 "request body not received within " +
+                     nlohmann::json(impl.cfg.body_timeout_s).dump() + " s");
+      return;
+    }
     if (!res.body.empty()) return;
     if (res.status == 413) {
       send_error(res, 413,
@@ -229,7 +244,13 @@ Status AgentServer::start() {
     }
     if (!m.tokens) return Status::InvalidArgument("agent: a non-loopback host needs a token file");
   }
-  FW_RETURN_IF_ERROR(m.audit.open(m.cfg.audit_log_path));
+  AuditLimits audit_limits;
+  audit_limits.max_bytes = m.cfg.audit_log_max_bytes;
+  audit_limits.keep = m.cfg.audit_log_keep;
+  audit_limits.rate_per_s = m.cfg.audit_rate_per_s;
+  audit_limits.burst = m.cfg.audit_burst;
+  FW_RETURN_IF_ERROR(m.audit.open(m.cfg.audit_log_path, audit_limits));
+  m.compile_routes();
   if (!m.cfg.unix_socket_path.empty()) {
     const std::string& path = m.cfg.unix_socket_path;
     FW_RETURN_IF_ERROR(prepare_socket_path(path));
@@ -258,19 +279,10 @@ Status AgentServer::start() {
     widen_backlog(port, "");
     m.servers.push_back(std::move(s));
   }
+  // The audit log's count of dropped refusals, about once a second (on one poller).
+  m.servers.front()->set_tick([&m] { m.audit.flush_suppressed(unix_now_s()); });
   for (auto& s : m.servers) {
-    m.threads.emplace_back([srv = s.get()] { srv->listen_after_bind(); });
-  }
-  // httplib's stop() does nothing until the listener runs, so a stop() right after start()
-  // could otherwise leave a listener behind: wait (bounded) until each one runs.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (auto& s : m.servers) {
-    while (!s->is_running()) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        return Status::Internal("agent: the HTTP listener did not start");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    if (!s->start_serving()) return Status::Internal("agent: the HTTP listener did not start");
   }
   return Status::Ok();
 }
@@ -280,10 +292,8 @@ void AgentServer::stop() {
   if (m.stopping.exchange(true)) return;
   m.hub.wake_all();
   m.jobs.wake_all();
-  for (auto& s : m.servers) s->stop();
-  for (auto& t : m.threads) {
-    if (t.joinable()) t.join();
-  }
+  for (auto& s : m.servers) s->shutdown();
+  m.audit.flush_suppressed(unix_now_s());
   if (!m.cfg.unix_socket_path.empty() && !m.servers.empty()) {
     ::unlink(m.cfg.unix_socket_path.c_str());
   }

@@ -35,9 +35,21 @@ struct ServerConfig {
   double max_wait_s = 30;   // bound on ?wait_s= of the knob long-poll
   int max_waiters = 16;     // concurrent SSE streams + long-polls (503 beyond)
   double keepalive_s = 15;  // SSE comment line when no tick came for this long
-  int threads = 32;         // worker threads per transport
+  int threads = 32;         // worker threads per transport (idle connections hold none)
   int worker_nice = 10;     // nice value of the worker threads (0..19; the loop stays at 0)
   std::string hostname;     // for /v1/discover; empty: gethostname()
+  // Connection limits, per transport (docs/agent-api.md "Limits").
+  double idle_timeout_s = 5;   // a connection with no request under way is closed after this
+  double head_timeout_s = 5;   // first byte of a request to the end of its head: 408 after
+  double body_timeout_s = 10;  // end of the head to the end of the body: 408 after
+  int max_connections = 512;   // open connections; 503 and close beyond
+  int max_connections_per_client = 64;  // per peer IP (TCP) or peer uid (Unix socket)
+  // Audit log: rotated beyond max_bytes (PATH.1 … PATH.keep); refused requests are logged at
+  // most audit_rate_per_s a second (bursts of audit_burst), the rest counted in one line.
+  size_t audit_log_max_bytes = 16 * 1024 * 1024;
+  int audit_log_keep = 3;
+  double audit_rate_per_s = 20;
+  double audit_burst = 100;
 };
 
 class AgentServer {

@@ -7,16 +7,27 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "agent/api_requests.hpp"
 #include "agent/audit_log.hpp"
 #include "agent/auth.hpp"
+#include "agent/http_gate.hpp"
 #include "agent/server.hpp"
 
 namespace fw::agent {
+
+// One endpoint: /v1/discover lists the table, the gate (server_gate.cpp) checks methods and
+// scopes against it before a body is read, install_routes binds the handlers.
+struct RouteSpec {
+  const char* method;
+  const char* path;  // "{id}" stands for a job id
+  Scope scope;
+};
+const std::vector<RouteSpec>& route_table();  // server_routes.cpp
+std::string route_regex(const RouteSpec& r);  // the path as a regex, {id} as the id pattern
 
 struct AgentServer::Impl {
   Impl(ServerConfig c, StateHub& h, CommandQueue& q, JobRegistry& j)
@@ -29,9 +40,14 @@ struct AgentServer::Impl {
   std::function<Status(const std::string&)> validate_controller;
   std::optional<TokenStore> tokens;  // nullopt: authentication off
   AuditLog audit;
-  std::vector<std::unique_ptr<httplib::Server>> servers;
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<GatedServer>> servers;
   std::atomic<bool> stopping{false};
+  struct CompiledRoute {
+    std::regex path;
+    std::string method;
+    Scope scope;
+  };
+  std::vector<CompiledRoute> routes;  // route_table() compiled, /metrics' scope per config
   std::atomic<int> waiters{0};
   std::atomic<uint64_t> next_job{1};
   int bound_tcp_port = -1;
@@ -44,6 +60,12 @@ struct AgentServer::Impl {
   std::optional<Principal> principal(const httplib::Request& req) const;
   void audit_request(const httplib::Request& req, const httplib::Response& res);
   void install_routes(httplib::Server& s);
+  void compile_routes();
+  // Admission checks when a request's head is in, before its body is read (server_gate.cpp):
+  // framing (400/411/501), method (405 + Allow), token and scope (401/403), size (413).
+  // Handled: answered (with "close" where a body is left unread); Unhandled: the body may
+  // be read, within the budget it set.
+  httplib::Server::HandlerResponse gate(const httplib::Request& req, httplib::Response& res);
   // Takes a slot for a stream or long-poll; false (answer 503) when all are taken.
   bool take_waiter();
   void release_waiter() { --waiters; }

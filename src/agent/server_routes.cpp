@@ -16,29 +16,6 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-struct Route {
-  const char* method;
-  const char* path;
-  Scope scope;
-};
-// The endpoint table served by /v1/discover (the handlers are bound in install_routes).
-const Route kRoutes[] = {
-    {"GET", "/", Scope::kNone},
-    {"GET", "/healthz", Scope::kNone},
-    {"GET", "/v1/discover", Scope::kNone},
-    {"GET", "/v1/status", Scope::kRead},
-    {"GET", "/v1/stream", Scope::kRead},
-    {"GET", "/metrics", Scope::kRead},
-    {"PUT", "/v1/budget", Scope::kControl},
-    {"PUT", "/v1/controller", Scope::kAdmin},
-    {"GET", "/v1/jobs", Scope::kRead},
-    {"POST", "/v1/jobs", Scope::kControl},
-    {"POST", "/v1/jobs/{id}/progress", Scope::kControl},
-    {"GET", "/v1/jobs/{id}/knobs", Scope::kRead},
-    {"DELETE", "/v1/jobs/{id}", Scope::kControl},
-    {"PUT", "/v1/jobs/{id}/pfi", Scope::kControl},
-};
-
 constexpr const char* kJobId = "([A-Za-z0-9_.-]{1,64})";
 
 // A query parameter as a number in [lo, hi]; `fallback` when absent; nullopt when invalid.
@@ -60,6 +37,32 @@ json job_knobs_body(const JobState& j, bool changed) {
 }
 
 }  // namespace
+
+const std::vector<RouteSpec>& route_table() {
+  static const std::vector<RouteSpec> table = {
+      {"GET", "/", Scope::kNone},
+      {"GET", "/healthz", Scope::kNone},
+      {"GET", "/v1/discover", Scope::kNone},
+      {"GET", "/v1/status", Scope::kRead},
+      {"GET", "/v1/stream", Scope::kRead},
+      {"GET", "/metrics", Scope::kRead},
+      {"PUT", "/v1/budget", Scope::kControl},
+      {"PUT", "/v1/controller", Scope::kAdmin},
+      {"GET", "/v1/jobs", Scope::kRead},
+      {"POST", "/v1/jobs", Scope::kControl},
+      {"POST", "/v1/jobs/{id}/progress", Scope::kControl},
+      {"GET", "/v1/jobs/{id}/knobs", Scope::kRead},
+      {"DELETE", "/v1/jobs/{id}", Scope::kControl},
+      {"PUT", "/v1/jobs/{id}/pfi", Scope::kControl},
+  };
+  return table;
+}
+
+std::string route_regex(const RouteSpec& r) {
+  std::string p = r.path;
+  if (auto at = p.find("{id}"); at != std::string::npos) p.replace(at, 4, kJobId);
+  return p;
+}
 
 void AgentServer::Impl::install_routes(httplib::Server& s) {
   s.Get("/", [](const httplib::Request&, httplib::Response& res) {
@@ -119,7 +122,7 @@ void AgentServer::Impl::discover(const httplib::Request&, httplib::Response& res
                     {"cap_default_w", num(g.cap_default_w)}});
   }
   json endpoints = json::array();
-  for (const auto& r : kRoutes) {
+  for (const auto& r : route_table()) {
     endpoints.push_back({{"method", r.method},
                          {"path", r.path},
                          {"scope", r.scope == Scope::kNone ? "none" : scope_name(r.scope)}});

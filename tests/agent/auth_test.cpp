@@ -52,13 +52,35 @@ TEST(TokenStore, RefusesAFileOthersCanRead) {
   ::chmod(path.c_str(), 0644);
   auto open = TokenStore::load(path);
   ASSERT_FALSE(open.ok());
-  EXPECT_EQ(open.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(open.status().code(), StatusCode::kInvalidArgument);  // a config error (exit 2)
   EXPECT_NE(open.status().message().find("0644"), std::string::npos) << open.status().message();
   ::chmod(path.c_str(), 0640);
   EXPECT_FALSE(TokenStore::load(path).ok());
   ::chmod(path.c_str(), 0600);
   EXPECT_TRUE(TokenStore::load(path).ok());
-  EXPECT_EQ(TokenStore::load((dir / "absent").string()).status().code(), StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+// Defect: a missing token file was a config error (exit 2) but a group/world-readable one a
+// run-time failure (exit 1). Both are config errors naming the file and the fix.
+TEST(TokenStore, UnusableFilesAreConfigErrorsThatSayWhatToDo) {
+  auto dir = std::filesystem::temp_directory_path() / ("fw_auth2_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "tokens").string();
+  std::ofstream(path) << kTokens;
+  ::chmod(path.c_str(), 0644);
+  auto loose = TokenStore::load(path);
+  ASSERT_FALSE(loose.ok());
+  EXPECT_EQ(loose.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(loose.status().exit_code(), 2);
+  EXPECT_NE(loose.status().message().find(path), std::string::npos);
+  EXPECT_NE(loose.status().message().find("chmod 600"), std::string::npos);
+  auto absent = TokenStore::load((dir / "absent").string());
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(absent.status().message().find((dir / "absent").string()), std::string::npos);
+  EXPECT_NE(absent.status().message().find("chmod 600"), std::string::npos)
+      << absent.status().message();
   std::filesystem::remove_all(dir);
 }
 
@@ -68,6 +90,15 @@ TEST(BearerToken, ParsesTheHeader) {
   EXPECT_EQ(bearer_token("Basic abc"), "");
   EXPECT_EQ(bearer_token("Bearer "), "");
   EXPECT_EQ(bearer_token(""), "");
+}
+
+// Defect: "bearer" in lower case was refused; the scheme is case-insensitive (RFC 7235).
+TEST(BearerToken, SchemeIsCaseInsensitive) {
+  EXPECT_EQ(bearer_token("bearer abc"), "abc");
+  EXPECT_EQ(bearer_token("BEARER abc"), "abc");
+  EXPECT_EQ(bearer_token("bEaReR\tabc"), "abc");
+  EXPECT_EQ(bearer_token("Bearerabc"), "");
+  EXPECT_EQ(bearer_token("Bearer abc def"), "");  // a token68 has no blank
 }
 
 TEST(Scope, NamesRoundTrip) {

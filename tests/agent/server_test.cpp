@@ -211,7 +211,7 @@ TEST_F(Server, RefusesUnsafeConfigurations) {
   std::filesystem::permissions(token_file_, std::filesystem::perms::others_read,
                                std::filesystem::perm_options::add);
   AgentServer a(cfg_, hub_, commands_, jobs_);
-  EXPECT_EQ(a.start().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(a.start().code(), StatusCode::kInvalidArgument);
   // A non-loopback TCP host without allow_non_loopback, or without tokens.
   ServerConfig c = cfg_;
   c.token_file.clear();

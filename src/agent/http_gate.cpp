@@ -1,0 +1,598 @@
+#include "agent/http_gate.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace fw::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+thread_local ServedConnection* tl_current = nullptr;
+
+Clock::duration span(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+int ms_until(Clock::time_point t) {
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
+}
+
+// Waits until `fd` has `events`, the deadline passes or `stop_fd` is readable:
+// 1 ready (or hung up: the next call says how), 0 deadline, -1 stopping or error.
+int wait_fd(int fd, short events, int stop_fd, Clock::time_point deadline) {
+  for (;;) {
+    pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
+    int n = ::poll(p, 2, ms_until(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || p[1].revents != 0) return -1;
+    if (n > 0) return 1;
+    if (Clock::now() >= deadline) return 0;
+  }
+}
+
+// An answer the poller sends without a worker, on a connection it then closes. Best effort:
+// one non-blocking send of a few hundred bytes into a socket with nothing else queued.
+void send_canned(int fd, int status, const char* reason, const std::string& message) {
+  std::string body = "{\"error\":\"" + message + "\",\"status\":" + std::to_string(status) + "}";
+  std::string r =
+      "HTTP/1.1 " + std::to_string(status) + " " + reason +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\n\r\n" + body;
+  (void)::send(fd, r.data(), r.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+// "IP" and port of a socket address; false for other families.
+bool ip_and_port(const sockaddr_storage& a, std::string& ip, int& port) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
+    port = ntohs(v4->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
+    port = ntohs(v6->sin6_port);
+  } else {
+    return false;
+  }
+  ip = buf;
+  return true;
+}
+
+// The listener's task queue: runs the accept hand-off (process_and_close_socket) at once on
+// the listener thread; it only queues the socket to the poller.
+class InlineQueue : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {}
+};
+
+}  // namespace
+
+ServedConnection* current_connection() { return tl_current; }
+
+void ServedConnection::allow_body(size_t max_bytes) {
+  body_allowed_ = true;
+  body_budget_ = max_bytes;
+  body_deadline_ = Clock::now() + span(body_timeout_s_);
+}
+
+void ServedConnection::begin_request() {
+  body_allowed_ = false;
+  body_budget_ = 0;
+  body_complete_ = false;
+  close_after_ = false;
+  over_budget_ = false;
+  timed_out_ = false;
+  gated_ = false;
+}
+
+bool ServedConnection::reusable() const {
+  return !close_after_ && gated_ && (!body_allowed_ || body_complete_);
+}
+
+void ServedConnection::finish_headers(httplib::Response& res) {
+  if (reusable()) return;
+  close_after_ = true;
+  res.headers.erase("Connection");
+  res.headers.erase("Keep-Alive");
+  res.set_header("Connection", "close");
+}
+
+// The Stream httplib's process_request reads the request from and writes the answer to: the
+// buffered head first, then the socket within the body budget and deadline.
+class ConnStream final : public httplib::Stream {
+ public:
+  ConnStream(ServedConnection& c, int stop_fd, double write_timeout_s)
+      : c_(c), stop_fd_(stop_fd), write_timeout_(span(write_timeout_s)) {}
+
+  bool is_readable() const override {
+    if (c_.off_ < c_.buf_.size()) return true;
+    pollfd p{c_.fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+  bool is_writable() const override {
+    return wait_fd(c_.fd_, POLLOUT, stop_fd_, Clock::now() + write_timeout_) == 1;
+  }
+  ssize_t read(char* ptr, size_t size) override {
+    if (size == 0) return 0;
+    if (c_.body_allowed_) {
+      if (c_.body_budget_ == 0) {
+        c_.over_budget_ = true;
+        return -1;
+      }
+      size = std::min(size, c_.body_budget_);
+    }
+    if (c_.off_ < c_.buf_.size()) {
+      size_t n = std::min(size, c_.buf_.size() - c_.off_);
+      std::memcpy(ptr, c_.buf_.data() + c_.off_, n);
+      c_.off_ += n;
+      if (c_.body_allowed_) c_.body_budget_ -= n;
+      return static_cast<ssize_t>(n);
+    }
+    // Past the buffered head: only a body the handlers allowed is read from the socket.
+    if (!c_.body_allowed_) return -1;
+    for (;;) {
+      int w = wait_fd(c_.fd_, POLLIN, stop_fd_, c_.body_deadline_);
+      if (w == 0) c_.timed_out_ = true;
+      if (w != 1) return -1;
+      ssize_t n = ::recv(c_.fd_, ptr, size, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+      if (n > 0) c_.body_budget_ -= static_cast<size_t>(n);
+      return n;
+    }
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    auto deadline = Clock::now() + write_timeout_;
+    for (;;) {
+      ssize_t n = ::send(c_.fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      if (wait_fd(c_.fd_, POLLOUT, stop_fd_, deadline) != 1) return -1;
+    }
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = c_.ip_;
+    port = c_.port_;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = c_.local_ip_;
+    port = c_.local_port_;
+  }
+  socket_t socket() const override { return c_.fd_; }
+
+ private:
+  ServedConnection& c_;
+  int stop_fd_;
+  Clock::duration write_timeout_;
+};
+
+// The worker threads: serve one queued connection's request at a time.
+class GatedServer::Workers {
+ public:
+  Workers(GatedServer& s, int n, int nice) : s_(s) {
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this, nice] { run(nice); });
+  }
+  void push(std::unique_ptr<ServedConnection> c) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(c));
+    }
+    cv_.notify_one();
+  }
+  // Serves (as "closing") what is queued, then joins.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void run(int nice) {
+    // A higher nice value for this thread only (Linux; no privilege needed): under request
+    // load the control loop's thread (nice 0) keeps its deadlines.
+    if (nice > 0) (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), nice);
+    for (;;) {
+      std::unique_ptr<ServedConnection> c;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        c = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      s_.serve(std::move(c));
+    }
+  }
+
+  GatedServer& s_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<ServedConnection>> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// The poller thread: owns every connection that no worker serves.
+class GatedServer::Poller {
+ public:
+  explicit Poller(GatedServer& s) : s_(s), lim_(s.limits_) {
+    ep_ = ::epoll_create1(EPOLL_CLOEXEC);
+    wake_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = nullptr;
+    ::epoll_ctl(ep_, EPOLL_CTL_ADD, wake_, &ev);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Poller() {
+    stop();
+    ::close(wake_);
+    ::close(ep_);
+  }
+  bool ok() const { return ep_ >= 0 && wake_ >= 0; }
+  // From the listener thread: a socket just accepted.
+  void adopt(int fd) { push({fd, nullptr, false}); }
+  // From a worker: a connection between requests (close: drain and close it).
+  void give_back(std::unique_ptr<ServedConnection> c, bool close) {
+    push({-1, std::move(c), close});
+  }
+  // Closes every connection it holds or is handed, and joins (after the workers stopped).
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      exit_ = true;
+    }
+    signal();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  struct Incoming {
+    int fd;
+    std::unique_ptr<ServedConnection> conn;
+    bool close;
+  };
+  static constexpr auto kDrainFor = std::chrono::seconds(2);
+  static constexpr auto kSweepEvery = std::chrono::milliseconds(200);
+
+  void push(Incoming in) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      incoming_.push_back(std::move(in));
+    }
+    signal();
+  }
+  void signal() {
+    uint64_t one = 1;
+    (void)!::write(wake_, &one, sizeof one);
+  }
+
+  void run() {
+    std::vector<epoll_event> events(256);
+    auto next_sweep = Clock::now() + kSweepEvery;
+    auto next_tick = Clock::now() + std::chrono::seconds(1);
+    for (;;) {
+      int n = ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()),
+                           ms_until(std::min(next_sweep, next_tick)));
+      std::vector<Incoming> in;
+      bool exit = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        in.swap(incoming_);
+        exit = exit_;
+      }
+      uint64_t count = 0;
+      (void)!::read(wake_, &count, sizeof count);
+      for (int i = 0; i < n; ++i) {
+        auto* c = static_cast<ServedConnection*>(events[i].data.ptr);
+        if (c != nullptr && conns_.count(c)) readable(c);
+      }
+      for (auto& i : in) {
+        if (i.conn) {
+          returned(std::move(i.conn), i.close || exit);
+        } else {
+          accepted(i.fd, exit);
+        }
+      }
+      if (exit) break;
+      auto now = Clock::now();
+      if (now >= next_sweep) {
+        sweep(now);
+        next_sweep = now + kSweepEvery;
+      }
+      if (now >= next_tick) {
+        if (s_.tick_) s_.tick_();
+        next_tick = now + std::chrono::seconds(1);
+      }
+    }
+    while (!conns_.empty()) close_conn(conns_.begin()->first);
+  }
+
+  void accepted(int fd, bool exit) {
+    auto c = std::make_unique<ServedConnection>();
+    c->fd_ = fd;
+    c->body_timeout_s_ = lim_.body_timeout_s;
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len);
+    if (peer.ss_family == AF_UNIX) {
+      c->unix_ = true;
+      c->remote_ = "unix";
+      ucred cred{};
+      socklen_t clen = sizeof cred;
+      bool known = ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0;
+      c->client_ = known ? "uid:" + std::to_string(cred.uid) : "unix";
+    } else {
+      ip_and_port(peer, c->ip_, c->port_);
+      c->remote_ = peer.ss_family == AF_INET6 ? "[" + c->ip_ + "]:" + std::to_string(c->port_)
+                                              : c->ip_ + ":" + std::to_string(c->port_);
+      c->client_ = c->ip_;
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    sockaddr_storage local{};
+    len = sizeof local;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      ip_and_port(local, c->local_ip_, c->local_port_);
+    }
+    ++s_.open_;
+    ++total_;
+    int& mine = per_client_[c->client_];
+    ++mine;
+    ServedConnection* p = c.get();
+    conns_.emplace(p, std::move(c));  // owned from here on; close_conn() undoes the counts
+    if (exit || s_.stopping_) return close_conn(p);
+    if (total_ > lim_.max_connections || mine > lim_.max_connections_per_client) {
+      send_canned(fd, 503, "Service Unavailable",
+                  total_ > lim_.max_connections ? "too many open connections"
+                                                : "too many open connections from this client");
+      return close_conn(p);
+    }
+    p->deadline_ = Clock::now() + span(lim_.idle_timeout_s);
+    watch(p);
+  }
+
+  void returned(std::unique_ptr<ServedConnection> c, bool close) {
+    ServedConnection* p = c.get();
+    conns_.emplace(p, std::move(c));
+    if (close || s_.stopping_) return drain(p, false);
+    p->phase_ = ServedConnection::Phase::kReading;
+    if (p->off_ > 0) {  // drop what the last request consumed
+      p->buf_.erase(0, p->off_);
+      p->scanned_ = p->scanned_ > p->off_ ? p->scanned_ - p->off_ : 0;
+      p->off_ = 0;
+    }
+    bool started = !p->buf_.empty();  // a pipelined request has begun
+    p->deadline_ = Clock::now() + span(started ? lim_.head_timeout_s : lim_.idle_timeout_s);
+    if (has_head(*p)) return dispatch(p);
+    watch(p);
+  }
+
+  void watch(ServedConnection* p) {
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.ptr = p;
+    if (::epoll_ctl(ep_, EPOLL_CTL_ADD, p->fd_, &ev) != 0) close_conn(p);
+  }
+
+  // Whether the buffer holds a complete request head (up to the first blank line).
+  static bool has_head(ServedConnection& c) {
+    size_t from = std::max(c.off_, c.scanned_ >= 3 ? c.scanned_ - 3 : size_t{0});
+    if (c.buf_.find("\r\n\r\n", from) != std::string::npos) return true;
+    c.scanned_ = c.buf_.size();
+    return false;
+  }
+
+  void readable(ServedConnection* p) {
+    ServedConnection& c = *p;
+    if (c.phase_ == ServedConnection::Phase::kDraining) {
+      char scratch[16384];
+      for (;;) {
+        ssize_t n = ::recv(c.fd_, scratch, sizeof scratch, 0);
+        if (n > 0) {
+          c.drained_ += static_cast<size_t>(n);
+          if (c.drained_ > lim_.drain_max_bytes) return close_conn(p);
+          continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        return close_conn(p);  // EOF or error: the client has what it will read
+      }
+    }
+    bool eof = false;
+    for (;;) {
+      size_t have = c.buf_.size() - c.off_;
+      if (have >= ServedConnection::kMaxHeadBytes) break;
+      char tmp[16384];
+      size_t want = std::min(sizeof tmp, ServedConnection::kMaxHeadBytes - have);
+      ssize_t n = ::recv(c.fd_, tmp, want, 0);
+      if (n > 0) {
+        if (have == 0) c.deadline_ = Clock::now() + span(lim_.head_timeout_s);
+        c.buf_.append(tmp, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      eof = true;
+      break;
+    }
+    if (has_head(c)) {
+      ::epoll_ctl(ep_, EPOLL_CTL_DEL, c.fd_, nullptr);
+      return dispatch(p);
+    }
+    if (eof) return close_conn(p);
+    if (c.buf_.size() - c.off_ >= ServedConnection::kMaxHeadBytes) {
+      send_canned(
+          c.fd_, 431, "Request Header Fields Too Large",
+          "request head larger than " + std::to_string(ServedConnection::kMaxHeadBytes) + " bytes");
+      drain(p, true);
+    }
+  }
+
+  // Hands a connection with a complete head to a worker.
+  void dispatch(ServedConnection* p) {
+    auto it = conns_.find(p);
+    std::unique_ptr<ServedConnection> c = std::move(it->second);
+    conns_.erase(it);
+    s_.workers_->push(std::move(c));
+  }
+
+  // Stops sending (the answer is out), then reads and drops what the client still sends for
+  // a bounded time and amount, so that it reads the answer rather than a reset.
+  void drain(ServedConnection* p, bool watched) {
+    ServedConnection& c = *p;
+    ::shutdown(c.fd_, SHUT_WR);
+    c.phase_ = ServedConnection::Phase::kDraining;
+    c.drained_ = c.buf_.size() - c.off_;
+    c.buf_.clear();
+    c.off_ = c.scanned_ = 0;
+    c.deadline_ = Clock::now() + kDrainFor;
+    if (s_.stopping_) return close_conn(p);
+    if (!watched) watch(p);
+  }
+
+  void sweep(Clock::time_point now) {
+    std::vector<ServedConnection*> due;
+    for (auto& [p, c] : conns_) {
+      if (now >= p->deadline_) due.push_back(p);
+    }
+    for (ServedConnection* p : due) {
+      if (p->phase_ == ServedConnection::Phase::kReading && p->buf_.size() > p->off_) {
+        send_canned(p->fd_, 408, "Request Timeout",
+                    "request head not received within " + fmt_s(lim_.head_timeout_s));
+        drain(p, true);
+      } else {
+        close_conn(p);  // idle past idle_timeout_s, or drained long enough
+      }
+    }
+  }
+
+  static std::string fmt_s(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g s", s);
+    return buf;
+  }
+
+  void close_conn(ServedConnection* p) {
+    auto it = conns_.find(p);
+    if (it == conns_.end()) return;
+    ::close(p->fd_);  // also leaves the epoll set
+    auto pc = per_client_.find(p->client_);
+    if (pc != per_client_.end() && --pc->second <= 0) per_client_.erase(pc);
+    --total_;
+    --s_.open_;
+    conns_.erase(it);
+  }
+
+  GatedServer& s_;
+  const ConnectionLimits lim_;
+  int ep_ = -1;
+  int wake_ = -1;
+  std::thread thread_;
+  std::mutex mu_;  // guards incoming_ and exit_
+  std::vector<Incoming> incoming_;
+  bool exit_ = false;
+  // The poller thread's alone:
+  std::unordered_map<ServedConnection*, std::unique_ptr<ServedConnection>> conns_;
+  std::unordered_map<std::string, int> per_client_;  // open connections (workers' included)
+  int total_ = 0;
+};
+
+GatedServer::GatedServer(ConnectionLimits limits) : limits_(limits) {
+  stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  new_task_queue = [] { return new InlineQueue; };
+}
+
+GatedServer::~GatedServer() {
+  shutdown();
+  if (stop_fd_ >= 0) ::close(stop_fd_);
+}
+
+bool GatedServer::start_serving() {
+  poller_ = std::make_unique<Poller>(*this);
+  workers_ = std::make_unique<Workers>(*this, std::max(1, limits_.threads), limits_.worker_nice);
+  if (!poller_->ok() || stop_fd_ < 0) return false;
+  listener_ = std::thread([this] { listen_after_bind(); });
+  // httplib's stop() does nothing until the listener runs: wait (bounded) until it does.
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (!is_running()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+void GatedServer::shutdown() {
+  if (shut_down_.exchange(true)) return;
+  stopping_ = true;
+  uint64_t one = 1;
+  if (stop_fd_ >= 0) (void)!::write(stop_fd_, &one, sizeof one);
+  if (listener_.joinable()) {
+    // stop() is a no-op until the listener runs (start_serving() waited for that).
+    auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (!is_running() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    stop();
+    listener_.join();
+  }
+  if (workers_) workers_->stop();  // their reads and writes fail at once now
+  if (poller_) poller_->stop();
+}
+
+bool GatedServer::process_and_close_socket(socket_t sock) {
+  if (!poller_ || stopping_) {
+    ::close(sock);
+    return false;
+  }
+  poller_->adopt(sock);
+  return true;
+}
+
+void GatedServer::serve(std::unique_ptr<ServedConnection> c) {
+  if (stopping_) return poller_->give_back(std::move(c), true);
+  c->begin_request();
+  const bool last = c->served_ + 1 >= limits_.keep_alive_max;
+  bool client_closes = false;
+  bool ok = false;
+  {
+    ConnStream strm(*c, stop_fd_, limits_.write_timeout_s);
+    tl_current = c.get();
+    ok = process_request(strm, last, client_closes, nullptr);
+    tl_current = nullptr;
+  }
+  ++c->served_;
+  const bool reuse = ok && !client_closes && !last && !stopping_ && c->reusable();
+  poller_->give_back(std::move(c), !reuse);
+}
+
+}  // namespace fw::agent
