@@ -15,7 +15,7 @@ SHELL := /bin/bash
 BENCH_PACKAGES := python3-pandas
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check clean dist
+.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check clean dist sanitize
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -47,6 +47,24 @@ build: deps $(BUILD)/Makefile
 
 test: build
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
+
+# The agent and control path under ASan+UBSan, then TSan (separate build directories): the
+# agent's tests (the job-traffic stress test, the HTTP limits, the loop and its restores) and
+# the control tests. CI runs it after `make test`.
+SAN_TESTS := test_agent test_control
+SAN_FILTER ?= *
+sanitize: deps
+	@set -e; for san in address thread; do \
+	  dir=build-$${san:0:1}san; echo "== $$san ($$dir)"; \
+	  cmake -S . -B $$dir -DCMAKE_BUILD_TYPE=Debug -DFLEXWATT_SANITIZE=$$san \
+	    -DFLEXWATT_BUILD_BENCH=OFF $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null; \
+	  cmake --build $$dir -j $(JOBS) --target $(SAN_TESTS) fake_nvml fake_nvml_old; \
+	  for t in $(SAN_TESTS); do \
+	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	      $$dir/tests/$$t --gtest_filter='$(SAN_FILTER)' --gtest_brief=1; \
+	  done; \
+	done
 
 demo: build
 	$(BUILD)/flexwatt demo --out flexwatt-demo
@@ -100,4 +118,4 @@ format-check: deps
 	$(FORMAT_FILES) | xargs -0 clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Include-order guard: a file under src/<module>/ may include headers of <module> itself and of
+the modules it links to, directly or through them, as CMakeLists.txt declares them with
+flexwatt_module(NAME DEPS...). An include that runs up the order (or sideways into a module not
+declared below) fails, naming the file, the line and the module order. core/ includes no other
+module. cli/ (the binary) may include any module.
+
+Usage: check_layers.py SOURCE_DIR   (exit 1 on any violation; run by `make test`)
+"""
+import pathlib
+import re
+import sys
+
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+cmake = (root / "CMakeLists.txt").read_text()
+deps = {}
+for m in re.finditer(r"^flexwatt_module\((\w+)([^)]*)\)", cmake, re.M):
+    deps[m.group(1)] = [d[3:] for d in m.group(2).split() if d.startswith("fw_")]
+
+
+def closure(mod, seen=None):
+    seen = set() if seen is None else seen
+    for d in deps.get(mod, []):
+        if d not in seen:
+            seen.add(d)
+            closure(d, seen)
+    return seen
+
+
+include = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+bad = 0
+for mod in sorted(deps):
+    allowed = closure(mod) | {mod}
+    for f in sorted((root / "src" / mod).glob("*.[ch]pp")):
+        for n, line in enumerate(f.read_text().splitlines(), 1):
+            m = include.match(line)
+            if not m or m.group(1) == mod:
+                continue
+            target = m.group(1)
+            if target not in deps and target != "cli":
+                continue  # not a module (a generated header's folder, e.g. core/version.hpp)
+            if target not in allowed:
+                print(f"{f.relative_to(root)}:{n}: includes {target}/, which {mod}/ does not "
+                      f"build on (it links to: {', '.join(sorted(allowed - {mod})) or 'nothing'})")
+                bad += 1
+print(f"check_layers: {len(deps)} modules, {bad} include(s) against the order")
+sys.exit(1 if bad else 0)

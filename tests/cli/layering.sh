@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The include-order guard (scripts/check_layers.py): the tree passes; a synthetic tree with an
+# include that runs up the order (core/ including agent/) fails, naming the file and line.
+# Usage: layering.sh FLEXWATT_BIN SOURCE_DIR
+set -u
+src=$2
+source "$(dirname "$0")/lib/common.sh"
+scratch_dir tmp
+check "the source tree keeps the module order" python3 "$src/scripts/check_layers.py" "$src"
+mkdir -p "$tmp/src/core" "$tmp/src/agent"
+printf 'flexwatt_module(core fmt::fmt)\nflexwatt_module(agent fw_core)\n' > "$tmp/CMakeLists.txt"
+printf '#include "core/status.hpp"\n' > "$tmp/src/agent/a.cpp"
+printf '#include <vector>\n#include "agent/a.hpp"\n' > "$tmp/src/core/c.cpp"
+out=$(python3 "$src/scripts/check_layers.py" "$tmp"); rc=$?
+check "an upward include fails (rc=$rc)" test "$rc" -eq 1
+check "and names the file and line" grep -q "src/core/c.cpp:2: includes agent/" <<< "$out"
+finish layering
