@@ -5,8 +5,8 @@
 //   (defaults: 8 clients, 2 s per endpoint; --sim: the real NodeAgent loop at 10 Hz on the
 //   simulator, its controller, limiter and publishing, instead of the stand-in loop)
 // --slowloris N: an attacker without a token holds N idle TCP connections (connected, sending
-// nothing) and N trickling ones (a request head sent one byte every 0.5 s), reconnecting
-// whenever the agent closes one, from 127.0.0.2; meanwhile a prober on 127.0.0.1 sends
+// nothing) and N trickling ones (a request head sent one byte every 0.5 s), reopening one
+// 100 ms after the agent closes it, from 127.0.0.2; meanwhile a prober on 127.0.0.1 sends
 // GET /v1/status with a read token on a fresh connection every 50 ms (2 s timeout) for S
 // seconds (default 10). Printed: probes answered 200, probes failed (timeout or error), p50/p99/
 // max probe latency, and how often the agent closed an attacker's connection.
@@ -188,13 +188,14 @@ SlowlorisResult slowloris(int port, int n, double seconds) {
       int fd = -1;
       bool trickle = false;
       size_t sent = 0;
+      Clock::time_point retry_at{};  // a dropped connection is reopened 100 ms later
     };
     std::vector<Conn> conns(static_cast<size_t>(2 * n));
     for (size_t i = 0; i < conns.size(); ++i) conns[i].trickle = i % 2 == 1;
     auto next_byte = Clock::now();
     while (!done) {
       for (auto& c : conns) {
-        if (c.fd < 0) {
+        if (c.fd < 0 && Clock::now() >= c.retry_at) {
           c.fd = connect_from("127.0.0.2", port);
           c.sent = 0;
         }
@@ -207,6 +208,7 @@ SlowlorisResult slowloris(int port, int n, double seconds) {
           // An answer (408, 503) or EOF: the agent dropped this connection; reconnect.
           ::close(conns[i].fd);
           conns[i].fd = -1;
+          conns[i].retry_at = Clock::now() + std::chrono::milliseconds(100);
           ++closed;
         }
       }
@@ -366,6 +368,7 @@ int main(int argc, char** argv) {
     acfg.server.tcp_port = 0;
     acfg.server.token_file = (dir / "tokens").string();
     acfg.server.threads = clients + 8;
+    acfg.server.max_connections_per_client = clients + 8;
     acfg.server.worker_nice = worker_nice;
     acfg.loop_priority = loop_priority;
     fw::agent::NodeAgent agent(acfg);
@@ -399,6 +402,7 @@ int main(int argc, char** argv) {
     cfg.token_file = (dir / "tokens").string();
     cfg.threads = clients + 8;
     cfg.worker_nice = worker_nice;
+    cfg.max_connections_per_client = clients + 8;  // every client is 127.0.0.1
     AgentServer server(cfg, hub, commands, jobs);
     if (auto st = server.start(); !st.ok()) {
       std::fprintf(stderr, "agent_bench: %s\n", st.message().c_str());

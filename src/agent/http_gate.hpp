@@ -133,8 +133,19 @@ class GatedServer : public httplib::Server {
  private:
   class Poller;
   class Workers;
+  using Clock = std::chrono::steady_clock;
+  // A keep-alive connection stays on its worker while requests follow within kLinger, for at
+  // most kMaxInARow requests; then it goes back to the poller.
+  static constexpr auto kLinger = std::chrono::milliseconds(1);
+  static constexpr int kMaxInARow = 64;
+
   bool process_and_close_socket(socket_t sock) override;
+  // Serves the connection's buffered request (and the ones that follow at once).
   void serve(std::unique_ptr<ServedConnection> c);
+  // Whether the buffer holds a complete request head (up to its first blank line).
+  static bool has_head(ServedConnection& c);
+  // Drops the consumed bytes, then waits up to `linger` for the rest of a next head.
+  bool next_head_within(ServedConnection& c, Clock::duration linger);
 
   ConnectionLimits limits_;
   std::function<void()> tick_;
