@@ -13,12 +13,14 @@
 #include <thread>
 
 #include "agent/commands.hpp"
+#include "agent/fallback_reason.hpp"
 #include "agent/fleet_budget.hpp"
 #include "agent/job_registry.hpp"
 #include "agent/registry_channel.hpp"
 #include "agent/server.hpp"
 #include "agent/state_hub.hpp"
 #include "control/stepper.hpp"
+#include "control/window_judge.hpp"
 #include "core/version.hpp"
 #include "experiment/controller_registry.hpp"
 #include "fleet/node_link.hpp"
@@ -89,13 +91,17 @@ struct NodeAgent::Impl {
   int64_t next_decision_tick = 0;
   bool saved = false, restored = false;
   // Fail-safe state.
-  std::string fallback_reason;
-  std::map<std::string, int64_t> fallbacks_total;
+  FallbackReason fallback = FallbackReason::kNone;
+  std::map<FallbackReason, int64_t> fallbacks_total;
   double last_good_read_s = 0;
   bool episode_started = false;
-  // Windows: trailing samples of node power over the budget window; tumbling judgement.
+  // Windows: trailing samples of node power over the budget window (the status' mean), and
+  // the tumbling judgement of node power over the budget in force by the one window rule
+  // (control/window_judge.hpp, as EpisodeMetrics judges an episode), restarted when the
+  // window length changes.
   std::deque<std::pair<double, double>> trailing;
-  double tumble_start_s = 0, tumble_energy_j = 0, tumble_span_s = 0;
+  WindowJudge tumbling;
+  double judged_window_s = kUnset;
   int64_t violations_total = 0;
   LoopState loop_state;
   std::map<std::string, int64_t> limiter_base;
@@ -126,7 +132,7 @@ struct NodeAgent::Impl {
   void apply_commands(double t);
   void tick(double t);
   Command safe_command() const;
-  std::string check_failsafe(double t, const Status& read_status);
+  FallbackReason check_failsafe(double t, const Status& read_status);
   bool controller_can_act() const;
   void drop_unlisted_gpus(Command& request) const;
   void update_windows(double t, double node_w);
@@ -450,20 +456,24 @@ void NodeAgent::Impl::apply_commands(double t) {
 
 namespace fw::agent {
 
-std::string NodeAgent::Impl::check_failsafe(double t, const Status& read_status) {
+FallbackReason NodeAgent::Impl::check_failsafe(double t, const Status& read_status) {
   const double stale_s = std::isnan(cfg.stale_after_s) ? cfg.period_s : cfg.stale_after_s;
   if (!read_status.ok()) {
-    if (t - last_good_read_s >= stale_s - 1e-9 || !episode_started) return "stale_telemetry";
+    if (t - last_good_read_s >= stale_s - 1e-9 || !episode_started) {
+      return FallbackReason::kStaleTelemetry;
+    }
   }
   if (cfg.job_silent_after_s > 0) {
     for (size_t j = 0; j < plant->info().jobs.size(); ++j) {
       double age = plant->job_report_age_s(j);
-      if (!std::isnan(age) && age > cfg.job_silent_after_s) return "job_channel_silent";
+      if (!std::isnan(age) && age > cfg.job_silent_after_s) {
+        return FallbackReason::kJobChannelSilent;
+      }
     }
   }
   // A knob controller with no job exposing its knobs would leave the node's power to itself.
-  if (controller && !controller_can_act()) return "no_actuator";
-  return "";
+  if (controller && !controller_can_act()) return FallbackReason::kNoActuator;
+  return FallbackReason::kNone;
 }
 
 bool NodeAgent::Impl::controller_can_act() const {
@@ -502,12 +512,13 @@ void NodeAgent::Impl::update_windows(double t, double node_w) {
   const double win = budget.at(t).window_s;
   trailing.emplace_back(t, node_w);
   while (!trailing.empty() && trailing.front().first <= t - win) trailing.pop_front();
-  tumble_energy_j += node_w * cfg.period_s;
-  tumble_span_s += cfg.period_s;
-  if (tumble_span_s >= win - 1e-9) {
-    if (tumble_energy_j / tumble_span_s > node_budget_w(t)) ++violations_total;
-    tumble_energy_j = tumble_span_s = 0;
+  if (win != judged_window_s) {
+    tumbling.reset(WindowJudge::Rule::kTumbling, 1,
+                   WindowJudge::samples_per_window(win, cfg.period_s));
+    judged_window_s = win;
   }
+  tumbling.set(0, node_w / node_budget_w(t));
+  if (tumbling.advance() && tumbling.mean(0) > 1.0) ++violations_total;
 }
 
 void NodeAgent::Impl::tick(double t) {
@@ -524,37 +535,38 @@ void NodeAgent::Impl::tick(double t) {
   } else {
     log_line("read: " + read.message());
   }
-  std::string reason = check_failsafe(t, read);
+  FallbackReason reason = check_failsafe(t, read);
   Command request;
   bool decide = false;
-  if (reason.empty() && read.ok() && controller && stepper->tick() >= next_decision_tick) {
+  if (reason == FallbackReason::kNone && read.ok() && controller &&
+      stepper->tick() >= next_decision_tick) {
     try {
       request = controller->update(stepper->observation());
       decide = true;
     } catch (const std::exception& e) {
-      reason = "controller_error";
-      if (fallback_reason != reason) {  // logged once per fallback, not every retry
+      reason = FallbackReason::kControllerError;
+      if (fallback != reason) {  // logged once per fallback, not every retry
         log_line(std::string("controller ") + controller_spec + " failed: " + e.what());
       }
     }
     next_decision_tick = stepper->tick() + ticks_per_period(controller->period_s(), cfg.period_s);
   }
-  if (!reason.empty()) {
-    if (reason != fallback_reason) {
+  if (reason != FallbackReason::kNone) {
+    if (reason != fallback) {
       ++fallbacks_total[reason];
-      log_line("fallback to the safe setting: " + reason);
+      log_line("fallback to the safe setting: " + std::string(fallback_name(reason)));
     }
-    fallback_reason = reason;
+    fallback = reason;
     next_decision_tick = stepper->tick();  // decide again as soon as the cause clears
     if (episode_started && !cfg.read_only) {
       Status w = plant->write(safe_command());
       if (!w.ok()) ++write_failures;
     }
-  } else if (!fallback_reason.empty()) {
+  } else if (fallback != FallbackReason::kNone) {
     // The cause cleared: restart the episode so the limiter starts from the caps in force
     // (the safe setting), and decide from the next tick.
-    log_line("fallback over (" + fallback_reason + ")");
-    fallback_reason.clear();
+    log_line("fallback over (" + std::string(fallback_name(fallback)) + ")");
+    fallback = FallbackReason::kNone;
     begin_episode();
     next_decision_tick = stepper->tick() + 1;
   } else {
@@ -635,12 +647,11 @@ void NodeAgent::Impl::publish(double t) {
     // The limiter restarts with each episode; keep the counters monotonic over the run.
     for (auto& [k, v] : s.limiter_actions_total) v += limiter_base[k];
   }
-  s.fallbacks_total = fallbacks_total;
-  for (const char* r :
-       {"stale_telemetry", "controller_error", "job_channel_silent", "no_actuator"}) {
-    s.fallbacks_total.emplace(r, 0);
+  for (FallbackReason r : kFallbackReasons) {
+    auto it = fallbacks_total.find(r);
+    s.fallbacks_total[std::string(fallback_name(r))] = it == fallbacks_total.end() ? 0 : it->second;
   }
-  s.fallback_reason = fallback_reason;
+  s.fallback_reason = std::string(fallback_name(fallback));
   s.loop = loop_state;
   s.jobs = jobs.snapshot();
   if (plant->simulated()) {
