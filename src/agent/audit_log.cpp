@@ -90,6 +90,7 @@ void AuditLog::summary_locked(double now_unix_s) {
                       {"since", rfc3339_utc(suppressed_since_s_)}};
   append_locked(j.dump() + "\n");
   suppressed_ = 0;
+  summary_unix_s_ = now_unix_s;
 }
 
 void AuditLog::write(const AuditRecord& r) {
@@ -109,7 +110,7 @@ void AuditLog::write(const AuditRecord& r) {
       return;
     }
     tokens_ -= 1;
-    summary_locked(now);
+    if (now - summary_unix_s_ >= 1) summary_locked(now);  // at most one count line a second
   }
   append_locked(format(r) + "\n");
 }

@@ -7,8 +7,9 @@
 //
 // Bounded under abuse: refusals (status >= 400) pass a token bucket (AuditLimits::rate_per_s,
 // bursts of burst; timed by the records' own time_unix_s); the ones dropped are counted and
-// the count written as one line {"time","event":"suppressed","records":N,"since"} before the
-// next record that passes, or by flush_suppressed() (the server calls it about once a second).
+// the count written as one line {"time","event":"suppressed","records":N,"since"}: before the
+// next refusal that passes (at most once a second), or by flush_suppressed() (the server calls
+// it about once a second, and at stop).
 // Accepted requests are always logged. The file rotates when a line would take it past
 // max_bytes: PATH -> PATH.1 -> ... -> PATH.keep (the oldest is dropped).
 //
@@ -69,6 +70,7 @@ class AuditLog {
   double refilled_unix_s_ = -1;  // -1: the bucket starts full at the first refusal
   uint64_t suppressed_ = 0;
   double suppressed_since_s_ = 0;
+  double summary_unix_s_ = -1e300;  // when the last count line was written
 };
 
 }  // namespace fw::agent

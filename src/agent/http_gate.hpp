@@ -37,7 +37,7 @@ struct ConnectionLimits {
   double head_timeout_s = 5;            // first byte of a head to its end: 408 and close after
   double body_timeout_s = 10;           // end of the head to the end of the body: reads fail after
   double write_timeout_s = 5;           // one write waiting for the client to read
-  int max_connections = 512;            // open connections on this server; 503 and close beyond
+  int max_connections = 256;            // open connections on this server; 503 and close beyond
   int max_connections_per_client = 64;  // per peer IP (TCP) or peer uid (Unix socket)
   int threads = 32;                     // worker threads
   int worker_nice = 10;                 // nice value of the workers (0: unchanged)

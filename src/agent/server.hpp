@@ -42,7 +42,8 @@ struct ServerConfig {
   double idle_timeout_s = 5;   // a connection with no request under way is closed after this
   double head_timeout_s = 5;   // first byte of a request to the end of its head: 408 after
   double body_timeout_s = 10;  // end of the head to the end of the body: 408 after
-  int max_connections = 512;   // open connections; 503 and close beyond
+  int max_connections = 256;   // open connections; 503 and close beyond (2 transports: 512
+                               // fds at most, within the usual soft limit of 1024)
   int max_connections_per_client = 64;  // per peer IP (TCP) or peer uid (Unix socket)
   // Audit log: rotated beyond max_bytes (PATH.1 … PATH.keep); refused requests are logged at
   // most audit_rate_per_s a second (bursts of audit_burst), the rest counted in one line.
