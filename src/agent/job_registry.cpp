@@ -104,7 +104,9 @@ bool JobRegistry::set_knobs(const std::string& id, const KnobValues& k) {
       if (!std::isfinite(k[i])) continue;
       const KnobRange& r = e->info.knob_ranges[i];
       if (!r.available) continue;  // the job did not declare this knob
+      // On the job's ladder (min + n·step), rounded down: never more than the controller asked.
       double v = std::clamp(k[i], r.min, r.max);
+      if (r.step > 0) v = r.min + std::floor((v - r.min) / r.step + 1e-9) * r.step;
       if (!(e->state.knobs[i] == v)) {
         e->state.knobs[i] = v;
         changed = true;

@@ -50,7 +50,7 @@ class JobRegistry {
 
   // Control path: sets the knobs job `id` should use (NaN: keep). Bumps its knob_version
   // and wakes its long-pollers when a value changed. Values are clamped to the declared
-  // range. Returns false for an unknown id.
+  // range and rounded down to its step. Returns false for an unknown id.
   bool set_knobs(const std::string& id, const KnobValues& k);
   // Records job `id`'s PFI and where it came from ("registration", "sweep"). kNotFound.
   Outcome set_pfi(const std::string& id, double pfi, const std::string& source);

@@ -113,6 +113,22 @@ TEST(JobRegistry, RegistersReportsAndRefusesRegress) {
   EXPECT_EQ(jobs.remove("b"), JobRegistry::Outcome::kNotFound);
 }
 
+// A job declared step 8 from 8: what it is handed lies on its ladder, rounded down (never more
+// power than asked). On sim the controller's ladder is the scenario's: 10 was handed out.
+TEST(JobRegistry, SetKnobsRoundsDownToTheDeclaredStep) {
+  JobRegistry jobs;
+  JobInfo info;
+  info.knob_ranges[0] = {true, 8, 256, 8};
+  info.default_knobs[0] = 64;
+  jobs.add("a", info);
+  jobs.set_knobs("a", {10, kUnset});
+  EXPECT_EQ(jobs.get("a")->knobs[0], 8);
+  jobs.set_knobs("a", {255, kUnset});
+  EXPECT_EQ(jobs.get("a")->knobs[0], 248);
+  jobs.set_knobs("a", {3, kUnset});
+  EXPECT_EQ(jobs.get("a")->knobs[0], 8);  // the range's bottom
+}
+
 TEST(JobRegistry, SetKnobsClampsVersionsAndWakes) {
   JobRegistry jobs;
   jobs.add("a", grpo_info());
