@@ -68,7 +68,9 @@ int run_eval(int argc, char** argv) {
   app.add_option("--set", sets, "override a scenario parameter, key.path=value (repeatable)");
   app.add_option("--reference", reference,
                  "row the others are compared with (tok/ref): a controller as written in "
-                 "--controllers or its name; default: the first static (never an unsafe one)");
+                 "--controllers or its name, or auto: each row against the joint static over "
+                 "the actuators its controller claims (added as a row when not listed); "
+                 "default: the first static (never an unsafe one)");
   app.add_option("--energy-vs", energy_vs,
                  "add energy saved, throughput lost and EDP change (%) of every row against this "
                  "row on the same seed (completed-step tokens; uncontrolled is run unlisted when "

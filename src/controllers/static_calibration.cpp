@@ -1,6 +1,7 @@
 #include "controllers/static_calibration.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "control/control_loop.hpp"
@@ -110,6 +111,169 @@ Result<StaticCalibration> calibrate_static(const PlantFactory& make_plant,
   out.fraction = fraction_of(rung);
   out.value = ladder.value(rung);
   out.completed_tokens = tokens[rung];
+  return out;
+}
+
+namespace {
+
+// The union of the jobs' ladders of knob q (min of the minima, max of the maxima, the finest
+// step): a value the same for every job, clamped to each job's range by StaticController.
+Ladder union_ladder(const PlantInfo& info, int q) {
+  Ladder l;
+  bool first = true;
+  for (const JobInfo& j : info.jobs) {
+    const KnobRange& r = j.knob_ranges[q];
+    if (!r.available) continue;
+    const double step = r.step > 0 ? r.step : 1;
+    l.min = first ? r.min : std::min(l.min, r.min);
+    l.max = first ? r.max : std::max(l.max, r.max);
+    l.step = first ? step : std::min(l.step, step);
+    first = false;
+  }
+  return l;
+}
+
+}  // namespace
+
+Result<JointCalibration> calibrate_static_joint(const PlantFactory& make_plant,
+                                                const BudgetSchedule& budget,
+                                                const JointCalibrationConfig& cfg) {
+  if (cfg.actuators.empty()) return Status::InvalidArgument("static calibration: no actuator");
+  if (cfg.base.seeds.empty()) return Status::InvalidArgument("static calibration: no seeds");
+  std::unique_ptr<Plant> probe = make_plant(cfg.base.seeds.front());
+  if (!probe) return Status::Internal("static calibration: the plant factory returned nothing");
+  const PlantInfo info = probe->info();
+  probe.reset();
+  JointCalibration out;
+  // The inner actuator: caps when listed, else the last knob; the rest are outer knobs.
+  int inner_i = static_cast<int>(cfg.actuators.size()) - 1;
+  for (size_t i = 0; i < cfg.actuators.size(); ++i) {
+    if (cfg.actuators[i].kind == Actuator::Kind::kCaps) inner_i = static_cast<int>(i);
+  }
+  out.inner = cfg.actuators[inner_i];
+  std::vector<int> outer;  // knob indices
+  std::vector<Ladder> ladders;
+  for (size_t i = 0; i < cfg.actuators.size(); ++i) {
+    if (static_cast<int>(i) == inner_i) continue;
+    const int q = cfg.actuators[i].index();
+    outer.push_back(q);
+    ladders.push_back(union_ladder(info, q));
+  }
+  // Inner calibrations by outer point (NaN = configured, keyed as -1).
+  std::map<std::vector<double>, StaticCalibration> cache;
+  JointPoint best;
+  bool have_best = false;
+  auto key_of = [&](const KnobValues& k) {
+    std::vector<double> key;
+    for (int q : outer) key.push_back(std::isnan(k[q]) ? -1.0 : k[q]);
+    return key;
+  };
+  auto point = [&](const KnobValues& k) -> Result<StaticCalibration> {
+    const std::vector<double> key = key_of(k);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    StaticCalibrationConfig c = cfg.base;
+    c.actuator = out.inner;
+    for (int q : outer) {
+      if (!std::isnan(k[q])) c.hold[q] = k[q];
+    }
+    FW_ASSIGN_OR_RETURN(StaticCalibration cal, calibrate_static(make_plant, budget, c));
+    out.episodes += cal.episodes;
+    ++out.points;
+    cache[key] = cal;
+    if (cal.found && (!have_best || cal.completed_tokens > best.inner.completed_tokens)) {
+      best = {k, cal};
+      have_best = true;
+    }
+    return cal;
+  };
+  // 1. Each actuator alone (the per-actuator optimum), then as a seed point of the search.
+  for (size_t i = 0; i < cfg.actuators.size(); ++i) {
+    KnobValues k = kNoKnobs;
+    if (static_cast<int>(i) != inner_i) {
+      StaticCalibrationConfig c = cfg.base;
+      c.actuator = cfg.actuators[i];
+      FW_ASSIGN_OR_RETURN(StaticCalibration alone, calibrate_static(make_plant, budget, c));
+      out.episodes += alone.episodes;
+      if (!alone.found) {
+        out.per_actuator.push_back({k, alone});
+        out.per_actuator_of.push_back(cfg.actuators[i]);
+        continue;
+      }
+      const int q = cfg.actuators[i].index();  // a knob: only caps can be inner
+      if (q >= 0 && q < kNumKnobs) k[q] = alone.value;
+    }
+    FW_ASSIGN_OR_RETURN(StaticCalibration cal, point(k));
+    out.per_actuator.push_back({k, cal});
+    out.per_actuator_of.push_back(cfg.actuators[i]);
+  }
+  // 2. The coarse joint grid of the outer knobs.
+  std::vector<std::vector<int>> rungs;
+  for (const Ladder& l : ladders) rungs.push_back(coarse_rungs(l.size(), cfg.grid));
+  const size_t n_outer = outer.size();
+  if (n_outer > 0) {
+    std::vector<size_t> at(n_outer, 0);
+    for (;;) {
+      KnobValues k = kNoKnobs;
+      for (size_t d = 0; d < n_outer; ++d) k[outer[d]] = ladders[d].value(rungs[d][at[d]]);
+      const int before = out.points;
+      FW_RETURN_IF_ERROR(point(k).status());
+      out.grid_points += out.points - before;
+      size_t d = 0;
+      while (d < n_outer && ++at[d] == rungs[d].size()) at[d++] = 0;
+      if (d == n_outer) break;
+    }
+  }
+  out.grid_best_tokens = have_best ? best.inner.completed_tokens : 0;
+  // 3. Pattern search from the best point, on rungs of the outer ladders.
+  if (cfg.refine && have_best && n_outer > 0) {
+    std::vector<int> x(n_outer);
+    int step = 1;
+    for (size_t d = 0; d < n_outer; ++d) {
+      double v = best.knobs[outer[d]];
+      if (std::isnan(v))
+        v = info.jobs.empty() ? ladders[d].max : info.jobs[0].default_knobs[outer[d]];
+      x[d] = ladders[d].index_of(v);
+      const int n = ladders[d].size();
+      if (rungs[d].size() > 1)
+        step = std::max(step, (n - 1) / static_cast<int>(rungs[d].size() - 1));
+    }
+    auto knobs_of = [&](const std::vector<int>& r) {
+      KnobValues k = kNoKnobs;
+      for (size_t d = 0; d < n_outer; ++d) k[outer[d]] = ladders[d].value(r[d]);
+      return k;
+    };
+    FW_RETURN_IF_ERROR(point(knobs_of(x)).status());
+    double best_tok = best.inner.completed_tokens;
+    while (step >= 1) {
+      bool moved = false;
+      for (size_t d = 0; d < n_outer && !moved; ++d) {
+        for (int dir : {+1, -1}) {
+          std::vector<int> y = x;
+          y[d] = std::clamp(x[d] + dir * step, 0, ladders[d].size() - 1);
+          if (y[d] == x[d]) continue;
+          FW_ASSIGN_OR_RETURN(StaticCalibration c, point(knobs_of(y)));
+          if (c.found && c.completed_tokens > best_tok) {
+            x = y;
+            best_tok = c.completed_tokens;
+            moved = true;
+            break;
+          }
+        }
+      }
+      if (!moved) step /= 2;
+    }
+  }
+  out.found = have_best;
+  out.hold = cfg.base.hold;
+  if (have_best) {
+    out.best = best.inner;
+    for (int q : outer) {
+      if (!std::isnan(best.knobs[q])) out.hold[q] = best.knobs[q];
+    }
+  } else if (!out.per_actuator.empty()) {
+    out.best = out.per_actuator.back().inner;  // the inner alone: its lowest setting
+  }
   return out;
 }
 

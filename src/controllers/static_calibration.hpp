@@ -64,6 +64,49 @@ Result<CalibrationEpisode> calibration_episode(const PlantFactory& make_plant,
                                                const StaticCalibrationConfig& cfg, double fraction,
                                                uint64_t seed);
 
+// The joint search (the strongest fixed setting over several actuators at once): every
+// actuator in `actuators` is set together. The inner actuator (caps when listed, else the
+// last knob) is calibrated by calibrate_static() at each point of the outer knobs; the outer
+// knobs take absolute values, the same for every job (clamped to each job's range), on the
+// union of the jobs' ladders. Search, in this order (each point's inner calibration is
+// cached, so a point is never run twice):
+//   1. the per-actuator optimum of each actuator alone (the old single-actuator static:
+//      other knobs at their configured values, caps at default), as seeds of the search;
+//   2. a coarse joint grid: coarse_rungs(n, grid) of every outer knob's ladder;
+//   3. a pattern search from the best point so far: ± step rungs on each outer knob, the
+//      step starting at the coarse grid's spacing and halving to 1 rung, until no
+//      neighbour at 1 rung gains.
+// The best point is the safe one (worst trailing window ≤ budget on every calibration
+// seed) with the most mean completed-step tokens on the calibration seeds.
+struct JointCalibrationConfig {
+  StaticCalibrationConfig base;     // seeds, duration, limiter, inner candidates, pinned knobs
+  std::vector<Actuator> actuators;  // the joint set (knobs, caps); pinned knobs excluded
+  int grid = 5;                     // coarse points per outer knob
+  bool refine = true;               // step 3
+};
+
+struct JointPoint {
+  KnobValues knobs = kNoKnobs;  // outer knob values (NaN: configured / not outer)
+  StaticCalibration inner;      // the inner actuator's calibration at those knobs
+};
+
+struct JointCalibration {
+  bool found = false;
+  Actuator inner;               // the calibrated actuator
+  KnobValues hold;              // pins plus the best outer knob values (StaticController's hold)
+  StaticCalibration best;       // the inner calibration at the best point
+  int episodes = 0;             // calibration episodes run, all points
+  int points = 0;               // inner calibrations run
+  int grid_points = 0;          // of which on the coarse grid (step 2)
+  double grid_best_tokens = 0;  // best safe tokens after steps 1-2 (before refinement)
+  std::vector<JointPoint> per_actuator;   // step 1's optimum per actuator, in `actuators` order
+  std::vector<Actuator> per_actuator_of;  // the actuator of each per_actuator entry
+};
+
+Result<JointCalibration> calibrate_static_joint(const PlantFactory& make_plant,
+                                                const BudgetSchedule& budget,
+                                                const JointCalibrationConfig& cfg);
+
 // Worst window mean / budget (windows of window_s) of one episode of `setting`, or error.
 Result<double> worst_window_ratio(const PlantFactory& make_plant, const BudgetSchedule& budget,
                                   const StaticCalibrationConfig& cfg, double fraction,

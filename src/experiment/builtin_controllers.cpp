@@ -60,31 +60,57 @@ ControllerEntry uncontrolled_entry() {
           }};
 }
 
-// The actuators static may calibrate: the named one, or with knob=auto every actuator the
-// plant offers (every knob every job exposes, then caps) except the pinned knobs.
+// The actuators static searches jointly: the named one, an "A+B" list, or with knob=auto
+// every actuator the plant offers (every knob every job exposes, then caps) except the
+// pinned knobs.
 Result<std::vector<Actuator>> static_actuators(const DeclaredOptions& o, const ControllerEnv& env,
                                                const KnobValues& hold) {
-  if (o.text("knob") != "auto") {
+  const std::string knob = o.text("knob");
+  if (knob != "auto" && knob.find('+') == std::string::npos) {
     FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
     return std::vector<Actuator>{a};
   }
-  FW_ASSIGN_OR_RETURN(std::vector<Actuator> all, resolve_actuators("all", env.info));
+  std::vector<Actuator> all;
+  if (knob == "auto") {
+    FW_ASSIGN_OR_RETURN(all, resolve_actuators("all", env.info));
+  } else {
+    auto r = resolve_actuators(knob, env.info);
+    if (!r.ok()) {
+      return Status::InvalidArgument("controller 'static': knob=" + knob + ": " +
+                                     r.status().message());
+    }
+    all = *r;
+  }
   std::vector<Actuator> out;
   bool caps = false;
   for (const Actuator& a : all) {
-    caps = caps || a.kind == Actuator::Kind::kCaps;
-    if (a.kind == Actuator::Kind::kKnob && !std::isnan(hold[a.index()])) continue;
-    out.push_back(a);
+    if (a.kind == Actuator::Kind::kCaps) {
+      if (!caps) out.push_back(a);
+      caps = true;
+      continue;
+    }
+    if (!std::isnan(hold[a.index()])) {
+      if (knob == "auto") continue;
+      return Status::InvalidArgument("controller 'static': " + a.name() +
+                                     "= pins an actuator knob= searches");
+    }
+    bool dup = false;
+    for (const Actuator& b : out) dup = dup || b.index() == a.index();
+    if (!dup) out.push_back(a);
   }
-  if (!caps) out.push_back(Actuator::of_index(kCapActuator));
+  std::sort(out.begin(), out.end(),
+            [](const Actuator& x, const Actuator& y) { return x.index() < y.index(); });
+  if (!caps && knob == "auto") out.push_back(Actuator::of_index(kCapActuator));
   if (out.empty()) return Status::InvalidArgument("controller 'static': no actuator to calibrate");
   return out;
 }
 
 // static: pins from the options, then a fixed value or a calibration on the env's plants.
-// Calibration covers every actuator static may use (static_actuators()) and keeps the safe
-// setting with the most completed-step tokens on the calibration seeds; when no actuator has
-// a safe setting it fails (an unsafe fixed setting is never a baseline).
+// One actuator: calibrate_static(). Several (knob=auto or knob=A+B): the joint search
+// (calibrate_static_joint(): per-actuator optima, a coarse joint grid, a pattern search),
+// which keeps the safe setting of all of them together with the most completed-step tokens
+// on the calibration seeds; when nothing is safe it fails (an unsafe fixed setting is never a
+// baseline).
 Result<PreparedController> prepare_static(const DeclaredOptions& o, const ControllerEnv& env) {
   const double period = o.number("period_s");
   PreparedController p;
@@ -120,43 +146,87 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   cfg.limiter = env.limiter;
   cfg.max_candidates = o.integer("candidates");
   cfg.hold = hold;
-  int best = -1;
-  std::vector<StaticCalibration> cals;
-  std::string tried;
-  for (size_t i = 0; i < acts.size(); ++i) {
-    cfg.actuator = acts[i];
-    FW_ASSIGN_OR_RETURN(StaticCalibration cal, calibrate_static(env.make_plant, env.budget, cfg));
-    cals.push_back(cal);
-    char b[128];
-    std::snprintf(b, sizeof b, "%s%s (lowest setting %g: worst window %.3f x budget)",
-                  tried.empty() ? "" : ", ", acts[i].name().c_str(), cal.value, cal.worst_ratio);
-    tried += b;
-    if (cal.found && (best < 0 || cal.completed_tokens > cals[best].completed_tokens)) {
-      best = static_cast<int>(i);
+  Actuator a;
+  StaticCalibration cal;
+  KnobValues setting = hold;
+  std::string names;  // what was searched (--reference auto matches on it)
+  for (const Actuator& x : acts) names += (names.empty() ? "" : "+") + x.name();
+  p.notes["searched"] = names;
+  if (acts.size() == 1) {
+    a = acts.front();
+    cfg.actuator = a;
+    FW_ASSIGN_OR_RETURN(cal, calibrate_static(env.make_plant, env.budget, cfg));
+    if (!cal.found) {
+      char b[160];
+      std::snprintf(b, sizeof b, "%s (lowest setting %g: worst window %.3f x budget)",
+                    a.name().c_str(), cal.value, cal.worst_ratio);
+      return Status::Internal(
+          "controller 'static': no fixed setting is safe on calibration "
+          "seeds " +
+          nlohmann::json(env.calibration_seeds).dump() + ": " + b +
+          "; an unsafe fixed setting is never a baseline");
     }
+  } else {
+    JointCalibrationConfig jc;
+    jc.base = cfg;
+    jc.actuators = acts;
+    jc.grid = o.integer("grid");
+    jc.refine = o.text("refine") == "on";
+    FW_ASSIGN_OR_RETURN(JointCalibration j, calibrate_static_joint(env.make_plant, env.budget, jc));
+    if (!j.found) {
+      char b[160];
+      std::snprintf(b, sizeof b, " (lowest %s %g: worst window %.3f x budget)",
+                    j.inner.name().c_str(), j.best.value, j.best.worst_ratio);
+      return Status::Internal("controller 'static': no fixed setting of " + names +
+                              " is safe on calibration seeds " +
+                              nlohmann::json(env.calibration_seeds).dump() + b +
+                              "; an unsafe fixed setting is never a baseline");
+    }
+    a = j.inner;
+    cal = j.best;
+    cal.episodes = j.episodes;
+    setting = j.hold;
+    nlohmann::json per = nlohmann::json::object();
+    for (size_t i = 0; i < j.per_actuator.size(); ++i) {
+      const StaticCalibration& c = j.per_actuator[i].inner;
+      nlohmann::json e = {{"safe_found", c.found}, {"completed_tokens", c.completed_tokens}};
+      for (int q = 0; q < kNumKnobs; ++q) {
+        if (!std::isnan(j.per_actuator[i].knobs[q])) {
+          e[std::string(kKnobNames[q])] = j.per_actuator[i].knobs[q];
+        }
+      }
+      e[j.inner.name()] = c.value;
+      per[j.per_actuator_of[i].name()] = e;
+    }
+    p.notes["search"] = {
+        {"actuators", names},
+        {"method", jc.refine ? "per-actuator optima + coarse joint grid + pattern search"
+                             : "per-actuator optima + coarse joint grid"},
+        {"grid", jc.grid},
+        {"points", j.points},
+        {"grid_points", j.grid_points},
+        {"episodes", j.episodes},
+        {"grid_best_completed_tokens", j.grid_best_tokens},
+        {"best_completed_tokens", j.best.completed_tokens},
+        {"per_actuator", per}};
   }
-  if (best < 0) {
-    return Status::Internal("controller 'static': no fixed setting is safe on calibration seeds " +
-                            nlohmann::json(env.calibration_seeds).dump() + ": " + tried +
-                            "; an unsafe fixed setting is never a baseline");
-  }
-  const Actuator a = acts[best];
-  const StaticCalibration& cal = cals[best];
   p.notes["actuator"] = a.name();
-  if (acts.size() > 1) {
-    for (size_t i = 0; i < acts.size(); ++i) {
-      p.notes["searched"][acts[i].name()] = {{"value", cals[i].value},
-                                             {"safe_found", cals[i].found},
-                                             {"completed_tokens", cals[i].completed_tokens}};
-    }
+  nlohmann::json set = nlohmann::json::object();
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!std::isnan(setting[q])) set[std::string(kKnobNames[q])] = setting[q];
   }
-  p.notes["calibration"] = {
-      {"seeds", env.calibration_seeds}, {"value", cal.value},
-      {"fraction", cal.fraction},       {"worst_window_ratio", cal.worst_ratio},
-      {"safe_found", cal.found},        {"episodes", cal.episodes}};
+  set[a.name()] = cal.value;
+  p.notes["setting"] = set;
+  p.notes["calibration"] = {{"seeds", env.calibration_seeds},
+                            {"value", cal.value},
+                            {"fraction", cal.fraction},
+                            {"worst_window_ratio", cal.worst_ratio},
+                            {"safe_found", cal.found},
+                            {"episodes", cal.episodes},
+                            {"completed_tokens", cal.completed_tokens}};
   const double f = cal.fraction;
-  p.make = [a, f, period, hold](uint64_t) {
-    return std::make_unique<StaticController>(a, f, kUnset, period, hold);
+  p.make = [a, f, period, setting](uint64_t) {
+    return std::make_unique<StaticController>(a, f, kUnset, period, setting);
   };
   return p;
 }
@@ -164,18 +234,21 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
 ControllerEntry static_entry() {
   const char* pin = "pin this knob for every job (calibrate the actuator with it held)";
   return {"static",
-          "safe static setting: the largest fixed setting whose worst budget-window mean stayed "
+          "safe static setting: the fixed setting whose worst trailing budget-window mean stayed "
           "under budget in calibration runs on seeds disjoint from the evaluation seeds; with "
-          "knob=auto every actuator is searched and the safe one with the most completed-step "
-          "tokens kept; fails when none is safe",
+          "several actuators (knob=auto or A+B) they are searched jointly (per-actuator optima, "
+          "a coarse joint grid, a pattern search) and the safe setting with the most "
+          "completed-step tokens kept; fails when none is safe",
           "",
           {D::text("knob", "auto",
-                   "actuator: auto (every knob the jobs expose and caps, each calibrated; the "
-                   "safe one with the most completed-step tokens is kept), caps, "
-                   "gen_concurrency, group_size"),
+                   "actuators: auto (every knob the jobs expose and caps, searched jointly), "
+                   "caps, gen_concurrency, group_size, or a joint list A+B"),
            D::number("value", "", 0, 1e6,
                      "use this setting instead of calibrating (knob value or cap W)"),
            D::integer("candidates", "12", 2, 1000, "settings tried in the coarse calibration scan"),
+           D::integer("grid", "5", 2, 1000, "joint search: coarse grid points per outer knob"),
+           D::choice("refine", "on", {"on", "off"},
+                     "joint search: pattern search from the grid's best point"),
            D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),
            period_option("10")},
           prepare_static};

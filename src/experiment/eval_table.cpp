@@ -132,6 +132,17 @@ std::string calibration_lines(const EvalRequest& req, const EvalReport& report) 
                   cal["worst_window_ratio"].get<double>(),
                   cal["safe_found"].get<bool>() ? "" : "; NO safe setting found");
     s += line;
+    if (r.notes.contains("search")) {
+      const auto& se = r.notes["search"];
+      std::snprintf(line, sizeof line,
+                    "\n  joint search of %s: setting %s; %d points, %d episodes, %.1f s wall; "
+                    "calibration tokens %.0f after the grid, %.0f refined",
+                    se["actuators"].get<std::string>().c_str(), r.notes["setting"].dump().c_str(),
+                    se["points"].get<int>(), se["episodes"].get<int>(), r.prepare_s,
+                    se["grid_best_completed_tokens"].get<double>(),
+                    se["best_completed_tokens"].get<double>());
+      s += line;
+    }
   }
   return s;
 }
@@ -207,6 +218,27 @@ const std::vector<CsvColumn>& summary_csv_columns() {
   return cols;
 }
 
+// The reference line's text: the row, or with --reference auto each reference and its rows.
+std::string reference_text(const EvalReport& report) {
+  if (!report.auto_reference) {
+    return report.reference >= 0 ? report.controllers[report.reference].label : "none";
+  }
+  std::string s = "auto, each row against the joint static over the actuators it claims (";
+  std::vector<int> seen;
+  for (size_t c = 0; c < report.controllers.size(); ++c) {
+    const int r = report.reference_of(c);
+    if (r < 0 || std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
+    seen.push_back(r);
+    s += (seen.size() > 1 ? "; " : "") + report.controllers[r].label + " for";
+    for (size_t k = 0; k < report.controllers.size(); ++k) {
+      if (report.reference_of(k) == r && static_cast<int>(k) != r) {
+        s += " " + report.controllers[k].label;
+      }
+    }
+  }
+  return s + ")";
+}
+
 std::string format_eval_table(const EvalRequest& req, const EvalReport& report) {
   std::string s = title_line(req);
   const double win_s = req.scenario.budget.entries.front().budget.window_s;
@@ -219,8 +251,7 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
       "steps viol = share of completed steps during which the trailing %.0f s mean exceeded "
       "it; aligned (t = 0) rates are in the detail table\nreference (tok/ref, tpm/ref): %s; "
       "tok/look: share of the look-ahead reference's step tokens\n\n",
-      win_s, kWindowOffsets, win_s, win_s,
-      report.reference >= 0 ? report.controllers[report.reference].label.c_str() : "none");
+      win_s, kWindowOffsets, win_s, win_s, reference_text(report).c_str());
   s += head;
   if (!report.energy_vs.empty()) {
     std::snprintf(head, sizeof head,

@@ -52,6 +52,11 @@ int EvalReport::find(const std::string& name) const {
   return -1;
 }
 
+int EvalReport::reference_of(size_t row) const {
+  if (auto_reference) return row < row_reference.size() ? row_reference[row] : -1;
+  return reference;
+}
+
 int EvalReport::find_lookahead() const {
   const int i = find("lookahead");
   return i >= 0 ? i : find("oracle");
@@ -167,6 +172,17 @@ Result<std::vector<EpisodeResult>> run_episodes(const EvalRequest& req,
   return results;
 }
 
+// InvalidArgument when the row reports that its calibration found no safe setting.
+Status check_safe_reference(const ControllerSummary& row) {
+  const nlohmann::json& notes = row.notes;
+  if (notes.contains("calibration") && !notes["calibration"].value("safe_found", true)) {
+    return Status::InvalidArgument("reference " + row.label +
+                                   " found no safe setting on the calibration seeds; an unsafe "
+                                   "fixed setting is never a reference");
+  }
+  return Status::Ok();
+}
+
 // The reference row (EvalRequest::reference); InvalidArgument when it is named but absent,
 // or when it reports that its calibration found no safe setting.
 Result<int> find_reference(const EvalRequest& req, const EvalReport& report) {
@@ -184,12 +200,7 @@ Result<int> find_reference(const EvalRequest& req, const EvalReport& report) {
     }
   }
   if (i < 0) return -1;
-  const nlohmann::json& notes = report.controllers[i].notes;
-  if (notes.contains("calibration") && !notes["calibration"].value("safe_found", true)) {
-    return Status::InvalidArgument("reference " + report.controllers[i].label +
-                                   " found no safe setting on the calibration seeds; an unsafe "
-                                   "fixed setting is never a reference");
-  }
+  FW_RETURN_IF_ERROR(check_safe_reference(report.controllers[i]));
   return i;
 }
 
@@ -295,15 +306,84 @@ ControllerSummary summarise(const std::vector<EpisodeResult>& episodes,
   return row;
 }
 
+namespace {
+
+// The actuators static's joint search covers for a claim set, in static's order (knobs by
+// index, then caps): only knobs some job exposes. "" when the set names none of them.
+std::string searched_names(const ActuatorSet& claims, const PlantInfo& info) {
+  std::string names;
+  for (int i = 0; i < kNumActuators; ++i) {
+    if (!claims.test(static_cast<size_t>(i)) || i == kCapActuator) continue;
+    bool exposed = false;
+    for (const JobInfo& j : info.jobs) exposed = exposed || j.knob_ranges[i].available;
+    if (exposed) names += (names.empty() ? "" : "+") + Actuator::of_index(i).name();
+  }
+  if (claims.test(kCapActuator)) names += (names.empty() ? "" : "+") + std::string("caps");
+  return names;
+}
+
+// --reference auto: each row's reference is the joint static over the actuators its
+// controller claims (a row claiming none: over every actuator, plain `static`). A listed
+// calibrated static without pins that searched exactly that set serves; otherwise the spec is
+// appended to `specs` (and prepared) as an extra row. Fills row_ref (one per row of specs as
+// given, then the appended rows, which are their own reference).
+Status auto_references(const ControllerEnv& env, uint64_t seed, std::vector<ControllerSpec>& specs,
+                       std::vector<PreparedController>& prepared, std::vector<int>& row_ref) {
+  const std::string all = searched_names(all_actuators(), env.info);
+  auto serves = [&](size_t c, const std::string& names) {
+    const nlohmann::json& n = prepared[c].notes;
+    return specs[c].name == "static" && !n.contains("hold") && n.contains("searched") &&
+           n["searched"] == names;
+  };
+  const size_t n_rows = specs.size();
+  row_ref.assign(n_rows, -1);
+  for (size_t c = 0; c < n_rows; ++c) {
+    std::unique_ptr<Controller> ctrl = prepared[c].make(seed);
+    std::string names = ctrl ? searched_names(ctrl->claims(), env.info) : "";
+    if (names.empty()) names = all;
+    int r = -1;
+    for (size_t k = 0; k < specs.size() && r < 0; ++k) {
+      if (serves(k, names)) r = static_cast<int>(k);
+    }
+    if (r < 0) {
+      FW_ASSIGN_OR_RETURN(ControllerSpec spec,
+                          parse_controller_spec(names == all ? "static" : "static:knob=" + names));
+      auto p = prepare_controller(spec, env);
+      if (!p.ok()) return p.status().with_context("--reference auto for " + specs[c].text);
+      specs.push_back(spec);
+      prepared.push_back(std::move(p).value());
+      r = static_cast<int>(specs.size() - 1);
+      if (!serves(r, names)) {
+        return Status::Internal("--reference auto: " + spec.text + " did not search " + names);
+      }
+    }
+    row_ref[c] = r;
+  }
+  for (size_t c = n_rows; c < specs.size(); ++c) row_ref.push_back(static_cast<int>(c));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& progress) {
   if (req.seeds.empty()) return Status::InvalidArgument("no evaluation seeds");
   FW_ASSIGN_OR_RETURN(ControllerEnv env, make_env(req));
   const auto wall0 = std::chrono::steady_clock::now();
   std::vector<ControllerSpec> specs = req.specs;
-  FW_ASSIGN_OR_RETURN(const int i_energy, energy_baseline(req, specs));
   std::vector<PreparedController> prepared;
   for (const ControllerSpec& spec : specs) {
     auto p = prepare_controller(spec, env);
+    if (!p.ok()) return p.status();
+    prepared.push_back(std::move(p).value());
+  }
+  std::vector<int> row_ref;
+  const bool auto_ref = req.reference == "auto";
+  if (auto_ref)
+    FW_RETURN_IF_ERROR(auto_references(env, req.seeds.front(), specs, prepared, row_ref));
+  const size_t n_rows = specs.size();  // the rows: the listed specs, then auto references
+  FW_ASSIGN_OR_RETURN(const int i_energy, energy_baseline(req, specs));
+  if (i_energy >= static_cast<int>(prepared.size())) {
+    auto p = prepare_controller(specs[i_energy], env);
     if (!p.ok()) return p.status();
     prepared.push_back(std::move(p).value());
   }
@@ -314,12 +394,12 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
   report.windows_s = req.windows_s;
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   const size_t ns = req.seeds.size();
-  for (size_t c = 0; c < req.specs.size(); ++c) {
+  for (size_t c = 0; c < n_rows; ++c) {
     const std::vector<EpisodeResult> episodes(results.begin() + c * ns,
                                               results.begin() + (c + 1) * ns);
     ControllerSummary row = summarise(episodes, req.windows_s, env.info, req.cost);
-    row.label = req.specs[c].text;
-    row.name = req.specs[c].name;
+    row.label = specs[c].text;
+    row.name = specs[c].name;
     row.notes = prepared[c].notes;
     if (i_energy >= 0) {
       add_energy_vs({results.begin() + i_energy * ns, results.begin() + (i_energy + 1) * ns}, row);
@@ -338,7 +418,15 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     report.bound_tokens = stat_of(b);
     report.has_bound = true;
   }
-  FW_ASSIGN_OR_RETURN(report.reference, find_reference(req, report));
+  if (auto_ref) {
+    report.auto_reference = true;
+    report.row_reference = row_ref;
+    for (size_t c = 0; c < report.controllers.size(); ++c) {
+      FW_RETURN_IF_ERROR(check_safe_reference(report.controllers[row_ref[c]]));
+    }
+  } else {
+    FW_ASSIGN_OR_RETURN(report.reference, find_reference(req, report));
+  }
   return report;
 }
 
@@ -375,8 +463,10 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   out["controllers"] = nlohmann::json::array();
   if (!energy_vs.empty()) out["energy_vs"] = energy_vs_description(energy_vs);
   if (has_bound) out["bound"] = {{"completed_step_tokens", fw::experiment::to_json(bound_tokens)}};
-  const int i_static = reference, i_oracle = find_lookahead();
-  out["reference"] = i_static >= 0 ? nlohmann::json(controllers[i_static].label) : nullptr;
+  const int i_oracle = find_lookahead();
+  out["reference"] = auto_reference   ? nlohmann::json("auto")
+                     : reference >= 0 ? nlohmann::json(controllers[reference].label)
+                                      : nullptr;
   out["lookahead"] = i_oracle >= 0 ? nlohmann::json(controllers[i_oracle].label) : nullptr;
   // The 30 s rate is the one compared against static (the budget's usual window).
   size_t i30 = 0;
@@ -417,6 +507,8 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
                           {"steps_per_hour", fw::experiment::to_json(r.steps_per_hour)},
                           {"tokens_per_step", fw::experiment::to_json(r.tokens_per_step)}}},
                         {"steps_violating", fw::experiment::to_json(r.steps_violating)}};
+    const int i_static = reference_of(c);
+    j["reference"] = i_static >= 0 ? nlohmann::json(controllers[i_static].label) : nullptr;
     if (i_static >= 0) {
       const ControllerSummary& s = controllers[i_static];
       j["vs_reference"] = {

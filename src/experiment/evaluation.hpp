@@ -33,6 +33,10 @@ struct EvalRequest {
   // The row every other row is compared with: a label (the spec as written) or a registry
   // name (its first row). Empty: the first row named "static", if any. It is never a row
   // that reports an unsafe calibration (run_evaluation() refuses one).
+  // "auto": each row against the joint static over the actuators its controller claims
+  // (Controller::claims(); a row claiming none: plain `static`, every actuator): a listed
+  // calibrated static without pins that searched exactly that set, else one appended as an
+  // extra row (after the listed ones).
   std::string reference;
   // Also compute the token bound (experiment/token_bound.hpp) on every seed.
   bool bound = false;
@@ -66,6 +70,9 @@ struct ControllerSummary {
   Stat energy_saved, throughput_lost, edp_change;
   CostReport cost;  // at the mean energy, power and tokens across seeds
   nlohmann::json notes;
+  // Wall time of preparing the row (static's calibration search), s: in the table, not in the
+  // JSON (which stays byte-identical run to run).
+  double prepare_s = 0;
   std::vector<EpisodeResult> episodes;  // one per seed, in seed order
 };
 
@@ -73,8 +80,12 @@ struct EvalReport {
   std::vector<ControllerSummary> controllers;
   std::vector<uint64_t> calibration_seeds;
   std::vector<double> windows_s;
-  double duration_s = 0;   // episode length; windows longer than it are reported as null
-  int reference = -1;      // row index of the reference (EvalRequest::reference), or -1
+  double duration_s = 0;           // episode length; windows longer than it are reported as null
+  int reference = -1;              // row index of the reference (EvalRequest::reference), or -1
+  bool auto_reference = false;     // EvalRequest::reference "auto": per row, row_reference
+  std::vector<int> row_reference;  // with auto_reference: each row's reference row
+  // The reference row of `row` (row_reference with auto, else reference), or -1.
+  int reference_of(size_t row) const;
   bool has_bound = false;  // EvalRequest::bound: bound_tokens holds the token bound
   Stat bound_tokens;       // across seeds
   std::string energy_vs;   // the energy baseline's label (EvalRequest::energy_vs), or empty
