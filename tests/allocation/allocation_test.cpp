@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 namespace fw::allocation {
@@ -174,6 +176,97 @@ TEST(Allocation, OptimalIsNeverBeatenOnRandomInstances) {
           << method_name(m) << " trial " << trial;
     }
   }
+}
+
+// An independent optimum for small instances, by enumeration: with every job's segment fixed
+// the problem is an LP over a box cut by the budget, whose vertices have every job but at most
+// one at a breakpoint of its domain (a curve point, its SLA floor, P_max). So the maximum is
+// over (free job, breakpoints of the others), the free job taking what is left.
+double curve_at(const Job& j, double p) {
+  const auto& c = j.curve;
+  if (p <= c.front().power_w) return c.front().throughput;
+  for (size_t k = 1; k < c.size(); ++k) {
+    if (p <= c[k].power_w) {
+      const double f = (p - c[k - 1].power_w) / (c[k].power_w - c[k - 1].power_w);
+      return c[k - 1].throughput + f * (c[k].throughput - c[k - 1].throughput);
+    }
+  }
+  return c.back().throughput;
+}
+
+double floor_power(const Job& j) {  // least power meeting the SLA tier on the curve
+  const auto& c = j.curve;
+  const double need = (1 - j.max_slowdown) * c.back().throughput;
+  if (c.front().throughput >= need) return c.front().power_w;
+  for (size_t k = 1; k < c.size(); ++k) {
+    if (c[k].throughput >= need) {
+      const double f = (need - c[k - 1].throughput) / (c[k].throughput - c[k - 1].throughput);
+      return c[k - 1].power_w + f * (c[k].power_w - c[k - 1].power_w);
+    }
+  }
+  return c.back().power_w;
+}
+
+double brute_force_optimum(const std::vector<Job>& jobs, double target) {
+  std::vector<std::vector<double>> pts(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const double lo = floor_power(jobs[i]);
+    pts[i].push_back(lo);
+    for (const CurvePoint& p : jobs[i].curve) {
+      if (p.power_w > lo) pts[i].push_back(p.power_w);
+    }
+  }
+  double best = -1;
+  for (size_t free = 0; free < jobs.size(); ++free) {
+    std::vector<double> p(jobs.size());
+    std::function<void(size_t)> rec = [&](size_t i) {
+      if (i == jobs.size()) {
+        double used = 0;
+        for (size_t k = 0; k < jobs.size(); ++k) used += k == free ? 0 : p[k];
+        const double left = std::min(target - used, jobs[free].curve.back().power_w);
+        if (left < pts[free].front() - 1e-9) return;
+        double t = curve_at(jobs[free], left);
+        for (size_t k = 0; k < jobs.size(); ++k) t += k == free ? 0 : curve_at(jobs[k], p[k]);
+        best = std::max(best, t);
+        return;
+      }
+      if (i == free) return rec(i + 1);
+      for (double v : pts[i]) {
+        p[i] = v;
+        rec(i + 1);
+      }
+    };
+    rec(0);
+  }
+  return best;
+}
+
+// The optimum against the enumeration on small instances (not against its own upper_bound),
+// and the enumeration can tell: on non-concave curves it beats greedy on some instance.
+TEST(Allocation, OptimalMatchesBruteForceOnSmallInstances) {
+  std::mt19937_64 rng(23);
+  int checked = 0, greedy_beaten = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    const bool concave = trial % 3 == 0;
+    auto jobs = random_jobs(rng, 2 + trial % 3, concave);
+    double pmax_sum = 0;
+    for (const auto& j : jobs) pmax_sum += j.curve.back().power_w;
+    const double target = pmax_sum * (0.55 + 0.4 * (trial % 5) / 5.0);
+    const Allocation opt = allocate(jobs, target, Method::kOptimal);
+    const double brute = brute_force_optimum(jobs, target);
+    if (!opt.feasible) {
+      EXPECT_LT(brute, 0) << "trial " << trial;  // nothing fits either way
+      continue;
+    }
+    ASSERT_TRUE(opt.exact);
+    EXPECT_NEAR(opt.total_throughput, brute, 1e-7 * brute) << "trial " << trial;
+    ++checked;
+    const Allocation g = allocate(jobs, target, Method::kGreedy);
+    EXPECT_LE(g.total_throughput, brute * (1 + 1e-9));
+    if (!concave && g.total_throughput < brute * (1 - 1e-3)) ++greedy_beaten;
+  }
+  EXPECT_GT(checked, 40);
+  EXPECT_GT(greedy_beaten, 0);  // the check can fail: a suboptimal method is caught
 }
 
 TEST(Allocation, GapClosed) {

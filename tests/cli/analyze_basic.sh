@@ -67,9 +67,9 @@ check "cost: GPUs per MW at 700 W" jqt '(.cost.gpus_per_mw_nameplate - 1e6/700) 
 
 "$bin" analyze "$src/data/examples/trace" --budget-w 2400 --json --price-per-kwh 0.2 \
   --kg-co2-per-kwh 0.5 --oversub-window-s 10 --oversub-tolerance 0.2 --curve-windows 1,10 \
-  --curve-tolerance 0.1 > "$out/flags.json"
+  --curve-tolerance 0.1 > "$out/flags.json"; rc=$?
 f="$out/flags.json"
-check "flags exit 0" test $? -eq 0
+check "flags exit 0 (got $rc)" test $rc -eq 0
 check "flags: price" jqt '.cost.price_per_kwh == 0.2 and .cost.kg_co2_per_kwh == 0.5' "$f"
 check "flags: oversub window" jqt '.oversubscription.window_s == 10 and .oversubscription.tolerance == 0.2' "$f"
 check "flags: curve grid" jqt '.windows_curve.windows_s == [1, 10] and .windows_curve.tolerance == 0.1' "$f"
@@ -89,9 +89,9 @@ check "table: cost" grep -q '^cost and carbon (node; \$0.08/kWh, 0.25 kg CO2/kWh
 # A simulated trace with a job map: job series and the simulated label; nameplate from the
 # GPU model in meta.json (A100 400 W).
 "$bin" sim "$src/scenarios/grpo-7b-a100.yaml" --duration-s 120 --out "$out/sim" > /dev/null
-"$bin" analyze "$out/sim" --budget-w 314.6 --scope job --json > "$out/sim.json"
+"$bin" analyze "$out/sim" --budget-w 314.6 --scope job --json > "$out/sim.json"; rc=$?
 s="$out/sim.json"
-check "sim: exit 0" test $? -eq 0
+check "sim: exit 0 (got $rc)" test $rc -eq 0
 check "sim: simulated" jqt '.simulated == true' "$s"
 check "sim: one job" jqt '.jobs | length == 1 and .[0].job == "grpo-7b"' "$s"
 check "sim: job curve judged" jqt \

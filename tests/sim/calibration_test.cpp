@@ -49,8 +49,12 @@ Grpo7bFigures grpo7b_uncontrolled(uint64_t seed) {
           job.tokens_total / job.steps_total, counter.stats().share()};
 }
 
+// Calibration seeds (DESIGN.md "Seeds"): the simulator is fitted to the published figures on
+// 1000001-1000002, never on the evaluation seeds 1..N that the results use.
+constexpr uint64_t kCalibrationSeeds[] = {1000001, 1000002};
+
 TEST(Calibration, Grpo7bUncontrolledMatchesPublishedTrajectory) {
-  for (uint64_t seed : {1, 2}) {
+  for (uint64_t seed : kCalibrationSeeds) {
     const Grpo7bFigures f = grpo7b_uncontrolled(seed);
     std::printf(
         "[calib] grpo-7b seed %llu: mean %.1f W, step %.1f s, tokens/step %.0f, steps "
@@ -67,11 +71,11 @@ TEST(Calibration, Grpo7bUncontrolledMatchesPublishedTrajectory) {
 // 216 of 500 steps (43 %); checked on 500 steps, and the shipped 1800 s scenario breaks it in
 // at least one tumbling 30 s window.
 TEST(Calibration, Grpo7bUncontrolledExceedsBudgetOften) {
-  for (uint64_t seed : {1, 2}) {
+  for (uint64_t seed : kCalibrationSeeds) {
     EXPECT_NEAR(grpo7b_uncontrolled(seed).steps_violating, 0.43, 0.10) << "seed " << seed;
   }
   const Scenario s = load_or_die("scenarios/grpo-7b-a100.yaml");
-  const auto run = run_scenario(s, 1, s.duration_s);
+  const auto run = run_scenario(s, kCalibrationSeeds[0], s.duration_s);
   double worst = 0;
   for (size_t k = 0; k + 60 <= run.samples.size(); k += 60) {
     double m = 0;
