@@ -39,8 +39,9 @@ fuzz-deps:
 # ccache, when the machine has it, makes rebuilds of unchanged files free (not required).
 CCACHE := $(shell command -v ccache)
 
+# CMAKE_FLAGS: extra configure flags (CI: -DFLEXWATT_WERROR=ON).
 $(BUILD)/Makefile: CMakeLists.txt
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE))
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
