@@ -145,17 +145,23 @@ Result<JointCalibration> calibrate_static_joint(const PlantFactory& make_plant,
   const PlantInfo info = probe->info();
   probe.reset();
   JointCalibration out;
-  // The inner actuator: caps when listed, else the last knob; the rest are outer knobs.
-  int inner_i = static_cast<int>(cfg.actuators.size()) - 1;
+  // The inner actuator: caps when listed (the largest safe cap is the one with the most
+  // tokens at given knobs); the rest are outer knobs. Without caps every knob is outer and a
+  // point is run as it is (tokens need not grow with a knob: a large group at a low
+  // concurrency may finish no step), the setting held through the last knob (a held actuator
+  // knob keeps its hold, StaticController).
+  int inner_i = -1;
   for (size_t i = 0; i < cfg.actuators.size(); ++i) {
     if (cfg.actuators[i].kind == Actuator::Kind::kCaps) inner_i = static_cast<int>(i);
   }
-  out.inner = cfg.actuators[inner_i];
+  const bool caps_inner = inner_i >= 0;
+  out.inner = caps_inner ? cfg.actuators[inner_i] : cfg.actuators.back();
   std::vector<int> outer;  // knob indices
   std::vector<Ladder> ladders;
   for (size_t i = 0; i < cfg.actuators.size(); ++i) {
     if (static_cast<int>(i) == inner_i) continue;
     const int q = cfg.actuators[i].index();
+    if (q < 0 || q >= kNumKnobs) continue;
     outer.push_back(q);
     ladders.push_back(union_ladder(info, q));
   }
@@ -177,7 +183,28 @@ Result<JointCalibration> calibrate_static_joint(const PlantFactory& make_plant,
     for (int q : outer) {
       if (!std::isnan(k[q])) c.hold[q] = k[q];
     }
-    FW_ASSIGN_OR_RETURN(StaticCalibration cal, calibrate_static(make_plant, budget, c));
+    StaticCalibration cal;
+    if (caps_inner) {
+      FW_ASSIGN_OR_RETURN(cal, calibrate_static(make_plant, budget, c));
+    } else {                 // the point itself, on every seed while it stays safe
+      for (int q : outer) {  // held through a knob it sets (others: configured)
+        if (!std::isnan(c.hold[q])) c.actuator = Actuator::of_index(q);
+      }
+      double w = 0, tok = 0;
+      for (uint64_t seed : c.seeds) {
+        FW_ASSIGN_OR_RETURN(CalibrationEpisode e,
+                            calibration_episode(make_plant, budget, c, 1.0, seed));
+        ++cal.episodes;
+        w = std::max(w, e.worst_ratio);
+        tok += e.completed_tokens / static_cast<double>(c.seeds.size());
+        if (w > 1.0) break;
+      }
+      cal.found = w <= 1.0;
+      cal.worst_ratio = w;
+      cal.completed_tokens = cal.found ? tok : 0;
+      cal.fraction = 1.0;
+      cal.value = c.hold[c.actuator.index()];
+    }
     out.episodes += cal.episodes;
     ++out.points;
     cache[key] = cal;
@@ -208,8 +235,15 @@ Result<JointCalibration> calibrate_static_joint(const PlantFactory& make_plant,
     out.per_actuator_of.push_back(cfg.actuators[i]);
   }
   // 2. The coarse joint grid of the outer knobs.
+  int grid = cfg.grid;
+  if (grid <= 0) {  // auto: with the cap 5; knobs alone (≤ 2 episodes a point) every rung
+    double n = 1;
+    for (const Ladder& l : ladders) n *= l.size();
+    grid = caps_inner ? 5 : n <= kExhaustiveKnobPoints ? 1 << 20 : 9;
+  }
+  out.grid = grid;
   std::vector<std::vector<int>> rungs;
-  for (const Ladder& l : ladders) rungs.push_back(coarse_rungs(l.size(), cfg.grid));
+  for (const Ladder& l : ladders) rungs.push_back(coarse_rungs(l.size(), grid));
   const size_t n_outer = outer.size();
   if (n_outer > 0) {
     std::vector<size_t> at(n_outer, 0);
@@ -269,7 +303,10 @@ Result<JointCalibration> calibrate_static_joint(const PlantFactory& make_plant,
   if (have_best) {
     out.best = best.inner;
     for (int q : outer) {
-      if (!std::isnan(best.knobs[q])) out.hold[q] = best.knobs[q];
+      if (!std::isnan(best.knobs[q])) {
+        out.hold[q] = best.knobs[q];
+        if (!caps_inner) out.inner = Actuator::of_index(q);  // a held knob
+      }
     }
   } else if (!out.per_actuator.empty()) {
     out.best = out.per_actuator.back().inner;  // the inner alone: its lowest setting

@@ -17,6 +17,8 @@ Command StaticController::update(const Observation& obs) {
         c.knobs[j][q] = std::clamp(hold_[q], r.min, r.max);
       }
     }
+    // A held actuator knob keeps its hold (the joint search's knob-only settings).
+    if (actuator_.kind == Actuator::Kind::kKnob && !std::isnan(hold_[actuator_.index()])) continue;
     const Ladder l = job_ladder(info, j, actuator_);
     const double v = std::isnan(value_) ? l.at_fraction(fraction_) : value_;
     set_job_setting(info, j, actuator_, v, c);

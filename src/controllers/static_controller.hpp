@@ -2,7 +2,8 @@
 // static: one fixed setting held for the whole episode — the actuator of every job at the
 // same rung fraction of its ladder (0 = lowest, 1 = highest), or an explicit value. Other
 // knobs stay at their configured values, caps at default (as uncontrolled), unless they are the
-// actuator or are pinned (`hold`: a value per knob for every job, NaN = configured value). Which
+// actuator or are pinned (`hold`: a value per knob for every job, NaN = configured value; a
+// held actuator knob keeps its hold, so a setting of several knobs is all holds). Which
 // setting is "safe" is found by calibrate_static() (static_calibration.hpp).
 
 #include "control/actuator.hpp"

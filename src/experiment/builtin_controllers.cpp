@@ -202,7 +202,7 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
         {"actuators", names},
         {"method", jc.refine ? "per-actuator optima + coarse joint grid + pattern search"
                              : "per-actuator optima + coarse joint grid"},
-        {"grid", jc.grid},
+        {"grid", j.grid},
         {"points", j.points},
         {"grid_points", j.grid_points},
         {"episodes", j.episodes},
@@ -246,7 +246,9 @@ ControllerEntry static_entry() {
            D::number("value", "", 0, 1e6,
                      "use this setting instead of calibrating (knob value or cap W)"),
            D::integer("candidates", "12", 2, 1000, "settings tried in the coarse calibration scan"),
-           D::integer("grid", "5", 2, 1000, "joint search: coarse grid points per outer knob"),
+           D::integer("grid", "0", 0, 1000,
+                      "joint search: coarse grid points per outer knob; 0 = auto (5 with the "
+                      "cap, every rung for knobs alone up to 4096 points)"),
            D::choice("refine", "on", {"on", "off"},
                      "joint search: pattern search from the grid's best point"),
            D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),

@@ -328,7 +328,8 @@ std::string searched_names(const ActuatorSet& claims, const PlantInfo& info) {
 // appended to `specs` (and prepared) as an extra row. Fills row_ref (one per row of specs as
 // given, then the appended rows, which are their own reference).
 Status auto_references(const ControllerEnv& env, uint64_t seed, std::vector<ControllerSpec>& specs,
-                       std::vector<PreparedController>& prepared, std::vector<int>& row_ref) {
+                       std::vector<PreparedController>& prepared, std::vector<int>& row_ref,
+                       std::vector<double>& prepare_s) {
   const std::string all = searched_names(all_actuators(), env.info);
   auto serves = [&](size_t c, const std::string& names) {
     const nlohmann::json& n = prepared[c].notes;
@@ -348,8 +349,11 @@ Status auto_references(const ControllerEnv& env, uint64_t seed, std::vector<Cont
     if (r < 0) {
       FW_ASSIGN_OR_RETURN(ControllerSpec spec,
                           parse_controller_spec(names == all ? "static" : "static:knob=" + names));
+      const auto t0 = std::chrono::steady_clock::now();
       auto p = prepare_controller(spec, env);
       if (!p.ok()) return p.status().with_context("--reference auto for " + specs[c].text);
+      prepare_s.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       specs.push_back(spec);
       prepared.push_back(std::move(p).value());
       r = static_cast<int>(specs.size() - 1);
@@ -371,15 +375,21 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
   const auto wall0 = std::chrono::steady_clock::now();
   std::vector<ControllerSpec> specs = req.specs;
   std::vector<PreparedController> prepared;
+  std::vector<double> prepare_s;
   for (const ControllerSpec& spec : specs) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto p = prepare_controller(spec, env);
     if (!p.ok()) return p.status();
     prepared.push_back(std::move(p).value());
+    prepare_s.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::vector<int> row_ref;
   const bool auto_ref = req.reference == "auto";
-  if (auto_ref)
-    FW_RETURN_IF_ERROR(auto_references(env, req.seeds.front(), specs, prepared, row_ref));
+  if (auto_ref) {
+    FW_RETURN_IF_ERROR(
+        auto_references(env, req.seeds.front(), specs, prepared, row_ref, prepare_s));
+  }
   const size_t n_rows = specs.size();  // the rows: the listed specs, then auto references
   FW_ASSIGN_OR_RETURN(const int i_energy, energy_baseline(req, specs));
   if (i_energy >= static_cast<int>(prepared.size())) {
@@ -401,6 +411,7 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.label = specs[c].text;
     row.name = specs[c].name;
     row.notes = prepared[c].notes;
+    row.prepare_s = prepare_s[c];
     if (i_energy >= 0) {
       add_energy_vs({results.begin() + i_energy * ns, results.begin() + (i_energy + 1) * ns}, row);
     }
