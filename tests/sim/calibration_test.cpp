@@ -71,9 +71,16 @@ TEST(Calibration, Grpo7bUncontrolledMatchesPublishedTrajectory) {
 // 216 of 500 steps (43 %); checked on 500 steps, and the shipped 1800 s scenario breaks it in
 // at least one tumbling 30 s window.
 TEST(Calibration, Grpo7bUncontrolledExceedsBudgetOften) {
-  for (uint64_t seed : kCalibrationSeeds) {
-    EXPECT_NEAR(grpo7b_uncontrolled(seed).steps_violating, 0.43, 0.10) << "seed " << seed;
+  // One seed's 500 steps spread widely (0.34-0.53 over calibration seeds 1000001-1000008), so
+  // the published 43 % is checked on their mean (±5 points), each seed within ±15 points.
+  double sum = 0;
+  const int n = 8;
+  for (uint64_t seed = kCalibrationSeeds[0]; seed < kCalibrationSeeds[0] + n; ++seed) {
+    const double v = grpo7b_uncontrolled(seed).steps_violating;
+    EXPECT_NEAR(v, 0.43, 0.15) << "seed " << seed;
+    sum += v;
   }
+  EXPECT_NEAR(sum / n, 0.43, 0.05);
   const Scenario s = load_or_die("scenarios/grpo-7b-a100.yaml");
   const auto run = run_scenario(s, kCalibrationSeeds[0], s.duration_s);
   double worst = 0;
