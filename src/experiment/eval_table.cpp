@@ -229,12 +229,14 @@ std::string reference_text(const EvalReport& report) {
     const int r = report.reference_of(c);
     if (r < 0 || std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
     seen.push_back(r);
-    s += (seen.size() > 1 ? "; " : "") + report.controllers[r].label + " for";
+    std::string rows;
     for (size_t k = 0; k < report.controllers.size(); ++k) {
       if (report.reference_of(k) == r && static_cast<int>(k) != r) {
-        s += " " + report.controllers[k].label;
+        rows += " " + report.controllers[k].label;
       }
     }
+    s += (seen.size() > 1 ? "; " : "") + report.controllers[r].label +
+         (rows.empty() ? " for itself" : " for" + rows);
   }
   return s + ")";
 }
