@@ -227,9 +227,8 @@ std::string format_demo_comparison(const DemoRequest& d, const DemoResult& r) {
   row("tokens per MWh vs static-cap", "-", pct(num(sim["tokens_per_mwh_vs_static_cap"])));
   if (sim.contains("knobs_policy")) {
     const auto& kp = sim["knobs_policy"];
-    row("knob-only PPO: tokens vs joint knob static", pct(kPubTokens),
-        pct(num(kp["tokens_vs_static"])));
-    row("knob-only PPO: tokens/MWh vs joint knob static", pct(kPubTokensPerMwh),
+    row("knob-only PPO: tokens vs joint knobs", pct(kPubTokens), pct(num(kp["tokens_vs_static"])));
+    row("knob-only PPO: tok/MWh vs joint knobs", pct(kPubTokensPerMwh),
         pct(num(kp["tokens_per_mwh_vs_static"])));
   }
   std::snprintf(line, sizeof line,
