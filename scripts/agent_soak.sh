@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak of the node agent: mixed good and bad traffic on loopback for DURATION_S seconds, the
 # agent's RSS sampled every 5 s. The agent runs on the fake NVML library (4 GPUs, 350 W found,
-# cap controller at 10 Hz, a token file, the audit log on, TCP on 127.0.0.1). Bounded in time
+# cap controller at 10 Hz, the loop at SCHED_RR priority 10 as the systemd unit allows, a token
+# file, the audit log on, TCP on 127.0.0.1). Run it as root (or with CAP_SYS_NICE). Bounded in time
 # and in clients (8 curl loops, 40 idle connections held open), 127.0.0.1 only.
 #
 # Traffic: status and /metrics with a read token; job register -> progress -> knobs -> delete
@@ -34,6 +35,7 @@ cat > "$tmp/agent.yaml" <<Y
 backend: fake-nvml
 nvml_library: $fake
 period_s: 0.1
+loop_priority: 10
 controller: static:knob=cap,value=250
 budget_w: 1400
 restore_file: $tmp/saved.json
@@ -45,7 +47,7 @@ server:
   audit_log: $tmp/audit.jsonl
 Y
 export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
-"$bin" agent --config "$tmp/agent.yaml" 2>"$tmp/agent.err" &
+"$bin" agent --config "$tmp/agent.yaml" --json >"$tmp/summary.json" 2>"$tmp/agent.err" &
 agent=$!
 for _ in $(seq 50); do curl -sf --max-time 1 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 base=http://127.0.0.1:$port
@@ -65,15 +67,16 @@ jobs_cycle() {
   code "${R[@]}" "$base/v1/jobs/$id/knobs"; echo
   code "${C[@]}" -X DELETE "$base/v1/jobs/$id"
 }
-big=$(head -c 200000 /dev/zero | tr '\0' 'x')
+# 200 KB bodies from a file (a command-line argument is limited to 128 KiB).
+{ printf '{"watts": "'; head -c 200000 /dev/zero | tr '\0' 'x'; printf '"}'; } > "$tmp/big.json"
 loop status code "${R[@]}" "$base/v1/status" & pids+=($!)
 loop metrics code "${R[@]}" "$base/metrics" & pids+=($!)
 loop jobs1 jobs_cycle & pids+=($!)
 loop jobs2 jobs_cycle & pids+=($!)
 loop notoken code -X POST -H "Content-Type: application/json" "$base/v1/jobs" --data-binary '{"id":"x"}' & pids+=($!)
 loop malformed code "${C[@]}" -X PUT "$base/v1/budget" --data-binary '{"watts": ' & pids+=($!)
-loop oversized code "${C[@]}" -X PUT "$base/v1/budget" --data-binary "{\"watts\": \"$big\"}" & pids+=($!)
-loop chunked code "${C[@]}" -X POST -H "Transfer-Encoding: chunked" "$base/v1/jobs" --data-binary "{\"id\": \"$big\"}" & pids+=($!)
+loop oversized code "${C[@]}" -X PUT "$base/v1/budget" --data-binary @"$tmp/big.json" & pids+=($!)
+loop chunked code "${C[@]}" -X POST -H "Transfer-Encoding: chunked" "$base/v1/jobs" --data-binary @"$tmp/big.json" & pids+=($!)
 # 40 idle connections, renewed whenever the agent closes them.
 python3 - "$port" "$duration" <<'PY' & pids+=($!)
 import socket, sys, time
@@ -114,16 +117,20 @@ final=$(curl -s --max-time 2 "${R[@]}" "$base/v1/status")
 [ $alive -eq 1 ] && kill -TERM "$agent" && wait "$agent"
 restored=$(tr '\n' ' ' < "$tmp/state.txt")
 echo "soak: $duration s, agent alive at the end: $alive, caps after SIGTERM: $restored"
-awk -v warm=60 '
+awk -v warm=60 -v half=$((duration / 2)) '
   { t[NR] = $1; r[NR] = $2 }
   END {
     n = 0; sx = sy = sxx = sxy = 0
     for (i = 1; i <= NR; ++i) if (t[i] >= warm) { n++; sx += t[i]; sy += r[i]; sxx += t[i]*t[i]; sxy += t[i]*r[i]; if (!w) w = r[i] }
     slope = n > 1 ? (n*sxy - sx*sy) / (n*sxx - sx*sx) * 60 : 0
-    printf "RSS KiB: start %d, after warm-up %d, end %d, max %d; slope after warm-up %.1f KiB/min over %d samples\n", r[1], w, r[NR], max_r(r, NR), slope, n
+    m = 0; sx = sy = sxx = sxy = 0
+    for (i = 1; i <= NR; ++i) if (t[i] >= half) { m++; sx += t[i]; sy += r[i]; sxx += t[i]*t[i]; sxy += t[i]*r[i] }
+    slope2 = m > 1 ? (m*sxy - sx*sy) / (m*sxx - sx*sx) * 60 : 0
+    printf "RSS KiB: start %d, after warm-up %d, end %d, max %d; slope after warm-up %.1f KiB/min (%d samples), over the second half %.1f KiB/min (%d samples)\n", r[1], w, r[NR], max_r(r, NR), slope, n, slope2, m
   }
   function max_r(a, n,   m, i) { m = 0; for (i = 1; i <= n; ++i) if (a[i] > m) m = a[i]; return m }' "$tmp/rss"
-echo "$final" | jq -c '{ticks: .loop.ticks_total, late: .loop.late_ticks_total, lateness_max_s: .loop.lateness_max_s}' 2>/dev/null
+echo "loop: $(jq -c '{ticks, late_ticks, missed_ticks, max_lateness_s}' "$tmp/summary.json" 2>/dev/null)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 for f in "$tmp"/codes.*; do
   printf '%-10s %s\n' "${f##*.}" "$(grep -v '^$' "$f" | sort | uniq -c | awk '{printf "%s×%s ", $2, $1}')"
 done
