@@ -256,6 +256,15 @@ void CsvWriter::flush_if_full() {
   buf_.clear();
 }
 
+void CsvWriter::flush() {
+  if (!file_) return;
+  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size()) {
+    failed_ = true;
+  }
+  buf_.clear();
+  if (std::fflush(file_) != 0) failed_ = true;
+}
+
 Status CsvWriter::close() {
   if (!file_) return failed_ ? Status::IoError(path_ + ": write failed") : Status::Ok();
   if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size())

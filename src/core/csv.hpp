@@ -14,6 +14,7 @@
 // unterminated() true, so the caller can drop it with a warning.
 // Thread-safety: none; one reader per thread.
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -101,10 +102,17 @@ class CsvWriter {
   CsvWriter& field(double v, int decimals);
   CsvWriter& field(int64_t v);
   CsvWriter& field(int v) { return field(static_cast<int64_t>(v)); }
+  // A reading with fixed decimals, or an empty cell when it is missing (NaN).
+  CsvWriter& cell(double v, int decimals) {
+    return std::isnan(v) ? field(std::string_view()) : field(v, decimals);
+  }
   void end_row();
   // Writes a whole header row from comma-separated names.
   void header(std::string_view comma_separated);
   Status close();
+  // Hands the buffered rows to the kernel now (one fwrite + fflush; no fsync), so a reader or
+  // a crash sees them. Call between rows. Errors are reported by close().
+  void flush();
 
  private:
   CsvWriter(std::string path, std::FILE* f);

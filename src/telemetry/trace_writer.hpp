@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/csv.hpp"
 #include "core/status.hpp"
 #include "telemetry/snapshot.hpp"
 
@@ -63,15 +64,14 @@ class TraceWriter {
   int64_t implausible_fields() const { return implausible_fields_; }
 
  private:
-  class File;  // one buffered CSV file (trace_writer.cpp)
   // A tick's time_s is a multiple of the period up to rounding (0.1 * 10 != 1.0 exactly).
   static constexpr double kFlushSlack_s = 1e-6;
   TraceWriter(std::string dir, TraceWriterOptions options);
   void append_jobs(const Snapshot& s);
   std::string dir_;
   TraceWriterOptions options_;
-  std::unique_ptr<File> gpus_;
-  std::unique_ptr<File> jobs_;
+  std::unique_ptr<CsvWriter> gpus_;
+  std::unique_ptr<CsvWriter> jobs_;
   double last_flush_s_;  // time_s of the last flush; NaN before the first
   Status pending_;       // first failure, reported by close()
   int64_t implausible_rows_ = 0, implausible_fields_ = 0;
