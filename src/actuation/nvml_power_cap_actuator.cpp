@@ -5,11 +5,6 @@
 #include <string>
 
 namespace fw {
-namespace {
-
-constexpr double kWattsPerMilliwatt = 1e-3;
-
-}  // namespace
 
 Result<std::unique_ptr<NvmlPowerCapActuator>> NvmlPowerCapActuator::open(
     std::shared_ptr<const NvmlLibrary> lib, const std::vector<int>& gpus) {
@@ -43,8 +38,8 @@ Result<std::unique_ptr<NvmlPowerCapActuator>> NvmlPowerCapActuator::open(
       const nvml::Return rc = f.device_get_power_limit_constraints(d.handle, &min_mw, &max_mw);
       if (rc != nvml::kErrorNotSupported) {
         FW_RETURN_IF_ERROR(l.check(rc, "nvmlDeviceGetPowerManagementLimitConstraints", g));
-        d.constraints.min_w = min_mw * kWattsPerMilliwatt;
-        d.constraints.max_w = max_mw * kWattsPerMilliwatt;
+        d.constraints.min_w = min_mw * nvml::kSiPerMilli;
+        d.constraints.max_w = max_mw * nvml::kSiPerMilli;
       }
     }
     if (f.device_get_power_default_limit) {
@@ -52,7 +47,7 @@ Result<std::unique_ptr<NvmlPowerCapActuator>> NvmlPowerCapActuator::open(
       const nvml::Return rc = f.device_get_power_default_limit(d.handle, &mw);
       if (rc != nvml::kErrorNotSupported) {
         FW_RETURN_IF_ERROR(l.check(rc, "nvmlDeviceGetPowerManagementDefaultLimit", g));
-        d.constraints.default_w = mw * kWattsPerMilliwatt;
+        d.constraints.default_w = mw * nvml::kSiPerMilli;
       }
     }
     a->ids_.push_back(g);
@@ -82,19 +77,19 @@ Result<double> NvmlPowerCapActuator::cap_w(int gpu) {
     FW_RETURN_IF_ERROR(lib_->check(f.device_get_enforced_power_limit(d.handle, &mw),
                                    "nvmlDeviceGetEnforcedPowerLimit", gpu));
   }
-  return mw * kWattsPerMilliwatt;
+  return mw * nvml::kSiPerMilli;
 }
 
 Result<CapWrite> NvmlPowerCapActuator::write(int gpu, double cap_w) {
   const Device& d = dev(gpu);
   const NvmlFunctions& f = lib_->fn();
-  const auto mw = static_cast<unsigned int>(std::llround(cap_w / kWattsPerMilliwatt));
+  const auto mw = static_cast<unsigned int>(std::llround(cap_w / nvml::kSiPerMilli));
   FW_RETURN_IF_ERROR(lib_->check(f.device_set_power_limit(d.handle, mw),
                                  "nvmlDeviceSetPowerManagementLimit", gpu));
   unsigned int enforced_mw = 0;
   FW_RETURN_IF_ERROR(lib_->check(f.device_get_enforced_power_limit(d.handle, &enforced_mw),
                                  "nvmlDeviceGetEnforcedPowerLimit", gpu));
-  return CapWrite{mw * kWattsPerMilliwatt, enforced_mw * kWattsPerMilliwatt};
+  return CapWrite{mw * nvml::kSiPerMilli, enforced_mw * nvml::kSiPerMilli};
 }
 
 }  // namespace fw

@@ -1,6 +1,6 @@
 #pragma once
 // NvmlPowerCapActuator: PowerCapActuator over NVML (the dlopen'ed binding in
-// telemetry/nvml_library.hpp). NVML's mW are converted to W here and nowhere else.
+// telemetry/nvml_library.hpp). NVML's mW are converted to W by nvml::kSiPerMilli (nvml_api.hpp).
 //
 // open() takes each managed GPU's handle and its cap constraints
 // (nvmlDeviceGetPowerManagementLimitConstraints, ...DefaultLimit; NOT_SUPPORTED leaves them

@@ -128,12 +128,6 @@ Result<AllocateInput> load_allocate_input(const std::string& path) {
   return parse_root(*root, dir.empty() ? "." : dir);
 }
 
-Result<AllocateInput> parse_allocate_input(const std::string& text, const std::string& name) {
-  auto root = ConfigNode::parse(text, name);
-  if (!root.ok()) return root.status();
-  return parse_root(*root, ".");
-}
-
 AllocateReport run_allocate(const AllocateInput& in,
                             const std::vector<allocation::Method>& methods) {
   AllocateReport r{in, {}};

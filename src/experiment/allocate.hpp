@@ -36,7 +36,6 @@ struct AllocateInput {
 
 // Errors name file:line: field.
 Result<AllocateInput> load_allocate_input(const std::string& path);
-Result<AllocateInput> parse_allocate_input(const std::string& text, const std::string& name);
 
 struct AllocateReport {
   AllocateInput input;

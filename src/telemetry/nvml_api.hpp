@@ -14,6 +14,10 @@ namespace fw::nvml {
 
 // nvmlReturn_t
 using Return = int;
+// NVML reports and takes milliwatts and millijoules; flexwatt is SI inside. This is the one
+// conversion factor, used by the telemetry source and the cap writer alike.
+inline constexpr double kSiPerMilli = 1e-3;  // mW -> W, mJ -> J
+
 inline constexpr Return kSuccess = 0;
 inline constexpr Return kErrorUninitialized = 1;
 inline constexpr Return kErrorInvalidArgument = 2;

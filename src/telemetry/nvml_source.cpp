@@ -6,7 +6,6 @@
 namespace fw {
 namespace {
 
-constexpr double kMilli = 1e-3;  // mW -> W, mJ -> J
 constexpr const char* kFieldCall = "nvmlDeviceGetFieldValues(NVML_FI_DEV_POWER_INSTANT)";
 
 // A field value as a double, whatever C type the driver chose.
@@ -153,15 +152,15 @@ Status NvmlGpuSource::probe(int gpu, Device& d) {
                       : 0,
                   f.device_get_power_limit_constraints != nullptr,
                   "nvmlDeviceGetPowerManagementLimitConstraints", gpu, d, st)) {
-    d.info.min_limit_w = min_mw * kMilli;
-    d.info.max_limit_w = max_mw * kMilli;
+    d.info.min_limit_w = min_mw * nvml::kSiPerMilli;
+    d.info.max_limit_w = max_mw * nvml::kSiPerMilli;
   }
   FW_RETURN_IF_ERROR(st);
   if (optional_ok(
           f.device_get_power_default_limit ? f.device_get_power_default_limit(d.handle, &mw) : 0,
           f.device_get_power_default_limit != nullptr, "nvmlDeviceGetPowerManagementDefaultLimit",
           gpu, d, st)) {
-    d.info.default_limit_w = mw * kMilli;
+    d.info.default_limit_w = mw * nvml::kSiPerMilli;
   }
   FW_RETURN_IF_ERROR(st);
 
@@ -195,13 +194,13 @@ Status NvmlGpuSource::read_power_w(int gpu, const Device& d, double& power_w) co
     nvml::FieldValue fv = instant_power_request();
     FW_RETURN_IF_ERROR(lib_->check(f.device_get_field_values(d.handle, 1, &fv), kFieldCall, gpu));
     FW_RETURN_IF_ERROR(lib_->check(fv.nvml_return, kFieldCall, gpu));
-    power_w = field_as_double(fv) * kMilli;
+    power_w = field_as_double(fv) * nvml::kSiPerMilli;
     return Status::Ok();
   }
   unsigned int mw = 0;
   FW_RETURN_IF_ERROR(
       lib_->check(f.device_get_power_usage(d.handle, &mw), "nvmlDeviceGetPowerUsage", gpu));
-  power_w = mw * kMilli;
+  power_w = mw * nvml::kSiPerMilli;
   return Status::Ok();
 }
 
@@ -224,9 +223,10 @@ Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
     unsigned long long mj = 0;  // NOLINT(runtime/int)
     FW_RETURN_IF_ERROR(lib_->check(f.device_get_total_energy_consumption(d.handle, &mj),
                                    "nvmlDeviceGetTotalEnergyConsumption", gpu));
-    if (mj < d.last_counter_mj) d.counter_offset_j += d.last_counter_mj * kMilli;  // restarted
+    if (mj < d.last_counter_mj)
+      d.counter_offset_j += d.last_counter_mj * nvml::kSiPerMilli;  // restarted
     d.last_counter_mj = mj;
-    r.energy_j = d.counter_offset_j + mj * kMilli;
+    r.energy_j = d.counter_offset_j + mj * nvml::kSiPerMilli;
   } else {
     if (d.has_prev && now_s > d.prev_time_s) {
       d.integrated_j += 0.5 * (d.prev_power_w + r.power_w) * (now_s - d.prev_time_s);
@@ -241,7 +241,7 @@ Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
   if (d.has_limit) {
     FW_RETURN_IF_ERROR(lib_->check(f.device_get_enforced_power_limit(d.handle, &v),
                                    "nvmlDeviceGetEnforcedPowerLimit", gpu));
-    r.cap_w = v * kMilli;
+    r.cap_w = v * nvml::kSiPerMilli;
   }
   if (d.has_util) {
     nvml::Utilization u{};

@@ -15,7 +15,8 @@
 //    device answers NOT_SUPPORTED (or the library lacks) is left NaN and listed in
 //    GpuDeviceInfo::unsupported; any other failure fails open().
 // Every NVML return code goes through NvmlLibrary::check (names the call and GPU). NVML's
-// mW/mJ/percent are converted to W/J/0..1 here and nowhere else. Not thread-safe.
+// mW/mJ/percent are converted to W/J/0..1 here (by nvml::kSiPerMilli, nvml_api.hpp, the one
+// factor the cap writer uses too). Not thread-safe.
 
 #include <memory>
 #include <vector>
