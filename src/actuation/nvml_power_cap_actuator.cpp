@@ -16,17 +16,8 @@ Result<std::unique_ptr<NvmlPowerCapActuator>> NvmlPowerCapActuator::open(
                                 ": no nvmlDeviceSetPowerManagementLimit / "
                                 "nvmlDeviceGetEnforcedPowerLimit: caps cannot be written");
   }
-  unsigned int count = 0;
-  FW_RETURN_IF_ERROR(l.check(f.device_get_count(&count), "nvmlDeviceGetCount", -1));
-  std::vector<int> selected = gpus;
-  if (selected.empty()) {
-    for (unsigned int i = 0; i < count; ++i) selected.push_back(static_cast<int>(i));
-  }
+  FW_ASSIGN_OR_RETURN(std::vector<int> selected, l.select_gpus(gpus));
   for (int g : selected) {
-    if (g < 0 || g >= static_cast<int>(count)) {
-      return Status::NotFound("unknown GPU index " + std::to_string(g) + ": NVML reports " +
-                              std::to_string(count) + " GPU(s)");
-    }
     if (a->managed(g)) continue;
     Device d;
     d.gpu = g;

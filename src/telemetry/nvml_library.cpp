@@ -239,4 +239,21 @@ NvmlLibrary::~NvmlLibrary() {
   if (handle_) dlclose(handle_);
 }
 
+Result<std::vector<int>> NvmlLibrary::select_gpus(const std::vector<int>& requested) const {
+  unsigned int count = 0;
+  FW_RETURN_IF_ERROR(check(fn_.device_get_count(&count), "nvmlDeviceGetCount", -1));
+  std::vector<int> selected = requested;
+  if (selected.empty()) {
+    for (unsigned int i = 0; i < count; ++i) selected.push_back(static_cast<int>(i));
+  }
+  for (int g : selected) {
+    if (g < 0 || g >= static_cast<int>(count)) {
+      return Status::NotFound("unknown GPU index " + std::to_string(g) + ": NVML reports " +
+                              std::to_string(count) + " GPU(s)" +
+                              (count ? ", indices 0-" + std::to_string(count - 1) : ""));
+    }
+  }
+  return selected;
+}
+
 }  // namespace fw

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/status.hpp"
 #include "telemetry/nvml_api.hpp"
@@ -65,6 +66,10 @@ class NvmlLibrary {
   // message names the call and the GPU ("nvmlDeviceGetPowerUsage (GPU 1): GPU is lost
   // [NVML_ERROR_GPU_IS_LOST]"). gpu < 0 means a call not tied to one GPU.
   Status check(nvml::Return rc, std::string_view call, int gpu) const;
+  // The GPUs to manage: `requested` (NVML indices; empty: every GPU NVML reports), each checked
+  // against nvmlDeviceGetCount. NotFound naming the index and the valid range. The one GPU
+  // selection of the telemetry source and the cap writer.
+  Result<std::vector<int>> select_gpus(const std::vector<int>& requested) const;
 
  private:
   NvmlLibrary() = default;

@@ -46,17 +46,7 @@ Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(std::shared_ptr<const
   unsigned int count = 0;
   FW_RETURN_IF_ERROR(src->lib_->check(f.device_get_count(&count), "nvmlDeviceGetCount", -1));
   src->devs_.resize(count);
-  std::vector<int> selected = gpus;
-  if (selected.empty()) {
-    for (unsigned int i = 0; i < count; ++i) selected.push_back(static_cast<int>(i));
-  }
-  for (int g : selected) {
-    if (g < 0 || g >= static_cast<int>(count)) {
-      return Status::NotFound("unknown GPU index " + std::to_string(g) + ": NVML reports " +
-                              std::to_string(count) + " GPU(s)" +
-                              (count ? ", indices 0-" + std::to_string(count - 1) : ""));
-    }
-  }
+  FW_ASSIGN_OR_RETURN(std::vector<int> selected, src->lib_->select_gpus(gpus));
   for (int g : selected) {
     if (src->devs_[g].probed) continue;
     FW_RETURN_IF_ERROR(src->probe(g, src->devs_[g]));
