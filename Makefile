@@ -15,7 +15,7 @@ SHELL := /bin/bash
 BENCH_PACKAGES := python3-pandas
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check clean dist sanitize
+.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check tidy clean dist sanitize
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -117,6 +117,11 @@ format:
 # Fails when any file differs from .clang-format's style (CI runs it before the tests).
 format-check: deps
 	$(FORMAT_FILES) | xargs -0 clang-format --dry-run --Werror
+
+# clang-tidy with .clang-tidy's checks over every source file under src/ (needs the build's
+# compile_commands.json; slow: minutes per core).
+tidy: build
+	find src -name '*.cpp' -print0 | xargs -0 -n 8 -P $(JOBS) clang-tidy -p $(BUILD) --quiet
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

@@ -99,10 +99,6 @@ struct AgentState {
   uint64_t applied_command_seq = 0;  // last API command the loop has applied
 };
 
-// The node's PFI for the fleet layer: the mean PFI over the jobs that have one (JobState::pfi);
-// NaN when none has.
-double node_pfi(const AgentState& s);
-
 // JSON of the state as served by GET /v1/status and each SSE event (NaN -> null).
 nlohmann::json to_json(const AgentState& s);
 nlohmann::json to_json(const JobState& j);

@@ -6,8 +6,8 @@
 #include "actuation/fake_power_cap_actuator.hpp"
 #include "actuation/nvml_power_cap_actuator.hpp"
 #include "hw/gpu_catalog.hpp"
+#include "hw/nvml/nvml_library.hpp"
 #include "sim/scenario.hpp"
-#include "telemetry/nvml_library.hpp"
 #include "telemetry/nvml_source.hpp"
 
 namespace fw {
@@ -42,10 +42,10 @@ Result<std::unique_ptr<NodePlant>> NodePlant::open(const NodePlantConfig& cfg, J
 }
 
 Status NodePlant::open_hardware() {
-  auto lib =
-      cfg_.nvml_library.empty() ? NvmlLibrary::load() : NvmlLibrary::load_path(cfg_.nvml_library);
+  auto lib = cfg_.nvml_library.empty() ? nvml::NvmlLibrary::load()
+                                       : nvml::NvmlLibrary::load_path(cfg_.nvml_library);
   if (!lib.ok()) return lib.status();
-  std::shared_ptr<const NvmlLibrary> shared = std::move(lib).value();
+  std::shared_ptr<const nvml::NvmlLibrary> shared = std::move(lib).value();
   auto src = NvmlGpuSource::open(shared, cfg_.gpus);
   if (!src.ok()) return src.status();
   auto act = NvmlPowerCapActuator::open(shared, cfg_.gpus);

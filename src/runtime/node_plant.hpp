@@ -1,6 +1,6 @@
 #pragma once
 // NodePlant: a Plant over one node, what `flexwatt agent` controls. Three backends:
-//   nvml        the real driver (NvmlLibrary::load(): FLEXWATT_NVML_LIBRARY or the default)
+//   nvml        the real driver (nvml::NvmlLibrary::load(): FLEXWATT_NVML_LIBRARY or the default)
 //   fake-nvml   the test library (tests/telemetry/fake_nvml), named by nvml_library
 //   sim:PATH    the simulator on scenario PATH, advanced in real time: read(now_s) moves the
 //               simulated cluster to now_s seconds after open
