@@ -198,5 +198,52 @@ TEST(FitCases, LightNearlyAllTrainingLogInventsNoLowPhases) {
   expect_targets(t, "light");
 }
 
+// A training level no setting of the mix reaches: above (an H100-level log given as an A100)
+// is an error naming mix.sm's limit; below the preset at mix.sm = 0 fits with a warning naming
+// mix.sm (it used to pin mix.sm at 2 or 0 silently).
+TEST(FitCases, UnreachableTrainingLevelsAreSaid) {
+  LogSpec s;
+  s.train_w = 550;
+  s.pause_every_s = 40;
+  s.duration_s = 600;
+  s.seed = 17;
+  auto hi = fit_trace(synth::make(s), *find_gpu_preset("a100-sxm4-80gb"), "dense-pt", SimParams{});
+  ASSERT_FALSE(hi.ok());
+  EXPECT_NE(hi.status().message().find("mix.sm"), std::string::npos) << hi.status().message();
+  s.train_w = 150;
+  s.pause_w = 125;
+  s.common_sd_w = 3;
+  s.indep_sd_w = 3;
+  auto lo = fit_trace(synth::make(s), *find_gpu_preset("h100-sxm5"), "dense-pt", SimParams{});
+  ASSERT_TRUE(lo.ok()) << lo.status().message();
+  std::string all;
+  for (const auto& w : lo->warnings) all += w + "\n";
+  std::printf("[fit-case] light 150 W: mix.sm %.3f mem %.3f; warnings:\n%s", lo->mix.sm,
+              lo->mix.mem, all.c_str());
+  EXPECT_NE(all.find("mix.sm"), std::string::npos);
+}
+
+// Two pause populations with only two long ones in the log (16.5 s every 28 s of training;
+// checkpoints of ~100 s): found as two populations, the long ones as checkpoints.
+TEST(FitCases, TwoRareLongPausesAreCheckpoints) {
+  LogSpec s;
+  s.duration_s = 1500;
+  s.common_sd_w = 10;
+  s.pause_every_s = 28;
+  s.pause_s = 16.5;
+  s.long_every = 14;
+  s.long_s = 100;
+  s.seed = 18;
+  const Twin t = fit_and_run(synth::make(s), "h100-sxm5");
+  std::printf(
+      "[fit-case] rare long: %d regular every %.1f s, %.1f s; %d long, %.1f s, every %.0f s\n",
+      t.fit.low_phases, t.fit.every_s, t.fit.length_s, t.fit.long_phases, t.fit.long_s,
+      t.fit.long_every_s);
+  EXPECT_EQ(t.fit.long_phases, 2);
+  EXPECT_NEAR(t.fit.length_s, 16.5, 1.5);
+  EXPECT_NEAR(t.fit.every_s, 28, 3);
+  expect_targets(t, "rare long pauses");
+}
+
 }  // namespace
 }  // namespace fw::sim
