@@ -104,7 +104,8 @@ std::string sweep_check_table(const SweepCheck& c);
 // A power log as per-GPU series on a common time grid (one column per GPU).
 struct PowerLog {
   double dt_s = 0.5;
-  std::vector<std::vector<double>> gpu_w;  // [gpu][sample]
+  std::vector<std::vector<double>> gpu_w;     // [gpu][sample]
+  std::vector<std::vector<double>> mem_util;  // [gpu][sample], 0..1, NaN: none; empty: no column
 };
 // Reads a flexwatt trace (directory or gpus.csv) or an nvidia-smi CSV log, resampled onto a
 // grid of dt_s (mean of the samples in each cell; an empty cell repeats the previous value).

@@ -39,20 +39,30 @@ std::vector<double> node_mean(const PowerLog& log) {
 Result<PowerLog> read_power_log(const std::string& path, double dt_s) {
   if (!(dt_s > 0)) return Status::InvalidArgument("resampling step must be > 0");
   TraceReaderOptions opt;
-  opt.fields = 0;
+  opt.fields = kFieldMemUtil;
   FW_ASSIGN_OR_RETURN(auto r, TraceReader::open(path, opt));
-  std::vector<std::vector<double>> sum, cnt;
+  std::vector<std::vector<double>> sum, cnt, usum, ucnt;
   TraceRow row;
   double t0 = 0;
-  bool first = true;
+  bool first = true, any_util = false;
   while (r->next(row)) {
     if (first) t0 = row.time_s, first = false;
     const int g = row.reading.gpu;
     const auto k = static_cast<size_t>(std::max(0.0, std::floor((row.time_s - t0) / dt_s)));
-    if (static_cast<int>(sum.size()) <= g) sum.resize(g + 1), cnt.resize(g + 1);
-    if (sum[g].size() <= k) sum[g].resize(k + 1, 0.0), cnt[g].resize(k + 1, 0.0);
+    if (static_cast<int>(sum.size()) <= g) {
+      sum.resize(g + 1), cnt.resize(g + 1), usum.resize(g + 1), ucnt.resize(g + 1);
+    }
+    if (sum[g].size() <= k) {
+      sum[g].resize(k + 1, 0.0), cnt[g].resize(k + 1, 0.0);
+      usum[g].resize(k + 1, 0.0), ucnt[g].resize(k + 1, 0.0);
+    }
     sum[g][k] += row.reading.power_w;
     cnt[g][k] += 1;
+    if (std::isfinite(row.reading.mem_util)) {
+      usum[g][k] += row.reading.mem_util;
+      ucnt[g][k] += 1;
+      any_util = true;
+    }
   }
   FW_RETURN_IF_ERROR(r->status());
   PowerLog log;
@@ -61,16 +71,18 @@ Result<PowerLog> read_power_log(const std::string& path, double dt_s) {
   for (const auto& s : sum) n = std::max(n, s.size());
   for (size_t g = 0; g < sum.size(); ++g) {
     if (sum[g].empty()) continue;
-    std::vector<double> w(n, NAN);
+    std::vector<double> w(n, NAN), u(n, NAN);
     double last = NAN;
     for (size_t k = 0; k < n; ++k) {
       if (k < cnt[g].size() && cnt[g][k] > 0) last = sum[g][k] / cnt[g][k];
       w[k] = last;
+      if (k < ucnt[g].size() && ucnt[g][k] > 0) u[k] = usum[g][k] / ucnt[g][k];
     }
     const double first_w = *std::find_if(w.begin(), w.end(), [](double x) { return x == x; });
     for (double& x : w)
       if (!(x == x)) x = first_w;
     log.gpu_w.push_back(std::move(w));
+    if (any_util) log.mem_util.push_back(std::move(u));
   }
   if (log.gpu_w.empty() || n < 4) return Status::InvalidArgument(path + ": too few samples");
   return log;
@@ -329,6 +341,23 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   base_m.iter_s = f.iter_s;
   JobMix mix0{base->load[1].u, base->load[1].m, base->load[1].c,
               1 - base->share[0] - base->share[1]};
+  // F2a: the job's own memory traffic where the log carries it (utilization.memory, the share
+  // of time device memory was read or written: a proxy of mix.mem), mean over steady training.
+  bool mem_from_log = false;
+  if (log.mem_util.size() == log.gpu_w.size()) {
+    double su = 0, nu = 0;
+    for (const auto& u : log.mem_util)
+      for (size_t k = 0; k < u.size(); ++k)
+        if (seg.steady[k] && std::isfinite(u[k])) su += u[k], nu += 1;
+    if (nu > 0.5 * static_cast<double>(f.gpus) * static_cast<double>(dyn.samples)) {
+      mix0.mem = std::clamp(su / nu, 0.0, 1.0);
+      mem_from_log = true;
+      f.notes.push_back(
+          fmt("mix.mem %.3f from the log's utilization.memory (mean over steady "
+              "training)",
+              mix0.mem));
+    }
+  }
   FW_ASSIGN_OR_RETURN(f.mix, solve_level_checked(gpu, base_m, mix0, f.high_w, sp, &f.warnings));
   double var_sw = 0, acf_sw = 0;
   model_swing(gpu, apply_mix(base_m, f.mix), f.iter_jitter, log.dt_s, sp, &var_sw, &acf_sw);
@@ -404,7 +433,8 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
     const double it_s = f.iter_s;  // iteration time at full clock (jitter's mean ≈ 1)
     f.checkpoint_every_iters = std::max(1, static_cast<int>(std::lround(f.long_every_s / it_s)));
   }
-  f.notes.push_back("from preset " + base_workload + ": mix.mem, mix.compute_bound" +
+  f.notes.push_back("from preset " + base_workload + ": " + (mem_from_log ? "" : "mix.mem, ") +
+                    "mix.compute_bound" +
                     (f.period_s > 0 ? std::string() : std::string(", mix.comm_share")) +
                     " (a power log without caps holds no cap response; fit a cap sweep for "
                     "them)");

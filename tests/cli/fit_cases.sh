@@ -45,4 +45,13 @@ check "report overall verdict with a reason" \
   jqt '(.report.verdict | IN("good", "usable", "not reliable")) and (.report.reason | length > 0)' \
   "$out/r.json"
 check "report table" bash -c "'$bin' fit '$out/named.csv' --check | grep -q 'verdict'"
+# A memory-utilisation column gives the job's own mix.mem (else the preset's, said in a note).
+awk -F', ' 'NR == 1 { print $0 ", utilization.memory [%]"; next } { print $0 ", 40 %" }' \
+  "$out/named.csv" >"$out/util.csv"
+check "utilisation: fitted" "$bin" fit "$out/util.csv" --out "$out/util.yaml" --json >"$out/util.json"
+check "utilisation: mix.mem from the log" grep -q "mem: 0.4000, compute_bound" "$out/util.yaml"
+check "utilisation: said in a note" \
+  jqt '[.notes[] | test("mix.mem 0.400 from the log")] | any' "$out/util.json"
+check "no utilisation: the preset's mix.mem, said" \
+  jqt '[.notes[] | test("from preset dense-pt: mix.mem")] | any' "$out/named.json"
 finish fit_cases
