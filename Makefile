@@ -6,7 +6,8 @@ JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
-  etcd-server etcd-client prometheus chromium-headless-shell systemd shellcheck python3-yaml
+  etcd-server etcd-client prometheus chromium-headless-shell systemd shellcheck python3-yaml \
+  python3-torch
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SHELL := /bin/bash
 
