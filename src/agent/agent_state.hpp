@@ -29,6 +29,9 @@ struct GpuState {
   double sm_util = kUnset;   // 0..1
   double mem_util = kUnset;  // 0..1
   double temp_c = kUnset;
+  // NVML clocks-event (throttle) reasons at the last read, the bit mask as a number
+  // (nvmlClocksEventReason*: 0x4 SW power cap, 0x8 HW slowdown, ...); NaN: not read.
+  double clock_event_reasons = kUnset;
 };
 
 // One budget entry: watts judged on the mean over window_s.

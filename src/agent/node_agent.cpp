@@ -611,6 +611,7 @@ void NodeAgent::Impl::publish(double t) {
       gs.sm_util = r.sm_util;
       gs.mem_util = r.mem_util;
       gs.temp_c = r.temp_c;
+      gs.clock_event_reasons = plant->clock_event_reasons(g);
       if (!std::isnan(r.power_w)) {
         node_w += r.power_w;
         any = true;

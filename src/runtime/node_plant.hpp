@@ -72,6 +72,9 @@ class NodePlant : public Plant {
   const std::string& job_id(size_t j) const;
   // Seconds since plant job j's channel job last reported (NaN: no channel job).
   double job_report_age_s(size_t j) const;
+  // GPU g's NVML clocks-event (throttle) reason bit mask at the last read(); NaN when the
+  // device does not report one, before the first read, and on sim.
+  double clock_event_reasons(size_t g) const;
   const std::string& backend() const { return cfg_.backend; }
   bool simulated() const { return sim_ != nullptr; }
   // sim: the scenario's budget schedule; empty on hardware.
@@ -94,6 +97,7 @@ class NodePlant : public Plant {
   bool jobs_read_ = false;
   std::vector<std::string> job_ids_;  // hardware: channel id of each plant job
   std::vector<ChannelJob> channel_jobs_;
+  std::vector<double> clock_event_reasons_;  // per GPU, of the last hardware read
   PlantInfo info_;
   std::vector<NodeGpu> node_gpus_;
   std::unique_ptr<Hardware> hw_;
