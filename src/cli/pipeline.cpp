@@ -171,6 +171,12 @@ int run_pipeline(int argc, char** argv) {
                    "schedule segments per stage: 5 (fill, warm-up, steady, cool-down, "
                    "drain) or 3 (warm-up, steady, cool-down); default 5")
       ->check(CLI::IsMember({3, 5}));
+  double max_cap_w = 0;
+  plan_cmd
+      ->add_option("--max-cap-w", max_cap_w,
+                   "highest cap the plan may use (default: none; uncapped is always "
+                   "allowed and runs the profile's highest clock)")
+      ->check(finite_in(0, 5000, true));
   plan_cmd->add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
@@ -185,6 +191,7 @@ int run_pipeline(int argc, char** argv) {
                                                     "'; give the power of a waiting GPU"));
   }
   opt.min_cap_w = gpu->min_cap_w;
+  if (max_cap_w > 0) opt.max_cap_w = max_cap_w;
   g_max_cap_w = gpu->max_cap_w;
   auto prof = pipeline::read_stage_profile(path);
   if (!prof.ok()) return fail("pipeline", prof.status());
