@@ -323,6 +323,13 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
     gpu_means.push_back(mean_of(v));
   }
   f.high_w = mean_of(gpu_means);
+  if (f.high_w < gpu.idle_ctx_w) {
+    return Status::InvalidArgument(
+        fmt("the log's highest steady level, %.0f W/GPU, is below ", f.high_w) +
+        std::string(gpu.name) +
+        fmt("'s context-idle power %.0f W: no training in the log, or another GPU (--gpu)",
+            gpu.idle_ctx_w));
+  }
   f.offset_sd_frac = gpu_means.size() > 1 ? sd_of(gpu_means) / gpu.tdp_w : 0.0;
   if (f.offset_sd_frac > 0.5) {
     f.warnings.push_back(
