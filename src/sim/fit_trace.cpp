@@ -215,6 +215,13 @@ void duty_load(const GpuPreset& gpu, double level_w, double* sm, double* mem,
                std::vector<std::string>* warnings, std::vector<std::string>* notes) {
   *mem = 0.10;
   *sm = (level_w - gpu.idle_ctx_w - gpu.mem_power_w * *mem) / gpu.sm_power_w;
+  if (*sm > 2) {
+    warnings->push_back(
+        fmt("duty.sm held at its limit 2 (fitted %.2f): the pauses' level %.0f "
+            "W/GPU is beyond the model's",
+            *sm, level_w));
+    *sm = 2;
+  }
   if (*sm >= 0) return;
   *sm = 0;
   *mem = (level_w - gpu.idle_ctx_w) / gpu.mem_power_w;
@@ -316,7 +323,21 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
     gpu_means.push_back(mean_of(v));
   }
   f.high_w = mean_of(gpu_means);
+  if (f.high_w < gpu.idle_ctx_w) {
+    return Status::InvalidArgument(
+        fmt("the log's highest steady level, %.0f W/GPU, is below ", f.high_w) +
+        std::string(gpu.name) +
+        fmt("'s context-idle power %.0f W: no training in the log, or another GPU (--gpu)",
+            gpu.idle_ctx_w));
+  }
   f.offset_sd_frac = gpu_means.size() > 1 ? sd_of(gpu_means) / gpu.tdp_w : 0.0;
+  if (f.offset_sd_frac > 0.5) {
+    f.warnings.push_back(
+        fmt("hetero.offset_sd held at its limit 0.5 of TDP (measured %.2f): the "
+            "GPUs' training levels differ more than one job's do",
+            f.offset_sd_frac));
+    f.offset_sd_frac = 0.5;
+  }
   // F3: step time from the in-training autocorrelation (D2); without a period, a step short
   // enough that its phases average out within one reading.
   const TrainingDynamics dyn = training_dynamics(log, seg.steady);

@@ -45,6 +45,10 @@ check "report overall verdict with a reason" \
   jqt '(.report.verdict | IN("good", "usable", "not reliable")) and (.report.reason | length > 0)' \
   "$out/r.json"
 check "report table" bash -c "'$bin' fit '$out/named.csv' --check | grep -q 'verdict'"
+# A log without training (idle at 72 W on an H100, context idle 122 W): exit 2.
+awk -F', ' 'NR == 1 { print; next } { printf "%s, 72.%d W, 0 %%, 500 MiB\n", $1, NR % 7 }' \
+  "$fx/h100_low_pauses.csv" >"$out/idle.csv"
+expect_exit2 "no training" "no training in the log" fit "$out/idle.csv" --gpu h100-sxm5
 # A memory-utilisation column gives the job's own mix.mem (else the preset's, said in a note).
 awk -F', ' 'NR == 1 { print $0 ", utilization.memory [%]"; next } { print $0 ", 40 %" }' \
   "$out/named.csv" >"$out/util.csv"

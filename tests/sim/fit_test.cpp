@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "sim/fit_gpu.hpp"
 #include "sim/scenario.hpp"
 #include "sim_test_util.hpp"
 
@@ -108,6 +109,31 @@ TEST(Fit, SweepCsvPlainFormatAndErrors) {
       write_tmp("fit_tput.csv", "job,cap_w,power_w,throughput\na,300,280,1\na,400,350,1e300\n"));
   ASSERT_FALSE(tput.ok());
   EXPECT_NE(tput.status().message().find(":3: throughput"), std::string::npos);
+}
+
+// GPU class of a sweep from its caps, of a device name by NVML name or family; a sweep whose
+// caps fit several GPUs (H100 and H200 share a range) asks for --gpu; a `gpus` column sets the
+// job size.
+TEST(Fit, GpuClassOfSweepsAndDeviceNames) {
+  EXPECT_EQ(gpu_from_device_name("NVIDIA H100 80GB HBM3"), find_gpu_preset("h100-sxm5"));
+  EXPECT_EQ(gpu_from_device_name(" NVIDIA A100-SXM4-40GB "), find_gpu_preset("a100-sxm4-80gb"));
+  EXPECT_EQ(gpu_from_device_name("NVIDIA H200"), find_gpu_preset("h200-sxm"));
+  EXPECT_EQ(gpu_from_device_name("Tesla V100-SXM2-32GB"), nullptr);
+  auto a100 = read_sweep_csv(testing::source_path("data/a100_power_cap_sweep.csv"));
+  ASSERT_TRUE(a100.ok());
+  auto c = gpu_for_sweep((*a100)[0], "");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->gpu, find_gpu_preset("a100-sxm4-80gb"));
+  EXPECT_FALSE(gpu_for_sweep((*a100)[0], "h100-sxm5").ok());  // 100 W is below its range
+  auto h = read_sweep_csv(write_tmp("fit_h.csv",
+                                    "job,cap_w,power_w,throughput,gpus\n"
+                                    "a,300,290,0.8,32\na,500,480,0.95,32\na,700,560,1,32\n"));
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  EXPECT_EQ((*h)[0].gpus, 32);
+  auto amb = gpu_for_sweep((*h)[0], "");
+  ASSERT_FALSE(amb.ok());
+  EXPECT_NE(amb.status().message().find("give --gpu"), std::string::npos) << amb.status().message();
+  EXPECT_TRUE(gpu_for_sweep((*h)[0], "h200-sxm").ok());
 }
 
 // A "measured" log made by the simulator: 8 H100 GPUs of dense pretraining with a duty cycle.
