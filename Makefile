@@ -15,7 +15,7 @@ SHELL := /bin/bash
 BENCH_PACKAGES := python3-pandas
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check clean dist sanitize
+.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check clean dist sanitize fleet-faults
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -78,6 +78,11 @@ dist: build
 # Every figure behind README's results table and docs/results.md, regenerated (slow; not in test).
 results: build
 	bash scripts/results.sh $(BUILD)/flexwatt
+
+# The fleet's fault campaign (docs/fleet.md, "Fault campaign"): 3 etcd members, 2
+# coordinators, 4 simulated agents on loopback, ~4 minutes; not part of `make test`.
+fleet-faults: build
+	FLEXWATT=$(BUILD)/flexwatt bash scripts/fleet_faults.sh --out $(BUILD)/fleet-faults
 
 # The benchmarks, then analyze against the I/O floor (cat) and pandas on one generated
 # 10M-row 8-GPU trace, with the violation counts compared window by window.
