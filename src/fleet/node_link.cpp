@@ -39,7 +39,9 @@ Result<std::unique_ptr<NodeLink>> NodeLink::Start(EtcdClientOptions etcd, NodeLi
     link->store_rev_ = r->revision;
     if (!r->kvs.empty()) {
       link->applied_mod_rev_ = r->kvs[0].mod_revision;
-      if (auto a = decode_assignment(r->kvs[0].value, r->kvs[0].key); a.ok()) link->accept(*a);
+      if (auto a = decode_assignment(r->kvs[0].value, r->kvs[0].key); a.ok()) {
+        link->accept(*a, r->kvs[0].mod_revision);
+      }
     }
   }
   link->start_watch(from);
@@ -68,7 +70,7 @@ void NodeLink::start_watch(int64_t start_revision) {
         continue;
       }
       if (auto a = decode_assignment(e.kv.value, e.kv.key); a.ok()) {
-        accept(*a);
+        accept(*a, e.kv.mod_revision);
       } else {
         refused_out_of_range_++;
       }
@@ -87,18 +89,17 @@ int64_t NodeLink::refresh_leader() {
   return leader_rev_;
 }
 
-bool NodeLink::accept(const Assignment& a) {
+bool NodeLink::accept(const Assignment& a, int64_t mod_revision) {
   const double now = now_s();
   double nameplate_w = 0;
   int64_t leader = 0;
   {
     std::lock_guard<std::mutex> lk(mu_);
+    // Watch and poll both deliver: a write no newer than the one applied is not taken (an
+    // older value read by the poll must not undo a newer one the watch delivered).
+    if (mod_revision <= applied_key_rev_) return true;
     nameplate_w = record_.nameplate_w;
     leader = leader_rev_;
-    if (assignment_ && assignment_->revision == a.revision &&
-        assignment_->expires_unix_s == a.expires_unix_s && assignment_->watts == a.watts) {
-      return true;  // the same write again (watch and poll both saw it)
-    }
   }
   if ((nameplate_w > 0 && a.watts > nameplate_w + 1e-6) ||
       a.expires_unix_s > now + options_.max_assignment_s) {
@@ -111,6 +112,8 @@ bool NodeLink::accept(const Assignment& a) {
     return false;
   }
   std::lock_guard<std::mutex> lk(mu_);
+  if (mod_revision <= applied_key_rev_) return true;  // a newer one came meanwhile
+  applied_key_rev_ = mod_revision;
   assignment_ = a;
   if (a.safe_w > 0) published_safe_w_ = a.safe_w;
   if (first_assignment_s_ < 0) first_assignment_s_ = now_s();
@@ -131,6 +134,10 @@ void NodeLink::poll_assignment() {
   store_rev_ = r->revision;
   if (went_back || !watch_ || watch_->ended()) {
     if (watch_) watch_->cancel();
+    if (went_back) {  // revisions start over: the applied one's no longer orders anything
+      std::lock_guard<std::mutex> lk(mu_);
+      applied_key_rev_ = 0;
+    }
     start_watch(r->revision + 1);
     watch_restarts_++;
     applied_mod_rev_ = 0;
@@ -138,7 +145,7 @@ void NodeLink::poll_assignment() {
   if (r->kvs.empty() || r->kvs[0].mod_revision == applied_mod_rev_) return;
   applied_mod_rev_ = r->kvs[0].mod_revision;
   if (auto a = decode_assignment(r->kvs[0].value, r->kvs[0].key); a.ok()) {
-    accept(*a);
+    accept(*a, r->kvs[0].mod_revision);
   } else {
     refused_out_of_range_++;
   }

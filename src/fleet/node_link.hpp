@@ -107,8 +107,9 @@ class NodeLink {
   NodeLink(std::unique_ptr<EtcdClient> etcd, NodeLinkOptions options, NodeRecord record);
   void run();
   void maintain(double* last_ok_s);
-  // Fencing and range checks, then takes a; false when refused (counted).
-  bool accept(const Assignment& a);
+  // Fencing and range checks, then takes a (the value of the key's mod_revision, ignored
+  // unless newer than the one applied); false when refused (counted).
+  bool accept(const Assignment& a, int64_t mod_revision);
   // The create revision of the site's leader key now (0: no leader; unchanged on an error).
   int64_t refresh_leader();
   // Reads the assignment key: takes a new value, expires the applied one, restarts the
@@ -128,7 +129,8 @@ class NodeLink {
   bool record_dirty_ = true;
   std::optional<Assignment> assignment_;
   std::string fallback_reason_ = "awaiting_first_assignment";
-  int64_t leader_rev_ = 0;  // create revision of the leader key last read
+  int64_t leader_rev_ = 0;       // create revision of the leader key last read
+  int64_t applied_key_rev_ = 0;  // mod revision of the assignment key's value applied
   double published_safe_w_ = 0;
   double start_s_ = 0, first_assignment_s_ = -1;
   bool stop_ = false;
