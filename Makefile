@@ -19,7 +19,7 @@ BENCH_PACKAGES := python3-pandas
 BENCH_NODE_PACKAGES := nodejs npm
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps bench-node-deps fuzz-deps build test demo bench fuzz results format format-check tidy clean dist sanitize
+.PHONY: deps bench-deps bench-node-deps fuzz-deps build test demo bench fuzz results format format-check tidy clean dist sanitize fleet-faults
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -87,6 +87,11 @@ dist: build
 # Every figure behind README's results table and docs/results.md, regenerated (slow; not in test).
 results: build
 	bash scripts/results.sh $(BUILD)/flexwatt
+
+# The fleet's fault campaign (docs/fleet.md, "Fault campaign"): 3 etcd members, 2
+# coordinators, 4 simulated agents on loopback, ~4 minutes; not part of `make test`.
+fleet-faults: build
+	FLEXWATT=$(BUILD)/flexwatt bash scripts/fleet_faults.sh --out $(BUILD)/fleet-faults
 
 # The benchmarks, then analyze against the I/O floor (cat), pandas, DuckDB and Polars on one
 # generated 10M-row 8-GPU trace, with the violation counts compared window by window.

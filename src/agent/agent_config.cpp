@@ -99,7 +99,8 @@ Status parse_limiter(const ConfigNode& n, LimiterConfig& l) {
 Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_map()) return n.error("expected a map");
-  FW_RETURN_IF_ERROR(n.reject_unknown({"etcd", "site", "node", "safe_share_w", "lease_ttl_s"}));
+  FW_RETURN_IF_ERROR(n.reject_unknown(
+      {"etcd", "site", "node", "safe_share_w", "lease_ttl_s", "allow_unauthenticated_writes"}));
   const ConfigNode etcd = n["etcd"];
   if (!etcd.is_sequence() || etcd.size() == 0) return etcd.error("a non-empty list of URLs");
   for (size_t i = 0; i < etcd.size(); ++i) {
@@ -113,6 +114,8 @@ Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
   if (!n.has("safe_share_w")) return n["safe_share_w"].error("required (node fallback share, W)");
   FW_ASSIGN_OR_RETURN(f.safe_share_w, n.get_double("safe_share_w", 0, 1, 1e9));
   FW_ASSIGN_OR_RETURN(f.lease_ttl_s, n.get_double("lease_ttl_s", f.lease_ttl_s, 2, 60));
+  FW_ASSIGN_OR_RETURN(f.allow_unauthenticated_writes,
+                      n.get_bool("allow_unauthenticated_writes", f.allow_unauthenticated_writes));
   return Status::Ok();
 }
 

@@ -24,6 +24,10 @@ struct AgentFleetConfig {
   std::string node;               // empty: the host name
   double safe_share_w = 0;        // node fallback share, W; required (> 0) with etcd
   double lease_ttl_s = 5;         // registration lease, 2 .. 60 s
+  // Without server.token_file, a node that follows a coordinator refuses API writes (its
+  // budget is the coordinator's) unless this is true; the API is then loopback or the Unix
+  // socket only (a non-loopback TCP host needs a token file anyway).
+  bool allow_unauthenticated_writes = false;
   bool enabled() const { return !etcd.empty(); }
 };
 

@@ -1,5 +1,6 @@
 #include "agent/fleet_budget.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace fw::agent {
@@ -35,6 +36,38 @@ fleet::NodeRecord fleet_record(const std::string& node, const PlantInfo& info,
   fleet::set_job_pfi(r, job_pfi);
   r.time_unix_s = now_unix_s;
   return r;
+}
+
+double node_floor_w(const PlantInfo& info) {
+  double w = 0;
+  for (const GpuInfo& g : info.gpus) w += g.min_cap_w;
+  return w;
+}
+
+bool clamp_caps_to_share(Command& command, const PlantInfo& info, const Snapshot& latest,
+                         double share_w) {
+  const size_t n = info.gpus.size();
+  if (n == 0) return false;
+  if (command.power_cap_w.size() != n) command.power_cap_w.resize(n, std::nan(""));
+  std::vector<double> caps(n);
+  double sum = 0, floor = 0;
+  for (size_t g = 0; g < n; ++g) {
+    const GpuInfo& gi = info.gpus[g];
+    double c = command.power_cap_w[g];
+    if (std::isnan(c)) c = g < latest.gpus.size() ? latest.gpus[g].cap_w : std::nan("");
+    if (!std::isfinite(c)) c = gi.max_cap_w;
+    caps[g] = std::clamp(c, gi.min_cap_w, std::max(gi.min_cap_w, gi.max_cap_w));
+    sum += caps[g];
+    floor += gi.min_cap_w;
+  }
+  const double limit = std::max(share_w, floor);
+  if (sum <= limit + 1e-6) return false;
+  const double f = sum > floor ? std::max(0.0, (limit - floor) / (sum - floor)) : 0.0;
+  for (size_t g = 0; g < n; ++g) {
+    const double lo = info.gpus[g].min_cap_w;
+    command.power_cap_w[g] = lo + f * (caps[g] - lo);
+  }
+  return true;
 }
 
 }  // namespace fw::agent

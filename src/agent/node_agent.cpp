@@ -278,6 +278,11 @@ Status NodeAgent::start() {
     for (const NodeGpu& g : m.plant->node_gpus()) indices.push_back(g.index);
     m.jobs.set_gpu_indices(std::move(indices));
   }
+  // Following a coordinator, an agent without tokens refuses writes unless told otherwise.
+  if (m.cfg.fleet.enabled() && m.cfg.server.token_file.empty() &&
+      !m.cfg.fleet.allow_unauthenticated_writes) {
+    m.cfg.server.anonymous_read_only = true;
+  }
   m.server = std::make_unique<AgentServer>(m.cfg.server, m.hub, m.commands, m.jobs);
   m.server->set_controller_validator([&m](const std::string& spec) -> Status {
     auto p = parse_controller_spec(spec);
@@ -405,16 +410,21 @@ void NodeAgent::Impl::follow_fleet(double t) {
   }
   link->update(fleet_record(fleet_node, plant->info(), stepper->latest(), unix_now_s(), job_pfi));
   const fleet::NodeBudget b = link->budget();
-  if (!(b.watts > 0) || std::abs(b.watts - node_budget_w(t)) <= 0.5) return;
+  // Below the floor (a 0 W target): the floor, every GPU at its minimum cap. A lower budget is
+  // taken at once; a raise waits until it is above 0.5 W (the only deadband).
+  const double watts = std::max(b.watts, node_floor_w(plant->info()));
+  const std::string source = b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator"
+                             : b.awaiting_first ? "coordinator_awaiting_assignment"
+                                                : "coordinator_safe_share";
+  const double now_w = node_budget_w(t);
+  if (source == budget_state.source && watts <= now_w + 0.5 && watts >= now_w - 1e-9) return;
   Budget nb;
-  nb.watts = b.watts;
+  nb.watts = watts;
   nb.scope = BudgetScope::kNode;
   nb.window_s = budget.at(t).window_s;
   budget.entries = {{0, nb}};
   budget_state.scope = std::string(scope_name(nb.scope));
-  budget_state.source = b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator"
-                        : b.awaiting_first ? "coordinator_awaiting_assignment"
-                                           : "coordinator_safe_share";
+  budget_state.source = source;
   budget_state.set_unix_s = unix_now_s();
   budget_state.schedule = {{0, nb.watts, nb.window_s}};
   log_line("budget " + std::to_string(nb.watts) + " W by " + budget_state.source);
@@ -565,6 +575,12 @@ void NodeAgent::Impl::tick(double t) {
     begin_episode();
     next_decision_tick = stepper->tick() + 1;
   } else {
+    // Following a coordinator, caps never sum above the node's share (share guard), checked
+    // every tick so a lowered share is in force before the controller's next decision.
+    if (link && read.ok() && !cfg.read_only &&
+        clamp_caps_to_share(request, plant->info(), stepper->latest(), node_budget_w(t))) {
+      decide = true;
+    }
     if (decide && !cfg.read_only) {
       drop_unlisted_gpus(request);
       Status w = stepper->act(request);

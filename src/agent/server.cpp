@@ -55,7 +55,8 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
 }
 
 std::optional<Principal> AgentServer::Impl::principal(const httplib::Request& req) const {
-  if (!tokens) return Principal{"anonymous", Scope::kAdmin};
+  if (!tokens)
+    return Principal{"anonymous", cfg.anonymous_read_only ? Scope::kRead : Scope::kAdmin};
   const std::string header = req.get_header_value("Authorization");
   std::string_view token = bearer_token(header);
   if (token.empty()) return std::nullopt;

@@ -28,7 +28,11 @@ struct ServerConfig {
   std::string tcp_host = "127.0.0.1";
   int tcp_port = -1;  // -1: no TCP; 0: any free port (see AgentServer::tcp_port())
   bool allow_non_loopback = false;
-  std::string token_file;            // empty: no authentication (every caller is "anonymous" admin)
+  std::string token_file;  // empty: no authentication (every caller is "anonymous" admin)
+  // Without a token file, "anonymous" has scope read only: every write is refused (403).
+  // The agent sets it when it follows a coordinator and its fleet block does not say
+  // allow_unauthenticated_writes (docs/fleet.md, "Security").
+  bool anonymous_read_only = false;
   std::string audit_log_path;        // empty: no audit file
   bool metrics_require_auth = true;  // /metrics needs a read token when auth is on
   size_t max_body_bytes = 64 * 1024;

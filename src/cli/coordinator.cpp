@@ -5,9 +5,13 @@
 
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
+#include "agent/audit_log.hpp"
+#include "agent/auth.hpp"
 #include "cli/verb.hpp"
 #include "fleet/coordinator_config.hpp"
 #include "fleet/grid_server.hpp"
@@ -41,10 +45,43 @@ int run_coordinator(int argc, char** argv) {
   etcd.endpoints = cfg->etcd;
   auto coord = fleet::Coordinator::Start(etcd, cfg->options);
   if (!coord.ok()) return fail("coordinator", coord.status());
+  // Tokens in the agent's file format; every write is one audit line (file or stderr).
+  std::optional<agent::TokenStore> tokens;
+  if (!cfg->token_file.empty()) {
+    auto t = agent::TokenStore::load(cfg->token_file);
+    if (!t.ok()) return fail("coordinator", t.status());
+    tokens = std::move(t).value();
+  }
+  auto audit_log = std::make_shared<agent::AuditLog>();
+  if (!cfg->audit_log.empty()) {
+    if (Status s = audit_log->open(cfg->audit_log); !s.ok()) return fail("coordinator", s);
+  }
+  fleet::GridAuth auth;
+  auth.allow_unauthenticated_writes = cfg->allow_unauthenticated_writes;
+  if (tokens) {
+    auth.lookup = [&tokens](std::string_view token) -> std::optional<std::pair<std::string, int>> {
+      auto who = tokens->find(token);
+      if (!who) return std::nullopt;
+      return std::make_pair(who->subject, static_cast<int>(who->scope));
+    };
+  }
+  if (!cfg->audit_log.empty()) {
+    auth.audit = [audit_log](const fleet::GridAuth::Write& w) {
+      agent::AuditRecord r;
+      r.time_unix_s = w.time_unix_s;
+      r.who = w.who;
+      r.remote = w.remote;
+      r.method = w.method;
+      r.path = w.path;
+      r.body = w.body;
+      r.status = w.status;
+      audit_log->write(r);
+    };
+  }
   std::unique_ptr<fleet::GridServer> grid;
   if (!cfg->listen_host.empty()) {
     auto g = fleet::GridServer::Start(coord->get(), cfg->listen_host, cfg->listen_port,
-                                      cfg->grid_ramp_w_per_s);
+                                      cfg->grid_ramp_w_per_s, 1.0, std::move(auth));
     if (!g.ok()) return fail("coordinator", g.status());
     grid = std::move(*g);
   }
@@ -66,6 +103,8 @@ int run_coordinator(int argc, char** argv) {
     if (duration_s > 0 && el >= duration_s) break;
   }
   if (grid) grid->stop();
+  const int64_t writes_accepted = grid ? grid->writes_accepted() : 0;
+  const int64_t writes_refused = grid ? grid->writes_refused() : 0;
   const fleet::CoordinatorStats st = (*coord)->stats();
   (*coord)->stop(true);
   nlohmann::json j = {{"id", cfg->options.id},
@@ -75,6 +114,8 @@ int run_coordinator(int argc, char** argv) {
                       {"fenced_refusals", st.fenced_refusals},
                       {"elections_won", st.elections_won},
                       {"ramp_state", st.ramp_state},
+                      {"grid_writes_accepted", writes_accepted},
+                      {"grid_writes_refused", writes_refused},
                       {"ramp_events", nlohmann::json::array()}};
   for (const auto& e : st.ramp_events) j["ramp_events"].push_back(fleet::to_json(e));
   if (json) {

@@ -80,8 +80,24 @@ CoordinatorStats Coordinator::stats() const {
   return s;
 }
 
+Result<ScheduleChange> Coordinator::schedule_grid(const std::string& group,
+                                                  const std::vector<GridTarget>& events) {
+  ScheduleChange out;
+  auto stored = update_grid_schedule(*etcd_, options_.site,
+                                     [&](const GridSchedule& current) -> Result<GridSchedule> {
+                                       out = schedule_events(current, group, events, now_s());
+                                       if (out.http_status != 200)
+                                         return Status::InvalidArgument(out.error);
+                                       return out.schedule;
+                                     });
+  if (!stored.ok() && out.http_status == 200) return stored.status();
+  return out;
+}
+
 Status Coordinator::put_grid_target(const GridTarget& target) {
-  return write_grid_target(*etcd_, options_.site, target);
+  FW_ASSIGN_OR_RETURN(ScheduleChange c, schedule_grid(target.correlation_id, {target}));
+  if (c.http_status != 200) return Status::InvalidArgument(c.error);
+  return Status::Ok();
 }
 
 void Coordinator::on_events(const std::vector<WatchEvent>& events) {
@@ -209,10 +225,14 @@ void Coordinator::track_ramp(double now) {
   e.time_unix_s = now;
   e.state = ramp_state_name(next);
   e.effective_w = effective_budget_w(last_in_.site_w, last_in_.grid, now);
-  const double target_w = last_in_.grid && last_in_.grid->value_w ? *last_in_.grid->value_w : 0;
+  // The event that moves the budget now; on the way back up, the one that just ended.
+  const GridTarget* ev = binding_event(last_in_.site_w, last_in_.grid, now);
+  if (!ev) ev = binding_event(last_in_.site_w, last_in_.grid, now - options_.tick_s);
+  if (ev) last_event_ = *ev;
+  const double target_w = last_event_.value_w ? *last_event_.value_w : 0;
   e.target_w =
       next == RampState::kRampingDown || next == RampState::kHolding ? target_w : last_in_.site_w;
-  if (last_in_.grid) e.correlation_id = last_in_.grid->correlation_id;
+  e.correlation_id = last_event_.correlation_id;
   std::vector<RampEvent> out;
   if (was_moving) {
     e.kind = "ramp_end";
@@ -271,14 +291,18 @@ bool Coordinator::round(const std::string& reason) {
   in.now_unix_s = now_s();
   in.site_w = options_.default_budget_w;
   if (auto b = read_budget(*etcd_, site); b.ok()) in.site_w = b->watts;
-  if (auto g = read_grid_target(*etcd_, site); g.ok()) in.grid = *g;
+  if (auto g = read_grid_schedule(*etcd_, site); g.ok()) in.grid = *g;
   in.live = nodes->nodes;
   in.expiry_s = options_.expiry_s;
   // On a ramp, plan for where the budget will be when the next ramp round can land (rounds
   // run on 0.5 % moves, each taking up to a tick): 2 ticks + the time of a 1 % move.
   in.lookahead_s = 2 * options_.tick_s;
-  if (in.grid && in.grid->ramp_w_per_s > 0)
-    in.lookahead_s += 0.01 * in.site_w / in.grid->ramp_w_per_s;
+  double slowest = 0;  // the slowest ramp: the longest 1 % move
+  for (const GridTarget& e : in.grid.events) {
+    if (e.ramp_w_per_s > 0)
+      slowest = slowest > 0 ? std::min(slowest, e.ramp_w_per_s) : e.ramp_w_per_s;
+  }
+  if (slowest > 0) in.lookahead_s += std::min(0.01 * in.site_w / slowest, 0.01 * kMaxRampS);
   in.assigned = assigned->assignments;
   for (const auto& kv : off->kvs) {
     if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);

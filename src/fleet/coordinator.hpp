@@ -96,7 +96,12 @@ class Coordinator {
   void stop(bool resign = true);
   bool leader() const { return leader_.load(); }
   CoordinatorStats stats() const;
-  // Grid input: writes the target (latest wins) to the site's grid key; any member may.
+  // Grid input: adds events to the site's schedule (grid.hpp schedule_events: same group
+  // replaced, past refused, overlaps by the lowest); any member may. The change's
+  // http_status says how it went (200; 404, 409, 422 with error); an etcd failure is an error.
+  Result<ScheduleChange> schedule_grid(const std::string& group,
+                                       const std::vector<GridTarget>& events);
+  // One target as its own group (its correlation_id); a refusal is InvalidArgument.
   Status put_grid_target(const GridTarget& target);
   EtcdClient& etcd() { return *etcd_; }
   const CoordinatorOptions& options() const { return options_; }
@@ -128,6 +133,7 @@ class Coordinator {
   PlanInput last_in_;          // site budget and grid target of the last round
   double last_effective_w_ = 0;
   RampState ramp_state_ = RampState::kIdle;
+  GridTarget last_event_;   // the event last seen moving the budget (ramp events name it)
   bool ramp_seen_ = false;  // the first state seen after a round is the start, not an event
 
   mutable std::mutex mu_;

@@ -2,6 +2,7 @@
 
 #include "core/config.hpp"
 #include "fleet/etcd_client.hpp"
+#include "fleet/grid.hpp"
 
 namespace fw::fleet {
 
@@ -10,7 +11,8 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   if (!root.is_map()) return root.error("not a map");
   FW_RETURN_IF_ERROR(root.reject_unknown({"site", "id", "etcd", "allocator", "budget_w",
                                           "lease_ttl_s", "campaign_timeout_s", "expiry_s",
-                                          "refresh_s", "listen", "grid_ramp_w_per_s"}));
+                                          "refresh_s", "listen", "grid_ramp_w_per_s", "token_file",
+                                          "allow_unauthenticated_writes", "audit_log"}));
   CoordinatorConfig c;
   CoordinatorOptions& o = c.options;
   for (const char* k : {"site", "id", "etcd"}) {
@@ -34,16 +36,32 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   FW_ASSIGN_OR_RETURN(o.default_budget_w, root.get_double("budget_w", 0, 0));
   FW_ASSIGN_OR_RETURN(o.lease_ttl_s, root.get_double("lease_ttl_s", 3, 2, 3600));
   FW_ASSIGN_OR_RETURN(o.campaign_timeout_s, root.get_double("campaign_timeout_s", 1, 0.1, 60));
-  FW_ASSIGN_OR_RETURN(o.expiry_s, root.get_double("expiry_s", 10, 1, 86400));
+  FW_ASSIGN_OR_RETURN(o.expiry_s, root.get_double("expiry_s", 10, 1, 600));
   FW_ASSIGN_OR_RETURN(o.refresh_s, root.get_double("refresh_s", 2, 0.1, 43200));
   if (o.refresh_s * 2 > o.expiry_s) return root["refresh_s"].error("must be <= expiry_s / 2");
   FW_ASSIGN_OR_RETURN(c.grid_ramp_w_per_s, root.get_double("grid_ramp_w_per_s", 0, 0));
+  if (auto r = check_ramp_w_per_s(c.grid_ramp_w_per_s, "grid_ramp_w_per_s"); !r.ok()) {
+    return root["grid_ramp_w_per_s"].error(r.status().message());
+  }
+  FW_ASSIGN_OR_RETURN(c.token_file, root.get_string("token_file", ""));
+  FW_ASSIGN_OR_RETURN(c.allow_unauthenticated_writes,
+                      root.get_bool("allow_unauthenticated_writes", false));
+  FW_ASSIGN_OR_RETURN(c.audit_log, root.get_string("audit_log", ""));
   FW_ASSIGN_OR_RETURN(std::string listen, root.get_string("listen", ""));
   if (!listen.empty()) {
     auto e = parse_endpoint(listen);
     if (!e.ok()) return root["listen"].error(e.status().message());
     c.listen_host = e->host;
     c.listen_port = e->port;
+    const bool loopback =
+        e->host == "localhost" || e->host == "::1" || e->host.rfind("127.", 0) == 0;
+    if (!loopback && c.token_file.empty()) {
+      return root["listen"].error(e->host +
+                                  " is not loopback: a non-loopback address needs token_file");
+    }
+    if (!loopback && c.allow_unauthenticated_writes) {
+      return root["allow_unauthenticated_writes"].error("only on a loopback listen address");
+    }
   }
   return c;
 }

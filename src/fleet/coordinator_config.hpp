@@ -11,7 +11,18 @@
 //   expiry_s: 10                     # assignment lifetime
 //   refresh_s: 2                     # rewrite period (<= expiry_s / 2)
 //   listen: 127.0.0.1:8740           # grid HTTP endpoint ("" or absent: none)
-//   grid_ramp_w_per_s: 0             # ramp for OpenADR-translated targets (0: steps)
+//   grid_ramp_w_per_s: 0             # ramp for OpenADR-translated targets (0: steps;
+//                                    # else 1..1e12 W/s)
+//   token_file: /etc/flexwatt/coordinator.tokens  # bearer tokens, the agent's format
+//                                    # ("SUBJECT SCOPE TOKEN", chmod 0600): writes need
+//                                    # scope control, reads scope read
+//   allow_unauthenticated_writes: false  # without token_file, writes are refused unless
+//                                    # this is true and listen is a loopback address
+//   audit_log: /var/log/flexwatt/coordinator-audit.log  # one JSON line per write
+//                                    # (absent: stderr)
+//
+// A non-loopback listen address needs token_file. expiry_s is at most 600 (agents refuse an
+// assignment that expires further ahead).
 //
 // Errors name the file, line and field (core/config.hpp).
 
@@ -29,6 +40,9 @@ struct CoordinatorConfig {
   std::string listen_host;  // empty: no grid endpoint
   int listen_port = 0;
   double grid_ramp_w_per_s = 0;
+  std::string token_file;  // empty: none
+  bool allow_unauthenticated_writes = false;
+  std::string audit_log;  // empty: stderr
 };
 
 Result<CoordinatorConfig> load_coordinator_config(const std::string& path);

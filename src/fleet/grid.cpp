@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <map>
 
@@ -11,10 +12,17 @@ using Json = nlohmann::json;
 
 namespace {
 
+// A number for an error message: %.15g, so 1e308 MW (infinite in W) reads "inf", not "null".
+std::string num_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
 // t as a grid time: in [0, kMaxRecordUnixS], else an error naming field.
 Result<double> sane_time(double t, std::string_view field) {
   if (!(t >= 0 && t <= kMaxRecordUnixS)) {
-    return Status::InvalidArgument(std::string(field) + ": " + Json(t).dump() +
+    return Status::InvalidArgument(std::string(field) + ": " + num_text(t) +
                                    " is outside 0..1e10 unix seconds (1970..2286)");
   }
   return t;
@@ -23,7 +31,7 @@ Result<double> sane_time(double t, std::string_view field) {
 // A target in W: finite, 0..kMaxSiteW.
 Result<double> sane_target_w(double w, std::string_view field) {
   if (!(w >= 0 && w <= kMaxSiteW)) {
-    return Status::InvalidArgument(std::string(field) + ": " + Json(w).dump() +
+    return Status::InvalidArgument(std::string(field) + ": " + num_text(w) +
                                    " W is outside 0..1e12 W");
   }
   return w;
@@ -36,58 +44,92 @@ Result<double> parse_time(const Json& v, std::string_view field) {
   if (!v.is_string()) {
     return Status::InvalidArgument(std::string(field) + ": not a time (RFC 3339 or unix s)");
   }
-  const std::string s = v.get<std::string>();
+  std::string s = v.get<std::string>();
+  auto bad = [&](const char* why) {
+    return Status::InvalidArgument(std::string(field) + ": \"" + v.get<std::string>() +
+                                   "\" not RFC 3339 (" + why + ")");
+  };
+  if (s.size() > 10 && s[10] == 't') s[10] = 'T';
   std::tm tm{};
   const char* rest = ::strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (!rest) return Status::InvalidArgument(std::string(field) + ": \"" + s + "\" not RFC 3339");
+  if (!rest) return bad("YYYY-MM-DDTHH:MM:SS");
   double frac = 0;
   if (*rest == '.') {
     char* end = nullptr;
     frac = std::strtod(rest, &end);
+    if (end == rest + 1) return bad("digits after '.'");
     rest = end;
   }
-  if (std::string_view(rest) != "Z" && std::string_view(rest) != "+00:00") {
-    return Status::InvalidArgument(std::string(field) + ": \"" + s + "\" must be UTC (Z)");
+  const std::string_view zone(rest);
+  double offset_s = 0;
+  if (zone == "Z" || zone == "z") {
+    offset_s = 0;
+  } else if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' &&
+             std::isdigit(static_cast<unsigned char>(zone[1])) &&
+             std::isdigit(static_cast<unsigned char>(zone[2])) &&
+             std::isdigit(static_cast<unsigned char>(zone[4])) &&
+             std::isdigit(static_cast<unsigned char>(zone[5]))) {
+    const int hh = (zone[1] - '0') * 10 + (zone[2] - '0');
+    const int mm = (zone[4] - '0') * 10 + (zone[5] - '0');
+    if (hh > 23 || mm > 59) return bad("offset beyond +-23:59");
+    offset_s = (zone[0] == '-' ? -1.0 : 1.0) * (hh * 3600 + mm * 60);
+  } else {
+    return bad("a zone is required: Z or +-HH:MM");
   }
-  return sane_time(double(::timegm(&tm)) + frac, field);
+  // Local time = UTC + offset, so UTC = local - offset.
+  return sane_time(double(::timegm(&tm)) + frac - offset_s, field);
 }
 
 Result<double> parse_duration(std::string_view text, std::string_view field) {
   auto bad = [&] {
-    return Status::InvalidArgument(std::string(field) + ": \"" + std::string(text) +
-                                   "\" not an ISO 8601 duration");
+    return Status::InvalidArgument(
+        std::string(field) + ": \"" + std::string(text) +
+        "\" not an ISO 8601 duration (P[nY][nM][nW][nD][T[nH][nM][nS]])");
   };
   if (text.size() < 3 || text[0] != 'P') return bad();
+  // Designators in their only order; 'M' is months before 'T', minutes after it.
+  static const char kDate[] = {'Y', 'M', 'W', 'D'};
+  static const double kDateS[] = {365 * 86400.0, 30 * 86400.0, 7 * 86400.0, 86400.0};
+  static const char kTime[] = {'H', 'M', 'S'};
+  static const double kTimeS[] = {3600.0, 60.0, 1.0};
   double total = 0;
   bool in_time = false;
+  int next = 0, parts = 0, time_parts = 0;
   std::string num;
   for (size_t i = 1; i < text.size(); ++i) {
     const char c = text[i];
     if (c == 'T') {
+      if (in_time || !num.empty()) return bad();
       in_time = true;
-    } else if ((c >= '0' && c <= '9') || c == '.') {
-      num += c;
+      next = 0;
+    } else if ((c >= '0' && c <= '9') || c == '.' || c == ',') {
+      num += c == ',' ? '.' : c;
+      if (num.size() > 32) return bad();
     } else {
       char* end = nullptr;
       const double v = num.empty() ? 0 : std::strtod(num.c_str(), &end);
       if (num.empty() || end != num.c_str() + num.size() || !std::isfinite(v)) return bad();
       num.clear();
-      if (c == 'D' && !in_time)
-        total += v * 86400;
-      else if (c == 'W' && !in_time)
-        total += v * 7 * 86400;
-      else if (c == 'H' && in_time)
-        total += v * 3600;
-      else if (c == 'M' && in_time)
-        total += v * 60;
-      else if (c == 'S' && in_time)
-        total += v;
-      else
-        return bad();
+      const char* names = in_time ? kTime : kDate;
+      const int n = in_time ? 3 : 4;
+      int k = next;
+      while (k < n && names[k] != c) ++k;
+      if (k == n) return bad();
+      total += v * (in_time ? kTimeS[k] : kDateS[k]);
+      next = k + 1;
+      ++parts;
+      if (in_time) ++time_parts;
     }
   }
-  if (!num.empty() || !(total <= kMaxGridDurationS)) return bad();
+  if (!num.empty() || parts == 0 || (in_time && time_parts == 0)) return bad();
+  if (!(total <= kMaxGridDurationS)) return bad();
   return total;
+}
+
+Result<double> check_ramp_w_per_s(double v, std::string_view field) {
+  if (v == 0 || (v >= kMinRampWPerS && v <= kMaxSiteW)) return v;
+  return Status::InvalidArgument(std::string(field) + ": " + num_text(v) +
+                                 " must be 0 (a step) or 1..1e12 W/s");
 }
 
 namespace {
@@ -152,10 +194,11 @@ Result<GridTarget> parse_load_target_json(std::string_view body, double now_unix
     t.best_effort = j["best_effort"].get<bool>();
   }
   if (j.contains("ramp_w_per_s")) {
-    if (!j["ramp_w_per_s"].is_number() || j["ramp_w_per_s"].get<double>() < 0) {
-      return Status::InvalidArgument("load target: ramp_w_per_s: must be a number >= 0");
+    if (!j["ramp_w_per_s"].is_number()) {
+      return Status::InvalidArgument("load target: ramp_w_per_s: must be a number");
     }
-    t.ramp_w_per_s = j["ramp_w_per_s"].get<double>();
+    FW_ASSIGN_OR_RETURN(t.ramp_w_per_s, check_ramp_w_per_s(j["ramp_w_per_s"].get<double>(),
+                                                           "load target: ramp_w_per_s"));
   }
   return t;
 }
@@ -170,12 +213,18 @@ Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
   }
 }
 
-double effective_budget_w(double site_w, const std::optional<GridTarget>& target,
-                          double now_unix_s) {
-  if (!target || !target->value_w || *target->value_w >= site_w) return site_w;
-  const double v = *target->value_w, gap = site_w - v, r = target->ramp_w_per_s;
+namespace {
+
+// The ramp rate in force: at least what ends a ramp over the gap within kMaxRampS.
+double ramp_rate(const GridTarget& t, double gap_w) {
+  return t.ramp_w_per_s > 0 ? std::max(t.ramp_w_per_s, gap_w / kMaxRampS) : 0.0;
+}
+
+double event_budget_w(double site_w, const GridTarget& target, double now_unix_s) {
+  if (!target.value_w || *target.value_w >= site_w) return site_w;
+  const double v = *target.value_w, gap = site_w - v, r = ramp_rate(target, gap);
   const double ramp_s = r > 0 ? gap / r : 0.0;
-  const double t = now_unix_s, s = target->start_unix_s, e = target->end_unix_s;
+  const double t = now_unix_s, s = target.start_unix_s, e = target.end_unix_s;
   if (t < s - ramp_s) return site_w;
   if (t < s) return v + (s - t) * r;  // ramping down, reaching v at start
   if (e == 0 || t < e) return v;
@@ -183,17 +232,102 @@ double effective_budget_w(double site_w, const std::optional<GridTarget>& target
   return site_w;
 }
 
-RampState ramp_state(double site_w, const std::optional<GridTarget>& target, double now_unix_s) {
-  const double e0 = effective_budget_w(site_w, target, now_unix_s);
-  if (!target || !target->value_w || *target->value_w >= site_w) return RampState::kIdle;
-  // A step (no ramp) is never "ramping"; a ramp moves the budget by ramp_w_per_s each second.
-  const double r = target->ramp_w_per_s, v = *target->value_w, t = now_unix_s;
+RampState event_ramp_state(double site_w, const GridTarget& target, double now_unix_s) {
+  const double e0 = event_budget_w(site_w, target, now_unix_s);
+  if (!target.value_w || *target.value_w >= site_w) return RampState::kIdle;
+  // A step (no ramp) is never "ramping"; a ramp moves the budget by its rate each second.
+  const double v = *target.value_w, r = ramp_rate(target, site_w - v), t = now_unix_s;
   const double ramp_s = r > 0 ? (site_w - v) / r : 0.0;
-  if (r > 0 && t >= target->start_unix_s - ramp_s && t < target->start_unix_s)
+  if (r > 0 && t >= target.start_unix_s - ramp_s && t < target.start_unix_s)
     return RampState::kRampingDown;
-  if (r > 0 && target->end_unix_s > 0 && t >= target->end_unix_s && t < target->end_unix_s + ramp_s)
+  if (r > 0 && target.end_unix_s > 0 && t >= target.end_unix_s && t < target.end_unix_s + ramp_s)
     return RampState::kRampingUp;
   return e0 < site_w ? RampState::kHolding : RampState::kIdle;
+}
+
+}  // namespace
+
+const GridTarget* binding_event(double site_w, const GridSchedule& schedule, double now_unix_s) {
+  const GridTarget* best = nullptr;
+  double best_w = site_w;
+  for (const GridTarget& e : schedule.events) {
+    const double w = event_budget_w(site_w, e, now_unix_s);
+    if (w < best_w) {
+      best_w = w;
+      best = &e;
+    }
+  }
+  return best;
+}
+
+double effective_budget_w(double site_w, const GridSchedule& schedule, double now_unix_s) {
+  const GridTarget* e = binding_event(site_w, schedule, now_unix_s);
+  return e ? event_budget_w(site_w, *e, now_unix_s) : site_w;
+}
+
+RampState ramp_state(double site_w, const GridSchedule& schedule, double now_unix_s) {
+  const GridTarget* e = binding_event(site_w, schedule, now_unix_s);
+  if (e) return event_ramp_state(site_w, *e, now_unix_s);
+  // A step event at its start instant, or a ramp's first instant, is not below site_w yet.
+  for (const GridTarget& ev : schedule.events) {
+    const RampState st = event_ramp_state(site_w, ev, now_unix_s);
+    if (st == RampState::kRampingDown) return st;
+  }
+  return RampState::kIdle;
+}
+
+namespace {
+
+std::string group_of(const std::string& correlation_id) {
+  return correlation_id.substr(0, correlation_id.find('#'));
+}
+
+}  // namespace
+
+ScheduleChange schedule_events(const GridSchedule& current, const std::string& group,
+                               const std::vector<GridTarget>& events, double now_unix_s) {
+  ScheduleChange out;
+  size_t of_group = 0;
+  for (const GridTarget& e : current.events) {
+    if (e.end_unix_s > 0 && e.end_unix_s + kMaxRampS < now_unix_s) continue;  // long over
+    if (group_of(e.correlation_id) == group) {
+      ++of_group;
+      continue;
+    }
+    out.schedule.events.push_back(e);
+  }
+  std::vector<GridTarget> valued;
+  bool any_valued = false;
+  for (const GridTarget& e : events) {
+    if (!e.value_w) continue;
+    any_valued = true;
+    if (e.end_unix_s > 0 && e.end_unix_s <= now_unix_s) continue;  // this interval is over
+    valued.push_back(e);
+  }
+  if (!any_valued) {
+    if (of_group == 0) {
+      out.http_status = 404;
+      out.error = "no scheduled event \"" + group + "\" to cancel";
+    }
+    return out;
+  }
+  if (valued.empty()) {
+    out.http_status = 409;
+    out.error = "event \"" + group + "\" ended before now (" + num_text(now_unix_s) +
+                " unix s): nothing to schedule";
+    return out;
+  }
+  if (out.schedule.events.size() + valued.size() > kMaxGridEvents) {
+    out.http_status = 422;
+    out.error = "schedule full: at most " + std::to_string(kMaxGridEvents) + " events";
+    return out;
+  }
+  out.added = valued.size();
+  for (auto& e : valued) out.schedule.events.push_back(std::move(e));
+  std::sort(
+      out.schedule.events.begin(), out.schedule.events.end(),
+      [](const GridTarget& a, const GridTarget& b) { return a.start_unix_s < b.start_unix_s; });
+  return out;
 }
 
 const char* ramp_state_name(RampState s) {
@@ -212,55 +346,16 @@ const char* ramp_state_name(RampState s) {
 
 namespace {
 
-Result<GridTarget> openadr_event_json(std::string_view body, double site_w, double ramp_w_per_s) {
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::InvalidArgument("OpenADR event: body is not a JSON object");
-  }
-  if (!j.contains("intervals") || !j["intervals"].is_array() || j["intervals"].empty()) {
-    return Status::InvalidArgument("OpenADR event: intervals: missing or empty");
-  }
-  const Json& iv = j["intervals"][0];
-  const Json* period = iv.contains("intervalPeriod")  ? &iv["intervalPeriod"]
-                       : j.contains("intervalPeriod") ? &j["intervalPeriod"]
-                                                      : nullptr;
-  if (!period || !period->contains("start")) {
-    return Status::InvalidArgument("OpenADR event: intervalPeriod.start: missing");
-  }
-  GridTarget t;
-  t.ramp_w_per_s = ramp_w_per_s;
-  FW_ASSIGN_OR_RETURN(t.start_unix_s,
-                      parse_time((*period)["start"], "OpenADR event: intervalPeriod.start"));
-  if (period->contains("duration")) {
-    if (!(*period)["duration"].is_string()) {
-      return Status::InvalidArgument("OpenADR event: intervalPeriod.duration: not a string");
-    }
-    FW_ASSIGN_OR_RETURN(double d, parse_duration((*period)["duration"].get<std::string>(),
-                                                 "OpenADR event: intervalPeriod.duration"));
-    if (d > 0) t.end_unix_s = t.start_unix_s + d;
-  }
-  t.correlation_id = "openadr";
-  for (const char* key : {"eventName", "id"}) {  // "id" wins
-    if (!j.contains(key)) continue;
-    if (!j[key].is_string() || j[key].get<std::string>().size() > kMaxCorrelationIdChars) {
-      return Status::InvalidArgument(std::string("OpenADR event: ") + key +
-                                     ": not a string of at most 256 characters");
-    }
-    t.correlation_id = j[key].get<std::string>();
-  }
-  std::string unit = "KW";
-  if (j.contains("payloadDescriptors") && j["payloadDescriptors"].is_array()) {
-    for (const auto& d : j["payloadDescriptors"]) {
-      if (d.contains("units") && d["units"].is_string()) unit = d["units"].get<std::string>();
-    }
-  }
+// One interval's payloads -> t.value_w (unset for SIMPLE 0). where: "intervals[k]".
+Status interval_value(const Json& iv, const std::string& where, const std::string& unit,
+                      double site_w, GridTarget* t) {
   if (!iv.contains("payloads") || !iv["payloads"].is_array()) {
-    return Status::InvalidArgument("OpenADR event: intervals[0].payloads: missing");
+    return Status::InvalidArgument("OpenADR event: " + where + ".payloads: missing");
   }
   for (const auto& p : iv["payloads"]) {
     if (!p.is_object() || (p.contains("type") && !p["type"].is_string())) {
-      return Status::InvalidArgument(
-          "OpenADR event: intervals[0].payloads: not {\"type\": string}");
+      return Status::InvalidArgument("OpenADR event: " + where +
+                                     ".payloads: not {\"type\": string}");
     }
     const std::string type = p.value("type", std::string());
     if (!p.contains("values") || !p["values"].is_array() || p["values"].empty() ||
@@ -270,8 +365,8 @@ Result<GridTarget> openadr_event_json(std::string_view body, double site_w, doub
     const double v = p["values"][0].get<double>();
     if (type == "IMPORT_CAPACITY_LIMIT" || type == "DISPATCH_SETPOINT") {
       FW_ASSIGN_OR_RETURN(double scale, unit_scale(unit, "OpenADR event: payloadDescriptors"));
-      FW_ASSIGN_OR_RETURN(t.value_w, sane_target_w(v * scale, "OpenADR event: " + type));
-      return t;
+      FW_ASSIGN_OR_RETURN(t->value_w, sane_target_w(v * scale, "OpenADR event: " + type));
+      return Status::Ok();
     }
     if (type == "SIMPLE") {
       const int level = v >= -0.5 && v < 3.5 ? int(std::lround(v)) : -1;
@@ -279,23 +374,116 @@ Result<GridTarget> openadr_event_json(std::string_view body, double site_w, doub
         return Status::InvalidArgument("OpenADR event: SIMPLE level must be 0..3");
       }
       static const double kFraction[] = {1.0, 0.9, 0.7, 0.5};
-      if (level > 0) t.value_w = site_w * kFraction[level];
-      return t;
+      if (level > 0) t->value_w = site_w * kFraction[level];
+      return Status::Ok();
     }
   }
-  return Status::InvalidArgument(
-      "OpenADR event: no IMPORT_CAPACITY_LIMIT, DISPATCH_SETPOINT or SIMPLE payload");
+  return Status::InvalidArgument("OpenADR event: " + where +
+                                 ": no IMPORT_CAPACITY_LIMIT, DISPATCH_SETPOINT or SIMPLE payload");
+}
+
+Result<std::vector<GridTarget>> openadr_events_json(std::string_view body, double site_w,
+                                                    double ramp_w_per_s) {
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::InvalidArgument("OpenADR event: body is not a JSON object");
+  }
+  if (!j.contains("intervals") || !j["intervals"].is_array() || j["intervals"].empty()) {
+    return Status::InvalidArgument("OpenADR event: intervals: missing or empty");
+  }
+  const Json& intervals = j["intervals"];
+  if (intervals.size() > kMaxGridEvents) {
+    return Status::InvalidArgument("OpenADR event: intervals: more than " +
+                                   std::to_string(kMaxGridEvents));
+  }
+  std::string group = "openadr";
+  for (const char* key : {"eventName", "id"}) {  // "id" wins
+    if (!j.contains(key)) continue;
+    if (!j[key].is_string() || j[key].get<std::string>().size() > kMaxCorrelationIdChars) {
+      return Status::InvalidArgument(std::string("OpenADR event: ") + key +
+                                     ": not a string of at most 256 characters");
+    }
+    group = j[key].get<std::string>();
+  }
+  if (group.empty() || group.find('#') != std::string::npos) {
+    return Status::InvalidArgument("OpenADR event: id: must be non-empty and without '#'");
+  }
+  std::string unit = "KW";
+  if (j.contains("payloadDescriptors") && j["payloadDescriptors"].is_array()) {
+    for (const auto& d : j["payloadDescriptors"]) {
+      if (d.contains("units") && d["units"].is_string()) unit = d["units"].get<std::string>();
+    }
+  }
+  const Json* event_period = j.contains("intervalPeriod") ? &j["intervalPeriod"] : nullptr;
+  std::vector<GridTarget> out;
+  double next_start = -1;  // where the interval before ended (-1: no end known)
+  for (size_t k = 0; k < intervals.size(); ++k) {
+    const std::string where = "intervals[" + std::to_string(k) + "]";
+    const Json& iv = intervals[k];
+    if (!iv.is_object())
+      return Status::InvalidArgument("OpenADR event: " + where + ": not an object");
+    const Json* own = iv.contains("intervalPeriod") ? &iv["intervalPeriod"] : nullptr;
+    GridTarget t;
+    t.ramp_w_per_s = ramp_w_per_s;
+    const std::string pfield = own ? where + ".intervalPeriod" : std::string("intervalPeriod");
+    if (own && own->contains("start")) {
+      FW_ASSIGN_OR_RETURN(t.start_unix_s,
+                          parse_time((*own)["start"], "OpenADR event: " + pfield + ".start"));
+    } else if (k > 0) {
+      if (next_start < 0) {
+        return Status::InvalidArgument("OpenADR event: " + where +
+                                       ".intervalPeriod.start: missing (the interval before has "
+                                       "no duration)");
+      }
+      t.start_unix_s = next_start;
+    } else if (event_period && event_period->contains("start")) {
+      FW_ASSIGN_OR_RETURN(t.start_unix_s, parse_time((*event_period)["start"],
+                                                     "OpenADR event: intervalPeriod.start"));
+    } else {
+      return Status::InvalidArgument("OpenADR event: intervalPeriod.start: missing");
+    }
+    const Json* dperiod = own && own->contains("duration")                     ? own
+                          : event_period && event_period->contains("duration") ? event_period
+                                                                               : nullptr;
+    next_start = -1;
+    if (dperiod) {
+      const std::string dfield =
+          "OpenADR event: " + (dperiod == own ? pfield : std::string("intervalPeriod")) +
+          ".duration";
+      if (!(*dperiod)["duration"].is_string()) {
+        return Status::InvalidArgument(dfield + ": not a string");
+      }
+      FW_ASSIGN_OR_RETURN(double d,
+                          parse_duration((*dperiod)["duration"].get<std::string>(), dfield));
+      if (d > 0) {
+        t.end_unix_s = t.start_unix_s + d;
+        next_start = t.end_unix_s;
+      }
+    }
+    t.correlation_id = intervals.size() == 1 ? group : group + "#" + std::to_string(k);
+    FW_RETURN_IF_ERROR(
+        interval_value(iv, intervals.size() == 1 ? "intervals[0]" : where, unit, site_w, &t));
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 }  // namespace
 
-Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
-                                           double ramp_w_per_s) {
+Result<std::vector<GridTarget>> translate_openadr_events(std::string_view body, double site_w,
+                                                         double ramp_w_per_s) {
   try {  // every field is checked above; this is the last line of defence for a 400
-    return openadr_event_json(body, site_w, ramp_w_per_s);
+    return openadr_events_json(body, site_w, ramp_w_per_s);
   } catch (const Json::exception& e) {
     return Status::InvalidArgument(std::string("OpenADR event: ") + e.what());
   }
+}
+
+Result<GridTarget> translate_openadr_event(std::string_view body, double site_w,
+                                           double ramp_w_per_s) {
+  FW_ASSIGN_OR_RETURN(std::vector<GridTarget> all,
+                      translate_openadr_events(body, site_w, ramp_w_per_s));
+  return all.front();
 }
 
 Json openadr_report(const std::vector<PowerSample>& samples, double start_unix_s, double interval_s,

@@ -1,9 +1,11 @@
 #include "fleet/grid_server.hpp"
 
 #include <httplib.h>
+#include <strings.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "fleet/site_store.hpp"
@@ -31,12 +33,23 @@ Json target_json(const GridTarget& t) {
           {"correlation_id", t.correlation_id}};
 }
 
+bool is_loopback_host(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<GridServer>> GridServer::Start(Coordinator* coordinator,
                                                       const std::string& host, int port,
-                                                      double ramp_w_per_s, double sample_s) {
+                                                      double ramp_w_per_s, double sample_s,
+                                                      GridAuth auth) {
+  if (auth.allow_unauthenticated_writes && !auth.lookup && !is_loopback_host(host)) {
+    return Status::InvalidArgument("grid server: " + host +
+                                   " is not loopback: unauthenticated writes are refused there "
+                                   "(configure token_file)");
+  }
   std::unique_ptr<GridServer> s(new GridServer());
+  s->auth_ = std::move(auth);
   s->coord_ = coordinator;
   s->ramp_w_per_s_ = ramp_w_per_s;
   s->sample_s_ = sample_s;
@@ -80,30 +93,118 @@ void GridServer::sample_loop() {
   }
 }
 
-void GridServer::install_routes() {
-  auto store = [this](const Result<GridTarget>& t, httplib::Response& res) {
-    if (!t.ok()) return reply(res, 400, {{"error", t.status().message()}});
-    if (Status s = coord_->put_grid_target(*t); !s.ok()) {
-      return reply(res, 503, {{"error", s.message()}});
+std::optional<std::string> GridServer::authorize(const httplib::Request& req,
+                                                 httplib::Response& res, int scope,
+                                                 std::string* subject) {
+  if (!auth_.lookup) {
+    if (scope <= kGridScopeRead || auth_.allow_unauthenticated_writes) {
+      return std::string("anonymous");
     }
-    reply(res, 200, {{"accepted", true}, {"target", target_json(*t)}});
+    reply(res, 401,
+          {{"error",
+            "writes need a bearer token: configure token_file (or, on loopback only, "
+            "allow_unauthenticated_writes)"}});
+    return std::nullopt;
+  }
+  const std::string header = req.get_header_value("Authorization");
+  std::string token;
+  if (header.size() > 7 && ::strncasecmp(header.c_str(), "Bearer ", 7) == 0) {
+    token = header.substr(7);
+    while (!token.empty() && token.front() == ' ') token.erase(token.begin());
+  }
+  auto who = token.empty() ? std::nullopt : auth_.lookup(token);
+  if (!who) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"flexwatt\"");
+    reply(res, 401, {{"error", "missing or unknown bearer token"}});
+    return std::nullopt;
+  }
+  if (who->second < scope) {
+    if (subject) *subject = who->first;
+    reply(res, 403,
+          {{"error", std::string("token scope is below the '") +
+                         (scope >= kGridScopeControl ? "control" : "read") +
+                         "' this endpoint needs"}});
+    return std::nullopt;
+  }
+  return who->first;
+}
+
+void GridServer::audit(const httplib::Request& req, const httplib::Response& res,
+                       const std::string& who, bool authorized) {
+  (res.status == 200 ? writes_accepted_ : writes_refused_)++;
+  GridAuth::Write w;
+  w.time_unix_s = now_s();
+  w.who = who;
+  w.remote = req.remote_addr + ":" + std::to_string(req.remote_port);
+  w.method = req.method;
+  w.path = req.path;
+  if (authorized) w.body = req.body.substr(0, 1024);
+  w.status = res.status;
+  if (auth_.audit) return auth_.audit(w);
+  const Json line = {{"time_unix_s", w.time_unix_s}, {"who", w.who},   {"remote", w.remote},
+                     {"method", w.method},           {"path", w.path}, {"status", w.status}};
+  std::fprintf(stderr, "grid audit: %s\n", line.dump().c_str());
+}
+
+void GridServer::install_routes() {
+  // A write: authorized (control), then the events stored, then one audit line either way.
+  auto write = [this](const httplib::Request& req, httplib::Response& res, auto make) {
+    std::string refused_as = "unauthenticated";  // a known token below control: its subject
+    const std::optional<std::string> who = authorize(req, res, kGridScopeControl, &refused_as);
+    if (who) {
+      Result<std::pair<std::string, std::vector<GridTarget>>> ev = make();
+      if (!ev.ok()) {
+        reply(res, 400, {{"error", ev.status().message()}});
+      } else {
+        auto change = coord_->schedule_grid(ev->first, ev->second);
+        if (!change.ok()) {
+          reply(res, 503, {{"error", change.status().message()}});
+        } else if (change->http_status != 200) {
+          reply(res, change->http_status, {{"error", change->error}});
+        } else {
+          Json events = Json::array();
+          for (const auto& e : ev->second) events.push_back(target_json(e));
+          reply(res, 200,
+                {{"accepted", true},
+                 {"target", target_json(ev->second.front())},
+                 {"events", events},
+                 {"scheduled", change->schedule.events.size()}});
+        }
+      }
+    }
+    audit(req, res, who.value_or(refused_as), who.has_value());
   };
-  server_->Put("/v1/grid/target", [store](const httplib::Request& req, httplib::Response& res) {
-    store(parse_load_target(req.body, now_s()), res);
+  server_->Put("/v1/grid/target", [write](const httplib::Request& req, httplib::Response& res) {
+    write(req, res, [&]() -> Result<std::pair<std::string, std::vector<GridTarget>>> {
+      FW_ASSIGN_OR_RETURN(GridTarget t, parse_load_target(req.body, now_s()));
+      if (t.correlation_id.find('#') != std::string::npos) {
+        return Status::InvalidArgument("load target: correlation_id: must not contain '#'");
+      }
+      return std::make_pair(t.correlation_id, std::vector<GridTarget>{t});
+    });
   });
-  server_->Post("/v1/grid/openadr/event", [this, store](const httplib::Request& req,
+  server_->Post("/v1/grid/openadr/event", [this, write](const httplib::Request& req,
                                                         httplib::Response& res) {
     const double site_w = coord_->stats().last_plan.site_w > 0 ? coord_->stats().last_plan.site_w
                                                                : coord_->options().default_budget_w;
-    store(translate_openadr_event(req.body, site_w, ramp_w_per_s_), res);
+    write(req, res, [&]() -> Result<std::pair<std::string, std::vector<GridTarget>>> {
+      FW_ASSIGN_OR_RETURN(std::vector<GridTarget> ev,
+                          translate_openadr_events(req.body, site_w, ramp_w_per_s_));
+      const std::string& id = ev.front().correlation_id;
+      return std::make_pair(id.substr(0, id.find('#')), ev);
+    });
   });
-  server_->Get("/v1/grid/status", [this](const httplib::Request&, httplib::Response& res) {
+  server_->Get("/v1/grid/status", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!authorize(req, res, kGridScopeRead)) return;
     const CoordinatorStats st = coord_->stats();
     const Plan& p = st.last_plan;
-    auto target = read_grid_target(coord_->etcd(), coord_->options().site);
-    std::optional<GridTarget> in_force;
-    if (target.ok()) in_force = *target;
-    const std::string ramp = ramp_state_name(ramp_state(p.site_w, in_force, now_s()));
+    auto schedule = read_grid_schedule(coord_->etcd(), coord_->options().site);
+    const GridSchedule in_force = schedule.ok() ? *schedule : GridSchedule();
+    const double now = now_s();
+    const std::string ramp = ramp_state_name(ramp_state(p.site_w, in_force, now));
+    const GridTarget* binding = binding_event(p.site_w, in_force, now);
+    Json events = Json::array();
+    for (const auto& e : in_force.events) events.push_back(target_json(e));
     Json ramp_events = Json::array();  // the leader's last ten ramp events
     const size_t n = st.ramp_events.size();
     for (size_t i = n > 10 ? n - 10 : 0; i < n; ++i)
@@ -117,9 +218,11 @@ void GridServer::install_routes() {
            {"compliant", st.last_power_w <= p.effective_w + 1e-6},
            {"ramp_state", ramp},
            {"ramp_events", ramp_events},
-           {"target", target.ok() ? target_json(*target) : Json(nullptr)}});
+           {"target", binding ? target_json(*binding) : Json(nullptr)},
+           {"events", events}});
   });
   server_->Get("/v1/grid/report", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!authorize(req, res, kGridScopeRead)) return;
     // A query number: the whole text a finite number in [lo, hi], else NaN.
     auto param = [&req](const char* name, double fallback, double lo, double hi) {
       if (!req.has_param(name)) return fallback;

@@ -293,11 +293,38 @@ Result<GridTarget> decode_grid_target(std::string_view text, std::string_view wh
   if (r.end_unix_s != 0 && r.end_unix_s <= r.start_unix_s) {
     return f.error("end_unix_s", "must be 0 (open) or after start_unix_s");
   }
-  FW_RETURN_IF_ERROR(f.number("ramp_w_per_s", &r.ramp_w_per_s, false, 0));
+  FW_RETURN_IF_ERROR(f.number("ramp_w_per_s", &r.ramp_w_per_s, false, 0, kMaxSiteW));
   FW_RETURN_IF_ERROR(f.boolean("best_effort", &r.best_effort, false));
   FW_RETURN_IF_ERROR(f.string("correlation_id", &r.correlation_id, true, true));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
+}
+
+std::string encode(const GridSchedule& r) {
+  Json events = Json::array();
+  for (const GridTarget& e : r.events) events.push_back(Json::parse(encode(e)));
+  return Json{{"events", events}}.dump();
+}
+
+Result<GridSchedule> decode_grid_schedule(std::string_view text, std::string_view where) {
+  FW_ASSIGN_OR_RETURN(Json j, parse_object(text, where));
+  if (!j.contains("events")) {  // one target: the layout before schedules
+    FW_ASSIGN_OR_RETURN(GridTarget t, decode_grid_target(text, where));
+    return GridSchedule(t);
+  }
+  if (j.size() != 1) return Status::InvalidArgument(std::string(where) + ": only \"events\"");
+  const Json& ev = j["events"];
+  if (!ev.is_array() || ev.size() > 1024) {
+    return Status::InvalidArgument(std::string(where) + ": events: an array of at most 1024");
+  }
+  GridSchedule s;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    FW_ASSIGN_OR_RETURN(GridTarget t,
+                        decode_grid_target(ev[i].dump(), std::string(where) + ": events[" +
+                                                             std::to_string(i) + "]"));
+    if (t.value_w) s.events.push_back(std::move(t));
+  }
+  return s;
 }
 
 }  // namespace fw::fleet

@@ -4,7 +4,7 @@
 //   /flexwatt/<site>/nodes/<node>     NodeRecord, written by the node's agent under its lease
 //   /flexwatt/<site>/assign/<node>    Assignment, written by the leading coordinator
 //   /flexwatt/<site>/budget           SiteBudget, written by the operator
-//   /flexwatt/<site>/budget/grid      GridTarget, written by the grid adapter (latest wins)
+//   /flexwatt/<site>/budget/grid      GridSchedule, written by the grid adapter (events)
 //   /flexwatt/<site>/coordinator      election name of the site's coordinators
 //   /flexwatt/<site>/off/<node>       "known off": the node (or an operator) declares its GPUs
 //                                     idle at their floor; the coordinator frees its share
@@ -103,6 +103,22 @@ struct GridTarget {
   std::string correlation_id;  // non-empty
 };
 
+// The site's grid events, stored at the grid key as {"events": [GridTarget, ...]} (a lone
+// GridTarget object, the layout before schedules, reads as a one-event schedule). Only
+// events with a value are kept; how they combine: grid.hpp, effective_budget_w. Implicit
+// from one target (none when its value is null) so a single target is a schedule.
+struct GridSchedule {
+  std::vector<GridTarget> events;
+  GridSchedule() = default;
+  GridSchedule(std::nullopt_t) {}      // NOLINT(google-explicit-constructor)
+  GridSchedule(const GridTarget& t) {  // NOLINT(google-explicit-constructor)
+    if (t.value_w) events.push_back(t);
+  }
+  GridSchedule(const std::optional<GridTarget>& t) {  // NOLINT(google-explicit-constructor)
+    if (t && t->value_w) events.push_back(*t);
+  }
+};
+
 // The hook through which an agent publishes its jobs' PFI (declared in the job's registration
 // or config, or measured by a sweep): sets jobs[k].pfi = pfi_by_job[jobs[k].id] for every job
 // the map names with a finite value > 0; other jobs keep theirs (0: unknown, the per-job
@@ -113,11 +129,13 @@ std::string encode(const NodeRecord& r);
 std::string encode(const Assignment& r);
 std::string encode(const SiteBudget& r);
 std::string encode(const GridTarget& r);
+std::string encode(const GridSchedule& r);
 
 // `where` prefixes error messages (usually the etcd key).
 Result<NodeRecord> decode_node(std::string_view json, std::string_view where);
 Result<Assignment> decode_assignment(std::string_view json, std::string_view where);
 Result<SiteBudget> decode_budget(std::string_view json, std::string_view where);
 Result<GridTarget> decode_grid_target(std::string_view json, std::string_view where);
+Result<GridSchedule> decode_grid_schedule(std::string_view json, std::string_view where);
 
 }  // namespace fw::fleet

@@ -33,7 +33,18 @@ Result<std::unique_ptr<NodeLink>> NodeLink::Start(EtcdClientOptions etcd, NodeLi
       std::make_unique<EtcdClient>(std::move(client)), std::move(options), std::move(record)));
   // A fresh registration revokes an old "known off" marker of this node.
   (void)link->etcd_->erase(off_key(link->options_.site, link->options_.node));
-  link->start_watch();
+  int64_t from = 0;
+  if (auto r = link->etcd_->get(assign_key(link->options_.site, link->options_.node)); r.ok()) {
+    from = r->revision + 1;
+    link->store_rev_ = r->revision;
+    if (!r->kvs.empty()) {
+      link->applied_mod_rev_ = r->kvs[0].mod_revision;
+      if (auto a = decode_assignment(r->kvs[0].value, r->kvs[0].key); a.ok()) {
+        link->accept(*a, r->kvs[0].mod_revision);
+      }
+    }
+  }
+  link->start_watch(from);
   NodeLink* self = link.get();
   link->thread_ = std::thread([self] { self->run(); });
   return link;
@@ -46,33 +57,98 @@ NodeLink::NodeLink(std::unique_ptr<EtcdClient> etcd, NodeLinkOptions options, No
 
 NodeLink::~NodeLink() { halt(); }
 
-void NodeLink::start_watch() {
+void NodeLink::start_watch(int64_t start_revision) {
   WatchOptions w;
   w.key = assign_key(options_.site, options_.node);
-  if (auto r = etcd_->get(w.key); r.ok()) {
-    w.start_revision = r->revision + 1;
-    if (!r->kvs.empty()) {
-      if (auto a = decode_assignment(r->kvs[0].value, r->kvs[0].key); a.ok()) accept(*a);
-    }
-  }
+  w.start_revision = start_revision;
   watch_ = EtcdWatch::Start(etcd_.get(), w, [this](const std::vector<WatchEvent>& events) {
     for (const auto& e : events) {
       if (e.type == WatchEvent::Type::kDelete) {
         std::lock_guard<std::mutex> lk(mu_);
+        if (assignment_) fallback_reason_ = "deleted";
         assignment_.reset();
         continue;
       }
-      if (auto a = decode_assignment(e.kv.value, e.kv.key); a.ok()) accept(*a);
+      if (auto a = decode_assignment(e.kv.value, e.kv.key); a.ok()) {
+        accept(*a, e.kv.mod_revision);
+      } else {
+        refused_out_of_range_++;
+      }
     }
   });
 }
 
-void NodeLink::accept(const Assignment& a) {
+int64_t NodeLink::refresh_leader() {
+  auto l = etcd_->leader(election_name(options_.site));
   std::lock_guard<std::mutex> lk(mu_);
-  if (assignment_ && a.revision < assignment_->revision) return;  // deposed leader's write
+  if (l.ok()) {
+    leader_rev_ = l->create_revision;
+  } else if (l.status().code() == StatusCode::kNotFound) {
+    leader_rev_ = 0;
+  }
+  return leader_rev_;
+}
+
+bool NodeLink::accept(const Assignment& a, int64_t mod_revision) {
+  const double now = now_s();
+  double nameplate_w = 0;
+  int64_t leader = 0;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    // Watch and poll both deliver: a write no newer than the one applied is not taken (an
+    // older value read by the poll must not undo a newer one the watch delivered).
+    if (mod_revision <= applied_key_rev_) return true;
+    nameplate_w = record_.nameplate_w;
+    leader = leader_rev_;
+  }
+  if ((nameplate_w > 0 && a.watts > nameplate_w + 1e-6) ||
+      a.expires_unix_s > now + options_.max_assignment_s) {
+    refused_out_of_range_++;
+    return false;
+  }
+  if (a.revision != leader) leader = refresh_leader();  // a new leader, or not a leader's
+  if (a.revision != leader) {
+    refused_not_leader_++;
+    return false;
+  }
+  std::lock_guard<std::mutex> lk(mu_);
+  if (mod_revision <= applied_key_rev_) return true;  // a newer one came meanwhile
+  applied_key_rev_ = mod_revision;
   assignment_ = a;
   if (a.safe_w > 0) published_safe_w_ = a.safe_w;
   if (first_assignment_s_ < 0) first_assignment_s_ = now_s();
+  return true;
+}
+
+void NodeLink::poll_assignment() {
+  {  // an expired assignment is forgotten: nothing of it outlives its expiry
+    std::lock_guard<std::mutex> lk(mu_);
+    if (assignment_ && now_s() >= assignment_->expires_unix_s) {
+      assignment_.reset();
+      fallback_reason_ = "expired";
+    }
+  }
+  auto r = etcd_->get(assign_key(options_.site, options_.node));
+  if (!r.ok()) return;
+  const bool went_back = r->revision < store_rev_;  // emptied, or restored from a snapshot
+  store_rev_ = r->revision;
+  if (went_back || !watch_ || watch_->ended()) {
+    if (watch_) watch_->cancel();
+    if (went_back) {  // revisions start over: the applied one's no longer orders anything
+      std::lock_guard<std::mutex> lk(mu_);
+      applied_key_rev_ = 0;
+    }
+    start_watch(r->revision + 1);
+    watch_restarts_++;
+    applied_mod_rev_ = 0;
+  }
+  if (r->kvs.empty() || r->kvs[0].mod_revision == applied_mod_rev_) return;
+  applied_mod_rev_ = r->kvs[0].mod_revision;
+  if (auto a = decode_assignment(r->kvs[0].value, r->kvs[0].key); a.ok()) {
+    accept(*a, r->kvs[0].mod_revision);
+  } else {
+    refused_out_of_range_++;
+  }
 }
 
 void NodeLink::update(const NodeRecord& record) {
@@ -95,11 +171,17 @@ NodeBudget NodeLink::budget(double now_unix_s) const {
     b.reason = assignment_->reason;
     return b;
   }
-  b.watts = published_safe_w_ > 0 ? std::min(options_.safe_share_w, published_safe_w_)
-                                  : options_.safe_share_w;
   b.source = NodeBudget::Source::kSafeShare;
   b.awaiting_first = first_assignment_s_ < 0;
-  b.reason = b.awaiting_first ? "awaiting_first_assignment" : assignment_ ? "expired" : "deleted";
+  if (b.awaiting_first) {  // a joiner holds its floor until its share comes from what is free
+    b.watts =
+        record_.min_w > 0 ? std::min(options_.safe_share_w, record_.min_w) : options_.safe_share_w;
+    b.reason = "awaiting_first_assignment";
+    return b;
+  }
+  b.watts = published_safe_w_ > 0 ? std::min(options_.safe_share_w, published_safe_w_)
+                                  : options_.safe_share_w;
+  b.reason = assignment_ ? "expired" : fallback_reason_;
   return b;
 }
 
@@ -111,6 +193,7 @@ double NodeLink::first_assignment_latency_s() const {
 }
 
 void NodeLink::maintain(double* last_ok_s) {
+  poll_assignment();
   const double now = now_s();
   int64_t lease = lease_.load();
   if (lease != 0) {

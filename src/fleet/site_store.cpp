@@ -109,4 +109,34 @@ Result<GridTarget> read_grid_target(EtcdClient& etcd, std::string_view site) {
   return decode_grid_target(kv.value, kv.key);
 }
 
+Result<GridSchedule> read_grid_schedule(EtcdClient& etcd, std::string_view site) {
+  FW_RETURN_IF_ERROR(check_name("site", site));
+  FW_ASSIGN_OR_RETURN(RangeResponse r, etcd.get(grid_target_key(site)));
+  if (r.kvs.empty()) return GridSchedule();
+  return decode_grid_schedule(r.kvs[0].value, r.kvs[0].key);
+}
+
+Result<GridSchedule> update_grid_schedule(
+    EtcdClient& etcd, std::string_view site,
+    const std::function<Result<GridSchedule>(const GridSchedule&)>& change) {
+  FW_RETURN_IF_ERROR(check_name("site", site));
+  const std::string key = grid_target_key(site);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    FW_ASSIGN_OR_RETURN(RangeResponse r, etcd.get(key));
+    GridSchedule current;
+    int64_t mod = 0;
+    if (!r.kvs.empty()) {
+      mod = r.kvs[0].mod_revision;
+      // An undecodable value is replaced (the error would otherwise pin the site).
+      if (auto d = decode_grid_schedule(r.kvs[0].value, key); d.ok()) current = *d;
+    }
+    FW_ASSIGN_OR_RETURN(GridSchedule next, change(current));
+    const Compare same =
+        mod == 0 ? Compare::Absent(key) : Compare::ModRevision(key, Compare::Op::kEqual, mod);
+    FW_ASSIGN_OR_RETURN(TxnResponse t, etcd.txn({same}, {TxnOp::Put(key, encode(next))}));
+    if (t.succeeded) return next;
+  }
+  return Status::Unavailable(key + ": changed by another writer 5 times; try again");
+}
+
 }  // namespace fw::fleet

@@ -8,6 +8,7 @@
 // write_assignments commits in batches of at most 128, each fenced; it stops at the first
 // batch that fails the fence.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,5 +49,13 @@ Status write_budget(EtcdClient& etcd, std::string_view site, const SiteBudget& b
 Result<SiteBudget> read_budget(EtcdClient& etcd, std::string_view site);  // NotFound if unset
 Status write_grid_target(EtcdClient& etcd, std::string_view site, const GridTarget& target);
 Result<GridTarget> read_grid_target(EtcdClient& etcd, std::string_view site);
+// The schedule (an empty one when the key is unset; a lone target reads as one event).
+Result<GridSchedule> read_grid_schedule(EtcdClient& etcd, std::string_view site);
+// Read, change, write: change(current) gives the schedule to store, or an error that is
+// returned as it is; the write is a transaction that compares the key's mod revision with
+// the one read (retried up to 5 times when another writer came between).
+Result<GridSchedule> update_grid_schedule(
+    EtcdClient& etcd, std::string_view site,
+    const std::function<Result<GridSchedule>(const GridSchedule&)>& change);
 
 }  // namespace fw::fleet

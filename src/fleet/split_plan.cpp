@@ -9,28 +9,47 @@ namespace fw::fleet {
 namespace {
 
 // A node lowered but not yet confirmed may still draw its reserve: raises (and new nodes above
-// their floor) are scaled back until held + sum(max(watts, reserve)) fits the effective budget.
+// their floor) are scaled back by one factor f until held + sum(max(watts, reserve)) fits the
+// effective budget. A raised node whose reserve is above its new watts (caps reported above
+// them, or an unconfirmed earlier share) commits its reserve whatever f is, so f is found by
+// bisection on the commitments, not by sharing the excess over every raise.
 void limit_raises(const PlanInput& in, const std::vector<NodeRecord>& nodes, Plan* p) {
-  double committed = p->held_w, raise = 0;
-  std::vector<double> base(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::string& n = nodes[i].node;
-    auto prev = in.assigned.find(n);
+  const size_t n = nodes.size();
+  std::vector<double> base(n), want(n);
+  std::vector<bool> raised(n), fixed(n);
+  double committed_fixed = p->held_w;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& name = nodes[i].node;
+    auto prev = in.assigned.find(name);
     base[i] = prev == in.assigned.end() ? nodes[i].min_w : prev->second.watts;
-    const double w = p->watts[n];
-    committed += std::max(w, p->reserve_w[n]);
-    if (w > base[i]) raise += w - base[i];
+    want[i] = p->watts[name];
+    const double reserve = p->reserve_w[name];
+    raised[i] = want[i] > base[i];
+    fixed[i] = reserve > want[i] + 1e-9;
+    if (!raised[i]) committed_fixed += std::max(want[i], reserve);
   }
-  const double excess = committed - p->effective_w;
-  if (excess <= 1e-9 || raise <= 0) return;
-  const double f = std::max(0.0, 1 - excess / raise);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::string& n = nodes[i].node;
-    double& w = p->watts[n];
-    if (w <= base[i]) continue;
-    const double lowered = base[i] + f * (w - base[i]);
-    if (p->reserve_w[n] <= w + 1e-9) p->reserve_w[n] = std::max(lowered, nodes[i].cap_w);
-    w = lowered;
+  auto committed = [&](double f) {
+    double c = committed_fixed;
+    for (size_t i = 0; i < n; ++i) {
+      if (!raised[i]) continue;
+      const double w = base[i] + f * (want[i] - base[i]);
+      c += fixed[i] ? p->reserve_w[nodes[i].node] : std::max(w, nodes[i].cap_w);
+    }
+    return c;
+  };
+  if (committed(1) <= p->effective_w + 1e-9) return;
+  double lo = 0, hi = 1;  // committed(lo) fits (or nothing does), committed(hi) does not
+  for (int k = 0; k < 60; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (committed(mid) <= p->effective_w + 1e-9 ? lo : hi) = mid;
+  }
+  const double f = lo;
+  for (size_t i = 0; i < n; ++i) {
+    if (!raised[i]) continue;
+    const std::string& name = nodes[i].node;
+    const double lowered = base[i] + f * (want[i] - base[i]);
+    if (!fixed[i]) p->reserve_w[name] = std::max(lowered, nodes[i].cap_w);
+    p->watts[name] = lowered;
   }
 }
 

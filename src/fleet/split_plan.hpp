@@ -33,7 +33,7 @@ namespace fw::fleet {
 struct PlanInput {
   double now_unix_s = 0;
   double site_w = 0;  // site budget (budget key, or the configured default)
-  std::optional<GridTarget> grid;
+  GridSchedule grid;  // the grid events (grid.hpp effective_budget_w: the lowest wins)
   std::map<std::string, NodeRecord> live;
   std::map<std::string, Assignment> assigned;  // current assignment keys
   std::set<std::string> off;                   // off markers present

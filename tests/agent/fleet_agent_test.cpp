@@ -1,8 +1,11 @@
 // The agent's `fleet:` block: config parsing, the node record it reports, and (with a real
 // etcd, skipped when none is installed) an agent that takes its budget from its assignment.
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -96,12 +99,16 @@ double unix_now() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
-TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
-  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
-  auto cluster = fleet::testing::EtcdCluster::Start(1);
-  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
-  char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
+// Leads the site's election as a coordinator would (a lease and a campaign): the leader key's
+// create revision is the fencing token agents accept assignments by.
+int64_t lead_site(fleet::EtcdClient& etcd, const std::string& site) {
+  auto lease = etcd.lease_grant(60);
+  if (!lease.ok()) return 0;
+  auto won = etcd.campaign(fleet::election_name(site), lease->id, "test", 5);
+  return won.ok() ? won->rev : 0;
+}
+
+AgentConfig live_config(const fleet::testing::EtcdCluster& cluster, const std::string& dir) {
   AgentConfig cfg;
   cfg.plant.backend = std::string("sim:") + FLEXWATT_SOURCE_DIR + "/scenarios/grpo-7b-a100.yaml";
   cfg.period_s = 0.1;
@@ -110,19 +117,122 @@ TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
   cfg.lock_file = dir + "/agent.lock";
   cfg.server.unix_socket_path = dir + "/agent.sock";
   cfg.server.tcp_port = -1;
-  cfg.fleet.etcd = (*cluster)->endpoints();
+  cfg.fleet.etcd = cluster.endpoints();
   cfg.fleet.site = "s1";
   cfg.fleet.node = "n1";
   cfg.fleet.safe_share_w = 250;
   cfg.fleet.lease_ttl_s = 2;
   cfg.job_silent_after_s = 0;  // the test's job never reports
+  return cfg;
+}
+
+// A 0 W assignment (a 0 W grid target split by the coordinator) drives every GPU of the node
+// to its floor, its minimum cap: the agent must not skip budgets <= 0.
+TEST(FleetAgentLive, ZeroWattAssignmentDrivesTheNodeToItsFloor) {
+  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  auto cluster = fleet::testing::EtcdCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const AgentConfig cfg = live_config(**cluster, dir);
+  fleet::EtcdClientOptions eo;
+  eo.endpoints = cfg.fleet.etcd;
+  auto etcd = fleet::EtcdClient::Create(eo);
+  ASSERT_TRUE(etcd.ok());
+  fleet::Assignment asg;
+  asg.watts = 0;
+  asg.revision = lead_site(*etcd, "s1");
+  ASSERT_GT(asg.revision, 0);
+  asg.expires_unix_s = unix_now() + 120;
+  ASSERT_TRUE(etcd->put(fleet::assign_key("s1", "n1"), fleet::encode(asg)).ok());
+  {
+    NodeAgent a(cfg);
+    ASSERT_TRUE(a.start().ok());
+    auto at_floor = [&] {
+      auto p = a.hub().latest();
+      if (!p || p->state.gpus.empty()) return false;
+      double floor_w = 0;
+      for (const auto& g : p->state.gpus) {
+        floor_w += g.cap_min_w;
+        if (!(g.cap_w <= g.cap_min_w + 1e-6)) return false;
+      }
+      return std::abs(p->state.budget.watts - floor_w) < 1e-6;
+    };
+    StepClock clock;
+    const double t0 = unix_now();
+    a.run(clock, [&] { return at_floor() || unix_now() - t0 > 15; });
+    auto p = a.hub().latest();
+    ASSERT_FALSE(p->state.gpus.empty());
+    EXPECT_TRUE(at_floor()) << "budget " << p->state.budget.watts << " W, cap "
+                            << p->state.gpus[0].cap_w << " W, floor " << p->state.gpus[0].cap_min_w
+                            << " W";
+    EXPECT_EQ(p->state.budget.source, "coordinator");
+    EXPECT_TRUE(a.shutdown().ok());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A controller that holds caps at the nameplate (static 400 W) on a node assigned 200 W: the
+// node's caps must not sum above its share (the campaign saw 417 W drawn on a 210 W share).
+TEST(FleetAgentLive, CapsNeverSumAboveTheShare) {
+  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  auto cluster = fleet::testing::EtcdCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  AgentConfig cfg = live_config(**cluster, dir);
+  cfg.controller = "static:knob=cap,value=400,period_s=0.1";
+  fleet::EtcdClientOptions eo;
+  eo.endpoints = cfg.fleet.etcd;
+  auto etcd = fleet::EtcdClient::Create(eo);
+  ASSERT_TRUE(etcd.ok());
+  fleet::Assignment asg;
+  asg.watts = 200;
+  asg.revision = lead_site(*etcd, "s1");
+  ASSERT_GT(asg.revision, 0);
+  asg.expires_unix_s = unix_now() + 120;
+  ASSERT_TRUE(etcd->put(fleet::assign_key("s1", "n1"), fleet::encode(asg)).ok());
+  {
+    NodeAgent a(cfg);
+    ASSERT_TRUE(a.start().ok());
+    StepClock clock;
+    const double t0 = unix_now();
+    double worst_caps_w = 0;
+    int ticks_on_share = 0;
+    a.run(clock, [&] {
+      auto p = a.hub().latest();
+      if (p && p->state.budget.source == "coordinator") {
+        double caps = 0;
+        for (const auto& g : p->state.gpus) caps += std::isnan(g.cap_w) ? 0 : g.cap_w;
+        // After the first second on the share: the caps found at start (400 W) read until the
+        // simulated GPU applies the first write (0.4 s measured).
+        if (++ticks_on_share > 10) worst_caps_w = std::max(worst_caps_w, caps);
+      }
+      return ticks_on_share > 50 || unix_now() - t0 > 20;
+    });
+    EXPECT_GT(ticks_on_share, 50);
+    EXPECT_LE(worst_caps_w, 200 + 1e-6);
+    EXPECT_DOUBLE_EQ(a.hub().latest()->state.budget.watts, 200);
+    EXPECT_TRUE(a.shutdown().ok());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
+  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  auto cluster = fleet::testing::EtcdCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const AgentConfig cfg = live_config(**cluster, dir);
   fleet::EtcdClientOptions eo;
   eo.endpoints = cfg.fleet.etcd;
   auto etcd = fleet::EtcdClient::Create(eo);
   ASSERT_TRUE(etcd.ok());
   fleet::Assignment asg;
   asg.watts = 310;
-  asg.revision = 7;
+  asg.revision = lead_site(*etcd, "s1");
+  ASSERT_GT(asg.revision, 0);
   asg.expires_unix_s = unix_now() + 120;
   ASSERT_TRUE(etcd->put(fleet::assign_key("s1", "n1"), fleet::encode(asg)).ok());
   {
@@ -161,6 +271,71 @@ TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
     EXPECT_TRUE(a.shutdown().ok());
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST(FleetAgentConfig, ShareGuardLowersCapsTowardTheirMinimum) {
+  PlantInfo info;
+  info.gpus.resize(2);
+  for (auto& g : info.gpus) {
+    g.min_cap_w = 100;
+    g.max_cap_w = 400;
+  }
+  EXPECT_DOUBLE_EQ(node_floor_w(info), 200);
+  Snapshot s;
+  s.gpus.resize(2);
+  s.gpus[0].cap_w = 400;
+  s.gpus[1].cap_w = 200;
+  Command c;  // the controller leaves both caps as they are: 600 W in force
+  ASSERT_TRUE(clamp_caps_to_share(c, info, s, 400));
+  ASSERT_EQ(c.power_cap_w.size(), 2u);
+  EXPECT_NEAR(c.power_cap_w[0] + c.power_cap_w[1], 400, 1e-9);
+  EXPECT_NEAR(c.power_cap_w[0], 100 + 300 * 0.5, 1e-9);  // same fraction of the headroom
+  EXPECT_NEAR(c.power_cap_w[1], 100 + 100 * 0.5, 1e-9);
+  Command zero;
+  ASSERT_TRUE(clamp_caps_to_share(zero, info, s, 0));  // below the floor: every GPU at minimum
+  EXPECT_DOUBLE_EQ(zero.power_cap_w[0], 100);
+  EXPECT_DOUBLE_EQ(zero.power_cap_w[1], 100);
+  Command within;
+  within.power_cap_w = {150, std::nan("")};
+  EXPECT_FALSE(clamp_caps_to_share(within, info, s, 400));  // 150 + 200 in force
+  EXPECT_DOUBLE_EQ(within.power_cap_w[0], 150);
+}
+
+// Following a coordinator without a token file, the agent refuses API writes unless its
+// fleet block allows them explicitly (the socket and loopback TCP are all it serves then).
+TEST(FleetAgentLive, WithoutTokensWritesAreRefusedUnlessAllowed) {
+  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  auto cluster = fleet::testing::EtcdCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  for (bool allow : {false, true}) {
+    char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
+    const std::string dir = ::mkdtemp(tmpl);
+    AgentConfig cfg = live_config(**cluster, dir);
+    cfg.fleet.allow_unauthenticated_writes = allow;
+    {
+      NodeAgent a(cfg);
+      ASSERT_TRUE(a.start().ok());
+      httplib::Client c(cfg.server.unix_socket_path, 80);
+      c.set_address_family(AF_UNIX);
+      auto budget = c.Put("/v1/budget", R"({"watts":300})", "application/json");
+      ASSERT_TRUE(budget);
+      if (allow) {
+        EXPECT_EQ(budget->status / 100, 2) << budget->body;
+      } else {
+        EXPECT_EQ(budget->status, 403) << budget->body;
+      }
+      auto ctl = c.Put("/v1/controller", R"({"controller":"uncontrolled"})", "application/json");
+      ASSERT_TRUE(ctl);
+      if (!allow) {
+        EXPECT_EQ(ctl->status, 403) << ctl->body;
+      }
+      auto status = c.Get("/v1/status");
+      ASSERT_TRUE(status);
+      EXPECT_EQ(status->status, 200);  // reads stay open
+      EXPECT_TRUE(a.shutdown().ok());
+    }
+    std::filesystem::remove_all(dir);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `flexwatt coordinator` rejects bad configurations with exit code 2 and a message naming the
-# file, line and field; `flexwatt fleet-sim` rejects a missing endpoint list.
+# file, line and field (unsafe ones too: a non-loopback endpoint without tokens, a ramp that
+# never ends); `flexwatt fleet-sim` rejects a missing endpoint list.
 # Usage: bash coordinator_errors.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
@@ -19,5 +20,13 @@ cfg "site: 's 1'" "id: a" "etcd: [http://127.0.0.1:1]"
 expect2 "bad site name" "c.yaml:1: site: .*only \[A-Za-z0-9._-\]"
 cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "budgt_w: 3"
 expect2 "unknown key" "budgt_w"
+cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "listen: 0.0.0.0:8740"
+expect2 "non-loopback listen without tokens" "c.yaml:4: listen: .*needs token_file"
+cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "token_file: /nonexistent" "listen: 0.0.0.0:8740" "allow_unauthenticated_writes: true"
+expect2 "unauthenticated writes off loopback" "c.yaml:6: allow_unauthenticated_writes: only on a loopback"
+cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "expiry_s: 9000"
+expect2 "assignment lifetime beyond what agents take" "c.yaml:4: expiry_s"
+cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "grid_ramp_w_per_s: 1e-300"
+expect2 "a ramp that never ends" "c.yaml:4: grid_ramp_w_per_s: .*0 \(a step\) or 1..1e12 W/s"
 expect_exit2 "fleet-sim without endpoints" "no endpoint" fleet-sim --etcd , --out "$dir/o"
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi

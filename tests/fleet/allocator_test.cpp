@@ -231,6 +231,37 @@ TEST(SplitPlan, GridTargetLowersTheSplitAndSafeSharesSumWithinIt) {
   EXPECT_NEAR(p.safe_w["a"], 500, 1e-9);
 }
 
+// After a cut, nodes whose caps are within their shares (the agents' share guard) and that
+// confirmed the cut get the whole raise in one round; a node that reports caps above its
+// share (a controller that lifted them) holds back what its caps could draw.
+TEST(SplitPlan, RaisesAfterACutReachNodesWhoseCapsStayWithinTheirShares) {
+  EqualAllocator a;
+  PlanInput in;
+  in.now_unix_s = 100;
+  in.expiry_s = 10;
+  in.site_w = 1000;
+  for (const char* n : {"a", "b", "c", "d"}) {
+    NodeRecord r = node(n, 1, 100, 400, 140);
+    r.cap_w = 150;       // within the 150 W cut share
+    r.time_unix_s = 99;  // confirmed after the last write
+    in.live[n] = r;
+    Assignment cut;
+    cut.watts = 150;
+    cut.reserve_w = 150;
+    cut.revision = 3;
+    cut.expires_unix_s = 98 + 10;  // written at 98
+    in.assigned[n] = cut;
+  }
+  Plan p = plan_split(in, a);
+  for (const char* n : {"a", "b", "c", "d"}) EXPECT_NEAR(p.watts[n], 250, 1e-6) << n;
+  in.live["d"].cap_w = 400;  // caps lifted above the share: 400 W could be drawn
+  p = plan_split(in, a);
+  double sum_w = 0;
+  for (const char* n : {"a", "b", "c", "d"}) sum_w += std::max(p.watts[n], p.reserve_w[n]);
+  EXPECT_LE(sum_w, 1000 + 1e-6);
+  EXPECT_LT(p.watts["a"], 250 - 1);
+}
+
 }  // namespace
 }  // namespace fw::fleet
 

@@ -10,6 +10,7 @@
 
 #include "etcd_harness.hpp"
 #include "fleet/coordinator.hpp"
+#include "fleet/grid_server.hpp"
 #include "fleet/node_link.hpp"
 #include "fleet/site_store.hpp"
 
@@ -267,17 +268,18 @@ TEST_F(CoordinatorLive, DeposedCoordinatorCannotWrite) {
   EXPECT_LE(links[0]->budget().watts, 2000);
 }
 
-TEST_F(CoordinatorLive, NodeHoldsSafeShareUntilFirstAssignmentAndRampsAreEvents) {
+TEST_F(CoordinatorLive, NodeHoldsItsFloorUntilFirstAssignmentAndRampsAreEvents) {
   start(1);
   if (!cluster_) return;
   std::vector<std::unique_ptr<NodeLink>> links;
   links.push_back(link(*cluster_, "s6", "n0", 700));
-  // No coordinator yet: the node holds its configured safe share and says it is waiting.
+  // No coordinator yet: the joiner holds its floor (min_w 100, below its 700 W safe share:
+  // the site may be fully allocated) and says it is waiting.
   NodeBudget b = links[0]->budget();
   EXPECT_TRUE(b.awaiting_first);
   EXPECT_EQ(b.source, NodeBudget::Source::kSafeShare);
   EXPECT_EQ(b.reason, "awaiting_first_assignment");
-  EXPECT_NEAR(b.watts, 700, 1e-9);
+  EXPECT_NEAR(b.watts, 100, 1e-9);
   auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s6", "a", 1200));
   ASSERT_TRUE(c.ok());
   BudgetSampler agents(&links);
@@ -307,6 +309,231 @@ TEST_F(CoordinatorLive, NodeHoldsSafeShareUntilFirstAssignmentAndRampsAreEvents)
   EXPECT_NEAR(st.ramp_events[4].target_w, 1200, 1e-9);
   EXPECT_EQ(st.ramp_state, "idle");
   EXPECT_LE(links[0]->budget().watts, 1200 + 1e-6);
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A forged assignment (an unauthenticated put with a huge revision and a far expiry, as the
+// fault campaign wrote) must not pin the node; the leader's next writes must still be taken.
+TEST_F(CoordinatorLive, ForgedAssignmentIsRefusedAndTheLeaderStillFollowed) {
+  start(1);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s7", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  std::vector<std::unique_ptr<NodeLink>> links;
+  links.push_back(link(*cluster_, "s7", "n0", 1000));
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  ASSERT_NEAR(links[0]->budget().watts, 1500, 1e-3);  // nameplate: the budget covers it
+  auto etcd = EtcdClient::Create(etcd_options(*cluster_));
+  // An invented revision with a plausible expiry: not the leader's.
+  ASSERT_TRUE(etcd->put(assign_key("s7", "n0"),
+                        R"({"watts":150,"revision":9000000000000000000,"expires_unix_s":)" +
+                            std::to_string(int64_t(unix_now()) + 5) + "}")
+                  .ok());
+  EXPECT_TRUE(eventually(2, [&] { return links[0]->refused_not_leader() >= 1; }));
+  // The campaign's put: also an expiry far ahead.
+  ASSERT_TRUE(
+      etcd->put(assign_key("s7", "n0"),
+                R"({"watts":150,"revision":9000000000000000000,"expires_unix_s":9999999999})")
+          .ok());
+  // For 2.5 s (two refreshes and more): never on the forged 150 W, always the leader's.
+  const int64_t rev = (*c)->stats().leader_rev;
+  const auto t0 = Clock::now();
+  bool forged_applied = false;
+  while (seconds_since(t0) < 2.5) {
+    const NodeBudget b = links[0]->budget();
+    forged_applied |= std::abs(b.watts - 150) < 1e-6;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(forged_applied);
+  EXPECT_NEAR(links[0]->budget().watts, 1500, 1e-3);
+  EXPECT_EQ(links[0]->budget().revision, rev);
+  // Out of range: more than the nameplate, or an expiry a day ahead, from the real leader.
+  ASSERT_TRUE(etcd->put(assign_key("s7", "n0"), R"({"watts":5000,"revision":)" +
+                                                    std::to_string(rev) + R"(,"expires_unix_s":)" +
+                                                    std::to_string(int64_t(unix_now()) + 3) + "}")
+                  .ok());
+  ASSERT_TRUE(etcd->put(assign_key("s7", "n0"), R"({"watts":100,"revision":)" +
+                                                    std::to_string(rev) + R"(,"expires_unix_s":)" +
+                                                    std::to_string(int64_t(unix_now()) + 86400) +
+                                                    "}")
+                  .ok());
+  EXPECT_TRUE(eventually(2, [&] { return links[0]->refused_out_of_range() >= 3; }));
+  EXPECT_NEAR(links[0]->budget().watts, 1500, 1e-3);
+}
+
+// etcd rebuilt empty: revisions start over (the new leader key's create revision is far below
+// the old one). The links re-register and follow the new leader without a restart.
+TEST_F(CoordinatorLive, LinksFollowTheNewLeaderAfterEtcdIsRebuiltEmpty) {
+  start(1);
+  if (!cluster_) return;
+  {
+    auto etcd = EtcdClient::Create(etcd_options(*cluster_));
+    for (int i = 0; i < 60; ++i) ASSERT_TRUE(etcd->put("/other/k", std::to_string(i)).ok());
+  }
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s8", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  std::vector<std::unique_ptr<NodeLink>> links;
+  for (int i = 0; i < 2; ++i) links.push_back(link(*cluster_, "s8", "n" + std::to_string(i), 900));
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  const int64_t old_rev = (*c)->stats().leader_rev;
+  ASSERT_GT(old_rev, 60);
+  ASSERT_TRUE(cluster_->rebuild_empty().ok());
+  // The coordinator loses its lease, campaigns again on the new cluster and writes anew.
+  ASSERT_TRUE(eventually(10, [&] {
+    const auto st = (*c)->stats();
+    return st.leader && st.leader_rev < old_rev;
+  }));
+  const int64_t new_rev = (*c)->stats().leader_rev;
+  EXPECT_TRUE(eventually(10,
+                         [&] {
+                           for (const auto& l : links) {
+                             const NodeBudget b = l->budget();
+                             if (b.source != NodeBudget::Source::kAssignment ||
+                                 b.revision != new_rev)
+                               return false;
+                           }
+                           return true;
+                         }))
+      << "links on " << links[0]->budget().reason << " / " << links[1]->budget().reason;
+  for (const auto& l : links) EXPECT_EQ(l->budget().revision, new_rev);
+  EXPECT_LE(agents.max_w(), 2000 + 1e-6);
+}
+
+// The grid endpoint keeps a schedule: a future event does not cancel the active one, an event
+// wholly in the past is refused (409), and every interval of an OpenADR event is honoured.
+TEST_F(CoordinatorLive, GridEventsAreScheduledNotReplaced) {
+  start(1);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s9", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  GridAuth open;
+  open.allow_unauthenticated_writes = true;  // loopback
+  auto g = GridServer::Start(c->get(), "127.0.0.1", 0, /*ramp_w_per_s=*/0, 1.0, open);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<std::unique_ptr<NodeLink>> links;
+  links.push_back(link(*cluster_, "s9", "n0", 600));
+  links.push_back(link(*cluster_, "s9", "n1", 600));
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  httplib::Client http("127.0.0.1", (*g)->port());
+  auto put = [&](const std::string& body) {
+    auto r = http.Put("/v1/grid/target", body, "application/json");
+    return r ? r->status : -1;
+  };
+  const double now = unix_now();
+  auto num = [](double t) { return std::to_string(int64_t(t)); };
+  // Active: 1200 W from a second ago for 8 s.
+  ASSERT_EQ(put(R"({"value":1200,"correlation_id":"active","start_time":)" + num(now - 1) +
+                R"(,"end_time":)" + num(now + 8) + "}"),
+            200);
+  ASSERT_TRUE(eventually(3, [&] { return (*c)->stats().last_plan.effective_w <= 1200 + 1e-6; }));
+  // A future event announced during it: the active cut stays.
+  EXPECT_EQ(put(R"({"value":1500,"correlation_id":"future","start_time":)" + num(now + 60) +
+                R"(,"end_time":)" + num(now + 90) + "}"),
+            200);
+  // Wholly in the past: refused, and nothing changes.
+  const int past = put(R"({"value":100,"correlation_id":"past","start_time":)" + num(now - 60) +
+                       R"(,"end_time":)" + num(now - 30) + "}");
+  EXPECT_TRUE(past == 409 || past == 422) << past;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // a refresh round and more
+  EXPECT_NEAR((*c)->stats().last_plan.effective_w, 1200, 1e-6);
+  EXPECT_LE(links[0]->budget().watts + links[1]->budget().watts, 1200 + 1e-6);
+  // OpenADR with two intervals: 900 W, then 600 W. The second must be honoured too.
+  const double t1 = unix_now() + 1;
+  const std::string ev = R"({"id":"ev-2","payloadDescriptors":[{"payloadType":
+      "IMPORT_CAPACITY_LIMIT","units":"W"}],"intervals":[
+      {"id":0,"intervalPeriod":{"start":)" +
+                         num(t1) + R"(,"duration":"PT1S"},
+       "payloads":[{"type":"IMPORT_CAPACITY_LIMIT","values":[900]}]},
+      {"id":1,"intervalPeriod":{"start":)" +
+                         num(t1 + 1) + R"(,"duration":"PT1S"},
+       "payloads":[{"type":"IMPORT_CAPACITY_LIMIT","values":[600]}]}]})";
+  auto r = http.Post("/v1/grid/openadr/event", ev, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(eventually(4, [&] { return (*c)->stats().last_plan.effective_w <= 600 + 1e-6; }))
+      << "effective " << (*c)->stats().last_plan.effective_w;
+  EXPECT_TRUE(eventually(4, [&] {
+    return std::abs((*c)->stats().last_plan.effective_w - 1200) < 1e-6;
+  })) << "back to the active event after the intervals";
+  EXPECT_LE(agents.max_w(), 2000 + 1e-6);
+}
+
+// Grid writes need a bearer token of scope control; without a token lookup they are refused
+// unless explicitly allowed on loopback. Every write is one audit line.
+TEST_F(CoordinatorLive, GridWritesNeedAControlTokenAndAreAudited) {
+  start(1);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s10", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  std::mutex mu;
+  std::vector<GridAuth::Write> audit;
+  GridAuth auth;
+  auth.lookup = [](std::string_view token) -> std::optional<std::pair<std::string, int>> {
+    if (token == "control-token-0123456789") return std::make_pair("ops", kGridScopeControl);
+    if (token == "read-token-0123456789") return std::make_pair("viewer", kGridScopeRead);
+    return std::nullopt;
+  };
+  auth.audit = [&](const GridAuth::Write& w) {
+    std::lock_guard<std::mutex> lk(mu);
+    audit.push_back(w);
+  };
+  auto g = GridServer::Start(c->get(), "127.0.0.1", 0, 0, 1.0, auth);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  httplib::Client http("127.0.0.1", (*g)->port());
+  const std::string body = R"({"value":500,"correlation_id":"cut"})";
+  auto put = [&](const char* token) {
+    httplib::Headers h;
+    if (token) h.emplace("Authorization", std::string("Bearer ") + token);
+    auto r = http.Put("/v1/grid/target", h, body, "application/json");
+    return r ? r->status : -1;
+  };
+  EXPECT_EQ(put(nullptr), 401);
+  EXPECT_EQ(put("guess-guess-guess-guess"), 401);
+  EXPECT_EQ(put("read-token-0123456789"), 403);
+  auto cancel =
+      http.Put("/v1/grid/target", R"({"value":null,"correlation_id":"cut"})", "application/json");
+  ASSERT_TRUE(cancel);
+  EXPECT_EQ(cancel->status, 401);  // cancelling a real event is a write too
+  auto adr = http.Post("/v1/grid/openadr/event", "{}", "application/json");
+  ASSERT_TRUE(adr);
+  EXPECT_EQ(adr->status, 401);
+  EXPECT_EQ((*g)->writes_accepted(), 0);
+  auto status = http.Get("/v1/grid/status");
+  ASSERT_TRUE(status);
+  EXPECT_EQ(status->status, 401);  // reads need a read token when tokens are configured
+  EXPECT_EQ(put("control-token-0123456789"), 200);
+  EXPECT_EQ((*g)->writes_accepted(), 1);
+  EXPECT_EQ((*g)->writes_refused(), 5);
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    ASSERT_EQ(audit.size(), 6u);
+    EXPECT_EQ(audit[0].who, "unauthenticated");
+    EXPECT_EQ(audit[0].status, 401);
+    EXPECT_TRUE(audit[0].body.empty());  // nothing an unauthenticated caller sent is kept
+    EXPECT_EQ(audit[2].who, "viewer");
+    EXPECT_EQ(audit[2].status, 403);
+    EXPECT_EQ(audit[5].who, "ops");
+    EXPECT_EQ(audit[5].path, "/v1/grid/target");
+    EXPECT_EQ(audit[5].status, 200);
+  }
+  // Without tokens: writes refused unless allowed, and allowing them needs a loopback host.
+  auto open = GridServer::Start(c->get(), "127.0.0.1", 0, 0, 1.0, GridAuth{});
+  ASSERT_TRUE(open.ok());
+  httplib::Client http2("127.0.0.1", (*open)->port());
+  auto r2 = http2.Put("/v1/grid/target", body, "application/json");
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->status, 401);
+  GridAuth anyone;
+  anyone.allow_unauthenticated_writes = true;
+  auto wide = GridServer::Start(c->get(), "0.0.0.0", 0, 0, 1.0, anyone);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().message().find("not loopback"), std::string::npos);
 }
 
 }  // namespace

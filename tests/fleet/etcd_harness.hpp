@@ -138,6 +138,24 @@ class EtcdCluster {
     m.pid = -1;
   }
 
+  // Every member killed, its data removed and started again on the same ports as a new,
+  // empty cluster (an etcd rebuilt from scratch: revisions start over, leases are gone).
+  Status rebuild_empty() {
+    for (size_t i = 0; i < members_.size(); ++i) kill_member(static_cast<int>(i));
+    std::error_code ec;
+    for (const Member& m : members_) std::filesystem::remove_all(m.data_dir, ec);
+    ++generation_;
+    for (int i = 0; i < size(); ++i) FW_RETURN_IF_ERROR(spawn(i));
+    for (int i = 0; i < size(); ++i) FW_RETURN_IF_ERROR(wait_healthy(i, 20.0));
+    return Status::Ok();
+  }
+
+  // SIGSTOP / SIGCONT of every member (etcd down without losing its data).
+  void pause_all(bool stop) {
+    for (const Member& m : members_)
+      if (m.pid > 0) ::kill(m.pid, stop ? SIGSTOP : SIGCONT);
+  }
+
   bool healthy(int i) const {
     httplib::Client cli("127.0.0.1", members_[i].client_port);
     cli.set_connection_timeout(0, 300000);
@@ -180,19 +198,20 @@ class EtcdCluster {
     Member& m = members_[i];
     const std::string curl = "http://127.0.0.1:" + std::to_string(m.client_port);
     const std::string purl = "http://127.0.0.1:" + std::to_string(m.peer_port);
-    std::vector<std::string> args = {bin_,
-                                     "--name=" + m.name,
-                                     "--data-dir=" + m.data_dir,
-                                     "--listen-client-urls=" + curl,
-                                     "--advertise-client-urls=" + curl,
-                                     "--listen-peer-urls=" + purl,
-                                     "--initial-advertise-peer-urls=" + purl,
-                                     "--initial-cluster=" + initial_cluster_,
-                                     "--initial-cluster-state=new",
-                                     "--initial-cluster-token=" + root_,
-                                     "--logger=zap",
-                                     "--log-level=warn",
-                                     "--unsafe-no-fsync"};
+    std::vector<std::string> args = {
+        bin_,
+        "--name=" + m.name,
+        "--data-dir=" + m.data_dir,
+        "--listen-client-urls=" + curl,
+        "--advertise-client-urls=" + curl,
+        "--listen-peer-urls=" + purl,
+        "--initial-advertise-peer-urls=" + purl,
+        "--initial-cluster=" + initial_cluster_,
+        "--initial-cluster-state=new",
+        "--initial-cluster-token=" + root_ + "-" + std::to_string(generation_),
+        "--logger=zap",
+        "--log-level=warn",
+        "--unsafe-no-fsync"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -220,6 +239,7 @@ class EtcdCluster {
   std::string root_;
   std::string initial_cluster_;
   std::vector<Member> members_;
+  int generation_ = 0;  // bumped by rebuild_empty(): a new cluster token
 };
 
 }  // namespace fw::fleet::testing

@@ -9,7 +9,7 @@ TEST(Grid, ParsesTimesAndDurations) {
   EXPECT_DOUBLE_EQ(*parse_time(nlohmann::json("1970-01-01T00:01:00Z"), "t"), 60.0);
   EXPECT_DOUBLE_EQ(*parse_time(nlohmann::json("1970-01-01T00:00:01.5Z"), "t"), 1.5);
   EXPECT_DOUBLE_EQ(*parse_time(nlohmann::json(12.0), "t"), 12.0);
-  EXPECT_FALSE(parse_time(nlohmann::json("1970-01-01T00:00:00+02:00"), "t").ok());
+  EXPECT_DOUBLE_EQ(*parse_time(nlohmann::json("1970-01-01T02:00:00+02:00"), "t"), 0.0);
   EXPECT_DOUBLE_EQ(*parse_duration("PT1H30M", "d"), 5400.0);
   EXPECT_DOUBLE_EQ(*parse_duration("P1DT1S", "d"), 86401.0);
   EXPECT_FALSE(parse_duration("1H", "d").ok());
@@ -101,6 +101,11 @@ TEST(Grid, OutOfRangeAndMalformedFieldsAreErrorsNamingThem) {
   EXPECT_NE(msg(parse_load_target(R"({"value":1e308,"unit":"megawatt","correlation_id":"c"})", 0))
                 .find("value: "),
             std::string::npos);
+  // The product overflows to infinity: the message says so, not "null W".
+  const std::string inf_msg =
+      msg(parse_load_target(R"({"value":1e308,"unit":"megawatt","correlation_id":"c"})", 0));
+  EXPECT_EQ(inf_msg.find("null"), std::string::npos) << inf_msg;
+  EXPECT_NE(inf_msg.find("inf W"), std::string::npos) << inf_msg;
   EXPECT_NE(msg(parse_load_target(R"({"value":1,"correlation_id":"c","start_time":1e300})", 0))
                 .find("start_time: "),
             std::string::npos);
@@ -167,6 +172,132 @@ TEST(Grid, RampStateFollowsTheEffectiveBudget) {
   EXPECT_EQ(ramp_state(1000, g, 100), RampState::kHolding);
   EXPECT_STREQ(ramp_state_name(RampState::kRampingDown), "ramping_down");
   EXPECT_STREQ(ramp_state_name(RampState::kIdle), "idle");
+}
+
+TEST(Grid, Rfc3339OffsetsAndFullIso8601Durations) {
+  // 2026-01-01T00:00:00-08:00 is 08:00 UTC.
+  EXPECT_DOUBLE_EQ(*parse_time(nlohmann::json("2026-01-01T00:00:00-08:00"), "t"), 1767254400.0);
+  EXPECT_DOUBLE_EQ(*parse_time(nlohmann::json("2026-01-01T13:30:00.25+05:30"), "t"), 1767254400.25);
+  EXPECT_DOUBLE_EQ(*parse_time(nlohmann::json("2026-01-01t08:00:00z"), "t"), 1767254400.0);
+  EXPECT_FALSE(parse_time(nlohmann::json("2026-01-01T00:00:00-8"), "t").ok());
+  EXPECT_FALSE(parse_time(nlohmann::json("2026-01-01T00:00:00+24:00"), "t").ok());
+  EXPECT_FALSE(parse_time(nlohmann::json("2026-01-01T00:00:00"), "t").ok());  // no zone
+  // Nominal calendar units: a year 365 days, a month 30 days.
+  EXPECT_DOUBLE_EQ(*parse_duration("P1Y", "d"), 365 * 86400.0);
+  EXPECT_DOUBLE_EQ(*parse_duration("P2M", "d"), 60 * 86400.0);
+  EXPECT_DOUBLE_EQ(*parse_duration("P1W", "d"), 7 * 86400.0);
+  EXPECT_DOUBLE_EQ(*parse_duration("P1Y2M3DT4H5M6.5S", "d"),
+                   365 * 86400.0 + 60 * 86400.0 + 3 * 86400.0 + 4 * 3600.0 + 5 * 60.0 + 6.5);
+  EXPECT_DOUBLE_EQ(*parse_duration("PT1H30M", "d"), 5400.0);
+  EXPECT_DOUBLE_EQ(*parse_duration("PT0,5S", "d"), 0.5);  // ISO 8601 allows a decimal comma
+  EXPECT_FALSE(parse_duration("P1H", "d").ok());          // H only after T
+  EXPECT_FALSE(parse_duration("PT", "d").ok());           // no component
+  EXPECT_FALSE(parse_duration("P1D2Y", "d").ok());        // out of order
+  EXPECT_FALSE(parse_duration("P11Y", "d").ok());         // beyond 10 years
+}
+
+TEST(Grid, RampRatesOutsideSaneRangesAreRefusedNamingTheField) {
+  auto ramp = [](const std::string& r) {
+    return parse_load_target(R"({"value":700,"correlation_id":"c","ramp_w_per_s":)" + r + "}", 0);
+  };
+  for (const char* bad : {"1e-300", "0.5", "1e13", "-1"}) {
+    auto t = ramp(bad);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_NE(t.status().message().find("ramp_w_per_s"), std::string::npos) << bad;
+  }
+  EXPECT_TRUE(ramp("0").ok());  // a step
+  EXPECT_TRUE(ramp("1").ok());
+  EXPECT_TRUE(ramp("1e12").ok());
+  // A slow ramp over a deep cut still ends within an hour of the event's end.
+  GridTarget g;
+  g.value_w = 0;
+  g.start_unix_s = 10000;
+  g.end_unix_s = 20000;
+  g.ramp_w_per_s = 1;  // 1e6 W gap: 11.6 days at 1 W/s
+  g.correlation_id = "c";
+  EXPECT_DOUBLE_EQ(effective_budget_w(1e6, g, 20000 + 3600), 1e6);
+  EXPECT_EQ(ramp_state(1e6, g, 20000 + 3600), RampState::kIdle);
+  EXPECT_LT(effective_budget_w(1e6, g, 20000 + 1800), 1e6);
+}
+
+TEST(GridSchedule, OverlapsTakeTheLowestAndPastEventsAreRefused) {
+  auto ev = [](const char* id, double w, double start, double end) {
+    GridTarget t;
+    t.value_w = w;
+    t.start_unix_s = start;
+    t.end_unix_s = end;
+    t.correlation_id = id;
+    return t;
+  };
+  ScheduleChange a = schedule_events({}, "active", {ev("active", 700, 100, 400)}, 200);
+  ASSERT_EQ(a.http_status, 200) << a.error;
+  // A future event does not lift the active one.
+  ScheduleChange b = schedule_events(a.schedule, "future", {ev("future", 800, 1000, 1200)}, 200);
+  ASSERT_EQ(b.http_status, 200);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, b.schedule, 200), 700);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, b.schedule, 1100), 800);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, b.schedule, 500), 1000);
+  // Overlapping: the most restrictive wins while both are in force.
+  ScheduleChange c = schedule_events(b.schedule, "deep", {ev("deep", 500, 300, 350)}, 200);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, c.schedule, 320), 500);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, c.schedule, 360), 700);
+  ASSERT_NE(binding_event(1000, c.schedule, 320), nullptr);
+  EXPECT_EQ(binding_event(1000, c.schedule, 320)->correlation_id, "deep");
+  // Wholly past, and a finished event replayed: 409, nothing changes.
+  EXPECT_EQ(schedule_events(c.schedule, "old", {ev("old", 100, 10, 50)}, 200).http_status, 409);
+  EXPECT_EQ(schedule_events(c.schedule, "active", {ev("active", 700, 100, 400)}, 500).http_status,
+            409);
+  // Same group: an update replaces; a null value cancels; an unknown cancel is 404.
+  ScheduleChange d = schedule_events(c.schedule, "active", {ev("active", 600, 100, 400)}, 200);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, d.schedule, 200), 600);
+  EXPECT_EQ(d.schedule.events.size(), 3u);
+  GridTarget none;
+  none.correlation_id = "active";
+  ScheduleChange e = schedule_events(d.schedule, "active", {none}, 200);
+  ASSERT_EQ(e.http_status, 200);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, e.schedule, 200), 1000);
+  none.correlation_id = "nope";
+  EXPECT_EQ(schedule_events(e.schedule, "nope", {none}, 200).http_status, 404);
+  // Full.
+  GridSchedule full;
+  for (size_t i = 0; i < kMaxGridEvents; ++i)
+    full.events.push_back(ev(("e" + std::to_string(i)).c_str(), 500, 1000, 2000));
+  EXPECT_EQ(schedule_events(full, "more", {ev("more", 500, 1000, 2000)}, 0).http_status, 422);
+}
+
+TEST(GridSchedule, OpenAdrEveryIntervalIsAnEvent) {
+  auto ev = translate_openadr_events(
+      R"({"id":"ev-9","payloadDescriptors":[{"payloadType":"IMPORT_CAPACITY_LIMIT","units":"KW"}],
+          "intervalPeriod":{"start":"2026-01-01T00:00:00-08:00","duration":"PT10M"},
+          "intervals":[{"id":0,"payloads":[{"type":"IMPORT_CAPACITY_LIMIT","values":[70]}]},
+                       {"id":1,"payloads":[{"type":"IMPORT_CAPACITY_LIMIT","values":[50]}]},
+                       {"id":2,"intervalPeriod":{"start":"2026-01-01T09:00:00Z","duration":"PT1H30M"},
+                        "payloads":[{"type":"SIMPLE","values":[3]}]}]})",
+      100000, 0);
+  ASSERT_TRUE(ev.ok()) << ev.status().message();
+  ASSERT_EQ(ev->size(), 3u);
+  const double t0 = 1767254400;  // 08:00 UTC
+  EXPECT_DOUBLE_EQ((*ev)[0].start_unix_s, t0);
+  EXPECT_DOUBLE_EQ((*ev)[0].end_unix_s, t0 + 600);
+  EXPECT_DOUBLE_EQ((*ev)[1].start_unix_s, t0 + 600);  // where the one before ended
+  EXPECT_DOUBLE_EQ((*ev)[1].end_unix_s, t0 + 1200);
+  EXPECT_DOUBLE_EQ((*ev)[2].start_unix_s, t0 + 3600);
+  EXPECT_DOUBLE_EQ((*ev)[2].end_unix_s, t0 + 3600 + 5400);
+  EXPECT_DOUBLE_EQ(*(*ev)[0].value_w, 70000);
+  EXPECT_DOUBLE_EQ(*(*ev)[1].value_w, 50000);
+  EXPECT_DOUBLE_EQ(*(*ev)[2].value_w, 50000);
+  EXPECT_EQ((*ev)[1].correlation_id, "ev-9#1");
+  ScheduleChange s = schedule_events({}, "ev-9", *ev, t0 - 10);
+  ASSERT_EQ(s.http_status, 200);
+  EXPECT_DOUBLE_EQ(effective_budget_w(100000, s.schedule, t0 + 900), 50000);
+  EXPECT_DOUBLE_EQ(effective_budget_w(100000, s.schedule, t0 + 1500), 100000);
+  // An interval that needs the previous one's end, which has none: 400 naming it.
+  auto bad = translate_openadr_events(
+      R"({"id":"x","intervals":[{"intervalPeriod":{"start":0},"payloads":[{"type":"SIMPLE","values":[1]}]},
+                              {"payloads":[{"type":"SIMPLE","values":[1]}]}]})",
+      1, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("intervals[1].intervalPeriod.start"), std::string::npos);
 }
 
 }  // namespace

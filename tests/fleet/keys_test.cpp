@@ -137,5 +137,30 @@ TEST(FleetKeys, AssignmentBudgetGridRoundTripAndErrors) {
       decode_grid_target(R"({"start_unix_s":1,"end_unix_s":0,"correlation_id":"c"})", "k").ok());
 }
 
+TEST(Keys, GridScheduleRoundTripsAndReadsALoneTarget) {
+  GridTarget a;
+  a.value_w = 700;
+  a.start_unix_s = 10;
+  a.end_unix_s = 20;
+  a.correlation_id = "a";
+  GridTarget b = a;
+  b.value_w = 500;
+  b.correlation_id = "b#1";
+  GridSchedule s;
+  s.events = {a, b};
+  auto back = decode_grid_schedule(encode(s), "k");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->events.size(), 2u);
+  EXPECT_EQ(back->events[1].correlation_id, "b#1");
+  auto lone = decode_grid_schedule(encode(a), "k");
+  ASSERT_TRUE(lone.ok());
+  ASSERT_EQ(lone->events.size(), 1u);
+  EXPECT_DOUBLE_EQ(*lone->events[0].value_w, 700);
+  auto bad = decode_grid_schedule(
+      R"({"events":[{"value_w":-1,"start_unix_s":0,"end_unix_s":0,"correlation_id":"c"}]})", "k");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("events[0]"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fw::fleet
