@@ -77,6 +77,109 @@ nlohmann::json series_json(const DrSeriesScore& s) {
           {"rows", s.rows}};
 }
 
+// Scores a site power series sampled every dt (sample k at (k + 1)·dt) against the event's
+// target below baseline B.
+DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, double dt, double B) {
+  DrPowerScore out;
+  const auto n = static_cast<int64_t>(power.size());
+  std::vector<double> time(power.size());
+  for (int64_t k = 0; k < n; ++k) time[k] = static_cast<double>(k + 1) * dt;
+  const double start = ev.steps.front().start_s;
+  const double tol = ev.tolerance_frac * B;
+  std::vector<double> target(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) target[k] = B * (1 - dr_depth_at(ev, time[k]));
+  const Samples P = make_samples(power, dt), T = make_samples(target, dt);
+  const double ev0 = start, ev1 = ev.end_s + ev.release_ramp_s;
+
+  // Minutes above target: every window offset, aligned, sliding.
+  const auto w = static_cast<int64_t>(std::llround(60 / dt));
+  double sum_counts = 0;
+  for (int64_t o = 0; o < w; ++o) {
+    int count = 0;
+    for (int64_t a = o; a + w <= n; a += w) {
+      const double ta = static_cast<double>(a) * dt, tb = static_cast<double>(a + w) * dt;
+      if (tb <= ev0 || ta >= ev1) continue;
+      const double excess =
+          (P.prefix[a + w] - P.prefix[a] - T.prefix[a + w] + T.prefix[a]) / static_cast<double>(w);
+      out.worst_minute_excess_frac = std::max(out.worst_minute_excess_frac, excess / B);
+      if (excess > tol) ++count;
+    }
+    if (o == 0) out.minutes_above_target_aligned = count;
+    sum_counts += count;
+  }
+  out.minutes_above_target = sum_counts / static_cast<double>(w);
+  int64_t sliding = 0;
+  std::vector<double> m60(static_cast<size_t>(n), std::nan(""));
+  for (int64_t k = w - 1; k < n; ++k) {
+    const int64_t a = k + 1 - w;
+    m60[k] = (P.prefix[k + 1] - P.prefix[a]) / static_cast<double>(w);
+    const double ta = static_cast<double>(a) * dt, tb = time[k];
+    if (tb <= ev0 || ta >= ev1) continue;
+    const double tm = (T.prefix[k + 1] - T.prefix[a]) / static_cast<double>(w);
+    if (m60[k] - tm > tol) ++sliding;
+  }
+  out.minutes_above_target_sliding = static_cast<double>(sliding) * dt / 60;
+  const int64_t w10 = w;  // rates on 1-minute means, 1 minute apart
+  for (int64_t k = 2 * w10 - 1; k < n; ++k) {
+    if (time[k] < ev0 || time[k] > ev1) continue;
+    const double now = (P.prefix[k + 1] - P.prefix[k + 1 - w10]) / static_cast<double>(w10);
+    const double before =
+        (P.prefix[k + 1 - w10] - P.prefix[k + 1 - 2 * w10]) / static_cast<double>(w10);
+    const double rate = (now - before) / (static_cast<double>(w10) * dt);
+    out.max_ramp_down_w_per_s = std::max(out.max_ramp_down_w_per_s, -rate);
+    out.max_ramp_up_w_per_s = std::max(out.max_ramp_up_w_per_s, rate);
+  }
+
+  // Holds: over-cut, power/target, hold performance.
+  const auto holds = dr_holds(ev);
+  auto in_hold = [&](double t) {
+    for (const auto& h : holds) {
+      if (t > h.from_s && t <= h.to_s) return true;
+    }
+    return false;
+  };
+  double over = 0, hp = 0, ht = 0;
+  int64_t nh = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    if (!in_hold(time[k])) continue;
+    ++nh;
+    if (std::isfinite(m60[k])) over += std::max(0.0, target[k] - m60[k]) / B;
+    hp += power[k];
+    ht += target[k];
+  }
+  if (nh > 0) {
+    out.mean_overcut_frac = over / static_cast<double>(nh);
+    out.hold_power_over_target = hp / ht;
+  }
+  for (size_t i = 0; i < ev.steps.size(); ++i) {
+    const auto& s = ev.steps[i];
+    DrStepScore st{s.start_s, s.depth, B * (1 - s.depth), -1};
+    // Settled: after the last sample of the step's span whose trailing 1-minute mean is above
+    // the hold target + tolerance (a dip does not end the ramp early).
+    const double to = i + 1 < ev.steps.size() ? ev.steps[i + 1].start_s : ev.end_s;
+    double last_above = s.start_s;
+    bool reached = false;
+    for (int64_t k = 0; k < n; ++k) {
+      if (time[k] < s.start_s || !std::isfinite(m60[k])) continue;
+      if (time[k] > to) break;
+      if (m60[k] > st.target_w + tol) {
+        last_above = time[k];
+        reached = false;
+      } else {
+        reached = true;
+      }
+    }
+    if (reached) st.ramp_down_s = last_above - s.start_s;
+    out.steps.push_back(st);
+    if (st.ramp_down_s < 0) {
+      out.ramp_down_s = -1;
+    } else if (out.ramp_down_s >= 0 || out.steps.size() == 1) {
+      out.ramp_down_s = std::max(out.ramp_down_s, st.ramp_down_s);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& opt) {
@@ -132,90 +235,23 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
     res.baseline_w = ev.baseline_w;
   }
   const double B = res.baseline_w;
-  const double tol = ev.tolerance_frac * B;
-  std::vector<double> target(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) target[k] = B * (1 - dr_depth_at(ev, time[k]));
-  const Samples P = make_samples(power, dt), T = make_samples(target, dt);
-  const double ev0 = start, ev1 = ev.end_s + ev.release_ramp_s;
-
-  // Minutes above target: every window offset, aligned, sliding.
-  const auto w = static_cast<int64_t>(std::llround(60 / dt));
-  double sum_counts = 0;
-  for (int64_t o = 0; o < w; ++o) {
-    int count = 0;
-    for (int64_t a = o; a + w <= n; a += w) {
-      const double ta = static_cast<double>(a) * dt, tb = static_cast<double>(a + w) * dt;
-      if (tb <= ev0 || ta >= ev1) continue;
-      const double excess =
-          (P.prefix[a + w] - P.prefix[a] - T.prefix[a + w] + T.prefix[a]) / static_cast<double>(w);
-      res.worst_minute_excess_frac = std::max(res.worst_minute_excess_frac, excess / B);
-      if (excess > tol) ++count;
-    }
-    if (o == 0) res.minutes_above_target_aligned = count;
-    sum_counts += count;
-  }
-  res.minutes_above_target = sum_counts / static_cast<double>(w);
-  int64_t sliding = 0;
-  std::vector<double> m60(static_cast<size_t>(n), std::nan(""));
-  for (int64_t k = w - 1; k < n; ++k) {
-    const int64_t a = k + 1 - w;
-    m60[k] = (P.prefix[k + 1] - P.prefix[a]) / static_cast<double>(w);
-    const double ta = static_cast<double>(a) * dt, tb = time[k];
-    if (tb <= ev0 || ta >= ev1) continue;
-    const double tm = (T.prefix[k + 1] - T.prefix[a]) / static_cast<double>(w);
-    if (m60[k] - tm > tol) ++sliding;
-  }
-  res.minutes_above_target_sliding = static_cast<double>(sliding) * dt / 60;
-  const int64_t w10 = w;  // rates on 1-minute means, 1 minute apart
-  for (int64_t k = 2 * w10 - 1; k < n; ++k) {
-    if (time[k] < ev0 || time[k] > ev1) continue;
-    const double now = (P.prefix[k + 1] - P.prefix[k + 1 - w10]) / static_cast<double>(w10);
-    const double before =
-        (P.prefix[k + 1 - w10] - P.prefix[k + 1 - 2 * w10]) / static_cast<double>(w10);
-    const double rate = (now - before) / (static_cast<double>(w10) * dt);
-    res.max_ramp_down_w_per_s = std::max(res.max_ramp_down_w_per_s, -rate);
-    res.max_ramp_up_w_per_s = std::max(res.max_ramp_up_w_per_s, rate);
-  }
-
-  // Holds: over-cut, power/target, hold performance.
+  static_cast<DrPowerScore&>(res) = score_power(ev, power, dt, B);
   const auto holds = dr_holds(ev);
-  auto in_hold = [&](double t) {
-    for (const auto& h : holds) {
-      if (t > h.from_s && t <= h.to_s) return true;
-    }
-    return false;
-  };
-  double over = 0, hp = 0, ht = 0;
   int64_t nh = 0;
   std::vector<double> hold_perf(nj, 0);
   for (int64_t k = 0; k < n; ++k) {
-    if (!in_hold(time[k])) continue;
+    bool in = false;
+    for (const auto& h : holds) in = in || (time[k] > h.from_s && time[k] <= h.to_s);
+    if (!in) continue;
     ++nh;
-    if (std::isfinite(m60[k])) over += std::max(0.0, target[k] - m60[k]) / B;
-    hp += power[k];
-    ht += target[k];
     for (size_t j = 0; j < nj; ++j) hold_perf[j] += t_rel[j][k];
   }
-  if (nh > 0) {
-    res.mean_overcut_frac = over / static_cast<double>(nh);
-    res.hold_power_over_target = hp / ht;
-  }
-  for (const auto& s : ev.steps) {
-    DrStepScore st{s.start_s, s.depth, B * (1 - s.depth), -1};
-    for (int64_t k = 0; k < n; ++k) {
-      if (time[k] < s.start_s || !std::isfinite(m60[k])) continue;
-      if (m60[k] <= st.target_w + tol) {
-        st.ramp_down_s = time[k] - s.start_s;
-        break;
-      }
-    }
-    res.steps.push_back(st);
-    if (st.ramp_down_s < 0) {
-      res.ramp_down_s = -1;
-    } else if (res.ramp_down_s >= 0 || res.steps.size() == 1) {
-      res.ramp_down_s = std::max(res.ramp_down_s, st.ramp_down_s);
-    }
-  }
+  const Samples P = make_samples(power, dt);
+  std::vector<double> target(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) target[k] = B * (1 - dr_depth_at(ev, time[k]));
+  const Samples T = make_samples(target, dt);
+  const auto w = static_cast<int64_t>(std::llround(60 / dt));
+  const double ev0 = ev.steps.front().start_s, ev1 = ev.end_s + ev.release_ramp_s;
   double wsum = 0, tsum = 0;
   for (size_t j = 0; j < nj; ++j) {
     DrJobScore js;
@@ -248,6 +284,23 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
   }
   if (opt.measured_total) {
     res.measured_total = opt.measured_total;
+    // The measured rows as a series on the replay's samples: row i holds over (t_i, t_i + 60].
+    const DrSeries& m = *opt.measured_total;
+    std::vector<double> mp;
+    for (int64_t k = 0; k < n; ++k) {
+      const double t = time[k];
+      if (t > m.time_s.back() + 60) break;
+      mp.push_back(dr_series_hold_at(m, t - 1e-9));
+    }
+    double sum = 0;
+    int c = 0;
+    for (size_t i = 0; i < m.time_s.size() && m.time_s[i] + 60 <= ev0 + 1e-9; ++i, ++c) {
+      sum += m.value_w[i];
+    }
+    if (c > 0 && !mp.empty()) {
+      res.measured_baseline_w = sum / c;
+      res.measured_score = score_power(ev, mp, dt, res.measured_baseline_w);
+    }
     res.vs_measured = compare(*opt.measured_total, ev.duration_s, ev0, ev1,
                               [&](double t) { return P.mean(t, t + 60); });
     if (opt.field_projection) {
@@ -326,6 +379,21 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
       {"noise_sigma_w", r.final_sigma_w},
       {"margin_w", r.final_margin_w},
       {"infeasible_samples", r.infeasible_samples}};
+  if (r.measured_score) {
+    const auto& m = *r.measured_score;
+    nlohmann::json ms = nlohmann::json::array();
+    for (const auto& s : m.steps)
+      ms.push_back(nlohmann::json{{"start_s", s.start_s}, {"ramp_down_s", s.ramp_down_s}});
+    j["measured"] = {{"baseline_w", r.measured_baseline_w},
+                     {"minutes_above_target", m.minutes_above_target},
+                     {"mean_overcut_frac", m.mean_overcut_frac},
+                     {"hold_power_over_target", m.hold_power_over_target},
+                     {"ramp_down_s", m.ramp_down_s},
+                     {"steps", ms},
+                     {"rule",
+                      "the replay's scores on the measured rows (each row held for its "
+                      "minute), baseline the rows' mean before the first step"}};
+  }
   if (r.vs_measured) {
     j["projected_vs_measured_rmse_frac"] = r.vs_measured->rmse_frac;
     j["vs_measured"] = series_json(*r.vs_measured);
@@ -382,6 +450,15 @@ std::string dr_replay_table(const DrReplayResult& r) {
                   "rows)\n",
                   100 * r.vs_measured->rmse_frac, 100 * r.vs_measured->event_rmse_frac,
                   r.vs_measured->rows);
+    out += b;
+  }
+  if (r.measured_score) {
+    const auto& m = *r.measured_score;
+    std::snprintf(b, sizeof b,
+                  "  measured total, same rules: baseline %.0f W, minutes above target %.2f, "
+                  "over-cut %.2f %%, ramp down %.0f s\n",
+                  r.measured_baseline_w, m.minutes_above_target, 100 * m.mean_overcut_frac,
+                  m.ramp_down_s);
     out += b;
   }
   if (r.field_vs_measured) {

@@ -12,7 +12,8 @@
 //    trailing 60 s window is above, in minutes).
 //  - mean_overcut_frac: mean over the holds of max(0, target − trailing 60 s mean power) / B.
 //  - ramp_down_s: per step, the time from its start until the trailing 60 s mean is at or below
-//    the step's hold target + tolerance (the largest over steps; -1 when never).
+//    the step's hold target + tolerance for the rest of the step (settled; a dip that brings the
+//    mean down for a while does not count), the largest over steps; -1 when never.
 //  - per job: performance = mean throughput over the whole replay / uncapped throughput over the
 //    same span (the field demonstration's rule), hold_performance the same over the holds;
 //    weighted_performance = Σ tier_min·performance / Σ tier_min.
@@ -56,11 +57,9 @@ struct DrSeriesScore {
   int rows = 0;
 };
 
-struct DrReplayResult {
-  std::string event_path, method;
-  uint64_t seed = 1;
-  double sample_period_s = 0, duration_s = 0;
-  double baseline_w = 0, tolerance_frac = 0;
+// The scores of a site power series against the event's target (the replay's, or a measured
+// total's).
+struct DrPowerScore {
   double minutes_above_target = 0, minutes_above_target_aligned = 0,
          minutes_above_target_sliding = 0;
   double worst_minute_excess_frac = 0;  // largest (1-minute power − target) / B, any offset
@@ -71,12 +70,22 @@ struct DrReplayResult {
   // difference of two consecutive 1-minute means / 60 s).
   double max_ramp_down_w_per_s = 0, max_ramp_up_w_per_s = 0;
   std::vector<DrStepScore> steps;
+};
+
+struct DrReplayResult : DrPowerScore {
+  std::string event_path, method;
+  uint64_t seed = 1;
+  double sample_period_s = 0, duration_s = 0;
+  double baseline_w = 0, tolerance_frac = 0;
   std::vector<DrJobScore> jobs;
   double weighted_performance = 0;
   bool all_jobs_at_tier = true;
   std::vector<DrPauseSpan> pauses;
   double final_sigma_w = 0, final_margin_w = 0;
   int infeasible_samples = 0;
+  // The measured total scored by the same rules (baseline: its mean before the first step).
+  std::optional<DrPowerScore> measured_score;
+  double measured_baseline_w = 0;
   std::optional<DrSeriesScore> vs_measured;              // replay vs measured total
   std::optional<DrSeriesScore> field_vs_measured;        // field projection vs measured total
   std::optional<DrSeriesScore> field_vs_measured_point;  // the same, the projection's value at

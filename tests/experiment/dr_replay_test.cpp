@@ -198,6 +198,10 @@ TEST_F(DrReplay, MeasuredTotalAndFieldProjection) {
   ASSERT_TRUE(r.ok());
   const auto j = dr_replay_json(*r);
   ASSERT_TRUE(j.contains("projected_vs_measured_rmse_frac"));
+  // The measured rows are scored by the same rules, on their own pre-event baseline.
+  ASSERT_TRUE(r->measured_score.has_value());
+  EXPECT_DOUBLE_EQ(r->measured_baseline_w, 30000);
+  EXPECT_TRUE(j["measured"].contains("mean_overcut_frac"));
   // The replay's uncapped site draws ≈ 29.4 kW: about 2 % from 30 kW.
   EXPECT_NEAR(j["projected_vs_measured_rmse_frac"].get<double>(), 0.02, 0.01);
   // Field projection: 27 kW, then half a minute of each, then 33 kW: |−3, 0, +3| kW → 8.2 %.
