@@ -29,7 +29,7 @@ int run_dr(int argc, char** argv) {
   app.require_subcommand(1);
   std::string event, method = "optimal", svg, measured, projection;
   bool json = false;
-  double tolerance = -1, z = 2.5;
+  double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1;
   uint64_t seed = 0;
   bool seed_set = false;
   auto* replay = app.add_subcommand(
@@ -53,6 +53,16 @@ int run_dr(int argc, char** argv) {
       ->check(finite_in(0, 0.5));
   replay->add_option("--z", z, "margin = z x the site's measured 1-minute noise (default 2.5)")
       ->check(finite_in(0, 10));
+  replay
+      ->add_option("--ki", ki,
+                   "node integral gain, W per W·s of error (default 1/60; 0 with --z 0: the "
+                   "curves' caps open loop)")
+      ->check(finite_in(0, 1));
+  replay
+      ->add_option("--plant-error", plant_error,
+                   "the plant's jobs draw their curve's power x (1 + u), u uniform in +-this "
+                   "(default: the event's, else 0)")
+      ->check(finite_in(0, 0.5));
   replay->add_option("--seed", seed, "seed (default: the event's, else 1)")
       ->check(seed_value())
       ->each([&](const std::string&) { seed_set = true; });
@@ -61,9 +71,11 @@ int run_dr(int argc, char** argv) {
   if (!ev.ok()) return fail("dr", ev.status());
   if (tolerance >= 0) ev->tolerance_frac = tolerance;
   if (seed_set) ev->seed = seed;
+  if (plant_error >= 0) ev->plant_error_frac = plant_error;
   experiment::DrReplayOptions opt;
   opt.method = method;
   opt.loop.z = z;
+  opt.loop.ki_per_s = ki;
   if (!measured.empty()) {
     auto s = experiment::read_dr_series(measured);
     if (!s.ok()) return fail("dr", s.status());

@@ -143,6 +143,7 @@ Result<DrEvent> parse_root(const ConfigNode& root, const std::string& path,
   FW_ASSIGN_OR_RETURN(ev.cap_lag_s, root.get_double("cap_lag_s", 0.5, 0, 60));
   FW_ASSIGN_OR_RETURN(ev.noise_tau_s, root.get_double("noise_tau_s", 5, 0.01, 3600));
   FW_ASSIGN_OR_RETURN(ev.resume_s, root.get_double("resume_s", 120, 0, 36000));
+  FW_ASSIGN_OR_RETURN(ev.plant_error_frac, root.get_double("plant_error_frac", 0, 0, 0.5));
   ConfigNode jobs = root["jobs"];
   if (!jobs.is_sequence() || jobs.size() == 0) return root.error("`jobs`: a non-empty list");
   for (size_t i = 0; i < jobs.size(); ++i) {

@@ -20,7 +20,10 @@
 //  - root: seed [1], tolerance_frac [0.01] (of baseline; the 1-minute scoring tolerance),
 //    gpus_per_node [8], cap_lag_s [0.5] (first-order lag of a cap's effect; calibration.md
 //    suggests 0.1–0.5 s), noise_tau_s [5] (correlation time of a node's draw around its level),
-//    resume_s [120] (a paused job's restart: no progress, half its draw).
+//    resume_s [120] (a paused job's restart: no progress, half its draw), plant_error_frac [0]
+//    (the plant's jobs draw their curve's power times 1 + u, u uniform in ±plant_error_frac,
+//    one draw per job from the seed, below the cap; the loop keeps the curve: a rehearsal of
+//    curves that are off).
 //  - job: baseline_w_per_gpu [the sweep's uncapped per-GPU power] (the sweep's power axis is
 //    scaled to it), noise_frac_1min [0.005] (sd of the job's 1-minute mean power / its level),
 //    dips: {period_s, phase_s, duration_s [75], level [0.45]} (periodic checkpoint/eval dips: the
@@ -79,6 +82,7 @@ struct DrEvent {
   uint64_t seed = 1;
   int gpus_per_node = 8;
   double cap_lag_s = 0.5, noise_tau_s = 5, resume_s = 120;
+  double plant_error_frac = 0;
 };
 
 Result<DrEvent> load_dr_event(const std::string& path);

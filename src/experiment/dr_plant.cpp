@@ -36,6 +36,10 @@ DrReplayPlant::DrReplayPlant(const DrEvent& ev) : ev_(ev), rng_(Rng::stream(ev.s
       cap_w_.push_back(job.curve.back().cap_w);
     }
   }
+  Rng err = Rng::stream(ev.seed, "dr.plant.error");
+  for (size_t j = 0; j < ev.jobs.size(); ++j) {
+    job_error_.push_back(1 + ev.plant_error_frac * err.uniform(-1, 1));
+  }
   noise_.assign(nodes_.size(), 0);
   for (size_t i = 0; i < noise_.size(); ++i) noise_[i] = sigma_[i] * rng_.normal();
   paused_.assign(ev.jobs.size(), false);
@@ -43,7 +47,7 @@ DrReplayPlant::DrReplayPlant(const DrEvent& ev) : ev_(ev), rng_(Rng::stream(ev.s
   r_.node_power_w.resize(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const auto& job = ev.jobs[nodes_[i].job];
-    r_.node_power_w[i] = nodes_[i].gpus * dr_power_at(job, cap_w_[i]);
+    r_.node_power_w[i] = nodes_[i].gpus * dr_power_at(job, cap_w_[i]) * job_error_[nodes_[i].job];
   }
   r_.job_t_rel.assign(ev.jobs.size(), 1);
   r_.job_paused.assign(ev.jobs.size(), false);
@@ -71,7 +75,8 @@ void DrReplayPlant::step(double now_s) {
     const int j = nodes_[i].job;
     const auto& job = ev_.jobs[j];
     noise_[i] = rho_ * noise_[i] + innov * sigma_[i] * rng_.normal();
-    double per_gpu = std::min(cap_w_[i], dr_power_at(job, cap_w_[i]) * (1 + noise_[i]));
+    double per_gpu =
+        std::min(cap_w_[i], dr_power_at(job, cap_w_[i]) * job_error_[j] * (1 + noise_[i]));
     if (dr_in_dip(job, now_s)) per_gpu *= job.dips.level;
     const bool resuming = now_s < resume_until_s_[j];
     if (paused_[j]) per_gpu = 0;

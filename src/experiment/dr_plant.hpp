@@ -12,6 +12,8 @@
 //    are the job's own checkpoint/eval phases, the same capped or not);
 //  - a job's throughput / its uncapped throughput = the curve's t_rel at its slowest node's cap
 //    (data-parallel nodes wait for each other); 0 while paused or resuming;
+//  - with plant_error_frac e, each job's draw is P(cap)·(1 + u_j), u_j uniform in [−e, e] (seeded),
+//    still at most the cap: the curves the loop uses are off by u_j;
 //  - a paused job draws 0 W (the field data's paused jobs read 0 W); a resumed job makes no
 //    progress for resume_s and draws half its level meanwhile.
 
@@ -52,7 +54,7 @@ class DrReplayPlant {
  private:
   const DrEvent& ev_;
   std::vector<DrNode> nodes_;
-  std::vector<double> cap_w_, noise_, sigma_;
+  std::vector<double> cap_w_, noise_, sigma_, job_error_;
   std::vector<bool> paused_;
   std::vector<double> resume_until_s_;
   Rng rng_;
