@@ -98,6 +98,29 @@ TEST_F(DrReplay, UncappedIsAboveTheTargetAndLosesNothing) {
   for (const auto& js : r->jobs) EXPECT_DOUBLE_EQ(js.performance, 1.0);
 }
 
+TEST_F(DrReplay, ClosedLoopHoldsWhenTheCurvesAreOff) {
+  // The plant's jobs draw their curve's power × (1 ± up to 10 %): the curves' caps alone (no
+  // margin, no integral) end above the target on some seeds; the loop holds on each.
+  auto ev = load_dr_event(write("event.yaml", kIssueYaml));
+  ASSERT_TRUE(ev.ok());
+  ev->plant_error_frac = 0.1;
+  DrReplayOptions open;
+  open.loop.z = 0;
+  open.loop.ki_per_s = 0;
+  double open_worst = 0;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    ev->seed = seed;
+    auto closed = run_dr_replay(*ev, {});
+    ASSERT_TRUE(closed.ok());
+    EXPECT_EQ(closed->minutes_above_target, 0) << "seed " << seed;
+    EXPECT_LE(closed->mean_overcut_frac, 0.02) << "seed " << seed;
+    auto o = run_dr_replay(*ev, open);
+    ASSERT_TRUE(o.ok());
+    open_worst = std::max(open_worst, o->minutes_above_target);
+  }
+  EXPECT_GT(open_worst, 1);
+}
+
 TEST_F(DrReplay, RampRatesArePartOfTheTarget) {
   std::string text = kIssueYaml;
   text += "  ramp_down_w_per_s: 20\n  ramp_up_w_per_s: 10\n";
