@@ -98,7 +98,7 @@ DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, do
     int count = 0;
     for (int64_t a = o; a + w <= n; a += w) {
       const double ta = static_cast<double>(a) * dt, tb = static_cast<double>(a + w) * dt;
-      if (tb <= ev0 || ta >= ev1) continue;
+      if (ta < ev0 - 1e-9 || tb > ev1 + 1e-9) continue;
       const double excess =
           (P.prefix[a + w] - P.prefix[a] - T.prefix[a + w] + T.prefix[a]) / static_cast<double>(w);
       out.worst_minute_excess_frac = std::max(out.worst_minute_excess_frac, excess / B);
@@ -114,7 +114,7 @@ DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, do
     const int64_t a = k + 1 - w;
     m60[k] = (P.prefix[k + 1] - P.prefix[a]) / static_cast<double>(w);
     const double ta = static_cast<double>(a) * dt, tb = time[k];
-    if (tb <= ev0 || ta >= ev1) continue;
+    if (ta < ev0 - 1e-9 || tb > ev1 + 1e-9) continue;
     const double tm = (T.prefix[k + 1] - T.prefix[a]) / static_cast<double>(w);
     if (m60[k] - tm > tol) ++sliding;
   }
@@ -361,7 +361,7 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
       {"minutes_above_target", r.minutes_above_target},
       {"minutes_above_target_rule",
        "1-minute means above the target's 1-minute mean by more than tolerance_w, windows "
-       "overlapping the event, mean over every window offset"},
+       "inside the event [first start, end_s + release_ramp_s], mean over every window offset"},
       {"minutes_above_target_aligned", r.minutes_above_target_aligned},
       {"minutes_above_target_sliding", r.minutes_above_target_sliding},
       {"worst_minute_excess_frac", r.worst_minute_excess_frac},

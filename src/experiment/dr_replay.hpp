@@ -6,7 +6,7 @@
 //
 // Scores (all on the replay's simulated site power; B = baseline_w; tolerance = tolerance_frac·B):
 //  - minutes_above_target: 1-minute means of power above the 1-minute mean of the target by more
-//    than the tolerance, counted over the windows that overlap the event [first start, end_s +
+//    than the tolerance, counted over the windows inside the event [first start, end_s +
 //    release_ramp_s]; the mean over every window offset (one per sample period in [0, 60 s));
 //    beside it the count on windows aligned with t = 0 and the sliding count (samples whose
 //    trailing 60 s window is above, in minutes).
@@ -62,7 +62,8 @@ struct DrSeriesScore {
 struct DrPowerScore {
   double minutes_above_target = 0, minutes_above_target_aligned = 0,
          minutes_above_target_sliding = 0;
-  double worst_minute_excess_frac = 0;  // largest (1-minute power − target) / B, any offset
+  double worst_minute_excess_frac = 0;  // largest (1-minute power − target) / B, any offset;
+                                        // 0 when no window is above
   double mean_overcut_frac = 0;
   double hold_power_over_target = 0;  // mean power / mean target over the holds
   double ramp_down_s = -1;

@@ -303,7 +303,7 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
       cmd.node_cap_w[i] = cap_w_[i];
       continue;
     }
-    if (m10_[i].full() && m10_[i].mean() < kDipRatio * p10_[i].mean()) {
+    if (o_.freeze_on_dips && m10_[i].full() && m10_[i].mean() < kDipRatio * p10_[i].mean()) {
       holdoff_until_s_[i] = t + 60;
     }
     double e = std::min(s30_[i].mean() - m30_[i].mean(), s60_[i].mean() - m60_[i].mean());

@@ -121,6 +121,33 @@ TEST_F(DrReplay, ClosedLoopHoldsWhenTheCurvesAreOff) {
   EXPECT_GT(open_worst, 1);
 }
 
+TEST_F(DrReplay, DipsAreNotChased) {
+  // Deep, frequent checkpoint dips (to 0.3 of the draw for 90-120 s): node integrals that raise
+  // caps into a dip overshoot when it ends; the loop's freeze does not.
+  auto ev = load_dr_event(write("dips.yaml", R"(sample_period_s: 0.5
+duration_s: 7200
+baseline_w: measured
+jobs:
+  - {name: ft, gpus: 32, sweep_csv: sweeps.csv, sweep_job: ft_llama_8b_dolly, tier_min: 0.75,
+     dips: {period_s: 600, phase_s: 100, duration_s: 120, level: 0.3}}
+  - {name: pt, gpus: 48, sweep_csv: sweeps.csv, sweep_job: pt_mpt_13b_lg, tier_min: 0.5,
+     dips: {period_s: 900, phase_s: 400, duration_s: 90, level: 0.3}}
+event:
+  steps: [{start_s: 1200, ramp_s: 300, depth: 0.25}]
+  end_s: 6000
+  release_ramp_s: 300
+)"));
+  ASSERT_TRUE(ev.ok()) << ev.status().message();
+  auto held = run_dr_replay(*ev, {});
+  ASSERT_TRUE(held.ok());
+  DrReplayOptions chase;
+  chase.loop.freeze_on_dips = false;
+  auto chased = run_dr_replay(*ev, chase);
+  ASSERT_TRUE(chased.ok());
+  EXPECT_EQ(held->minutes_above_target, 0);
+  EXPECT_LT(held->worst_minute_excess_frac, chased->worst_minute_excess_frac);
+}
+
 TEST_F(DrReplay, RampRatesArePartOfTheTarget) {
   std::string text = kIssueYaml;
   text += "  ramp_down_w_per_s: 20\n  ramp_up_w_per_s: 10\n";
