@@ -146,6 +146,7 @@ event:
   ASSERT_TRUE(chased.ok());
   EXPECT_EQ(held->minutes_above_target, 0);
   EXPECT_LT(held->worst_minute_excess_frac, chased->worst_minute_excess_frac);
+  EXPECT_GT(chased->minutes_above_target, 0) << chased->worst_minute_excess_frac;
 }
 
 TEST_F(DrReplay, RampRatesArePartOfTheTarget) {
