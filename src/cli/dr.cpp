@@ -1,13 +1,13 @@
-// flexwatt dr: demand-response rehearsals. `replay` runs an event (experiment/dr_event.hpp has
+// flexwatt dr: demand-response rehearsals. `replay` runs an event (studies/dr_event.hpp has
 // the YAML) on the replay plant under the closed site loop and scores it against the target
-// (experiment/dr_replay.hpp has the scores).
+// (studies/dr_replay.hpp has the scores).
 
 #include <cstdio>
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
-#include "experiment/dr_replay.hpp"
+#include "studies/dr_replay.hpp"
 
 namespace fw::cli {
 namespace {
@@ -67,33 +67,33 @@ int run_dr(int argc, char** argv) {
       ->check(seed_value())
       ->each([&](const std::string&) { seed_set = true; });
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  auto ev = experiment::load_dr_event(event);
+  auto ev = studies::load_dr_event(event);
   if (!ev.ok()) return fail("dr", ev.status());
   if (tolerance >= 0) ev->tolerance_frac = tolerance;
   if (seed_set) ev->seed = seed;
   if (plant_error >= 0) ev->plant_error_frac = plant_error;
-  experiment::DrReplayOptions opt;
+  studies::DrReplayOptions opt;
   opt.method = method;
   opt.loop.z = z;
   opt.loop.ki_per_s = ki;
   if (!measured.empty()) {
-    auto s = experiment::read_dr_series(measured);
+    auto s = studies::read_dr_series(measured);
     if (!s.ok()) return fail("dr", s.status());
     opt.measured_total = *s;
   }
   if (!projection.empty()) {
-    auto s = experiment::read_dr_series(projection);
+    auto s = studies::read_dr_series(projection);
     if (!s.ok()) return fail("dr", s.status());
     opt.field_projection = *s;
   }
-  auto r = experiment::run_dr_replay(*ev, opt);
+  auto r = studies::run_dr_replay(*ev, opt);
   if (!r.ok()) return fail("dr", r.status());
   if (!svg.empty()) {
-    Status st = write_text_file(svg, experiment::dr_replay_svg(*r));
+    Status st = write_text_file(svg, studies::dr_replay_svg(*r));
     if (!st.ok()) return fail("dr", st);
   }
-  std::printf("%s", json ? (experiment::dr_replay_json(*r).dump(2) + "\n").c_str()
-                         : experiment::dr_replay_table(*r).c_str());
+  std::printf("%s", json ? (studies::dr_replay_json(*r).dump(2) + "\n").c_str()
+                         : studies::dr_replay_table(*r).c_str());
   return 0;
 }
 
