@@ -401,8 +401,9 @@ Result<Plan> plan_pipeline(const StageProfile& profile, const PlanOptions& opt) 
     // Pareto filter of the walk, fastest first.
     std::vector<FrontierPoint> fr;
     for (const auto& p : pts) fr.push_back({p.e.t, search.energy(p.e, p.e.t)});
-    std::sort(fr.begin(), fr.end(),
-              [](const FrontierPoint& a, const FrontierPoint& b) { return a.time_s < b.time_s; });
+    std::sort(fr.begin(), fr.end(), [](const FrontierPoint& a, const FrontierPoint& b) {
+      return a.time_s < b.time_s || (a.time_s == b.time_s && a.energy_j < b.energy_j);
+    });
     double e_min = std::numeric_limits<double>::infinity();
     for (const auto& p : fr) {
       if (p.energy_j < e_min) {
