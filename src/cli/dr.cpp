@@ -1,0 +1,104 @@
+// flexwatt dr: demand-response rehearsals. `replay` runs an event (studies/dr_event.hpp has
+// the YAML) on the replay plant under the closed site loop and scores it against the target
+// (studies/dr_replay.hpp has the scores).
+
+#include <cstdio>
+
+#include "cli/flag_checks.hpp"
+#include "cli/verb.hpp"
+#include "core/text_file.hpp"
+#include "studies/dr_replay.hpp"
+
+namespace fw::cli {
+namespace {
+
+int run_dr(int argc, char** argv) {
+  CLI::App app(
+      "Demand response: rehearse a grid event before agreeing to it.\n\n"
+      "  replay EVENT.yaml   run the event's jobs (their measured cap curves, simulated) under\n"
+      "                      the closed site loop and score it: minutes above target, mean\n"
+      "                      over-cut, ramp-down time, each job's performance against its tier,\n"
+      "                      the tier-weighted performance; with --measured-total, the RMSE of\n"
+      "                      the replay's 1-minute means against a measured site total.\n\n"
+      "Examples:\n"
+      "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --json\n"
+      "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --svg aps.svg \\\n"
+      "      --measured-total ../shared/data/emerald-phoenix/aps_job_power_w.csv\n"
+      "  flexwatt dr replay event.yaml --method uncapped     # the site without the loop",
+      "dr");
+  app.require_subcommand(1);
+  std::string event, method = "optimal", svg, measured, projection;
+  bool json = false;
+  double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1;
+  uint64_t seed = 0;
+  bool seed_set = false;
+  auto* replay = app.add_subcommand(
+      "replay",
+      "replay an event on the simulated jobs under the site loop and score it\n\n"
+      "Example:\n  flexwatt dr replay scenarios/dr/caiso-reenactment.yaml --json");
+  replay->add_option("event", event, "event YAML (docs/flexibility.md, \"dr replay\")")->required();
+  replay->add_option("--method", method,
+                     "split of the site target: equal, proportional, pfi, pfi_scaled, greedy, "
+                     "optimal (default), or uncapped (no control)");
+  replay->add_flag("--json", json, "print JSON");
+  replay->add_option("--svg", svg, "write the site power against the target as SVG")
+      ->check(output_file());
+  replay->add_option("--measured-total", measured,
+                     "a measured site total (CSV: timestamp, total) to compare the replay with");
+  replay->add_option("--field-projection", projection,
+                     "a field simulator's projection (CSV: timestamp, W; a step function)");
+  replay
+      ->add_option("--tolerance", tolerance,
+                   "scoring tolerance, share of baseline (default: the event's, else 0.01)")
+      ->check(finite_in(0, 0.5));
+  replay->add_option("--z", z, "margin = z x the site's measured 1-minute noise (default 2.5)")
+      ->check(finite_in(0, 10));
+  replay
+      ->add_option("--ki", ki,
+                   "node integral gain, W per W·s of error (default 1/60; 0 with --z 0: the "
+                   "curves' caps open loop)")
+      ->check(finite_in(0, 1));
+  replay
+      ->add_option("--plant-error", plant_error,
+                   "the plant's jobs draw their curve's power x (1 + u), u uniform in +-this "
+                   "(default: the event's, else 0)")
+      ->check(finite_in(0, 0.5));
+  replay->add_option("--seed", seed, "seed (default: the event's, else 1)")
+      ->check(seed_value())
+      ->each([&](const std::string&) { seed_set = true; });
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  auto ev = studies::load_dr_event(event);
+  if (!ev.ok()) return fail("dr", ev.status());
+  if (tolerance >= 0) ev->tolerance_frac = tolerance;
+  if (seed_set) ev->seed = seed;
+  if (plant_error >= 0) ev->plant_error_frac = plant_error;
+  studies::DrReplayOptions opt;
+  opt.method = method;
+  opt.loop.z = z;
+  opt.loop.ki_per_s = ki;
+  if (!measured.empty()) {
+    auto s = studies::read_dr_series(measured);
+    if (!s.ok()) return fail("dr", s.status());
+    opt.measured_total = *s;
+  }
+  if (!projection.empty()) {
+    auto s = studies::read_dr_series(projection);
+    if (!s.ok()) return fail("dr", s.status());
+    opt.field_projection = *s;
+  }
+  auto r = studies::run_dr_replay(*ev, opt);
+  if (!r.ok()) return fail("dr", r.status());
+  if (!svg.empty()) {
+    Status st = write_text_file(svg, studies::dr_replay_svg(*r));
+    if (!st.ok()) return fail("dr", st);
+  }
+  std::printf("%s", json ? (studies::dr_replay_json(*r).dump(2) + "\n").c_str()
+                         : studies::dr_replay_table(*r).c_str());
+  return 0;
+}
+
+}  // namespace
+
+FW_VERB("dr", "demand response: replay a grid event on the jobs' cap curves and score it", run_dr);
+
+}  // namespace fw::cli

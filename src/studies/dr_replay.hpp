@@ -1,0 +1,106 @@
+#pragma once
+// `flexwatt dr replay EVENT.yaml`: a rehearsal of a demand-response event an operator can run
+// before agreeing to it (docs/flexibility.md, "dr replay"). The event's jobs run on the replay
+// plant (studies/dr_plant.hpp, simulated from their measured cap curves) under the closed
+// site loop (studies/dr_site_loop.hpp) or uncapped; the result is scored against the target.
+//
+// Scores (all on the replay's simulated site power; B = baseline_w; tolerance = tolerance_frac·B):
+//  - minutes_above_target: 1-minute means of power above the 1-minute mean of the target by more
+//    than the tolerance, counted over the windows inside the event [first start, end_s +
+//    release_ramp_s]; the mean over every window offset (one per sample period in [0, 60 s));
+//    beside it the count on windows aligned with t = 0 and the sliding count (samples whose
+//    trailing 60 s window is above, in minutes).
+//  - mean_overcut_frac: mean over the holds of max(0, target − trailing 60 s mean power) / B.
+//  - ramp_down_s: per step, the time from its start until the trailing 60 s mean is at or below
+//    the step's hold target + tolerance for the rest of the step (settled; a dip that brings the
+//    mean down for a while does not count), the largest over steps; -1 when never.
+//  - per job: performance = mean throughput over the whole replay / uncapped throughput over the
+//    same span (the field demonstration's rule), hold_performance the same over the holds;
+//    weighted_performance = Σ tier_min·performance / Σ tier_min.
+//  - with a measured total (--measured-total): projected_vs_measured_rmse_frac = RMSE of the
+//    replay's 1-minute means [t, t + 60 s) at each measured row's time against the row's value,
+//    over the rows inside the replay, / the mean of those values.
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "studies/dr_event.hpp"
+#include "studies/dr_series.hpp"
+#include "studies/dr_site_loop.hpp"
+
+namespace fw::studies {
+
+struct DrReplayOptions {
+  std::string method = "optimal";  // an allocation method, or "uncapped" (no control)
+  DrLoopOptions loop;
+  std::optional<DrSeries> measured_total;
+  std::optional<DrSeries> field_projection;
+};
+
+struct DrJobScore {
+  std::string name;
+  double performance = 0, hold_performance = 0, tier_min = 0;
+  bool pausable = false;
+  double paused_s = 0;
+};
+
+struct DrStepScore {
+  double start_s = 0, depth = 0, target_w = 0, ramp_down_s = -1;
+};
+
+struct DrSeriesScore {
+  double rmse_frac = 0;        // RMSE / mean measured, every comparable row
+  double event_rmse_frac = 0;  // rows in [first start, end_s + release_ramp_s]
+  double mean_w = 0;
+  int rows = 0;
+};
+
+// The scores of a site power series against the event's target (the replay's, or a measured
+// total's).
+struct DrPowerScore {
+  double minutes_above_target = 0, minutes_above_target_aligned = 0,
+         minutes_above_target_sliding = 0;
+  double worst_minute_excess_frac = 0;  // largest (1-minute power − target) / B, any offset;
+                                        // 0 when no window is above
+  double mean_overcut_frac = 0;
+  double hold_power_over_target = 0;  // mean power / mean target over the holds
+  double ramp_down_s = -1;
+  // Fastest fall and rise of the site's trailing 1-minute mean power during the event (W/s: the
+  // difference of two consecutive 1-minute means / 60 s).
+  double max_ramp_down_w_per_s = 0, max_ramp_up_w_per_s = 0;
+  std::vector<DrStepScore> steps;
+};
+
+struct DrReplayResult : DrPowerScore {
+  std::string event_path, method;
+  uint64_t seed = 1;
+  double sample_period_s = 0, duration_s = 0;
+  double baseline_w = 0, tolerance_frac = 0;
+  std::vector<DrJobScore> jobs;
+  double weighted_performance = 0;
+  bool all_jobs_at_tier = true;
+  std::vector<DrPauseSpan> pauses;
+  double final_sigma_w = 0, final_margin_w = 0;
+  int infeasible_samples = 0;
+  // The measured total scored by the same rules (baseline: its mean before the first step).
+  std::optional<DrPowerScore> measured_score;
+  double measured_baseline_w = 0;
+  std::optional<DrSeriesScore> vs_measured;              // replay vs measured total
+  std::optional<DrSeriesScore> field_vs_measured;        // field projection vs measured total
+  std::optional<DrSeriesScore> field_vs_measured_point;  // the same, the projection's value at
+                                                         // each row's time (not its minute mean)
+  std::optional<DrSeriesScore> vs_field_projection;      // replay vs field projection
+  // For the plot: 1-minute means (aligned) of power and target.
+  std::vector<double> minute_s, minute_power_w, minute_target_w;
+  std::optional<DrSeries> measured_total, field_projection;
+};
+
+Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& opt);
+
+nlohmann::json dr_replay_json(const DrReplayResult& r);
+std::string dr_replay_table(const DrReplayResult& r);
+std::string dr_replay_svg(const DrReplayResult& r);
+
+}  // namespace fw::studies

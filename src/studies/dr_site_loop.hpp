@@ -1,0 +1,111 @@
+#pragma once
+// The closed site loop of `flexwatt dr replay` (docs/flexibility.md, "dr replay"): every sample
+// period, on measured power, it holds the site under the grid's target.
+//
+//  1. Setpoint: at each step's start the loop goes straight to the step's hold level (the target
+//     line is a deadline, not a path; slew-limited by the event's ramp_down_w_per_s), on release
+//     it follows the target line (slew-limited by ramp_up_w_per_s); never above the line.
+//  2. Margin: the setpoint minus z · σ, σ the measured noise of the site on 1-minute means —
+//     before the event the robust sd (1.4826 · MAD) of the uncapped site's 1-minute block means,
+//     under control the same of the blocks' tracking error (site − planned shares), plus its
+//     median when positive. Blocks start at a seeded offset (the loop never sees the scorer's
+//     window phase: meter-blind).
+//  3. Split: the margin-reduced setpoint is split across the running jobs by an allocation
+//     method (allocation/allocation.hpp) on the jobs' curves, throughput weighted by
+//     tier_min / Σ tier_min (what the field demonstration scored), with a floor per job from its
+//     tier: the least hold performance that still leaves the job's whole-run performance at
+//     tier_min + 0.005 given its progress so far (jobs report progress).
+//  4. Node controllers under the split: feed-forward cap from the job's curve for the node's
+//     share, plus an integral correction (gain ki_per_s) on the worse of the share's 30 s and
+//     1-minute trailing-mean errors; the integral may not rise during a detected dip (10 s mean
+//     below 80 % of the curve's prediction) or for 60 s after it: dips are not chased.
+//  5. Pausing (pausable jobs only): when the floors of the running jobs exceed the setpoint, the
+//     pausable job with the most tier budget left pauses; a paused job resumes when it fits
+//     again, when the release begins, or when its budget runs out (its whole-run performance
+//     would fall under tier_min); at most one pause or resume per stagger_s.
+// Deterministic given the event's seed; no clock.
+
+#include <deque>
+#include <vector>
+
+#include "allocation/allocation.hpp"
+#include "core/rng.hpp"
+#include "studies/dr_event.hpp"
+#include "studies/dr_plant.hpp"
+
+namespace fw::studies {
+
+struct DrLoopOptions {
+  allocation::Method method = allocation::Method::kOptimal;
+  double z = 2.5;              // margin = z · σ (1-minute means)
+  double ki_per_s = 1.0 / 60;  // node integral gain (W per W·s of error)
+  double stagger_s = 60;       // least time between two pause/resume actions
+  bool weighted = true;        // split throughput weighted by tier_min (else each job's T/Tmax)
+  bool freeze_on_dips = true;  // false: the node integrals chase dips (for tests and studies)
+};
+
+// Trailing mean over a fixed number of samples (running sum).
+class DrTrailing {
+ public:
+  explicit DrTrailing(size_t n = 1) : n_(n) {}
+  void push(double x);
+  double mean() const { return q_.empty() ? 0 : sum_ / static_cast<double>(q_.size()); }
+  bool full() const { return q_.size() >= n_; }
+
+ private:
+  size_t n_;
+  std::deque<double> q_;
+  double sum_ = 0;
+};
+
+struct DrPauseSpan {
+  int job = 0;
+  double from_s = 0, to_s = -1;  // to_s < 0: still paused at the end
+};
+
+class DrSiteLoop {
+ public:
+  DrSiteLoop(const DrEvent& ev, const std::vector<DrNode>& nodes, DrLoopOptions o);
+  DrCommand update(const DrReadings& r);
+
+  double baseline_w() const { return baseline_w_; }
+  double sigma_w() const { return sigma_w_; }
+  double margin_w() const { return margin_w_; }
+  double setpoint_w() const { return setpoint_w_; }
+  double planned_w() const { return planned_w_; }
+  const std::vector<DrPauseSpan>& pauses() const { return pauses_; }
+  int infeasible_samples() const { return infeasible_; }
+
+ private:
+  double hold_floor(int j, double t) const;
+  void update_noise(double t, double site_w);
+  void pausing(double t, double split_w, const std::vector<double>& floor_w);
+
+  const DrEvent& ev_;
+  std::vector<DrNode> nodes_;
+  DrLoopOptions o_;
+  std::vector<int> job_nodes_;
+  std::vector<double> weight_;
+  std::vector<double> progress_;  // Σ t_rel · dt per job
+  // Node controllers.
+  std::vector<DrTrailing> m10_, m30_, m60_, s30_, s60_, p10_;
+  std::vector<double> integral_w_, share_w_, holdoff_until_s_, cap_w_;
+  // Site.
+  double baseline_sum_ = 0;
+  int64_t baseline_n_ = 0;
+  double baseline_w_ = 0;
+  double sigma_w_ = 0, margin_w_ = 0, setpoint_w_ = 0, planned_w_ = 0;
+  double block_offset_s_ = 0, block_start_s_ = -1;
+  double block_site_ = 0, block_plan_ = 0;
+  int block_n_ = 0;
+  bool block_controlled_ = false;
+  std::vector<double> pre_blocks_, err_blocks_;
+  double sp_prev_ = -1;
+  // Pausing.
+  std::vector<bool> pause_;
+  double last_action_s_ = -1e300;
+  std::vector<DrPauseSpan> pauses_;
+  int infeasible_ = 0;
+};
+
+}  // namespace fw::studies
