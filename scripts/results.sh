@@ -152,3 +152,66 @@ caps_results() {
 }
 caps_results
 # ---- caps: per-GPU power caps — end ----
+
+# ---- drift: non-stationary 7B GRPO scenarios (docs/control.md, issue 30) — begin ----
+# Appends to docs/results.md the three completion-length drift scenarios (growing, U-shaped,
+# declining: docs/simulator.md "Completion-length drift") with the operator's baselines:
+# static calibrated once on the first 600 s (the reference, tok/ref), recalibrated every
+# 1800 s (cap only, knobs held; and the whole joint search) with the recalibrations' lost work
+# counted (net tokens = tokens x D / (D + cost)), the hindsight per-segment fixed setting (an
+# upper reference no one can deploy),
+# against uncontrolled, threshold, pid, the shipped PPO policy and the look-ahead reference.
+# Evaluation seeds 1-2, the scenarios' 9000 s.
+DRIFT_SEEDS=${DRIFT_SEEDS:-2}
+DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,lookahead"
+drift_results() {
+  local s args
+  {
+    echo "## Non-stationary scenarios: 7B GRPO with drifting completion lengths"
+    echo
+    echo "Simulated. Reference (tok/ref) = \`static:calib_s=600\`: the joint fixed setting calibrated"
+    echo "once on the first 600 s of the run (calibration seeds 1000001-1000002), the operator's"
+    echo "information. \`recal_s=1800\` rows are recalibrated every 30 min on the workload as it is then;"
+    echo "\`net tok/ref\` counts their recalibrations' lost work (\`recalibration_cost_s\`: calibration"
+    echo "episodes x 600 s of the node's time; net = tokens x D / (D + cost)). \`static:recal_s=1800\`"
+    echo "(calib_s 0) is the HINDSIGHT per-segment fixed setting: an upper reference no one can deploy."
+    echo "\`lookahead\` clones the simulator (a reference, never deployable). Evaluation seeds 1-$DRIFT_SEEDS."
+    echo
+  } >>"$out"
+  local scen="grpo-7b-a100-drift grpo-7b-a100-drift-u grpo-7b-a100-drift-decline"
+  for s in $scen; do  # the three runs at once, one thread each
+    echo "results: $s" >&2
+    args="scenarios/$s.yaml --seeds $DRIFT_SEEDS --reference static:calib_s=600 --controllers $DRIFT_CTL"
+    # shellcheck disable=SC2086
+    ( if ! "$bin" eval $args --threads 1 --json-out "$tmp/$s.json" >"$tmp/$s.txt" 2>"$tmp/$s.err"; then
+        echo "FAILED: $(tail -1 "$tmp/$s.err")" >"$tmp/$s.txt"
+        echo '{"controllers": []}' >"$tmp/$s.json"
+      fi ) &
+  done
+  wait
+  for s in $scen; do
+    args="scenarios/$s.yaml --seeds $DRIFT_SEEDS --reference static:calib_s=600 --controllers $DRIFT_CTL"
+    {
+      echo "### $s"
+      echo
+      echo '```'
+      echo "flexwatt eval $args"
+      echo '```'
+      echo
+      echo '```'
+      grep -v "^(wall " "$tmp/$s.txt"
+      echo '```'
+      echo
+      echo "| row | step tokens | tok/ref | recal cost s | net tok/ref | tokens/MWh vs ref | viol (offset mean) | steps violating |"
+      echo "|---|---|---|---|---|---|---|---|"
+      jq -r --argjson d "$(jq '.duration_s // 9000' "$tmp/$s.json" 2>/dev/null || echo 9000)" '
+        def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
+        .controllers[] | (.notes.recalibration_cost_s // 0) as $c |
+        "| \(.name) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \($c | round) | \(if .vs_reference == null then "-" else pct(.vs_reference.completed_step_tokens * $d / ($d + $c)) end) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % |"' \
+        "$tmp/$s.json"
+      echo
+    } >>"$out"
+  done
+}
+drift_results
+# ---- drift — end ----

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -87,6 +88,11 @@ Result<registry::ControllerEnv> make_env(const EvalRequest& req) {
   env.duration_s = scenario.duration_s;
   const sim::Scenario* sc = &scenario;
   env.make_plant = [sc](uint64_t seed) { return sim::make_plant(*sc, seed); };
+  env.make_plant_at = [sc](double t0_s) -> PlantFactory {
+    auto shifted = std::make_shared<sim::Scenario>(*sc);
+    for (sim::JobSpec& j : shifted->jobs) j.grpo.curve_shift_s = t0_s;
+    return [shifted](uint64_t seed) { return sim::make_plant(*shifted, seed); };
+  };
   const uint64_t cal_base = calibration_base(req.seeds);
   env.calibration_seeds = {cal_base, cal_base + 1};
   env.limiter.budget_shield = req.shield;

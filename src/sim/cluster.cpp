@@ -109,6 +109,7 @@ void Cluster::step() {
     double x_eff = 1.0;
     for (int gi : s.gpus) x_eff = std::min(x_eff, gpus_[gi].fw.x_eff);
     const ClockDuty cd = clock_duty(*gpus_[s.gpus[0]].preset, x_eff);
+    st.run_s = t0 - s.start_s;  // trace time (clock gating runs the job for less of the step)
     Load load = advance_job(s, st, dt * cd.duty, cd.x);
     load.u *= cd.duty;
     load.m *= cd.duty;

@@ -170,14 +170,12 @@ Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
 const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",           "first_gpu",
                                                  "start_s", "tp",   "start_offset_s", "hetero"};
 const std::vector<std::string> kGrpoKeys = [] {
-  std::vector<std::string> k = {"model",
-                                "group_size",
-                                "gen_concurrency",
-                                "gen_concurrency_min",
-                                "gen_concurrency_max",
-                                "group_size_min",
-                                "group_size_max",
-                                "generation_only"};
+  std::vector<std::string> k = {"model", "group_size", "gen_concurrency", "gen_concurrency_min",
+                                "gen_concurrency_max", "group_size_min", "group_size_max",
+                                "generation_only",
+                                // [[t_s, factor], ...]: the median completion length's
+                                // factor over trace time (parse_len_curve()); default none
+                                "completion_len_curve"};
   add_names(kGrpoParamKeys, k);
   return k;
 }();
@@ -241,6 +239,34 @@ Status parse_mix_duty(const ConfigNode& job, PretrainModel& m, DutyCycle& d) {
   return Status::Ok();
 }
 
+// completion_len_curve: [[t_s, factor], ...] with t_s >= 0 strictly increasing and factor in
+// (0, 100]; a piecewise-linear factor on the median completion length over trace time,
+// held at the end values (GrpoParams::completion_len_curve). Absent: no drift.
+Status parse_len_curve(const ConfigNode& job, GrpoParams& g) {
+  const ConfigNode n = job["completion_len_curve"];
+  g.completion_len_curve.clear();
+  if (!n.defined()) return Status::Ok();
+  if (!n.is_sequence() || n.size() == 0) {
+    return n.error("completion_len_curve: expected a list of [t_s, factor] points");
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    const ConfigNode pt = n.at(i);
+    if (!pt.is_sequence() || pt.size() != 2) {
+      return pt.error("completion_len_curve: point " + std::to_string(i) +
+                      " must be [t_s, factor]");
+    }
+    auto t = pt.at(0).as_double(0, 1e9);  // errors name file:line: the point's path
+    if (!t.ok()) return t.status();
+    auto f = pt.at(1).as_double(1e-3, 100);
+    if (!f.ok()) return f.status();
+    if (!g.completion_len_curve.empty() && *t <= g.completion_len_curve.back()[0]) {
+      return pt.error("completion_len_curve: t_s must increase");
+    }
+    g.completion_len_curve.push_back({*t, *f});
+  }
+  return Status::Ok();
+}
+
 Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
   GrpoParams& g = j.grpo;
   FW_GET(std::string model, n.get_string("model", "qwen2.5-7b"));
@@ -266,6 +292,7 @@ Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
   g.gen_concurrency = static_cast<int>(gc);
   FW_RETURN_IF_ERROR(read_keys(n, kGrpoParamKeys, g));
   FW_GET(g.generation_only, n.get_bool("generation_only", false));
+  FW_RETURN_IF_ERROR(parse_len_curve(n, g));
   g.kv_capacity_seqs = kv_capacity_seqs(g, gpu.preset->hbm_gb);
   const double free_gb =
       0.9 * gpu.preset->hbm_gb - g.model->weights_gb / g.tp - g.model->trainer_reserve_gb;
@@ -455,6 +482,9 @@ nlohmann::json Scenario::to_json() const {
       o["kv_capacity_seqs"] = x.grpo.kv_capacity_seqs;
       write_keys(kGrpoParamKeys, x.grpo, o);
       o["generation_only"] = x.grpo.generation_only;
+      if (!x.grpo.completion_len_curve.empty()) {
+        o["completion_len_curve"] = x.grpo.completion_len_curve;
+      }
     } else {
       o["kind"] = "pretrain";
       o["moe"] = x.pretrain.model.moe;

@@ -245,9 +245,12 @@ void advance_grpo(const JobSpec& spec, JobState& st, double dt_s, double x, Acc&
       case Phase::kGenerate: {
         const int conc = std::max(1, std::min(st.gen_concurrency, p.kv_capacity_seqs));
         while (static_cast<int>(st.finish_heap.size()) < conc && st.seqs_admitted < st.seqs_total) {
-          const double len = std::clamp(
-              std::round(st.rng.lognormal(p.completion_median_tokens, p.completion_sigma)), 1.0,
-              p.completion_max_tokens);
+          const double median =
+              p.completion_len_curve.empty()
+                  ? p.completion_median_tokens
+                  : p.completion_median_tokens * completion_len_factor(p, st.run_s);
+          const double len = std::clamp(std::round(st.rng.lognormal(median, p.completion_sigma)),
+                                        1.0, p.completion_max_tokens);
           st.finish_heap.push_back(st.decode_iter + len);
           std::push_heap(st.finish_heap.begin(), st.finish_heap.end(), std::greater<double>());
           st.prefill_left_s += p.prompt_tokens / m.prefill_tok_per_s * tp_scale;
@@ -398,6 +401,18 @@ const char* pretrain_model_names() {
   return "dense-pt, dense-ft, moe-pt, moe-ft, mpt-13b-pt, llama-8b-ft";
 }
 
+double completion_len_factor(const GrpoParams& p, double t_s) {
+  const auto& c = p.completion_len_curve;
+  if (c.empty()) return 1.0;
+  const double t = t_s + p.curve_shift_s;
+  if (t <= c.front()[0]) return c.front()[1];
+  if (t >= c.back()[0]) return c.back()[1];
+  size_t i = 1;
+  while (c[i][0] < t) ++i;
+  const double w = (t - c[i - 1][0]) / (c[i][0] - c[i - 1][0]);
+  return c[i - 1][1] + w * (c[i][1] - c[i - 1][1]);
+}
+
 int kv_capacity_seqs(const GrpoParams& p, double hbm_gb) {
   // Assumption: the inference engine may use 90 % of device memory (vLLM's default
   // gpu_memory_utilization); it reserves KV space for prompt + max completion per sequence.
@@ -427,12 +442,14 @@ void start_job(const JobSpec& spec, JobState& st, double dt_s) {
     st.tokens_total = 0;
     st.steps_total = 0;
   }
+  st.run_s = 0;
 }
 
 Load advance_job(const JobSpec& spec, JobState& st, double dt_s, double x) {
   Acc acc;
   if (spec.kind == JobKind::kGrpo) {
     advance_grpo(spec, st, dt_s, x, acc);
+    st.run_s += dt_s;
   } else {
     advance_pretrain(spec, st, dt_s, x, acc);
   }

@@ -83,7 +83,19 @@ struct GrpoParams {
   // rollout generation only ("validated on a generation proxy (99.9% of time)", "Sweeps used
   // AWQ-72B as a generation-only proxy"; docs/sources.md §1a [2nd]). Default false.
   bool generation_only = false;
+  // Non-stationary completion lengths (scenario key completion_len_curve; docs/simulator.md
+  // "Completion-length drift"): points (t_s, factor), t_s strictly increasing, factor > 0.
+  // A sequence admitted at trace time t draws its length with the median multiplied by the
+  // curve's piecewise-linear value at t + curve_shift_s (held at the end values outside the
+  // points; the clip at completion_max_tokens stays). Empty (the default): no drift.
+  std::vector<std::array<double, 2>> completion_len_curve;
+  // Trace time the job's curve starts at: a plant built "as at time t0" (a recalibration's
+  // calibration runs on the workload as it is then) has curve_shift_s = t0. Default 0.
+  double curve_shift_s = 0;
 };
+
+// The completion-length factor at trace time t_s (1 without a curve).
+double completion_len_factor(const GrpoParams& p, double t_s);
 
 struct PretrainParams {
   PretrainModel model;
@@ -162,6 +174,9 @@ struct JobState {
   double iters_since_ckpt = 0;
   double train_since_duty_s = 0;  // time trained since the last duty-cycle low phase
   double next_duty_s = 0;         // training time at which the next one begins
+  // Trace time since the job started (after its offset); advance_job() adds dt_s, the
+  // cluster sets it from its clock each step. Read by the completion-length curve.
+  double run_s = 0;
 };
 
 // Starts the job (at its start time), then advances it alone at full clock by

@@ -17,6 +17,7 @@
 #include "controllers/oracle_controller.hpp"
 #include "controllers/pid_controller.hpp"
 #include "controllers/registry/controller_registry.hpp"
+#include "controllers/scheduled_static_controller.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
 #include "controllers/threshold_controller.hpp"
@@ -106,12 +107,183 @@ Result<std::vector<Actuator>> static_actuators(const DeclaredOptions& o, const C
   return out;
 }
 
-// static: pins from the options, then a fixed value or a calibration on the env's plants.
-// One actuator: calibrate_static(). Several (knob=auto or knob=A+B): the joint search
-// (calibrate_static_joint(): per-actuator optima, a coarse joint grid, a pattern search),
-// which keeps the safe setting of all of them together with the most completed-step tokens
-// on the calibration seeds; when nothing is safe it fails (an unsafe fixed setting is never a
-// baseline).
+// One calibration of static's actuators on `make_plant`'s plants over `duration_s`, judged
+// against `budget`: one actuator by calibrate_static(), several jointly by
+// calibrate_static_joint() (per-actuator optima, a coarse joint grid, a pattern search), which
+// keeps the safe setting of all of them together with the most completed-step tokens on the
+// calibration seeds; when nothing is safe it fails (an unsafe fixed setting is never a
+// baseline). `search` (may be null) gets the joint search's notes.
+struct StaticSetting {
+  Actuator a;
+  StaticCalibration cal;
+  KnobValues setting = kNoKnobs;  // pins plus the outer knobs' values
+};
+Result<StaticSetting> calibrate_setting(const DeclaredOptions& o, const ControllerEnv& env,
+                                        const PlantFactory& make_plant,
+                                        const BudgetSchedule& budget, double duration_s,
+                                        const std::vector<Actuator>& acts, const KnobValues& hold,
+                                        const std::string& names, nlohmann::json* search) {
+  StaticCalibrationConfig cfg;
+  cfg.seeds = env.calibration_seeds;
+  cfg.duration_s = duration_s;
+  cfg.sample_period_s = env.sample_period_s;
+  cfg.limiter = env.limiter;
+  cfg.max_candidates = o.integer("candidates");
+  cfg.hold = hold;
+  StaticSetting out;
+  out.setting = hold;
+  if (acts.size() == 1) {
+    out.a = acts.front();
+    cfg.actuator = out.a;
+    FW_ASSIGN_OR_RETURN(out.cal, calibrate_static(make_plant, budget, cfg));
+    if (!out.cal.found) {
+      char b[160];
+      std::snprintf(b, sizeof b, "%s (lowest setting %g: worst window %.3f x budget)",
+                    out.a.name().c_str(), out.cal.value, out.cal.worst_ratio);
+      return Status::Internal(
+          "controller 'static': no fixed setting is safe on calibration "
+          "seeds " +
+          nlohmann::json(env.calibration_seeds).dump() + ": " + b +
+          "; an unsafe fixed setting is never a baseline");
+    }
+    return out;
+  }
+  JointCalibrationConfig jc;
+  jc.base = cfg;
+  jc.actuators = acts;
+  jc.grid = o.integer("grid");
+  jc.refine = o.text("refine") == "on";
+  FW_ASSIGN_OR_RETURN(JointCalibration j, calibrate_static_joint(make_plant, budget, jc));
+  if (!j.found) {
+    char b[160];
+    std::snprintf(b, sizeof b, " (lowest %s %g: worst window %.3f x budget)",
+                  j.inner.name().c_str(), j.best.value, j.best.worst_ratio);
+    return Status::Internal("controller 'static': no fixed setting of " + names +
+                            " is safe on calibration seeds " +
+                            nlohmann::json(env.calibration_seeds).dump() + b +
+                            "; an unsafe fixed setting is never a baseline");
+  }
+  out.a = j.inner;
+  out.cal = j.best;
+  out.cal.episodes = j.episodes;
+  out.setting = j.hold;
+  if (search != nullptr) {
+    nlohmann::json per = nlohmann::json::object();
+    for (size_t i = 0; i < j.per_actuator.size(); ++i) {
+      const StaticCalibration& c = j.per_actuator[i].inner;
+      nlohmann::json e = {{"safe_found", c.found}, {"completed_tokens", c.completed_tokens}};
+      for (int q = 0; q < kNumKnobs; ++q) {
+        if (!std::isnan(j.per_actuator[i].knobs[q])) {
+          e[std::string(kKnobNames[q])] = j.per_actuator[i].knobs[q];
+        }
+      }
+      e[j.inner.name()] = c.value;
+      per[j.per_actuator_of[i].name()] = e;
+    }
+    *search = {{"actuators", names},
+               {"method", jc.refine ? "per-actuator optima + coarse joint grid + pattern search"
+                                    : "per-actuator optima + coarse joint grid"},
+               {"grid", j.grid},
+               {"points", j.points},
+               {"grid_points", j.grid_points},
+               {"episodes", j.episodes},
+               {"grid_best_completed_tokens", j.grid_best_tokens},
+               {"best_completed_tokens", j.best.completed_tokens},
+               {"per_actuator", per}};
+  }
+  return out;
+}
+
+nlohmann::json setting_json(const StaticSetting& s) {
+  nlohmann::json set = nlohmann::json::object();
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!std::isnan(s.setting[q])) set[std::string(kKnobNames[q])] = s.setting[q];
+  }
+  set[s.a.name()] = s.cal.value;
+  return set;
+}
+
+// static with recal_s: a calibration at every t_k = k·recal_s on plants whose workload is as
+// at t_k (env.make_plant_at), against the budget in force at t_k, over calib_s (the operator's
+// recalibration) or, with calib_s = 0, over the whole segment [t_k, t_k+1) (the hindsight
+// per-segment fixed setting: an upper reference no one can deploy). Cost of a recalibration
+// (k >= 1): its calibration episodes' GPU time, episodes x span; the lost work is stated in
+// the notes (recalibration_cost_s) and, for the operator's arm, counted in the report
+// (docs/control.md "Baselines on scenarios that change").
+Result<PreparedController> prepare_static_schedule(const DeclaredOptions& o,
+                                                   const ControllerEnv& env,
+                                                   const std::vector<Actuator>& acts,
+                                                   const KnobValues& hold, const std::string& names,
+                                                   PreparedController p) {
+  const double period = o.number("period_s");
+  const double recal = o.number("recal_s"), calib = o.number("calib_s");
+  if (!env.make_plant_at) {
+    return Status::InvalidArgument(
+        "controller 'static': recal_s needs a plant that can be built as at a later time (the "
+        "simulator)");
+  }
+  const bool hindsight = calib <= 0;
+  std::vector<ScheduledStaticController::Segment> segs;
+  nlohmann::json seg_notes = nlohmann::json::array();
+  double cost_s = 0;
+  int episodes = 0;
+  StaticSetting first;
+  for (double t0 = 0; t0 < env.duration_s - 1e-9; t0 += recal) {
+    const double seg_end = std::min(env.duration_s, t0 + recal);
+    const double span = hindsight ? seg_end - t0 : std::min(calib, env.duration_s - t0);
+    BudgetSchedule b;
+    b.entries.push_back({0, env.budget.at(t0)});  // the budget in force at t0: no look-ahead
+    // recal=inner: after the first calibration only its inner actuator (the cap when searched)
+    // is searched again, the other knobs held at the first calibration's values.
+    std::vector<Actuator> acts_k = acts;
+    KnobValues hold_k = hold;
+    std::string names_k = names;
+    if (!segs.empty() && o.text("recal") == "inner") {
+      acts_k = {first.a};
+      hold_k = first.setting;
+      if (first.a.kind == Actuator::Kind::kKnob) hold_k[first.a.index()] = kUnset;
+      names_k = first.a.name();
+    }
+    auto r =
+        calibrate_setting(o, env, env.make_plant_at(t0), b, span, acts_k, hold_k, names_k, nullptr);
+    if (!r.ok()) {
+      return r.status().with_context("static recalibration at " + fmt::format("{:g}", t0) + " s");
+    }
+    const StaticSetting& s = *r;
+    if (segs.empty()) first = s;
+    episodes += s.cal.episodes;
+    const double seg_cost = t0 > 0 ? s.cal.episodes * span : 0;
+    cost_s += seg_cost;
+    nlohmann::json n = setting_json(s);
+    seg_notes.push_back({{"start_s", t0},
+                         {"calibration_span_s", span},
+                         {"episodes", s.cal.episodes},
+                         {"worst_window_ratio", s.cal.worst_ratio},
+                         {"completed_tokens", s.cal.completed_tokens},
+                         {"cost_s", seg_cost},
+                         {"setting", n}});
+    segs.push_back({t0, StaticController(s.a, s.cal.fraction, kUnset, period, s.setting)});
+  }
+  p.notes["schedule"] = seg_notes;
+  p.notes["calibration_episodes"] = episodes;
+  p.notes["kind"] =
+      hindsight ? "hindsight per-segment fixed setting (each segment calibrated on its whole "
+                  "span: an upper reference no one can deploy)"
+                : "recalibrated every recal_s on the first calib_s of the workload as it is "
+                  "then (the operator's alternative)";
+  // The recalibrations' calibration runs take the node from training for cost_s (the first
+  // calibration is every static's and is not counted here).
+  p.notes["recalibration_cost_s"] = hindsight ? 0.0 : cost_s;
+  p.make = [segs, period](uint64_t) {
+    return std::make_unique<ScheduledStaticController>(segs, period);
+  };
+  return p;
+}
+
+// static: pins from the options, then a fixed value or a calibration on the env's plants
+// (calibrate_setting()); with recal_s a calibration per segment (prepare_static_schedule()).
+// calib_s > 0 calibrates on the first calib_s of the episode only (the operator's
+// information on a workload that changes: the whole episode would be hindsight).
 Result<PreparedController> prepare_static(const DeclaredOptions& o, const ControllerEnv& env) {
   const double period = o.number("period_s");
   PreparedController p;
@@ -140,84 +312,20 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
     return Status::InvalidArgument("static: no plant factory to calibrate on; give value=");
   }
   FW_ASSIGN_OR_RETURN(std::vector<Actuator> acts, static_actuators(o, env, hold));
-  StaticCalibrationConfig cfg;
-  cfg.seeds = env.calibration_seeds;
-  cfg.duration_s = env.duration_s;
-  cfg.sample_period_s = env.sample_period_s;
-  cfg.limiter = env.limiter;
-  cfg.max_candidates = o.integer("candidates");
-  cfg.hold = hold;
-  Actuator a;
-  StaticCalibration cal;
-  KnobValues setting = hold;
   std::string names;  // what was searched (--reference auto matches on it)
   for (const Actuator& x : acts) names += (names.empty() ? "" : "+") + x.name();
   p.notes["searched"] = names;
-  if (acts.size() == 1) {
-    a = acts.front();
-    cfg.actuator = a;
-    FW_ASSIGN_OR_RETURN(cal, calibrate_static(env.make_plant, env.budget, cfg));
-    if (!cal.found) {
-      char b[160];
-      std::snprintf(b, sizeof b, "%s (lowest setting %g: worst window %.3f x budget)",
-                    a.name().c_str(), cal.value, cal.worst_ratio);
-      return Status::Internal(
-          "controller 'static': no fixed setting is safe on calibration "
-          "seeds " +
-          nlohmann::json(env.calibration_seeds).dump() + ": " + b +
-          "; an unsafe fixed setting is never a baseline");
-    }
-  } else {
-    JointCalibrationConfig jc;
-    jc.base = cfg;
-    jc.actuators = acts;
-    jc.grid = o.integer("grid");
-    jc.refine = o.text("refine") == "on";
-    FW_ASSIGN_OR_RETURN(JointCalibration j, calibrate_static_joint(env.make_plant, env.budget, jc));
-    if (!j.found) {
-      char b[160];
-      std::snprintf(b, sizeof b, " (lowest %s %g: worst window %.3f x budget)",
-                    j.inner.name().c_str(), j.best.value, j.best.worst_ratio);
-      return Status::Internal("controller 'static': no fixed setting of " + names +
-                              " is safe on calibration seeds " +
-                              nlohmann::json(env.calibration_seeds).dump() + b +
-                              "; an unsafe fixed setting is never a baseline");
-    }
-    a = j.inner;
-    cal = j.best;
-    cal.episodes = j.episodes;
-    setting = j.hold;
-    nlohmann::json per = nlohmann::json::object();
-    for (size_t i = 0; i < j.per_actuator.size(); ++i) {
-      const StaticCalibration& c = j.per_actuator[i].inner;
-      nlohmann::json e = {{"safe_found", c.found}, {"completed_tokens", c.completed_tokens}};
-      for (int q = 0; q < kNumKnobs; ++q) {
-        if (!std::isnan(j.per_actuator[i].knobs[q])) {
-          e[std::string(kKnobNames[q])] = j.per_actuator[i].knobs[q];
-        }
-      }
-      e[j.inner.name()] = c.value;
-      per[j.per_actuator_of[i].name()] = e;
-    }
-    p.notes["search"] = {
-        {"actuators", names},
-        {"method", jc.refine ? "per-actuator optima + coarse joint grid + pattern search"
-                             : "per-actuator optima + coarse joint grid"},
-        {"grid", j.grid},
-        {"points", j.points},
-        {"grid_points", j.grid_points},
-        {"episodes", j.episodes},
-        {"grid_best_completed_tokens", j.grid_best_tokens},
-        {"best_completed_tokens", j.best.completed_tokens},
-        {"per_actuator", per}};
-  }
+  if (o.number("recal_s") > 0) return prepare_static_schedule(o, env, acts, hold, names, p);
+  const double calib = o.number("calib_s");
+  const double span = calib > 0 ? std::min(calib, env.duration_s) : env.duration_s;
+  nlohmann::json search;
+  FW_ASSIGN_OR_RETURN(StaticSetting s, calibrate_setting(o, env, env.make_plant, env.budget, span,
+                                                         acts, hold, names, &search));
+  if (!search.is_null()) p.notes["search"] = search;
+  const Actuator a = s.a;
+  const StaticCalibration& cal = s.cal;
   p.notes["actuator"] = a.name();
-  nlohmann::json set = nlohmann::json::object();
-  for (int q = 0; q < kNumKnobs; ++q) {
-    if (!std::isnan(setting[q])) set[std::string(kKnobNames[q])] = setting[q];
-  }
-  set[a.name()] = cal.value;
-  p.notes["setting"] = set;
+  p.notes["setting"] = setting_json(s);
   p.notes["calibration"] = {{"seeds", env.calibration_seeds},
                             {"value", cal.value},
                             {"fraction", cal.fraction},
@@ -225,7 +333,9 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
                             {"safe_found", cal.found},
                             {"episodes", cal.episodes},
                             {"completed_tokens", cal.completed_tokens}};
+  if (calib > 0) p.notes["calibration"]["span_s"] = span;
   const double f = cal.fraction;
+  const KnobValues setting = s.setting;
   p.make = [a, f, period, setting](uint64_t) {
     return std::make_unique<StaticController>(a, f, kUnset, period, setting);
   };
@@ -253,6 +363,16 @@ ControllerEntry static_entry() {
            D::choice("refine", "on", {"on", "off"},
                      "joint search: pattern search from the grid's best point"),
            D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),
+           D::number("calib_s", "0", 0, 1e8,
+                     "calibrate on the first calib_s of the episode only (the operator's "
+                     "information when the workload changes); 0: the whole episode"),
+           D::number("recal_s", "0", 0, 1e8,
+                     "recalibrate every recal_s on the workload as it is then (over calib_s; "
+                     "with calib_s 0 each segment on its whole span: the hindsight per-segment "
+                     "reference); 0: never"),
+           D::choice("recal", "joint", {"joint", "inner"},
+                     "what a recalibration searches: joint (the whole search again) or inner (the "
+                     "first calibration's inner actuator, e.g. the cap, other knobs held)"),
            period_option("10")},
           prepare_static};
 }

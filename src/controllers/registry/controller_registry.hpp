@@ -41,6 +41,11 @@ struct ControllerEnv {
   double sample_period_s = 0.5;
   double duration_s = 600;
   PlantFactory make_plant;  // may be empty (then calibration is impossible)
+  // Plants whose workload is as it is at trace time t0_s (the scenario's completion-length
+  // curves shifted by t0_s; sim::GrpoParams::curve_shift_s), for a recalibration at t0_s on
+  // the workload of that time, not of the episode's start. May be empty (static's recal_s
+  // is then refused).
+  std::function<PlantFactory(double t0_s)> make_plant_at;
   std::vector<uint64_t> calibration_seeds;
   LimiterConfig limiter;
   // The plant is real GPUs (the agent on NVML): controllers that only work on a simulated
