@@ -6,7 +6,10 @@
 namespace fw::agent {
 namespace {
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+// Watts to the milliwatt (the float samples would print 9 noise digits); NaN as null.
+nlohmann::json num(double v) {
+  return std::isfinite(v) ? nlohmann::json(std::round(v * 1000) / 1000) : nlohmann::json();
+}
 
 }  // namespace
 

@@ -6,7 +6,8 @@
 //
 // A sample: wall time, node power, the budget as node watts (a per-GPU budget times the GPU
 // count), the trailing mean and violation count of the first judging window, the fallback
-// reason, and each GPU's power and cap. NaN is "not measured" (JSON null).
+// reason, and each GPU's power and cap. Watts are answered to the milliwatt; NaN is "not
+// measured" (JSON null).
 //
 // Thread-safety: add() and to_json() may be called from any thread (one mutex).
 
