@@ -45,6 +45,9 @@ runs=(
   echo "row); \`tok/look\` = over the look-ahead reference (per seed,"
   echo "the better of a greedy search and every fixed setting of its actuators: a reference, not a"
   echo "bound; \`--bound\` is the bound). The aligned (t = 0) rates are a detail in the second table."
+  echo "The same tables as a page: \`flexwatt eval --html FILE\` and \`make demo\`'s \`report.html\` (the trade-off"
+  echo "of step tokens against \`viol win\` per controller, the table, the windows curve, \`power.svg\`); the"
+  echo "demo's page: [report.png](report.png) (docs/agent.md, "Dashboard")."
   echo
 } >"$tmp/results.md"
 

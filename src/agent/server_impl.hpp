@@ -76,6 +76,7 @@ struct AgentServer::Impl {
   void discover(const httplib::Request& req, httplib::Response& res);
   void status(httplib::Response& res);
   void stream(const httplib::Request& req, httplib::Response& res);
+  void history(const httplib::Request& req, httplib::Response& res);
   void metrics(httplib::Response& res);
   void put_budget(const httplib::Request& req, httplib::Response& res, const Principal& who);
   void put_controller(const httplib::Request& req, httplib::Response& res, const Principal& who);

@@ -45,6 +45,7 @@ const std::vector<RouteSpec>& route_table() {
       {"GET", "/v1/discover", Scope::kNone},
       {"GET", "/v1/status", Scope::kRead},
       {"GET", "/v1/stream", Scope::kRead},
+      {"GET", "/v1/history", Scope::kRead},
       {"GET", "/metrics", Scope::kRead},
       {"PUT", "/v1/budget", Scope::kControl},
       {"PUT", "/v1/controller", Scope::kAdmin},
@@ -76,6 +77,9 @@ void AgentServer::Impl::install_routes(httplib::Server& s) {
         guard(Scope::kRead, [this](const auto&, auto& res, const auto&) { status(res); }));
   s.Get("/v1/stream",
         guard(Scope::kRead, [this](const auto& req, auto& res, const auto&) { stream(req, res); }));
+  s.Get("/v1/history", guard(Scope::kRead, [this](const auto& req, auto& res, const auto&) {
+          history(req, res);
+        }));
   auto metrics_fn = [this](const httplib::Request&, httplib::Response& res, const Principal&) {
     metrics(res);
   };
@@ -145,6 +149,19 @@ void AgentServer::Impl::status(httplib::Response& res) {
   auto p = hub.latest();
   res.set_header("X-Flexwatt-Config-Version", std::to_string(commands.version()));
   send_json(res, 200, p->json);
+}
+
+void AgentServer::Impl::history(const httplib::Request& req, httplib::Response& res) {
+  auto span_s = query_number(req, "span_s", 1, 3600, 900);
+  if (!span_s) return send_error(res, 422, "span_s: must be a number of seconds in [1, 3600]");
+  auto max_points =
+      query_number(req, "max_points", 1, static_cast<double>(HistoryRing::kMaxPoints), 1200);
+  if (!max_points || *max_points != std::floor(*max_points)) {
+    return send_error(
+        res, 422,
+        "max_points: must be an integer in [1, " + std::to_string(HistoryRing::kMaxPoints) + "]");
+  }
+  send_json(res, 200, hub.history().to_json(*span_s, static_cast<size_t>(*max_points)).dump());
 }
 
 void AgentServer::Impl::metrics(httplib::Response& res) {

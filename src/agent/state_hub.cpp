@@ -22,6 +22,7 @@ uint64_t StateHub::publish(AgentState s) {
   s.version = v;
   p->state = std::move(s);
   p->json = to_json(p->state).dump();
+  history_.add(p->state);
   {
     std::lock_guard<std::mutex> lock(mu_);
     latest_ = std::move(p);

@@ -1,7 +1,8 @@
 #pragma once
 // StateHub: the hand-over point between the agent's loop (one publisher) and the HTTP
 // threads (many readers). The loop calls publish() once per tick; readers take the latest
-// immutable snapshot, or wait for a newer one (SSE stream).
+// immutable snapshot, or wait for a newer one (SSE stream). Each published state also goes
+// into a HistoryRing (GET /v1/history: the last hour, thinned to 2 samples/s).
 //
 // Thread-safety: every member is safe to call from any thread. A snapshot returned by
 // latest()/wait_newer() stays valid for as long as the caller holds the pointer.
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "agent/agent_state.hpp"
+#include "agent/history_ring.hpp"
 
 namespace fw::agent {
 
@@ -38,6 +40,8 @@ class StateHub {
   // (may be empty) returns true after a wake_all(). Returns the latest state either way.
   std::shared_ptr<const Published> wait_newer(uint64_t version, Clock::time_point deadline,
                                               const std::function<bool()>& cancel = {}) const;
+  // The recent past (every published state offered to it; see HistoryRing).
+  const HistoryRing& history() const { return history_; }
   // Wakes every waiter so that it re-checks its cancel predicate (server shutdown).
   void wake_all() const;
 
@@ -45,6 +49,7 @@ class StateHub {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   std::shared_ptr<const Published> latest_;
+  HistoryRing history_;
 };
 
 }  // namespace fw::agent

@@ -9,144 +9,402 @@ std::string_view dashboard_html() {
 <html lang="en"><head><meta charset="utf-8"><title>flexwatt agent</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body{font:14px system-ui,sans-serif;margin:16px;color:#222;background:#fafafa}
-h1{font-size:18px;margin:0 0 8px}#wrap{display:flex;gap:16px;flex-wrap:wrap}
-canvas{background:#fff;border:1px solid #ccc}#side{min-width:260px}
-table{border-collapse:collapse}td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #eee}
-.fb{color:#b00;font-weight:bold}.ok{color:#070}#legend span{margin-right:12px}
+body{font:14px system-ui,sans-serif;margin:16px 20px;color:#222;background:#f6f7f9}
+header{display:flex;align-items:baseline;gap:16px;flex-wrap:wrap}
+h1{font-size:20px;margin:0 0 10px}h2{font-size:15px;margin:18px 0 6px}
+.muted{color:#777}.bad{color:#b00;font-weight:600}.good{color:#176b2c}#err{color:#b00;font-weight:600}
+#spans button{font:13px system-ui,sans-serif;padding:3px 10px;border:1px solid #bbb;background:#fff;cursor:pointer}
+#spans button.on{background:#234;color:#fff;border-color:#234}
+#cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(210px,1fr));gap:8px;margin-bottom:10px}
+.card{background:#fff;border:1px solid #dde;border-radius:4px;padding:6px 10px}
+.card .k{font-size:12px;color:#666}.card .v{font-size:15px;margin-top:2px}
+canvas{display:block;width:100%;max-width:1100px;height:340px;background:#fff;border:1px solid #ccd}
+.legend{max-width:1100px;font-size:12px;margin:4px 0 2px}.legend span{display:inline-flex;align-items:center;gap:4px;margin-right:14px;white-space:nowrap}
+.legend svg{vertical-align:middle}
+table{border-collapse:collapse;background:#fff;margin-bottom:6px}
+td,th{padding:3px 10px;text-align:left;border-bottom:1px solid #e6e6ea;vertical-align:top}
+thead th{background:#eef0f4;font-weight:600;white-space:nowrap}td:first-child{white-space:nowrap}tbody th{font-weight:600;color:#444}
+.num td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+#rep-table{font-size:13px}#rep-table td,#rep-table th{padding:3px 7px}#rep-table td:first-child{white-space:normal;max-width:250px}
+.note{font-size:12px;color:#555;max-width:1100px}
+img.power{max-width:1100px;width:100%;background:#fff;border:1px solid #ccd}
 </style></head><body>
-<h1>flexwatt agent <span id="host"></span></h1>
-<div id="status">loading</div>
-<div id="wrap"><div><canvas id="plot" width="800" height="320"></canvas>
-<div id="legend"></div></div>
-<div id="side"><table id="info"></table><h3 id="jobs-title">Jobs</h3><table id="jobs"></table></div></div>
+<header><h1 id="title">flexwatt agent <span id="host"></span></h1><div id="spans" aria-label="span"></div></header>
+<div id="err"></div>
+<main id="dash">
+<div id="cards"></div>
+<canvas id="plot"></canvas>
+<div class="legend" id="legend"></div><div class="note" id="shown"></div>
+<h2>Jobs</h2><table id="jobs" class="num"></table>
+<h2>GPUs</h2><table id="gpus" class="num"></table>
+<section id="fleet-box" hidden><h2>Fleet and grid</h2><table id="fleet"></table></section>
+<h2>Safety</h2><table id="info"></table>
+</main>
+<main id="rep" hidden>
+<table id="rep-info"></table>
+<h2>Trade-off: tokens against budget violations</h2>
+<canvas id="trade"></canvas><div class="legend" id="rep-legend"></div>
+<p class="note">Each controller's mean over seeds; bars: 95 % confidence intervals. Up and to the left is better.</p>
+<h2>Controllers</h2><table id="rep-table" class="num"></table>
+<p class="note">The columns of <code>flexwatt eval</code>'s table. step tokens: completed-step tokens per episode;
+viol win %: budget windows over budget, mean over window offsets; slide win %: time the trailing budget-window mean is over
+budget; steps viol %: share of completed steps in a violating window; tok/ref, tpm/ref: completed-step tokens and
+tokens/MWh against the reference; tok/look: against look-ahead; limiter: safety-limiter interventions. ± is the 95 % CI over seeds.</p>
+<h2>Violations by judging window</h2>
+<canvas id="windows"></canvas><div class="legend" id="win-legend"></div>
+<p class="note">Aligned tumbling windows from t = 0, pooled over seeds; a window longer than the episode has no verdict and is left out.</p>
+<section id="power-box" hidden></section>
+</main>
+<div id="status" hidden>loading</div>
 <script>
 "use strict";
+// ---- One plotting module: axes with units and nice ticks, lines, markers, error bars, bands.
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+  "#bcbd22", "#7f7f7f", "#393b79", "#ad494a", "#637939", "#8c6d31", "#7b4173", "#3182bd", "#e6550d"];
+const MARKERS = ["circle", "square", "triangle", "diamond", "triangle-down", "cross", "x", "star"];
+const BUDGET_COLOR = "#d62728";
+function niceStep(range, n) {
+  const raw = range / Math.max(1, n), p = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / p;
+  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+}
+function linTicks(lo, hi, n) {
+  const s = niceStep(hi - lo || 1, n), out = [];
+  for (let v = Math.ceil(lo / s - 1e-9) * s; v <= hi + 1e-9 * s; v += s) out.push(Number(v.toPrecision(12)));
+  return out;
+}
+function niceHi(v, n) { const s = niceStep(v || 1, n); return Math.ceil(v / s - 1e-9) * s || s; }
+function logTicks(lo, hi) {
+  const out = [];
+  for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++)
+    for (const m of [1, 2, 5]) { const v = m * Math.pow(10, e); if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v); }
+  return out;
+}
+// Seconds before now as "−30 s", "−15 min", "−1 h"; 0 as "now".
+function agoLabel(s) {
+  if (Math.abs(s) < 1e-9) return "now";
+  const a = Math.abs(s);
+  if (a >= 3600 && a % 3600 === 0) return "−" + a / 3600 + " h";
+  if (a >= 60 && a % 60 === 0) return "−" + a / 60 + " min";
+  return "−" + Number(a.toPrecision(6)) + " s";
+}
+function timeTicks(span) {
+  const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+  const st = steps.find(s => span / s <= 7) || 3600, out = [];
+  for (let v = 0; v <= span + 1e-9; v += st) out.push(-v);
+  return out.reverse();
+}
+function drawMarker(x, kind, px, py, r, color) {
+  x.beginPath(); x.fillStyle = color; x.strokeStyle = color; x.lineWidth = 1.5;
+  const tri = (d) => { x.moveTo(px, py - d * r); x.lineTo(px + r * 0.95, py + d * r * 0.7); x.lineTo(px - r * 0.95, py + d * r * 0.7); x.closePath(); x.fill(); };
+  switch (kind) {
+    case "square": x.rect(px - r * 0.85, py - r * 0.85, r * 1.7, r * 1.7); x.fill(); break;
+    case "triangle": tri(1.1); break;
+    case "triangle-down": tri(-1.1); break;
+    case "diamond": x.moveTo(px, py - r * 1.2); x.lineTo(px + r, py); x.lineTo(px, py + r * 1.2); x.lineTo(px - r, py); x.closePath(); x.fill(); break;
+    case "cross": x.lineWidth = 2.5; x.moveTo(px - r, py); x.lineTo(px + r, py); x.moveTo(px, py - r); x.lineTo(px, py + r); x.stroke(); break;
+    case "x": x.lineWidth = 2.5; x.moveTo(px - r, py - r); x.lineTo(px + r, py + r); x.moveTo(px + r, py - r); x.lineTo(px - r, py + r); x.stroke(); break;
+    case "star": for (let i = 0; i < 10; i++) { const a = -Math.PI / 2 + i * Math.PI / 5, rr = i % 2 ? r * 0.5 : r * 1.3;
+      if (i) x.lineTo(px + rr * Math.cos(a), py + rr * Math.sin(a)); else x.moveTo(px + rr * Math.cos(a), py + rr * Math.sin(a)); } x.closePath(); x.fill(); break;
+    default: x.arc(px, py, r, 0, 2 * Math.PI); x.fill();
+  }
+  x.lineWidth = 1;
+}
+// A small inline SVG of a legend entry: a line (dash) and/or a marker.
+function swatch(color, o) {
+  o = o || {};
+  let s = '<svg width="26" height="12" aria-hidden="true">';
+  if (o.line !== false) s += '<line x1="1" y1="6" x2="25" y2="6" stroke="' + color + '" stroke-width="' + (o.width || 2) + '"' + (o.dash ? ' stroke-dasharray="' + o.dash.join(",") + '"' : "") + "/>";
+  if (o.band) s = '<svg width="26" height="12" aria-hidden="true"><rect x="1" y="1" width="24" height="10" fill="' + o.band + '"/>';
+  if (o.marker) {
+    const c = 13, r = 4, m = o.marker;
+    if (m === "square") s += '<rect x="' + (c - 3.4) + '" y="2.6" width="6.8" height="6.8" fill="' + color + '"/>';
+    else if (m === "triangle") s += '<polygon points="13,1.6 16.8,9 9.2,9" fill="' + color + '"/>';
+    else if (m === "triangle-down") s += '<polygon points="13,10.4 16.8,3 9.2,3" fill="' + color + '"/>';
+    else if (m === "diamond") s += '<polygon points="13,1.2 17,6 13,10.8 9,6" fill="' + color + '"/>';
+    else if (m === "cross") s += '<path d="M9 6H17M13 2V10" stroke="' + color + '" stroke-width="2.5"/>';
+    else if (m === "x") s += '<path d="M9.5 2.5L16.5 9.5M16.5 2.5L9.5 9.5" stroke="' + color + '" stroke-width="2.5"/>';
+    else if (m === "star") s += '<polygon points="13,0.8 14.3,4.3 18,4.4 15.1,6.7 16.1,10.3 13,8.2 9.9,10.3 10.9,6.7 8,4.4 11.7,4.3" fill="' + color + '"/>';
+    else s += '<circle cx="' + c + '" cy="6" r="' + r + '" fill="' + color + '"/>';
+  }
+  return s + "</svg>";
+}
+// plot(canvas, {x: {lo, hi, log, ticks, fmt, title}, y: {...}, bands: [[x0, x1, color]],
+//   marks: [x], series: [{pts: [[x, y, xerr, yerr]], color, dash, width, marker, line}]})
+function plot(c, o) {
+  const dpr = window.devicePixelRatio || 1, cssW = c.clientWidth || 800, cssH = c.clientHeight || 340;
+  c.width = Math.round(cssW * dpr); c.height = Math.round(cssH * dpr);
+  const x = c.getContext("2d"); x.setTransform(dpr, 0, 0, dpr, 0, 0);
+  c.setAttribute("aria-label", o.y.title + " against " + o.x.title);
+  const W = cssW, H = cssH, L = 70, B = 46, T = 14, R = 18;
+  x.clearRect(0, 0, W, H); x.fillStyle = "#fff"; x.fillRect(0, 0, W, H);
+  const ax = o.x, ay = o.y;
+  const fx = ax.log ? v => Math.log(v / ax.lo) / Math.log(ax.hi / ax.lo) : v => (v - ax.lo) / (ax.hi - ax.lo);
+  const fy = ay.log ? v => Math.log(v / ay.lo) / Math.log(ay.hi / ay.lo) : v => (v - ay.lo) / (ay.hi - ay.lo);
+  const X = v => L + (W - L - R) * fx(v), Y = v => T + (H - T - B) * (1 - fy(v));
+  x.save(); x.beginPath(); x.rect(L, T, W - L - R, H - T - B); x.clip();
+  for (const b of o.bands || []) { x.fillStyle = b[2] || "rgba(214,39,40,0.13)"; x.fillRect(X(b[0]), T, Math.max(1, X(b[1]) - X(b[0])), H - T - B); }
+  x.restore();
+  x.font = "12px system-ui, sans-serif"; x.fillStyle = "#444"; x.strokeStyle = "#e4e4e4";
+  x.textAlign = "right"; x.textBaseline = "middle";
+  for (const v of ay.ticks) { x.beginPath(); x.moveTo(L, Y(v)); x.lineTo(W - R, Y(v)); x.stroke(); x.fillText(ay.fmt(v), L - 6, Y(v)); }
+  x.textAlign = "center"; x.textBaseline = "top";
+  for (const v of ax.ticks) { x.beginPath(); x.moveTo(X(v), T); x.lineTo(X(v), H - B); x.stroke(); x.fillText(ax.fmt(v), X(v), H - B + 5); }
+  x.strokeStyle = "#888"; x.beginPath(); x.moveTo(L, T); x.lineTo(L, H - B); x.lineTo(W - R, H - B); x.stroke();
+  x.fillStyle = "#222"; x.font = "13px system-ui, sans-serif"; x.fillText(ax.title, L + (W - L - R) / 2, H - 19);
+  x.save(); x.translate(15, T + (H - T - B) / 2); x.rotate(-Math.PI / 2); x.textBaseline = "middle"; x.fillText(ay.title, 0, 0); x.restore();
+  x.save(); x.beginPath(); x.rect(L - 8, T - 8, W - L - R + 16, H - T - B + 16); x.clip();
+  for (const m of o.marks || []) { x.strokeStyle = BUDGET_COLOR; x.lineWidth = 2; x.beginPath(); x.moveTo(X(m), T); x.lineTo(X(m), T + 9); x.stroke(); x.lineWidth = 1; }
+  let n = 0;
+  for (const s of o.series) {
+    const ok = p => isFinite(p[0]) && isFinite(p[1]) && (!ax.log || p[0] > 0);
+    if (s.line !== false) {
+      x.strokeStyle = s.color; x.setLineDash(s.dash || []); x.lineWidth = s.width || 1.5; x.beginPath();
+      let on = false;
+      for (const p of s.pts) { if (!ok(p)) { on = false; continue; } if (on) x.lineTo(X(p[0]), Y(p[1])); else x.moveTo(X(p[0]), Y(p[1])); on = true; }
+      x.stroke(); x.setLineDash([]); x.lineWidth = 1;
+    }
+    for (const p of s.pts) {
+      if (!ok(p)) continue; n++;
+      x.strokeStyle = s.color; x.lineWidth = 1.2;
+      if (isFinite(p[2]) && p[2] > 0) { x.beginPath(); x.moveTo(X(p[0] - p[2]), Y(p[1])); x.lineTo(X(p[0] + p[2]), Y(p[1]));
+        x.moveTo(X(p[0] - p[2]), Y(p[1]) - 4); x.lineTo(X(p[0] - p[2]), Y(p[1]) + 4); x.moveTo(X(p[0] + p[2]), Y(p[1]) - 4); x.lineTo(X(p[0] + p[2]), Y(p[1]) + 4); x.stroke(); }
+      if (isFinite(p[3]) && p[3] > 0) { x.beginPath(); x.moveTo(X(p[0]), Y(p[1] - p[3])); x.lineTo(X(p[0]), Y(p[1] + p[3]));
+        x.moveTo(X(p[0]) - 4, Y(p[1] - p[3])); x.lineTo(X(p[0]) + 4, Y(p[1] - p[3])); x.moveTo(X(p[0]) - 4, Y(p[1] + p[3])); x.lineTo(X(p[0]) + 4, Y(p[1] + p[3])); x.stroke(); }
+      if (s.marker) drawMarker(x, s.marker, X(p[0]), Y(p[1]), s.size || 5, s.color);
+    }
+  }
+  x.restore();
+  return n;
+}
+function esc(v) { return String(v).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c])); }
+// Thousands grouped with a thin space: 12 345 678.
+function group(s) { return s.replace(/^(-?\d+)/, d => d.replace(/\B(?=(\d{3})+(?!\d))/g, "\u2009")); }
+function fixed(v, d) { return v == null || !isFinite(v) ? "–" : group(Number(v).toFixed(d)); }
+function watts(v) { return v == null || !isFinite(v) ? "–" : group(Number(v).toFixed(v >= 100 ? 0 : 1)) + " W"; }
+function $(id) { return document.getElementById(id); }
+function rows(t, rs) { $(t).innerHTML = rs.map(r => "<tr><th>" + r[0] + "</th><td>" + r[1] + "</td></tr>").join(""); }
+function table(t, head, body, empty) {
+  $(t).innerHTML = "<thead><tr>" + head.map(h => "<th>" + h + "</th>").join("") + "</tr></thead><tbody>" +
+    (body.length ? body.map(r => "<tr>" + r.map(v => "<td>" + v + "</td>").join("") + "</tr>").join("")
+                 : '<tr><td colspan="' + head.length + '" class="muted">' + empty + "</td></tr>") + "</tbody>";
+}
+function setStatus(text) { $("status").textContent = text; }
+
+// ---- The live dashboard.
 const q = new URLSearchParams(location.search);
 const token = q.get("token");
 const hdr = token ? {Authorization: "Bearer " + token} : {};
-const span = Number(q.get("span_s") || 120);
-const pts = [];  // {t, node, gpus[], budget, mean}
-const colors = ["#1f77b4","#ff7f0e","#2ca02c","#9467bd","#8c564b","#e377c2","#7f7f7f","#bcbd22"];
-function add(s) {
-  const node = s.node_power_w == null ? NaN : s.node_power_w;
-  const w = (s.windows && s.windows[0]) || {};
-  const n = (s.gpus || []).length;
+const SPANS = [[60, "1 min"], [900, "15 min"], [3600, "1 h"]];
+let span = Number(q.get("span_s") || 900);
+if (!(span >= 1 && span <= 3600)) span = 900;
+let pts = [];  // {t, node, budget, mean, viol, fb, gpus: [{index, p, cap}]}
+let last = null;  // the latest /v1/status
+function gpuColor(i) { return PALETTE[i % PALETTE.length]; }
+function keep(p) {
+  if (pts.length && p.t - pts[pts.length - 1].t < span / 1200) return;
+  pts.push(p);
+  while (pts.length && pts[0].t < p.t - span) pts.shift();
+}
+function fromStatus(s) {
+  const w = (s.windows && s.windows[0]) || {}, n = (s.gpus || []).length;
   let budget = s.budget && s.budget.watts != null ? s.budget.watts : NaN;
   if (s.budget && s.budget.scope === "gpu") budget *= n;
-  pts.push({t: s.time_unix_s, node, gpus: (s.gpus || []).map(g => g.power_w == null ? NaN : g.power_w),
-            budget, mean: w.mean_w == null ? NaN : w.mean_w});
-  while (pts.length && pts[0].t < s.time_unix_s - span) pts.shift();
-  draw(); side(s);
+  return {t: s.time_unix_s, node: s.node_power_w == null ? NaN : s.node_power_w, budget,
+          mean: w.mean_w == null ? NaN : w.mean_w, viol: w.violations_total || 0, fb: s.fallback_reason || "",
+          gpus: (s.gpus || []).map(g => ({index: g.index, p: g.power_w == null ? NaN : g.power_w, cap: g.cap_w == null ? NaN : g.cap_w}))};
+}
+function fromHistory(h) {
+  const out = [], nul = v => v == null ? NaN : v;
+  (h.t_unix_s || []).forEach((t, i) => out.push({t, node: nul(h.node_power_w[i]), budget: nul(h.budget_w[i]),
+    mean: nul(h.mean_w[i]), viol: h.violations_total[i] || 0, fb: h.fallback_reason[i] || "",
+    gpus: (h.gpus || []).map(g => ({index: g.index, p: nul(g.power_w[i]), cap: nul(g.cap_w[i])}))}));
+  return out;
 }
 function draw() {
-  const c = document.getElementById("plot"), x = c.getContext("2d");
-  const W = c.width, H = c.height, L = 56, B = 24, T = 10, R = 10;
-  x.clearRect(0, 0, W, H);
-  if (!pts.length) return;
+  if (!pts.length) return 0;
+  const t1 = pts[pts.length - 1].t, ext = Math.max(1, Math.min(span, t1 - pts[0].t));
   let hi = 0;
-  for (const p of pts) hi = Math.max(hi, p.node || 0, p.budget || 0, ...p.gpus.filter(isFinite));
-  hi = hi * 1.1 || 1;
-  // The x axis covers the data, up to span_s: a fresh page fills its width at once.
-  const t1 = pts[pts.length - 1].t, sp = Math.min(span, Math.max(1e-3, t1 - pts[0].t)), t0 = t1 - sp;
-  const X = t => L + (W - L - R) * (t - t0) / sp, Y = v => T + (H - T - B) * (1 - v / hi);
-  x.strokeStyle = "#ddd"; x.fillStyle = "#555"; x.font = "11px sans-serif";
-  for (let i = 0; i <= 4; i++) {
-    const v = hi * i / 4; x.beginPath(); x.moveTo(L, Y(v)); x.lineTo(W - R, Y(v)); x.stroke();
-    x.fillText(v.toFixed(0) + " W", 4, Y(v) + 4);
-  }
-  x.fillText("-" + sp.toFixed(sp < 10 ? 1 : 0) + " s", L, H - 6); x.fillText("now", W - R - 24, H - 6);
-  const line = (get, color, dash, width) => {
-    x.strokeStyle = color; x.setLineDash(dash); x.lineWidth = width; x.beginPath();
-    let on = false;
-    for (const p of pts) { const v = get(p); if (!isFinite(v)) { on = false; continue; }
-      if (on) x.lineTo(X(p.t), Y(v)); else x.moveTo(X(p.t), Y(v)); on = true; }
-    x.stroke(); x.setLineDash([]); x.lineWidth = 1;
-  };
-  const n = pts[pts.length - 1].gpus.length;
-  for (let g = 0; g < n; g++) line(p => p.gpus[g], colors[g % colors.length], [], 1);
-  line(p => p.node, "#000", [], 2);
-  line(p => p.mean, "#555", [2, 3], 2);
-  line(p => p.budget, "#d62728", [8, 4], 2);
-  let lg = '<span style="color:#000">&#9632; node</span><span style="color:#555">&#9632; trailing window mean</span>' +
-           '<span style="color:#d62728">&#9632; budget</span>';
-  for (let g = 0; g < n; g++) lg += '<span style="color:' + colors[g % colors.length] + '">&#9632; GPU ' + g + '</span>';
-  document.getElementById("legend").innerHTML = lg;
+  for (const p of pts) { hi = Math.max(hi, p.node || 0, isFinite(p.budget) ? p.budget : 0); for (const g of p.gpus) hi = Math.max(hi, g.p || 0, isFinite(g.cap) ? g.cap : 0); }
+  const yhi = niceHi(hi * 1.05, 5);
+  const gidx = pts[pts.length - 1].gpus.map(g => g.index);
+  const series = [];
+  gidx.forEach((gi, k) => {
+    const col = gpuColor(k), at = p => p.gpus.find(g => g.index === gi) || {};
+    series.push({pts: pts.map(p => [p.t - t1, at(p).p]), color: col, width: 1.3});
+    series.push({pts: pts.map(p => [p.t - t1, at(p).cap]), color: col, dash: [3, 3], width: 1.3});
+  });
+  series.push({pts: pts.map(p => [p.t - t1, p.node]), color: "#111", width: 2.2});
+  series.push({pts: pts.map(p => [p.t - t1, p.mean]), color: "#666", dash: [2, 3], width: 2.2});
+  series.push({pts: pts.map(p => [p.t - t1, p.budget]), color: BUDGET_COLOR, dash: [9, 5], width: 2.2});
+  // Trailing mean over budget: shaded; a window judged over budget (violations_total grew): a tick on top.
+  const bands = [], marks = [];
+  let from = null;
+  pts.forEach((p, i) => {
+    const over = isFinite(p.mean) && isFinite(p.budget) && p.mean > p.budget;
+    if (over && from === null) from = p.t - t1;
+    if (!over && from !== null) { bands.push([from, p.t - t1]); from = null; }
+    if (i && p.viol > pts[i - 1].viol) marks.push(p.t - t1);
+  });
+  if (from !== null) bands.push([from, 0]);
+  const ticks = timeTicks(ext);
+  plot($("plot"), {x: {lo: -ext, hi: 0, ticks, fmt: agoLabel, title: "time before now (latest sample " + new Date(t1 * 1000).toLocaleTimeString() + ")"},
+    y: {lo: 0, hi: yhi, ticks: linTicks(0, yhi, 5), fmt: v => group(String(v)) + " W", title: "power (W)"}, series, bands, marks});
+  let lg = '<span>' + swatch("#111", {width: 2.2}) + "node</span>" +
+    '<span>' + swatch("#666", {dash: [2, 3], width: 2.2}) + "trailing " + ((last && last.windows && last.windows[0]) ? last.windows[0].window_s + " s" : "window") + " mean</span>" +
+    '<span>' + swatch(BUDGET_COLOR, {dash: [9, 5], width: 2.2}) + "budget</span>" +
+    '<span>' + swatch("", {band: "rgba(214,39,40,0.2)"}) + "mean over budget</span>" +
+    '<span>' + swatch(BUDGET_COLOR, {width: 3}) + "window judged over budget (tick on top)</span>";
+  gidx.forEach((gi, k) => { lg += "<span>" + swatch(gpuColor(k), {width: 1.3}) + "GPU " + gi + " power</span><span>" +
+    swatch(gpuColor(k), {dash: [3, 3], width: 1.3}) + "GPU " + gi + " cap</span>"; });
+  $("legend").innerHTML = lg;
+  $("shown").textContent = ext < span - 1 ? "showing the last " + Math.ceil(ext) + " s: the agent has no older samples" : "";
+  return pts.length;
 }
-function esc(v) { return String(v).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c])); }
-function fmt(v, u) {
-  if (v == null) return "–";
-  return (typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(1)) : esc(v)) + (u || "");
+const FALLBACK_WORDS = {
+  no_actuator: s => "the controller " + s.controller + " turns job knobs, but no registered job exposes one of them, so it cannot act; " +
+    "the safe caps are in force until such a job registers (POST /v1/jobs with its knobs)",
+  stale_telemetry: () => "telemetry reads are failing or stale, so the controller cannot see current power; the safe caps are in force until fresh readings return",
+  controller_error: () => "the controller raised an error; the safe caps and each job's default knobs are in force until it runs cleanly again",
+  job_channel_silent: () => "a registered job stopped reporting progress; the safe caps and its default knobs are in force until it reports again or is removed",
+};
+function fallbackText(s) {
+  const r = s.fallback_reason;
+  if (!r) return s.read_only ? "none (read-only agent: it writes no cap or knob)" : "none: the controller's commands are in force";
+  return (FALLBACK_WORDS[r] ? FALLBACK_WORDS[r](s) : "safe setting in force") + " [" + r + "]";
+}
+function knobText(k) {
+  const e = Object.entries(k || {});
+  return e.length ? e.map(([n, v]) => esc(n) + " = " + (typeof v === "number" ? Math.round(v) : esc(v))).join(", ") : '<span class="muted">none</span>';
 }
 function side(s) {
-  document.getElementById("host").textContent = s.hostname || "";
-  const w = (s.windows && s.windows[0]) || {};
-  const fb = s.fallback_reason ? '<span class="fb">' + esc(s.fallback_reason) + '</span>' : '<span class="ok">none</span>';
-  const rows = [["node power", fmt(s.node_power_w, " W")],
-    ["budget", fmt(s.budget && s.budget.watts, " W") + " (" + esc(s.budget ? s.budget.scope : "") + ", " + fmt(s.budget && s.budget.window_s, " s") + ")"],
-    ["window mean", fmt(w.mean_w, " W")], ["violations", fmt(w.violations_total)],
-    ["controller", esc(s.controller || "")], ["fallback", fb],
-    ["fallbacks", esc(Object.entries(s.fallbacks_total || {}).map(e => e[0] + "=" + e[1]).join(" "))],
-    ["limiter", esc(Object.entries(s.limiter_actions_total || {}).map(e => e[0] + "=" + e[1]).join(" "))],
-    ["late ticks", fmt(s.loop && s.loop.late_ticks_total)]];
-  for (const g of s.gpus || []) rows.push(["GPU " + g.index + " cap", fmt(g.cap_w, " W")]);
-  document.getElementById("info").innerHTML = rows.map(r => "<tr><th>" + r[0] + "</th><td>" + r[1] + "</td></tr>").join("");
-  document.getElementById("jobs").innerHTML = (s.jobs || []).map(j => "<tr><td>" + esc(j.id) + "</td><td>" + esc(j.phase) +
-    "</td><td>" + esc(JSON.stringify(j.knobs || {})) + "</td></tr>").join("") || "<tr><td>no jobs registered</td></tr>";
-  document.getElementById("status").textContent = "ok points=" + pts.length + (s.fallback_reason ? " fallback=" + s.fallback_reason : "");
+  last = s;
+  $("host").textContent = s.hostname ? "— " + s.hostname : "";
+  const w = (s.windows && s.windows[0]) || {}, b = s.budget || {}, n = (s.gpus || []).length;
+  const perNode = b.watts != null && b.scope === "gpu" ? " (" + watts(b.watts * n) + " for the node)" : "";
+  const budget = b.watts == null ? '<span class="muted">no budget</span>' :
+    watts(b.watts) + " per " + esc(b.scope || "node") + perNode + " over " + fixed(b.window_s, 0) + " s windows, set by <b>" + esc(b.source || "?") + "</b>";
+  const over = w.mean_w != null && b.watts != null && w.mean_w > (b.scope === "gpu" ? b.watts * n : b.watts);
+  $("cards").innerHTML = [["node power", watts(s.node_power_w)], ["budget", budget],
+    ["trailing " + fixed(w.window_s, 0) + " s mean", '<span class="' + (over ? "bad" : "good") + '">' + watts(w.mean_w) + (over ? " — over budget" : "") + "</span>"],
+    ["windows over budget", fixed(w.violations_total, 0)], ["controller", esc(s.controller || "") + (s.read_only ? " (read-only)" : "")],
+    ["fallback", '<span class="' + (s.fallback_reason ? "bad" : "good") + '">' + esc(fallbackText(s)) + "</span>"]]
+    .map(c => '<div class="card"><div class="k">' + c[0] + '</div><div class="v">' + c[1] + "</div></div>").join("");
+  table("jobs", ["job", "name", "kind", "phase", "tokens", "steps", "knobs", "PFI", "last report"],
+    (s.jobs || []).map(j => [esc(j.id), esc(j.name || ""), esc(j.kind || ""), esc(j.phase), fixed(j.tokens_total, 0), fixed(j.steps_total, 0),
+      knobText(j.knobs), j.pfi == null ? "–" : fixed(j.pfi, 2), j.last_report_age_s == null ? "–" : fixed(j.last_report_age_s, 1) + " s ago"]),
+    "no jobs registered: the node is controlled as one job without knobs");
+  table("gpus", ["GPU", "model", "power", "cap", "cap range", "SM clock", "temp"],
+    (s.gpus || []).map(g => [String(g.index), esc(g.name || ""), watts(g.power_w), watts(g.cap_w),
+      watts(g.cap_min_w) + " – " + watts(g.cap_max_w), g.sm_clock_mhz == null ? "–" : fixed(g.sm_clock_mhz, 0) + " MHz", g.temp_c == null ? "–" : fixed(g.temp_c, 0) + " °C"]), "no GPUs");
+  const fl = [];
+  if (b.source === "coordinator") fl.push(["node share", watts(b.watts) + " per " + esc(b.scope) + ", from the fleet coordinator"]);
+  const f = s.fleet || {};
+  for (const [k, v] of Object.entries(f)) if (v != null && typeof v !== "object") fl.push([esc(k.replace(/_/g, " ")), esc(typeof v === "number" ? Number(v.toPrecision(6)) : v)]);
+  const ge = f.grid_event || ((b.schedule || []).length > 1 ? b.schedule : null);
+  if (ge && typeof ge === "object") {
+    const list = Array.isArray(ge) ? ge : [ge];
+    const at = e => e.after_s == null ? "" : b.set_unix_s ? " from " + new Date((b.set_unix_s + e.after_s) * 1000).toLocaleTimeString() : " from +" + fixed(e.after_s, 0) + " s";
+    fl.push(["grid event (budget schedule, set by " + esc(b.source || "?") + ")", list.map(e => e.watts != null ? watts(e.watts) + at(e) : esc(JSON.stringify(e))).join(" → ")]);
+  }
+  $("fleet-box").hidden = !fl.length;
+  rows("fleet", fl);
+  rows("info", [["fallbacks so far", esc(Object.entries(s.fallbacks_total || {}).map(e => e[0].replace(/_/g, " ") + " " + e[1]).join(", ") || "none")],
+    ["limiter actions", esc(Object.entries(s.limiter_actions_total || {}).map(e => e[0].replace(/_/g, " ") + " " + e[1]).join(", ") || "none")],
+    ["control loop", fixed((s.loop || {}).period_s, 2) + " s period, " + fixed((s.loop || {}).ticks_total, 0) + " ticks, " + fixed((s.loop || {}).late_ticks_total, 0) + " late"]]);
 }
-async function once() { const r = await fetch("/v1/status", {headers: hdr}); if (!r.ok) throw new Error("status " + r.status); return r.json(); }
-async function stat() {
-  for (let i = 0; i < Number(q.get("samples") || 3); i++) { add(await once()); await new Promise(r => setTimeout(r, 200)); }
+function update(s) { keep(fromStatus(s)); side(s); const n = draw(); setStatus("ok points=" + n + " span_s=" + span + (s.fallback_reason ? " fallback=" + s.fallback_reason : "")); }
+async function get(path) { const r = await fetch(path, {headers: hdr}); if (!r.ok) throw new Error(path + ": HTTP " + r.status); return r.json(); }
+async function loadHistory() {
+  try { pts = fromHistory(await get("/v1/history?span_s=" + span + "&max_points=1200")); }
+  catch (e) { pts = []; $("shown").textContent = "no history (" + e.message + ")"; }
 }
-async function live() {
-  add(await once());
+function spanButtons() {
+  $("spans").innerHTML = SPANS.map(([s, l]) => '<button type="button" data-span="' + s + '"' + (s === span ? ' class="on"' : "") + ">" + l + "</button>").join("");
+  for (const el of $("spans").querySelectorAll("button")) el.onclick = async () => {
+    span = Number(el.dataset.span); spanButtons(); await loadHistory(); if (last) update(last);
+  };
+}
+async function dashboard() {
+  spanButtons();
+  await loadHistory();
+  update(await get("/v1/status"));
+  if (q.get("static")) {  // headless tests: a few polls, no open stream
+    for (let i = 1; i < Number(q.get("samples") || 3); i++) { await new Promise(r => setTimeout(r, 200)); update(await get("/v1/status")); }
+    return;
+  }
   const r = await fetch("/v1/stream", {headers: hdr});
   const rd = r.body.getReader(), dec = new TextDecoder(); let buf = "";
   for (;;) { const {value, done} = await rd.read(); if (done) break; buf += dec.decode(value, {stream: true});
     let i; while ((i = buf.indexOf("\n\n")) >= 0) { const ev = buf.slice(0, i); buf = buf.slice(i + 2);
-      for (const l of ev.split("\n")) if (l.startsWith("data:")) add(JSON.parse(l.slice(5))); } }
+      for (const l of ev.split("\n")) if (l.startsWith("data:")) update(JSON.parse(l.slice(5))); } }
 }
+
+// ---- The report (eval --html, demo's report.html): the report JSON embedded in the page.
+function statCell(s, scale, d) {
+  if (!s || s.mean == null) return "–";
+  return fixed(s.mean * scale, d) + (s.ci95 == null ? "" : " ±" + fixed(s.ci95 * scale, d));
+}
+// tokens/MWh in millions: "1 057.5 M ±34.9 M".
+function mega(s) { return !s || s.mean == null ? "–" : fixed(s.mean / 1e6, 1) + " M" + (s.ci95 == null ? "" : " ±" + fixed(s.ci95 / 1e6, 1) + " M"); }
+function ratio(o, k) { return o == null || o[k] == null ? "–" : Number(o[k]).toFixed(3); }
 function report(r) {
-  document.querySelector("h1").firstChild.textContent = "flexwatt report ";
-  document.getElementById("host").textContent = r.scenario || "";
-  document.getElementById("jobs-title").textContent = "Controllers";
-  const rows = r.controllers || [];
-  const c = document.getElementById("plot"), x = c.getContext("2d");
-  const W = c.width, H = c.height, L = 56, B = 24, T = 10, R = 10;
-  x.clearRect(0, 0, W, H);
-  let lo = Infinity, hi = -Infinity, n = 0;
-  for (const k of rows) for (const w of ((k.windows_curve || {}).windows_s || [])) { lo = Math.min(lo, w); hi = Math.max(hi, w); }
-  if (!(hi > lo)) { lo = 0.5; hi = 300; }
-  const X = w => L + (W - L - R) * Math.log(w / lo) / Math.log(hi / lo), Y = v => T + (H - T - B) * (1 - v);
-  x.strokeStyle = "#ddd"; x.fillStyle = "#555"; x.font = "11px sans-serif";
-  for (let i = 0; i <= 4; i++) { x.beginPath(); x.moveTo(L, Y(i / 4)); x.lineTo(W - R, Y(i / 4)); x.stroke(); x.fillText(25 * i + " %", 4, Y(i / 4) + 4); }
-  const ws = ((rows[0] || {}).windows_curve || {}).windows_s || [];
-  for (const w of ws) x.fillText(w + " s", Math.min(X(w) - 8, W - R - 36), H - 6);
-  let lg = "";
-  rows.forEach((k, i) => {
-    const cv = k.windows_curve || {}, col = colors[i % colors.length];
-    x.strokeStyle = col; x.lineWidth = 2; x.beginPath();
-    (cv.windows_s || []).forEach((w, j) => { const v = ((cv.violation_rate || [])[j] || {}).mean;
-      if (v == null) return; if (j) x.lineTo(X(w), Y(v)); else x.moveTo(X(w), Y(v)); n++; });
-    x.stroke(); x.lineWidth = 1;
-    lg += '<span style="color:' + col + '">&#9632; ' + esc(k.controller || k.name) + '</span>';
-  });
-  document.getElementById("legend").innerHTML = "violation rate against window length: " + lg;
-  const info = [["scenario", esc(r.scenario || "")], ["duration", fmt(r.duration_s, " s")],
-    ["seeds", esc((r.seeds || []).join(" "))], ["reference", esc(r.reference || "")], ["simulated", esc(r.simulated)]];
-  document.getElementById("info").innerHTML = info.map(e => "<tr><th>" + e[0] + "</th><td>" + e[1] + "</td></tr>").join("");
-  const v30 = k => (k.violation_rate || {})["30"] || {};
-  document.getElementById("jobs").innerHTML = "<tr><th>controller</th><th>tokens</th><th>30 s violations</th></tr>" +
-    rows.map(k => "<tr><td>" + esc(k.controller || k.name) + "</td><td>" + fmt((k.tokens || {}).mean) + "</td><td>" +
-      fmt(v30(k).mean == null ? null : 100 * v30(k).mean) + " &plusmn; " + fmt(v30(k).ci95 == null ? null : 100 * v30(k).ci95, " %") + "</td></tr>").join("");
-  document.getElementById("status").textContent = "ok points=" + n + " report";
+  document.title = "flexwatt report — " + (r.scenario || "");
+  $("title").firstChild.textContent = "flexwatt report ";
+  $("host").textContent = "— " + (r.scenario || "") + (r.simulated ? " (SIMULATED)" : "");
+  $("spans").hidden = true; $("dash").hidden = true; $("rep").hidden = false;
+  const ks = r.controllers || [];
+  const style = i => ({color: PALETTE[i % PALETTE.length], marker: MARKERS[i % MARKERS.length]});
+  const name = k => k.name || k.controller || "?";
+  // Trade-off: completed-step tokens against the offset-averaged budget-window violation rate.
+  const tp = ks.map(k => { const v = (k.violation_rate_offsets || {}).rate || {}, t = (k.progress || {}).completed_step_tokens || {};
+    return [v.mean == null ? NaN : 100 * v.mean, t.mean == null ? NaN : t.mean, v.ci95 == null ? 0 : 100 * v.ci95, t.ci95 || 0]; });
+  const bw = ((ks[0] || {}).violation_rate_offsets || {}).window_s || 30;
+  let xhi = 0, ylo = Infinity, yhi = 0;
+  for (const p of tp) if (isFinite(p[0]) && isFinite(p[1])) { xhi = Math.max(xhi, p[0] + p[2]); ylo = Math.min(ylo, p[1] - p[3]); yhi = Math.max(yhi, p[1] + p[3]); }
+  xhi = niceHi(Math.max(xhi * 1.08, 1), 5);
+  const yst = niceStep((yhi - ylo) * 1.2 || Math.max(1, yhi * 0.1), 5);
+  const y0 = Math.max(0, Math.floor((ylo - 0.1 * (yhi - ylo)) / yst) * yst), y1 = Math.ceil((yhi + 0.1 * (yhi - ylo)) / yst) * yst || 1;
+  const tokFmt = v => v >= 1e9 ? Number((v / 1e9).toPrecision(4)) + " G" : v >= 1e6 ? Number((v / 1e6).toPrecision(4)) + " M" : v >= 1e3 ? Number((v / 1e3).toPrecision(4)) + " k" : String(v);
+  let n = plot($("trade"), {x: {lo: -0.03 * xhi, hi: xhi, ticks: linTicks(0, xhi, 6), fmt: v => v + " %", title: bw + " s budget-window violations, mean over window offsets (% of windows; bars: 95 % CI)"},
+    y: {lo: y0 - 0.03 * (y1 - y0), hi: y1, ticks: linTicks(y0, y1, 5), fmt: tokFmt, title: "completed-step tokens per episode"},
+    series: ks.map((k, i) => ({pts: [tp[i]], line: false, size: 6, ...style(i)}))});
+  // The windows curve: aligned violation rate against window length.
+  let wlo = Infinity, whi = 0, vhi = 0;
+  for (const k of ks) { const cv = k.windows_curve || {};
+    (cv.windows_s || []).forEach((w, j) => { const v = ((cv.violation_rate || [])[j] || {}).mean; if (v == null) return; wlo = Math.min(wlo, w); whi = Math.max(whi, w); vhi = Math.max(vhi, 100 * v); }); }
+  if (!(whi > wlo)) { wlo = 1; whi = 300; }
+  vhi = niceHi(Math.max(vhi * 1.05, 1), 5);
+  n += plot($("windows"), {x: {lo: wlo, hi: whi, log: true, ticks: logTicks(wlo, whi), fmt: v => (v >= 60 && v % 60 === 0 ? v / 60 + " min" : v + " s"), title: "judging window length (log scale)"},
+    y: {lo: 0, hi: vhi, ticks: linTicks(0, vhi, 5), fmt: v => v + " %", title: "windows over budget (%)"},
+    series: ks.map((k, i) => { const cv = k.windows_curve || {};
+      return {pts: (cv.windows_s || []).map((w, j) => { const v = (cv.violation_rate || [])[j]; return [w, v && v.mean != null ? 100 * v.mean : NaN, 0, v && v.ci95 != null ? 100 * v.ci95 : 0]; }), width: 1.8, size: 4.5, ...style(i)}; })});
+  const tag = i => '<span data-color="' + style(i).color + '" data-marker="' + style(i).marker + '">';
+  $("rep-legend").innerHTML = ks.map((k, i) => tag(i) + swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(name(k)) + "</span>").join("");
+  $("win-legend").innerHTML = ks.map((k, i) => tag(i) + swatch(style(i).color, {marker: style(i).marker, width: 1.8}) + esc(name(k)) + "</span>").join("");
+  if (r.comparison) {  // demo's report: it writes power.svg beside report.html
+    $("power-box").innerHTML = "<h2>Power over time against the budget</h2><p class=\"note\">The first seed of each controller: " +
+      '<a href="power.svg">power.svg</a> (written beside this report).</p><img class="power" src="power.svg" alt="node power over time against the budget">';
+    $("power-box").hidden = false;
+  }
+  rows("rep-info", [["scenario", esc(r.scenario || "")], ["simulated", r.simulated ? "yes: every figure comes from the simulator" : "no"],
+    ["seeds", esc((r.seeds || []).join(" "))], ["episode", fixed(r.duration_s, 0) + " s"], ["reference", esc(r.reference == null ? "–" : r.reference)],
+    ["look-ahead", esc(r.lookahead == null ? "–" : r.lookahead)]].concat(r.flexwatt_version ? [["version", esc(r.flexwatt_version)]] : []));
+  table("rep-table", ["controller", "step tokens", "steps/h", "tok/step", "tokens/MWh", "viol win %", "slide win %", "steps viol %", "tok/ref", "tpm/ref", "tok/look", "limiter"],
+    ks.map((k, i) => { const p = k.progress || {};
+      return [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(name(k)).replace(/([,+])/g, "$1<wbr>"), statCell(p.completed_step_tokens, 1, 0),
+        p.steps_per_hour && p.steps_per_hour.mean != null ? Number(p.steps_per_hour.mean).toFixed(1) : "–",
+        p.tokens_per_step && p.tokens_per_step.mean != null ? fixed(p.tokens_per_step.mean, 0) : "–",
+        mega(k.tokens_per_mwh), statCell((k.violation_rate_offsets || {}).rate, 100, 2), statCell((k.violation_rate_sliding || {}).rate, 100, 2),
+        statCell(k.steps_violating, 100, 1), ratio(k.vs_reference, "completed_step_tokens"), ratio(k.vs_reference, "tokens_per_mwh"),
+        ratio(k.vs_lookahead, "completed_step_tokens"), k.limiter_interventions && k.limiter_interventions.mean != null ? fixed(k.limiter_interventions.mean, 0) : "–"]; }),
+    "no controllers");
+  setStatus("ok points=" + n + " report controllers=" + ks.length);
 }
-const embedded = document.getElementById("report");
+const embedded = $("report");
 if (embedded) {
-  try { report(JSON.parse(embedded.textContent)); } catch (e) { document.getElementById("status").textContent = "error: " + e.message; }
+  try { report(JSON.parse(embedded.textContent)); } catch (e) { setStatus("error: " + e.message); $("err").textContent = "could not read the report: " + e.message; }
 } else {
-  (q.get("static") ? stat() : live()).catch(e => { document.getElementById("status").textContent = "error: " + e.message; });
+  dashboard().catch(e => { setStatus("error: " + e.message); $("err").textContent = "cannot reach the agent: " + e.message; });
 }
 </script></body></html>
 )HTML";
