@@ -1,5 +1,6 @@
 // The agent's `fleet:` block: config parsing, the node record it reports, and (with a real
-// etcd, skipped when none is installed) an agent that takes its budget from its assignment.
+// etcd; without one it skips, or fails under CI=true) an agent that takes its budget from its
+// assignment.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "../fleet/etcd_harness.hpp"
+#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "agent/agent_config.hpp"
 #include "agent/fleet_budget.hpp"
 #include "agent/node_agent.hpp"
@@ -97,7 +99,7 @@ double unix_now() {
 }
 
 TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
-  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  FW_REQUIRE_TOOL(!fleet::testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cluster = fleet::testing::EtcdCluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
   char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";

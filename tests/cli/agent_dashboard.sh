@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The agent's dashboard page in Debian's headless Chromium against an agent on the sim backend:
-# the DOM has the plot canvas, the status line "ok points=N" and the controller. Skips (exit 0,
-# with a message) when no headless Chromium is installed (make deps installs
-# chromium-headless-shell).
+# the DOM has the plot canvas, the status line "ok points=N" and the controller. Without a
+# headless Chromium (make deps installs chromium-headless-shell) it skips, or fails under CI=true
+# (need_tool, lib/common.sh).
 # Then `eval --html` and `demo`'s report.html, loaded from file:// without a server.
 # Usage: agent_dashboard.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
 src=$2
 browser=$(command -v chromium-headless-shell || command -v chromium || true)
-[ -n "$browser" ] || { echo "skip: no chromium-headless-shell or chromium"; exit 0; }
 source "$(dirname "$0")/lib/agent.sh"
+[ -n "$browser" ] || need_tool "chromium-headless-shell (or chromium)"
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$src/scenarios/grpo-7b-a100.yaml
 period_s: 0.1
