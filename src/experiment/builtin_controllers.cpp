@@ -17,6 +17,7 @@
 #include "controllers/pid_controller.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
+#include "controllers/static_scheduled_controller.hpp"
 #include "controllers/threshold_controller.hpp"
 #include "controllers/uncontrolled_controller.hpp"
 #include "controllers/zeus_controller.hpp"
@@ -29,6 +30,17 @@ namespace fw::experiment {
 namespace {
 
 using D = OptionDecl;
+
+// A row's setup cost (notes["setup_cost"], eval's `setup GPU-h` column): `episodes` episodes of
+// `episode_s` simulated seconds on `gpus` GPUs that the arm ran before it could be deployed
+// (calibration, training), in GPU-hours of the job it is for.
+nlohmann::json setup_cost(const std::string& what, double episodes, double episode_s, double gpus) {
+  return {{"what", what},
+          {"episodes", episodes},
+          {"episode_s", episode_s},
+          {"gpus", gpus},
+          {"gpu_h", episodes * episode_s * gpus / 3600.0}};
+}
 
 Result<Actuator> actuator_option(const DeclaredOptions& o, const ControllerEnv& env) {
   auto a = resolve_actuator(o.text("knob"), env.info);
@@ -111,6 +123,17 @@ Result<std::vector<Actuator>> static_actuators(const DeclaredOptions& o, const C
 // which keeps the safe setting of all of them together with the most completed-step tokens
 // on the calibration seeds; when nothing is safe it fails (an unsafe fixed setting is never a
 // baseline).
+// One calibrated fixed setting: the inner actuator at a ladder fraction, the other knobs held.
+struct CalibratedSetting {
+  Actuator actuator;
+  double fraction = 0;
+  KnobValues setting = kNoKnobs;
+  nlohmann::json notes_setting;  // the setting by actuator name (notes["setting"])
+};
+Result<CalibratedSetting> calibrate_setting(const DeclaredOptions& o, const ControllerEnv& env,
+                                            const BudgetSchedule& budget, const KnobValues& hold,
+                                            nlohmann::json& notes);
+
 Result<PreparedController> prepare_static(const DeclaredOptions& o, const ControllerEnv& env) {
   const double period = o.number("period_s");
   PreparedController p;
@@ -138,6 +161,69 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   if (!env.make_plant || env.calibration_seeds.empty()) {
     return Status::InvalidArgument("static: no plant factory to calibrate on; give value=");
   }
+  const std::string schedule = o.text("schedule");
+  if (schedule == "off" || env.budget.entries.size() < 2) {
+    FW_ASSIGN_OR_RETURN(CalibratedSetting c, calibrate_setting(o, env, env.budget, hold, p.notes));
+    p.notes["setup_cost"] = setup_cost("calibration (simulated episodes on the calibration seeds)",
+                                       p.notes["calibration"]["episodes"].get<double>(),
+                                       env.duration_s, static_cast<double>(env.info.gpus.size()));
+    p.make = [c, period](uint64_t) {
+      return std::make_unique<StaticController>(c.actuator, c.fraction, kUnset, period, c.setting);
+    };
+    return p;
+  }
+  // schedule=nominal: calibrated on the first budget level only, held throughout (what an
+  // operator who was not told of the change runs; pair it with --shield).
+  // schedule=levels: one setting per budget level, switched at the schedule's times.
+  std::vector<ScheduledStaticController::Segment> segs;
+  nlohmann::json levels = nlohmann::json::array();
+  const double window_s = env.budget.entries.front().budget.window_s;
+  std::map<double, CalibratedSetting> by_level;  // each budget level calibrated once
+  double episodes = 0;                           // calibration episodes, all levels
+  const size_t n = schedule == "nominal" ? 1 : env.budget.entries.size();
+  for (size_t i = 0; i < n; ++i) {
+    const BudgetSchedule::Entry& e = env.budget.entries[i];
+    auto it = by_level.find(e.budget.watts);
+    nlohmann::json notes = nlohmann::json::object();
+    if (it == by_level.end()) {
+      BudgetSchedule level;
+      level.entries.push_back({0.0, e.budget});
+      FW_ASSIGN_OR_RETURN(CalibratedSetting c, calibrate_setting(o, env, level, hold, notes));
+      it = by_level.emplace(e.budget.watts, c).first;
+      episodes += notes["calibration"]["episodes"].get<double>();
+    }
+    const CalibratedSetting& c = it->second;
+    // A drop switches one budget window early (the schedule is announced: the trailing window
+    // is under the new level when it starts); a rise at its time.
+    double at = e.start_s;
+    if (i > 0 && e.budget.watts < env.budget.entries[i - 1].budget.watts) {
+      at = std::max(segs.empty() ? 0.0 : segs.back().switch_s, e.start_s - window_s);
+    }
+    if (i == 0) at = 0;
+    segs.push_back({at, StaticController(c.actuator, c.fraction, kUnset, period, c.setting)});
+    levels.push_back(
+        {{"budget_w", e.budget.watts},
+         {"start_s", e.start_s},
+         {"switch_s", at},
+         {"setting", c.notes_setting},
+         {"calibration", notes.empty() ? nlohmann::json("as the same level above") : notes}});
+  }
+  p.notes["schedule"] = schedule;
+  p.notes["levels"] = levels;
+  p.notes["setup_cost"] =
+      setup_cost("calibration per budget level (simulated episodes on the calibration seeds)",
+                 episodes, env.duration_s, static_cast<double>(env.info.gpus.size()));
+  p.make = [segs, period](uint64_t) {
+    return std::make_unique<ScheduledStaticController>(segs, period);
+  };
+  return p;
+}
+
+// The calibration of one fixed setting against `budget` (prepare_static()); its notes (what
+// was searched, the search, the setting, the calibration) go to `notes`.
+Result<CalibratedSetting> calibrate_setting(const DeclaredOptions& o, const ControllerEnv& env,
+                                            const BudgetSchedule& budget, const KnobValues& hold,
+                                            nlohmann::json& notes) {
   FW_ASSIGN_OR_RETURN(std::vector<Actuator> acts, static_actuators(o, env, hold));
   StaticCalibrationConfig cfg;
   cfg.seeds = env.calibration_seeds;
@@ -151,11 +237,11 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   KnobValues setting = hold;
   std::string names;  // what was searched (--reference auto matches on it)
   for (const Actuator& x : acts) names += (names.empty() ? "" : "+") + x.name();
-  p.notes["searched"] = names;
+  notes["searched"] = names;
   if (acts.size() == 1) {
     a = acts.front();
     cfg.actuator = a;
-    FW_ASSIGN_OR_RETURN(cal, calibrate_static(env.make_plant, env.budget, cfg));
+    FW_ASSIGN_OR_RETURN(cal, calibrate_static(env.make_plant, budget, cfg));
     if (!cal.found) {
       char b[160];
       std::snprintf(b, sizeof b, "%s (lowest setting %g: worst window %.3f x budget)",
@@ -172,7 +258,7 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
     jc.actuators = acts;
     jc.grid = o.integer("grid");
     jc.refine = o.text("refine") == "on";
-    FW_ASSIGN_OR_RETURN(JointCalibration j, calibrate_static_joint(env.make_plant, env.budget, jc));
+    FW_ASSIGN_OR_RETURN(JointCalibration j, calibrate_static_joint(env.make_plant, budget, jc));
     if (!j.found) {
       char b[160];
       std::snprintf(b, sizeof b, " (lowest %s %g: worst window %.3f x budget)",
@@ -198,7 +284,7 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
       e[j.inner.name()] = c.value;
       per[j.per_actuator_of[i].name()] = e;
     }
-    p.notes["search"] = {
+    notes["search"] = {
         {"actuators", names},
         {"method", jc.refine ? "per-actuator optima + coarse joint grid + pattern search"
                              : "per-actuator optima + coarse joint grid"},
@@ -210,25 +296,21 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
         {"best_completed_tokens", j.best.completed_tokens},
         {"per_actuator", per}};
   }
-  p.notes["actuator"] = a.name();
+  notes["actuator"] = a.name();
   nlohmann::json set = nlohmann::json::object();
   for (int q = 0; q < kNumKnobs; ++q) {
     if (!std::isnan(setting[q])) set[std::string(kKnobNames[q])] = setting[q];
   }
   set[a.name()] = cal.value;
-  p.notes["setting"] = set;
-  p.notes["calibration"] = {{"seeds", env.calibration_seeds},
-                            {"value", cal.value},
-                            {"fraction", cal.fraction},
-                            {"worst_window_ratio", cal.worst_ratio},
-                            {"safe_found", cal.found},
-                            {"episodes", cal.episodes},
-                            {"completed_tokens", cal.completed_tokens}};
-  const double f = cal.fraction;
-  p.make = [a, f, period, setting](uint64_t) {
-    return std::make_unique<StaticController>(a, f, kUnset, period, setting);
-  };
-  return p;
+  notes["setting"] = set;
+  notes["calibration"] = {{"seeds", env.calibration_seeds},
+                          {"value", cal.value},
+                          {"fraction", cal.fraction},
+                          {"worst_window_ratio", cal.worst_ratio},
+                          {"safe_found", cal.found},
+                          {"episodes", cal.episodes},
+                          {"completed_tokens", cal.completed_tokens}};
+  return CalibratedSetting{a, cal.fraction, setting, set};
 }
 
 ControllerEntry static_entry() {
@@ -251,6 +333,11 @@ ControllerEntry static_entry() {
                       "cap, every rung for knobs alone up to 4096 points)"),
            D::choice("refine", "on", {"on", "off"},
                      "joint search: pattern search from the grid's best point"),
+           D::choice("schedule", "off", {"off", "levels", "nominal"},
+                     "with a budget schedule: off = one setting safe under all of it; levels = "
+                     "one setting per budget level, each calibrated on that level, switched at "
+                     "the schedule's times (a drop one window early); nominal = calibrated on "
+                     "the first level only and held (pair with --shield)"),
            D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),
            period_option("10")},
           prepare_static};
@@ -367,7 +454,12 @@ ControllerEntry zeus_entry() {
         c.min_warmup_s = o.number("min_warmup_s");
         c.min_profile_s = o.number("min_profile_s");
         c.max_phase_s = o.number("max_phase_s");
-        return PreparedController{[c](uint64_t) { return std::make_unique<ZeusController>(c); }};
+        PreparedController p{[c](uint64_t) { return std::make_unique<ZeusController>(c); }};
+        // Its profiling (every cap from the top in step_w strides) runs inside the episode:
+        // its cost is in the row's own tokens, not before it.
+        p.notes["setup_cost"] = {{"what", "profiling inside the episode (in its tokens)"},
+                                 {"gpu_h", 0.0}};
+        return p;
       }};
 }
 
@@ -529,6 +621,21 @@ Result<PreparedController> prepare_from_policy(
              {"period_s", (*probe)->period_s()},
              {note_key, policy->metadata().value(note_key, note_default)},
              {"training_seed", policy->metadata().value("training_seed", nlohmann::json())}};
+  // Training cost, from the policy's metadata: decisions × decision period of simulated job
+  // time on the training plant's GPUs (PPO), or episodes × episode length (capnet's ES; its
+  // scenarios vary in size, so GPUs per episode are not recorded: 1 is a lower bound).
+  const nlohmann::json& md = policy->metadata();
+  if (md.contains("total_steps") && md.contains("decision_period_s")) {
+    const double gpus = md.contains("gpu_models") ? md["gpu_models"].size() : 1.0;
+    p.notes["setup_cost"] =
+        setup_cost("training (simulated decision steps x period)", md["total_steps"].get<double>(),
+                   md["decision_period_s"].get<double>(), gpus);
+  } else if (md.contains("episodes") && md.contains("recipe") &&
+             md["recipe"].contains("episode_s")) {
+    p.notes["setup_cost"] =
+        setup_cost("training (simulated episodes; >= 1 GPU each)", md["episodes"].get<double>(),
+                   md["recipe"]["episode_s"].get<double>(), 1.0);
+  }
   rl::Policy shared = std::move(policy).value();
   p.make = [shared, period](uint64_t) -> std::unique_ptr<Controller> {
     return std::move(C::create(shared, period)).value();
