@@ -15,7 +15,7 @@ SHELL := /bin/bash
 BENCH_PACKAGES := python3-pandas
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results format format-check clean dist sanitize
+.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results results-all format format-check clean dist sanitize
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -78,6 +78,10 @@ dist: build
 # Every figure behind README's results table and docs/results.md, regenerated (slow; not in test).
 results: build
 	bash scripts/results.sh $(BUILD)/flexwatt
+
+# results plus the slower tables (docs/caps.md's balanced and H100/H200 scenarios).
+results-all: build
+	bash scripts/results.sh --all $(BUILD)/flexwatt
 
 # The benchmarks, then analyze against the I/O floor (cat) and pandas on one generated
 # 10M-row 8-GPU trace, with the violation counts compared window by window.
