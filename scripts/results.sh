@@ -97,17 +97,17 @@ done
 
 # The README's table: the learned controllers (and the look-ahead) against each run's reference.
 row() {  # RUN LABEL-SUBSTRING TEXT
-  # "wins": the controller when it makes at least the reference's step tokens at no more
-  # offset-averaged violations (0.05 points of slack); otherwise the fixed setting.
+  # "wins": this row when it makes at least its reference's step tokens at no more
+  # offset-averaged violations (0.05 points of slack); otherwise the fixed reference.
   jq -r --arg l "$2" --arg t "$3" '
     def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
     .controllers as $all |
     .controllers[] | select(.name | contains($l)) | .reference as $ref |
     ([$all[] | select(.name == $ref)][0].violation_rate_offsets.rate.mean) as $rv |
     (if .name == $ref then "(the reference)"
-     elif .vs_reference.completed_step_tokens >= 1 and .violation_rate_offsets.rate.mean <= $rv + 0.0005 then "controller"
-     elif .vs_reference.completed_step_tokens >= 1 then "fixed setting (the row breaks the budget more)"
-     else "fixed setting" end) as $win |
+     elif .vs_reference.completed_step_tokens >= 1 and .violation_rate_offsets.rate.mean <= $rv + 0.0005 then "this row"
+     elif .vs_reference.completed_step_tokens >= 1 then "the fixed reference (this row breaks the budget more)"
+     else "the fixed reference" end) as $win |
     "| \($t) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.violation_rate_sliding.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(.progress.steps_per_hour.mean * 10 | round / 10) | \($ref) | \($win) |"' \
     "$tmp/$1.json" | head -1
 }
@@ -158,7 +158,7 @@ echo "results: wrote $out and the README table" >&2
   for r in "${runs[@]}"; do
     IFS='|' read -r name _ <<<"$r"
     jq -r --arg run "$name" '.controllers[] | select(.notes.setup_cost != null and (.name | startswith("static")))
-      | "| \($run) | `\(.name)` | \(.notes.searched // (.notes.levels // [] | map(.calibration.searched // empty) | unique | join(", ")) // "-") | \(.notes.search.points // "-") | \(.notes.setup_cost.episodes) | \(.notes.setup_cost.gpu_h | round) |"' \
+      | "| \($run) | `\(.name)` | \(.notes.searched // (.notes.levels // [] | map(.calibration | if type == "object" then .searched else empty end) | unique | join(", "))) | \(.notes.search.points // "-") | \(.notes.setup_cost.episodes) | \(.notes.setup_cost.gpu_h | round) |"' \
       "$tmp/$name.json"
   done
 } >"$tmp/static-costs.md"
@@ -252,9 +252,9 @@ flex_results() {
              "MoE FT|scenarios/finetune-moe-h200x8.yaml|2.10"; do
       IFS='|' read -r label sc pub <<<"$f"
       "$bin" sweep --scenario "$sc" --steady --measure-s 300 --json |
-        jq -r --arg l "$label" --arg s "$sc" --argjson pub "$pub" '
+        jq -r --arg l "$label" --arg s "$sc" --arg pubs "$pub" --argjson pub "$pub" '
           .jobs[0].pfi as $p | (($p / $pub - 1) * 100 | round) as $d
-          | "| \($l), S = \($s) | \($p * 100 | round / 100) | \($pub) | \(if $d > 0 then "+" elif $d < 0 then "−" else "" end)\($d | if . < 0 then -. else . end) % |"'
+          | "| \($l), S = \($s) | \($p * 100 | round / 100) | \($pubs) | \(if $d > 0 then "+" elif $d < 0 then "−" else "" end)\($d | if . < 0 then -. else . end) % |"'
     done
   } >"$tmp/flex-pfi.md"
   "$bin" allocate --study --json >"$tmp/study.json"
