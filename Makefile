@@ -6,16 +6,20 @@ JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
-  etcd-server etcd-client prometheus chromium-headless-shell systemd shellcheck python3-yaml
+  etcd-server etcd-client prometheus chromium-headless-shell systemd shellcheck python3-yaml \
+  python3-torch
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SHELL := /bin/bash
 
 # Extra packages of `make bench` (pandas, the comparison) and `make fuzz` (clang, libFuzzer);
-# never installed by `make test`.
+# never installed by `make test`. DuckDB and Polars come from npm (bench/package.json and its
+# lock file pin them) into bench/node_modules (git-ignored), with Debian's nodejs and npm when
+# the machine has no npm; only `make bench-deps` installs them, never the build.
 BENCH_PACKAGES := python3-pandas
+BENCH_NODE_PACKAGES := nodejs npm
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps fuzz-deps build test demo bench fuzz results results-all format format-check clean dist sanitize
+.PHONY: deps bench-deps bench-node-deps fuzz-deps build test demo bench fuzz results results-all format format-check tidy clean dist sanitize
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -32,6 +36,11 @@ deps:
 
 bench-deps:
 	$(call install-missing,$(BENCH_PACKAGES))
+	@command -v npm >/dev/null || $(MAKE) --no-print-directory bench-node-deps
+	cd bench && npm install --no-audit --no-fund --prefer-offline
+
+bench-node-deps:
+	$(call install-missing,$(BENCH_NODE_PACKAGES))
 
 fuzz-deps:
 	$(call install-missing,$(FUZZ_PACKAGES))
@@ -83,8 +92,8 @@ results: build
 results-all: build
 	bash scripts/results.sh --all $(BUILD)/flexwatt
 
-# The benchmarks, then analyze against the I/O floor (cat) and pandas on one generated
-# 10M-row 8-GPU trace, with the violation counts compared window by window.
+# The benchmarks, then analyze against the I/O floor (cat), pandas, DuckDB and Polars on one
+# generated 10M-row 8-GPU trace, with the violation counts compared window by window.
 # Google Benchmark exits 0 when a benchmark skips with an error: the output is checked too.
 bench: build bench-deps
 	@for b in $(BUILD)/bench/*_bench; do echo "== $$b"; \
@@ -121,6 +130,11 @@ format:
 # Fails when any file differs from .clang-format's style (CI runs it before the tests).
 format-check: deps
 	$(FORMAT_FILES) | xargs -0 clang-format --dry-run --Werror
+
+# clang-tidy with .clang-tidy's checks over every source file under src/ (needs the build's
+# compile_commands.json; slow: minutes per core).
+tidy: build
+	find src -name '*.cpp' -print0 | xargs -0 -n 8 -P $(JOBS) clang-tidy -p $(BUILD) --quiet
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD) build-asan build-tsan

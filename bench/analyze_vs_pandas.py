@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`flexwatt analyze` against the I/O floor and pandas, on one generated 10M-row 8-GPU trace.
+"""`flexwatt analyze` against the I/O floor, pandas, DuckDB and Polars, on one generated 10M-row 8-GPU trace.
 
 Usage: bench/analyze_vs_pandas.py FLEXWATT_BIN ANALYZE_BENCH_BIN
 
@@ -18,7 +18,11 @@ count). Timed, best of 3 each, the page cache warm:
     tumbling windows with flexwatt's rules (zero-order hold on the regular 0.1 s grid, a window
     judged when covered for at least half its length, a violation when the mean exceeds the
     budget by more than 1e-9 relative).
-The node violation counts of both are compared window length by window length. Then, when
+  - DuckDB and Polars (their Node.js bindings in bench/node_modules, `make bench-deps`):
+    bench/analyze_engines.mjs, the same three columns, node sum and window rules, each engine
+    on all cores, best of 3 (wall) and least CPU time of 3 (the node process, all threads).
+The node violation counts of all four are compared window length by window length, and the
+ratios printed side by side (how many times faster analyze is than each). Then, when
 built, parse_floor (beside ANALYZE_BENCH_BIN; bench/parse_floor.cpp) prints the floor under the
 line parser on the same file: fields split only, and split plus number conversion.
 """
@@ -74,6 +78,30 @@ def pandas_node(path):
     return counts
 
 
+def fmt_w(w):
+    """A window length as JavaScript prints it (the engines' JSON keys): 10, 0.5."""
+    return str(int(w)) if float(w).is_integer() else str(w)
+
+
+def run_engines(csv):
+    """DuckDB and Polars through bench/analyze_engines.mjs: [(name, report)], ok."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analyze_engines.mjs")
+    mods = os.path.join(os.path.dirname(script), "node_modules")
+    if not os.path.isdir(os.path.join(mods, "@duckdb", "node-api")) or \
+            not os.path.isdir(os.path.join(mods, "nodejs-polars")):
+        print(f"DuckDB/Polars: {mods} lacks @duckdb/node-api or nodejs-polars (make bench-deps)")
+        return [], False
+    r = subprocess.run(["node", script, csv, str(BUDGET_W), ",".join(fmt_w(w) for w in WINDOWS_S),
+                        "3"], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"DuckDB/Polars: node {script} failed ({r.returncode}): {r.stderr.strip()[-500:]}")
+        return [], False
+    rep = json.loads(r.stdout)
+    d, p = rep["duckdb"], rep["polars"]
+    return [(f"DuckDB {d['version']} ({d['threads']} thr)", d),
+            (f"Polars ({p['threads']} thr)", p)], True
+
+
 def main():
     flexwatt, analyze_bench = sys.argv[1], sys.argv[2]
     rows = int(os.environ.get("FLEXWATT_BENCH_ROWS", "10000000"))
@@ -120,18 +148,28 @@ def main():
           f"(target <= 2); load average after {os.getloadavg()[0]:.2f}")
     print(f"CPU time, pandas / analyze: {c_pd / c_fw:.2f} (two threads), {c_pd / c_fw1:.2f} (one)")
     same = True
+    engines, engines_ok = run_engines(csv)
+    rows_out = [("flexwatt analyze", t_fw, c_fw), ("pandas", t_pd, c_pd)]
+    rows_out += [(name, e["wall_s"], e["cpu_s"]) for name, e in engines]
+    print(f"{'':24} {'wall s':>8} {'M rows/s':>9} {'CPU s':>8}  {'analyze faster (wall)':>22}"
+          f"  {'(CPU)':>7}")
+    for name, wall, cpu_t in rows_out:
+        print(f"{name:24} {wall:8.3f} {rows / wall / 1e6:9.2f} {cpu_t:8.3f}  {wall / t_fw:21.2f}x"
+              f"  {cpu_t / c_fw:6.2f}x")
     for w, ws in zip(WINDOWS_S, j["node"]["windows"]):
-        fw_n, fw_v = ws["windows"], ws["violations"]
-        pd_n, pd_v = counts[w]
-        ok = (fw_n, fw_v) == (pd_n, pd_v)
+        fw = (ws["windows"], ws["violations"])
+        theirs = [("pandas", counts[w])]
+        theirs += [(n.split(" ")[0], tuple(e["windows"][fmt_w(w)])) for n, e in engines]
+        ok = all(c == fw for _, c in theirs)
         same &= ok
-        print(f"  window {w:>5} s: flexwatt {fw_v}/{fw_n} violations, pandas {pd_v}/{pd_n} "
-              f"{'same' if ok else 'DIFFERENT'}")
+        print(f"  window {w:>5} s, violations/windows: analyze {fw[1]}/{fw[0]}, " +
+              ", ".join(f"{n} {c[1]}/{c[0]}" for n, c in theirs) +
+              f" {'same' if ok else 'DIFFERENT'}")
     floor_ok = True
     parse_floor = os.path.join(os.path.dirname(analyze_bench), "parse_floor")
     if os.path.exists(parse_floor):
         floor_ok = subprocess.run([parse_floor, csv]).returncode == 0
-    return 0 if same and j1 == j and floor_ok else 1
+    return 0 if same and j1 == j and floor_ok and engines_ok else 1
 
 
 if __name__ == "__main__":

@@ -14,8 +14,11 @@ import sys
 root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
 cmake = (root / "CMakeLists.txt").read_text()
 deps = {}
-for m in re.finditer(r"^flexwatt_module\((\w+)([^)]*)\)", cmake, re.M):
+for m in re.finditer(r"^flexwatt_module\(([\w/]+)([^)]*)\)", cmake, re.M):
     deps[m.group(1)] = [d[3:] for d in m.group(2).split() if d.startswith("fw_")]
+# a nested module (src/rl/train/) is the library fw_rl_train
+by_lib = {mod.replace("/", "_"): mod for mod in deps}
+deps = {mod: [by_lib.get(d, d) for d in ds] for mod, ds in deps.items()}
 
 
 def closure(mod, seen=None):
@@ -27,7 +30,7 @@ def closure(mod, seen=None):
     return seen
 
 
-include = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+include = re.compile(r'^\s*#\s*include\s+"([a-z_/]+)/[\w.]+"')
 bad = 0
 for mod in sorted(deps):
     allowed = closure(mod) | {mod}

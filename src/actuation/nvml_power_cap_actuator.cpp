@@ -7,10 +7,10 @@
 namespace fw {
 
 Result<std::unique_ptr<NvmlPowerCapActuator>> NvmlPowerCapActuator::open(
-    std::shared_ptr<const NvmlLibrary> lib, const std::vector<int>& gpus) {
+    std::shared_ptr<const nvml::NvmlLibrary> lib, const std::vector<int>& gpus) {
   std::unique_ptr<NvmlPowerCapActuator> a(new NvmlPowerCapActuator(std::move(lib)));
-  const NvmlLibrary& l = *a->lib_;
-  const NvmlFunctions& f = l.fn();
+  const nvml::NvmlLibrary& l = *a->lib_;
+  const nvml::NvmlFunctions& f = l.fn();
   if (!f.device_set_power_limit || !f.device_get_enforced_power_limit) {
     return Status::NotSupported(l.path() +
                                 ": no nvmlDeviceSetPowerManagementLimit / "
@@ -59,7 +59,7 @@ Result<double> NvmlPowerCapActuator::cap_w(int gpu) {
     return Status::InvalidArgument("read cap: GPU " + std::to_string(gpu) + " not managed");
   }
   const Device& d = dev(gpu);
-  const NvmlFunctions& f = lib_->fn();
+  const nvml::NvmlFunctions& f = lib_->fn();
   unsigned int mw = 0;
   if (f.device_get_power_limit) {
     FW_RETURN_IF_ERROR(lib_->check(f.device_get_power_limit(d.handle, &mw),
@@ -73,7 +73,7 @@ Result<double> NvmlPowerCapActuator::cap_w(int gpu) {
 
 Result<CapWrite> NvmlPowerCapActuator::write(int gpu, double cap_w) {
   const Device& d = dev(gpu);
-  const NvmlFunctions& f = lib_->fn();
+  const nvml::NvmlFunctions& f = lib_->fn();
   const auto mw = static_cast<unsigned int>(std::llround(cap_w / nvml::kSiPerMilli));
   FW_RETURN_IF_ERROR(lib_->check(f.device_set_power_limit(d.handle, mw),
                                  "nvmlDeviceSetPowerManagementLimit", gpu));

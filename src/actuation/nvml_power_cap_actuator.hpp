@@ -1,6 +1,6 @@
 #pragma once
 // NvmlPowerCapActuator: PowerCapActuator over NVML (the dlopen'ed binding in
-// telemetry/nvml_library.hpp). NVML's mW are converted to W by nvml::kSiPerMilli (nvml_api.hpp).
+// hw/nvml/nvml_library.hpp). NVML's mW are converted to W by nvml::kSiPerMilli (nvml_api.hpp).
 //
 // open() takes each managed GPU's handle and its cap constraints
 // (nvmlDeviceGetPowerManagementLimitConstraints, ...DefaultLimit; NOT_SUPPORTED leaves them
@@ -8,7 +8,7 @@
 // (nvmlDeviceGetPowerManagementLimit; the enforced limit when the library lacks it). A write is
 // nvmlDeviceSetPowerManagementLimit (rounded to the nearest mW) then
 // nvmlDeviceGetEnforcedPowerLimit. Without root the write is PermissionDenied. Every NVML
-// return code goes through NvmlLibrary::check (names the call and GPU).
+// return code goes through nvml::NvmlLibrary::check (names the call and GPU).
 //
 // The library may be shared with an NvmlGpuSource's (NVML is thread-safe; this object is not).
 
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "actuation/power_cap_actuator.hpp"
-#include "telemetry/nvml_library.hpp"
+#include "hw/nvml/nvml_library.hpp"
 
 namespace fw {
 
@@ -24,8 +24,8 @@ class NvmlPowerCapActuator : public PowerCapActuator {
  public:
   // Manages `gpus` (NVML indices; empty: all). NotFound for an index NVML does not have;
   // NotSupported when the library has no nvmlDeviceSetPowerManagementLimit.
-  static Result<std::unique_ptr<NvmlPowerCapActuator>> open(std::shared_ptr<const NvmlLibrary> lib,
-                                                            const std::vector<int>& gpus = {});
+  static Result<std::unique_ptr<NvmlPowerCapActuator>> open(
+      std::shared_ptr<const nvml::NvmlLibrary> lib, const std::vector<int>& gpus = {});
 
   const std::vector<int>& gpus() const override { return ids_; }
   CapConstraints constraints(int gpu) const override { return dev(gpu).constraints; }
@@ -40,10 +40,11 @@ class NvmlPowerCapActuator : public PowerCapActuator {
     nvml::Device handle = nullptr;
     CapConstraints constraints;
   };
-  explicit NvmlPowerCapActuator(std::shared_ptr<const NvmlLibrary> lib) : lib_(std::move(lib)) {}
+  explicit NvmlPowerCapActuator(std::shared_ptr<const nvml::NvmlLibrary> lib)
+      : lib_(std::move(lib)) {}
   const Device& dev(int gpu) const;
 
-  std::shared_ptr<const NvmlLibrary> lib_;
+  std::shared_ptr<const nvml::NvmlLibrary> lib_;
   std::vector<int> ids_;
   std::vector<Device> devs_;  // same order as ids_
 };

@@ -38,7 +38,7 @@ struct AgentConfig {
   int loop_priority = 0;  // 1..99: the loop thread at SCHED_RR (needs CAP_SYS_NICE); 0: normal
   std::string controller = "pid";  // any registered controller spec
   // The only directories a file named in a controller spec (ppo:PATH, capnet:PATH; in
-  // `controller` or over PUT /v1/controller) is read from (experiment::ControllerEnv::
+  // `controller` or over PUT /v1/controller) is read from (registry::ControllerEnv::
   // policy_dirs); absolute; empty: no file.
   std::vector<std::string> policy_dirs = default_policy_dirs();
   double budget_w = kUnset;        // node budget; NaN: the scenario's (sim) or none (hardware)

@@ -63,18 +63,6 @@ nlohmann::json to_json(const JobState& j) {
           {"pfi_source", j.pfi_source}};
 }
 
-double node_pfi(const AgentState& s) {
-  double sum = 0;
-  int n = 0;
-  for (const JobState& j : s.jobs) {
-    if (std::isfinite(j.pfi)) {
-      sum += j.pfi;
-      ++n;
-    }
-  }
-  return n > 0 ? sum / n : kUnset;
-}
-
 nlohmann::json to_json(const AgentState& s) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : s.gpus) gpus.push_back(gpu_json(g));

@@ -29,6 +29,9 @@ struct GpuState {
   double sm_util = kUnset;   // 0..1
   double mem_util = kUnset;  // 0..1
   double temp_c = kUnset;
+  // NVML clocks-event (throttle) reasons at the last read, the bit mask as a number
+  // (nvmlClocksEventReason*: 0x4 SW power cap, 0x8 HW slowdown, ...); NaN: not read.
+  double clock_event_reasons = kUnset;
 };
 
 // One budget entry: watts judged on the mean over window_s.
@@ -98,10 +101,6 @@ struct AgentState {
   std::vector<JobState> jobs;        // JobRegistry::snapshot() taken at this tick
   uint64_t applied_command_seq = 0;  // last API command the loop has applied
 };
-
-// The node's PFI for the fleet layer: the mean PFI over the jobs that have one (JobState::pfi);
-// NaN when none has.
-double node_pfi(const AgentState& s);
 
 // JSON of the state as served by GET /v1/status and each SSE event (NaN -> null).
 nlohmann::json to_json(const AgentState& s);

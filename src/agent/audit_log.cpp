@@ -10,20 +10,10 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "core/format.hpp"
+
 namespace fw::agent {
 namespace {
-
-std::string rfc3339_utc(double t) {
-  auto secs = static_cast<std::time_t>(std::floor(t));
-  int ms = static_cast<int>((t - std::floor(t)) * 1000.0);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, ms);
-  return out;
-}
 
 // Opened for append, created 0600 (never world-readable, whatever the umask adds).
 int open_log(const std::string& path) {

@@ -23,6 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/format.hpp"
+
 namespace fw::agent {
 namespace {
 
@@ -488,11 +490,7 @@ class GatedServer::Poller {
     }
   }
 
-  static std::string fmt_s(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g s", s);
-    return buf;
-  }
+  static std::string fmt_s(double s) { return format_g(s) + " s"; }
 
   void close_conn(ServedConnection* p) {
     auto it = conns_.find(p);

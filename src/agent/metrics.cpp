@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <utility>
@@ -100,6 +101,58 @@ void gpu_families(Writer& w, const AgentState& s) {
                {{"gpu", std::to_string(g.index)}, {"UUID", g.uuid}, {"modelName", g.name}});
     }
   }
+  // The throttle reasons, one 0/1 series per NVML bit (nvmlClocksEventReason*).
+  struct Reason {
+    const char* name;
+    uint64_t bit;
+  };
+  static const Reason kReasons[] = {
+      {"gpu_idle", 0x1},
+      {"applications_clocks_setting", 0x2},
+      {"sw_power_cap", 0x4},
+      {"hw_slowdown", 0x8},
+      {"sync_boost", 0x10},
+      {"sw_thermal_slowdown", 0x20},
+      {"hw_thermal_slowdown", 0x40},
+      {"hw_power_brake_slowdown", 0x80},
+      {"display_clock_setting", 0x100},
+  };
+  w.family("flexwatt_gpu_clocks_event_reason_active", "gauge",
+           "1 while NVML reports this clocks-event (throttle) reason for the GPU.");
+  for (const auto& g : s.gpus) {
+    if (std::isnan(g.clock_event_reasons)) continue;
+    const auto mask = static_cast<uint64_t>(g.clock_event_reasons);
+    for (const auto& r : kReasons) {
+      w.sample((mask & r.bit) != 0 ? 1.0 : 0.0, {{"gpu", std::to_string(g.index)},
+                                                 {"UUID", g.uuid},
+                                                 {"modelName", g.name},
+                                                 {"reason", r.name}});
+    }
+  }
+}
+
+// dcgm-exporter's own names (the DCGM field, same labels and units) for the two fields
+// operators ask for by default: a dashboard or alert written for dcgm-exporter reads them.
+void dcgm_families(Writer& w, const AgentState& s) {
+  struct Field {
+    const char* name;
+    const char* help;
+    double GpuState::*value;
+  };
+  static const Field kFields[] = {
+      {"DCGM_FI_DEV_ENFORCED_POWER_LIMIT",
+       "Enforced GPU power limit (W), as dcgm-exporter names it.", &GpuState::cap_w},
+      {"DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+       "NVML clocks-event (throttle) reason bit mask, as dcgm-exporter names it.",
+       &GpuState::clock_event_reasons},
+  };
+  for (const auto& f : kFields) {
+    w.family(f.name, "gauge", f.help);
+    for (const auto& g : s.gpus) {
+      w.sample(g.*f.value,
+               {{"gpu", std::to_string(g.index)}, {"UUID", g.uuid}, {"modelName", g.name}});
+    }
+  }
 }
 
 void budget_families(Writer& w, const AgentState& s) {
@@ -182,6 +235,7 @@ std::string render_metrics(const AgentState& s, const std::string& version, doub
   w.family("flexwatt_controller_info", "gauge", "Controller in force (value is always 1).");
   if (!s.controller.empty()) w.sample(1.0, {{"controller", s.controller}});
   gpu_families(w, s);
+  dcgm_families(w, s);
   budget_families(w, s);
   loop_families(w, s, now_unix_s);
   job_families(w, s);

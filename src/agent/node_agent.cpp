@@ -21,8 +21,9 @@
 #include "agent/state_hub.hpp"
 #include "control/stepper.hpp"
 #include "control/window_judge.hpp"
+#include "controllers/registry/controller_registry.hpp"
+#include "core/format.hpp"
 #include "core/version.hpp"
-#include "experiment/controller_registry.hpp"
 #include "fleet/node_link.hpp"
 #include "runtime/node_lock.hpp"
 #include "runtime/node_plant.hpp"
@@ -33,11 +34,6 @@
 
 namespace fw::agent {
 namespace {
-
-double unix_now_s() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
 // First calibration seed of calibrated controllers (static): eval's for its default seeds.
 constexpr uint64_t kCalibrationSeed = 1000001;
@@ -143,7 +139,7 @@ struct NodeAgent::Impl {
   Result<std::unique_ptr<Controller>> registry_controller(const std::string& spec);
   // What a controller is prepared against: this node's plant `info` and budget `b`. Safe from
   // any thread (reads only what open() fixed).
-  experiment::ControllerEnv controller_env(const PlantInfo& info, const BudgetSchedule& b) const;
+  registry::ControllerEnv controller_env(const PlantInfo& info, const BudgetSchedule& b) const;
 };
 
 NodeAgent::NodeAgent(AgentConfig cfg) : impl_(std::make_unique<Impl>(std::move(cfg))) {
@@ -215,15 +211,14 @@ Status NodeAgent::Impl::setup_budget() {
 
 Result<std::unique_ptr<Controller>> NodeAgent::Impl::registry_controller(const std::string& spec) {
   FW_ASSIGN_OR_RETURN(ControllerSpec parsed, parse_controller_spec(spec));
-  FW_ASSIGN_OR_RETURN(
-      experiment::PreparedController prepared,
-      experiment::prepare_controller(parsed, controller_env(plant->info(), budget)));
+  FW_ASSIGN_OR_RETURN(registry::PreparedController prepared,
+                      registry::prepare_controller(parsed, controller_env(plant->info(), budget)));
   return prepared.make(cfg.plant.seed);
 }
 
-experiment::ControllerEnv NodeAgent::Impl::controller_env(const PlantInfo& info,
-                                                          const BudgetSchedule& b) const {
-  experiment::ControllerEnv env;
+registry::ControllerEnv NodeAgent::Impl::controller_env(const PlantInfo& info,
+                                                        const BudgetSchedule& b) const {
+  registry::ControllerEnv env;
   env.info = info;
   env.budget = b;
   env.sample_period_s = cfg.period_s;
@@ -295,7 +290,7 @@ Status NodeAgent::start() {
       info = m.env_info;
       budget = m.env_budget;
     }
-    return experiment::prepare_controller(p.value(), m.controller_env(info, budget)).status();
+    return registry::prepare_controller(p.value(), m.controller_env(info, budget)).status();
   });
   FW_RETURN_IF_ERROR(m.server->start());
   if (!m.cfg.trace_dir.empty()) {
@@ -616,6 +611,7 @@ void NodeAgent::Impl::publish(double t) {
       gs.sm_util = r.sm_util;
       gs.mem_util = r.mem_util;
       gs.temp_c = r.temp_c;
+      gs.clock_event_reasons = plant->clock_event_reasons(g);
       if (!std::isnan(r.power_w)) {
         node_w += r.power_w;
         any = true;

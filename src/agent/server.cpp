@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/server_impl.hpp"
+#include "core/format.hpp"
 
 namespace fw::agent {
 namespace {
@@ -43,10 +44,6 @@ Status prepare_socket_path(const std::string& path) {
 }
 
 }  // namespace
-
-double unix_now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 void send_json(httplib::Response& res, int status, const std::string& body) {
   res.status = status;

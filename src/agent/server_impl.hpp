@@ -16,6 +16,7 @@
 #include "agent/auth.hpp"
 #include "agent/http_gate.hpp"
 #include "agent/server.hpp"
+#include "core/format.hpp"
 
 namespace fw::agent {
 
@@ -91,6 +92,5 @@ struct AgentServer::Impl {
 // Writes {"error": message, "status": code} with that HTTP status.
 void send_error(httplib::Response& res, int status, const std::string& message);
 void send_json(httplib::Response& res, int status, const std::string& body);
-double unix_now_s();
 
 }  // namespace fw::agent

@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "agent/dashboard.hpp"
 #include "agent/metrics.hpp"
 #include "agent/server_impl.hpp"
 #include "core/version.hpp"
+#include "report/html_page.hpp"
 
 namespace fw::agent {
 namespace {
@@ -66,7 +66,7 @@ std::string route_regex(const RouteSpec& r) {
 
 void AgentServer::Impl::install_routes(httplib::Server& s) {
   s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(std::string(dashboard_html()), "text/html; charset=utf-8");
+    res.set_content(std::string(report::dashboard_html()), "text/html; charset=utf-8");
   });
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, json{{"ok", true}, {"version", kVersion}}.dump());

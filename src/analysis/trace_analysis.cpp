@@ -6,17 +6,14 @@
 #include <limits>
 #include <sstream>
 
+#include "core/format.hpp"
+
 namespace fw {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string num(double v) {
-  std::ostringstream os;
-  os.precision(12);
-  os << v;
-  return os.str();
-}
+std::string num(double v) { return format_g(v, 12); }
 
 // One power series (a GPU or the node): period estimate, gaps, trapezoid energy, windows.
 // Where a series reports a window shorter than its sample period.

@@ -1,46 +1,46 @@
 // flexwatt allocate: split a site power target across jobs by every allocation method
-// (experiment/allocate.hpp has the input format; allocation/allocation.hpp the methods).
+// (studies/allocate.hpp has the input format; allocation/allocation.hpp the methods).
 
-#include "experiment/allocate.hpp"
+#include "studies/allocate.hpp"
 
 #include <cstdio>
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
-#include "experiment/allocate_dr.hpp"
-#include "experiment/population.hpp"
-#include "experiment/svg_plot.hpp"
+#include "report/svg_plot.hpp"
+#include "studies/allocate_dr.hpp"
+#include "studies/population.hpp"
 
 namespace fw::cli {
 namespace {
 
-int run_study(const experiment::PopulationOptions& opt, const std::string& svg, bool json) {
-  auto rep = experiment::run_population(opt);
+int run_study(const studies::PopulationOptions& opt, const std::string& svg, bool json) {
+  auto rep = studies::run_population(opt);
   if (!rep.ok()) return fail("allocate", rep.status());
   if (!svg.empty()) {
-    Status st = write_text_file(svg, experiment::population_svg(*rep));
+    Status st = write_text_file(svg, studies::population_svg(*rep));
     if (!st.ok()) return fail("allocate", st);
   }
   if (json) {
-    std::printf("%s\n", experiment::population_json(*rep).dump(2).c_str());
+    std::printf("%s\n", studies::population_json(*rep).dump(2).c_str());
   } else {
-    std::printf("%s", experiment::population_table(*rep).c_str());
+    std::printf("%s", studies::population_table(*rep).c_str());
   }
   return 0;
 }
 
-int run_dr(experiment::DrOptions opt, const std::string& svg, bool json) {
+int run_dr(studies::DrOptions opt, const std::string& svg, bool json) {
   using allocation::Method;
-  auto rep = experiment::run_demand_response(
+  auto rep = studies::run_demand_response(
       opt, {Method::kEqual, Method::kPfi, Method::kPfiScaled, Method::kGreedy, Method::kOptimal});
   if (!rep.ok()) return fail("allocate", rep.status());
   if (!svg.empty()) {
-    Status st = write_text_file(svg, experiment::dr_svg(*rep));
+    Status st = write_text_file(svg, studies::dr_svg(*rep));
     if (!st.ok()) return fail("allocate", st);
   }
-  std::printf("%s", json ? (experiment::dr_json(*rep).dump(2) + "\n").c_str()
-                         : experiment::dr_table(*rep).c_str());
+  std::printf("%s", json ? (studies::dr_json(*rep).dump(2) + "\n").c_str()
+                         : studies::dr_table(*rep).c_str());
   return 0;
 }
 
@@ -60,7 +60,7 @@ int run_allocate_verb(int argc, char** argv) {
   std::string in, method;
   double cut = 0, target_w = 0;
   bool json = false, per_job = false;
-  experiment::PopulationOptions study;
+  studies::PopulationOptions study;
   bool run_study_flag = false;
   std::string svg;
   app.add_option("input", in, "jobs and target (YAML or JSON)");
@@ -75,7 +75,7 @@ int run_allocate_verb(int argc, char** argv) {
       ->check(finite_in(0, 5));
   app.add_option("--seed", study.seed, "study: seed (default 1)")->check(seed_value());
   app.add_option("--svg", svg, "study / --dr: write the plot as SVG")->check(output_file());
-  experiment::DrOptions dr;
+  studies::DrOptions dr;
   app.add_option("--dr", dr.scenario_path, "demand response in the loop on this scenario");
   app.add_option("--dr-drop", dr.drop, "--dr: target drop, share of the uncapped draw (0.3)")
       ->check(finite_in(0, 1));
@@ -95,7 +95,7 @@ int run_allocate_verb(int argc, char** argv) {
   if (run_study_flag) return run_study(study, svg, json);
   if (!dr.scenario_path.empty()) return run_dr(dr, svg, json);
   if (in.empty()) return fail("allocate", Status::InvalidArgument("input: a file, or --study"));
-  auto input = experiment::load_allocate_input(in);
+  auto input = studies::load_allocate_input(in);
   if (!input.ok()) return fail("allocate", input.status());
   if (app.count("--cut") > 0) {
     double pmax_sum = 0;
@@ -112,11 +112,11 @@ int run_allocate_verb(int argc, char** argv) {
     if (*m == allocation::Method::kEqual) methods.pop_back();
     if (*m != allocation::Method::kOptimal) methods.push_back(allocation::Method::kOptimal);
   }
-  auto report = experiment::run_allocate(*input, methods);
+  auto report = studies::run_allocate(*input, methods);
   if (json) {
-    std::printf("%s\n", experiment::allocate_json(report).dump(2).c_str());
+    std::printf("%s\n", studies::allocate_json(report).dump(2).c_str());
   } else {
-    std::printf("%s", experiment::allocate_table(report, per_job).c_str());
+    std::printf("%s", studies::allocate_table(report, per_job).c_str());
   }
   for (const auto& a : report.results) {
     if (!a.feasible) {

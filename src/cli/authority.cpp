@@ -1,5 +1,5 @@
 // flexwatt authority: which workload knob of a job moves its power (actuator authority),
-// by sweeping each knob over its range on the simulator. Core: experiment/authority.hpp.
+// by sweeping each knob over its range on the simulator. Core: studies/authority.hpp.
 
 #include <cstdio>
 #include <string>
@@ -7,13 +7,13 @@
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
-#include "experiment/authority_report.hpp"
 #include "sim/scenario.hpp"
+#include "studies/authority_report.hpp"
 
 namespace fw::cli {
 namespace {
 
-using experiment::AuthorityOptions;
+using studies::AuthorityOptions;
 
 int run(int argc, char** argv) {
   CLI::App app(
@@ -54,7 +54,7 @@ int run(int argc, char** argv) {
   auto sc = sim::load_scenario(scenario_path, sets);
   if (!sc.ok()) return fail("authority", sc.status());
   const sim::Scenario& s = *sc;
-  AuthorityOptions o;
+  studies::AuthorityOptions o;
   o.duration_s = app.count("--duration-s") > 0 ? duration_s : s.duration_s;
   if (!(o.duration_s > 0) || !std::isfinite(o.duration_s) || o.duration_s > 1e8) {
     return fail("authority", Status::InvalidArgument("--duration-s: must be > 0 and <= 1e8"));
@@ -75,21 +75,21 @@ int run(int argc, char** argv) {
   o.seeds = seeds;
   o.seed = seed;
   o.threshold = threshold;
-  auto job_index = experiment::find_job(s, job);
+  auto job_index = studies::find_job(s, job);
   if (!job_index.ok()) return fail("authority", job_index.status().with_context("--job"));
   o.job = *job_index;
   for (const std::string& k : knobs) {
-    auto knob = experiment::knob_by_name(k);
+    auto knob = studies::knob_by_name(k);
     if (!knob.ok()) return fail("authority", knob.status().with_context("--knob"));
     o.knobs.push_back(*knob);
   }
   if (stderr_is_tty()) std::fprintf(stderr, "sweeping (simulated)...\n");
-  auto r = experiment::sweep_authority(s, o);
+  auto r = studies::sweep_authority(s, o);
   if (!r.ok()) return fail("authority", r.status());
   if (json) {
-    std::printf("%s\n", experiment::authority_json(*r, s).dump(2).c_str());
+    std::printf("%s\n", studies::authority_json(*r, s).dump(2).c_str());
   } else {
-    std::printf("%s", experiment::format_authority_table(*r, s).c_str());
+    std::printf("%s", studies::format_authority_table(*r, s).c_str());
   }
   return 0;
 }

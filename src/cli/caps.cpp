@@ -1,4 +1,4 @@
-// flexwatt caps: the per-GPU cap comparison (experiment/cap_compare.hpp, docs/caps.md).
+// flexwatt caps: the per-GPU cap comparison (studies/cap_compare.hpp, docs/caps.md).
 
 #include <cstdio>
 #include <fstream>
@@ -6,8 +6,8 @@
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
-#include "experiment/cap_compare.hpp"
-#include "experiment/svg_plot.hpp"
+#include "report/svg_plot.hpp"
+#include "studies/cap_compare.hpp"
 
 namespace fw::cli {
 namespace {
@@ -20,7 +20,7 @@ int run_caps(int argc, char** argv) {
       "  flexwatt caps scenarios/caps-pipeline-imbalance-a100x8.yaml --seeds 5 "
       "--policies policies/capnet-a100-alpha0.3.json --svg pareto.svg",
       "caps");
-  experiment::CapCompareRequest r;
+  studies::CapCompareRequest r;
   std::string path, svg, policies;
   std::vector<std::string> sets;
   bool json = false;
@@ -49,7 +49,7 @@ int run_caps(int argc, char** argv) {
   auto sc = sim::load_scenario(path, sets);
   if (!sc.ok()) return fail("caps", sc.status());
   r.scenario = std::move(sc).value();
-  auto res = experiment::run_cap_compare(r);
+  auto res = studies::run_cap_compare(r);
   if (!res.ok()) return fail("caps", res.status());
   if (!svg.empty()) {
     if (auto s = write_text_file(svg, res->svg()); !s.ok()) return fail("caps", s);

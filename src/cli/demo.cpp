@@ -1,18 +1,18 @@
 // flexwatt demo: the main job of the README. Evaluates the 7B GRPO scenario with the
 // baselines, the shipped PPO policy and the look-ahead reference, prints our simulated figures
 // beside the published ones, and writes a report directory (JSON, CSV, SVG plot).
-// The logic is experiment/demo.hpp.
+// The logic is eval/demo.hpp.
 
-#include "experiment/demo.hpp"
+#include "eval/demo.hpp"
 
 #include <cstdio>
 #include <fstream>
 
-#include "agent/dashboard.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
-#include "experiment/eval_table.hpp"
+#include "eval/eval_table.hpp"
+#include "report/html_page.hpp"
 
 namespace fw::cli {
 namespace {
@@ -27,7 +27,7 @@ int run_demo(int argc, char** argv) {
       "flexwatt demo --out flexwatt-demo\n  "
       "flexwatt demo --seeds 3 --duration-s 3600 --json",
       "demo");
-  experiment::DemoRequest req;
+  eval::DemoRequest req;
   double duration_s = 0;
   bool json = false;
   app.add_option("--scenario", req.scenario_path, "scenario file")->capture_default_str();
@@ -50,7 +50,7 @@ int run_demo(int argc, char** argv) {
   if (app.count("--duration-s")) req.duration_s = duration_s;
 
   const bool tty = stderr_is_tty();
-  auto r = experiment::run_demo(req, [tty](size_t done, size_t total) {
+  auto r = eval::run_demo(req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\rdemo: %zu/%zu simulated episodes\033[K", done, total);
   });
   if (tty) std::fprintf(stderr, "\r\033[K");
@@ -58,15 +58,15 @@ int run_demo(int argc, char** argv) {
   // The report as a self-contained page (the agent's dashboard, static); the path on stderr so
   // stdout (the tables, or report.json with --json) is unchanged.
   const std::string html_path = req.out_dir + "/report.html";
-  if (Status st = write_text_file(html_path, agent::report_html(r->json)); !st.ok())
+  if (Status st = write_text_file(html_path, report::report_html(r->json)); !st.ok())
     return fail("demo", st);
   std::fprintf(stderr, "demo: wrote %s\n", html_path.c_str());
   if (json) {
     std::printf("%s\n", r->json.dump(2).c_str());
     return 0;
   }
-  std::printf("%s\n", experiment::format_eval_table(r->eval, r->report).c_str());
-  std::printf("%s", experiment::format_demo_comparison(req, *r).c_str());
+  std::printf("%s\n", eval::format_eval_table(r->eval, r->report).c_str());
+  std::printf("%s", eval::format_demo_comparison(req, *r).c_str());
   return 0;
 }
 

@@ -1,28 +1,28 @@
 // flexwatt eval: every controller on the same seeds of a simulated scenario, one table of
 // tokens, energy, tokens per MWh and violation rates (mean and 95 % CI across seeds).
-// The engine is experiment/evaluation.hpp, shared with `flexwatt demo`.
+// The engine is eval/evaluation.hpp, shared with `flexwatt demo`.
 
 #include <cmath>
 #include <cstdio>
 
-#include "agent/dashboard.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
-#include "experiment/eval_table.hpp"
-#include "experiment/evaluation.hpp"
+#include "eval/eval_table.hpp"
+#include "eval/evaluation.hpp"
+#include "report/html_page.hpp"
 
 namespace fw::cli {
 namespace {
 
-using experiment::controller_list_json;
-using experiment::controller_list_text;
-using experiment::EvalRequest;
+using eval::EvalRequest;
+using registry::controller_list_json;
+using registry::controller_list_text;
 
 // The scenario (with its overrides and the episode length, when given) and the controllers.
-Result<EvalRequest> make_request(const std::string& scenario_path,
-                                 const std::vector<std::string>& sets, const double* duration_s,
-                                 const std::string& controllers) {
-  EvalRequest req;
+Result<eval::EvalRequest> make_request(const std::string& scenario_path,
+                                       const std::vector<std::string>& sets,
+                                       const double* duration_s, const std::string& controllers) {
+  eval::EvalRequest req;
   FW_ASSIGN_OR_RETURN(req.scenario, sim::load_scenario(scenario_path, sets));
   if (duration_s != nullptr) {
     if (!std::isfinite(*duration_s) || *duration_s < req.scenario.sample_period_s ||
@@ -91,9 +91,10 @@ int run_eval(int argc, char** argv) {
 
   if (list) {
     if (json) {
-      std::printf("%s\n", controller_list_json().dump(2).c_str());
+      std::printf("%s\n", registry::controller_list_json().dump(2).c_str());
     } else {
-      std::printf("controllers (NAME[:KEY=VALUE,...]):\n%s", controller_list_text().c_str());
+      std::printf("controllers (NAME[:KEY=VALUE,...]):\n%s",
+                  registry::controller_list_text().c_str());
     }
     return 0;
   }
@@ -120,7 +121,7 @@ int run_eval(int argc, char** argv) {
                    : caps_scenario          ? "uncontrolled"
                                             : "";
   const bool tty = stderr_is_tty();
-  auto report = experiment::run_evaluation(*req, [tty](size_t done, size_t total) {
+  auto report = eval::run_evaluation(*req, [tty](size_t done, size_t total) {
     if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);
   });
   if (tty) std::fprintf(stderr, "\r\033[K");
@@ -130,13 +131,14 @@ int run_eval(int argc, char** argv) {
       return fail("eval", st);
   }
   if (!html_path.empty()) {
-    if (Status st = write_text_file(html_path, agent::report_html(report->to_json(*req))); !st.ok())
+    if (Status st = write_text_file(html_path, report::report_html(report->to_json(*req)));
+        !st.ok())
       return fail("eval", st);
   }
   if (json) {
     std::printf("%s\n", report->to_json(*req).dump(2).c_str());
   } else {
-    std::printf("%s", experiment::format_eval_table(*req, *report).c_str());
+    std::printf("%s", eval::format_eval_table(*req, *report).c_str());
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
 #include "core/text_file.hpp"
+#include "sim/fit_gpu.hpp"
 
 namespace fw::cli {
 namespace {
@@ -30,8 +31,16 @@ bool is_sweep_csv(const std::string& path) {
   return false;
 }
 
-int run_sweep(const std::string& in, const sim::GpuPreset& gpu, const std::string& job,
-              const std::string& base, const std::string& out, bool json) {
+// Warnings and notes of a fit on stderr (the JSON carries them too).
+void print_messages(const std::vector<std::string>& warnings, const std::vector<std::string>& notes,
+                    bool json) {
+  for (const auto& w : warnings) std::fprintf(stderr, "fit: warning: %s\n", w.c_str());
+  if (json) return;
+  for (const auto& n : notes) std::fprintf(stderr, "fit: note: %s\n", n.c_str());
+}
+
+int run_sweep(const std::string& in, const std::string& gpu_name, const std::string& job,
+              const std::string& base, const std::string& out, bool check, bool json) {
   auto sweeps = sim::read_sweep_csv(in);
   if (!sweeps.ok()) return fail("fit", sweeps.status());
   nlohmann::json all = nlohmann::json::array();
@@ -39,11 +48,24 @@ int run_sweep(const std::string& in, const sim::GpuPreset& gpu, const std::strin
   for (const auto& m : *sweeps) {
     if (!job.empty() && m.job != job) continue;
     found = true;
+    auto cls = sim::gpu_for_sweep(m, gpu_name);
+    if (!cls.ok()) return fail("fit", cls.status());
+    const sim::GpuPreset& gpu = *cls->gpu;
     auto f = sim::fit_sweep(m, gpu, base, sim::SimParams{});
     if (!f.ok()) return fail("fit", f.status());
-    all.push_back(sim::sweep_fit_json(*f));
+    nlohmann::json j = sim::sweep_fit_json(*f);
+    j["gpu"] = {{"model", std::string(gpu.name)}, {"source", cls->source}};
+    const std::string yaml = sim::sweep_fit_yaml(*f, gpu, f->gpus);
     if (!json) std::printf("%s", sim::sweep_fit_table(*f).c_str());
-    Status st = write_text(out, sim::sweep_fit_yaml(*f, gpu, 8));
+    print_messages(f->warnings, f->notes, json);
+    if (check) {
+      auto c = sim::check_sweep_fit(*f, yaml, 1);
+      if (!c.ok()) return fail("fit", c.status());
+      j["check"] = sim::sweep_check_json(*c);
+      if (!json) std::printf("%s", sim::sweep_check_table(*c).c_str());
+    }
+    all.push_back(j);
+    Status st = write_text(out, yaml);
     if (!st.ok()) return fail("fit", st);
     if (!out.empty()) break;  // one scenario per file: the first (or --job) job
   }
@@ -52,23 +74,31 @@ int run_sweep(const std::string& in, const sim::GpuPreset& gpu, const std::strin
   return 0;
 }
 
-int run_trace(const std::string& in, const sim::GpuPreset& gpu, const std::string& base,
+int run_trace(const std::string& in, const std::string& gpu_name, const std::string& base,
               const std::string& out, bool check, double level_w, bool json) {
   auto log = sim::read_power_log(in, 0.5);
   if (!log.ok()) return fail("fit", log.status());
+  auto cls = sim::gpu_for_log(in, *log, gpu_name);
+  if (!cls.ok()) return fail("fit", cls.status());
+  const sim::GpuPreset& gpu = *cls->gpu;
   auto f = sim::fit_trace(*log, gpu, base.empty() ? "dense-pt" : base, sim::SimParams{});
-  if (!f.ok()) return fail("fit", f.status());
+  if (!f.ok()) return fail("fit", Status::InvalidArgument(in + ": " + f.status().message()));
   const std::string yaml = sim::trace_fit_yaml(*f, gpu, "fit-trace");
   Status st = write_text(out, yaml);
   if (!st.ok()) return fail("fit", st);
   nlohmann::json j = sim::trace_fit_json(*f);
   j["simulated"] = true;
+  j["gpu"] = {{"model", std::string(gpu.name)}, {"source", cls->source}};
   if (!json) std::printf("%s", yaml.c_str());
+  print_messages(f->warnings, f->notes, json);
   if (check) {
     auto c = sim::check_trace_fit(*log, *f, yaml, level_w, 1);
     if (!c.ok()) return fail("fit", c.status());
     j["check"] = sim::trace_check_json(*c);
-    if (!json) std::printf("%s", sim::trace_check_table(*c).c_str());
+    auto r = sim::report_trace_fit(*log, *f, yaml, level_w, 1);
+    if (!r.ok()) return fail("fit", r.status());
+    j["report"] = sim::fit_report_json(*r);
+    if (!json) std::printf("%s", sim::fit_report_table(*r).c_str());
   }
   if (json) std::printf("%s\n", j.dump(2).c_str());
   return 0;
@@ -84,20 +114,25 @@ int run_fit(int argc, char** argv) {
       "      --out my-job.yaml\n"
       "  flexwatt fit power.csv --gpu h100-sxm5 --out my-job.yaml --check",
       "fit");
-  std::string in, gpu_name = "a100-sxm4-80gb", job, base, out;
+  std::string in, gpu_name, job, base, out;
   bool check = false, json = false;
   double level_w = 0;
   app.add_option("input", in, "sweep CSV, nvidia-smi CSV log or flexwatt trace")->required();
-  app.add_option("--gpu", gpu_name, "GPU model the measurements come from");
+  app.add_option("--gpu", gpu_name,
+                 "GPU model the measurements come from (default: from the log's name column, "
+                 "its power levels or the sweep's caps; asked for when they do not decide)");
   app.add_option("--job", job, "sweep: fit only this job (default: every job)");
   app.add_option("--base", base, "workload preset the fit starts from (default: by job name)");
   app.add_option("--out", out, "scenario YAML to write")->check(output_file());
-  app.add_flag("--check", check, "trace: re-simulate the fit, print measured vs simulated");
-  app.add_option("--level-w", level_w, "trace --check: node level for the 30 s window share");
+  app.add_flag("--check", check,
+               "re-simulate the fit and print measured vs simulated (a trace: the fit report, "
+               "each figure with its error and a verdict)");
+  app.add_option("--level-w", level_w,
+                 "trace --check: node budget of the report's first violation rows (default the "
+                 "log's p90 of 1 s means)");
   app.add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  const sim::GpuPreset* gpu = sim::find_gpu_preset(gpu_name);
-  if (!gpu) {
+  if (!gpu_name.empty() && !sim::find_gpu_preset(gpu_name)) {
     return fail("fit", Status::InvalidArgument("--gpu: unknown '" + gpu_name +
                                                "' (known: " + sim::gpu_preset_names() + ")"));
   }
@@ -108,8 +143,8 @@ int run_fit(int argc, char** argv) {
                                                     "twice (its kind, then its rows), which a pipe "
                                                     "or stream does not allow; save it to a file"));
   }
-  if (is_sweep_csv(in)) return run_sweep(in, *gpu, job, base, out, json);
-  return run_trace(in, *gpu, base, out, check, level_w, json);
+  if (is_sweep_csv(in)) return run_sweep(in, gpu_name, job, base, out, check, json);
+  return run_trace(in, gpu_name, base, out, check, level_w, json);
 }
 
 }  // namespace

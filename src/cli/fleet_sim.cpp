@@ -2,7 +2,7 @@
 // scripts/fleet_sim.sh): two coordinators and N node links driving simulated GPUs through a
 // scenario of joins, leaves, a budget change, a grid event and a coordinator crash
 // (src/fleet/fleet_sim.hpp). Writes trace.csv and report.json. Each simulated job's PFI
-// comes from the simulator's workload space (experiment::draw_shape: a class, a mix and a
+// comes from the simulator's workload space (studies::draw_shape: a class, a mix and a
 // simulated cap sweep per job), so the pfi and greedy allocators split on real values.
 
 #include "fleet/fleet_sim.hpp"
@@ -14,7 +14,7 @@
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
-#include "experiment/population.hpp"
+#include "studies/population.hpp"
 
 namespace fw::cli {
 namespace {
@@ -25,7 +25,7 @@ Result<std::vector<double>> simulated_job_pfi(const fleet::FleetSimOptions& o,
   std::mt19937_64 rng(o.seed);
   std::vector<double> pfi;
   for (int i = 0; i < fleet::fleet_sim_jobs(o); ++i) {
-    FW_ASSIGN_OR_RETURN(experiment::SimulatedJob job, experiment::draw_shape(rng, gpu));
+    FW_ASSIGN_OR_RETURN(studies::SimulatedJob job, studies::draw_shape(rng, gpu));
     pfi.push_back(job.pfi);
   }
   return pfi;

@@ -1,4 +1,4 @@
-// flexwatt pfi: run-time PFI prediction (experiment/pfi_predict.hpp). `train` fits a ridge
+// flexwatt pfi: run-time PFI prediction (studies/pfi_predict.hpp). `train` fits a ridge
 // model on a simulated population and reports leave-one-out R²; `predict` applies a model (or
 // one trained on the spot) to an uncapped trace.
 
@@ -7,9 +7,9 @@
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
-#include "experiment/pfi_predict.hpp"
-#include "experiment/svg_plot.hpp"
 #include "hw/gpu_catalog.hpp"
+#include "report/svg_plot.hpp"
+#include "studies/pfi_predict.hpp"
 
 namespace fw::cli {
 namespace {
@@ -45,19 +45,19 @@ int run_pfi(int argc, char** argv) {
   const hw::GpuSpec* spec = hw::find_gpu(gpu);
   if (!spec) return fail("pfi", Status::InvalidArgument("--gpu: unknown '" + gpu + "'"));
   if (train->parsed()) {
-    auto r = experiment::train_pfi(jobs, gpu, seed, lambda);
+    auto r = studies::train_pfi(jobs, gpu, seed, lambda);
     if (!r.ok()) return fail("pfi", r.status());
     if (!out.empty()) {
-      Status st = write_text_file(out, pfi_model_json(r->model).dump(2) + "\n");
+      Status st = write_text_file(out, studies::pfi_model_json(r->model).dump(2) + "\n");
       if (!st.ok()) return fail("pfi", st);
     }
-    std::printf("%s", json ? (pfi_train_json(*r).dump(2) + "\n").c_str()
-                           : experiment::pfi_train_table(*r).c_str());
+    std::printf("%s", json ? (studies::pfi_train_json(*r).dump(2) + "\n").c_str()
+                           : studies::pfi_train_table(*r).c_str());
     return 0;
   }
-  experiment::PfiModel model;
+  studies::PfiModel model;
   if (model_path.empty()) {
-    auto r = experiment::train_pfi(300, gpu, 1, 1.0);
+    auto r = studies::train_pfi(300, gpu, 1, 1.0);
     if (!r.ok()) return fail("pfi", r.status());
     model = r->model;
   } else {
@@ -67,16 +67,16 @@ int run_pfi(int argc, char** argv) {
     if (j.is_discarded()) {
       return fail("pfi", Status::InvalidArgument(model_path + ": not a JSON model"));
     }
-    auto m = experiment::pfi_model_from_json(j, model_path);
+    auto m = studies::pfi_model_from_json(j, model_path);
     if (!m.ok()) return fail("pfi", m.status());
     model = *m;
   }
-  auto x = experiment::trace_features(trace, spec->tdp_w);
+  auto x = studies::trace_features(trace, spec->tdp_w);
   if (!x.ok()) return fail("pfi", x.status());
   const double pfi = model.predict(*x);
   nlohmann::json jf = nlohmann::json::object();
-  for (int k = 0; k < experiment::kPfiFeatures; ++k) {
-    jf[experiment::pfi_feature_names()[k]] = (*x)[k];
+  for (int k = 0; k < studies::kPfiFeatures; ++k) {
+    jf[studies::pfi_feature_names()[k]] = (*x)[k];
   }
   if (json) {
     std::printf(

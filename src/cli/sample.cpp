@@ -71,7 +71,7 @@ int run_sample(int argc, char** argv) {
     gpus = std::move(g).value();
   }
 
-  auto lib = NvmlLibrary::load();
+  auto lib = nvml::NvmlLibrary::load();
   if (!lib.ok()) {  // no NVML is a usage-level problem on this machine: exit code 2
     std::fprintf(stderr, "flexwatt sample: %s\n", lib.status().message().c_str());
     return 2;

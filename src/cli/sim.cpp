@@ -1,6 +1,6 @@
 // flexwatt sim: runs a scenario on the simulator (no controller: knobs and caps stay as the
 // scenario sets them) and writes a trace directory. Bit-for-bit deterministic for a seed.
-// The run is experiment/simulation_run.hpp.
+// The run is eval/simulation_run.hpp.
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli/verb.hpp"
-#include "experiment/simulation_run.hpp"
+#include "eval/simulation_run.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::cli {
@@ -56,11 +56,12 @@ int run_sim(int argc, char** argv) {
     s.duration_s = duration_s;
   }
   const bool tty = stderr_is_tty();
-  auto summary = experiment::run_simulation(
-      {std::move(s), static_cast<uint64_t>(seed), sets, out_dir},
-      [tty](double t, double duration_s) {
-        if (tty) std::fprintf(stderr, "\rsimulated %.0f / %.0f s", t, duration_s);
-      });
+  auto summary =
+      eval::run_simulation({std::move(s), static_cast<uint64_t>(seed), sets, out_dir},
+                           [tty](double t, double duration_s) {
+                             if (tty)
+                               std::fprintf(stderr, "\rsimulated %.0f / %.0f s", t, duration_s);
+                           });
   if (!summary.ok()) return fail("sim", summary.status());
   const nlohmann::json& j = *summary;
   if (tty && j["samples"].get<int64_t>() >= 2000) std::fprintf(stderr, "\n");

@@ -1,17 +1,17 @@
 // flexwatt sweep: a power-cap sweep of one job (simulated from a scenario, or read from a
-// measured sweep CSV) and its PFI (experiment/sweep.hpp).
+// measured sweep CSV) and its PFI (studies/sweep.hpp).
 
-#include "experiment/sweep.hpp"
+#include "studies/sweep.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
-#include "agent/agent_sweep.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
-#include "experiment/svg_plot.hpp"
+#include "report/svg_plot.hpp"
+#include "studies/agent_sweep.hpp"
 
 namespace fw::cli {
 namespace {
@@ -30,7 +30,7 @@ int run_sweep_verb(int argc, char** argv) {
       "  FLEXWATT_TOKEN=... flexwatt sweep --agent /run/flexwatt/agent.sock --job-id job-1 "
       "--caps 400,500,600 --dwell-s 30 --measure-s 60",
       "sweep");
-  experiment::SweepRequest req;
+  studies::SweepRequest req;
   std::string svg;
   bool json = false, steady = false;
   app.add_option("--scenario", req.scenario_path, "scenario YAML: sweep one of its jobs");
@@ -48,7 +48,7 @@ int run_sweep_verb(int argc, char** argv) {
                "paper measures");
   app.add_option("--csv", req.csv_path, "measured sweep CSV");
   app.add_option("--csv-job", req.csv_job, "CSV: only this job (default: every job)");
-  agent::AgentSweepRequest areq;
+  studies::AgentSweepRequest areq;
   std::string token_file;
   app.add_option("--agent", areq.address,
                  "sweep on a live node through its agent: http://HOST:PORT or a Unix socket path");
@@ -66,7 +66,7 @@ int run_sweep_verb(int argc, char** argv) {
   if (sources != 1) {
     return fail("sweep", Status::InvalidArgument("give exactly one of --scenario, --csv, --agent"));
   }
-  Result<std::vector<experiment::SweepResult>> res = std::vector<experiment::SweepResult>{};
+  Result<std::vector<studies::SweepResult>> res = std::vector<studies::SweepResult>{};
   if (!areq.address.empty()) {
     areq.caps_w = req.caps_w;
     areq.measure_s = app.count("--measure-s") ? req.measure_s : 60;
@@ -78,26 +78,26 @@ int run_sweep_verb(int argc, char** argv) {
         return fail("sweep", Status::InvalidArgument("--token-file: cannot read " + token_file));
       }
     }
-    auto r = agent::sweep_through_agent(
+    auto r = studies::sweep_through_agent(
         areq, [](const std::string& m) { std::fprintf(stderr, "sweep: %s\n", m.c_str()); });
     if (!r.ok()) return fail("sweep", r.status());
-    res = std::vector<experiment::SweepResult>{std::move(r).value()};
+    res = std::vector<studies::SweepResult>{std::move(r).value()};
   }
   if (steady) {
     const std::string j = "jobs." + std::to_string(req.job);
     req.overrides.push_back(j + ".duty={every_s: 0}");
     req.overrides.push_back(j + ".hetero={offset_sd: 0, noise_sd: 0}");
   }
-  if (areq.address.empty()) res = experiment::run_sweep(req);
+  if (areq.address.empty()) res = studies::run_sweep(req);
   if (!res.ok()) return fail("sweep", res.status());
   if (!svg.empty()) {
-    Status st = write_text_file(svg, experiment::sweep_svg(*res));
+    Status st = write_text_file(svg, studies::sweep_svg(*res));
     if (!st.ok()) return fail("sweep", st);
   }
   if (json) {
-    std::printf("%s\n", experiment::sweep_json(*res).dump(2).c_str());
+    std::printf("%s\n", studies::sweep_json(*res).dump(2).c_str());
   } else {
-    std::printf("%s", experiment::sweep_table(*res).c_str());
+    std::printf("%s", studies::sweep_table(*res).c_str());
   }
   return 0;
 }

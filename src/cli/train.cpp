@@ -1,20 +1,20 @@
 // flexwatt train: PPO for the meta-controller on a simulated scenario (docs/rl.md).
 // Writes the policy file, a training log CSV and a checkpoint to resume from.
-// The session is experiment/training.hpp.
+// The session is rl/train/training.hpp.
 
 #include <cstdio>
 #include <string>
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
-#include "experiment/training.hpp"
+#include "rl/train/training.hpp"
 
 namespace fw::cli {
 int run_train_caps(int argc, char** argv);  // cli/train_caps.cpp (--task caps)
 namespace {
 
 // The recipe's flags (what the policy learns from); the rest are in run_train.
-void add_recipe_flags(CLI::App& app, experiment::TrainRequest& r) {
+void add_recipe_flags(CLI::App& app, fw::rl::TrainRequest& r) {
   app.add_option("--envs", r.envs, "parallel episodes per iteration")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
@@ -101,7 +101,7 @@ int run_train(int argc, char** argv) {
       "--actions level --knobs gen_concurrency,group_size,power_cap --violation-penalty 6 "
       "--excess-penalty 40 --margin 0.03 --seed 2 --out policies/grpo-7b-a100.json",
       "train");
-  experiment::TrainRequest r;
+  fw::rl::TrainRequest r;
   bool json = false;
   app.add_option("scenario", r.scenario_path, "scenario YAML file")->required();
   app.add_option("--out", r.out, "policy file to write (JSON)")->required();
@@ -123,10 +123,10 @@ int run_train(int argc, char** argv) {
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   // The command as given, every flag included (argv[0] is the verb).
   r.command_line = "flexwatt";
-  for (int i = 0; i < argc; ++i) r.command_line += " " + experiment::shell_quote(argv[i]);
+  for (int i = 0; i < argc; ++i) r.command_line += " " + fw::rl::shell_quote(argv[i]);
 
   const bool tty = stderr_is_tty();
-  auto s = experiment::run_training(r, [tty](const experiment::TrainProgress& p) {
+  auto s = fw::rl::run_training(r, [tty](const fw::rl::TrainProgress& p) {
     if (!tty) return;
     std::fprintf(stderr,
                  "\rtrain: iter %d/%d  return %8.2f  violations %5.1f %%  KL %.4f  entropy %.3f  "

@@ -1,4 +1,4 @@
-// flexwatt train --task caps: the per-GPU cap policy (experiment/cap_training.hpp,
+// flexwatt train --task caps: the per-GPU cap policy (rl/train/cap_training.hpp,
 // docs/caps.md). Reached from train.cpp when --task caps is given.
 
 #include <cstdio>
@@ -6,8 +6,8 @@
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
-#include "experiment/cap_training.hpp"
-#include "experiment/training.hpp"
+#include "rl/train/cap_training.hpp"
+#include "rl/train/training.hpp"
 
 namespace fw::cli {
 
@@ -21,7 +21,7 @@ int run_train_caps(int argc, char** argv) {
       "  flexwatt train --task caps --alpha 0.3 scenarios/caps-pretrain-a100x8.yaml "
       "--out policies/capnet-a100-alpha0.3.json --iterations 250 --threads 1",
       "train");
-  experiment::CapTrainRequest r;
+  fw::rl::CapTrainRequest r;
   std::string task;
   bool json = false;
   app.add_option("--task", task, "caps")->required()->check(CLI::IsMember({"caps"}));
@@ -65,9 +65,9 @@ int run_train_caps(int argc, char** argv) {
   app.add_flag("--json", json, "print the summary as JSON on stdout");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   r.command_line = "flexwatt";
-  for (int i = 0; i < argc; ++i) r.command_line += " " + experiment::shell_quote(argv[i]);
+  for (int i = 0; i < argc; ++i) r.command_line += " " + fw::rl::shell_quote(argv[i]);
   const bool tty = stderr_is_tty();
-  auto s = experiment::run_cap_training(r, [tty](const experiment::CapTrainProgress& p) {
+  auto s = fw::rl::run_cap_training(r, [tty](const fw::rl::CapTrainProgress& p) {
     if (!tty) return;
     std::fprintf(stderr, "\rtrain caps: iter %d/%d  reward %.4f  validation %.4f  %.0f s\033[K",
                  p.iteration, p.iterations, p.mean_reward, p.validation, p.wall_s);

@@ -53,6 +53,36 @@ constexpr GpuSpec kCatalog[] = {
         .power_avg_1s = true,          // §2.2
         .hbm_gb = 141,                 // §1b
     },
+    {
+        .name = "a40",
+        .device_name = "NVIDIA A40",
+        .tdp_w = 300,              // NVIDIA A40 datasheet: max power 300 W
+        .default_cap_w = 300,      // datasheet (default = max)
+        .min_cap_w = 100,          // assumption: nvidia-smi's min limit on A40 (not checked here)
+        .max_cap_w = 300,          // datasheet
+        .idle_bare_w = 30,         // assumption (no measurement found)
+        .idle_ctx_w = 60,          // assumption: below the Perseus notebook's 70.38 W blocking
+        .sm_clock_max_mhz = 1740,  // datasheet boost clock; the Perseus A40 profile's top clock
+        .sm_clock_idle_mhz = 210,  // assumption (as GA100)
+        .sm_clock_min_mhz = 210,   // assumption
+        .power_avg_1s = false,     // assumption: Ampere, as GA100 (§2.2)
+        .hbm_gb = 48,              // datasheet: 48 GB GDDR6
+    },
+    {
+        .name = "a100-pcie-80gb",
+        .device_name = "NVIDIA A100 80GB PCIe",
+        .tdp_w = 300,              // NVIDIA A100 datasheet: PCIe 80GB max TDP 300 W
+        .default_cap_w = 300,      // datasheet
+        .min_cap_w = 150,          // assumption: nvidia-smi's min limit (the Zeus runs go to 150 W)
+        .max_cap_w = 300,          // datasheet; the Zeus runs sweep 150-300 W
+        .idle_bare_w = 40,         // assumption (no measurement found)
+        .idle_ctx_w = 65,          // assumption: below the notebook's 83.64 W A100 blocking
+        .sm_clock_max_mhz = 1410,  // datasheet (GA100)
+        .sm_clock_idle_mhz = 210,  // as A100-SXM (§2.1)
+        .sm_clock_min_mhz = 210,   // assumption
+        .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
+        .hbm_gb = 80,
+    },
 };
 
 }  // namespace

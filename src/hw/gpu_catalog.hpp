@@ -39,7 +39,7 @@ std::span<const GpuSpec> gpu_catalog();
 const GpuSpec* find_gpu(std::string_view name);
 // The entry whose device_name is `device_name` (NVML's name, exact match); nullptr when unknown.
 const GpuSpec* find_gpu_by_device_name(std::string_view device_name);
-// Comma-separated catalogue names (for error messages): "a100-sxm4-80gb, h100-sxm5, h200-sxm".
+// Comma-separated catalogue names (for error messages): "a100-sxm4-80gb, h100-sxm5, ...".
 const char* gpu_names();
 
 }  // namespace fw::hw

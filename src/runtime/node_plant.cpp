@@ -6,8 +6,8 @@
 #include "actuation/fake_power_cap_actuator.hpp"
 #include "actuation/nvml_power_cap_actuator.hpp"
 #include "hw/gpu_catalog.hpp"
+#include "hw/nvml/nvml_library.hpp"
 #include "sim/scenario.hpp"
-#include "telemetry/nvml_library.hpp"
 #include "telemetry/nvml_source.hpp"
 
 namespace fw {
@@ -42,10 +42,10 @@ Result<std::unique_ptr<NodePlant>> NodePlant::open(const NodePlantConfig& cfg, J
 }
 
 Status NodePlant::open_hardware() {
-  auto lib =
-      cfg_.nvml_library.empty() ? NvmlLibrary::load() : NvmlLibrary::load_path(cfg_.nvml_library);
+  auto lib = cfg_.nvml_library.empty() ? nvml::NvmlLibrary::load()
+                                       : nvml::NvmlLibrary::load_path(cfg_.nvml_library);
   if (!lib.ok()) return lib.status();
-  std::shared_ptr<const NvmlLibrary> shared = std::move(lib).value();
+  std::shared_ptr<const nvml::NvmlLibrary> shared = std::move(lib).value();
   auto src = NvmlGpuSource::open(shared, cfg_.gpus);
   if (!src.ok()) return src.status();
   auto act = NvmlPowerCapActuator::open(shared, cfg_.gpus);
@@ -156,6 +156,10 @@ const std::string& NodePlant::job_id(size_t j) const {
   return j < channel_jobs_.size() ? channel_jobs_[j].id : kNone;
 }
 
+double NodePlant::clock_event_reasons(size_t g) const {
+  return g < clock_event_reasons_.size() ? clock_event_reasons_[g] : kUnset;
+}
+
 double NodePlant::job_report_age_s(size_t j) const {
   return j < channel_jobs_.size() ? channel_jobs_[j].report_age_s : kUnset;
 }
@@ -170,7 +174,17 @@ Status NodePlant::read(double now_s, Snapshot& out) {
     out.time_s = now_s;
     return Status::Ok();
   }
-  FW_RETURN_IF_ERROR(read_gpus(*hw_->source, hw_->read_order, now_s, out));
+  // read_gpus, keeping each GPU's clock-event reasons of this read (NaN: the device gives none).
+  out.gpus.resize(hw_->read_order.size());
+  clock_event_reasons_.assign(hw_->read_order.size(), kUnset);
+  for (size_t i = 0; i < hw_->read_order.size(); ++i) {
+    GpuSample sample;
+    FW_RETURN_IF_ERROR(hw_->source->read(hw_->read_order[i], now_s, sample));
+    out.gpus[i] = sample.reading;
+    if (sample.has_clock_event_reasons) {
+      clock_event_reasons_[i] = static_cast<double>(sample.clock_event_reasons);
+    }
+  }
   out.jobs.assign(info_.jobs.size(), JobReading{});
   for (size_t j = 0; j < out.jobs.size(); ++j) {
     if (j < channel_jobs_.size() && channel_jobs_[j].id == job_ids_[j]) {

@@ -1,6 +1,6 @@
 #pragma once
 // NodePlant: a Plant over one node, what `flexwatt agent` controls. Three backends:
-//   nvml        the real driver (NvmlLibrary::load(): FLEXWATT_NVML_LIBRARY or the default)
+//   nvml        the real driver (nvml::NvmlLibrary::load(): FLEXWATT_NVML_LIBRARY or the default)
 //   fake-nvml   the test library (tests/telemetry/fake_nvml), named by nvml_library
 //   sim:PATH    the simulator on scenario PATH, advanced in real time: read(now_s) moves the
 //               simulated cluster to now_s seconds after open
@@ -72,6 +72,9 @@ class NodePlant : public Plant {
   const std::string& job_id(size_t j) const;
   // Seconds since plant job j's channel job last reported (NaN: no channel job).
   double job_report_age_s(size_t j) const;
+  // GPU g's NVML clocks-event (throttle) reason bit mask at the last read(); NaN when the
+  // device does not report one, before the first read, and on sim.
+  double clock_event_reasons(size_t g) const;
   const std::string& backend() const { return cfg_.backend; }
   bool simulated() const { return sim_ != nullptr; }
   // sim: the scenario's budget schedule; empty on hardware.
@@ -94,6 +97,7 @@ class NodePlant : public Plant {
   bool jobs_read_ = false;
   std::vector<std::string> job_ids_;  // hardware: channel id of each plant job
   std::vector<ChannelJob> channel_jobs_;
+  std::vector<double> clock_event_reasons_;  // per GPU, of the last hardware read
   PlantInfo info_;
   std::vector<NodeGpu> node_gpus_;
   std::unique_ptr<Hardware> hw_;

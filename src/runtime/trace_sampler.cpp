@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/format.hpp"
 #include "core/version.hpp"
 #include "runtime/tick_loop.hpp"
 #include "runtime/tick_schedule.hpp"
@@ -26,8 +27,7 @@ SamplerResult run_sampler(GpuTelemetrySource& src, TraceWriter& writer,
   r.reasons_seen.assign(request.gpus.size(), 0);
   Snapshot snap;
   double next_progress_s = 1.0;
-  r.start_unix_s =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  r.start_unix_s = unix_now_s();
   TickLoop loop(clock, request.interval_s, r.planned, stop_requested);
   while (loop.wait_next()) {
     const double now_s = loop.tick_now_s();

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/csv.hpp"
+#include "sim/nelder_mead.hpp"
 #include "telemetry/trace_reader.hpp"
 
 namespace fw::sim {
@@ -17,68 +18,6 @@ std::string lower(std::string_view s) {
   std::string o(s);
   for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return o;
-}
-
-// Nelder–Mead minimisation of f over a box (points are clamped into [lo, hi]).
-template <size_t N>
-std::array<double, N> nelder_mead(const std::function<double(const std::array<double, N>&)>& f,
-                                  std::array<double, N> x0, const std::array<double, N>& step,
-                                  const std::array<double, N>& lo, const std::array<double, N>& hi,
-                                  int max_evals, int* evals) {
-  using P = std::array<double, N>;
-  auto clamp = [&](P p) {
-    for (size_t i = 0; i < N; ++i) p[i] = std::clamp(p[i], lo[i], hi[i]);
-    return p;
-  };
-  std::vector<std::pair<double, P>> s;
-  s.push_back({f(clamp(x0)), clamp(x0)});
-  for (size_t i = 0; i < N; ++i) {
-    P p = x0;
-    p[i] += step[i];
-    p = clamp(p);
-    if (p == x0) p[i] = std::clamp(x0[i] - step[i], lo[i], hi[i]);
-    s.push_back({f(p), p});
-  }
-  int n = static_cast<int>(N) + 1;
-  auto lerp = [&](const P& a, const P& b, double t) {
-    P r;
-    for (size_t i = 0; i < N; ++i) r[i] = a[i] + t * (b[i] - a[i]);
-    return clamp(r);
-  };
-  while (n < max_evals) {
-    std::sort(s.begin(), s.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (s.back().first - s.front().first < 1e-9) break;
-    P c{};
-    for (size_t k = 0; k < N; ++k)
-      for (size_t i = 0; i < N; ++i) c[i] += s[k].second[i] / N;
-    const P xr = lerp(s.back().second, c, 2.0);
-    const double fr = f(xr);
-    ++n;
-    if (fr < s.front().first) {
-      const P xe = lerp(s.back().second, c, 3.0);
-      const double fe = f(xe);
-      ++n;
-      s.back() = fe < fr ? std::make_pair(fe, xe) : std::make_pair(fr, xr);
-    } else if (fr < s[N - 1].first) {
-      s.back() = {fr, xr};
-    } else {
-      const P xc = lerp(s.back().second, c, 0.5);
-      const double fc = f(xc);
-      ++n;
-      if (fc < s.back().first) {
-        s.back() = {fc, xc};
-      } else {  // shrink towards the best
-        for (size_t k = 1; k <= N; ++k) {
-          s[k].second = lerp(s[0].second, s[k].second, 0.5);
-          s[k].first = f(s[k].second);
-          ++n;
-        }
-      }
-    }
-  }
-  std::sort(s.begin(), s.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  *evals = n;
-  return s.front().second;
 }
 
 // Runs one GPU with `model` at cap_w; mean power over whole iterations and iterations/s.
@@ -132,6 +71,10 @@ const char* base_for_job(const std::string& job) {
 // it). Throughput: any unit a user would log stays far below 1e15.
 constexpr double kMaxSweepGpuW = 5000;
 constexpr double kMaxSweepThroughput = 1e15;
+// Search box of the sweep fit's mix: physical values (activity and traffic fractions of the
+// peak at f_max ≤ 1, shares in [0, 1]), comm_share below 0.6.
+constexpr std::array<double, 4> kMixLo = {0.2, 0.05, 0.05, 0.0};
+constexpr std::array<double, 4> kMixHi = {1.0, 1.0, 1.0, 0.6};
 
 }  // namespace
 
@@ -144,9 +87,11 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
   std::vector<std::string> h;
   for (auto f : r->fields()) h.push_back(lower(f));
   // Column indices: job, cap, per-GPU power, throughput.
-  int ij = -1, ic = -1, ip = -1, it = -1;
+  int ij = -1, ic = -1, ip = -1, it = -1, itot = -1, ig = -1;
   for (int i = 0; i < static_cast<int>(h.size()); ++i) {
     const std::string& x = h[i];
+    if (x == "total gpu power") itot = i;
+    if (x == "gpus") ig = i;
     if (x == "workload" || x == "job") ij = i;
     if (x == "gpu power cap" || x == "cap_w") ic = i;
     if (x == "power per gpu" || x == "power_w") ip = i;
@@ -187,6 +132,18 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
     if (!by_job.count(job)) order.push_back(job);
     by_job[job].job = job;
     by_job[job].points.push_back(p);
+    // Job size: a gpus column, or total over per-GPU power (the A100 sweep's columns).
+    double total = 0, gpus = 0;
+    if (ig >= 0 && static_cast<int>(f.size()) > ig) {
+      if (!parse_double(f[ig], gpus) || !(gpus >= 1) || gpus > 100000) {
+        return Status::InvalidArgument(r->where() + ": gpus: expected a GPU count, got '" +
+                                       std::string(f[ig]) + "'");
+      }
+    } else if (itot >= 0 && static_cast<int>(f.size()) > itot && parse_double(f[itot], total) &&
+               total > 0) {
+      gpus = total / p.power_w;
+    }
+    if (gpus >= 1) by_job[job].gpus = static_cast<int>(std::lround(gpus));
   }
   FW_RETURN_IF_ERROR(r->status());
   std::vector<MeasuredSweep> out;
@@ -273,16 +230,40 @@ Result<SweepFit> fit_sweep(const MeasuredSweep& m, const GpuPreset& gpu,
   };
   std::array<double, 4> x = {base->load[1].u, base->load[1].m, base->load[1].c,
                              1 - base->share[0] - base->share[1]};
+  for (size_t i = 0; i < 4; ++i) x[i] = std::clamp(x[i], kMixLo[i], kMixHi[i]);
   SweepFit out;
   for (int round = 0; round < 3; ++round) {  // restarts from the best point
     int evals = 0;
-    x = nelder_mead<4>(eval, x, {0.15, 0.15, 0.15, 0.08}, {0.2, 0.05, 0.05, 0.0},
-                       {1.6, 1.5, 1.0, 0.6}, 300, &evals);
+    x = nelder_mead<4>(eval, x, {0.15, 0.15, 0.15, 0.08}, kMixLo, kMixHi, 300, &evals);
     out.evaluations += evals;
   }
   out.job = m.job;
   out.base_workload = base_name;
   out.mix = {x[0], x[1], x[2], x[3]};
+  out.gpus = m.gpus;
+  static const char* kNames[4] = {"mix.sm", "mix.mem", "mix.compute_bound", "mix.comm_share"};
+  static const char* kWhy[4] = {"SM activity is at most 1 at f_max",
+                                "memory traffic is at most 1 of the peak", "a share is at most 1",
+                                "the search's upper bound"};
+  for (size_t i = 0; i < 4; ++i) {
+    char buf[240];
+    if (x[i] >= kMixHi[i] - 1e-3) {
+      std::snprintf(buf, sizeof buf,
+                    "%s held at its limit %.2f (%s): the measured power or cap response asks "
+                    "for more",
+                    kNames[i], kMixHi[i], kWhy[i]);
+      out.warnings.push_back(buf);
+    } else if (x[i] <= kMixLo[i] + 1e-3) {
+      std::snprintf(buf, sizeof buf,
+                    "%s held at its lower limit %.2f: the measured power or cap response asks "
+                    "for less",
+                    kNames[i], kMixLo[i]);
+      out.warnings.push_back(buf);
+    }
+  }
+  out.notes.push_back("from preset " + base_name +
+                      ": the phase shares and loads outside forward/backward, iter_s; the "
+                      "sweep measures steady training (no pauses, per-GPU spread or noise)");
   const auto s = simulate_sweep(gpu, apply_mix(*base, out.mix), caps, sp);
   double dmax;
   residuals(s, &out.max_dp, &out.max_dt, &dmax);
@@ -304,23 +285,32 @@ Result<SweepFit> fit_sweep(const MeasuredSweep& m, const GpuPreset& gpu,
 }
 
 std::string sweep_fit_yaml(const SweepFit& f, const GpuPreset& gpu, int gpus) {
-  char buf[1600];
+  char buf[2400];
+  const double budget = std::ceil(f.pmax_meas_w * gpus / 10) * 10;
+  std::string warn;
+  for (const auto& w : f.warnings) warn += "# warning: " + w + "\n";
   std::snprintf(
       buf, sizeof buf,
       "# Fitted by `flexwatt fit` to a measured power-cap sweep of job %s (simulated twin).\n"
       "# Measured P_max %.1f W/GPU, PFI %.2f; simulated %.1f W/GPU, PFI %.2f; worst residual\n"
-      "# P/Pmax %.3f, T/Tmax %.3f.\n"
+      "# P/Pmax %.3f, T/Tmax %.3f. Job size %d GPUs (the sweep's). No per-GPU spread or noise:\n"
+      "# the fit's conditions (a sweep measures neither). Budget: the measured uncapped power\n"
+      "# (%.1f W x %d GPUs): the job as measured stays within it.\n"
+      "%s"
       "name: fit-%s\n"
       "duration_s: 600\n"
       "gpus:\n  - {model: %s, count: %d}\n"
       "budget: {watts: %.0f, scope: node, window_s: 30}\n"
       "jobs:\n"
-      "  - name: %s\n    kind: pretrain\n    workload: %s\n    gpus: %d\n"
+      "  - name: %s\n    kind: pretrain\n    workload: %s\n    gpus: %d\n    tp: %d\n"
+      "    iter_jitter: 0\n"
       "    mix: {sm: %.4f, mem: %.4f, compute_bound: %.4f, comm_share: %.4f}\n"
-      "    duty: {every_s: 0}   # a sweep measures steady training; add low phases if any\n",
-      f.job.c_str(), f.pmax_meas_w, f.pfi_meas, f.pmax_sim_w, f.pfi_sim, f.max_dp, f.max_dt,
-      f.job.c_str(), std::string(gpu.name).c_str(), gpus, 0.75 * gpu.tdp_w * gpus, f.job.c_str(),
-      f.base_workload.c_str(), gpus, f.mix.sm, f.mix.mem, f.mix.compute_bound, f.mix.comm_share);
+      "    duty: {every_s: 0}   # a sweep measures steady training; add low phases if any\n"
+      "    hetero: {offset_sd: 0, noise_sd: 0}\n",
+      f.job.c_str(), f.pmax_meas_w, f.pfi_meas, f.pmax_sim_w, f.pfi_sim, f.max_dp, f.max_dt, gpus,
+      f.pmax_meas_w, gpus, warn.c_str(), f.job.c_str(), std::string(gpu.name).c_str(), gpus, budget,
+      f.job.c_str(), f.base_workload.c_str(), gpus, gpus % 8 == 0 ? 8 : 1, f.mix.sm, f.mix.mem,
+      f.mix.compute_bound, f.mix.comm_share);
   return buf;
 }
 

@@ -33,12 +33,13 @@ struct SweepPoint {
 struct MeasuredSweep {
   std::string job;
   std::vector<SweepPoint> points;  // cap ascending; the largest cap is the uncapped point
+  int gpus = 1;  // the job's size: total / per-GPU power (A100 format), a `gpus` column, or 1
 };
 
 // Reads a sweep CSV. Formats (detected from the header):
 //  - the public A100 sweep: Workload,GPU power cap,throughput,total GPU power,
 //    normalized throughput,power per GPU;
-//  - plain: job,cap_w,power_w,throughput (power per GPU, W; throughput in any unit).
+//  - plain: job,cap_w,power_w,throughput[,gpus] (power per GPU, W; throughput in any unit).
 // Errors name path:line: field.
 Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path);
 
@@ -74,20 +75,37 @@ struct SweepFit {
   double max_dp = 0, max_dt = 0;      // largest |residual| of P/P_max and T/T_max
   bool power_at_or_below_cap = true;  // simulated power ≤ cap at every cap ≥ device min
   int evaluations = 0;
+  int gpus = 1;  // the sweep's job size (the scenario's)
+  // Parameters held at a search limit (which and why), and what came from where.
+  std::vector<std::string> warnings, notes;
 };
 
 // Fits `m` on `gpu`, starting from preset `base_workload` (a pretrain preset name).
 Result<SweepFit> fit_sweep(const MeasuredSweep& m, const GpuPreset& gpu,
                            const std::string& base_workload, const SimParams& sim);
 
-// Scenario YAML for a fitted job (one node of `gpus` GPUs, budget = fraction of nameplate).
+// Scenario YAML for a fitted job: `gpus` GPUs (the sweep's job size) without per-GPU spread or
+// noise (the fit's conditions; a sweep does not measure them), budget = the measured uncapped
+// power of the job.
 std::string sweep_fit_yaml(const SweepFit& f, const GpuPreset& gpu, int gpus);
+
+// --check on a sweep: the written scenario re-run at every measured cap (all GPUs capped), at
+// its job size: P/P_max and T/T_max against the measured ones.
+struct SweepCheck {
+  int gpus = 0;
+  std::vector<SweepFitRow> rows;  // power_w_sim: per GPU
+  double max_dp = 0, max_dt = 0;
+};
+Result<SweepCheck> check_sweep_fit(const SweepFit& f, const std::string& yaml, uint64_t seed);
+nlohmann::json sweep_check_json(const SweepCheck& c);
+std::string sweep_check_table(const SweepCheck& c);
 
 // ---- Uncapped power log ----------------------------------------------------------------
 // A power log as per-GPU series on a common time grid (one column per GPU).
 struct PowerLog {
   double dt_s = 0.5;
-  std::vector<std::vector<double>> gpu_w;  // [gpu][sample]
+  std::vector<std::vector<double>> gpu_w;     // [gpu][sample]
+  std::vector<std::vector<double>> mem_util;  // [gpu][sample], 0..1, NaN: none; empty: no column
 };
 // Reads a flexwatt trace (directory or gpus.csv) or an nvidia-smi CSV log, resampled onto a
 // grid of dt_s (mean of the samples in each cell; an empty cell repeats the previous value).
@@ -95,18 +113,31 @@ Result<PowerLog> read_power_log(const std::string& path, double dt_s);
 
 struct TraceFit {
   int gpus = 0;
-  size_t first_sample = 0, samples = 0;  // the fitted span (job start to end) of the log
+  size_t first_sample = 0, samples = 0;  // the fitted span (first to last training) of the log
   double duration_s = 0;
-  double high_w = 0, low_w = 0;              // per-GPU levels of training and of the low phases
-  double every_s = 0, length_s = 0;          // duty cycle medians (0: none found)
-  double jitter = 0.1, length_jitter = 0.1;  // lognormal sigmas of period and length
-  int low_phases = 0;
-  double offset_sd_frac = 0, noise_sd_frac = 0;
+  double high_w = 0, low_w = 0;              // per GPU: training level, regular pauses' level
+  double threshold_w = 0;                    // per GPU: below it (smoothed) a sample is low
+  double every_s = 0, length_s = 0;          // regular pauses: lognormal medians (0: none)
+  double jitter = 0.1, length_jitter = 0.1;  // lognormal sigmas of spacing and length
+  int low_phases = 0;                        // regular pauses found
+  int long_phases = 0;                       // rare long pauses found (twin: checkpoints)
+  double long_every_s = 0, long_s = 0, long_w = 0;  // their training spacing, length, level
+  int checkpoint_every_iters = 0;
+  double low_share = 0;  // share of the span in pauses (regular and long)
+  double offset_sd_frac = 0, noise_sd_frac = 0, noise_tau_s = 1.0;
+  double period_s = 0, acf_at_period = 0;  // measured in training (0: no period)
+  double iter_s = 1.2, iter_jitter = 0.01, tokens_per_iter = 4096.0 * 256;
+  double budget_w = 0;  // node budget written to the scenario
+  std::string budget_reason;
   JobMix mix;
   std::string base_workload;
   double duty_sm = 0.05, duty_mem = 0.10;
+  // What the fit could not represent, or where it held a parameter at a limit (each says which
+  // and why), and what it decided (lead-in, populations, parameters from the preset).
+  std::vector<std::string> warnings, notes;
 };
-// Fits a log taken on `gpu` (no cap binding), base preset `base_workload`.
+// Fits a log taken on `gpu` (no cap binding), base preset `base_workload`. Errors
+// (InvalidArgument) when the log's training level is beyond what `gpu` reaches with the preset.
 Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
                            const std::string& base_workload, const SimParams& sim);
 std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::string& name);
@@ -135,9 +166,38 @@ struct TraceCheck {
 Result<TraceCheck> check_trace_fit(const PowerLog& log, const TraceFit& f, const std::string& yaml,
                                    double level_w, uint64_t seed, int seeds = 3);
 nlohmann::json sweep_fit_json(const SweepFit& f);
-std::string sweep_fit_table(const SweepFit& f);  // measured vs simulated per cap
-nlohmann::json trace_fit_json(const TraceFit& f);
+std::string sweep_fit_table(const SweepFit& f);    // measured vs simulated per cap
+nlohmann::json trace_fit_json(const TraceFit& f);  // the fitted figures, warnings and notes
 nlohmann::json trace_check_json(const TraceCheck& c);
 std::string trace_check_table(const TraceCheck& c);
+
+// ---- Fit report (fit_report.cpp): the twin against the log, each figure with its error ----
+// Node power (sum over GPUs) over the fitted span; the twin is the written scenario re-run
+// over as many samples (seeds seed, seed+1, …; figures averaged over them). Rows: mean, p5,
+// p50, p95, low-phase share, pause spacing, shares of trailing 1 s / 5 s / 30 s means above two
+// budgets (the log's p90 and p99 of 1 s means, or level_w > 0 and the p99), peak 30 s mean,
+// autocorrelation at the step time (1 s without a period), and the dominant period when the
+// log has one. Each row: its error (relative or absolute) and a verdict against two
+// tolerances (good / usable / not reliable); the report's verdict is the worst row's (at best
+// "usable" when the fit warned), with the reason.
+struct ReportRow {
+  std::string name;   // key, e.g. "mean_w", "viol_5s_at_b1"
+  std::string label;  // for the table
+  std::string unit;   // "W", "s", "" (a share or a correlation)
+  double log = 0, twin = 0, error = 0;
+  bool relative = true;         // error = twin/log − 1, else twin − log
+  double good = 0, usable = 0;  // tolerances on |error|
+  std::string verdict;
+};
+struct FitReport {
+  std::vector<double> budgets_w;
+  std::vector<ReportRow> rows;
+  std::string verdict, reason;
+  int seeds = 0;
+};
+Result<FitReport> report_trace_fit(const PowerLog& log, const TraceFit& f, const std::string& yaml,
+                                   double level_w, uint64_t seed, int seeds = 3);
+nlohmann::json fit_report_json(const FitReport& r);
+std::string fit_report_table(const FitReport& r);
 
 }  // namespace fw::sim

@@ -40,6 +40,20 @@ constexpr ModelFit kFits[] = {
         .mem_power_w = 190,  // assumption: HBM3e takes a larger share (§2.6)
         .v0 = 0.5,           // assumption, fitted to the H200 PFI medians (§1b)
     },
+    {
+        .name = "a40",
+        .idle_sm_w = 5,     // assumption (as A100)
+        .sm_power_w = 190,  // assumption: not fitted (no A40 power-vs-cap data in the sweep);
+        .mem_power_w = 45,  // scaled from the A100 fit to a 300 W part with GDDR6
+        .v0 = 0.45,         // assumption (as A100)
+    },
+    {
+        .name = "a100-pcie-80gb",
+        .idle_sm_w = 5,     // assumption (as A100-SXM)
+        .sm_power_w = 190,  // assumption: the A100-SXM fit scaled to the 300 W PCIe part
+        .mem_power_w = 64,  // assumption: as above
+        .v0 = 0.45,         // assumption (GA100, as A100-SXM)
+    },
 };
 constexpr size_t kNumPresets = sizeof(kFits) / sizeof(kFits[0]);
 
@@ -67,7 +81,9 @@ const GpuPreset* find_gpu_preset(std::string_view name) {
   return nullptr;
 }
 
-const char* gpu_preset_names() { return "a100-sxm4-80gb, h100-sxm5, h200-sxm"; }
+const char* gpu_preset_names() {
+  return "a100-sxm4-80gb, h100-sxm5, h200-sxm, a40, a100-pcie-80gb";
+}
 
 double clock_for_cap(const GpuPreset& g, const Load& load, double cap_w, double x_guess) {
   const double x_min = g.sm_clock_min_mhz / g.sm_clock_max_mhz;

@@ -26,7 +26,8 @@ struct GpuPreset : hw::GpuSpec {
   double v0;           // V/V_max extrapolated to zero clock (voltage offset)
 };
 
-// The catalogue's GPUs that have a fitted model: "a100-sxm4-80gb", "h100-sxm5", "h200-sxm".
+// The catalogue's GPUs that have a model: "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "a40",
+// "a100-pcie-80gb" (the last two with assumed constants, docs/simulator.md).
 // nullptr when unknown.
 const GpuPreset* find_gpu_preset(std::string_view name);
 // Comma-separated list of preset names (for error messages).

@@ -39,10 +39,10 @@ nvml::FieldValue instant_power_request() {
 
 }  // namespace
 
-Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(std::shared_ptr<const NvmlLibrary> lib,
-                                                           const std::vector<int>& gpus) {
+Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(
+    std::shared_ptr<const nvml::NvmlLibrary> lib, const std::vector<int>& gpus) {
   std::unique_ptr<NvmlGpuSource> src(new NvmlGpuSource(std::move(lib)));
-  const NvmlFunctions& f = src->lib_->fn();
+  const nvml::NvmlFunctions& f = src->lib_->fn();
   unsigned int count = 0;
   FW_RETURN_IF_ERROR(src->lib_->check(f.device_get_count(&count), "nvmlDeviceGetCount", -1));
   src->devs_.resize(count);
@@ -68,7 +68,7 @@ bool NvmlGpuSource::optional_ok(nvml::Return rc, bool fn_present, const char* ca
 // Long by design: one probe per NVML reading, each with its own fallback; splitting would scatter
 // the table of readings.
 Status NvmlGpuSource::probe(int gpu, Device& d) {
-  const NvmlFunctions& f = lib_->fn();
+  const nvml::NvmlFunctions& f = lib_->fn();
   FW_RETURN_IF_ERROR(
       lib_->check(f.device_get_handle_by_index(static_cast<unsigned int>(gpu), &d.handle),
                   "nvmlDeviceGetHandleByIndex", gpu));
@@ -179,7 +179,7 @@ Status NvmlGpuSource::probe(int gpu, Device& d) {
 }
 
 Status NvmlGpuSource::read_power_w(int gpu, const Device& d, double& power_w) const {
-  const NvmlFunctions& f = lib_->fn();
+  const nvml::NvmlFunctions& f = lib_->fn();
   if (d.info.power_source == PowerSource::kInstantField) {
     nvml::FieldValue fv = instant_power_request();
     FW_RETURN_IF_ERROR(lib_->check(f.device_get_field_values(d.handle, 1, &fv), kFieldCall, gpu));
@@ -201,7 +201,7 @@ Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
                                    std::to_string(device_count()) + " GPUs)");
   }
   Device& d = devs_[gpu];
-  const NvmlFunctions& f = lib_->fn();
+  const nvml::NvmlFunctions& f = lib_->fn();
   out = GpuSample{};
   GpuReading& r = out.reading;
   r.gpu = gpu;

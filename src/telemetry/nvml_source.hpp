@@ -14,15 +14,15 @@
 //  - enforced limit, utilisation, SM clock, temperature, clock-event reasons: a reading the
 //    device answers NOT_SUPPORTED (or the library lacks) is left NaN and listed in
 //    GpuDeviceInfo::unsupported; any other failure fails open().
-// Every NVML return code goes through NvmlLibrary::check (names the call and GPU). NVML's
+// Every NVML return code goes through nvml::NvmlLibrary::check (names the call and GPU). NVML's
 // mW/mJ/percent are converted to W/J/0..1 here (by nvml::kSiPerMilli, nvml_api.hpp, the one
 // factor the cap writer uses too). Not thread-safe.
 
 #include <memory>
 #include <vector>
 
+#include "hw/nvml/nvml_library.hpp"
 #include "telemetry/gpu_source.hpp"
-#include "telemetry/nvml_library.hpp"
 
 namespace fw {
 
@@ -31,7 +31,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
   // Probes `gpus` (NVML indices; empty: all). NotFound naming the index and the count for an
   // index NVML does not have.
   // The library may be shared (e.g. with an actuation/ NvmlPowerCapActuator).
-  static Result<std::unique_ptr<NvmlGpuSource>> open(std::shared_ptr<const NvmlLibrary> lib,
+  static Result<std::unique_ptr<NvmlGpuSource>> open(std::shared_ptr<const nvml::NvmlLibrary> lib,
                                                      const std::vector<int>& gpus = {});
   // True for the GPUs open() probed; info() and read() REQUIRE it.
   bool probed(int gpu) const { return gpu >= 0 && gpu < device_count() && devs_[gpu].probed; }
@@ -40,7 +40,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
   const GpuDeviceInfo& info(int gpu) const override { return devs_[gpu].info; }
   Status read(int gpu, double now_s, GpuSample& out) override;
 
-  const NvmlLibrary& library() const { return *lib_; }
+  const nvml::NvmlLibrary& library() const { return *lib_; }
 
  private:
   struct Device {
@@ -56,7 +56,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
     double prev_time_s = 0, prev_power_w = 0, integrated_j = 0;
   };
 
-  explicit NvmlGpuSource(std::shared_ptr<const NvmlLibrary> lib) : lib_(std::move(lib)) {}
+  explicit NvmlGpuSource(std::shared_ptr<const nvml::NvmlLibrary> lib) : lib_(std::move(lib)) {}
   Status probe(int gpu, Device& d);
   Status read_power_w(int gpu, const Device& d, double& power_w) const;
   // Probes an optional reading: true when supported, false on NOT_SUPPORTED or a missing
@@ -64,7 +64,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
   bool optional_ok(nvml::Return rc, bool fn_present, const char* call, int gpu, Device& d,
                    Status& st) const;
 
-  std::shared_ptr<const NvmlLibrary> lib_;
+  std::shared_ptr<const nvml::NvmlLibrary> lib_;
   std::vector<Device> devs_;
 };
 

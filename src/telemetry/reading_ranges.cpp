@@ -4,11 +4,13 @@
 
 #include <cmath>
 
+#include "core/format.hpp"
+
 namespace fw {
 namespace {
 
 // As an ostream prints a double by default (6 significant digits).
-std::string num(double v) { return fmt::format("{:g}", v); }
+std::string num(double v) { return format_g(v); }
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/csv.hpp"
+#include "core/format.hpp"
 #include "core/json_int.hpp"
 #include "telemetry/dmon_import.hpp"
 #include "telemetry/nvsmi_import.hpp"
@@ -25,11 +26,7 @@ using trace_internal::fast_parse_double;
 using trace_internal::fast_parse_int;
 using trace_internal::separators64;
 
-std::string fmt_num(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
+std::string fmt_num(double v) { return format_g(v); }
 
 Status bad(const CsvReader& r, std::string_view field, const std::string& problem) {
   return Status::InvalidArgument(r.where() + ": " + std::string(field) + ": " + problem);

@@ -108,7 +108,7 @@ class NvmlActuatorTest : public ::testing::Test {
     const fs::path p = dir_ / "script.txt";
     std::ofstream(p) << text;
     setenv("FAKE_NVML_SCRIPT", p.c_str(), 1);
-    auto lib = NvmlLibrary::load_path(FAKE_NVML_LIBRARY);
+    auto lib = nvml::NvmlLibrary::load_path(FAKE_NVML_LIBRARY);
     if (!lib.ok()) return lib.status();
     return NvmlPowerCapActuator::open(std::move(lib).value(), gpus);
   }
@@ -194,9 +194,9 @@ TEST_F(NvmlActuatorTest, SharesTheLibraryWithTheReadOnlySource) {
   const fs::path p = dir_ / "script.txt";
   std::ofstream(p) << "gpus 2\nlimits * min=200 max=700 enforced=700\n";
   setenv("FAKE_NVML_SCRIPT", p.c_str(), 1);
-  auto loaded = NvmlLibrary::load_path(FAKE_NVML_LIBRARY);
+  auto loaded = nvml::NvmlLibrary::load_path(FAKE_NVML_LIBRARY);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  std::shared_ptr<const NvmlLibrary> lib = std::move(loaded).value();
+  std::shared_ptr<const nvml::NvmlLibrary> lib = std::move(loaded).value();
   auto src = NvmlGpuSource::open(lib);
   auto act = NvmlPowerCapActuator::open(lib, {1});
   ASSERT_TRUE(src.ok() && act.ok());
@@ -213,7 +213,7 @@ TEST_F(NvmlActuatorTest, SubsetAndUnknownIndex) {
   EXPECT_FALSE(opened.value()->managed(0));
   auto bad = open("gpus 2\n", {4});
   EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
-  // The same message as the telemetry source's (one GPU selection, NvmlLibrary::select_gpus).
+  // The same message as the telemetry source's (one GPU selection, nvml::NvmlLibrary::select_gpus).
   EXPECT_NE(bad.status().message().find("unknown GPU index 4: NVML reports "), std::string::npos)
       << bad.status().message();
   EXPECT_NE(bad.status().message().find(" GPU(s), indices 0-"), std::string::npos)

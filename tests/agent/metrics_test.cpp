@@ -55,6 +55,35 @@ TEST(Metrics, FlexwattSeries) {
   EXPECT_EQ(text.find("job=\""), std::string::npos);  // never the reserved `job` label
 }
 
+// The enforced limit and the throttle reasons under dcgm-exporter's names and labels, and the
+// reasons split into one 0/1 series per NVML bit.
+TEST(Metrics, EnforcedLimitAndThrottleReasons) {
+  auto s = testing::sample_state();
+  s.gpus[0].clock_event_reasons = 0x4 | 0x40;  // SW power cap + HW thermal slowdown
+  s.gpus[1].clock_event_reasons = 0;
+  auto text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  const std::string gpu0 = "gpu=\"0\",UUID=\"GPU-00000000\",modelName=\"NVIDIA H100 80GB HBM3\"";
+  EXPECT_TRUE(has_line(text, "# TYPE DCGM_FI_DEV_ENFORCED_POWER_LIMIT gauge")) << text;
+  EXPECT_TRUE(
+      has_line(text, "DCGM_FI_DEV_ENFORCED_POWER_LIMIT{" + gpu0 + ",hostname=\"node-7\"} 500"));
+  EXPECT_TRUE(
+      has_line(text, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS{" + gpu0 + ",hostname=\"node-7\"} 68"));
+  EXPECT_NE(text.find("DCGM_FI_DEV_CLOCKS_EVENT_REASONS{gpu=\"1\""), std::string::npos);
+  const auto reason = [&](const char* r) {
+    return "flexwatt_gpu_clocks_event_reason_active{" + gpu0 + ",reason=\"" + r +
+           "\",hostname=\"node-7\"} ";
+  };
+  EXPECT_TRUE(has_line(text, reason("sw_power_cap") + "1"));
+  EXPECT_TRUE(has_line(text, reason("hw_thermal_slowdown") + "1"));
+  EXPECT_TRUE(has_line(text, reason("hw_slowdown") + "0"));
+  EXPECT_TRUE(has_line(text, reason("gpu_idle") + "0"));
+  s.gpus[0].clock_event_reasons = kUnset;  // not read: no series at all
+  s.gpus[1].clock_event_reasons = kUnset;
+  text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  EXPECT_EQ(text.find("DCGM_FI_DEV_CLOCKS_EVENT_REASONS{"), std::string::npos);
+  EXPECT_EQ(text.find("flexwatt_gpu_clocks_event_reason_active{"), std::string::npos);
+}
+
 TEST(Metrics, UnmeasuredValuesAreLeftOut) {
   AgentState s;
   s.hostname = "h";
@@ -99,7 +128,9 @@ TEST(Metrics, PromtoolCheckMetricsPasses) {
   FW_REQUIRE_TOOL(testing_tools::on_path("promtool"), "promtool (Debian package prometheus)");
   auto s = testing::sample_state();
   s.version = 5;
-  s.jobs[0].id = "odd \"id\"\\x";  // escaping must keep the text parseable
+  s.jobs[0].id = "odd \"id\"\\x";        // escaping must keep the text parseable
+  s.gpus[0].clock_event_reasons = 0x44;  // the throttle-reason families with samples
+  s.gpus[1].clock_event_reasons = 0;
   std::string text = render_metrics(s, "0.1.0", 1.8e9 + 2);
   std::string out;
   int rc = promtool_check(text, out);

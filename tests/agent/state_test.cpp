@@ -151,7 +151,7 @@ TEST(JobRegistry, SetKnobsClampsVersionsAndWakes) {
   EXPECT_FALSE(jobs.wait_knobs("gone", 0, Clock::now()));
 }
 
-TEST(JobRegistry, PfiIsRecordedAndTheNodeMeanServed) {
+TEST(JobRegistry, PfiIsRecordedAndServedPerJob) {
   JobRegistry jobs;
   jobs.add("a", grpo_info());
   jobs.add("b", grpo_info());
@@ -159,12 +159,11 @@ TEST(JobRegistry, PfiIsRecordedAndTheNodeMeanServed) {
   EXPECT_EQ(jobs.set_pfi("zz", 1, "sweep"), JobRegistry::Outcome::kNotFound);
   AgentState s;
   s.jobs = jobs.snapshot();
-  EXPECT_TRUE(std::isnan(node_pfi(s)));  // nobody has one
   EXPECT_TRUE(to_json(s)["jobs"][0]["pfi"].is_null());
   EXPECT_EQ(jobs.set_pfi("a", 1.2, "registration"), JobRegistry::Outcome::kOk);
   EXPECT_EQ(jobs.set_pfi("b", 2.0, "sweep"), JobRegistry::Outcome::kOk);
   s.jobs = jobs.snapshot();
-  EXPECT_DOUBLE_EQ(node_pfi(s), 1.6);  // c has none: left out
+  EXPECT_TRUE(to_json(s)["jobs"][2]["pfi"].is_null());  // c has none
   const auto j = to_json(s);
   EXPECT_DOUBLE_EQ(j["jobs"][1]["pfi"].get<double>(), 2.0);
   EXPECT_EQ(j["jobs"][1]["pfi_source"], "sweep");

@@ -10,7 +10,7 @@ namespace fw::hw {
 namespace {
 
 TEST(GpuCatalog, FindsEveryEntryByName) {
-  ASSERT_EQ(gpu_catalog().size(), 3u);
+  ASSERT_EQ(gpu_catalog().size(), 5u);
   for (const GpuSpec& g : gpu_catalog()) {
     EXPECT_EQ(find_gpu(g.name), &g) << g.name;
     EXPECT_NE(std::string(gpu_names()).find(std::string(g.name)), std::string::npos) << g.name;
@@ -23,11 +23,13 @@ TEST(GpuCatalog, FindsByNvmlDeviceName) {
   EXPECT_EQ(find_gpu_by_device_name("NVIDIA H100 80GB HBM3"), find_gpu("h100-sxm5"));
   EXPECT_EQ(find_gpu_by_device_name("NVIDIA A100-SXM4-80GB"), find_gpu("a100-sxm4-80gb"));
   EXPECT_EQ(find_gpu_by_device_name("NVIDIA H200"), find_gpu("h200-sxm"));
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA A40"), find_gpu("a40"));
+  EXPECT_EQ(find_gpu_by_device_name("NVIDIA A100 80GB PCIe"), find_gpu("a100-pcie-80gb"));
   EXPECT_EQ(find_gpu_by_device_name("Fake NVIDIA GPU"), nullptr);
 }
 
 TEST(GpuCatalog, NamesListInTableOrder) {
-  EXPECT_EQ(std::string(gpu_names()), "a100-sxm4-80gb, h100-sxm5, h200-sxm");
+  EXPECT_EQ(std::string(gpu_names()), "a100-sxm4-80gb, h100-sxm5, h200-sxm, a40, a100-pcie-80gb");
 }
 
 TEST(GpuCatalog, NameplatesAndCapRanges) {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "telemetry/nvml_library.hpp"
+#include "hw/nvml/nvml_library.hpp"
 #include "telemetry/nvml_source.hpp"
 
 #ifndef FAKE_NVML_LIBRARY
@@ -36,10 +36,10 @@ class NvmlFakeTest : public ::testing::Test {
     dir_ = fs::path(::testing::TempDir()) /
            ("fw_nvml_" + std::string(info->name()) + "_" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    setenv(kNvmlLibraryEnv, FAKE_NVML_LIBRARY, 1);
+    setenv(nvml::kNvmlLibraryEnv, FAKE_NVML_LIBRARY, 1);
   }
   void TearDown() override {
-    unsetenv(kNvmlLibraryEnv);
+    unsetenv(nvml::kNvmlLibraryEnv);
     unsetenv("FAKE_NVML_SCRIPT");
     std::error_code ec;
     fs::remove_all(dir_, ec);
@@ -54,7 +54,7 @@ class NvmlFakeTest : public ::testing::Test {
   // Loads the library named in FLEXWATT_NVML_LIBRARY and opens the source.
   Result<std::unique_ptr<NvmlGpuSource>> open(const std::string& text) {
     script(text);
-    auto lib = NvmlLibrary::load();
+    auto lib = nvml::NvmlLibrary::load();
     if (!lib.ok()) return lib.status();
     return NvmlGpuSource::open(std::move(lib).value());
   }
@@ -128,10 +128,10 @@ TEST_F(NvmlFakeTest, FallsBackToPowerUsageWhenInstantFieldUnsupported) {
 }
 
 TEST_F(NvmlFakeTest, OldDriverUsesUnversionedSymbolsAndFallbacks) {
-  setenv(kNvmlLibraryEnv, FAKE_NVML_OLD_LIBRARY, 1);
+  setenv(nvml::kNvmlLibraryEnv, FAKE_NVML_OLD_LIBRARY, 1);
   auto src = open("power 0 250\nreasons 0 0x8\n");
   ASSERT_TRUE(src.ok()) << src.status().message();
-  const NvmlLibrary& lib = src.value()->library();
+  const nvml::NvmlLibrary& lib = src.value()->library();
   EXPECT_EQ(lib.init_symbol(), "nvmlInit");
   EXPECT_EQ(lib.clock_reasons_symbol(), "nvmlDeviceGetCurrentClocksThrottleReasons");
   EXPECT_EQ(lib.fn().device_get_field_values, nullptr);
@@ -146,7 +146,7 @@ TEST_F(NvmlFakeTest, UuidWhereTheLibraryHasTheCallEmptyWhereNot) {
   auto src = open("gpus 2\n");
   ASSERT_TRUE(src.ok()) << src.status().message();
   EXPECT_EQ(src.value()->info(1).uuid, "GPU-fa4e0000-0000-4000-8000-000000000001");
-  setenv(kNvmlLibraryEnv, FAKE_NVML_OLD_LIBRARY, 1);  // no nvmlDeviceGetUUID: left empty
+  setenv(nvml::kNvmlLibraryEnv, FAKE_NVML_OLD_LIBRARY, 1);  // no nvmlDeviceGetUUID: left empty
   auto old = open("");
   ASSERT_TRUE(old.ok()) << old.status().message();
   EXPECT_EQ(old.value()->library().fn().device_get_uuid, nullptr);
@@ -205,7 +205,7 @@ TEST_F(NvmlFakeTest, GpuLostAtOpenFailsOpen) {
 
 TEST_F(NvmlFakeTest, OnlySelectedGpusAreProbed) {
   script("gpus 3\nfail * gpu_lost gpu=2\n");  // GPU 2 is broken; we only want 0 and 1
-  auto lib = NvmlLibrary::load();
+  auto lib = nvml::NvmlLibrary::load();
   ASSERT_TRUE(lib.ok()) << lib.status().message();
   auto src = NvmlGpuSource::open(std::move(lib).value(), {1, 0});
   ASSERT_TRUE(src.ok()) << src.status().message();
@@ -220,7 +220,7 @@ TEST_F(NvmlFakeTest, OnlySelectedGpusAreProbed) {
 
 TEST_F(NvmlFakeTest, UnknownGpuIndexNamesIndexAndCount) {
   script("gpus 2\n");
-  auto lib = NvmlLibrary::load();
+  auto lib = nvml::NvmlLibrary::load();
   ASSERT_TRUE(lib.ok()) << lib.status().message();
   auto src = NvmlGpuSource::open(std::move(lib).value(), {0, 4});
   ASSERT_FALSE(src.ok());
@@ -269,8 +269,8 @@ TEST_F(NvmlFakeTest, NoPermissionOnReadIsPermissionDenied) {
 }
 
 TEST_F(NvmlFakeTest, MissingLibraryIsUnavailableInOneLine) {
-  setenv(kNvmlLibraryEnv, "/nonexistent/libnvidia-ml.so.1", 1);
-  auto lib = NvmlLibrary::load();
+  setenv(nvml::kNvmlLibraryEnv, "/nonexistent/libnvidia-ml.so.1", 1);
+  auto lib = nvml::NvmlLibrary::load();
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
   const std::string& m = lib.status().message();
@@ -282,7 +282,7 @@ TEST_F(NvmlFakeTest, CudaStubIsRejected) {
   const fs::path stubs = dir_ / "cuda" / "lib64" / "stubs";
   fs::create_directories(stubs);
   fs::copy_file(FAKE_NVML_LIBRARY, stubs / "libnvidia-ml.so");
-  auto lib = NvmlLibrary::load_path((stubs / "libnvidia-ml.so").string());
+  auto lib = nvml::NvmlLibrary::load_path((stubs / "libnvidia-ml.so").string());
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
   EXPECT_TRUE(contains(lib.status().message(), "stub")) << lib.status().message();
@@ -290,13 +290,13 @@ TEST_F(NvmlFakeTest, CudaStubIsRejected) {
   // A link elsewhere that resolves into stubs/ is rejected too.
   const fs::path link = dir_ / "libnvidia-ml.so.1";
   fs::create_symlink(stubs / "libnvidia-ml.so", link);
-  lib = NvmlLibrary::load_path(link.string());
+  lib = nvml::NvmlLibrary::load_path(link.string());
   ASSERT_FALSE(lib.ok());
   EXPECT_TRUE(contains(lib.status().message(), "stub")) << lib.status().message();
 }
 
 TEST_F(NvmlFakeTest, LibraryWithoutNvmlSymbolsIsRejected) {
-  auto lib = NvmlLibrary::load_path("libm.so.6");
+  auto lib = nvml::NvmlLibrary::load_path("libm.so.6");
   ASSERT_FALSE(lib.ok());
   EXPECT_EQ(lib.status().code(), StatusCode::kUnavailable);
   EXPECT_TRUE(contains(lib.status().message(), "not a usable NVML library"))
@@ -311,17 +311,17 @@ TEST_F(NvmlFakeTest, InitFailureNamesTheInitCall) {
 }
 
 TEST(NvmlCheckTest, MapsReturnCodesToStatusCodes) {
-  EXPECT_EQ(nvml_status_code(nvml::kSuccess), StatusCode::kOk);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorGpuIsLost), StatusCode::kUnavailable);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorDriverNotLoaded), StatusCode::kUnavailable);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorResetRequired), StatusCode::kUnavailable);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorNotSupported), StatusCode::kNotSupported);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorFunctionNotFound), StatusCode::kNotSupported);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorNoPermission), StatusCode::kPermissionDenied);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorInvalidArgument), StatusCode::kInvalidArgument);
-  EXPECT_EQ(nvml_status_code(nvml::kErrorUnknown), StatusCode::kInternal);
-  EXPECT_EQ(nvml_return_name(nvml::kErrorGpuIsLost), "NVML_ERROR_GPU_IS_LOST");
-  EXPECT_EQ(nvml_return_name(12345), "NVML return code 12345");
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kSuccess), StatusCode::kOk);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorGpuIsLost), StatusCode::kUnavailable);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorDriverNotLoaded), StatusCode::kUnavailable);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorResetRequired), StatusCode::kUnavailable);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorNotSupported), StatusCode::kNotSupported);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorFunctionNotFound), StatusCode::kNotSupported);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorNoPermission), StatusCode::kPermissionDenied);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorInvalidArgument), StatusCode::kInvalidArgument);
+  EXPECT_EQ(nvml::nvml_status_code(nvml::kErrorUnknown), StatusCode::kInternal);
+  EXPECT_EQ(nvml::nvml_return_name(nvml::kErrorGpuIsLost), "NVML_ERROR_GPU_IS_LOST");
+  EXPECT_EQ(nvml::nvml_return_name(12345), "NVML return code 12345");
 }
 
 }  // namespace

@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "telemetry/nvml_api.hpp"
+#include "hw/nvml/nvml_api.hpp"
 
 namespace {
 namespace nv = fw::nvml;

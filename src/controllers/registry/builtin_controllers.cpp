@@ -1,0 +1,730 @@
+// The built-in controllers' registry entries (controllers/*.hpp, rl/ppo_controller.hpp),
+// each with its options declared once.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "control/actuator.hpp"
+#include "controllers/cap_arms.hpp"
+#include "controllers/fleet_controller.hpp"
+#include "controllers/lookahead_plan.hpp"
+#include "controllers/oracle_controller.hpp"
+#include "controllers/pid_controller.hpp"
+#include "controllers/registry/controller_registry.hpp"
+#include "controllers/static_calibration.hpp"
+#include "controllers/static_controller.hpp"
+#include "controllers/static_scheduled_controller.hpp"
+#include "controllers/threshold_controller.hpp"
+#include "controllers/uncontrolled_controller.hpp"
+#include "controllers/zeus_controller.hpp"
+#include "core/confined_file.hpp"
+#include "rl/capnet_controller.hpp"
+#include "rl/ppo_controller.hpp"
+
+namespace fw::registry {
+namespace {
+
+using D = OptionDecl;
+
+// A row's setup cost (notes["setup_cost"], eval's `setup GPU-h` column): `episodes` episodes of
+// `episode_s` simulated seconds on `gpus` GPUs that the arm ran before it could be deployed
+// (calibration, training), in GPU-hours of the job it is for.
+nlohmann::json setup_cost(const std::string& what, double episodes, double episode_s, double gpus) {
+  return {{"what", what},
+          {"episodes", episodes},
+          {"episode_s", episode_s},
+          {"gpus", gpus},
+          {"gpu_h", episodes * episode_s * gpus / 3600.0}};
+}
+
+Result<Actuator> actuator_option(const DeclaredOptions& o, const ControllerEnv& env) {
+  auto a = resolve_actuator(o.text("knob"), env.info);
+  if (!a.ok())
+    return Status::InvalidArgument("controller '" + o.spec().name + "': knob=" + o.text("knob") +
+                                   ": " + a.status().message());
+  return a;
+}
+
+D knob_option() {
+  return D::text("knob", "auto",
+                 "actuator: auto (group_size, else gen_concurrency, else caps), caps, "
+                 "gen_concurrency, group_size");
+}
+
+D period_option(const char* def) {
+  return D::number("period_s", def, 0.1, 1e6, "decision period, s");
+}
+
+ControllerEntry uncontrolled_entry() {
+  return {"uncontrolled",
+          "knobs at the job's configured values (as it runs without flexwatt), caps at default",
+          "",
+          {period_option("10")},
+          [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+            const double period = o.number("period_s");
+            return PreparedController{
+                [period](uint64_t) { return std::make_unique<UncontrolledController>(period); }};
+          }};
+}
+
+// The actuators static searches jointly: the named one, an "A+B" list, or with knob=auto
+// every actuator the plant offers (every knob every job exposes, then caps) except the
+// pinned knobs.
+Result<std::vector<Actuator>> static_actuators(const DeclaredOptions& o, const ControllerEnv& env,
+                                               const KnobValues& hold) {
+  const std::string knob = o.text("knob");
+  if (knob != "auto" && knob.find('+') == std::string::npos) {
+    FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
+    return std::vector<Actuator>{a};
+  }
+  std::vector<Actuator> all;
+  if (knob == "auto") {
+    FW_ASSIGN_OR_RETURN(all, resolve_actuators("all", env.info));
+  } else {
+    auto r = resolve_actuators(knob, env.info);
+    if (!r.ok()) {
+      return Status::InvalidArgument("controller 'static': knob=" + knob + ": " +
+                                     r.status().message());
+    }
+    all = *r;
+  }
+  std::vector<Actuator> out;
+  bool caps = false;
+  for (const Actuator& a : all) {
+    if (a.kind == Actuator::Kind::kCaps) {
+      if (!caps) out.push_back(a);
+      caps = true;
+      continue;
+    }
+    if (!std::isnan(hold[a.index()])) {
+      if (knob == "auto") continue;
+      return Status::InvalidArgument("controller 'static': " + a.name() +
+                                     "= pins an actuator knob= searches");
+    }
+    bool dup = false;
+    for (const Actuator& b : out) dup = dup || b.index() == a.index();
+    if (!dup) out.push_back(a);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Actuator& x, const Actuator& y) { return x.index() < y.index(); });
+  if (!caps && knob == "auto") out.push_back(Actuator::of_index(kCapActuator));
+  if (out.empty()) return Status::InvalidArgument("controller 'static': no actuator to calibrate");
+  return out;
+}
+
+// static: pins from the options, then a fixed value or a calibration on the env's plants.
+// One actuator: calibrate_static(). Several (knob=auto or knob=A+B): the joint search
+// (calibrate_static_joint(): per-actuator optima, a coarse joint grid, a pattern search),
+// which keeps the safe setting of all of them together with the most completed-step tokens
+// on the calibration seeds; when nothing is safe it fails (an unsafe fixed setting is never a
+// baseline).
+// One calibrated fixed setting: the inner actuator at a ladder fraction, the other knobs held.
+struct CalibratedSetting {
+  Actuator actuator;
+  double fraction = 0;
+  KnobValues setting = kNoKnobs;
+  nlohmann::json notes_setting;  // the setting by actuator name (notes["setting"])
+};
+Result<CalibratedSetting> calibrate_setting(const DeclaredOptions& o, const ControllerEnv& env,
+                                            const BudgetSchedule& budget, const KnobValues& hold,
+                                            nlohmann::json& notes);
+
+Result<PreparedController> prepare_static(const DeclaredOptions& o, const ControllerEnv& env) {
+  const double period = o.number("period_s");
+  PreparedController p;
+  KnobValues hold = kNoKnobs;
+  for (int q = 0; q < kNumKnobs; ++q) {
+    const std::string k(kKnobNames[q]);
+    if (!o.has(k)) continue;
+    if (o.text("knob") == k) {
+      return Status::InvalidArgument("controller 'static': " + k +
+                                     "= pins the actuator itself; use value=");
+    }
+    hold[q] = o.number(k);
+    p.notes["hold"][k] = hold[q];
+  }
+  if (o.has("value")) {  // a given setting: knob=auto is resolve_actuator()'s auto
+    FW_ASSIGN_OR_RETURN(Actuator a, actuator_option(o, env));
+    const double v = o.number("value");
+    p.notes["actuator"] = a.name();
+    p.notes["value"] = v;
+    p.make = [a, v, period, hold](uint64_t) {
+      return std::make_unique<StaticController>(a, 1.0, v, period, hold);
+    };
+    return p;
+  }
+  if (!env.make_plant || env.calibration_seeds.empty()) {
+    return Status::InvalidArgument("static: no plant factory to calibrate on; give value=");
+  }
+  const std::string schedule = o.text("schedule");
+  if (schedule == "off" || env.budget.entries.size() < 2) {
+    FW_ASSIGN_OR_RETURN(CalibratedSetting c, calibrate_setting(o, env, env.budget, hold, p.notes));
+    p.notes["setup_cost"] = setup_cost("calibration (simulated episodes on the calibration seeds)",
+                                       p.notes["calibration"]["episodes"].get<double>(),
+                                       env.duration_s, static_cast<double>(env.info.gpus.size()));
+    p.make = [c, period](uint64_t) {
+      return std::make_unique<StaticController>(c.actuator, c.fraction, kUnset, period, c.setting);
+    };
+    return p;
+  }
+  // schedule=nominal: calibrated on the first budget level only, held throughout (what an
+  // operator who was not told of the change runs; pair it with --shield).
+  // schedule=levels: one setting per budget level, switched at the schedule's times.
+  std::vector<ScheduledStaticController::Segment> segs;
+  nlohmann::json levels = nlohmann::json::array();
+  const double window_s = env.budget.entries.front().budget.window_s;
+  std::map<double, CalibratedSetting> by_level;  // each budget level calibrated once
+  double episodes = 0;                           // calibration episodes, all levels
+  const size_t n = schedule == "nominal" ? 1 : env.budget.entries.size();
+  for (size_t i = 0; i < n; ++i) {
+    const BudgetSchedule::Entry& e = env.budget.entries[i];
+    auto it = by_level.find(e.budget.watts);
+    nlohmann::json notes = nlohmann::json::object();
+    if (it == by_level.end()) {
+      BudgetSchedule level;
+      level.entries.push_back({0.0, e.budget});
+      FW_ASSIGN_OR_RETURN(CalibratedSetting c, calibrate_setting(o, env, level, hold, notes));
+      it = by_level.emplace(e.budget.watts, c).first;
+      episodes += notes["calibration"]["episodes"].get<double>();
+    }
+    const CalibratedSetting& c = it->second;
+    // A drop switches one budget window early (the schedule is announced: the trailing window
+    // is under the new level when it starts); a rise at its time.
+    double at = e.start_s;
+    if (i > 0 && e.budget.watts < env.budget.entries[i - 1].budget.watts) {
+      at = std::max(segs.empty() ? 0.0 : segs.back().switch_s, e.start_s - window_s);
+    }
+    if (i == 0) at = 0;
+    segs.push_back({at, StaticController(c.actuator, c.fraction, kUnset, period, c.setting)});
+    levels.push_back(
+        {{"budget_w", e.budget.watts},
+         {"start_s", e.start_s},
+         {"switch_s", at},
+         {"setting", c.notes_setting},
+         {"calibration", notes.empty() ? nlohmann::json("as the same level above") : notes}});
+  }
+  p.notes["schedule"] = schedule;
+  p.notes["levels"] = levels;
+  p.notes["setup_cost"] =
+      setup_cost("calibration per budget level (simulated episodes on the calibration seeds)",
+                 episodes, env.duration_s, static_cast<double>(env.info.gpus.size()));
+  p.make = [segs, period](uint64_t) {
+    return std::make_unique<ScheduledStaticController>(segs, period);
+  };
+  return p;
+}
+
+// The calibration of one fixed setting against `budget` (prepare_static()); its notes (what
+// was searched, the search, the setting, the calibration) go to `notes`.
+Result<CalibratedSetting> calibrate_setting(const DeclaredOptions& o, const ControllerEnv& env,
+                                            const BudgetSchedule& budget, const KnobValues& hold,
+                                            nlohmann::json& notes) {
+  FW_ASSIGN_OR_RETURN(std::vector<Actuator> acts, static_actuators(o, env, hold));
+  StaticCalibrationConfig cfg;
+  cfg.seeds = env.calibration_seeds;
+  cfg.duration_s = env.duration_s;
+  cfg.sample_period_s = env.sample_period_s;
+  cfg.limiter = env.limiter;
+  cfg.max_candidates = o.integer("candidates");
+  cfg.hold = hold;
+  Actuator a;
+  StaticCalibration cal;
+  KnobValues setting = hold;
+  std::string names;  // what was searched (--reference auto matches on it)
+  for (const Actuator& x : acts) names += (names.empty() ? "" : "+") + x.name();
+  notes["searched"] = names;
+  if (acts.size() == 1) {
+    a = acts.front();
+    cfg.actuator = a;
+    FW_ASSIGN_OR_RETURN(cal, calibrate_static(env.make_plant, budget, cfg));
+    if (!cal.found) {
+      char b[160];
+      std::snprintf(b, sizeof b, "%s (lowest setting %g: worst window %.3f x budget)",
+                    a.name().c_str(), cal.value, cal.worst_ratio);
+      return Status::Internal(
+          "controller 'static': no fixed setting is safe on calibration "
+          "seeds " +
+          nlohmann::json(env.calibration_seeds).dump() + ": " + b +
+          "; an unsafe fixed setting is never a baseline");
+    }
+  } else {
+    JointCalibrationConfig jc;
+    jc.base = cfg;
+    jc.actuators = acts;
+    jc.grid = o.integer("grid");
+    jc.refine = o.text("refine") == "on";
+    FW_ASSIGN_OR_RETURN(JointCalibration j, calibrate_static_joint(env.make_plant, budget, jc));
+    if (!j.found) {
+      char b[160];
+      std::snprintf(b, sizeof b, " (lowest %s %g: worst window %.3f x budget)",
+                    j.inner.name().c_str(), j.best.value, j.best.worst_ratio);
+      return Status::Internal("controller 'static': no fixed setting of " + names +
+                              " is safe on calibration seeds " +
+                              nlohmann::json(env.calibration_seeds).dump() + b +
+                              "; an unsafe fixed setting is never a baseline");
+    }
+    a = j.inner;
+    cal = j.best;
+    cal.episodes = j.episodes;
+    setting = j.hold;
+    nlohmann::json per = nlohmann::json::object();
+    for (size_t i = 0; i < j.per_actuator.size(); ++i) {
+      const StaticCalibration& c = j.per_actuator[i].inner;
+      nlohmann::json e = {{"safe_found", c.found}, {"completed_tokens", c.completed_tokens}};
+      for (int q = 0; q < kNumKnobs; ++q) {
+        if (!std::isnan(j.per_actuator[i].knobs[q])) {
+          e[std::string(kKnobNames[q])] = j.per_actuator[i].knobs[q];
+        }
+      }
+      e[j.inner.name()] = c.value;
+      per[j.per_actuator_of[i].name()] = e;
+    }
+    notes["search"] = {
+        {"actuators", names},
+        {"method", jc.refine ? "per-actuator optima + coarse joint grid + pattern search"
+                             : "per-actuator optima + coarse joint grid"},
+        {"grid", j.grid},
+        {"points", j.points},
+        {"grid_points", j.grid_points},
+        {"episodes", j.episodes},
+        {"grid_best_completed_tokens", j.grid_best_tokens},
+        {"best_completed_tokens", j.best.completed_tokens},
+        {"per_actuator", per}};
+  }
+  notes["actuator"] = a.name();
+  nlohmann::json set = nlohmann::json::object();
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!std::isnan(setting[q])) set[std::string(kKnobNames[q])] = setting[q];
+  }
+  set[a.name()] = cal.value;
+  notes["setting"] = set;
+  notes["calibration"] = {{"seeds", env.calibration_seeds},
+                          {"value", cal.value},
+                          {"fraction", cal.fraction},
+                          {"worst_window_ratio", cal.worst_ratio},
+                          {"safe_found", cal.found},
+                          {"episodes", cal.episodes},
+                          {"completed_tokens", cal.completed_tokens}};
+  return CalibratedSetting{a, cal.fraction, setting, set};
+}
+
+ControllerEntry static_entry() {
+  const char* pin = "pin this knob for every job (calibrate the actuator with it held)";
+  return {"static",
+          "safe static setting: the fixed setting whose worst trailing budget-window mean stayed "
+          "under budget in calibration runs on seeds disjoint from the evaluation seeds; with "
+          "several actuators (knob=auto or A+B) they are searched jointly (per-actuator optima, "
+          "a coarse joint grid, a pattern search) and the safe setting with the most "
+          "completed-step tokens kept; fails when none is safe",
+          "",
+          {D::text("knob", "auto",
+                   "actuators: auto (every knob the jobs expose and caps, searched jointly), "
+                   "caps, gen_concurrency, group_size, or a joint list A+B"),
+           D::number("value", "", 0, 1e6,
+                     "use this setting instead of calibrating (knob value or cap W)"),
+           D::integer("candidates", "12", 2, 1000, "settings tried in the coarse calibration scan"),
+           D::integer("grid", "0", 0, 1000,
+                      "joint search: coarse grid points per outer knob; 0 = auto (5 with the "
+                      "cap, every rung for knobs alone up to 4096 points)"),
+           D::choice("refine", "on", {"on", "off"},
+                     "joint search: pattern search from the grid's best point"),
+           D::choice("schedule", "off", {"off", "levels", "nominal"},
+                     "with a budget schedule: off = one setting safe under all of it; levels = "
+                     "one setting per budget level, each calibrated on that level, switched at "
+                     "the schedule's times (a drop one window early); nominal = calibrated on "
+                     "the first level only and held (pair with --shield)"),
+           D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),
+           period_option("10")},
+          prepare_static};
+}
+
+ControllerEntry fleet_entry() {
+  return {
+      "fleet",
+      "split a fleet budget; hold each job to its share (gen_concurrency + caps, PI)",
+      "",
+      {period_option("5"),
+       D::number("measure_s", "5", 0.1, 1e6, "trailing span of each job's demand, s"),
+       D::number("target", "0.95", 0.01, 1, "fraction of the budget the shares add up to"),
+       D::number("grow", "0.1", 0, 10, "a share may exceed the job's demand by this fraction"),
+       D::choice("weight", "nameplate", {"nameplate", "demand"},
+                 "split weights: nameplate or demand"),
+       D::number("ki", "1.5", 0, 100, "integral gain (log-concurrency per unit relative error)"),
+       D::number("kp", "1.0", 0, 100, "proportional gain"),
+       D::choice("caps", "on", {"on", "off"}, "power caps as a second actuator: on or off"),
+       D::number("cap_ki", "0.1", 0, 100,
+                 "cap integral gain (W of total cap per W of fleet excess)"),
+       D::number("cap_kp", "0.5", 0, 100, "cap proportional gain")},
+      [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+        FleetControllerConfig c;
+        c.cap_ki = o.number("cap_ki");
+        c.cap_kp = o.number("cap_kp");
+        c.caps = o.text("caps") == "on";
+        c.period_s = o.number("period_s");
+        c.measure_s = o.number("measure_s");
+        c.target = o.number("target");
+        c.grow = o.number("grow");
+        c.ki = o.number("ki");
+        c.kp = o.number("kp");
+        c.weight = o.text("weight") == "nameplate" ? FleetControllerConfig::Weight::kNameplate
+                                                   : FleetControllerConfig::Weight::kDemand;
+        return PreparedController{[c](uint64_t) { return std::make_unique<FleetController>(c); }};
+      }};
+}
+
+ControllerEntry threshold_entry() {
+  return {"threshold",
+          "hysteresis: step down above upper x budget, up below lower x budget",
+          "",
+          {knob_option(),
+           D::number("upper", "0.9", 0.01, 10, "step down above this fraction of budget"),
+           D::number("lower", "0.7", 0, 10, "step up below this fraction of budget"),
+           D::number("measure_s", "0", 0, 1e6, "trailing span measured, s (0: the budget window)"),
+           D::integer("step", "1", 1, 1000, "rungs per step"), period_option("10")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            ThresholdConfig c;
+            FW_ASSIGN_OR_RETURN(c.actuator, actuator_option(o, env));
+            c.upper = o.number("upper");
+            c.lower = o.number("lower");
+            c.measure_s = o.number("measure_s");
+            c.step_rungs = o.integer("step");
+            c.period_s = o.number("period_s");
+            if (!(c.lower < c.upper)) {
+              return Status::InvalidArgument("threshold: lower must be below upper");
+            }
+            return PreparedController{
+                [c](uint64_t) { return std::make_unique<ThresholdController>(c); }};
+          }};
+}
+
+// The per-GPU cap study's arms (docs/caps.md), as ordinary controllers.
+ControllerEntry uniform_cap_entry() {
+  return {"uniform",
+          "one fixed cap for every GPU from t = 0 (a point of the uniform static cap frontier)",
+          "",
+          {D::number("cap_w", "", 1, 1e5, "the cap every GPU holds, W (required)")},
+          [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+            if (!o.has("cap_w")) {
+              return Status::InvalidArgument("uniform: cap_w is required (e.g. uniform:cap_w=250)");
+            }
+            const double cap = o.number("cap_w");
+            return PreparedController{
+                [cap](uint64_t) { return std::make_unique<FixedCapController>(cap); }};
+          }};
+}
+
+ControllerEntry per_gpu_static_entry() {
+  return {"per-gpu-static",
+          "per-GPU caps set once from a calibration span of the same run (cap_arms.hpp): "
+          "P0 + ratio x (busy power - P0), P0 = idle_frac x nameplate",
+          "",
+          {D::number("ratio", "0.8", 0.01, 1, "fraction of each GPU's busy dynamic power kept"),
+           D::number("calib_s", "60", 1, 1e6,
+                     "uncapped calibration span after the first busy "
+                     "sample, s"),
+           D::number("idle_frac", "0.2", 0, 0.9, "share of nameplate that does not follow load")},
+          [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+            const double r = o.number("ratio"), calib = o.number("calib_s");
+            const double idle = o.number("idle_frac");
+            return PreparedController{[r, calib, idle](uint64_t) {
+              return std::make_unique<PerGpuStaticController>(r, calib, idle);
+            }};
+          }};
+}
+
+ControllerEntry pid_entry() {
+  return {"pid",
+          "PID on the power error (fraction of budget) with anti-windup",
+          "",
+          {knob_option(),
+           D::number("kp", "0.3", 0, 1e3, "proportional gain (actuator fraction per unit error)"),
+           D::number("ki", "0.005", 0, 1e3, "integral gain (per unit error per s)"),
+           D::number("kd", "0", 0, 1e3, "derivative gain (s)"),
+           D::number("target", "0.95", 0.01, 2, "fraction of budget aimed at"),
+           D::choice("signal", "peak", {"peak", "mean"},
+                     "peak: largest rolling budget-window mean in the last measure_s; mean: "
+                     "trailing mean over measure_s"),
+           D::number("measure_s", "0", 0, 1e6,
+                     "span measured, s (0: 120 for peak, the budget window for mean)"),
+           period_option("30")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            PidConfig c;
+            FW_ASSIGN_OR_RETURN(c.actuator, actuator_option(o, env));
+            c.kp = o.number("kp");
+            c.ki = o.number("ki");
+            c.kd = o.number("kd");
+            c.target = o.number("target");
+            c.measure_s = o.number("measure_s");
+            c.period_s = o.number("period_s");
+            c.signal =
+                o.text("signal") == "peak" ? PidConfig::Signal::kPeak : PidConfig::Signal::kMean;
+            return PreparedController{[c](uint64_t) { return std::make_unique<PidController>(c); }};
+          }};
+}
+
+ControllerEntry zeus_entry() {
+  return {
+      "zeus",
+      "Zeus power-limit optimizer (NSDI'23): profile caps, then hold the one minimising "
+      "eta*energy + (1-eta)*max_power*time per token; budget-blind as published",
+      "",
+      {D::number("eta", "0.5", 0, 1, "energy/time trade-off, 0..1"),
+       D::number("step_w", "25", 1, 1000, "cap stride while profiling, W"),
+       D::integer("warmup_steps", "1", 0, 100000, "training steps let pass after each cap change"),
+       D::integer("profile_steps", "1", 1, 100000, "training steps measured per cap"),
+       D::number("min_warmup_s", "5", 0, 1e6, "minimum warm-up per cap, s"),
+       D::number("min_profile_s", "30", 0, 1e6, "minimum measurement per cap, s"),
+       D::number("max_phase_s", "300", 1, 1e6, "a phase with no new step ends after this, s")},
+      [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+        ZeusConfig c;
+        c.eta = o.number("eta");
+        c.cap_step_w = o.number("step_w");
+        c.warmup_steps = o.integer("warmup_steps");
+        c.profile_steps = o.integer("profile_steps");
+        c.min_warmup_s = o.number("min_warmup_s");
+        c.min_profile_s = o.number("min_profile_s");
+        c.max_phase_s = o.number("max_phase_s");
+        PreparedController p{[c](uint64_t) { return std::make_unique<ZeusController>(c); }};
+        // Its profiling (every cap from the top in step_w strides) runs inside the episode:
+        // its cost is in the row's own tokens, not before it.
+        p.notes["setup_cost"] = {{"what", "profiling inside the episode (in its tokens)"},
+                                 {"gpu_h", 0.0}};
+        return p;
+      }};
+}
+
+// Per seed, the plan lookahead carried out (LookaheadPlan::description); thread-safe.
+class PlanLog {
+ public:
+  void add(uint64_t seed, std::string what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    by_seed_[seed] = std::move(what);
+  }
+  nlohmann::json json() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [seed, what] : by_seed_) j[std::to_string(seed)] = what;
+    return j;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<uint64_t, std::string> by_seed_;
+};
+
+// The look-ahead's work is exponential in the actuators: every decision imagines
+// candidates^actuators settings for horizon_s each, and the plan runs fixed_candidates^actuators
+// whole episodes. Beyond these bounds (about 30x and 6x the defaults on three actuators) a run
+// takes hours: refused with the numbers instead.
+constexpr double kMaxLookaheadSamplesPerDecision = 5e6;
+constexpr double kMaxLookaheadFixedPlans = 1e4;
+
+Status check_lookahead_cost(const DeclaredOptions& o, const OracleConfig& c,
+                            double sample_period_s) {
+  const double n = static_cast<double>(c.actuators.size());
+  const double settings = std::pow(static_cast<double>(c.candidates), n);
+  const double samples = settings * c.horizon_s / std::max(sample_period_s, 1e-3);
+  const double fixed = std::pow(static_cast<double>(o.integer("fixed_candidates")), n);
+  const std::string who = "controller '" + o.spec().name + "': ";
+  if (samples > kMaxLookaheadSamplesPerDecision) {
+    return Status::InvalidArgument(
+        who +
+        fmt::format("{:.0f} settings ({} candidates ^ {} actuators) x {:g} s horizon = {:.3g} "
+                    "imagined samples per decision, more than {:g}: give fewer candidates, "
+                    "a shorter horizon_s or fewer knobs",
+                    settings, c.candidates, c.actuators.size(), c.horizon_s, samples,
+                    kMaxLookaheadSamplesPerDecision));
+  }
+  if (fixed > kMaxLookaheadFixedPlans) {
+    return Status::InvalidArgument(
+        who + fmt::format("fixed_candidates ^ {} actuators = {:g} whole episodes, more than {:g}: "
+                          "give fewer fixed_candidates or fewer knobs",
+                          c.actuators.size(), fixed, kMaxLookaheadFixedPlans));
+  }
+  return Status::Ok();
+}
+
+// lookahead, and oracle, its former name (kept as an alias).
+ControllerEntry lookahead_entry(const char* name) {
+  return {name,
+          std::string(name) == std::string("oracle")
+              ? "alias of lookahead (its former name)"
+              : "look-ahead reference with perfect foresight: per seed, the better of a greedy "
+                "receding-horizon search and every fixed setting of its actuators on a grid (one "
+                "that breaks no more windows); a reference, not a bound (simulated plant only)",
+          "",
+          {D::text("knob", "all",
+                   "actuators searched: all (every knob every job exposes, and caps), auto, caps, "
+                   "gen_concurrency, group_size, or a '+' list"),
+           D::number("period_s", "15", 0.1, 1e6, "re-planning period, s"),
+           D::number("horizon_s", "120", 0.5, 1e5, "look-ahead per candidate, s"),
+           D::integer("candidates", "9", 2, 256, "settings tried per actuator per decision"),
+           D::integer("fixed_candidates", "12", 0, 64,
+                      "fixed settings per actuator also tried for the whole episode (the static "
+                      "calibration's coarse grid; every combination); 0 or 1: the greedy alone"),
+           D::number("margin", "0", 0, 0.9, "fraction of budget kept free"),
+           D::choice("windows", "tumbling", {"tumbling", "sliding"},
+                     "feasibility rule: tumbling (aligned to t = 0) or sliding (trailing window at "
+                     "every sample)")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            if (env.real_plant) {
+              return Status::InvalidArgument(
+                  "controller '" + o.spec().name +
+                  "' is a reference for the simulator only: it looks ahead by cloning the "
+                  "plant, which real GPUs cannot be (it would never act); use a sim: backend");
+            }
+            OracleConfig c;
+            c.sliding = o.text("windows") == "sliding";
+            auto acts = resolve_actuators(o.text("knob"), env.info);
+            if (!acts.ok()) {
+              return Status::InvalidArgument("controller '" + o.spec().name + "': knob=" +
+                                             o.text("knob") + ": " + acts.status().message());
+            }
+            c.actuators = *acts;
+            const bool has_caps = std::any_of(c.actuators.begin(), c.actuators.end(), [](auto& a) {
+              return a.kind == Actuator::Kind::kCaps;
+            });
+            if (o.text("knob") == "all" && !has_caps) {
+              c.actuators.push_back(Actuator::of_index(kCapActuator));
+            }
+            c.schedule = env.budget;
+            c.period_s = o.number("period_s");
+            c.horizon_s = o.number("horizon_s");
+            c.candidates = o.integer("candidates");
+            c.margin = o.number("margin");
+            FW_RETURN_IF_ERROR(check_lookahead_cost(o, c, env.sample_period_s));
+            PreparedController p;
+            if (!env.make_plant) {  // no plant to plan on: the greedy search alone
+              p.make = [c](uint64_t) { return std::make_unique<OracleController>(c); };
+              return p;
+            }
+            LookaheadPlanConfig pc;
+            pc.greedy = c;
+            pc.fixed_candidates = o.integer("fixed_candidates");
+            pc.budget = env.budget;
+            pc.loop.sample_period_s = env.sample_period_s;
+            pc.loop.duration_s = env.duration_s;
+            pc.limiter = env.limiter;
+            // Which plan won on each seed, for the row's notes (episodes run on several threads).
+            auto log = std::make_shared<PlanLog>();
+            const PlantFactory make_plant = env.make_plant;
+            p.make = [pc, make_plant, log](uint64_t seed) -> std::unique_ptr<Controller> {
+              auto plan = plan_lookahead(make_plant, pc, seed);
+              if (!plan.ok()) {  // the real episode reports the failure, if it is the plant's
+                log->add(seed, "greedy (plan failed: " + plan.status().message() + ")");
+                return std::make_unique<OracleController>(pc.greedy);
+              }
+              log->add(seed, plan->description);
+              return std::make_unique<LookaheadController>(pc.greedy.actuators, pc.greedy.period_s,
+                                                           std::move(plan).value());
+            };
+            p.finish = [log](nlohmann::json& notes) { notes["plan_by_seed"] = log->json(); };
+            return p;
+          }};
+}
+
+// The policy file a spec names: anywhere, or confined to env.policy_dirs when they are set.
+Result<rl::Policy> load_policy(const std::string& path, const ControllerEnv& env) {
+  if (!env.policy_dirs) return rl::Policy::load(path);
+  FW_ASSIGN_OR_RETURN(const std::string text,
+                      read_confined_file(path, *env.policy_dirs, "policy_dirs"));
+  return rl::Policy::parse(text, path);
+}
+
+// A controller built from a policy file (ppo:PATH, capnet:PATH): the file is loaded and
+// checked once (`check` may refuse it for this plant), then shared by one controller per
+// episode. The notes name the policy, its period and metadata[note_key] (else note_default).
+template <class C>
+Result<PreparedController> prepare_from_policy(
+    const std::string& name, const DeclaredOptions& o, const ControllerEnv& env,
+    const std::function<Status(const rl::Policy&)>& check, const char* note_key,
+    const nlohmann::json& note_default) {
+  const double period = o.number("period_s");
+  const std::string& path = o.spec().positional;
+  auto policy = load_policy(path, env);
+  if (!policy.ok()) return Status::InvalidArgument(name + ": " + policy.status().message());
+  if (check) FW_RETURN_IF_ERROR(check(*policy).with_context(name + ":" + path));
+  auto probe = C::create(*policy, period);  // validates the specs
+  if (!probe.ok()) return probe.status().with_context(name + ":" + path);
+  PreparedController p;
+  p.notes = {{"policy", path},
+             {"period_s", (*probe)->period_s()},
+             {note_key, policy->metadata().value(note_key, note_default)},
+             {"training_seed", policy->metadata().value("training_seed", nlohmann::json())}};
+  // Training cost, from the policy's metadata: decisions × decision period of simulated job
+  // time on the training plant's GPUs (PPO), or episodes × episode length (capnet's ES; its
+  // scenarios vary in size, so GPUs per episode are not recorded: 1 is a lower bound).
+  const nlohmann::json& md = policy->metadata();
+  if (md.contains("total_steps") && md.contains("decision_period_s")) {
+    const double gpus = md.contains("gpu_models") ? md["gpu_models"].size() : 1.0;
+    p.notes["setup_cost"] =
+        setup_cost("training (simulated decision steps x period)", md["total_steps"].get<double>(),
+                   md["decision_period_s"].get<double>(), gpus);
+  } else if (md.contains("episodes") && md.contains("recipe") &&
+             md["recipe"].contains("episode_s")) {
+    p.notes["setup_cost"] =
+        setup_cost("training (simulated episodes; >= 1 GPU each)", md["episodes"].get<double>(),
+                   md["recipe"]["episode_s"].get<double>(), 1.0);
+  }
+  rl::Policy shared = std::move(policy).value();
+  p.make = [shared, period](uint64_t) -> std::unique_ptr<Controller> {
+    return std::move(C::create(shared, period)).value();
+  };
+  return p;
+}
+
+Result<PreparedController> prepare_ppo(const DeclaredOptions& o, const ControllerEnv& env) {
+  const PlantInfo info = env.info;
+  return prepare_from_policy<rl::PpoController>(
+      "ppo", o, env,
+      [info](const rl::Policy& pol) { return rl::PpoController::check_plant(pol, info); },
+      "scenario_family", nlohmann::json(""));
+}
+
+ControllerEntry ppo_entry() {
+  return {"ppo",
+          "PPO meta-controller from a policy file (flexwatt train): moves gen_concurrency and "
+          "group_size from measured power",
+          "PATH",
+          {D::number("period_s", "", 0, 1e6, "decision period, s (default: the policy's)")},
+          prepare_ppo};
+}
+
+Result<PreparedController> prepare_capnet(const DeclaredOptions& o, const ControllerEnv& env) {
+  return prepare_from_policy<rl::CapNetController>("capnet", o, env, nullptr, "alpha",
+                                                   nlohmann::json());
+}
+
+ControllerEntry capnet_entry() {
+  return {"capnet",
+          "per-GPU power caps from one shared MLP (flexwatt train --task caps): every 10 s, "
+          "each GPU's cap from its power, clock, utilisation and its job's progress",
+          "PATH",
+          {D::number("period_s", "", 0, 1e6, "decision period, s (default: the policy's)")},
+          prepare_capnet};
+}
+
+}  // namespace
+
+std::vector<ControllerEntry> builtin_controllers() {
+  return {uncontrolled_entry(),
+          static_entry(),
+          fleet_entry(),
+          threshold_entry(),
+          pid_entry(),
+          zeus_entry(),
+          uniform_cap_entry(),
+          per_gpu_static_entry(),
+          lookahead_entry("lookahead"),
+          lookahead_entry("oracle"),
+          ppo_entry(),
+          capnet_entry()};
+}
+
+}  // namespace fw::registry

@@ -1,0 +1,46 @@
+#pragma once
+// The human table of `flexwatt eval` (and `flexwatt demo`) and the demo's summary CSV, each
+// driven by a table of columns: a new metric is one entry.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "eval/evaluation.hpp"
+
+namespace fw::eval {
+
+// What a cell may look at besides its row: the report and its JSON (for the ratios).
+struct CellContext {
+  const EvalReport& report;
+  const nlohmann::json& row_json;  // the row's entry of EvalReport::to_json()["controllers"]
+};
+
+// One column of the main eval table: key (machine name), header, printf width (right
+// aligned) and the cell's text.
+struct TableColumn {
+  std::string key;
+  std::string header;
+  int width = 8;
+  std::function<std::string(const ControllerSummary&, const CellContext&)> cell;
+};
+
+// The main table's columns after "controller", in order, for a report with these windows
+// (one violation column per headline window).
+std::vector<TableColumn> eval_table_columns(const std::vector<double>& windows_s);
+
+// The columns added with EvalRequest::energy_vs: energy saved, throughput lost, EDP change (%).
+std::vector<TableColumn> energy_vs_columns();
+
+// One column of the demo's summary.csv: key (the CSV header) and the value.
+struct CsvColumn {
+  std::string key;
+  std::function<double(const ControllerSummary&, const EvalReport&)> value;
+};
+// The summary.csv columns between "controller" and "simulated".
+const std::vector<CsvColumn>& summary_csv_columns();
+
+// The human table of `flexwatt eval` (labelled simulated).
+std::string format_eval_table(const EvalRequest& req, const EvalReport& report);
+
+}  // namespace fw::eval

@@ -1,0 +1,72 @@
+#pragma once
+// Fitting a pipeline job's per-stage work to measured runs, and predicting other runs
+// (the Perseus artifact's Zeus runs: data/perseus/*_zeus_{global,local}.csv). Simulated.
+//
+// Model (sim/pipeline_job.hpp): stage s's forward takes t_unit · units_s at f_max and its
+// backward twice that (assumption: the usual 2:1 backward/forward FLOP ratio); units_s comes
+// from the run's partition (`custom:b0,b1,...`: layers b_{s+1} − b_s; `uniform_transformer`:
+// total/pp each, total being the fitted partition's; assumption: embedding and head cost what
+// a layer does). Four parameters per model are
+// fitted by Nelder–Mead to its uniform-limit runs (relative time and energy errors, squared):
+// t_unit and the stage load (u, m, c) of the GPU model. The same parameters then predict runs
+// with per-stage limits, including other partitions of the same model.
+
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "sim/pipeline_job.hpp"
+
+namespace fw::sim {
+
+struct ZeusRun {
+  std::string model, partition;
+  int dp = 1, tp = 1, pp = 1, microbatches = 1;
+  std::vector<double> caps_w;  // per stage
+  double time_s = 0, energy_j = 0;
+  int64_t line = 0;  // in its file
+};
+
+// Reads a Zeus CSV (global or local). InvalidArgument "path:line: column: why" on bad input.
+Result<std::vector<ZeusRun>> read_zeus_csv(const std::string& path);
+
+// Stage work units of a partition string for pp stages.
+Result<std::vector<double>> partition_units(const std::string& partition, int pp);
+
+struct PipelineFit {
+  std::string model, partition;
+  double t_unit_s = 0;
+  double total_units = 0;  // of the fitted partition (a uniform partition splits as many)
+  // Stage work = mean + imbalance · (units_s − mean): 1 follows the layer count, 0 balanced.
+  double imbalance = 1;
+  Load load;
+  double max_err = 0;  // largest |relative error| over the fitted runs (time or energy)
+  int evals = 0;
+};
+
+// A job spec for run r with the fit's parameters (units from r's own partition).
+Result<PipelineJobSpec> pipeline_spec_for(const ZeusRun& r, const PipelineFit& fit,
+                                          const GpuPreset& gpu, double blocking_w);
+
+// Fits one model's uniform-limit runs (all of the same model and partition).
+Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
+                                      double blocking_w);
+
+struct PipelinePrediction {
+  ZeusRun run;
+  double time_s = 0, energy_j = 0;
+  double time_err() const { return time_s / run.time_s - 1; }
+  double energy_err() const { return energy_j / run.energy_j - 1; }
+};
+
+// Fits every (model, partition) of `global` and predicts every run of `local` whose model was
+// fitted (the first fitted partition of that model supplies the parameters).
+struct PipelineValidation {
+  std::vector<PipelineFit> fits;
+  std::vector<PipelinePrediction> rows;
+};
+Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& global,
+                                                  const std::vector<ZeusRun>& local,
+                                                  const GpuPreset& gpu, double blocking_w);
+
+}  // namespace fw::sim

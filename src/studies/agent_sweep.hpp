@@ -1,0 +1,46 @@
+#pragma once
+// `flexwatt sweep --agent ADDR`: a power-cap sweep of one job on a live node, through the node
+// agent's HTTP API (docs/agent-api.md), where the operator allows cap writes (an admin token;
+// the agent not read_only).
+//
+// For each cap (ascending, the last one the devices' maximum = the uncapped point):
+//   1. PUT /v1/controller {"controller": "static:knob=caps,value=CAP"} (every GPU at CAP,
+//      through the agent's SafetyLimiter and cap validation);
+//   2. waits dwell_s, then checks the controller is in force;
+//   3. over measure_s, polls GET /v1/status every poll_s; between the first and the last state:
+//      the node power (the GPUs' energy counters' difference over the status clock; the mean of
+//      the polled node_power_w where a GPU has no counter) and the job's throughput
+//      (tokens_total difference over the same span, tokens/s), the span on the plant's clock
+//      (loop.plant_time_s: simulated seconds on sim).
+// Then the previous controller is put back (also after a failure), the P/Pmax, T/Tmax and PFI
+// are computed by sweep_result, and (publish_pfi) the PFI is recorded on the agent
+// (PUT /v1/jobs/{id}/pfi, source "sweep") so /v1/status reports it.
+// Times are wall seconds. Not thread-safe; blocks for about caps × (dwell_s + measure_s).
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "studies/sweep.hpp"
+
+namespace fw::studies {
+
+struct AgentSweepRequest {
+  std::string address;         // "http://HOST:PORT", or a Unix socket path ("unix:PATH" or "/…")
+  std::string token;           // bearer token with the admin scope; empty: none (auth off)
+  std::string job_id;          // a registered job; empty: the only registered job
+  std::vector<double> caps_w;  // per-GPU caps; empty: 6 from the devices' minimum to maximum
+  double dwell_s = 30;         // settling time after each cap change
+  double measure_s = 60;       // measured span per cap
+  double poll_s = 0.5;         // status polling period while measuring
+  bool publish_pfi = true;     // record the PFI on the agent when done
+};
+
+// InvalidArgument for a bad request (no job, caps outside the devices' range); Unavailable when
+// the agent cannot be reached; PermissionDenied when it is read_only or refuses the write
+// (the HTTP status and message in the text). `log` (may be empty) gets one line per step.
+Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
+                                        const std::function<void(const std::string&)>& log = {});
+
+}  // namespace fw::studies

@@ -1,0 +1,146 @@
+// Pipeline-parallel jobs in the simulator (sim/pipeline_job.hpp): the critical path, blocking
+// at a stated power, data-parallel pipelines meeting at the all-reduce, stragglers; and the
+// validation against the Perseus artifact's measured Zeus runs (sim/pipeline_fit.hpp), every
+// row printed.
+
+#include "sim/pipeline_job.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "sim/pipeline_fit.hpp"
+
+namespace fw::sim {
+namespace {
+
+PipelineJobSpec balanced(int stages, int mb, int dp) {
+  PipelineJobSpec s;
+  s.gpu = find_gpu_preset("a100-pcie-80gb");
+  s.microbatches = mb;
+  s.dp = dp;
+  s.load = {0.8, 0.3, 0.9};
+  s.blocking_w = 80;
+  s.average_over_iteration = false;
+  for (int i = 0; i < stages; ++i) s.stages.push_back({1.0, 2.0});
+  return s;
+}
+
+TEST(PipelineJob, UncappedBalancedPipelineByHand) {
+  const auto s = balanced(4, 6, 1);
+  const double p1 = gpu_power_w(*s.gpu, s.load, 1.0);
+  ASSERT_LT(p1, s.gpu->max_cap_w * (1 - s.margin_frac));  // uncapped at the max cap
+  std::vector<double> caps(4, s.gpu->max_cap_w);
+  auto it = pipeline_iteration(s, caps);
+  ASSERT_TRUE(it.ok()) << it.status().message();
+  // (S - 1 + N)(F + B) = 9 * 3; each GPU computes N (F + B) = 18 s and blocks 9 s.
+  EXPECT_NEAR(it->time_s, 27, 1e-9);
+  EXPECT_NEAR(it->energy_j, 4 * (18 * p1 + 9 * 80), 1e-6);
+  for (double x : it->clock_x) EXPECT_DOUBLE_EQ(x, 1.0);
+}
+
+TEST(PipelineJob, AFastPipelineWaitsAtBlockingPowerForTheStraggler) {
+  auto s = balanced(2, 4, 2);
+  s.stragglers.push_back({1, 1.5, 100, 200});
+  std::vector<double> caps(4, s.gpu->max_cap_w);
+  const double p1 = gpu_power_w(*s.gpu, s.load, 1.0);
+  auto before = pipeline_iteration(s, caps, 50);  // the straggler has not started
+  ASSERT_TRUE(before.ok());
+  EXPECT_NEAR(before->time_s, 15, 1e-9);  // (2 - 1 + 4) * 3
+  auto during = pipeline_iteration(s, caps, 150);
+  ASSERT_TRUE(during.ok());
+  EXPECT_NEAR(during->pipeline_time_s[0], 15, 1e-9);
+  EXPECT_NEAR(during->pipeline_time_s[1], 22.5, 1e-9);
+  EXPECT_NEAR(during->time_s, 22.5, 1e-9);
+  // pipeline 0: 2 GPUs x (12 s compute + 10.5 s blocking); pipeline 1: 2 x (18 s + 4.5 s)
+  EXPECT_NEAR(during->energy_j, 2 * (12 * p1 + 10.5 * 80) + 2 * (18 * p1 + 4.5 * 80), 1e-6);
+  auto after = pipeline_iteration(s, caps, 250);
+  ASSERT_TRUE(after.ok());
+  EXPECT_NEAR(after->time_s, 15, 1e-9);
+}
+
+TEST(PipelineJob, ACapSlowsItsStageAtTheClockItAllows) {
+  auto s = balanced(2, 4, 1);
+  std::vector<double> caps{s.gpu->max_cap_w, 150};
+  auto it = pipeline_iteration(s, caps);
+  ASSERT_TRUE(it.ok());
+  EXPECT_DOUBLE_EQ(it->clock_x[0], 1.0);
+  const double x = it->clock_x[1];
+  EXPECT_LT(x, 1.0);
+  EXPECT_NEAR(gpu_power_w(*s.gpu, s.load, x), 150 * (1 - s.margin_frac), 0.5);
+  EXPECT_GT(it->time_s, 15);
+}
+
+TEST(PipelineJob, AveragingLetsAWaitingStageComputeAboveItsCap) {
+  // An imbalanced pipeline: the light stage waits; with the cap on iteration-average power it
+  // runs a higher clock than with the cap on compute power.
+  auto s = balanced(2, 4, 1);
+  s.stages[0] = {0.5, 1.0};
+  std::vector<double> caps{200, s.gpu->max_cap_w};
+  auto compute = pipeline_iteration(s, caps);
+  s.average_over_iteration = true;
+  auto average = pipeline_iteration(s, caps);
+  ASSERT_TRUE(compute.ok() && average.ok());
+  EXPECT_GT(average->clock_x[0], compute->clock_x[0]);
+}
+
+TEST(PipelineJob, RejectsAWrongNumberOfCaps) {
+  auto s = balanced(2, 4, 2);
+  std::vector<double> caps(3, 300);
+  EXPECT_FALSE(pipeline_iteration(s, caps).ok());
+}
+
+// Fit each model's uniform-limit runs, predict its per-stage-limit runs; print every row.
+void validate(const char* gpu_key, const char* preset, double blocking_w, int* within, int* rows,
+              double* global_max) {
+  const std::string dir = std::string(FLEXWATT_SOURCE_DIR) + "/data/perseus/";
+  auto global = read_zeus_csv(dir + gpu_key + "_zeus_global.csv");
+  auto local = read_zeus_csv(dir + gpu_key + "_zeus_local.csv");
+  ASSERT_TRUE(global.ok()) << global.status().message();
+  ASSERT_TRUE(local.ok()) << local.status().message();
+  auto v = validate_pipeline_runs(*global, *local, *find_gpu_preset(preset), blocking_w);
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  *global_max = 0;
+  for (const auto& f : v->fits) {
+    std::printf(
+        "fit %s %s %s: t_unit %.5f s, imbalance %.2f, u %.3f m %.3f c %.3f, "
+        "uniform runs max |err| %.1f %%\n",
+        gpu_key, f.model.c_str(), f.partition.c_str(), f.t_unit_s, f.imbalance, f.load.u, f.load.m,
+        f.load.c, 100 * f.max_err);
+    *global_max = std::max(*global_max, f.max_err);
+  }
+  *within = 0;
+  *rows = static_cast<int>(v->rows.size());
+  for (const auto& r : v->rows) {
+    std::string caps;
+    for (double c : r.run.caps_w) caps += std::to_string(static_cast<int>(c)) + " ";
+    std::printf(
+        "%s %-17s %-20.20s caps %s time %.2f vs %.2f s (%+.1f %%), energy %.0f vs %.0f J "
+        "(%+.1f %%)\n",
+        gpu_key, r.run.model.c_str(), r.run.partition.c_str(), caps.c_str(), r.time_s, r.run.time_s,
+        100 * r.time_err(), r.energy_j, r.run.energy_j, 100 * r.energy_err());
+    EXPECT_TRUE(std::isfinite(r.time_err()) && std::isfinite(r.energy_err()));
+    *within += std::abs(r.time_err()) <= 0.05 && std::abs(r.energy_err()) <= 0.05;
+  }
+  std::printf("%s: %d of %d per-stage-limit rows within +-5 %% in both time and energy\n", gpu_key,
+              *within, *rows);
+}
+
+TEST(PipelineJob, PredictsTheMeasuredPerStageLimitRuns) {
+  // Measured (docs/simulator.md "Pipeline jobs"): the ±5 % target per row is NOT met. These
+  // bounds hold the figures measured when the model was written, so a change that makes the
+  // fit worse fails here.
+  int within = 0, rows = 0;
+  double global_max = 0;
+  validate("A100", "a100-pcie-80gb", 83.64, &within, &rows, &global_max);
+  EXPECT_EQ(rows, 35);
+  EXPECT_LE(global_max, 0.07);
+  EXPECT_GE(within, 14);
+  validate("A40", "a40", 70.38, &within, &rows, &global_max);
+  EXPECT_EQ(rows, 47);
+  EXPECT_GE(within, 3);
+}
+
+}  // namespace
+}  // namespace fw::sim
