@@ -19,7 +19,7 @@ BENCH_PACKAGES := python3-pandas
 BENCH_NODE_PACKAGES := nodejs npm
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps bench-node-deps fuzz-deps build test demo bench fuzz results format format-check tidy clean dist sanitize fleet-faults
+.PHONY: deps bench-deps bench-node-deps fuzz-deps build test demo bench fuzz results results-all format format-check tidy clean dist sanitize fleet-faults
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -87,6 +87,10 @@ dist: build
 # Every figure behind README's results table and docs/results.md, regenerated (slow; not in test).
 results: build
 	bash scripts/results.sh $(BUILD)/flexwatt
+
+# results plus the slower tables (docs/caps.md's balanced and H100/H200 scenarios).
+results-all: build
+	bash scripts/results.sh --all $(BUILD)/flexwatt
 
 # The fleet's fault campaign (docs/fleet.md, "Fault campaign"): 3 etcd members, 2
 # coordinators, 4 simulated agents on loopback, ~4 minutes; not part of `make test`.

@@ -3,12 +3,28 @@
 # on fixed seeds (evaluation seeds 1..5; the policies were selected on other seeds), writes
 # docs/results.md (each command and its table) and copies the headline table into README.md
 # between the results markers. Every figure is simulated. Not part of `make test`.
-# Usage: scripts/results.sh [FLEXWATT_BIN]
+# With --all (`make results-all`, several minutes more: the 64-GPU balanced run) it also
+# regenerates the balanced and H100/H200 tables of docs/caps.md; the imbalanced ones are always
+# regenerated (their runs are part of the plain set).
+# Usage: scripts/results.sh [--all] [FLEXWATT_BIN]
 set -eu
 cd "$(dirname "$0")/.."
+all=0
+[ "${1:-}" = --all ] && { all=1; shift; }
 bin=${1:-build/flexwatt}
 out=docs/results.md
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# splice DOC NAME FILE: replaces the lines between <!-- results:NAME:begin --> and
+# <!-- results:NAME:end --> in DOC with FILE; fails when DOC has no such markers.
+splice() {
+  grep -q "<!-- results:$2:begin -->" "$1" || { echo "results: $1 has no marker $2" >&2; exit 1; }
+  awk -v table="$3" -v b="<!-- results:$2:begin -->" -v e="<!-- results:$2:end -->" '
+    $0 == b { print; while ((getline line < table) > 0) print line; skip = 1; next }
+    $0 == e { skip = 0 }
+    !skip { print }' "$1" >"$tmp/splice"
+  cp "$tmp/splice" "$1"
+}
 
 P7=policies/grpo-7b-a100.json
 K7=policies/grpo-7b-a100-knobs.json
@@ -22,12 +38,15 @@ CAPPIN=static:knob=caps,group_size=16,gen_concurrency=64
 # a reference not listed is added as a row.
 # name|description|flexwatt eval arguments (seeds 1..5 unless stated)
 runs=(
-  "7b-knobs|7B GRPO, knob-only controllers, each against the joint fixed setting of its own knobs|scenarios/grpo-7b-a100.yaml --seeds 5 --bound --reference auto --controllers uncontrolled,static:knob=gen_concurrency+group_size,threshold,pid,ppo:$K7,lookahead:knob=gen_concurrency+group_size"
-  "7b-cap|7B GRPO, controllers with the cap, each against the joint fixed setting of its actuators|scenarios/grpo-7b-a100.yaml --seeds 5 --bound --reference auto --controllers uncontrolled,static,$CAPPIN,threshold:knob=caps,pid:knob=caps,ppo:$P7,lookahead"
+  "7b-knobs|7B GRPO, knob-only controllers, each against the joint fixed setting of its own knobs|scenarios/grpo-7b-a100.yaml --seeds 5 --reference auto --controllers uncontrolled,static:knob=gen_concurrency+group_size,threshold,pid,ppo:$K7,lookahead:knob=gen_concurrency+group_size"
+  "7b-cap|7B GRPO, controllers with the cap, each against the joint fixed setting of its actuators|scenarios/grpo-7b-a100.yaml --seeds 5 --reference auto --controllers uncontrolled,static,$CAPPIN,threshold:knob=caps,pid:knob=caps,ppo:$P7,lookahead"
   "7b-cap-minus10|as 7b-cap at a 10 % lower budget (policy unchanged; static recalibrated)|scenarios/grpo-7b-a100.yaml --set budget.watts=283.14 --seeds 5 --reference auto --controllers uncontrolled,static,$CAPPIN,threshold:knob=caps,pid:knob=caps,ppo:$P7"
   "7b-cap-plus10|as 7b-cap at a 10 % higher budget|scenarios/grpo-7b-a100.yaml --set budget.watts=346.06 --seeds 5 --reference auto --controllers uncontrolled,static,$CAPPIN,threshold:knob=caps,pid:knob=caps,ppo:$P7"
-  "7b-grid-event|7B GRPO under a scheduled 15 % budget drop|scenarios/grpo-7b-a100-grid-event.yaml --seeds 5 --reference auto --controllers uncontrolled,static,$CAPPIN,threshold:knob=caps,pid:knob=caps,ppo:$P7"
-  "72b|72B GRPO rollout on 4 A100s (occupancy policy)|scenarios/grpo-72b-a100x4-rollout.yaml --seeds 5 --bound --reference auto --controllers uncontrolled,static,static:knob=caps,gen_concurrency=16,group_size=16,threshold:knob=gen_concurrency,ppo:$P72"
+  "7b-grid-event|7B GRPO under a scheduled 15 % budget drop (the base scenario plus the event), each row against the joint fixed setting safe under the whole schedule|scenarios/grpo-7b-a100-grid-event.yaml --seeds 5 --reference auto --controllers uncontrolled,static,$CAPPIN,static:schedule=levels,threshold:knob=caps,pid:knob=caps,ppo:$P7"
+  "7b-grid-event-scheduled|the same, against the same-information baseline: a joint fixed setting per budget level (each calibrated on its level), switched at the announced times|scenarios/grpo-7b-a100-grid-event.yaml --seeds 5 --reference static:schedule=levels --controllers static:schedule=levels,threshold:knob=caps,pid:knob=caps,ppo:$P7"
+  "7b-grid-event-unannounced|the same drop unannounced to the fixed setting: the nominal calibration held, with the budget shield (every row shielded)|scenarios/grpo-7b-a100-grid-event.yaml --seeds 5 --shield --reference static:schedule=nominal --controllers static:schedule=nominal,threshold:knob=caps,pid:knob=caps,ppo:$P7"
+  "72b-long|72B GRPO rollout on 4 A100s, 4 h (about 25 completed steps for the fixed settings; the 1800 s run below completes about 3, too lumpy to compare on)|scenarios/grpo-72b-a100x4-rollout.yaml --seeds 5 --duration-s 14400 --reference auto --controllers uncontrolled,static,static:knob=caps,gen_concurrency=16,group_size=16,threshold:knob=gen_concurrency,ppo:$P72"
+  "72b|72B GRPO rollout on 4 A100s (occupancy policy), 1800 s as the policy was trained|scenarios/grpo-72b-a100x4-rollout.yaml --seeds 5 --reference auto --controllers uncontrolled,static,static:knob=caps,gen_concurrency=16,group_size=16,threshold:knob=gen_concurrency,ppo:$P72"
   "fleet|16-GPU fleet, 3.2 kW budget, staggered start, 1 h|scenarios/fleet-16xa100.yaml --set fleet.start=staggered --seeds 5 --duration-s 3600 --reference auto --controllers uncontrolled,static:knob=caps,static:knob=caps,gen_concurrency=16,fleet"
 )
 
@@ -44,10 +63,14 @@ runs=(
   echo "row's controller claims, searched on the calibration seeds; each table's header names it per"
   echo "row); \`tok/look\` = over the look-ahead reference (per seed,"
   echo "the better of a greedy search and every fixed setting of its actuators: a reference, not a"
-  echo "bound; \`--bound\` is the bound). The aligned (t = 0) rates are a detail in the second table."
+  echo "bound; flexwatt quotes no bound: docs/control.md, \"No token bound\", says why). The aligned"
+  echo "(t = 0) rates are a detail in the second table. \`setup GPU-h\` = what the arm ran before"
+  echo "deployment, in simulated GPU-hours of the job (static: its calibration episodes on the"
+  echo "calibration seeds; ppo: training decisions × decision period × GPUs; zeus profiles inside"
+  echo "its run, so its tokens already pay for it)."
   echo "The same tables as a page: \`flexwatt eval --html FILE\` and \`make demo\`'s \`report.html\` (the trade-off"
   echo "of step tokens against \`viol win\` per controller, the table, the windows curve, \`power.svg\`); the"
-  echo "demo's page: [report.png](report.png) (docs/agent.md, "Dashboard")."
+  echo "demo's page: [report.png](report.png) (docs/agent.md, \"Dashboard\")."
   echo
 } >"$tmp/results.md"
 
@@ -77,15 +100,25 @@ done
 
 # The README's table: the learned controllers (and the look-ahead) against each run's reference.
 row() {  # RUN LABEL-SUBSTRING TEXT
+  # "wins": this row when it makes at least its reference's step tokens at no more
+  # offset-averaged violations (0.05 points of slack); the fixed reference when it makes more
+  # tokens at no more violations; "neither" when each is better on one of the two.
   jq -r --arg l "$2" --arg t "$3" '
     def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
+    .controllers as $all |
     .controllers[] | select(.name | contains($l)) | .reference as $ref |
-    "| \($t) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.violation_rate_sliding.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(if .share_of_bound == null then "-" else (.share_of_bound * 1000 | round / 10 | tostring) + " %" end) | \($ref) |"' \
+    ([$all[] | select(.name == $ref)][0].violation_rate_offsets.rate.mean) as $rv |
+    (if .name == $ref then "(the reference)"
+     elif .vs_reference.completed_step_tokens >= 1 and .violation_rate_offsets.rate.mean <= $rv + 0.0005 then "this row"
+     elif .vs_reference.completed_step_tokens >= 1 then "the fixed reference (this row breaks the budget more)"
+     elif $rv > .violation_rate_offsets.rate.mean + 0.0005 then "neither (the fixed reference makes more tokens but breaks the budget more)"
+     else "the fixed reference" end) as $win |
+    "| \($t) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.violation_rate_sliding.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(.progress.steps_per_hour.mean * 10 | round / 10) | \($ref) | \($win) |"' \
     "$tmp/$1.json" | head -1
 }
 {
-  echo "| | step tokens | vs reference | tokens/MWh vs reference | viol (offset mean) | sliding | steps violating | share of bound | reference |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| | step tokens | vs reference | tokens/MWh vs reference | viol (offset mean) | sliding | steps violating | steps/h | reference | wins on step tokens |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   row 7b-knobs "ppo:" "7B, PPO knobs only"
   row 7b-knobs "threshold" "7B, threshold (knobs)"
   row 7b-knobs "pid" "7B, pid (knobs)"
@@ -96,10 +129,14 @@ row() {  # RUN LABEL-SUBSTRING TEXT
   row 7b-cap "lookahead" "7B, look-ahead reference (knobs + cap)"
   row 7b-cap-minus10 "ppo:" "7B, PPO knobs + cap, budget −10 %"
   row 7b-cap-plus10 "ppo:" "7B, PPO knobs + cap, budget +10 %"
-  row 7b-grid-event "ppo:" "7B, PPO knobs + cap, grid event"
-  row 72b "ppo:" "72B, PPO occupancy"
-  row 72b "static:knob=caps,gen_concurrency=16,group_size=16" "72B, 7B static-cap recipe (fixed)"
-  row 72b "uncontrolled" "72B, uncontrolled"
+  row 7b-grid-event "ppo:" "7B, PPO knobs + cap, grid event, vs the setting safe all through"
+  row 7b-grid-event-scheduled "ppo:" "7B, PPO knobs + cap, grid event, vs the per-level schedule"
+  row 7b-grid-event "static:schedule=levels" "7B, per-level fixed schedule (fixed), grid event"
+  row 7b-grid-event-unannounced "ppo:" "7B, PPO knobs + cap, unannounced drop, shielded, vs nominal static + shield"
+  row 72b-long "ppo:" "72B, PPO occupancy, 4 h"
+  row 72b-long "static:knob=caps,gen_concurrency=16,group_size=16" "72B, 7B static-cap recipe (fixed), 4 h"
+  row 72b-long "uncontrolled" "72B, uncontrolled, 4 h"
+  row 72b "ppo:" "72B, PPO occupancy, 1800 s (about 3 steps: lumpy)"
   row fleet "fleet" "16-GPU fleet, fleet controller"
   row fleet "static:knob=caps,gen_concurrency=16" "16-GPU fleet, caps + gen_concurrency 16 (fixed)"
 } >"$tmp/table.md"
@@ -119,10 +156,56 @@ awk -v table="$tmp/table.md" '
 cp "$tmp/README.md" README.md
 echo "results: wrote $out and the README table" >&2
 
+# docs/control.md's table of static calibration costs, from every run's notes.
+{
+  echo "| run | row | searched | points | calibration episodes | setup GPU-h |"
+  echo "|---|---|---|---|---|---|"
+  for r in "${runs[@]}"; do
+    IFS='|' read -r name _ <<<"$r"
+    jq -r --arg run "$name" '.controllers[] | select(.notes.setup_cost != null and (.name | startswith("static")))
+      | "| \($run) | `\(.name)` | \(.notes.searched // (.notes.levels // [] | map(.calibration | if type == "object" then .searched else empty end) | unique | join(", "))) | \(.notes.search.points // "-") | \(.notes.setup_cost.episodes) | \(.notes.setup_cost.gpu_h | round) |"' \
+      "$tmp/$name.json"
+  done
+} >"$tmp/static-costs.md"
+splice docs/control.md static-costs "$tmp/static-costs.md"
+{
+  echo "## Static calibration costs (copied into docs/control.md)"
+  echo
+  cat "$tmp/static-costs.md"
+  echo
+} >>"$out"
+
 # ---- caps: per-GPU power caps (docs/caps.md, issue 16) — begin ----
 # Appends to docs/results.md `flexwatt caps` on the imbalanced 8- and 64-GPU scenarios and the
-# adaptation scenario (stages repartitioned at 600 s), every shipped capnet policy, seeds 1–5.
-# About 30 s on 2 cores (the 64-GPU run is most of it).
+# adaptation scenario (stages repartitioned at 600 s), every shipped capnet policy, seeds 1–5,
+# and writes docs/caps.md's table of each scenario (between its results:caps-NAME markers).
+# About 30 s on 2 cores (the 64-GPU run is most of it); --all adds the balanced and H100/H200
+# scenarios.
+
+
+# caps_table JSON [all]: a scenario's table: the best uniform and per-GPU static point within
+# 1.2 %, 5 % and 10 % throughput lost (each at most once), then Zeus (with and without its
+# profiling), PID and capnet, with each arm's cost (docs/caps.md); with `all`, every arm.
+caps_table() {
+  jq -r --arg all "${2:-}" '
+    def f(x): (x * 10000 | round) as $r | ($r | if . < 0 then -. else . end) as $m
+      | (if $r < 0 then "-" else "" end) + (($m / 100 | floor) | tostring) + "."
+        + (($m % 100) as $c | if $c < 10 then "0" + ($c | tostring) else ($c | tostring) end);
+    def sg(x): (if x >= 0 then "+" else "" end) + f(x);
+    def row: "| \(.name) | \(f(.energy_saved)) | \(f(.throughput_lost)) | \(f(.edp_change)) | \(f(.energy_saved_same_time)) | \(sg(.margin_vs_uniform)) | \(sg(.margin_vs_per_gpu)) | \(.cost) |";
+    .arms as $a
+    | ([0.012, 0.05, 0.10] | map(. as $l | ["uniform", "per-gpu"] | map(. as $fam
+        | [$a[] | select(.family == $fam and .throughput_lost <= $l and .energy_saved > 0)]
+        | if length == 0 then empty else max_by(.energy_saved).name end)) | flatten) as $picked
+    | ($picked | reduce .[] as $n ([]; if index([$n]) then . else . + [$n] end)) as $names
+    | "| arm | saved % | lost % | EDP % | same-time % | vs uniform | vs per-GPU | cost |",
+      "|---|---|---|---|---|---|---|---|",
+      (if $all == "all" then ($a[] | row) else
+        (($names[] as $n | $a[] | select(.name == $n) | row),
+         ($a[] | select(.family == "zeus" or .family == "pid" or .family == "capnet") | row))
+       end)' "$1"
+}
+
 caps_results() {
   local pol s args
   pol=$(ls policies/capnet-*.json | paste -sd, -)
@@ -134,27 +217,85 @@ caps_results() {
     echo "at the arm's own loss, in points (docs/caps.md)."
     echo
   } >>"$out"
-  for s in caps-pipeline-imbalance-a100x8 caps-moe-imbalance-a100x8 \
-           caps-pipeline-imbalance-a100x64 caps-adapt-pipeline-a100x8; do
+  local list="caps-pipeline-imbalance-a100x8 caps-moe-imbalance-a100x8 caps-pipeline-imbalance-a100x64 caps-adapt-pipeline-a100x8"
+  [ $all = 1 ] && list="$list caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8"
+  for s in $list; do
     echo "results: $s" >&2
     args="scenarios/$s.yaml --seeds 5 --policies $pol"
+    # shellcheck disable=SC2086
+    "$bin" caps $args --threads 2 --json >"$tmp/caps-$s.json" 2>"$tmp/caps-$s.err" || echo '{"arms": []}' >"$tmp/caps-$s.json"
+    caps_table "$tmp/caps-$s.json" >"$tmp/caps-$s.md"
     {
       echo "### $s"
       echo
       echo '```'
-      echo "flexwatt caps $args"
+      echo "flexwatt caps $args --json"
       echo '```'
       echo
-      echo '```'
-      # shellcheck disable=SC2086
-      "$bin" caps $args --threads 2 2>&1 || echo "FAILED"
-      echo '```'
+      caps_table "$tmp/caps-$s.json" all
+      echo
+      jq -r '.best_at_low_loss | "best at <= \(.max_throughput_lost * 100) % lost: \(.arm), \(.energy_saved * 10000 | round / 100) % saved at \(.throughput_lost * 10000 | round / 100) % lost; frontiers there: uniform \(.uniform_frontier * 10000 | round / 100) %, per-GPU \(.per_gpu_frontier * 10000 | round / 100) %"' "$tmp/caps-$s.json"
       echo
     } >>"$out"
+    if grep -q "<!-- results:caps-$s:begin -->" docs/caps.md; then
+      splice docs/caps.md "caps-$s" "$tmp/caps-$s.md"
+    fi
   done
 }
 caps_results
 # ---- caps: per-GPU power caps — end ----
+
+# ---- flexibility: docs/flexibility.md's tables (PFI presets, population study, DR) ----
+flex_results() {
+  local f
+  echo "results: flexibility" >&2
+  {
+    echo "| job (command: \`flexwatt sweep --scenario S --steady --measure-s 300\`) | simulated | published | |"
+    echo "|---|---|---|---|"
+    # The published H200 per-class medians (the paper's, docs/sources.md) are constants here.
+    for f in "dense PT|scenarios/flex/dense-pt-h200x8.yaml|1.27" "MoE PT|scenarios/pretrain-moe-h200x8.yaml|1.43" \
+             "MoE FT|scenarios/finetune-moe-h200x8.yaml|2.10"; do
+      IFS='|' read -r label sc pub <<<"$f"
+      "$bin" sweep --scenario "$sc" --steady --measure-s 300 --json |
+        jq -r --arg l "$label" --arg s "$sc" --arg pubs "$pub" --argjson pub "$pub" '
+          .jobs[0].pfi as $p | (($p / $pub - 1) * 100 | round) as $d
+          | "| \($l), S = \($s) | \($p * 100 | round / 100) | \($pubs) | \(if $d > 0 then "+" elif $d < 0 then "−" else "" end)\($d | if . < 0 then -. else . end) % |"'
+    done
+  } >"$tmp/flex-pfi.md"
+  "$bin" allocate --study --json >"$tmp/study.json"
+  jq -r '
+    def g(m): if (m.gap_closed * 1000 | round) == 1000 then "100 %"
+      else "\(m.gap_closed * 1000 | round / 10) % ±\(m.gap_closed_ci95 * 1000 | round / 10)" end
+      + " [\(m.gain_over_equal_per_job | round)]";
+    "| cut | pfi | pfi_scaled | greedy |", "|---|---|---|---|",
+    (.cuts[] | (.cut * 100 | round) as $c | select([10, 20, 30, 40] | index([$c]))
+     | .methods as $m | [("\($c) %"), g($m.pfi), g($m.pfi_scaled), g($m.greedy)]
+     | if $c == 30 then map("**" + . + "**") else . end | "| " + join(" | ") + " |")' \
+    "$tmp/study.json" >"$tmp/flex-study.md"
+  "$bin" allocate --dr scenarios/flex/dr-fleet-h200.yaml --json >"$tmp/dr.json"
+  jq -r '
+    def p(x): (x * 1000 | round) as $r
+      | if $r == 0 or $r == 1000 then "\($r / 10) %" else "\($r / 10 | floor).\($r % 10) %" end;
+    "| method | adherence (30 s) | worst 30 s excess | power / target | throughput retained |",
+    "|---|---|---|---|---|",
+    (.methods[] | "| \(.method) | \(p(.adherence_30s)) | \(p(.worst_excess_30s)) | \(p(.power_used)) | \(p(.throughput_retained)) |")' \
+    "$tmp/dr.json" >"$tmp/flex-dr.md"
+  {
+    echo "## flexibility: docs/flexibility.md's tables"
+    echo
+    echo '```'
+    echo "flexwatt sweep --scenario S --steady --measure-s 300 --json   # S: each row's scenario"
+    echo "flexwatt allocate --study --json"
+    echo "flexwatt allocate --dr scenarios/flex/dr-fleet-h200.yaml --json"
+    echo '```'
+    echo
+    cat "$tmp/flex-pfi.md"; echo; cat "$tmp/flex-study.md"; echo; cat "$tmp/flex-dr.md"; echo
+  } >>"$out"
+  splice docs/flexibility.md flex-pfi "$tmp/flex-pfi.md"
+  splice docs/flexibility.md flex-study "$tmp/flex-study.md"
+  splice docs/flexibility.md flex-dr "$tmp/flex-dr.md"
+}
+flex_results
 
 # ---- drift: non-stationary 7B GRPO scenarios (docs/control.md, issue 30) — begin ----
 # Appends to docs/results.md the three completion-length drift scenarios (growing, U-shaped,
@@ -216,5 +357,6 @@ drift_results() {
     } >>"$out"
   done
 }
-drift_results
+# Minutes of eval (three 9000 s scenarios, joint recalibrations, the look-ahead): --all only.
+[ "$all" = 1 ] && drift_results
 # ---- drift — end ----

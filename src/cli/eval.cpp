@@ -52,7 +52,7 @@ int run_eval(int argc, char** argv) {
   int64_t seed_base = 1;
   double duration_s = 0;
   std::vector<std::string> sets;
-  bool json = false, list = false, shield = false, bound = false;
+  bool json = false, list = false, shield = false;
   int threads = 2;
   app.add_option("scenario", scenario_path, "scenario file (YAML)");
   app.add_option("--controllers", controllers_arg,
@@ -83,8 +83,6 @@ int run_eval(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   app.add_flag("--shield", shield,
                "turn on the SafetyLimiter's budget shield for every controller");
-  app.add_flag("--bound", bound,
-               "also compute the token bound (docs/control.md) and each row's share of it");
   app.add_flag("--json", json, "print the results as JSON on stdout");
   app.add_option("--json-out", json_out,
                  "also write the results as JSON to this file (the table still goes to stdout)");
@@ -118,7 +116,6 @@ int run_eval(int argc, char** argv) {
   req->threads = threads;
   req->shield = shield;
   req->reference = reference;
-  req->bound = bound;
   const bool caps_scenario = req->scenario.name.rfind("caps-", 0) == 0;
   req->energy_vs = app.count("--energy-vs") ? (energy_vs == "none" ? "" : energy_vs)
                    : caps_scenario          ? "uncontrolled"

@@ -17,8 +17,8 @@
 // greedy and the admitted settings, the most completed-step tokens wins (ties: the greedy,
 // then the setting run first). Consequence, per seed: no setting of that grid that breaks
 // no more windows (offset mean) than the greedy makes more completed-step tokens than the
-// look-ahead. It is a reference, not a bound (eval/token_bound.hpp is the bound):
-// settings off the grid and schedules that are neither greedy nor fixed may do better.
+// look-ahead. It is a reference, not a bound (flexwatt quotes no bound: docs/control.md, "No token
+// bound"): settings off the grid and schedules that are neither greedy nor fixed may do better.
 //
 // Execution: the chosen plan is carried out by LookaheadController, which replays the
 // greedy's recorded decisions (the loop, plant and limiter are deterministic, so the replay

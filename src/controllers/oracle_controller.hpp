@@ -1,6 +1,6 @@
 #pragma once
 // The greedy search of the look-ahead *reference* (registry `lookahead`, alias oracle) with
-// perfect knowledge of the future — not a bound (eval/token_bound.hpp is the bound).
+// perfect knowledge of the future — not a bound (flexwatt quotes no bound: docs/control.md).
 // The registry's lookahead is the better, per seed, of this search and every fixed setting
 // of the same actuators on a grid (controllers/lookahead_plan.hpp). Never deployable: it
 // needs a plant that can be cloned (the simulator) and looks at what will happen.

@@ -21,8 +21,9 @@ namespace fw {
 class ConfigNode {
  public:
   ConfigNode() = default;
+  // YAML::Node has no move constructor: it is copied (a shared handle, cheap).
   ConfigNode(YAML::Node node, std::shared_ptr<const std::string> file, std::string field)
-      : node_(std::move(node)), file_(std::move(file)), field_(std::move(field)) {}
+      : node_(node), file_(std::move(file)), field_(std::move(field)) {}
 
   // Loads a file or parses text (the name is used in messages only).
   static Result<ConfigNode> load_file(const std::string& path);

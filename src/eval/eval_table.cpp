@@ -176,8 +176,20 @@ std::vector<TableColumn> eval_table_columns(const std::vector<double>& windows_s
       {"tokens_per_mwh_vs_reference", "tpm/ref", 8, ratio_cell("vs_reference", "tokens_per_mwh")},
       {"completed_step_tokens_vs_lookahead", "tok/look", 8,
        ratio_cell("vs_lookahead", "completed_step_tokens")},
-      {"limiter_interventions", "limiter", 8, [](const ControllerSummary& r, const CellContext&) {
-         return fixed0(r.interventions.mean);
+      {"limiter_interventions", "limiter", 8,
+       [](const ControllerSummary& r, const CellContext&) { return fixed0(r.interventions.mean); }},
+      // What the arm ran before deployment (notes["setup_cost"]: calibration, training), in
+      // simulated GPU-hours; "-" for arms that need none; "in run" for Zeus's profiling.
+      {"setup_gpu_h", "setup GPU-h", 12, [](const ControllerSummary& r, const CellContext&) {
+         if (!r.notes.contains("setup_cost")) return std::string("-");
+         const nlohmann::json& c = r.notes["setup_cost"];
+         const double h = c.value("gpu_h", 0.0);
+         if (h == 0 && c.value("what", std::string()).rfind("profiling", 0) == 0) {
+           return std::string("in run");
+         }
+         char b[32];
+         std::snprintf(b, sizeof b, h < 10 ? "%.2f" : "%.0f", h);
+         return std::string(b);
        }}};
   return cols;
 }
@@ -244,7 +256,7 @@ std::string reference_text(const EvalReport& report) {
 std::string format_eval_table(const EvalRequest& req, const EvalReport& report) {
   std::string s = title_line(req);
   const double win_s = req.scenario.budget.entries.front().budget.window_s;
-  char head[1024];
+  char head[4096];
   std::snprintf(
       head, sizeof head,
       "mean ±95%% CI across seeds (t-distribution); step tokens = tokens of completed steps; "
@@ -252,7 +264,9 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
       "window offsets; slide win = share of samples whose trailing %.0f s mean exceeded it; "
       "steps viol = share of completed steps during which the trailing %.0f s mean exceeded "
       "it; aligned (t = 0) rates are in the detail table\nreference (tok/ref, tpm/ref): %s; "
-      "tok/look: share of the look-ahead reference's step tokens\n\n",
+      "tok/look: share of the look-ahead reference's step tokens; setup GPU-h = simulated "
+      "GPU-hours the arm ran before deployment (static: calibration episodes; ppo: training), "
+      "\"in run\" = inside the episode (zeus's profiling)\n\n",
       win_s, kWindowOffsets, win_s, win_s, reference_text(report).c_str());
   s += head;
   if (!report.energy_vs.empty()) {
@@ -269,17 +283,6 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
   s += main_table(req, report, w);
   s += curve_table(req, report, w);
   s += calibration_lines(req, report);
-  if (report.has_bound) {
-    char b[256];
-    std::snprintf(b, sizeof b, "\ntoken bound (completed-step tokens): %s; share of it:",
-                  fmt_stat(report.bound_tokens, 1, 0).c_str());
-    s += b;
-    for (const ControllerSummary& r : report.controllers) {
-      std::snprintf(b, sizeof b, " %s %.3f;", r.label.c_str(),
-                    r.completed_tokens.mean / report.bound_tokens.mean);
-      s += b;
-    }
-  }
   char line[1024];
   std::snprintf(line, sizeof line, "\n%s(wall %.1f s)\n",
                 req.out_dir.empty() ? "" : ("traces: " + req.out_dir + "/  ").c_str(),

@@ -15,7 +15,6 @@
 #include "control/recorder.hpp"
 #include "core/version.hpp"
 #include "eval/cap_episode.hpp"
-#include "eval/token_bound.hpp"
 
 namespace fw::eval {
 namespace {
@@ -426,15 +425,6 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
   }
   if (i_energy >= 0) report.energy_vs = specs[i_energy].text;
   report.duration_s = req.scenario.duration_s;
-  if (req.bound) {
-    std::vector<double> b;
-    for (uint64_t seed : req.seeds) {
-      FW_ASSIGN_OR_RETURN(TokenBound tb, token_bound(req.scenario, seed));
-      b.push_back(tb.tokens);
-    }
-    report.bound_tokens = stat_of(b);
-    report.has_bound = true;
-  }
   if (auto_ref) {
     report.auto_reference = true;
     report.row_reference = row_ref;
@@ -479,7 +469,6 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
   out["overrides"] = scenario.overrides;
   out["controllers"] = nlohmann::json::array();
   if (!energy_vs.empty()) out["energy_vs"] = energy_vs_description(energy_vs);
-  if (has_bound) out["bound"] = {{"completed_step_tokens", eval::to_json(bound_tokens)}};
   const int i_oracle = find_lookahead();
   out["reference"] = auto_reference   ? nlohmann::json("auto")
                      : reference >= 0 ? nlohmann::json(controllers[reference].label)
@@ -542,9 +531,6 @@ nlohmann::json EvalReport::to_json(const EvalRequest& req) const {
            ratio_json(r.completed_tokens.mean, controllers[i_oracle].completed_tokens.mean)}};
     } else {
       j["vs_lookahead"] = nullptr;
-    }
-    if (has_bound) {
-      j["share_of_bound"] = ratio_json(r.completed_tokens.mean, bound_tokens.mean);
     }
     j["limiter_interventions"] = eval::to_json(r.interventions);
     j["windows_curve"] = curve;

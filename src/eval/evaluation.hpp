@@ -38,8 +38,6 @@ struct EvalRequest {
   // calibrated static without pins that searched exactly that set, else one appended as an
   // extra row (after the listed ones).
   std::string reference;
-  // Also compute the token bound (eval/token_bound.hpp) on every seed.
-  bool bound = false;
   // Metric windows: the windows curve. The table and "violation_rate" show 0.5, 30 and 300 s.
   std::vector<double> windows_s = kDefaultCurveWindowsS;
   CostOptions cost;
@@ -86,9 +84,7 @@ struct EvalReport {
   std::vector<int> row_reference;  // with auto_reference: each row's reference row
   // The reference row of `row` (row_reference with auto, else reference), or -1.
   int reference_of(size_t row) const;
-  bool has_bound = false;  // EvalRequest::bound: bound_tokens holds the token bound
-  Stat bound_tokens;       // across seeds
-  std::string energy_vs;   // the energy baseline's label (EvalRequest::energy_vs), or empty
+  std::string energy_vs;  // the energy baseline's label (EvalRequest::energy_vs), or empty
   double wall_s = 0;
 
   // Index of window_s in windows_s, or -1.

@@ -21,6 +21,7 @@ namespace {
 struct Arm {
   std::string name, family;
   std::function<std::unique_ptr<Controller>()> make;  // null: uncapped
+  std::string cost = "-";                             // CapArmResult::cost
 };
 
 std::string num(double v, int prec = 0) { return format_fixed(v, prec); }
@@ -44,14 +45,20 @@ Result<std::vector<Arm>> build_arms(const CapCompareRequest& req) {
     arms.push_back({"uniform:" + num(cap) + "W", "uniform",
                     [cap] { return std::make_unique<FixedCapController>(cap); }});
   }
+  const int n_uniform = static_cast<int>(arms.size()) - 1;
+  for (size_t i = 1; i < arms.size(); ++i) {
+    arms[i].cost = "pick: sweep " + std::to_string(n_uniform * req.seeds) + " ep";
+  }
   const int nr = req.quick ? 3 : 16;
   for (int k = 0; k < nr; ++k) {
     const double r = 1.0 - (req.quick ? 0.1 : 0.03) * (k + 1);
     arms.push_back({"per-gpu:r=" + num(r, 2), "per-gpu",
-                    [r] { return std::make_unique<PerGpuStaticController>(r); }});
+                    [r] { return std::make_unique<PerGpuStaticController>(r); },
+                    "60 s uncapped/run; pick: sweep " + std::to_string(nr * req.seeds) + " ep"});
   }
-  arms.push_back(
-      {"zeus:eta=0.5", "zeus", [] { return std::make_unique<ZeusController>(ZeusConfig{}); }});
+  arms.push_back({"zeus:eta=0.5", "zeus",
+                  [] { return std::make_unique<ZeusController>(ZeusConfig{}); },
+                  "profiling in run"});
   for (double target : {0.75, 0.65, 0.55}) {
     PidConfig c;
     c.target = target;
@@ -68,9 +75,17 @@ Result<std::vector<Arm>> build_arms(const CapCompareRequest& req) {
     rl::Policy shared = std::move(p).value();
     const std::string name =
         "capnet:alpha=" + (std::isnan(alpha) ? std::string("?") : num(alpha, 2));
-    arms.push_back({name, "capnet", [shared]() -> std::unique_ptr<Controller> {
+    const nlohmann::json& md = shared.metadata();
+    std::string cost = "-";
+    if (md.contains("episodes") && md.contains("recipe") && md["recipe"].contains("episode_s")) {
+      cost = "training " + num(md["episodes"].get<double>()) + " ep x " +
+             num(md["recipe"]["episode_s"].get<double>()) + " s";
+    }
+    arms.push_back({name, "capnet",
+                    [shared]() -> std::unique_ptr<Controller> {
                       return std::move(rl::CapNetController::create(shared)).value();
-                    }});
+                    },
+                    cost});
   }
   return arms;
 }
@@ -141,6 +156,11 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req) {
   Status first = Status::Ok();
   size_t next = 0;
   const size_t total = arms.size() * ns;
+  size_t i_zeus = arms.size();
+  for (size_t a = 0; a < arms.size(); ++a) {
+    if (arms[a].family == "zeus") i_zeus = a;
+  }
+  std::vector<double> zeus_cap(ns, std::nan(""));  // job 0's chosen cap per seed
   auto worker = [&] {
     for (;;) {
       size_t i;
@@ -158,6 +178,10 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req) {
         continue;
       }
       ep[a][s] = *r;
+      if (a == i_zeus) {
+        const std::vector<double> caps = static_cast<const ZeusController&>(*c).chosen_caps_w();
+        zeus_cap[s] = caps.empty() ? std::nan("") : caps.front();
+      }
     }
   };
   std::vector<std::thread> pool;
@@ -165,6 +189,22 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req) {
   worker();
   for (auto& t : pool) t.join();
   FW_RETURN_IF_ERROR(first);
+  // Zeus without its profiling: the cap it chose on each seed, held from t = 0 (a seed where it
+  // never finished profiling keeps the uncapped run).
+  if (i_zeus < arms.size()) {
+    std::vector<eval::CapEpisode> held(ns);
+    for (size_t s = 0; s < ns; ++s) {
+      if (std::isnan(zeus_cap[s])) {
+        held[s] = ep[0][s];
+        continue;
+      }
+      FixedCapController c(zeus_cap[s]);
+      FW_ASSIGN_OR_RETURN(held[s], eval::run_cap_episode(req.scenario, req.seed_base + s, &c));
+    }
+    arms.insert(arms.begin() + static_cast<long>(i_zeus) + 1,
+                Arm{"zeus:held", "zeus", nullptr, "profiling not counted"});
+    ep.insert(ep.begin() + static_cast<long>(i_zeus) + 1, held);
+  }
 
   CapCompareResult out;
   out.scenario = req.scenario.name;
@@ -187,6 +227,7 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req) {
     r.energy_saved_same_time = mean(st);
     r.saved_sd = sd(sv);
     r.lost_sd = sd(lo);
+    r.cost = arms[a].cost;
     out.arms.push_back(r);
   }
   mark_frontier(out.arms, "uniform", &CapArmResult::on_uniform_frontier);
@@ -225,7 +266,8 @@ nlohmann::json CapCompareResult::to_json() const {
                          {"uniform_frontier_at_loss", a.uniform_frontier_at_loss},
                          {"margin_vs_uniform", a.energy_saved - a.uniform_frontier_at_loss},
                          {"per_gpu_frontier_at_loss", a.per_gpu_frontier_at_loss},
-                         {"margin_vs_per_gpu", a.energy_saved - a.per_gpu_frontier_at_loss}});
+                         {"margin_vs_per_gpu", a.energy_saved - a.per_gpu_frontier_at_loss},
+                         {"cost", a.cost}});
   }
   return j;
 }
@@ -237,18 +279,19 @@ std::string CapCompareResult::table() const {
     << "saved = 1 - (E/tokens)/(E0/tokens0); lost = 1 - tokens/tokens0; EDP of a fixed amount "
        "of work; same-time = 1 - E/E0; vs uniform = saved minus the uniform frontier at the "
        "same loss; vs per-GPU = the same against the per-GPU static frontier; * = on its family's "
-       "frontier\n";
+       "frontier; cost = what the arm runs to be chosen or deployed (ep = episodes of this "
+       "scenario; a \"pick: sweep\" is on these seeds, so hindsight)\n";
   char b[256];
-  std::snprintf(b, sizeof b, "%-22s %9s %9s %8s %10s %10s %10s\n", "arm", "saved %", "lost %",
-                "EDP %", "same-time%", "vs unif pt", "vs pgpu pt");
+  std::snprintf(b, sizeof b, "%-22s %9s %9s %8s %10s %10s %10s  %s\n", "arm", "saved %", "lost %",
+                "EDP %", "same-time%", "vs unif pt", "vs pgpu pt", "cost");
   o << b;
   for (const auto& a : arms) {
     const bool star = a.on_uniform_frontier || a.on_per_gpu_frontier;
-    std::snprintf(b, sizeof b, "%-22s %8.2f%s %9.2f %8.2f %10.2f %+10.2f %+10.2f\n", a.name.c_str(),
-                  100 * a.energy_saved, star ? "*" : " ", 100 * a.throughput_lost,
+    std::snprintf(b, sizeof b, "%-22s %8.2f%s %9.2f %8.2f %10.2f %+10.2f %+10.2f  %s\n",
+                  a.name.c_str(), 100 * a.energy_saved, star ? "*" : " ", 100 * a.throughput_lost,
                   100 * a.edp_change, 100 * a.energy_saved_same_time,
                   100 * (a.energy_saved - a.uniform_frontier_at_loss),
-                  100 * (a.energy_saved - a.per_gpu_frontier_at_loss));
+                  100 * (a.energy_saved - a.per_gpu_frontier_at_loss), a.cost.c_str());
     o << b;
   }
   if (best_low_loss < arms.size()) {

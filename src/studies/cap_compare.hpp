@@ -4,7 +4,8 @@
 // (eval/cap_episode.hpp): energy saved per token, throughput lost, EDP change, and the
 // energy over the same wall time. Arms: uncapped; the uniform static sweep (one cap for every
 // GPU, from the highest settable cap down to half of it) and its frontier; the per-GPU static
-// sweep (cap_arms.hpp) and its frontier; Zeus (eta 0.5); PID on caps tracking a share of the
+// sweep (cap_arms.hpp) and its frontier; Zeus (eta 0.5), and "zeus:held" (the cap Zeus chose on
+// that seed held from t = 0: Zeus without its profiling); PID on caps tracking a share of the
 // nameplate; capnet for each policy given. Each arm that is not on a frontier is compared with
 // the uniform frontier at its own throughput loss: the upper concave envelope of the uniform
 // points and the uncapped origin (two caps mixed over time reach any point between them), so
@@ -37,6 +38,10 @@ struct CapArmResult {
   bool on_uniform_frontier = false, on_per_gpu_frontier = false;
   double uniform_frontier_at_loss = 0;  // the uniform frontier's energy saved at this loss
   double per_gpu_frontier_at_loss = 0;  // the per-GPU static frontier's
+  // What the arm needs before or inside its run, beside its savings: the episodes that pick a
+  // static point (a sweep on these same seeds: hindsight), the per-GPU static's uncapped
+  // calibration span, Zeus's in-run profiling, capnet's training episodes; "-" for none.
+  std::string cost = "-";
 };
 
 // The low-loss target (docs/caps.md "Targets"): throughput lost at most this.

@@ -1,5 +1,6 @@
 // The agent's `fleet:` block: config parsing, the node record it reports, and (with a real
-// etcd, skipped when none is installed) an agent that takes its budget from its assignment.
+// etcd; without one it skips, or fails under CI=true) an agent that takes its budget from its
+// assignment.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "../fleet/etcd_harness.hpp"
+#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "agent/agent_config.hpp"
 #include "agent/fleet_budget.hpp"
 #include "agent/node_agent.hpp"
@@ -129,7 +131,7 @@ AgentConfig live_config(const fleet::testing::EtcdCluster& cluster, const std::s
 // A 0 W assignment (a 0 W grid target split by the coordinator) drives every GPU of the node
 // to its floor, its minimum cap: the agent must not skip budgets <= 0.
 TEST(FleetAgentLive, ZeroWattAssignmentDrivesTheNodeToItsFloor) {
-  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  FW_REQUIRE_TOOL(!fleet::testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cluster = fleet::testing::EtcdCluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
   char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
@@ -175,7 +177,7 @@ TEST(FleetAgentLive, ZeroWattAssignmentDrivesTheNodeToItsFloor) {
 // A controller that holds caps at the nameplate (static 400 W) on a node assigned 200 W: the
 // node's caps must not sum above its share (the campaign saw 417 W drawn on a 210 W share).
 TEST(FleetAgentLive, CapsNeverSumAboveTheShare) {
-  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  FW_REQUIRE_TOOL(!fleet::testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cluster = fleet::testing::EtcdCluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
   char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
@@ -219,7 +221,7 @@ TEST(FleetAgentLive, CapsNeverSumAboveTheShare) {
 }
 
 TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
-  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  FW_REQUIRE_TOOL(!fleet::testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cluster = fleet::testing::EtcdCluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
   char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
@@ -304,7 +306,7 @@ TEST(FleetAgentConfig, ShareGuardLowersCapsTowardTheirMinimum) {
 // Following a coordinator without a token file, the agent refuses API writes unless its
 // fleet block allows them explicitly (the socket and loopback TCP are all it serves then).
 TEST(FleetAgentLive, WithoutTokensWritesAreRefusedUnlessAllowed) {
-  if (fleet::testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  FW_REQUIRE_TOOL(!fleet::testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cluster = fleet::testing::EtcdCluster::Start(1);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
   for (bool allow : {false, true}) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "test_state.hpp"
 
 namespace fw::agent {
@@ -124,9 +125,7 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
 // names `UUID` and `modelName`, which are dcgm-exporter's own (kept so series join): with
 // those two renamed, the lint must be clean.
 TEST(Metrics, PromtoolCheckMetricsPasses) {
-  if (std::system("command -v promtool > /dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "promtool not installed (apt-get install prometheus)";
-  }
+  FW_REQUIRE_TOOL(testing_tools::on_path("promtool"), "promtool (Debian package prometheus)");
   auto s = testing::sample_state();
   s.version = 5;
   s.jobs[0].id = "odd \"id\"\\x";        // escaping must keep the text parseable

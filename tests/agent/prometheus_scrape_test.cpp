@@ -1,6 +1,7 @@
 // A real Prometheus (Debian package `prometheus`) on 127.0.0.1 scrapes the agent with a
 // read token and answers a query with the agent's series: the exposition, the labels and
-// the bearer-token path work end to end. Skipped when /usr/bin/prometheus is absent.
+// the bearer-token path work end to end. Without Prometheus (FLEXWATT_PROMETHEUS, else
+// /usr/bin/prometheus) it skips, or fails under CI=true (require_tool.hpp).
 // Bounded: Prometheus gets 60 s to start and scrape, then the test fails.
 
 #include <netinet/in.h>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "server_fixture.hpp"
 #include "test_state.hpp"
 
@@ -52,9 +54,9 @@ class PrometheusScrape : public testing::ServerFixture {
 };
 
 TEST_F(PrometheusScrape, QueriesTheAgentsSeriesBack) {
-  if (!std::filesystem::exists("/usr/bin/prometheus")) {
-    GTEST_SKIP() << "prometheus not installed (apt-get install prometheus)";
-  }
+  const std::string prometheus =
+      testing_tools::tool_path("FLEXWATT_PROMETHEUS", "/usr/bin/prometheus");
+  FW_REQUIRE_TOOL(!prometheus.empty(), "prometheus (or set FLEXWATT_PROMETHEUS)");
   hub_.publish(testing::sample_state());
   start();
   std::ofstream(dir_ / "scrape.token") << testing::kRead;
@@ -69,7 +71,7 @@ TEST_F(PrometheusScrape, QueriesTheAgentsSeriesBack) {
   int port = free_loopback_port();
   ASSERT_GT(port, 0);
   std::vector<std::string> args = {
-      "/usr/bin/prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
+      prometheus, "--config.file=" + (dir_ / "prometheus.yml").string(),
       "--storage.tsdb.path=" + (dir_ / "data").string(),
       "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=error"};
   std::vector<char*> argv;

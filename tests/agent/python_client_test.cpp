@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "server_fixture.hpp"
 #include "test_state.hpp"
 
@@ -21,9 +22,7 @@ class PythonClient : public testing::ServerFixture {
  protected:
   void SetUp() override {
     ServerFixture::SetUp();
-    if (std::system("command -v python3 > /dev/null 2>&1") != 0) {
-      GTEST_SKIP() << "python3 not installed";
-    }
+    FW_REQUIRE_TOOL(testing_tools::on_path("python3"), "python3");
   }
   // Runs a shell command with a time limit; returns its exit status and stdout.
   int run(const std::string& cmd, std::string& out) {

@@ -7,7 +7,7 @@ set -u
 bin=$1
 src=$2
 source "$(dirname "$0")/lib/agent.sh"
-command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 0; }
+command -v python3 >/dev/null || need_tool python3
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$src/scenarios/grpo-7b-a100.yaml
 period_s: 0.1

@@ -15,7 +15,7 @@ bin=$1
 src=$2
 out_json=${3:-}
 source "$(dirname "$0")/lib/agent.sh"
-command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 0; }
+command -v python3 >/dev/null || need_tool python3
 scenario=$src/scenarios/grpo-7b-a100.yaml
 controller=pid:knob=gen_concurrency
 duration_s=600

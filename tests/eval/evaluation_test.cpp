@@ -121,7 +121,8 @@ TEST(EvalTable, HeadlineColumns) {
                                          "completed_step_tokens_vs_reference",
                                          "tokens_per_mwh_vs_reference",
                                          "completed_step_tokens_vs_lookahead",
-                                         "limiter_interventions"};
+                                         "limiter_interventions",
+                                         "setup_gpu_h"};
   EXPECT_EQ(keys, want);
 }
 
@@ -152,8 +153,9 @@ TEST(EvalTable, CellsAndTableFollowTheColumns) {
   const auto cols = eval_table_columns(r->windows_s);
   EXPECT_EQ(cols[0].cell(r->controllers[0], ctx),
             fmt_stat(r->controllers[0].completed_tokens, 1, 0));
-  EXPECT_EQ(cols.back().cell(r->controllers[0], ctx), "0");            // no limiter interventions
-  EXPECT_EQ(cols[cols.size() - 2].cell(r->controllers[0], ctx), "-");  // no look-ahead
+  EXPECT_EQ(cols.back().cell(r->controllers[0], ctx), "-");  // uncontrolled needs no setup
+  EXPECT_EQ(cols[cols.size() - 2].cell(r->controllers[0], ctx), "0");  // no limiter interventions
+  EXPECT_EQ(cols[cols.size() - 3].cell(r->controllers[0], ctx), "-");  // no look-ahead
   const std::string table = format_eval_table(req, *r);
   for (const auto& c : cols) EXPECT_NE(table.find(c.header), std::string::npos) << c.header;
   EXPECT_NE(table.find("SIMULATED"), std::string::npos);

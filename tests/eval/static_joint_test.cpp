@@ -127,5 +127,35 @@ TEST(StaticJoint, ReferenceAutoFollowsEachRowsClaims) {
       ratio, r->controllers[2].completed_tokens.mean / r->controllers[1].completed_tokens.mean);
 }
 
+// The same-information baseline of a scheduled budget (static:schedule=levels): one setting
+// per budget level, each calibrated on that level alone, a drop switched one window early; the
+// setting of the lower level is calibrated lower (its calibration at the nominal level would be
+// unsafe there), the level that returns reuses the first calibration; the setup cost counts
+// every calibration episode. schedule=nominal calibrates the first level only.
+TEST(StaticSchedule, OneSettingPerBudgetLevelSwitchedAtTheSchedule) {
+  auto e = env_for("grpo-7b-a100-grid-event.yaml", 1200);
+  const nlohmann::json lv = prepare_notes(e->env, "static:schedule=levels");
+  ASSERT_EQ(lv["levels"].size(), 3u) << lv.dump();
+  EXPECT_EQ(lv["levels"][0]["switch_s"], 0.0);
+  EXPECT_EQ(lv["levels"][1]["switch_s"], 600.0 - 30.0);  // the drop, one 30 s window early
+  EXPECT_EQ(lv["levels"][2]["switch_s"], 1200.0);        // the rise, at its time
+  EXPECT_EQ(lv["levels"][2]["setting"], lv["levels"][0]["setting"]);
+  EXPECT_TRUE(lv["levels"][2]["calibration"].is_string());  // reused, not run again
+  const nlohmann::json& low = lv["levels"][1]["calibration"];
+  const nlohmann::json& high = lv["levels"][0]["calibration"];
+  EXPECT_TRUE(low["calibration"]["safe_found"].get<bool>());
+  EXPECT_LT(low["calibration"]["completed_tokens"].get<double>(),
+            high["calibration"]["completed_tokens"].get<double>());
+  const double episodes =
+      low["calibration"]["episodes"].get<double>() + high["calibration"]["episodes"].get<double>();
+  EXPECT_DOUBLE_EQ(lv["setup_cost"]["gpu_h"].get<double>(), episodes * 1200 * 1 / 3600.0);
+  const nlohmann::json nom = prepare_notes(e->env, "static:schedule=nominal");
+  ASSERT_EQ(nom["levels"].size(), 1u);
+  EXPECT_EQ(nom["levels"][0]["setting"], lv["levels"][0]["setting"]);
+  // The plain static is safe under the whole schedule: it holds the lower level's setting.
+  const nlohmann::json all = prepare_notes(e->env, "static");
+  EXPECT_EQ(all["setting"], lv["levels"][1]["setting"]);
+}
+
 }  // namespace
 }  // namespace fw::eval

@@ -1,6 +1,7 @@
 // The coordinator and node links against a real etcd (tests/fleet/etcd_harness.hpp): leader
 // crash and takeover, a killed etcd member, all of etcd stopped, a node that loses its lease,
-// a deposed coordinator. Skipped when the etcd binary is absent; every wait has a deadline.
+// a deposed coordinator. Without etcd it skips, or fails under CI=true (require_tool.hpp);
+// every wait has a deadline.
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "etcd_harness.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/grid_server.hpp"
@@ -122,7 +124,7 @@ class BudgetSampler {
 class CoordinatorLive : public ::testing::Test {
  protected:
   void start(int members) {
-    if (testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+    FW_REQUIRE_TOOL(!testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
     auto c = EtcdCluster::Start(members);
     ASSERT_TRUE(c.ok()) << c.status().message();
     cluster_ = std::move(c).value();

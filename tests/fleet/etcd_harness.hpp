@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "../require_tool.hpp"  // testing_tools::tool_path
 #include "core/status.hpp"
 
 namespace fw::fleet::testing {
@@ -40,9 +41,9 @@ bool eventually(double timeout_s, Pred pred) {
   return pred();
 }
 
+// FLEXWATT_ETCD when set (empty when that file does not exist), else /usr/bin/etcd, else empty.
 inline std::string etcd_binary() {
-  if (const char* e = std::getenv("FLEXWATT_ETCD"); e && *e) return e;
-  return std::filesystem::exists("/usr/bin/etcd") ? "/usr/bin/etcd" : "";
+  return fw::testing_tools::tool_path("FLEXWATT_ETCD", "/usr/bin/etcd");
 }
 
 // n distinct free loopback ports (all held open while choosing so none repeats).

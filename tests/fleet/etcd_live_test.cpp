@@ -1,11 +1,13 @@
 // Tests against a real etcd (Debian's etcd-server) started per test on loopback ports.
-// Skipped, with a message, when the etcd binary is absent. Every wait polls with a deadline.
+// Without etcd it skips with a message, or fails under CI=true (require_tool.hpp). Every wait
+// polls with a deadline.
 
 #include <gtest/gtest.h>
 
 #include <future>
 #include <mutex>
 
+#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "etcd_harness.hpp"
 #include "fleet/etcd_client.hpp"
 #include "fleet/etcd_watch.hpp"
@@ -35,9 +37,7 @@ EtcdClient make_client(std::vector<std::string> endpoints, int attempts = 5) {
 class EtcdLive : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (testing::etcd_binary().empty()) {
-      GTEST_SKIP() << "etcd not installed (apt-get install etcd-server, or set FLEXWATT_ETCD)";
-    }
+    FW_REQUIRE_TOOL(!testing::etcd_binary().empty(), "etcd (etcd-server, or set FLEXWATT_ETCD)");
     auto c = EtcdCluster::Start(1);
     ASSERT_TRUE(c.ok()) << c.status().message();
     cluster_ = std::move(c).value();
@@ -395,7 +395,7 @@ TEST_F(EtcdLive, DeadEndpointFailsOver) {
 }
 
 TEST(EtcdCluster3, KillOneMemberClientAndWatchContinue) {
-  if (testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  FW_REQUIRE_TOOL(!testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cl = EtcdCluster::Start(3);
   ASSERT_TRUE(cl.ok()) << cl.status().message();
   EtcdCluster& cluster = **cl;
@@ -439,7 +439,7 @@ TEST(EtcdCluster3, KillOneMemberClientAndWatchContinue) {
 }
 
 TEST(EtcdCluster3, WatchLeavesAMemberThatLostQuorum) {
-  if (testing::etcd_binary().empty()) GTEST_SKIP() << "etcd not installed";
+  FW_REQUIRE_TOOL(!testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cl = EtcdCluster::Start(3);
   ASSERT_TRUE(cl.ok()) << cl.status().message();
   EtcdCluster& cluster = **cl;

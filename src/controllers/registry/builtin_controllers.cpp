@@ -17,9 +17,9 @@
 #include "controllers/oracle_controller.hpp"
 #include "controllers/pid_controller.hpp"
 #include "controllers/registry/controller_registry.hpp"
-#include "controllers/scheduled_static_controller.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
+#include "controllers/static_scheduled_controller.hpp"
 #include "controllers/threshold_controller.hpp"
 #include "controllers/uncontrolled_controller.hpp"
 #include "controllers/zeus_controller.hpp"
@@ -31,6 +31,17 @@ namespace fw::registry {
 namespace {
 
 using D = OptionDecl;
+
+// A row's setup cost (notes["setup_cost"], eval's `setup GPU-h` column): `episodes` episodes of
+// `episode_s` simulated seconds on `gpus` GPUs that the arm ran before it could be deployed
+// (calibration, training), in GPU-hours of the job it is for.
+nlohmann::json setup_cost(const std::string& what, double episodes, double episode_s, double gpus) {
+  return {{"what", what},
+          {"episodes", episodes},
+          {"episode_s", episode_s},
+          {"gpus", gpus},
+          {"gpu_h", episodes * episode_s * gpus / 3600.0}};
+}
 
 Result<Actuator> actuator_option(const DeclaredOptions& o, const ControllerEnv& env) {
   auto a = resolve_actuator(o.text("knob"), env.info);
@@ -280,6 +291,70 @@ Result<PreparedController> prepare_static_schedule(const DeclaredOptions& o,
   return p;
 }
 
+// static:schedule=levels (a budget schedule announced in advance, e.g. a grid event): one
+// fixed setting per budget level, each calibrated on that level alone over the episode,
+// switched at the schedule's times (a drop one budget window early, so the trailing window is
+// under the new level when it starts; a rise at its time). schedule=nominal: calibrated on the
+// first level only and held (what an operator who was not told runs; pair it with --shield).
+Result<PreparedController> prepare_static_levels(const DeclaredOptions& o, const ControllerEnv& env,
+                                                 const std::vector<Actuator>& acts,
+                                                 const KnobValues& hold, const std::string& names,
+                                                 const std::string& schedule,
+                                                 PreparedController p) {
+  const double period = o.number("period_s");
+  std::vector<ScheduledStaticController::Segment> segs;
+  nlohmann::json levels = nlohmann::json::array();
+  const double window_s = env.budget.entries.front().budget.window_s;
+  std::map<double, StaticSetting> by_level;  // each budget level calibrated once
+  double episodes = 0;                       // calibration episodes, all levels
+  const size_t n = schedule == "nominal" ? 1 : env.budget.entries.size();
+  for (size_t i = 0; i < n; ++i) {
+    const BudgetSchedule::Entry& e = env.budget.entries[i];
+    auto it = by_level.find(e.budget.watts);
+    nlohmann::json notes = nlohmann::json::object();
+    if (it == by_level.end()) {
+      BudgetSchedule level;
+      level.entries.push_back({0.0, e.budget});
+      nlohmann::json search;
+      FW_ASSIGN_OR_RETURN(StaticSetting s,
+                          calibrate_setting(o, env, env.make_plant, level, env.duration_s, acts,
+                                            hold, names, &search));
+      if (!search.is_null()) notes["search"] = search;
+      notes["calibration"] = {{"seeds", env.calibration_seeds},
+                              {"value", s.cal.value},
+                              {"fraction", s.cal.fraction},
+                              {"worst_window_ratio", s.cal.worst_ratio},
+                              {"safe_found", s.cal.found},
+                              {"episodes", s.cal.episodes},
+                              {"completed_tokens", s.cal.completed_tokens}};
+      it = by_level.emplace(e.budget.watts, s).first;
+      episodes += s.cal.episodes;
+    }
+    const StaticSetting& s = it->second;
+    double at = e.start_s;
+    if (i > 0 && e.budget.watts < env.budget.entries[i - 1].budget.watts) {
+      at = std::max(segs.empty() ? 0.0 : segs.back().switch_s, e.start_s - window_s);
+    }
+    if (i == 0) at = 0;
+    segs.push_back({at, StaticController(s.a, s.cal.fraction, kUnset, period, s.setting)});
+    levels.push_back(
+        {{"budget_w", e.budget.watts},
+         {"start_s", e.start_s},
+         {"switch_s", at},
+         {"setting", setting_json(s)},
+         {"calibration", notes.empty() ? nlohmann::json("as the same level above") : notes}});
+  }
+  p.notes["schedule"] = schedule;
+  p.notes["levels"] = levels;
+  p.notes["setup_cost"] =
+      setup_cost("calibration per budget level (simulated episodes on the calibration seeds)",
+                 episodes, env.duration_s, static_cast<double>(env.info.gpus.size()));
+  p.make = [segs, period](uint64_t) {
+    return std::make_unique<ScheduledStaticController>(segs, period);
+  };
+  return p;
+}
+
 // static: pins from the options, then a fixed value or a calibration on the env's plants
 // (calibrate_setting()); with recal_s a calibration per segment (prepare_static_schedule()).
 // calib_s > 0 calibrates on the first calib_s of the episode only (the operator's
@@ -315,6 +390,15 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   std::string names;  // what was searched (--reference auto matches on it)
   for (const Actuator& x : acts) names += (names.empty() ? "" : "+") + x.name();
   p.notes["searched"] = names;
+  const std::string schedule = o.text("schedule");
+  if (schedule != "off" && env.budget.entries.size() >= 2) {
+    if (o.number("recal_s") > 0) {
+      return Status::InvalidArgument(
+          "static: schedule= and recal_s= are two different "
+          "schedules; give one");
+    }
+    return prepare_static_levels(o, env, acts, hold, names, schedule, p);
+  }
   if (o.number("recal_s") > 0) return prepare_static_schedule(o, env, acts, hold, names, p);
   const double calib = o.number("calib_s");
   const double span = calib > 0 ? std::min(calib, env.duration_s) : env.duration_s;
@@ -334,6 +418,8 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
                             {"episodes", cal.episodes},
                             {"completed_tokens", cal.completed_tokens}};
   if (calib > 0) p.notes["calibration"]["span_s"] = span;
+  p.notes["setup_cost"] = setup_cost("calibration (simulated episodes on the calibration seeds)",
+                                     cal.episodes, span, static_cast<double>(env.info.gpus.size()));
   const double f = cal.fraction;
   const KnobValues setting = s.setting;
   p.make = [a, f, period, setting](uint64_t) {
@@ -362,6 +448,11 @@ ControllerEntry static_entry() {
                       "cap, every rung for knobs alone up to 4096 points)"),
            D::choice("refine", "on", {"on", "off"},
                      "joint search: pattern search from the grid's best point"),
+           D::choice("schedule", "off", {"off", "levels", "nominal"},
+                     "with a budget schedule: off = one setting safe under all of it; levels = "
+                     "one setting per budget level, each calibrated on that level, switched at "
+                     "the schedule's times (a drop one window early); nominal = calibrated on "
+                     "the first level only and held (pair with --shield)"),
            D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),
            D::number("calib_s", "0", 0, 1e8,
                      "calibrate on the first calib_s of the episode only (the operator's "
@@ -523,7 +614,12 @@ ControllerEntry zeus_entry() {
         c.min_warmup_s = o.number("min_warmup_s");
         c.min_profile_s = o.number("min_profile_s");
         c.max_phase_s = o.number("max_phase_s");
-        return PreparedController{[c](uint64_t) { return std::make_unique<ZeusController>(c); }};
+        PreparedController p{[c](uint64_t) { return std::make_unique<ZeusController>(c); }};
+        // Its profiling (every cap from the top in step_w strides) runs inside the episode:
+        // its cost is in the row's own tokens, not before it.
+        p.notes["setup_cost"] = {{"what", "profiling inside the episode (in its tokens)"},
+                                 {"gpu_h", 0.0}};
+        return p;
       }};
 }
 
@@ -685,6 +781,21 @@ Result<PreparedController> prepare_from_policy(
              {"period_s", (*probe)->period_s()},
              {note_key, policy->metadata().value(note_key, note_default)},
              {"training_seed", policy->metadata().value("training_seed", nlohmann::json())}};
+  // Training cost, from the policy's metadata: decisions × decision period of simulated job
+  // time on the training plant's GPUs (PPO), or episodes × episode length (capnet's ES; its
+  // scenarios vary in size, so GPUs per episode are not recorded: 1 is a lower bound).
+  const nlohmann::json& md = policy->metadata();
+  if (md.contains("total_steps") && md.contains("decision_period_s")) {
+    const double gpus = md.contains("gpu_models") ? md["gpu_models"].size() : 1.0;
+    p.notes["setup_cost"] =
+        setup_cost("training (simulated decision steps x period)", md["total_steps"].get<double>(),
+                   md["decision_period_s"].get<double>(), gpus);
+  } else if (md.contains("episodes") && md.contains("recipe") &&
+             md["recipe"].contains("episode_s")) {
+    p.notes["setup_cost"] =
+        setup_cost("training (simulated episodes; >= 1 GPU each)", md["episodes"].get<double>(),
+                   md["recipe"]["episode_s"].get<double>(), 1.0);
+  }
   rl::Policy shared = std::move(policy).value();
   p.make = [shared, period](uint64_t) -> std::unique_ptr<Controller> {
     return std::move(C::create(shared, period)).value();

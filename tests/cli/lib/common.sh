@@ -20,6 +20,18 @@ check() {
 # jqt FILTER FILE: the jq filter must give true.
 jqt() { jq -e "$@" > /dev/null; }
 
+# need_tool WHAT: the test cannot run without WHAT (python3, Chromium, ...). Under CI=true that
+# is a failure (exit 1: CI installs every tool, `make deps`, so a skip would hide a broken
+# setup); elsewhere the test skips (exit 0, with a message).
+need_tool() {
+  if [ "${CI:-}" = true ]; then
+    echo "FAIL: $1 not installed: under CI=true a missing tool is a failure, not a skip"
+    exit 1
+  fi
+  echo "skip: $1 not installed (make deps installs it)"
+  exit 0
+}
+
 # finish NAME: exit 1 when any check failed.
 finish() {
   if [ "$fails" -ne 0 ]; then echo "$1: $fails check(s) failed"; exit 1; fi

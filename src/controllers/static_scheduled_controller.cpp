@@ -1,11 +1,11 @@
-#include "controllers/scheduled_static_controller.hpp"
+#include "controllers/static_scheduled_controller.hpp"
 
 namespace fw {
 
 Command ScheduledStaticController::update(const Observation& obs) {
-  size_t k = 0;
-  while (k + 1 < segments_.size() && segments_[k + 1].start_s <= obs.time_s + 1e-9) ++k;
-  return segments_[k].setting.update(obs);
+  size_t i = 0;
+  while (i + 1 < segments_.size() && segments_[i + 1].switch_s <= obs.time_s) ++i;
+  return segments_[i].setting.update(obs);
 }
 
 ActuatorSet ScheduledStaticController::claims() const {
