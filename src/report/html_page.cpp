@@ -49,7 +49,7 @@ img.power{max-width:1100px;width:100%;background:#fff;border:1px solid #ccd}
 <p class="note">The columns of <code>flexwatt eval</code>'s table. step tokens: completed-step tokens per episode;
 viol win %: budget windows over budget, mean over window offsets; slide win %: time the trailing budget-window mean is over
 budget; steps viol %: share of completed steps in a violating window; tok/ref, tpm/ref: completed-step tokens and
-tokens/MWh against the reference; tok/look: against look-ahead; limiter: safety-limiter interventions. ± is the 95 % CI over seeds.</p>
+tokens/MWh against the reference; tok/look: against look-ahead; limiter: safety-limiter interventions; setup GPU-h: simulated GPU-hours the arm ran before deployment (calibration, training). ± is the 95 % CI over seeds.</p>
 <h2>Violations by judging window</h2>
 <canvas id="windows"></canvas><div class="legend" id="win-legend"></div>
 <p class="note">Aligned tumbling windows from t = 0, pooled over seeds; a window longer than the episode has no verdict and is left out.</p>
@@ -389,14 +389,19 @@ function report(r) {
   rows("rep-info", [["scenario", esc(r.scenario || "")], ["simulated", r.simulated ? "yes: every figure comes from the simulator" : "no"],
     ["seeds", esc((r.seeds || []).join(" "))], ["episode", fixed(r.duration_s, 0) + " s"], ["reference", esc(r.reference == null ? "–" : r.reference)],
     ["look-ahead", esc(r.lookahead == null ? "–" : r.lookahead)]].concat(r.flexwatt_version ? [["version", esc(r.flexwatt_version)]] : []));
-  table("rep-table", ["controller", "step tokens", "steps/h", "tok/step", "tokens/MWh", "viol win %", "slide win %", "steps viol %", "tok/ref", "tpm/ref", "tok/look", "limiter"],
+  // The CLI's setup GPU-h cell (eval_table.cpp): "-" without a setup cost, "in run" for Zeus's
+  // profiling, else GPU-hours (2 decimals under 10).
+  const setup = n => { const c = n && n.setup_cost; if (!c) return "-"; const h = Number(c.gpu_h || 0);
+    if (h === 0 && String(c.what || "").startsWith("profiling")) return "in run"; return h < 10 ? h.toFixed(2) : h.toFixed(0); };
+  table("rep-table", ["controller", "step tokens", "steps/h", "tok/step", "tokens/MWh", "viol win %", "slide win %", "steps viol %", "tok/ref", "tpm/ref", "tok/look", "limiter", "setup GPU-h"],
     ks.map((k, i) => { const p = k.progress || {};
       return [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(name(k)).replace(/([,+])/g, "$1<wbr>"), statCell(p.completed_step_tokens, 1, 0),
         p.steps_per_hour && p.steps_per_hour.mean != null ? Number(p.steps_per_hour.mean).toFixed(1) : "–",
         p.tokens_per_step && p.tokens_per_step.mean != null ? fixed(p.tokens_per_step.mean, 0) : "–",
         mega(k.tokens_per_mwh), statCell((k.violation_rate_offsets || {}).rate, 100, 2), statCell((k.violation_rate_sliding || {}).rate, 100, 2),
         statCell(k.steps_violating, 100, 1), ratio(k.vs_reference, "completed_step_tokens"), ratio(k.vs_reference, "tokens_per_mwh"),
-        ratio(k.vs_lookahead, "completed_step_tokens"), k.limiter_interventions && k.limiter_interventions.mean != null ? fixed(k.limiter_interventions.mean, 0) : "–"]; }),
+        ratio(k.vs_lookahead, "completed_step_tokens"), k.limiter_interventions && k.limiter_interventions.mean != null ? fixed(k.limiter_interventions.mean, 0) : "–",
+        setup(k.notes)]; }),
     "no controllers");
   setStatus("ok points=" + n + " report controllers=" + ks.length);
 }

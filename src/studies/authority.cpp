@@ -174,8 +174,8 @@ Result<AuthorityReport> sweep_authority(const PlantFactory& make, const Authorit
 }
 
 Result<AuthorityReport> sweep_authority(const sim::Scenario& s, const AuthorityOptions& o) {
-  const sim::Scenario copy = s;
-  return sweep_authority([copy](uint64_t seed) { return sim::make_plant(copy, seed); }, o, true);
+  return sweep_authority([copy = s](uint64_t seed) { return sim::make_plant(copy, seed); }, o,
+                         true);
 }
 
 }  // namespace fw::studies

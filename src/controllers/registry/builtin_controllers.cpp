@@ -320,6 +320,9 @@ Result<PreparedController> prepare_static_levels(const DeclaredOptions& o, const
                           calibrate_setting(o, env, env.make_plant, level, env.duration_s, acts,
                                             hold, names, &search));
       if (!search.is_null()) notes["search"] = search;
+      notes["searched"] = names;
+      notes["actuator"] = s.a.name();
+      notes["setting"] = setting_json(s);
       notes["calibration"] = {{"seeds", env.calibration_seeds},
                               {"value", s.cal.value},
                               {"fraction", s.cal.fraction},
@@ -389,7 +392,6 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   FW_ASSIGN_OR_RETURN(std::vector<Actuator> acts, static_actuators(o, env, hold));
   std::string names;  // what was searched (--reference auto matches on it)
   for (const Actuator& x : acts) names += (names.empty() ? "" : "+") + x.name();
-  p.notes["searched"] = names;
   const std::string schedule = o.text("schedule");
   if (schedule != "off" && env.budget.entries.size() >= 2) {
     if (o.number("recal_s") > 0) {
@@ -399,6 +401,7 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
     }
     return prepare_static_levels(o, env, acts, hold, names, schedule, p);
   }
+  p.notes["searched"] = names;
   if (o.number("recal_s") > 0) return prepare_static_schedule(o, env, acts, hold, names, p);
   const double calib = o.number("calib_s");
   const double span = calib > 0 ? std::min(calib, env.duration_s) : env.duration_s;
