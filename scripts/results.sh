@@ -14,6 +14,8 @@ all=0
 bin=${1:-build/flexwatt}
 out=docs/results.md
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# The drift section (results-all only) as the last run wrote it, kept by a plain `make results`.
+awk '/^## Non-stationary scenarios/ { p = 1 } p' "$out" >"$tmp/drift-prev.md" 2>/dev/null || true
 
 # splice DOC NAME FILE: replaces the lines between <!-- results:NAME:begin --> and
 # <!-- results:NAME:end --> in DOC with FILE; fails when DOC has no such markers.
@@ -358,5 +360,9 @@ drift_results() {
   done
 }
 # Minutes of eval (three 9000 s scenarios, joint recalibrations, the look-ahead): --all only.
-[ "$all" = 1 ] && drift_results
+if [ "$all" = 1 ]; then
+  drift_results
+else  # keep the last results-all's drift section (the last section of the file), as it was
+  cat "$tmp/drift-prev.md" >>"$out"
+fi
 # ---- drift — end ----
