@@ -205,6 +205,17 @@ Result<StaticSetting> calibrate_setting(const DeclaredOptions& o, const Controll
   return out;
 }
 
+// A calibration as the row's notes report it (notes["calibration"]).
+nlohmann::json calibration_json(const ControllerEnv& env, const StaticCalibration& cal) {
+  return {{"seeds", env.calibration_seeds},
+          {"value", cal.value},
+          {"fraction", cal.fraction},
+          {"worst_window_ratio", cal.worst_ratio},
+          {"safe_found", cal.found},
+          {"episodes", cal.episodes},
+          {"completed_tokens", cal.completed_tokens}};
+}
+
 nlohmann::json setting_json(const StaticSetting& s) {
   nlohmann::json set = nlohmann::json::object();
   for (int q = 0; q < kNumKnobs; ++q) {
@@ -323,13 +334,7 @@ Result<PreparedController> prepare_static_levels(const DeclaredOptions& o, const
       notes["searched"] = names;
       notes["actuator"] = s.a.name();
       notes["setting"] = setting_json(s);
-      notes["calibration"] = {{"seeds", env.calibration_seeds},
-                              {"value", s.cal.value},
-                              {"fraction", s.cal.fraction},
-                              {"worst_window_ratio", s.cal.worst_ratio},
-                              {"safe_found", s.cal.found},
-                              {"episodes", s.cal.episodes},
-                              {"completed_tokens", s.cal.completed_tokens}};
+      notes["calibration"] = calibration_json(env, s.cal);
       it = by_level.emplace(e.budget.watts, s).first;
       episodes += s.cal.episodes;
     }
@@ -413,13 +418,7 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   const StaticCalibration& cal = s.cal;
   p.notes["actuator"] = a.name();
   p.notes["setting"] = setting_json(s);
-  p.notes["calibration"] = {{"seeds", env.calibration_seeds},
-                            {"value", cal.value},
-                            {"fraction", cal.fraction},
-                            {"worst_window_ratio", cal.worst_ratio},
-                            {"safe_found", cal.found},
-                            {"episodes", cal.episodes},
-                            {"completed_tokens", cal.completed_tokens}};
+  p.notes["calibration"] = calibration_json(env, cal);
   if (calib > 0) p.notes["calibration"]["span_s"] = span;
   p.notes["setup_cost"] = setup_cost("calibration (simulated episodes on the calibration seeds)",
                                      cal.episodes, span, static_cast<double>(env.info.gpus.size()));
