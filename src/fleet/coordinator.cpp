@@ -4,13 +4,12 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/format.hpp"
 #include "fleet/site_store.hpp"
 
 namespace fw::fleet {
 
-double Coordinator::now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double Coordinator::now_s() { return fw::unix_now_s(); }
 
 nlohmann::json to_json(const RampEvent& e, double t0_unix_s) {
   nlohmann::json j = {{"kind", e.kind},

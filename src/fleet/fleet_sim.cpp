@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/text_file.hpp"
 #include "fleet/coordinator.hpp"
@@ -20,9 +21,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return fw::unix_now_s(); }
 
 constexpr double kGpuMinW = 200, kGpuMaxW = 700;
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/format.hpp"
 #include "fleet/site_store.hpp"
 
 namespace fw::fleet {
@@ -15,9 +16,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now_s() { return fw::unix_now_s(); }
 
 void reply(httplib::Response& res, int status, const Json& body) {
   res.status = status;

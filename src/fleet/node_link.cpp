@@ -4,13 +4,12 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/format.hpp"
 #include "fleet/site_store.hpp"
 
 namespace fw::fleet {
 
-double NodeLink::now_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double NodeLink::now_s() { return fw::unix_now_s(); }
 
 Result<std::unique_ptr<NodeLink>> NodeLink::Start(EtcdClientOptions etcd, NodeLinkOptions options,
                                                   NodeRecord record) {
