@@ -16,6 +16,12 @@ out=docs/results.md
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # The drift section (results-all only) as the last run wrote it, kept by a plain `make results`.
 awk '/^## Non-stationary scenarios/ { p = 1 } p' "$out" >"$tmp/drift-prev.md" 2>/dev/null || true
+# Likewise the caps sections only results-all runs (section SCENARIO: its "### SCENARIO" heading up
+# to the next heading), kept in place by a plain run.
+CAPS_ALL_ONLY="caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8"
+for s in $CAPS_ALL_ONLY; do
+  awk -v h="### $s" '$0 == h { p = 1; print; next } p && /^##/ { exit } p' "$out" >"$tmp/prev-$s.md" 2>/dev/null || true
+done
 
 # splice DOC NAME FILE: replaces the lines between <!-- results:NAME:begin --> and
 # <!-- results:NAME:end --> in DOC with FILE; fails when DOC has no such markers.
@@ -220,7 +226,11 @@ caps_results() {
     echo
   } >>"$out"
   local list="caps-pipeline-imbalance-a100x8 caps-moe-imbalance-a100x8 caps-pipeline-imbalance-a100x64 caps-adapt-pipeline-a100x8"
-  [ $all = 1 ] && list="$list caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8"
+  if [ $all = 1 ]; then
+    list="$list $CAPS_ALL_ONLY"
+  else
+    for s in $CAPS_ALL_ONLY; do cat "$tmp/prev-$s.md" >>"$tmp/caps-prev.md"; done
+  fi
   for s in $list; do
     echo "results: $s" >&2
     args="scenarios/$s.yaml --seeds 5 --policies $pol"
@@ -243,6 +253,7 @@ caps_results() {
       splice docs/caps.md "caps-$s" "$tmp/caps-$s.md"
     fi
   done
+  if [ -s "$tmp/caps-prev.md" ]; then cat "$tmp/caps-prev.md" >>"$out"; fi
 }
 caps_results
 # ---- caps: per-GPU power caps — end ----
