@@ -15,6 +15,7 @@ bin=${1:-build/flexwatt}
 out=docs/results.md
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # The drift section (results-all only) as the last run wrote it, kept by a plain `make results`.
+cp "$out" "$tmp/prev-results.md" 2>/dev/null || : >"$tmp/prev-results.md"
 awk '/^## Non-stationary scenarios/ { p = 1 } p' "$out" >"$tmp/drift-prev.md" 2>/dev/null || true
 # Likewise the caps sections only results-all runs (section SCENARIO: its "### SCENARIO" heading up
 # to the next heading), kept in place by a plain run.
@@ -309,6 +310,49 @@ flex_results() {
   splice docs/flexibility.md flex-dr "$tmp/flex-dr.md"
 }
 flex_results
+
+# ---- refinement: the joint search against the exhaustive grid (docs/control.md) ----
+# results-all only (three exhaustive grids, about 40 s of calibration each on 2 cores): the
+# default joint search's calibration tokens against every rung of the knobs with the cap
+# calibrated at each (static:grid=1000,refine=off). The calibration does not depend on the
+# evaluation seeds, so one evaluation seed is run.
+refine_results() {
+  local r label args d ctl
+  echo "results: refinement" >&2
+  {
+    echo "| scenario | search | points | calibration episodes | calibration tokens | vs exhaustive |"
+    echo "|---|---|---|---|---|---|"
+  } >"$tmp/refine.md"
+  for r in "7B GRPO, 1800 s|scenarios/grpo-7b-a100.yaml|static|static:grid=1000,refine=off" \
+           "72B GRPO rollout, 1800 s|scenarios/grpo-72b-a100x4-rollout.yaml|static|static:grid=1000,refine=off" \
+           "16-GPU fleet, 3600 s|scenarios/fleet-16xa100.yaml --set fleet.start=staggered --duration-s 3600|static:knob=caps+gen_concurrency|static:knob=caps+gen_concurrency,grid=1000,refine=off"; do
+    IFS='|' read -r label args d ctl <<<"$r"
+    # shellcheck disable=SC2086
+    "$bin" eval $args --seeds 1 --controllers "$d,$ctl" --json-out "$tmp/refine.json" >/dev/null 2>"$tmp/refine.err" ||
+      { echo "| $label | FAILED: $(tail -1 "$tmp/refine.err") | | | | |" >>"$tmp/refine.md"; continue; }
+    jq -r --arg l "$label" '
+      (.controllers | map(.notes.search.best_completed_tokens) | last) as $ex
+      | .controllers[] | .notes.search as $s
+      | "| \($l) | `\(.name)` | \($s.points) | \($s.episodes) | \($s.best_completed_tokens | round) | \((($s.best_completed_tokens / $ex - 1) * 1000 | round / 10)) % |"' \
+      "$tmp/refine.json" >>"$tmp/refine.md"
+  done
+  {
+    echo "## Refinement: the joint search against the exhaustive grid (copied into docs/control.md)"
+    echo
+    echo '```'
+    echo "flexwatt eval SCENARIO --seeds 1 --controllers DEFAULT,EXHAUSTIVE   # each row's pair"
+    echo '```'
+    echo
+    cat "$tmp/refine.md"
+    echo
+  } >>"$out"
+  splice docs/control.md static-refine "$tmp/refine.md"
+}
+if [ "$all" = 1 ]; then
+  refine_results
+else  # keep the last results-all's refinement section
+  awk '/^## Refinement/ { p = 1; print; next } p && /^## / { exit } p' "$tmp/prev-results.md" >>"$out"
+fi
 
 # ---- drift: non-stationary 7B GRPO scenarios (docs/control.md, issue 30) — begin ----
 # Appends to docs/results.md the three completion-length drift scenarios (growing, U-shaped,
