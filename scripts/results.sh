@@ -276,16 +276,24 @@ flex_results() {
           | "| \($l), S = \($s) | \($p * 100 | round / 100) | \($pubs) | \(if $d > 0 then "+" elif $d < 0 then "−" else "" end)\($d | if . < 0 then -. else . end) % |"'
     done
   } >"$tmp/flex-pfi.md"
+  # study_table JSON: the gap closed per method at 10-40 % cuts (the 30 % row bold)
+  study_table() {
+    jq -r '
+      def g(m): if (m.gap_closed * 1000 | round) == 1000 then "100 %"
+        else "\(m.gap_closed * 1000 | round / 10) % ±\(m.gap_closed_ci95 * 1000 | round / 10)" end
+        + " [\(m.gain_over_equal_per_job | round)]";
+      "| cut | pfi | pfi_scaled | greedy |", "|---|---|---|---|",
+      (.cuts[] | (.cut * 100 | round) as $c | select([10, 20, 30, 40] | index([$c]))
+       | .methods as $m | [("\($c) %"), g($m.pfi), g($m.pfi_scaled), g($m.greedy)]
+       | if $c == 30 then map("**" + . + "**") else . end | "| " + join(" | ") + " |")' \
+      "$1"
+  }
   "$bin" allocate --study --json >"$tmp/study.json"
-  jq -r '
-    def g(m): if (m.gap_closed * 1000 | round) == 1000 then "100 %"
-      else "\(m.gap_closed * 1000 | round / 10) % ±\(m.gap_closed_ci95 * 1000 | round / 10)" end
-      + " [\(m.gain_over_equal_per_job | round)]";
-    "| cut | pfi | pfi_scaled | greedy |", "|---|---|---|---|",
-    (.cuts[] | (.cut * 100 | round) as $c | select([10, 20, 30, 40] | index([$c]))
-     | .methods as $m | [("\($c) %"), g($m.pfi), g($m.pfi_scaled), g($m.greedy)]
-     | if $c == 30 then map("**" + . + "**") else . end | "| " + join(" | ") + " |")' \
-    "$tmp/study.json" >"$tmp/flex-study.md"
+  study_table "$tmp/study.json" >"$tmp/flex-study.md"
+  "$bin" allocate --study --fixed-gpus 8 --json >"$tmp/study-8.json"
+  study_table "$tmp/study-8.json" >"$tmp/flex-study-8.md"
+  "$bin" allocate --study --sla-tiers --json >"$tmp/study-sla.json"
+  study_table "$tmp/study-sla.json" >"$tmp/flex-study-sla.md"
   "$bin" allocate --dr scenarios/flex/dr-fleet-h200.yaml --json >"$tmp/dr.json"
   jq -r '
     def p(x): (x * 1000 | round) as $r
@@ -300,13 +308,18 @@ flex_results() {
     echo '```'
     echo "flexwatt sweep --scenario S --steady --measure-s 300 --json   # S: each row's scenario"
     echo "flexwatt allocate --study --json"
+    echo "flexwatt allocate --study --fixed-gpus 8 --json"
+    echo "flexwatt allocate --study --sla-tiers --json"
     echo "flexwatt allocate --dr scenarios/flex/dr-fleet-h200.yaml --json"
     echo '```'
     echo
-    cat "$tmp/flex-pfi.md"; echo; cat "$tmp/flex-study.md"; echo; cat "$tmp/flex-dr.md"; echo
+    cat "$tmp/flex-pfi.md"; echo; cat "$tmp/flex-study.md"; echo
+    cat "$tmp/flex-study-8.md"; echo; cat "$tmp/flex-study-sla.md"; echo; cat "$tmp/flex-dr.md"; echo
   } >>"$out"
   splice docs/flexibility.md flex-pfi "$tmp/flex-pfi.md"
   splice docs/flexibility.md flex-study "$tmp/flex-study.md"
+  splice docs/flexibility.md flex-study-8 "$tmp/flex-study-8.md"
+  splice docs/flexibility.md flex-study-sla "$tmp/flex-study-sla.md"
   splice docs/flexibility.md flex-dr "$tmp/flex-dr.md"
 }
 flex_results
