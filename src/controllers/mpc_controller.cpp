@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "controllers/static_controller.hpp"
 
@@ -26,7 +27,13 @@ MpcController::MpcController(MpcConfig cfg, std::unique_ptr<MpcTwin> twin, MpcSe
       setting_(initial),
       on_plan_(std::move(on_plan)) {}
 
+MpcController::~MpcController() {
+  if (pending_.valid()) pending_.wait();
+}
+
 void MpcController::reset(const PlantInfo&) {
+  if (pending_.valid()) pending_.wait();
+  pending_ = {};
   if (twin_) twin_->reset();
   setting_ = initial_;
   next_replan_s_ = cfg_.replan_s;
@@ -45,6 +52,7 @@ ActuatorSet MpcController::claims() const {
 }
 
 void MpcController::replan(const Observation& obs) {
+  if (pending_.valid()) finish_plan(obs.time_s);  // a search still pending: take it first
   // The twin's last under-prediction of the worst trailing window (observed over windows the
   // shield left alone, once a whole window of the setting was seen).
   if (observed_worst_ > 0) {
@@ -57,28 +65,55 @@ void MpcController::replan(const Observation& obs) {
   auto fit = twin_ ? twin_->refit(obs.time_s) : Result<MpcTwin::Fit>(Status::Internal("no twin"));
   if (!fit.ok()) {
     ev.fit = fit.status().message();
-  } else {
-    ev.fitted = true;
-    ev.fit = fit->figures;
-    BudgetSchedule b;
-    Budget now = *obs.budget;  // the budget in force: no schedule, no look-ahead
-    now.watts *= 1.0 - margin_;
-    b.entries.push_back({0, now});
-    auto j = calibrate_static_joint(fit->plants, b, cfg_.search);
-    if (j.ok()) {
-      ev.episodes = j->episodes;
-      if (j->found) {
-        ev.found = true;
-        setting_ = mpc_setting(*j);
-        // The prediction is against the shrunk budget; the margin compares with the real one.
-        setting_.predicted_worst_ratio *= 1.0 - margin_;
-      }
-    } else {
-      ev.fit["search_error"] = j.status().message();
+    ev.setting = setting_;
+    if (on_plan_) on_plan_(ev);
+    return;
+  }
+  ev.fitted = true;
+  ev.fit = fit->figures;
+  BudgetSchedule b;
+  Budget now = *obs.budget;  // the budget in force: no schedule, no look-ahead
+  now.watts *= 1.0 - margin_;
+  b.entries.push_back({0, now});
+  pending_event_ = ev;
+  pending_margin_ = margin_;
+  apply_at_s_ = obs.time_s + cfg_.plan_delay_s;
+  auto search = [plants = fit->plants, b, cfg = cfg_.search]() {
+    return calibrate_static_joint(plants, b, cfg);
+  };
+  if (cfg_.plan_delay_s > 0) {
+    try {
+      pending_ = std::async(std::launch::async, search);
+    } catch (const std::exception&) {  // no thread: the search runs here
+      pending_ = {};
     }
   }
+  if (!pending_.valid()) {
+    std::promise<Result<JointCalibration>> done;
+    done.set_value(search());
+    pending_ = done.get_future();
+    finish_plan(obs.time_s);
+  }
+}
+
+void MpcController::finish_plan(double time_s) {
+  Result<JointCalibration> j = pending_.get();
+  pending_ = {};
+  MpcPlanEvent ev = pending_event_;
+  if (j.ok()) {
+    ev.episodes = j->episodes;
+    if (j->found) {
+      ev.found = true;
+      setting_ = mpc_setting(*j);
+      // The prediction is against the shrunk budget; the margin compares with the real one.
+      setting_.predicted_worst_ratio *= 1.0 - pending_margin_;
+    }
+  } else {
+    ev.fit["search_error"] = j.status().message();
+  }
   ev.setting = setting_;
-  plan_start_s_ = obs.time_s;
+  ev.applied_s = time_s;
+  plan_start_s_ = time_s;
   observed_worst_ = 0;
   if (on_plan_) on_plan_(ev);
 }
@@ -143,6 +178,7 @@ Command MpcController::update(const Observation& obs) {
   if (obs.time_s - plan_start_s_ >= window_s && obs.time_s - last_shield_s_ > window_s) {
     observed_worst_ = std::max(observed_worst_, obs.worst_ratio(window_s));
   }
+  if (pending_.valid() && obs.time_s >= apply_at_s_ - 1e-9) finish_plan(obs.time_s);
   if (obs.time_s >= next_replan_s_ - 1e-9) {
     replan(obs);
     while (next_replan_s_ <= obs.time_s + 1e-9) next_replan_s_ += cfg_.replan_s;

@@ -25,10 +25,19 @@
 // trailing window, so it knows nothing of where a scorer's windows start. Its caps go through
 // the SafetyLimiter like every command.
 //
+// Decision cost: the refit runs at the replan decision; the search (about 0.2 s of CPU at the
+// defaults, bench/mpc_bench.cpp) runs off the decision thread and its setting takes effect
+// plan_delay_s after the replan, at the first decision at or after that time — a fixed delay,
+// so an episode does not depend on thread timing (that decision waits for the search if it is
+// not done). plan_delay_s = 0: the search runs inside the replan decision.
+//
 // Contract: as Controller. Never reads a clock; the twin's randomness comes from the search's
 // seeds (config). A failed refit or a search with no safe setting keeps the setting in force.
+// Not thread-safe itself (its search task touches only copies: the twin's plant factory, the
+// budget and the search configuration).
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -80,11 +89,13 @@ struct MpcConfig {
   bool shield = true;
   double guard_w = 5;        // shield: kept free in every trailing window, W per GPU
   double max_margin = 0.05;  // largest uncertainty margin, fraction of the budget
+  double plan_delay_s = 10;  // the search's setting takes effect this long after the replan
 };
 
 // One replan, for the row's notes.
 struct MpcPlanEvent {
-  double time_s = 0;
+  double time_s = 0;     // the replan (refit) time
+  double applied_s = 0;  // when its setting took effect (time_s + plan_delay_s, or time_s)
   bool fitted = false, found = false;
   double margin = 0;
   int episodes = 0;  // twin episodes the search ran
@@ -97,6 +108,7 @@ class MpcController : public Controller {
   // `initial`: the setting until the first replan (the search on the declared twin).
   MpcController(MpcConfig cfg, std::unique_ptr<MpcTwin> twin, MpcSetting initial,
                 std::function<void(const MpcPlanEvent&)> on_plan = nullptr);
+  ~MpcController() override;
   std::string name() const override { return "mpc"; }
   double period_s() const override { return cfg_.period_s; }
   void reset(const PlantInfo& info) override;
@@ -111,6 +123,8 @@ class MpcController : public Controller {
 
  private:
   void replan(const Observation& obs);
+  // Takes the pending search's result (waiting for it) and starts its setting at time_s.
+  void finish_plan(double time_s);
   void apply_shield(const Observation& obs, Command& c);
 
   MpcConfig cfg_;
@@ -118,6 +132,10 @@ class MpcController : public Controller {
   MpcSetting initial_, setting_;
   std::function<void(const MpcPlanEvent&)> on_plan_;
   double next_replan_s_ = 0;
+  // The search under way: its result, the event to complete, when it takes effect.
+  std::future<Result<JointCalibration>> pending_;
+  MpcPlanEvent pending_event_;
+  double pending_margin_ = 0, apply_at_s_ = 0;
   double margin_ = 0;
   // Uncertainty tracking since the last plan: the worst untouched trailing window observed.
   double plan_start_s_ = 0, observed_worst_ = 0, last_shield_s_ = -1e300;

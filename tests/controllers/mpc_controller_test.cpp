@@ -112,6 +112,7 @@ TEST(MpcController, ReplansOnTheTwinToItsBestSafeSetting) {
   EXPECT_EQ(tw->observed, 1240);  // every decision's snapshot
   ASSERT_EQ(events.size(), 2u);   // at 300 s and 600 s
   EXPECT_DOUBLE_EQ(events[0].time_s, 300);
+  EXPECT_DOUBLE_EQ(events[0].applied_s, 310);  // plan_delay_s after the replan
   EXPECT_TRUE(events[0].fitted);
   EXPECT_TRUE(events[0].found);
   EXPECT_GT(events[0].episodes, 10);
@@ -120,6 +121,26 @@ TEST(MpcController, ReplansOnTheTwinToItsBestSafeSetting) {
   EXPECT_LE(ctrl.setting().predicted_worst_ratio, 1.0);
   EXPECT_GT(ctrl.setting().predicted_tokens, 0);
   EXPECT_EQ(r.sliding_violation_rate, 0.0);
+}
+
+// The search runs on another thread, but its setting takes effect at a fixed time: two runs
+// are the same bit for bit, and the same search runs inside the decision with no delay.
+TEST(MpcController, OffThreadSearchIsDeterministic) {
+  const sim::Scenario s = grpo_7b();
+  auto probe = sim::make_plant(s, 1);
+  std::vector<EpisodeResult> runs;
+  std::vector<double> caps;
+  for (double delay : {10.0, 10.0, 0.0}) {
+    MpcConfig c = config(probe->info(), true);
+    c.replan_s = 200;
+    c.plan_delay_s = delay;
+    MpcController ctrl(c, std::make_unique<FixedTwin>(&s), unsafe_setting());
+    runs.push_back(run(s, ctrl, 450));
+    caps.push_back(ctrl.setting().value);
+  }
+  EXPECT_EQ(runs[0].tokens, runs[1].tokens);
+  EXPECT_EQ(runs[0].energy_j, runs[1].energy_j);
+  EXPECT_EQ(caps[0], caps[2]);  // the same search, applied 10 s later
 }
 
 }  // namespace

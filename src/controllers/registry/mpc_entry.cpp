@@ -32,6 +32,7 @@ class MpcLog {
     s["refits"] = s["refits"].get<int>() + (e.fitted ? 1 : 0);
     s["twin_episodes"] = s["twin_episodes"].get<int>() + e.episodes;
     s["plans"].push_back({{"t_s", e.time_s},
+                          {"applied_s", e.applied_s},
                           {"fitted", e.fitted},
                           {"found", e.found},
                           {"margin", e.margin},
@@ -71,6 +72,7 @@ Result<PreparedController> prepare_mpc(const DeclaredOptions& o, const Controlle
   c.shield = o.text("shield") == "on";
   c.guard_w = o.number("guard_w");
   c.max_margin = o.number("max_margin");
+  c.plan_delay_s = o.number("plan_delay_s");
   c.search.actuators = acts;
   c.search.grid = o.integer("grid");
   c.search.refine = o.text("refine") == "on";
@@ -149,9 +151,12 @@ ControllerEntry mpc_entry() {
                   "search: coarse grid points per outer knob; 0 = auto (as static)"),
        D::choice("refine", "on", {"on", "off"}, "search: pattern search from the grid's best"),
        D::choice("shield", "on", {"on", "off"},
-                 "cap each decision so the trailing window ending at the next sample stays "
-                 "under the budget"),
+                 "cap each decision so every trailing window stays under the budget (with a "
+                 "safe continuation at the GPUs' lowest caps)"),
        D::number("guard_w", "5", 0, 1000, "shield: kept free in every trailing window, W per GPU"),
+       D::number("plan_delay_s", "10", 0, 1e6,
+                 "the search runs off the decision thread; its setting takes effect this long "
+                 "after the replan (0: inside the replan decision)"),
        D::number("max_margin", "0.05", 0, 0.5,
                  "largest uncertainty margin kept free at a replan, fraction of the budget")},
       prepare_mpc};
