@@ -117,8 +117,12 @@ Status AgentTick::start_controller(const std::string& spec) {
   loop_->set_controllers({next.get()});
   Status s = loop_->reset_controllers();
   if (!s.ok()) {  // the composition is refused: the one in force stays
-    loop_->set_controllers({controller_.get()});
-    if (controller_) (void)loop_->reset_controllers();
+    if (controller_) {
+      loop_->set_controllers({controller_.get()});
+      (void)loop_->reset_controllers();
+    } else {
+      loop_->set_controllers({});
+    }
     return s;
   }
   controller_ = std::move(next);
