@@ -381,6 +381,7 @@ Status NodeAgent::Impl::start_fleet() {
   fleet_node = cfg.fleet.node.empty() ? hostname : cfg.fleet.node;
   fleet::EtcdClientOptions etcd;
   etcd.endpoints = cfg.fleet.etcd;
+  etcd.security = cfg.fleet.etcd_security;
   fleet::NodeLinkOptions o;
   o.site = cfg.fleet.site;
   o.node = fleet_node;
