@@ -188,7 +188,8 @@ Result<std::string> EtcdClient::auth_token() {
     if (!token_.empty()) return token_;
   }
   auto j = call_impl("/v3/auth/authenticate", Json{{"name", sec.user}, {"password", sec.password}},
-                     Retry::kIdempotent, 0, /*with_token=*/false);
+                     Retry::kIdempotent, std::max(options_.call_timeout_s, options_.auth_timeout_s),
+                     /*with_token=*/false);
   if (!j.ok()) {
     return Status(j.status().code(), "etcd auth as user " + sec.user + ": " + j.status().message());
   }

@@ -75,6 +75,9 @@ struct EtcdClientOptions {
   double backoff_max_s = 1.0;
   uint64_t seed = 1;  // jitter stream
   EtcdSecurity security;
+  // Bound on getting an auth token (etcd checks the password with bcrypt: slow on a loaded
+  // member). Not capped by call_timeout_s: a token is got once and then reused.
+  double auth_timeout_s = 5.0;
 };
 
 class EtcdClient {
