@@ -292,17 +292,20 @@ TEST_F(EtcdSecureLive, CoordinatorAndNodeLinksRunOverTlsAndAuth) {
     links.push_back(std::move(l).value());
   }
   const int64_t rev = (*coord)->stats().leader_rev;
-  EXPECT_TRUE(eventually(8, [&] {
-    for (const auto& l : links) {
-      const NodeBudget b = l->budget();
-      if (b.source != NodeBudget::Source::kAssignment || b.revision != rev) return false;
-    }
-    return true;
-  })) << "links did not follow the leader over TLS+auth: leader rev " << rev << " now "
-         << (*coord)->stats().leader_rev << ", elections " << (*coord)->stats().elections_won
-         << "; n0 " << links[0]->budget().reason << " rev " << links[0]->budget().revision
-         << " registered " << links[0]->registered() << "; n1 " << links[1]->budget().reason
-         << " rev " << links[1]->budget().revision << " registered " << links[1]->registered();
+  EXPECT_TRUE(eventually(8,
+                         [&] {
+                           for (const auto& l : links) {
+                             const NodeBudget b = l->budget();
+                             if (b.source != NodeBudget::Source::kAssignment || b.revision != rev)
+                               return false;
+                           }
+                           return true;
+                         }))
+      << "links did not follow the leader over TLS+auth: leader rev " << rev << " now "
+      << (*coord)->stats().leader_rev << ", elections " << (*coord)->stats().elections_won
+      << "; n0 " << links[0]->budget().reason << " rev " << links[0]->budget().revision
+      << " registered " << links[0]->registered() << "; n1 " << links[1]->budget().reason << " rev "
+      << links[1]->budget().revision << " registered " << links[1]->registered();
   double sum = 0;
   for (const auto& l : links) sum += l->budget().watts;
   EXPECT_LE(sum, 1600 + 1e-6);
