@@ -6,7 +6,7 @@ JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
-  etcd-server etcd-client prometheus chromium-headless-shell systemd shellcheck python3-yaml \
+  etcd-server etcd-client openssl prometheus chromium-headless-shell systemd shellcheck python3-yaml \
   python3-torch
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SHELL := /bin/bash
@@ -60,19 +60,30 @@ test: build
 
 # The agent and control path under ASan+UBSan, then TSan (separate build directories): the
 # agent's tests (the job-traffic stress test, the HTTP limits, the loop and its restores) and
-# the control tests. CI runs it after `make test`.
+# the control tests; under TSan also the fleet's threaded tests against a real etcd
+# (SAN_FLEET_FILTER of test_fleet: coordinator, node links, watches, lease keepers, TLS).
+# CI runs it after `make test`.
 SAN_TESTS := test_agent test_control
 SAN_FILTER ?= *
+SAN_FLEET_FILTER ?= $(SAN_FLEET_FAST)
+# ~30 s under TSan (leader takeover, a killed member, etcd rebuilt, a join, watches, lease loss,
+# TLS + auth); SAN_FLEET_FILTER='*' runs all of test_fleet.
+SAN_FLEET_FAST := CoordinatorLive.LeaderCrash*:CoordinatorLive.KilledEtcdMember*:$\
+  CoordinatorLive.LinksFollowTheNewLeader*:CoordinatorLive.NodesNotBack*:$\
+  CoordinatorLive.AJoiner*:EtcdLive.Watch*:EtcdLive.KeeperPresumes*:$\
+  EtcdSecureLive.CoordinatorAndNodeLinks*
 sanitize: deps
 	@set -e; for san in address thread; do \
 	  dir=build-$${san:0:1}san; echo "== $$san ($$dir)"; \
+	  fleet=; [ $$san = thread ] && fleet=test_fleet; \
 	  cmake -S . -B $$dir -DCMAKE_BUILD_TYPE=Debug -DFLEXWATT_SANITIZE=$$san \
 	    -DFLEXWATT_BUILD_BENCH=OFF $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null; \
-	  cmake --build $$dir -j $(JOBS) --target $(SAN_TESTS) fake_nvml fake_nvml_old; \
-	  for t in $(SAN_TESTS); do \
+	  cmake --build $$dir -j $(JOBS) --target $(SAN_TESTS) $$fleet fake_nvml fake_nvml_old; \
+	  for t in $(SAN_TESTS) $$fleet; do \
+	    filter='$(SAN_FILTER)'; [ $$t = test_fleet ] && filter='$(SAN_FLEET_FILTER)'; \
 	    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	      $$dir/tests/$$t --gtest_filter='$(SAN_FILTER)' --gtest_brief=1; \
+	      $$dir/tests/$$t --gtest_filter="$$filter" --gtest_brief=1; \
 	  done; \
 	done
 

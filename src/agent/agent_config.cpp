@@ -4,6 +4,7 @@
 
 #include "core/config.hpp"
 #include "fleet/etcd_client.hpp"
+#include "fleet/etcd_security_config.hpp"
 
 namespace fw::agent {
 
@@ -99,8 +100,8 @@ Status parse_limiter(const ConfigNode& n, LimiterConfig& l) {
 Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_map()) return n.error("expected a map");
-  FW_RETURN_IF_ERROR(n.reject_unknown(
-      {"etcd", "site", "node", "safe_share_w", "lease_ttl_s", "allow_unauthenticated_writes"}));
+  FW_RETURN_IF_ERROR(n.reject_unknown({"etcd", "site", "node", "safe_share_w", "lease_ttl_s",
+                                       "allow_unauthenticated_writes", "etcd_tls", "etcd_auth"}));
   const ConfigNode etcd = n["etcd"];
   if (!etcd.is_sequence() || etcd.size() == 0) return etcd.error("a non-empty list of URLs");
   for (size_t i = 0; i < etcd.size(); ++i) {
@@ -108,6 +109,7 @@ Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
     if (auto e = fleet::parse_endpoint(url); !e.ok()) return etcd.at(i).error(e.status().message());
     f.etcd.push_back(url);
   }
+  FW_ASSIGN_OR_RETURN(f.etcd_security, fleet::parse_etcd_security(n, f.etcd));
   FW_ASSIGN_OR_RETURN(f.site, n.get_string("site", ""));
   if (f.site.empty()) return n["site"].error("required (the fleet's site name)");
   FW_ASSIGN_OR_RETURN(f.node, n.get_string("node", f.node));

@@ -10,6 +10,7 @@
 #include "agent/server.hpp"
 #include "control/safety_limiter.hpp"
 #include "core/status.hpp"
+#include "fleet/etcd_client.hpp"
 #include "runtime/node_plant.hpp"
 #include "telemetry/snapshot.hpp"
 
@@ -24,6 +25,8 @@ struct AgentFleetConfig {
   std::string node;               // empty: the host name
   double safe_share_w = 0;        // node fallback share, W; required (> 0) with etcd
   double lease_ttl_s = 5;         // registration lease, 2 .. 60 s
+  // fleet.etcd_tls / fleet.etcd_auth (fleet/etcd_security_config.hpp; docs/fleet.md)
+  fleet::EtcdSecurity etcd_security;
   // Without server.token_file, a node that follows a coordinator refuses API writes (its
   // budget is the coordinator's) unless this is true; the API is then loopback or the Unix
   // socket only (a non-loopback TCP host needs a token file anyway).

@@ -15,6 +15,7 @@ Result<std::unique_ptr<FleetFollower>> FleetFollower::start(const AgentFleetConf
   f->node_ = cfg.node.empty() ? hostname : cfg.node;
   fleet::EtcdClientOptions etcd;
   etcd.endpoints = cfg.etcd;
+  etcd.security = cfg.etcd_security;
   fleet::NodeLinkOptions o;
   o.site = cfg.site;
   o.node = f->node_;

@@ -43,6 +43,7 @@ int run_coordinator(int argc, char** argv) {
   if (!cfg.ok()) return fail("coordinator", cfg.status());
   fleet::EtcdClientOptions etcd;
   etcd.endpoints = cfg->etcd;
+  etcd.security = cfg->etcd_security;
   auto coord = fleet::Coordinator::Start(etcd, cfg->options);
   if (!coord.ok()) return fail("coordinator", coord.status());
   // Tokens in the agent's file format; every write is one audit line (file or stderr).

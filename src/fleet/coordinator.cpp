@@ -158,6 +158,7 @@ bool Coordinator::campaign() {
   stats_.leader_rev = won->rev;
   stats_.elections_won++;
   dirty_since_s_ = now_s();  // a follower's old change marks are moot: re-split from now
+  won_at_s_ = dirty_since_s_;
   return true;
 }
 
@@ -293,6 +294,14 @@ bool Coordinator::round(const std::string& reason) {
   if (auto g = read_grid_schedule(*etcd_, site); g.ok()) in.grid = *g;
   in.live = nodes->nodes;
   in.expiry_s = options_.expiry_s;
+  // Nodes this leader has not assigned yet may apply an earlier leader's assignment until it
+  // expires (split_plan.hpp "settling").
+  in.settle_until_unix_s = won_at_s_ + options_.expiry_s;
+  in.leader_rev = leader_key_.rev;
+  // Room for a joiner at its floor: the largest floor of the nodes seen (split_plan.hpp).
+  for (const auto& [node, r] : nodes->nodes) {
+    in.joiner_reserve_w = std::max(in.joiner_reserve_w, r.min_w);
+  }
   // On a ramp, plan for where the budget will be when the next ramp round can land (rounds
   // run on 0.5 % moves, each taking up to a tick): 2 ticks + the time of a 1 % move.
   in.lookahead_s = 2 * options_.tick_s;

@@ -135,6 +135,7 @@ class Coordinator {
   RampState ramp_state_ = RampState::kIdle;
   GridTarget last_event_;   // the event last seen moving the budget (ramp events name it)
   bool ramp_seen_ = false;  // the first state seen after a round is the start, not an event
+  double won_at_s_ = 0;     // when this member last won the election (unix s; run thread)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

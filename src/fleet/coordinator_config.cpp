@@ -2,6 +2,7 @@
 
 #include "core/config.hpp"
 #include "fleet/etcd_client.hpp"
+#include "fleet/etcd_security_config.hpp"
 #include "fleet/grid.hpp"
 
 namespace fw::fleet {
@@ -9,10 +10,10 @@ namespace fw::fleet {
 Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::load_file(path));
   if (!root.is_map()) return root.error("not a map");
-  FW_RETURN_IF_ERROR(root.reject_unknown({"site", "id", "etcd", "allocator", "budget_w",
-                                          "lease_ttl_s", "campaign_timeout_s", "expiry_s",
-                                          "refresh_s", "listen", "grid_ramp_w_per_s", "token_file",
-                                          "allow_unauthenticated_writes", "audit_log"}));
+  FW_RETURN_IF_ERROR(root.reject_unknown(
+      {"site", "id", "etcd", "allocator", "budget_w", "lease_ttl_s", "campaign_timeout_s",
+       "expiry_s", "refresh_s", "listen", "grid_ramp_w_per_s", "token_file",
+       "allow_unauthenticated_writes", "audit_log", "etcd_tls", "etcd_auth"}));
   CoordinatorConfig c;
   CoordinatorOptions& o = c.options;
   for (const char* k : {"site", "id", "etcd"}) {
@@ -29,6 +30,7 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
     if (auto e = parse_endpoint(url); !e.ok()) return etcd.at(i).error(e.status().message());
     c.etcd.push_back(url);
   }
+  FW_ASSIGN_OR_RETURN(c.etcd_security, parse_etcd_security(root, c.etcd));
   FW_ASSIGN_OR_RETURN(o.allocator, root.get_string("allocator", "equal"));
   if (auto a = make_allocator(o.allocator); !a.ok()) {
     return root["allocator"].error(a.status().message());

@@ -3,7 +3,9 @@
 //
 //   site: hall-a                     # required
 //   id: coord-a                      # required, unique per member
-//   etcd: [http://127.0.0.1:2379]    # required, members of one cluster
+//   etcd: [http://127.0.0.1:2379]    # required, members of one cluster (or https://)
+//   etcd_tls: {ca_file: ..., cert_file: ..., key_file: ...}   # fleet/etcd_security_config.hpp
+//   etcd_auth: {user: flexwatt, password_file: ...}
 //   allocator: equal                 # equal | proportional | pfi | greedy
 //   budget_w: 100000                 # default site budget when the budget key is unset
 //   lease_ttl_s: 3                   # leadership lease (>= 2)
@@ -31,13 +33,15 @@
 
 #include "core/status.hpp"
 #include "fleet/coordinator.hpp"
+#include "fleet/etcd_client.hpp"
 
 namespace fw::fleet {
 
 struct CoordinatorConfig {
   CoordinatorOptions options;
   std::vector<std::string> etcd;
-  std::string listen_host;  // empty: no grid endpoint
+  EtcdSecurity etcd_security;  // etcd_tls / etcd_auth
+  std::string listen_host;     // empty: no grid endpoint
   int listen_port = 0;
   double grid_ramp_w_per_s = 0;
   std::string token_file;  // empty: none

@@ -1,11 +1,13 @@
 #include "fleet/etcd_client.hpp"
 
 #include <httplib.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <thread>
 
 #include "fleet/base64.hpp"
@@ -29,13 +31,15 @@ struct Answer {
   httplib::Error error = httplib::Error::Success;
 };
 
-Answer post(httplib::Client& cli, const std::string& path, const std::string& payload) {
+Answer post(httplib::Client& cli, const std::string& path, const std::string& payload,
+            const std::string& token) {
   Answer a;
   httplib::Request req;
   req.method = "POST";
   req.path = path;
   req.body = payload;
   req.set_header("Content-Type", "application/json");
+  if (!token.empty()) req.set_header("Authorization", token);
   req.response_handler = [&](const httplib::Response& r) {
     a.status = r.status;
     return true;
@@ -60,15 +64,21 @@ bool retryable(const Status& s) { return s.code() == StatusCode::kUnavailable; }
 
 Result<EtcdEndpoint> parse_endpoint(std::string_view url) {
   std::string_view rest = url;
+  bool tls = false;
   if (rest.rfind("https://", 0) == 0) {
-    return Status::NotSupported("etcd endpoint " + std::string(url) + ": https is not supported");
+    rest.remove_prefix(8);
+    tls = true;
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else if (rest.find("://") != std::string_view::npos) {
+    return Status::InvalidArgument("etcd endpoint \"" + std::string(url) +
+                                   "\": expected http:// or https://");
   }
-  if (rest.rfind("http://", 0) == 0) rest.remove_prefix(7);
   while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
   const size_t colon = rest.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) {
     return Status::InvalidArgument("etcd endpoint \"" + std::string(url) +
-                                   "\": expected http://host:port");
+                                   "\": expected http://host:port or https://host:port");
   }
   int port = 0;
   const std::string_view p = rest.substr(colon + 1);
@@ -76,8 +86,28 @@ Result<EtcdEndpoint> parse_endpoint(std::string_view url) {
   if (ec != std::errc() || ptr != p.data() + p.size() || port <= 0 || port > 65535) {
     return Status::InvalidArgument("etcd endpoint \"" + std::string(url) + "\": bad port");
   }
-  return EtcdEndpoint{std::string(rest.substr(0, colon)), port};
+  return EtcdEndpoint{std::string(rest.substr(0, colon)), port, tls};
 }
+
+namespace {
+
+// OpenSSL writes to its socket with write(2): a member that closed the connection would kill
+// the process with SIGPIPE. Ignored unless the program installed a handler of its own.
+void ignore_sigpipe() {
+  struct sigaction old {};
+  if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+    ::signal(SIGPIPE, SIG_IGN);
+  }
+}
+
+Status check_readable(const char* what, const std::string& path) {
+  std::ifstream f(path);
+  if (!f.good())
+    return Status::NotFound("etcd " + std::string(what) + " " + path + ": cannot read");
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<EtcdClient> EtcdClient::Create(EtcdClientOptions options) {
   if (options.endpoints.empty()) return Status::InvalidArgument("etcd: no endpoints");
@@ -89,8 +119,36 @@ Result<EtcdClient> EtcdClient::Create(EtcdClientOptions options) {
   std::vector<EtcdEndpoint> eps;
   for (const auto& e : options.endpoints) {
     FW_ASSIGN_OR_RETURN(auto ep, parse_endpoint(e));
+    if (!eps.empty() && ep.tls != eps.front().tls) {
+      return Status::InvalidArgument("etcd endpoints mix http:// and https:// (" + e + ")");
+    }
     eps.push_back(std::move(ep));
   }
+  const EtcdSecurity& sec = options.security;
+  if (sec.tls_files() && !eps.front().tls) {
+    return Status::InvalidArgument("etcd: ca_file, cert_file and key_file need https:// endpoints");
+  }
+  if (sec.cert_file.empty() != sec.key_file.empty()) {
+    return Status::InvalidArgument("etcd: cert_file and key_file go together");
+  }
+  if (!sec.ca_file.empty()) FW_RETURN_IF_ERROR(check_readable("ca_file", sec.ca_file));
+  if (!sec.cert_file.empty()) {
+    FW_RETURN_IF_ERROR(check_readable("cert_file", sec.cert_file));
+    FW_RETURN_IF_ERROR(check_readable("key_file", sec.key_file));
+    // OpenSSL loads the pair when the TLS client is made: a bad pair shows here.
+    httplib::Client probe("https://" + eps.front().host + ":" + std::to_string(eps.front().port),
+                          sec.cert_file, sec.key_file);
+    if (!probe.is_valid()) {
+      return Status::InvalidArgument("etcd: cert_file " + sec.cert_file + " and key_file " +
+                                     sec.key_file + ": not a PEM certificate and its key");
+    }
+  }
+  if (sec.user.empty() != sec.password.empty()) {
+    return Status::InvalidArgument(sec.user.empty()
+                                       ? "etcd: a password needs a user"
+                                       : "etcd: user " + sec.user + " needs a password");
+  }
+  if (eps.front().tls) ignore_sigpipe();
   return EtcdClient(std::move(options), std::move(eps));
 }
 
@@ -103,7 +161,52 @@ EtcdClient::EtcdClient(EtcdClient&& other) noexcept
     : options_(std::move(other.options_)),
       endpoints_(std::move(other.endpoints_)),
       preferred_(other.preferred_.load()),
-      rng_(other.rng_) {}
+      rng_(other.rng_),
+      token_(std::move(other.token_)),
+      authentications_(other.authentications_.load()) {}
+
+std::unique_ptr<httplib::Client> EtcdClient::http_client(const EtcdEndpoint& ep) const {
+  if (!ep.tls) return std::make_unique<httplib::Client>(ep.host, ep.port);
+  const EtcdSecurity& sec = options_.security;
+  auto cli = std::make_unique<httplib::Client>("https://" + ep.host + ":" + std::to_string(ep.port),
+                                               sec.cert_file, sec.key_file);
+  if (!sec.ca_file.empty()) cli->set_ca_cert_path(sec.ca_file);
+  cli->enable_server_certificate_verification(true);
+  return cli;
+}
+
+bool EtcdClient::token_rejected(std::string_view message) {
+  return message.find("invalid auth token") != std::string_view::npos ||
+         message.find("revision of auth store is old") != std::string_view::npos;
+}
+
+Result<std::string> EtcdClient::auth_token() {
+  const EtcdSecurity& sec = options_.security;
+  if (sec.user.empty()) return std::string();
+  {
+    std::lock_guard<std::mutex> lock(token_mu_);
+    if (!token_.empty()) return token_;
+  }
+  auto j = call_impl("/v3/auth/authenticate", Json{{"name", sec.user}, {"password", sec.password}},
+                     Retry::kIdempotent, std::max(options_.call_timeout_s, options_.auth_timeout_s),
+                     /*with_token=*/false);
+  if (!j.ok()) {
+    return Status(j.status().code(), "etcd auth as user " + sec.user + ": " + j.status().message());
+  }
+  auto t = j->find("token");
+  if (t == j->end() || !t->is_string() || t->get<std::string>().empty()) {
+    return Status::Internal("etcd auth as user " + sec.user + ": no token in the answer");
+  }
+  authentications_.fetch_add(1);
+  std::lock_guard<std::mutex> lock(token_mu_);
+  token_ = t->get<std::string>();
+  return token_;
+}
+
+void EtcdClient::drop_token(const std::string& token) {
+  std::lock_guard<std::mutex> lock(token_mu_);
+  if (token_ == token) token_.clear();
+}
 
 double EtcdClient::backoff_s(int attempt) {
   const double base = std::min(options_.backoff_max_s,
@@ -118,6 +221,11 @@ double EtcdClient::backoff_s(int attempt) {
 
 Result<Json> EtcdClient::call(const std::string& path, const Json& body, Retry retry,
                               double timeout_s) {
+  return call_impl(path, body, retry, timeout_s, /*with_token=*/true);
+}
+
+Result<Json> EtcdClient::call_impl(const std::string& path, const Json& body, Retry retry,
+                                   double timeout_s, bool with_token) {
   using Clock = std::chrono::steady_clock;
   const std::string payload = body.dump();
   const double total_s = timeout_s > 0 ? timeout_s : options_.call_timeout_s;
@@ -138,16 +246,31 @@ Result<Json> EtcdClient::call(const std::string& path, const Json& body, Retry r
     const double read_timeout = timeout_s > 0 ? left : std::min(options_.request_timeout_s, left);
     const size_t idx = (start + static_cast<size_t>(attempt)) % endpoints_.size();
     const EtcdEndpoint& ep = endpoints_[idx];
-    httplib::Client cli(ep.host, ep.port);
-    cli.set_connection_timeout(to_us(std::min(options_.connect_timeout_s, left)));
-    cli.set_read_timeout(to_us(read_timeout));
-    cli.set_write_timeout(to_us(options_.request_timeout_s));
-    cli.set_keep_alive(false);
-    const Answer res = post(cli, path, payload);
+    std::string token;
+    if (with_token) {
+      auto t = auth_token();
+      if (!t.ok()) {
+        last = t.status();
+        if (last.code() == StatusCode::kUnavailable) continue;
+        return last;
+      }
+      token = std::move(t).value();
+    }
+    const auto cli = http_client(ep);
+    cli->set_connection_timeout(to_us(std::min(options_.connect_timeout_s, left)));
+    cli->set_read_timeout(to_us(read_timeout));
+    cli->set_write_timeout(to_us(options_.request_timeout_s));
+    cli->set_keep_alive(false);
+    const Answer res = post(*cli, path, payload, token);
     if (!res.complete) {
-      last = Status::Unavailable("etcd " + ep.str() + path + ": " + httplib::to_string(res.error));
-      const bool not_sent =
-          res.error == httplib::Error::Connection || res.error == httplib::Error::ConnectionTimeout;
+      last = Status::Unavailable("etcd " + std::string(ep.tls ? "https://" : "") + ep.str() + path +
+                                 ": " + httplib::to_string(res.error));
+      // A TLS handshake that failed sent no request either.
+      const bool not_sent = res.error == httplib::Error::Connection ||
+                            res.error == httplib::Error::ConnectionTimeout ||
+                            res.error == httplib::Error::SSLConnection ||
+                            res.error == httplib::Error::SSLLoadingCerts ||
+                            res.error == httplib::Error::SSLServerVerification;
       if (not_sent || retry == Retry::kIdempotent) continue;
       return last;
     }
@@ -161,6 +284,12 @@ Result<Json> EtcdClient::call(const std::string& path, const Json& body, Retry r
       }
     } else {
       last = status_from_error(res.status, res.body);
+    }
+    // A stale token: etcd refused the request before applying it, so any request may be sent
+    // again with a new one.
+    if (!token.empty() && token_rejected(last.message())) {
+      drop_token(token);
+      continue;
     }
     if (!retryable(last) || retry == Retry::kConnectOnly) return last;
   }

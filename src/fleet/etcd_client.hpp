@@ -4,7 +4,8 @@
 // Contract:
 //  - Never throws; every call returns Status / Result<T>. Thread-safe (each call opens its
 //    own connection, so calls from several threads do not serialise).
-//  - Endpoints: "http://host:port" or "host:port", members of one cluster. A call starts on
+//  - Endpoints: "http://host:port", "host:port" or "https://host:port" (all of one scheme),
+//    members of one cluster. A call starts on
 //    the member that last answered and fails over to the next on a transport error or an
 //    "unavailable" answer (no leader, leader changed, timeout).
 //  - Retries: at most max_attempts per call, sleeping a capped exponential backoff with
@@ -15,10 +16,20 @@
 //  - Timeouts: connect_timeout_s and request_timeout_s per attempt; call_timeout_s bounds a
 //    whole call (attempts and pauses). Calls taking a timeout_s use it as that bound, and
 //    a blocking call (campaign) waits that long for its answer.
+//  - Security (EtcdSecurity): https endpoints verify each member's certificate (chain to
+//    ca_file, or the system's CAs when it is empty, and the endpoint's host name or IP in the
+//    certificate) and may present a client certificate (etcd --client-cert-auth). With a
+//    user, every request carries an etcd auth token (header Authorization) from
+//    /v3/auth/authenticate; a token etcd reports invalid (expired after its --auth-token-ttl,
+//    lost by a member restart, an auth store changed) is replaced and the request sent again,
+//    whatever its retry class: etcd refused it before applying it. The password is never put
+//    in a message. Create() with https endpoints sets SIGPIPE to ignored when it has its
+//    default action (OpenSSL writes with write(2); a closed connection must be an error).
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,16 +39,31 @@
 #include "fleet/etcd_json.hpp"
 #include "fleet/etcd_types.hpp"
 
+namespace httplib {
+class Client;
+}
+
 namespace fw::fleet {
 
 struct EtcdEndpoint {
   std::string host;
   int port = 0;
+  bool tls = false;  // https://
   std::string str() const { return host + ":" + std::to_string(port); }
 };
 
-// "http://127.0.0.1:2379" or "127.0.0.1:2379" -> endpoint; https is not supported.
+// "http://127.0.0.1:2379", "127.0.0.1:2379" (plain) or "https://127.0.0.1:2379" (TLS).
 Result<EtcdEndpoint> parse_endpoint(std::string_view url);
+
+// How the client proves itself to etcd and checks the members (docs/fleet.md "Security").
+struct EtcdSecurity {
+  std::string ca_file;    // PEM CA bundle the members' certificates must chain to ("": system)
+  std::string cert_file;  // PEM client certificate, with key_file (both or neither)
+  std::string key_file;   // PEM private key of cert_file
+  std::string user;       // etcd auth user ("": no etcd auth)
+  std::string password;   // that user's password (required with user)
+  bool tls_files() const { return !ca_file.empty() || !cert_file.empty() || !key_file.empty(); }
+};
 
 struct EtcdClientOptions {
   std::vector<std::string> endpoints;  // at least one
@@ -48,11 +74,17 @@ struct EtcdClientOptions {
   double backoff_initial_s = 0.05;
   double backoff_max_s = 1.0;
   uint64_t seed = 1;  // jitter stream
+  EtcdSecurity security;
+  // Bound on getting an auth token (etcd checks the password with bcrypt: slow on a loaded
+  // member). Not capped by call_timeout_s: a token is got once and then reused.
+  double auth_timeout_s = 5.0;
 };
 
 class EtcdClient {
  public:
-  // Fails on an empty or malformed endpoint list.
+  // Fails on an empty or malformed endpoint list, endpoints mixing http and https, TLS files
+  // with plain endpoints, cert_file without key_file (or the reverse), an unreadable file or
+  // a client certificate/key OpenSSL cannot load, and a user without a password.
   static Result<EtcdClient> Create(EtcdClientOptions options);
 
   EtcdClient(EtcdClient&& other) noexcept;
@@ -93,6 +125,18 @@ class EtcdClient {
   // jitter factor in [0.5, 1).
   double backoff_s(int attempt);
 
+  // A client for one member, configured with the TLS settings (connection timeouts are the
+  // caller's). Never null.
+  std::unique_ptr<httplib::Client> http_client(const EtcdEndpoint& ep) const;
+  // The auth token to send ("" without a user), authenticating when none is held.
+  // PermissionDenied: etcd refused the user/password; Unavailable: etcd did not answer.
+  Result<std::string> auth_token();
+  // Forgets token if it is still the one held (etcd said it is invalid).
+  void drop_token(const std::string& token);
+  // Whether an etcd error message says the token is no longer valid (get a new one).
+  static bool token_rejected(std::string_view message);
+  uint64_t authentications() const { return authentications_.load(); }
+
   enum class Retry { kIdempotent, kConnectOnly };
   // POST body to path; the decoded JSON answer of a 2xx reply, else the error. timeout_s > 0
   // bounds the call instead of call_timeout_s and is also the wait for a blocking answer.
@@ -100,12 +144,17 @@ class EtcdClient {
 
  private:
   EtcdClient(EtcdClientOptions options, std::vector<EtcdEndpoint> endpoints);
+  Result<Json> call_impl(const std::string& path, const Json& body, Retry retry, double timeout_s,
+                         bool with_token);
 
   EtcdClientOptions options_;
   std::vector<EtcdEndpoint> endpoints_;
   std::atomic<size_t> preferred_{0};
   std::mutex rng_mu_;
   Rng rng_;
+  std::mutex token_mu_;
+  std::string token_;  // guarded by token_mu_
+  std::atomic<uint64_t> authentications_{0};
 };
 
 }  // namespace fw::fleet

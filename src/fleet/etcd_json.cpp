@@ -418,6 +418,14 @@ Status status_from_error(int http_status, std::string_view body) {
   if (msg.find("not found") != std::string::npos || msg.find("election: ") != std::string::npos) {
     return Status::NotFound(text);
   }
+  // etcd auth: no token sent to a cluster with auth on ("user name is empty", code 3), a
+  // wrong user or password (code 3), a user without the permission (code 7).
+  if (msg.find("user name is empty") != std::string::npos) {
+    return Status::PermissionDenied(text + "; etcd has auth enabled: configure etcd_auth");
+  }
+  if (msg.find("authentication failed") != std::string::npos) {
+    return Status::PermissionDenied(text);
+  }
   switch (code) {
     case 3:
       return Status::InvalidArgument(text);

@@ -79,7 +79,14 @@ void EtcdWatch::run() {
 
 Status EtcdWatch::stream_once(size_t endpoint) {
   const EtcdEndpoint& ep = client_->endpoints()[endpoint];
-  httplib::Client cli(ep.host, ep.port);
+  // etcd auth: a wrong user/password ends the watch; etcd not answering is a broken stream.
+  auto token = client_->auth_token();
+  if (!token.ok()) {
+    return token.status().code() == StatusCode::kUnavailable ? Status::Ok() : token.status();
+  }
+  token_ = *token;
+  const auto owned = client_->http_client(ep);
+  httplib::Client& cli = *owned;
   const auto& o = client_->options();
   cli.set_connection_timeout(
       std::chrono::microseconds(static_cast<int64_t>(o.connect_timeout_s * 1e6)));
@@ -98,6 +105,7 @@ Status EtcdWatch::stream_once(size_t endpoint) {
   // gRPC metadata "hasleader": a member that loses its raft leader cancels the stream
   // ("no leader") instead of staying silent, so the watch moves to a member with quorum.
   req.set_header("Grpc-Metadata-hasleader", "true");
+  if (!token_.empty()) req.set_header("Authorization", token_);
   req.body =
       encode_watch_create(options_.key, options_.range_end, next_rev_.load(), options_.prev_kv)
           .dump();
@@ -142,6 +150,14 @@ Status EtcdWatch::handle_line(const std::string& line, bool* terminal) {
                             std::to_string(w.compact_revision) + ")");
   }
   if (w.canceled) {
+    // etcd auth: a stale token is replaced on the next stream; a refusal ends the watch.
+    if (EtcdClient::token_rejected(w.cancel_reason)) {
+      client_->drop_token(token_);
+    } else if (w.cancel_reason.find("permission denied") != std::string::npos ||
+               w.cancel_reason.find("user name is empty") != std::string::npos) {
+      *terminal = true;
+      return Status::PermissionDenied("etcd watch " + options_.key + ": " + w.cancel_reason);
+    }
     return Status::Unavailable("etcd watch canceled by server: " + w.cancel_reason);
   }
   if (w.created) {

@@ -8,6 +8,9 @@
 //    the next member, with capped exponential backoff, from the revision after the last one
 //    delivered; nothing is lost or repeated unless that revision has been compacted, which
 //    ends the watch with on_error(NotFound "... compacted ...").
+//  - The stream uses the client's TLS settings and auth token; a token etcd rejects is
+//    replaced on the next stream, a permission refusal (or a wrong etcd password) ends the
+//    watch with on_error(PermissionDenied).
 //  - cancel() (and the destructor) stop the thread and return once it has ended.
 
 #include <atomic>
@@ -81,6 +84,7 @@ class EtcdWatch {
   std::condition_variable cv_;
   bool created_ = false;
   httplib::Client* current_ = nullptr;  // guarded by mu_
+  std::string token_;                   // the current stream's auth token (watch thread only)
   std::thread thread_;
 };
 

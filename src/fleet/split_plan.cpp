@@ -37,11 +37,12 @@ void limit_raises(const PlanInput& in, const std::vector<NodeRecord>& nodes, Pla
     }
     return c;
   };
-  if (committed(1) <= p->effective_w + 1e-9) return;
+  const double limit_w = p->effective_w - p->joiner_w;
+  if (committed(1) <= limit_w + 1e-9) return;
   double lo = 0, hi = 1;  // committed(lo) fits (or nothing does), committed(hi) does not
   for (int k = 0; k < 60; ++k) {
     const double mid = 0.5 * (lo + hi);
-    (committed(mid) <= p->effective_w + 1e-9 ? lo : hi) = mid;
+    (committed(mid) <= limit_w + 1e-9 ? lo : hi) = mid;
   }
   const double f = lo;
   for (size_t i = 0; i < n; ++i) {
@@ -78,11 +79,20 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
     gpus += r.gpus;
   }
   p.below_floors = !nodes.empty() && floors_w > left_w;
-  const std::vector<double> w = allocator.split(left_w, nodes);
+  // Room for one joiner's floor, unless the live nodes' own floors need it.
+  p.joiner_w = std::clamp(left_w - floors_w, 0.0, std::max(0.0, in.joiner_reserve_w));
+  const std::vector<double> w = allocator.split(left_w - p.joiner_w, nodes);
+  const bool settling = in.now_unix_s < in.settle_until_unix_s;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    p.watts[nodes[i].node] = w[i];
+    double watts = w[i];
+    const auto had = in.assigned.find(nodes[i].node);
+    if (settling && (had == in.assigned.end() || had->second.revision == in.leader_rev)) {
+      const NodeRecord& r = nodes[i];
+      watts = std::min(watts, r.safe_w > 0 ? std::max(r.min_w, r.safe_w) : r.min_w);
+    }
+    p.watts[nodes[i].node] = watts;
     p.safe_w[nodes[i].node] = gpus > 0 ? left_w * nodes[i].gpus / gpus : 0.0;
-    double reserve = std::max(w[i], nodes[i].cap_w);
+    double reserve = std::max(watts, nodes[i].cap_w);
     if (auto prev = in.assigned.find(nodes[i].node); prev != in.assigned.end()) {
       const double written_s = prev->second.expires_unix_s - in.expiry_s;
       if (nodes[i].time_unix_s <= written_s) {

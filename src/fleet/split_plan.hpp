@@ -17,7 +17,18 @@
 //   raises    = then scaled back so that held + sum over live nodes of max(watts, reserve)
 //               <= effective: a node lowered but not yet confirmed (a crashed node whose lease
 //               has not run out yet, or a slow one) may still draw its reserve
+//   joiner    = joiner_reserve_w (the coordinator passes the largest floor min_w of the live
+//               nodes) is left unassigned, unless the live floors need it: a node that joins
+//               holds its floor before the leader has lowered anyone, and then fits. Raises
+//               are limited to effective - held - joiner as well. One joiner per round.
 //   freed     = nodes with an off marker and no live record: their assignment is deleted.
+//   settling  = until settle_until_unix_s (expiry_s after this leader won its election), a
+//               live node without an assignment key from an earlier leader (none, or one
+//               with this leader's revision) gets at most its record's safe_w (its floor
+//               min_w when it published none): after an etcd rebuild or restore the
+//               new leader knows no assignments, and nodes that have not re-registered yet
+//               may still apply an earlier leader's assignment until it expires (at the
+//               latest expiry_s after that leader's last write, which came before this win).
 
 #include <map>
 #include <optional>
@@ -39,12 +50,16 @@ struct PlanInput {
   std::set<std::string> off;                   // off markers present
   double lookahead_s = 0;  // effective = min over [now, now + lookahead_s]: ramps down early
   double expiry_s = 0;     // lifetime the assignments were written with (write time = expiry - it)
+  double settle_until_unix_s = 0;  // see "settling" (0: no settling window)
+  int64_t leader_rev = 0;          // this leader's fencing revision (settling)
+  double joiner_reserve_w = 0;     // see "joiner" (0: none)
 };
 
 struct Plan {
   double site_w = 0;
   double effective_w = 0;                   // after the grid target and ramps
   double held_w = 0;                        // reserved for departed nodes not known off
+  double joiner_w = 0;                      // left unassigned for a joiner's floor
   std::map<std::string, double> watts;      // per live node
   std::map<std::string, double> safe_w;     // per live node
   std::map<std::string, double> reserve_w;  // per live node

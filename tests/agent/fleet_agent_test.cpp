@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "../fleet/etcd_harness.hpp"
@@ -52,6 +54,44 @@ TEST(FleetAgentConfig, ParsesTheBlockAndNamesBadFields) {
       "a.yaml");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("nod"), std::string::npos);
+}
+
+// The fleet block takes the coordinator's etcd security keys (fleet/etcd_security_config.hpp);
+// errors name the file, line and the field under fleet.
+TEST(FleetAgentConfig, ReadsEtcdTlsAndAuthKeysAndNamesTheirErrors) {
+  char tmpl[] = "/tmp/flexwatt-agentcfg-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string d = tmpl;
+  for (const char* f : {"ca.pem", "pw"}) std::ofstream(d + "/" + f) << "pw-line\n";
+  ::chmod((d + "/pw").c_str(), 0600);
+  const std::string head =
+      "fleet:\n  etcd: [https://10.0.0.1:2379]\n  site: s1\n  safe_share_w: 900\n";
+  auto c = parse_agent_config(head + "  etcd_tls:\n    ca_file: " + d +
+                                  "/ca.pem\n  etcd_auth:\n    user: n7\n    password_file: " + d +
+                                  "/pw\n",
+                              "a.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->fleet.etcd_security.ca_file, d + "/ca.pem");
+  EXPECT_EQ(c->fleet.etcd_security.user, "n7");
+  EXPECT_EQ(c->fleet.etcd_security.password, "pw-line");
+  ::chmod((d + "/pw").c_str(), 0640);
+  auto open_pw = parse_agent_config(
+      head + "  etcd_auth:\n    user: n7\n    password_file: " + d + "/pw\n", "a.yaml");
+  ASSERT_FALSE(open_pw.ok());
+  EXPECT_NE(open_pw.status().message().find("a.yaml:7: fleet.etcd_auth.password_file: "),
+            std::string::npos)
+      << open_pw.status().message();
+  EXPECT_NE(open_pw.status().message().find("chmod 600"), std::string::npos);
+  auto plain = parse_agent_config(
+      "fleet:\n  etcd: [http://10.0.0.1:2379]\n  site: s1\n  safe_share_w: 900\n"
+      "  etcd_tls:\n    ca_file: " +
+          d + "/ca.pem\n",
+      "a.yaml");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("fleet.etcd_tls: needs https://"), std::string::npos)
+      << plain.status().message();
+  std::error_code ec;
+  std::filesystem::remove_all(d, ec);
 }
 
 TEST(FleetAgentConfig, RecordSumsGpusAndJobs) {

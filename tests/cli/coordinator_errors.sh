@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `flexwatt coordinator` rejects bad configurations with exit code 2 and a message naming the
 # file, line and field (unsafe ones too: a non-loopback endpoint without tokens, a ramp that
-# never ends); `flexwatt fleet-sim` rejects a missing endpoint list.
+# never ends; etcd TLS/auth files missing or readable by others, TLS keys on http endpoints);
+# `flexwatt fleet-sim` rejects a missing endpoint list.
 # Usage: bash coordinator_errors.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
@@ -28,5 +29,13 @@ cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "expiry_s: 9000"
 expect2 "assignment lifetime beyond what agents take" "c.yaml:4: expiry_s"
 cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "grid_ramp_w_per_s: 1e-300"
 expect2 "a ramp that never ends" "c.yaml:4: grid_ramp_w_per_s: .*0 \(a step\) or 1..1e12 W/s"
+cfg "site: s1" "id: a" "etcd: [https://127.0.0.1:1]" "etcd_tls:" "  ca_file: $dir/nope.pem"
+expect2 "unreadable etcd CA" "c.yaml:5: etcd_tls.ca_file: $dir/nope.pem: cannot read"
+printf 'pw\n' >"$dir/pw"
+chmod 644 "$dir/pw"
+cfg "site: s1" "id: a" "etcd: [https://127.0.0.1:1]" "etcd_auth:" "  user: fw" "  password_file: $dir/pw"
+expect2 "etcd password others can read" "c.yaml:6: etcd_auth.password_file: .*mode is 0644.*chmod 600"
+cfg "site: s1" "id: a" "etcd: [http://127.0.0.1:1]" "etcd_tls:" "  ca_file: $dir/pw"
+expect2 "etcd TLS keys on plain endpoints" "c.yaml:5: etcd_tls: needs https://"
 expect_exit2 "fleet-sim without endpoints" "no endpoint" fleet-sim --etcd , --out "$dir/o"
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi

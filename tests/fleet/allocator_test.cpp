@@ -213,6 +213,64 @@ TEST(SplitPlan, HoldsDepartedSharesUntilKnownOff) {
   EXPECT_NEAR(p.watts["a"], 3000, 1e-3);
 }
 
+// Within expiry_s of the leader's win (settle_until_unix_s) a node without an assignment key
+// gets at most its published safe share (its floor when it published none); a node with one is
+// split as usual, and after the window everyone is.
+TEST(SplitPlan, UnassignedNodesGetAtMostTheirSafeShareWhileTheLeaderSettles) {
+  EqualAllocator a;
+  PlanInput in;
+  in.now_unix_s = 100;
+  in.site_w = 3000;
+  NodeRecord na = node("a", 4, 100, 1500, 0);
+  na.safe_w = 900;
+  NodeRecord nb = node("b", 4, 100, 1500, 0);  // no safe share published
+  NodeRecord nc = node("c", 4, 100, 1500, 0);
+  nc.safe_w = 900;
+  in.live = {{"a", na}, {"b", nb}, {"c", nc}};
+  Assignment had;
+  had.watts = 1000;
+  had.revision = 7;
+  had.expires_unix_s = 104;
+  in.assigned = {{"c", had}};
+  in.expiry_s = 4;
+  in.settle_until_unix_s = 103;
+  in.leader_rev = 9;
+  Plan p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["a"], 900, 1e-6);
+  EXPECT_NEAR(p.watts["b"], 100, 1e-6);
+  EXPECT_NEAR(p.watts["c"], 1000, 1e-6);
+  // A's key written by this leader in the window: still capped.
+  Assignment ours;
+  ours.watts = 900;
+  ours.revision = 9;
+  ours.expires_unix_s = 104;
+  in.assigned["a"] = ours;
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["a"], 900, 1e-6);
+  in.assigned.erase("a");
+  in.now_unix_s = 103;  // the window is over
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["a"], 1000, 1e-6);
+  EXPECT_NEAR(p.watts["b"], 1000, 1e-6);
+}
+
+// joiner_reserve_w is left unassigned (raises included) unless the live floors need it.
+TEST(SplitPlan, RoomIsLeftForOneJoinerFloor) {
+  EqualAllocator a;
+  PlanInput in;
+  in.now_unix_s = 100;
+  in.site_w = 3000;
+  in.live = {{"a", node("a", 4, 100, 1500, 0)}, {"b", node("b", 4, 100, 1500, 0)}};
+  in.joiner_reserve_w = 100;
+  Plan p = plan_split(in, a);
+  EXPECT_NEAR(p.joiner_w, 100, 1e-9);
+  EXPECT_NEAR(p.watts["a"] + p.watts["b"] + 100, 3000, 1e-6);
+  in.site_w = 250;  // the floors (200 W) come first: 50 W left for the joiner
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.joiner_w, 50, 1e-9);
+  EXPECT_NEAR(p.watts["a"] + p.watts["b"], 200, 1e-6);
+}
+
 TEST(SplitPlan, GridTargetLowersTheSplitAndSafeSharesSumWithinIt) {
   EqualAllocator a;
   PlanInput in;

@@ -68,6 +68,19 @@ inline std::vector<int> free_ports(int n) {
   return ports;
 }
 
+// Client-facing TLS of a test cluster: members serve https with cert_file/key_file and, when
+// client_ca_file is set, demand a client certificate from that CA (--client-cert-auth). The
+// harness's own health checks present health_cert_file/health_key_file and trust ca_file.
+struct EtcdTlsSetup {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string client_ca_file;
+  std::string health_cert_file;
+  std::string health_key_file;
+  int auth_token_ttl_s = 0;  // etcd --auth-token-ttl (0: etcd's default, 300 s)
+};
+
 class EtcdCluster {
  public:
   struct Member {
@@ -79,12 +92,13 @@ class EtcdCluster {
   };
 
   // Starts n members and waits until each answers /health true (deadline 20 s).
-  static Result<std::unique_ptr<EtcdCluster>> Start(int n) {
+  static Result<std::unique_ptr<EtcdCluster>> Start(int n, const EtcdTlsSetup* tls = nullptr) {
     const std::string bin = etcd_binary();
     if (bin.empty())
       return Status::Unavailable("etcd binary not found (apt-get install etcd-server)");
     remove_orphaned_dirs();
     std::unique_ptr<EtcdCluster> c(new EtcdCluster());
+    if (tls != nullptr) c->tls_ = *tls;
     char tmpl[] = "/tmp/flexwatt-etcd-XXXXXX";
     if (!::mkdtemp(tmpl)) return Status::IoError("mkdtemp failed");
     c->root_ = tmpl;
@@ -119,8 +133,9 @@ class EtcdCluster {
   }
 
   std::string endpoint(int i) const {
-    return "http://127.0.0.1:" + std::to_string(members_[i].client_port);
+    return scheme() + "://127.0.0.1:" + std::to_string(members_[i].client_port);
   }
+  std::string scheme() const { return tls_.cert_file.empty() ? "http" : "https"; }
   std::vector<std::string> endpoints() const {
     std::vector<std::string> out;
     for (size_t i = 0; i < members_.size(); ++i) out.push_back(endpoint(static_cast<int>(i)));
@@ -158,7 +173,8 @@ class EtcdCluster {
   }
 
   bool healthy(int i) const {
-    httplib::Client cli("127.0.0.1", members_[i].client_port);
+    httplib::Client cli(endpoint(i), tls_.health_cert_file, tls_.health_key_file);
+    if (!tls_.ca_file.empty()) cli.set_ca_cert_path(tls_.ca_file);
     cli.set_connection_timeout(0, 300000);
     cli.set_read_timeout(1, 0);
     auto r = cli.Get("/health");
@@ -197,7 +213,7 @@ class EtcdCluster {
 
   Status spawn(int i) {
     Member& m = members_[i];
-    const std::string curl = "http://127.0.0.1:" + std::to_string(m.client_port);
+    const std::string curl = endpoint(i);
     const std::string purl = "http://127.0.0.1:" + std::to_string(m.peer_port);
     std::vector<std::string> args = {
         bin_,
@@ -213,6 +229,17 @@ class EtcdCluster {
         "--logger=zap",
         "--log-level=warn",
         "--unsafe-no-fsync"};
+    if (!tls_.cert_file.empty()) {
+      args.push_back("--cert-file=" + tls_.cert_file);
+      args.push_back("--key-file=" + tls_.key_file);
+    }
+    if (!tls_.client_ca_file.empty()) {
+      args.push_back("--client-cert-auth");
+      args.push_back("--trusted-ca-file=" + tls_.client_ca_file);
+    }
+    if (tls_.auth_token_ttl_s > 0) {
+      args.push_back("--auth-token-ttl=" + std::to_string(tls_.auth_token_ttl_s));
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -241,6 +268,7 @@ class EtcdCluster {
   std::string initial_cluster_;
   std::vector<Member> members_;
   int generation_ = 0;  // bumped by rebuild_empty(): a new cluster token
+  EtcdTlsSetup tls_;
 };
 
 }  // namespace fw::fleet::testing

@@ -209,7 +209,9 @@ TEST(EtcdJson, LineSplitterHandlesArbitraryChunks) {
 TEST(EtcdClientOptions, EndpointsAndBackoff) {
   EXPECT_EQ(parse_endpoint("http://127.0.0.1:2379/")->port, 2379);
   EXPECT_EQ(parse_endpoint("10.0.0.1:23790")->host, "10.0.0.1");
-  EXPECT_EQ(parse_endpoint("https://h:1").status().code(), StatusCode::kNotSupported);
+  ASSERT_TRUE(parse_endpoint("https://h:1").ok());  // TLS (etcd_secure_live_test.cpp)
+  EXPECT_TRUE(parse_endpoint("https://h:1")->tls);
+  EXPECT_FALSE(parse_endpoint("http://h:1")->tls);
   EXPECT_FALSE(parse_endpoint("h").ok());
   EXPECT_FALSE(parse_endpoint("h:0").ok());
   EXPECT_FALSE(parse_endpoint("h:99999").ok());
