@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "report/svg_plot.hpp"
@@ -23,7 +24,7 @@ int run_caps(int argc, char** argv) {
   studies::CapCompareRequest r;
   std::string path, svg, policies;
   std::vector<std::string> sets;
-  bool json = false;
+  bool json = false, quiet = false;
   app.add_option("scenario", path, "scenario YAML")->required();
   app.add_option("--seeds", r.seeds, "evaluation seeds seed-base..seed-base+N-1")
       ->capture_default_str()
@@ -39,6 +40,7 @@ int run_caps(int argc, char** argv) {
   app.add_option("--svg", svg, "write the Pareto plot (SVG)")->check(output_file());
   app.add_flag("--quick", r.quick, "fewer sweep points");
   app.add_flag("--json", json, "print JSON on stdout");
+  add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   for (size_t a = 0; a < policies.size();) {
     size_t b = policies.find(',', a);
@@ -49,7 +51,10 @@ int run_caps(int argc, char** argv) {
   auto sc = sim::load_scenario(path, sets);
   if (!sc.ok()) return fail("caps", sc.status());
   r.scenario = std::move(sc).value();
+  Progress progress("caps", progress_wanted(quiet));
+  r.progress = [&](size_t done, size_t total) { progress.count("episodes", done, total); };
   auto res = studies::run_cap_compare(r);
+  progress.finish();
   if (!res.ok()) return fail("caps", res.status());
   if (!svg.empty()) {
     if (auto s = write_text_file(svg, res->svg()); !s.ok()) return fail("caps", s);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "studies/dr_replay.hpp"
@@ -28,7 +29,7 @@ int run_dr(int argc, char** argv) {
       "dr");
   app.require_subcommand(1);
   std::string event, method = "optimal", svg, measured, projection;
-  bool json = false;
+  bool json = false, quiet = false;
   double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1;
   uint64_t seed = 0;
   bool seed_set = false;
@@ -41,6 +42,7 @@ int run_dr(int argc, char** argv) {
                      "split of the site target: equal, proportional, pfi, pfi_scaled, greedy, "
                      "optimal (default), or uncapped (no control)");
   replay->add_flag("--json", json, "print JSON");
+  add_quiet_flag(*replay, quiet);
   replay->add_option("--svg", svg, "write the site power against the target as SVG")
       ->check(output_file());
   replay->add_option("--measured-total", measured,
@@ -86,7 +88,10 @@ int run_dr(int argc, char** argv) {
     if (!s.ok()) return fail("dr", s.status());
     opt.field_projection = *s;
   }
+  Progress progress("dr replay", progress_wanted(quiet));
+  opt.progress = [&](size_t done, size_t total) { progress.count("samples", done, total); };
   auto r = studies::run_dr_replay(*ev, opt);
+  progress.finish();
   if (!r.ok()) return fail("dr", r.status());
   if (!svg.empty()) {
     Status st = write_text_file(svg, studies::dr_replay_svg(*r));

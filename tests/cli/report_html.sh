@@ -14,8 +14,9 @@ scratch_dir tmp
 source "$(dirname "$0")/lib/browser.sh"
 ctl=uncontrolled,static,pid,threshold,zeus,lookahead,pid:knob=gen_concurrency,pid:kp=0.5,ki=0.1
 ctl=$ctl,threshold:knob=gen_concurrency,static:knob=gen_concurrency
+# --wide: the CLI table with every column (the page's), one line per row.
 "$bin" eval "$src/scenarios/grpo-7b-a100.yaml" --controllers "$ctl" --seeds 2 --duration-s 60 \
-  --html "$tmp/eval.html" >"$tmp/eval.txt" 2>"$tmp/eval.err"
+  --wide --html "$tmp/eval.html" >"$tmp/eval.txt" 2>"$tmp/eval.err"
 check "eval --html ran" test $? -eq 0
 check "eval --html wrote the page with the report JSON embedded" \
   grep -q '<script id="report" type="application/json">{' "$tmp/eval.html"
