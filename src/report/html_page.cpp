@@ -55,6 +55,30 @@ tokens/MWh against the reference; tok/look: against look-ahead; limiter: safety-
 <p class="note">Aligned tumbling windows from t = 0, pooled over seeds; a window longer than the episode has no verdict and is left out.</p>
 <section id="power-box" hidden></section>
 </main>
+<main id="caps" hidden>
+<table id="caps-info"></table>
+<h2>Trade-off: energy saved against throughput lost</h2>
+<canvas id="caps-trade"></canvas><div class="legend" id="caps-legend"></div>
+<p class="note">Each arm's mean over seeds against the uncapped run of the same seed; bars: ±1 SD across seeds; dashed:
+the uniform and per-GPU static frontiers (upper concave envelope of their points and the origin). Up and to the left is better.</p>
+<h2>Arms</h2><table id="caps-table" class="num"></table>
+<p class="note">The columns of <code>flexwatt caps</code>'s table. saved %: 1 − (E/tokens)/(E0/tokens0); lost %: 1 − tokens/tokens0;
+EDP % of a fixed amount of work; same-time %: 1 − E/E0; vs unif pt, vs pgpu pt: saved minus the uniform or per-GPU static
+frontier at the same loss (percentage points); * = on its family's frontier; cost: what the arm runs to be chosen or deployed.</p>
+</main>
+<main id="dr" hidden>
+<table id="dr-info"></table>
+<h2>Site power against the target</h2>
+<canvas id="dr-power"></canvas><div class="legend" id="dr-legend"></div>
+<p class="note">1-minute means of the replayed site power and of the target (simulated: the jobs' measured cap curves).</p>
+<h2>Trade-off: each job's performance against its tier</h2>
+<canvas id="dr-trade"></canvas><div class="legend" id="dr-trade-legend"></div>
+<p class="note">Performance (share of the job's uncut throughput over the event) against the minimum its tier allows; a job
+under the diagonal is below its tier.</p>
+<h2>Jobs</h2><table id="dr-jobs" class="num"></table>
+<h2>Steps</h2><table id="dr-steps" class="num"></table>
+<p class="note">The columns of <code>flexwatt dr replay</code>'s table.</p>
+</main>
 <div id="status" hidden>loading</div>
 <script>
 "use strict";
@@ -405,9 +429,78 @@ function report(r) {
     "no controllers");
   setStatus("ok points=" + n + " report controllers=" + ks.length);
 }
+// ---- The caps report (caps --html): the comparison JSON with kind "caps".
+function pct2(v, signed) { return v == null || !isFinite(v) ? "–" : (signed && v >= 0 ? "+" : "") + (100 * v).toFixed(2); }
+function reportHead(kind, r, what) {
+  document.title = "flexwatt " + kind + " report — " + what;
+  $("title").firstChild.textContent = "flexwatt " + kind + " report ";
+  $("host").textContent = "— " + what + (r.simulated ? " (SIMULATED)" : "");
+  $("spans").hidden = true; $("dash").hidden = true; $(kind).hidden = false;
+}
+function capsReport(r) {
+  reportHead("caps", r, r.scenario || "");
+  const arms = r.arms || [];
+  const style = i => ({color: PALETTE[i % PALETTE.length], marker: MARKERS[i % MARKERS.length]});
+  const b = r.best_at_low_loss;
+  rows("caps-info", [["scenario", esc(r.scenario || "")], ["simulated", r.simulated ? "yes: every figure comes from the simulator" : "no"],
+    ["seeds", esc((r.seeds || []).join(" "))]].concat(b ? [["best at ≤ " + (100 * b.max_throughput_lost).toFixed(1) + " % lost",
+    esc(b.arm) + ": " + pct2(b.energy_saved) + " % saved at " + pct2(b.throughput_lost) + " % lost; frontiers there: uniform " +
+    pct2(b.uniform_frontier) + " %, per-GPU " + pct2(b.per_gpu_frontier) + " %"]] : []));
+  let xhi = 0, ylo = 0, yhi = 0;
+  for (const a of arms) { xhi = Math.max(xhi, 100 * (a.throughput_lost + (a.throughput_lost_sd || 0)));
+    yhi = Math.max(yhi, 100 * (a.energy_saved + (a.energy_saved_sd || 0))); ylo = Math.min(ylo, 100 * (a.energy_saved - (a.energy_saved_sd || 0))); }
+  xhi = niceHi(Math.max(xhi * 1.05, 1), 6); const yst = niceStep((yhi - ylo) * 1.1 || 1, 5);
+  const y0 = Math.floor(ylo / yst) * yst, y1 = Math.ceil(yhi * 1.05 / yst) * yst || yst;
+  const frontier = fam => { const p = arms.filter(a => a.family === "uncapped" || (a.family === fam && (fam === "uniform" ? a.on_uniform_frontier : a.on_per_gpu_frontier)))
+    .map(a => [100 * a.throughput_lost, 100 * a.energy_saved, 0, 0]); p.sort((u, v) => u[0] - v[0]); return p; };
+  const series = [{pts: frontier("uniform"), color: "#555", dash: [6, 4], width: 1.4},
+    {pts: frontier("per-gpu"), color: "#999", dash: [2, 3], width: 1.4}]
+    .concat(arms.map((a, i) => ({pts: [[100 * a.throughput_lost, 100 * a.energy_saved, 100 * (a.throughput_lost_sd || 0), 100 * (a.energy_saved_sd || 0)]], line: false, size: 6, ...style(i)})));
+  const n = plot($("caps-trade"), {x: {lo: -0.03 * xhi, hi: xhi, ticks: linTicks(0, xhi, 6), fmt: v => v + " %", title: "throughput lost (% of the uncapped run's tokens)"},
+    y: {lo: y0, hi: y1, ticks: linTicks(y0, y1, 5), fmt: v => v + " %", title: "energy saved per token (%)"}, series});
+  const tag = i => '<span data-color="' + style(i).color + '" data-marker="' + style(i).marker + '">';
+  $("caps-legend").innerHTML = "<span>" + swatch("#555", {dash: [6, 4]}) + "uniform frontier</span><span>" + swatch("#999", {dash: [2, 3]}) + "per-GPU frontier</span>" +
+    arms.map((a, i) => tag(i) + swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(a.name) + "</span>").join("");
+  table("caps-table", ["arm", "saved %", "lost %", "EDP %", "same-time%", "vs unif pt", "vs pgpu pt", "cost"],
+    arms.map((a, i) => [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(a.name),
+      pct2(a.energy_saved) + (a.on_uniform_frontier || a.on_per_gpu_frontier ? "*" : ""), pct2(a.throughput_lost), pct2(a.edp_change),
+      pct2(a.energy_saved_same_time), pct2(a.margin_vs_uniform, true), pct2(a.margin_vs_per_gpu, true), esc(a.cost || "-")]), "no arms");
+  setStatus("ok points=" + n + " caps arms=" + arms.length);
+}
+// ---- The dr report (dr replay --html): the replay JSON with kind "dr" and its 1-minute series.
+function drReport(r) {
+  reportHead("dr", r, (r.event || "") + ", method " + (r.method || ""));
+  rows("dr-info", [["event", esc(r.event || "")], ["simulated", r.simulated ? "yes: the jobs' measured cap curves, simulated" : "no"],
+    ["method, seed", esc(r.method) + ", " + esc(r.seed)], ["baseline", watts(r.baseline_w) + "; tolerance " + (100 * r.tolerance_frac).toFixed(1) + " % (" + watts(r.tolerance_w) + ")"],
+    ["minutes above target", fixed(r.minutes_above_target, 2) + " (mean over window offsets; aligned " + fixed(r.minutes_above_target_aligned, 0) + ", sliding " + fixed(r.minutes_above_target_sliding, 2) + ")"],
+    ["mean over-cut", fixed(100 * r.mean_overcut_frac, 2) + " % of baseline; hold power/target " + fixed(r.hold_power_over_target, 3)],
+    ["weighted performance", fixed(r.weighted_performance, 4) + " (weights tier_min / sum)"]]);
+  const sr = r.series || {}, t = sr.minute_s || [], pw = sr.minute_power_w || [], tg = sr.minute_target_w || [];
+  const th = t.map(v => v / 3600);
+  let lo = Infinity, hi = 0; for (const v of pw.concat(tg)) if (isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  if (!(hi > 0)) { lo = 0; hi = 1; }
+  const st = niceStep((hi - lo) / 1000 * 1.2 || 1, 5), k0 = Math.floor(lo / 1000 * 0.98 / st) * st, k1 = Math.ceil(hi / 1000 * 1.02 / st) * st;
+  const xh = th.length ? th[th.length - 1] : 1;
+  let n = plot($("dr-power"), {x: {lo: 0, hi: xh, ticks: linTicks(0, xh, 8), fmt: v => Number(v.toFixed(2)) + " h", title: "time since the replay's start (h)"},
+    y: {lo: k0, hi: k1, ticks: linTicks(k0, k1, 5), fmt: v => v + " kW", title: "site power (kW, 1-minute means)"},
+    series: [{pts: th.map((x, i) => [x, tg[i] / 1000]), color: BUDGET_COLOR, dash: [6, 4], width: 1.8},
+             {pts: th.map((x, i) => [x, pw[i] / 1000]), color: PALETTE[0], width: 1.5}]});
+  $("dr-legend").innerHTML = "<span>" + swatch(PALETTE[0], {}) + "site power</span><span>" + swatch(BUDGET_COLOR, {dash: [6, 4]}) + "target</span>";
+  const jobs = r.per_job || [];
+  const style = i => ({color: PALETTE[i % PALETTE.length], marker: MARKERS[i % MARKERS.length]});
+  n += plot($("dr-trade"), {x: {lo: 0, hi: 1.05, ticks: linTicks(0, 1, 5), fmt: v => v.toFixed(1), title: "tier minimum (share of uncut throughput)"},
+    y: {lo: 0, hi: 1.05, ticks: linTicks(0, 1, 5), fmt: v => v.toFixed(1), title: "performance over the event"},
+    series: [{pts: [[0, 0], [1.05, 1.05]], color: "#999", dash: [3, 3], width: 1}].concat(jobs.map((j, i) => ({pts: [[j.tier_min, j.performance, 0, 0]], line: false, size: 6, ...style(i)})))});
+  $("dr-trade-legend").innerHTML = jobs.map((j, i) => '<span data-color="' + style(i).color + '" data-marker="' + style(i).marker + '">' + swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(j.name) + "</span>").join("");
+  table("dr-jobs", ["job", "tier_min", "performance", "hold_perf", "paused_s"],
+    jobs.map((j, i) => [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(j.name) + (j.performance < j.tier_min ? ' <span class="bad">BELOW TIER</span>' : ""),
+      fixed(j.tier_min, 3), fixed(j.performance, 3), fixed(j.hold_performance, 3), fixed(j.paused_s, 0)]), "no jobs");
+  table("dr-steps", ["step at", "depth", "ramp down"], (r.steps || []).map(s => [fixed(s.start_s, 0) + " s", fixed(s.depth, 3), fixed(s.ramp_down_s, 0) + " s"]), "no steps");
+  setStatus("ok points=" + n + " dr jobs=" + jobs.length);
+}
 const embedded = $("report");
 if (embedded) {
-  try { report(JSON.parse(embedded.textContent)); } catch (e) { setStatus("error: " + e.message); $("err").textContent = "could not read the report: " + e.message; }
+  try { const r = JSON.parse(embedded.textContent); if (r.kind === "caps") capsReport(r); else if (r.kind === "dr") drReport(r); else report(r); } catch (e) { setStatus("error: " + e.message); $("err").textContent = "could not read the report: " + e.message; }
 } else {
   dashboard().catch(e => { setStatus("error: " + e.message); $("err").textContent = "cannot reach the agent: " + e.message; });
 }
