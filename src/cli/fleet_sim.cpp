@@ -15,6 +15,7 @@
 #include "cli/flag_checks.hpp"
 #include "cli/progress.hpp"
 #include "cli/verb.hpp"
+#include "core/text_table.hpp"
 #include "studies/population.hpp"
 
 namespace fw::cli {
@@ -87,16 +88,19 @@ int run_fleet_sim(int argc, char** argv) {
     std::printf("%s\n", r.dump(2).c_str());
     return 0;
   }
-  std::printf(
+  char line[1024];
+  std::snprintf(
+      line, sizeof line,
       "fleet-sim: %d nodes x %d GPUs, %.0f s: 30 s windows within budget %d/%d; realloc p99 "
       "%.3f s; takeover %.2f s; assignment writes %.1f/s, registrations %.1f/s; throughput "
-      "retained %.3f; late ticks %lld\n",
+      "retained %.3f; late ticks %lld",
       o.nodes, o.gpus_per_node, o.duration_s, r["windows_30s_within_budget"].get<int>(),
       r["windows_30s"].get<int>(), r["realloc_latency_s"]["p99"].get<double>(),
       r["coordinator_takeover_s"].get<double>(),
       r["etcd_writes_per_s"]["assignment_keys"].get<double>(),
       r["etcd_writes_per_s"]["node_registrations"].get<double>(),
       r["throughput_retained_mean"].get<double>(), (long long)r["late_ticks"].get<int64_t>());
+  std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());  // fits 120 columns
   return 0;
 }
 
