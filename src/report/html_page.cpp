@@ -368,8 +368,22 @@ function statCell(s, scale, d) {
   if (!s || s.mean == null) return "–";
   return fixed(s.mean * scale, d) + (s.ci95 == null ? "" : " ±" + fixed(s.ci95 * scale, d));
 }
-// tokens/MWh in millions: "1 057.5 M ±34.9 M".
-function mega(s) { return !s || s.mean == null ? "–" : fixed(s.mean / 1e6, 1) + " M" + (s.ci95 == null ? "" : " ±" + fixed(s.ci95 / 1e6, 1) + " M"); }
+// A count in the CLI's readable units (core/format.hpp format_si_pm): 3 significant digits
+// with the mean's prefix (k, M, G, T), the CI in the same prefix and decimals: "1.11G ±0.47G".
+function siPm(s) {
+  if (!s || s.mean == null || !isFinite(s.mean)) return "–";
+  const a = Math.abs(s.mean), sig = 3;
+  let scale = 1, pre = "", dec = 0;
+  for (const [sc, pr] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]]) {
+    if (a >= sc * (1 - 0.5 * Math.pow(10, 1 - sig)) || sc === 1) {
+      const x = a / sc;
+      let d = x >= 1 ? Math.floor(Math.log10(x)) + 1 : 1;
+      if (Math.pow(10, d) - x <= 0.5 * Math.pow(10, d - sig)) d++;
+      dec = sc === 1 && Math.floor(s.mean) === s.mean ? 0 : Math.max(0, sig - d); scale = sc; pre = pr; break;
+    }
+  }
+  return (s.mean / scale).toFixed(dec) + pre + (s.ci95 == null || !isFinite(s.ci95) ? "" : " ±" + (s.ci95 / scale).toFixed(dec) + pre);
+}
 function ratio(o, k) { return o == null || o[k] == null ? "–" : Number(o[k]).toFixed(3); }
 function report(r) {
   document.title = "flexwatt report — " + (r.scenario || "");
@@ -422,7 +436,7 @@ function report(r) {
       return [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(name(k)).replace(/([,+])/g, "$1<wbr>"), statCell(p.completed_step_tokens, 1, 0),
         p.steps_per_hour && p.steps_per_hour.mean != null ? Number(p.steps_per_hour.mean).toFixed(1) : "–",
         p.tokens_per_step && p.tokens_per_step.mean != null ? fixed(p.tokens_per_step.mean, 0) : "–",
-        mega(k.tokens_per_mwh), statCell((k.violation_rate_offsets || {}).rate, 100, 2), statCell((k.violation_rate_sliding || {}).rate, 100, 2),
+        siPm(k.tokens_per_mwh), statCell((k.violation_rate_offsets || {}).rate, 100, 2), statCell((k.violation_rate_sliding || {}).rate, 100, 2),
         statCell(k.steps_violating, 100, 1), ratio(k.vs_reference, "completed_step_tokens"), ratio(k.vs_reference, "tokens_per_mwh"),
         ratio(k.vs_lookahead, "completed_step_tokens"), k.limiter_interventions && k.limiter_interventions.mean != null ? fixed(k.limiter_interventions.mean, 0) : "–",
         setup(k.notes)]; }),

@@ -71,7 +71,7 @@ for r in p.rows[1:]:
     want = rows.get(cells["controller"])
     if want is None:
         print("row not in the CLI table:", cells["controller"]); bad += 1; continue
-    for c in ("step tokens", "viol win %", "slide win %", "steps viol %", "tok/ref"):
+    for c in ("step tokens", "tokens/MWh", "viol win %", "slide win %", "steps viol %", "tok/ref"):
         if c in want and cells.get(c) != want[c]:
             print(f"{cells['controller']} {c}: page {cells.get(c)!r}, CLI {want[c]!r}"); bad += 1
 n = len(p.rows) - 1
