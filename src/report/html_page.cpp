@@ -15,7 +15,7 @@ h1{font-size:20px;margin:0 0 10px}h2{font-size:15px;margin:18px 0 6px}
 .muted{color:#777}.bad{color:#b00;font-weight:600}.good{color:#176b2c}#err{color:#b00;font-weight:600}
 #spans button{font:13px system-ui,sans-serif;padding:3px 10px;border:1px solid #bbb;background:#fff;cursor:pointer}
 #spans button.on{background:#234;color:#fff;border-color:#234}
-#cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(210px,1fr));gap:8px;margin-bottom:10px}
+#cards,.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(210px,1fr));gap:8px;margin-bottom:10px}
 .card{background:#fff;border:1px solid #dde;border-radius:4px;padding:6px 10px}
 .card .k{font-size:12px;color:#666}.card .v{font-size:15px;margin-top:2px}
 canvas{display:block;width:100%;max-width:1100px;height:340px;background:#fff;border:1px solid #ccd}
@@ -78,6 +78,16 @@ under the diagonal is below its tier.</p>
 <h2>Jobs</h2><table id="dr-jobs" class="num"></table>
 <h2>Steps</h2><table id="dr-steps" class="num"></table>
 <p class="note">The columns of <code>flexwatt dr replay</code>'s table.</p>
+</main>
+<main id="site" hidden>
+<div id="site-cards" class="cards"></div>
+<h2>Nodes and their shares</h2>
+<canvas id="site-shares"></canvas><div class="legend" id="site-legend"></div>
+<table id="site-nodes" class="num"></table>
+<p class="note">share: the node's GPU budget in the leader's last split; safe: the static share it falls back to;
+reserve: what the split kept back for it. Held: departed nodes whose share stays reserved until they are known off.</p>
+<h2>Grid target and events</h2>
+<table id="site-events" class="num"></table>
 </main>
 <div id="status" hidden>loading</div>
 <script>
@@ -512,9 +522,37 @@ function drReport(r) {
   table("dr-steps", ["step at", "depth", "ramp down"], (r.steps || []).map(s => [fixed(s.start_s, 0) + " s", fixed(s.depth, 3), fixed(s.ramp_down_s, 0) + " s"]), "no steps");
   setStatus("ok points=" + n + " dr jobs=" + jobs.length);
 }
+// ---- The coordinator's site view (GET /site): the site's state embedded with kind "site".
+function utc(t) { return t == null || !isFinite(t) ? "–" : new Date(t * 1000).toISOString().replace(".000Z", "Z"); }
+function siteReport(r) {
+  reportHead("site", r, r.site || "");
+  const card = (k, v) => '<div class="card"><div class="k">' + k + '</div><div class="v">' + v + "</div></div>";
+  const t = r.target;
+  $("site-cards").innerHTML = card("coordinator", r.leader ? "leader" : '<span class="bad">not the leader (its split is stale)</span>') +
+    card("site budget", watts(r.site_w)) + card("effective target (after the grid)", watts(r.effective_w)) +
+    card("calculated load", watts(r.calculated_load_w) + (r.compliant ? ' <span class="good">within</span>' : ' <span class="bad">over</span>')) +
+    card("held for departed nodes", watts(r.held_w)) + card("ramp", esc(r.ramp_state || "–")) +
+    card("grid event in force", t ? (t.value_w == null ? "cancel" : watts(t.value_w)) + " until " + utc(t.end_unix_s) : "none");
+  const nodes = r.nodes || [];
+  let hi = 0; for (const n of nodes) hi = Math.max(hi, n.watts || 0, n.safe_w || 0);
+  hi = niceHi(Math.max(hi * 1.1, 1), 5);
+  const pts = f => nodes.map((n, i) => [i + 1, n[f] == null ? NaN : n[f], 0, 0]);
+  const np = plot($("site-shares"), {x: {lo: 0.5, hi: nodes.length + 0.5, ticks: nodes.map((n, i) => i + 1), fmt: v => (nodes[v - 1] || {}).node || "", title: "node"},
+    y: {lo: 0, hi: hi, ticks: linTicks(0, hi, 5), fmt: v => group(String(v)), title: "node GPU budget (W)"},
+    series: [{pts: pts("watts"), line: false, marker: "circle", size: 6, color: PALETTE[0]},
+             {pts: pts("safe_w"), line: false, marker: "x", size: 5, color: "#777"}]});
+  $("site-legend").innerHTML = "<span>" + swatch(PALETTE[0], {marker: "circle", line: false}) + "share</span><span>" + swatch("#777", {marker: "x", line: false}) + "safe share</span>";
+  table("site-nodes", ["node", "share", "safe", "reserve"], nodes.map(n => [esc(n.node), watts(n.watts), watts(n.safe_w), watts(n.reserve_w)])
+    .concat((r.held || []).map(h => [esc(h) + ' <span class="muted">(held)</span>', "–", "–", "–"])), "no live nodes");
+  table("site-events", ["start (UTC)", "end (UTC)", "target", "ramp", "best effort", "id"],
+    (r.events || []).map(e => [utc(e.start_unix_s), utc(e.end_unix_s), e.value_w == null ? "cancel" : watts(e.value_w),
+      e.ramp_w_per_s ? fixed(e.ramp_w_per_s, 0) + " W/s" : "step", e.best_effort ? "yes" : "no", esc(e.correlation_id || "")]), "no grid events");
+  setStatus("ok points=" + np + " site nodes=" + nodes.length + " events=" + (r.events || []).length);
+  if (!q.get("static")) setTimeout(() => location.reload(), 5000);
+}
 const embedded = $("report");
 if (embedded) {
-  try { const r = JSON.parse(embedded.textContent); if (r.kind === "caps") capsReport(r); else if (r.kind === "dr") drReport(r); else report(r); } catch (e) { setStatus("error: " + e.message); $("err").textContent = "could not read the report: " + e.message; }
+  try { const r = JSON.parse(embedded.textContent); if (r.kind === "caps") capsReport(r); else if (r.kind === "dr") drReport(r); else if (r.kind === "site") siteReport(r); else report(r); } catch (e) { setStatus("error: " + e.message); $("err").textContent = "could not read the report: " + e.message; }
 } else {
   dashboard().catch(e => { setStatus("error: " + e.message); $("err").textContent = "cannot reach the agent: " + e.message; });
 }
