@@ -17,6 +17,7 @@
 #include "controllers/oracle_controller.hpp"
 #include "controllers/pid_controller.hpp"
 #include "controllers/registry/controller_registry.hpp"
+#include "controllers/registry/mpc_entry.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
 #include "controllers/static_scheduled_controller.hpp"
@@ -850,7 +851,8 @@ std::vector<ControllerEntry> builtin_controllers() {
           lookahead_entry("lookahead"),
           lookahead_entry("oracle"),
           ppo_entry(),
-          capnet_entry()};
+          capnet_entry(),
+          mpc_entry()};
 }
 
 }  // namespace fw::registry
