@@ -86,10 +86,11 @@ runs=(
 for r in "${runs[@]}"; do
   IFS='|' read -r name desc args <<<"$r"
   echo "results: $name" >&2
-  # One run writes the table and the JSON; a failure (e.g. a static with no safe setting) is
+  # One run writes the table (--wide: every column, as docs/results.md keeps them) and the
+  # JSON; a failure (e.g. a static with no safe setting) is
   # recorded as such.
   # shellcheck disable=SC2086
-  if ! "$bin" eval $args --json-out "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err"; then
+  if ! "$bin" eval $args --wide --json-out "$tmp/$name.json" >"$tmp/$name.txt" 2>"$tmp/$name.err"; then
     echo "FAILED: $(tail -1 "$tmp/$name.err")" >"$tmp/$name.txt"
     echo '{"controllers": []}' >"$tmp/$name.json"
   fi
@@ -422,7 +423,7 @@ drift_results() {
     echo "results: $s" >&2
     args="scenarios/$s.yaml --seeds $DRIFT_SEEDS --reference static:calib_s=600 --controllers $DRIFT_CTL"
     # shellcheck disable=SC2086
-    ( if ! "$bin" eval $args --threads 1 --json-out "$tmp/$s.json" >"$tmp/$s.txt" 2>"$tmp/$s.err"; then
+    ( if ! "$bin" eval $args --wide --threads 1 --json-out "$tmp/$s.json" >"$tmp/$s.txt" 2>"$tmp/$s.err"; then
         echo "FAILED: $(tail -1 "$tmp/$s.err")" >"$tmp/$s.txt"
         echo '{"controllers": []}' >"$tmp/$s.json"
       fi ) &

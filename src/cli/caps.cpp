@@ -4,8 +4,10 @@
 #include <fstream>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
+#include "report/html_page.hpp"
 #include "report/svg_plot.hpp"
 #include "studies/cap_compare.hpp"
 
@@ -18,12 +20,12 @@ int run_caps(int argc, char** argv) {
       "the uncapped run of each seed: energy saved per token, throughput lost, EDP change, the "
       "uniform and per-GPU static frontiers, Zeus, PID on caps and capnet policies.\n\nExample:\n"
       "  flexwatt caps scenarios/caps-pipeline-imbalance-a100x8.yaml --seeds 5 "
-      "--policies policies/capnet-a100-alpha0.3.json --svg pareto.svg",
+      "--policies policies/capnet-a100-alpha0.3.json --svg pareto.svg --html caps.html",
       "caps");
   studies::CapCompareRequest r;
-  std::string path, svg, policies;
+  std::string path, svg, policies, html;
   std::vector<std::string> sets;
-  bool json = false;
+  bool json = false, quiet = false;
   app.add_option("scenario", path, "scenario YAML")->required();
   app.add_option("--seeds", r.seeds, "evaluation seeds seed-base..seed-base+N-1")
       ->capture_default_str()
@@ -37,8 +39,12 @@ int run_caps(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_option("--svg", svg, "write the Pareto plot (SVG)")->check(output_file());
+  app.add_option("--html", html,
+                 "also write a self-contained HTML report: the trade-off plot and the arms table")
+      ->check(output_file());
   app.add_flag("--quick", r.quick, "fewer sweep points");
   app.add_flag("--json", json, "print JSON on stdout");
+  add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   for (size_t a = 0; a < policies.size();) {
     size_t b = policies.find(',', a);
@@ -49,10 +55,18 @@ int run_caps(int argc, char** argv) {
   auto sc = sim::load_scenario(path, sets);
   if (!sc.ok()) return fail("caps", sc.status());
   r.scenario = std::move(sc).value();
+  Progress progress("caps", progress_wanted(quiet));
+  r.progress = [&](size_t done, size_t total) { progress.count("episodes", done, total); };
   auto res = studies::run_cap_compare(r);
+  progress.finish();
   if (!res.ok()) return fail("caps", res.status());
   if (!svg.empty()) {
     if (auto s = write_text_file(svg, res->svg()); !s.ok()) return fail("caps", s);
+  }
+  if (!html.empty()) {
+    nlohmann::json page = res->to_json();
+    page["kind"] = "caps";
+    if (auto s = write_text_file(html, report::report_html(page)); !s.ok()) return fail("caps", s);
   }
   if (json) {
     std::printf("%s\n", res->to_json().dump(2).c_str());

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "eval/eval_table.hpp"
@@ -29,7 +30,7 @@ int run_demo(int argc, char** argv) {
       "demo");
   eval::DemoRequest req;
   double duration_s = 0;
-  bool json = false;
+  bool json = false, quiet = false, wide = false;
   app.add_option("--scenario", req.scenario_path, "scenario file")->capture_default_str();
   app.add_option("--policy", req.policy_path, "PPO policy file")->capture_default_str();
   app.add_option("--knobs-policy", req.knobs_policy_path,
@@ -46,14 +47,18 @@ int run_demo(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
   app.add_flag("--json", json, "print report.json on stdout instead of the tables");
+  add_quiet_flag(app, quiet);
+  add_wide_flag(app, wide);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (app.count("--duration-s")) req.duration_s = duration_s;
 
-  const bool tty = stderr_is_tty();
-  auto r = eval::run_demo(req, [tty](size_t done, size_t total) {
-    if (tty) std::fprintf(stderr, "\rdemo: %zu/%zu simulated episodes\033[K", done, total);
-  });
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  Progress progress("demo", progress_wanted(quiet));
+  auto r = eval::run_demo(
+      req, [&](size_t done, size_t total) { progress.count("simulated episodes", done, total); },
+      [&](size_t i, size_t n, const std::string& label) {
+        progress.show("preparing " + std::to_string(i + 1) + "/" + std::to_string(n) + " " + label);
+      });
+  progress.finish();
   if (!r.ok()) return fail("demo", r.status());
   // The report as a self-contained page (the agent's dashboard, static); the path on stderr so
   // stdout (the tables, or report.json with --json) is unchanged.
@@ -65,8 +70,8 @@ int run_demo(int argc, char** argv) {
     std::printf("%s\n", r->json.dump(2).c_str());
     return 0;
   }
-  std::printf("%s\n", eval::format_eval_table(r->eval, r->report).c_str());
-  std::printf("%s", eval::format_demo_comparison(req, *r).c_str());
+  std::printf("%s\n", eval::format_eval_table(r->eval, r->report, TextStyle{wide}).c_str());
+  std::printf("%s", eval::format_demo_comparison(req, *r, TextStyle{wide}).c_str());
   return 0;
 }
 

@@ -5,8 +5,10 @@
 #include <cstdio>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
+#include "report/html_page.hpp"
 #include "studies/dr_replay.hpp"
 
 namespace fw::cli {
@@ -22,13 +24,13 @@ int run_dr(int argc, char** argv) {
       "                      the replay's 1-minute means against a measured site total.\n\n"
       "Examples:\n"
       "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --json\n"
-      "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --svg aps.svg \\\n"
+      "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --svg aps.svg --html aps.html \\\n"
       "      --measured-total ../shared/data/emerald-phoenix/aps_job_power_w.csv\n"
       "  flexwatt dr replay event.yaml --method uncapped     # the site without the loop",
       "dr");
   app.require_subcommand(1);
-  std::string event, method = "optimal", svg, measured, projection;
-  bool json = false;
+  std::string event, method = "optimal", svg, measured, projection, html;
+  bool json = false, quiet = false;
   double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1;
   uint64_t seed = 0;
   bool seed_set = false;
@@ -41,7 +43,13 @@ int run_dr(int argc, char** argv) {
                      "split of the site target: equal, proportional, pfi, pfi_scaled, greedy, "
                      "optimal (default), or uncapped (no control)");
   replay->add_flag("--json", json, "print JSON");
+  add_quiet_flag(*replay, quiet);
   replay->add_option("--svg", svg, "write the site power against the target as SVG")
+      ->check(output_file());
+  replay
+      ->add_option("--html", html,
+                   "also write a self-contained HTML report: site power against the target, "
+                   "each job's performance against its tier, the CLI's tables")
       ->check(output_file());
   replay->add_option("--measured-total", measured,
                      "a measured site total (CSV: timestamp, total) to compare the replay with");
@@ -86,10 +94,22 @@ int run_dr(int argc, char** argv) {
     if (!s.ok()) return fail("dr", s.status());
     opt.field_projection = *s;
   }
+  Progress progress("dr replay", progress_wanted(quiet));
+  opt.progress = [&](size_t done, size_t total) { progress.count("samples", done, total); };
   auto r = studies::run_dr_replay(*ev, opt);
+  progress.finish();
   if (!r.ok()) return fail("dr", r.status());
   if (!svg.empty()) {
     Status st = write_text_file(svg, studies::dr_replay_svg(*r));
+    if (!st.ok()) return fail("dr", st);
+  }
+  if (!html.empty()) {
+    nlohmann::json page = studies::dr_replay_json(*r);
+    page["kind"] = "dr";
+    page["series"] = {{"minute_s", r->minute_s},
+                      {"minute_power_w", r->minute_power_w},
+                      {"minute_target_w", r->minute_target_w}};
+    Status st = write_text_file(html, report::report_html(page));
     if (!st.ok()) return fail("dr", st);
   }
   std::printf("%s", json ? (studies::dr_replay_json(*r).dump(2) + "\n").c_str()

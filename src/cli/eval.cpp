@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "eval/eval_table.hpp"
@@ -52,7 +54,7 @@ int run_eval(int argc, char** argv) {
   int64_t seed_base = 1;
   double duration_s = 0;
   std::vector<std::string> sets;
-  bool json = false, list = false, shield = false;
+  bool json = false, list = false, shield = false, quiet = false, wide = false;
   int threads = 2;
   app.add_option("scenario", scenario_path, "scenario file (YAML)");
   app.add_option("--controllers", controllers_arg,
@@ -87,6 +89,8 @@ int run_eval(int argc, char** argv) {
   app.add_option("--json-out", json_out,
                  "also write the results as JSON to this file (the table still goes to stdout)");
   app.add_flag("--list", list, "list the controllers and their options");
+  add_quiet_flag(app, quiet);
+  add_wide_flag(app, wide);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   if (list) {
@@ -120,11 +124,13 @@ int run_eval(int argc, char** argv) {
   req->energy_vs = app.count("--energy-vs") ? (energy_vs == "none" ? "" : energy_vs)
                    : caps_scenario          ? "uncontrolled"
                                             : "";
-  const bool tty = stderr_is_tty();
-  auto report = eval::run_evaluation(*req, [tty](size_t done, size_t total) {
-    if (tty) std::fprintf(stderr, "\reval: %zu/%zu episodes\033[K", done, total);
-  });
-  if (tty) std::fprintf(stderr, "\r\033[K");
+  Progress progress("eval", progress_wanted(quiet));
+  auto report = eval::run_evaluation(
+      *req, [&](size_t done, size_t total) { progress.count("episodes", done, total); },
+      [&](size_t i, size_t n, const std::string& label) {
+        progress.show("preparing " + std::to_string(i + 1) + "/" + std::to_string(n) + " " + label);
+      });
+  progress.finish();
   if (!report.ok()) return fail("eval", report.status());
   if (!json_out.empty()) {
     if (Status st = write_text_file(json_out, report->to_json(*req).dump(2) + "\n"); !st.ok())
@@ -138,7 +144,7 @@ int run_eval(int argc, char** argv) {
   if (json) {
     std::printf("%s\n", report->to_json(*req).dump(2).c_str());
   } else {
-    std::printf("%s", eval::format_eval_table(*req, *report).c_str());
+    std::printf("%s", eval::format_eval_table(*req, *report, TextStyle{wide}).c_str());
   }
   return 0;
 }

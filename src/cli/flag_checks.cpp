@@ -55,4 +55,12 @@ CLI::Validator output_file() {
       "file");
 }
 
+void add_quiet_flag(CLI::App& app, bool& quiet) {
+  app.add_flag("--quiet", quiet, "no progress line on stderr (shown only on a terminal)");
+}
+
+void add_wide_flag(CLI::App& app, bool& wide) {
+  app.add_flag("--wide", wide, "tables with every column, wider than 120 characters");
+}
+
 }  // namespace fw::cli

@@ -17,4 +17,9 @@ CLI::Validator seed_value();
 // and is writable — checked before the work, so a long run never ends in "cannot write".
 CLI::Validator output_file();
 
+// --quiet: no progress line on stderr (cli/progress.hpp; shown only on a terminal anyway).
+void add_quiet_flag(CLI::App& app, bool& quiet);
+// --wide: every column of the tables, with no 120-column limit (core/text_table.hpp).
+void add_wide_flag(CLI::App& app, bool& wide);
+
 }  // namespace fw::cli

@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
+#include "core/text_table.hpp"
 #include "studies/population.hpp"
 
 namespace fw::cli {
@@ -41,7 +43,7 @@ int run_fleet_sim(int argc, char** argv) {
       "fleet-sim");
   fleet::FleetSimOptions o;
   std::string etcd;
-  bool json = false;
+  bool json = false, quiet = false;
   app.add_option("--etcd", etcd, "comma-separated etcd endpoints")->required();
   app.add_option("--out", o.out_dir, "directory for trace.csv and report.json")->required();
   app.add_option("--nodes", o.nodes, "node links at start (default 16; N/8 more join later)");
@@ -57,6 +59,7 @@ int run_fleet_sim(int argc, char** argv) {
   std::string gpu = "h200-sxm";
   app.add_option("--pfi-gpu", gpu, "GPU preset of the jobs' simulated PFI sweeps (h200-sxm)");
   app.add_flag("--json", json, "print the report as JSON");
+  add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   std::stringstream ss(etcd);
   for (std::string e; std::getline(ss, e, ',');) {
@@ -68,23 +71,36 @@ int run_fleet_sim(int argc, char** argv) {
     if (!pfi.ok()) return fail("fleet-sim", pfi.status());
     o.job_pfi = std::move(*pfi);
   }
+  // The run is wall-clock time and reports nothing while it runs: elapsed against its length.
+  Progress progress("fleet-sim", progress_wanted(quiet));
+  progress.tick(0.5, [&progress, &o] {
+    char b[128];
+    const double e = progress.elapsed_s();
+    std::snprintf(b, sizeof b, "%d nodes, %.0f/%.0f s wall (%.0f %%)", o.nodes,
+                  std::min(e, o.duration_s), o.duration_s, 100 * std::min(1.0, e / o.duration_s));
+    return std::string(b);
+  });
   auto report = fleet::run_fleet_sim(o);
+  progress.finish();
   if (!report.ok()) return fail("fleet-sim", report.status());
   const nlohmann::json& r = *report;
   if (json) {
     std::printf("%s\n", r.dump(2).c_str());
     return 0;
   }
-  std::printf(
+  char line[1024];
+  std::snprintf(
+      line, sizeof line,
       "fleet-sim: %d nodes x %d GPUs, %.0f s: 30 s windows within budget %d/%d; realloc p99 "
       "%.3f s; takeover %.2f s; assignment writes %.1f/s, registrations %.1f/s; throughput "
-      "retained %.3f; late ticks %lld\n",
+      "retained %.3f; late ticks %lld",
       o.nodes, o.gpus_per_node, o.duration_s, r["windows_30s_within_budget"].get<int>(),
       r["windows_30s"].get<int>(), r["realloc_latency_s"]["p99"].get<double>(),
       r["coordinator_takeover_s"].get<double>(),
       r["etcd_writes_per_s"]["assignment_keys"].get<double>(),
       r["etcd_writes_per_s"]["node_registrations"].get<double>(),
       r["throughput_retained_mean"].get<double>(), (long long)r["late_ticks"].get<int64_t>());
+  std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());  // fits 120 columns
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
 #include "report/svg_plot.hpp"
@@ -32,7 +33,7 @@ int run_sweep_verb(int argc, char** argv) {
       "sweep");
   studies::SweepRequest req;
   std::string svg;
-  bool json = false, steady = false;
+  bool json = false, steady = false, quiet = false;
   app.add_option("--scenario", req.scenario_path, "scenario YAML: sweep one of its jobs");
   app.add_option("--set", req.overrides, "scenario override key=value (repeatable)");
   app.add_option("--job", req.job, "scenario job index (default 0)");
@@ -61,6 +62,7 @@ int run_sweep_verb(int argc, char** argv) {
   app.add_flag("--no-publish", no_publish, "agent: do not record the PFI on the agent");
   app.add_option("--svg", svg, "write the T/Tmax vs P/Pmax curve as SVG")->check(output_file());
   app.add_flag("--json", json, "print JSON");
+  add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   const int sources = !req.scenario_path.empty() + !req.csv_path.empty() + !areq.address.empty();
   if (sources != 1) {
@@ -78,8 +80,10 @@ int run_sweep_verb(int argc, char** argv) {
         return fail("sweep", Status::InvalidArgument("--token-file: cannot read " + token_file));
       }
     }
-    auto r = studies::sweep_through_agent(
-        areq, [](const std::string& m) { std::fprintf(stderr, "sweep: %s\n", m.c_str()); });
+    // The agent sweep's steps are minutes long: each one a line of its own (as before).
+    auto r = studies::sweep_through_agent(areq, [quiet](const std::string& m) {
+      if (!quiet) std::fprintf(stderr, "sweep: %s\n", m.c_str());
+    });
     if (!r.ok()) return fail("sweep", r.status());
     res = std::vector<studies::SweepResult>{std::move(r).value()};
   }
@@ -88,7 +92,10 @@ int run_sweep_verb(int argc, char** argv) {
     req.overrides.push_back(j + ".duty={every_s: 0}");
     req.overrides.push_back(j + ".hetero={offset_sd: 0, noise_sd: 0}");
   }
+  Progress progress("sweep", progress_wanted(quiet));
+  req.progress = [&](size_t done, size_t total) { progress.count("caps simulated", done, total); };
   if (areq.address.empty()) res = studies::run_sweep(req);
+  progress.finish();
   if (!res.ok()) return fail("sweep", res.status());
   if (!svg.empty()) {
     Status st = write_text_file(svg, studies::sweep_svg(*res));

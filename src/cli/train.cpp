@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "rl/train/training.hpp"
 
@@ -102,7 +103,7 @@ int run_train(int argc, char** argv) {
       "--excess-penalty 40 --margin 0.03 --seed 2 --out policies/grpo-7b-a100.json",
       "train");
   fw::rl::TrainRequest r;
-  bool json = false;
+  bool json = false, quiet = false;
   app.add_option("scenario", r.scenario_path, "scenario YAML file")->required();
   app.add_option("--out", r.out, "policy file to write (JSON)")->required();
   app.add_option("--iterations", r.iterations, "PPO iterations")
@@ -120,21 +121,22 @@ int run_train(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
   app.add_flag("--json", json, "print the final summary as JSON on stdout");
+  add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   // The command as given, every flag included (argv[0] is the verb).
   r.command_line = "flexwatt";
   for (int i = 0; i < argc; ++i) r.command_line += " " + fw::rl::shell_quote(argv[i]);
 
-  const bool tty = stderr_is_tty();
-  auto s = fw::rl::run_training(r, [tty](const fw::rl::TrainProgress& p) {
-    if (!tty) return;
-    std::fprintf(stderr,
-                 "\rtrain: iter %d/%d  return %8.2f  violations %5.1f %%  KL %.4f  entropy %.3f  "
-                 "%.0f s\033[K",
-                 p.iteration, p.iterations, p.mean_return, 100 * p.violation_rate, p.approx_kl,
-                 p.entropy, p.wall_s);
+  Progress progress("train", progress_wanted(quiet));
+  auto s = fw::rl::run_training(r, [&](const fw::rl::TrainProgress& p) {
+    char b[256];
+    std::snprintf(b, sizeof b,
+                  "iter %d/%d  return %8.2f  violations %5.1f %%  KL %.4f  entropy %.3f  %.0f s",
+                  p.iteration, p.iterations, p.mean_return, 100 * p.violation_rate, p.approx_kl,
+                  p.entropy, p.wall_s);
+    progress.show(b);
   });
-  if (tty) std::fprintf(stderr, "\n");
+  progress.finish(true);  // the last iteration's line stays
   if (!s.ok()) return fail("train", s.status());
   if (json) {
     std::printf("%s\n", s->to_json().dump(2).c_str());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/flag_checks.hpp"
+#include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "rl/train/cap_training.hpp"
 #include "rl/train/training.hpp"
@@ -63,16 +64,19 @@ int run_train_caps(int argc, char** argv) {
   app.add_option("--log", r.log_path, "training log CSV (default: OUT without .json + .train.csv)")
       ->check(output_file());
   app.add_flag("--json", json, "print the summary as JSON on stdout");
+  bool quiet = false;
+  add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   r.command_line = "flexwatt";
   for (int i = 0; i < argc; ++i) r.command_line += " " + fw::rl::shell_quote(argv[i]);
-  const bool tty = stderr_is_tty();
-  auto s = fw::rl::run_cap_training(r, [tty](const fw::rl::CapTrainProgress& p) {
-    if (!tty) return;
-    std::fprintf(stderr, "\rtrain caps: iter %d/%d  reward %.4f  validation %.4f  %.0f s\033[K",
-                 p.iteration, p.iterations, p.mean_reward, p.validation, p.wall_s);
+  Progress progress("train caps", progress_wanted(quiet));
+  auto s = fw::rl::run_cap_training(r, [&](const fw::rl::CapTrainProgress& p) {
+    char b[256];
+    std::snprintf(b, sizeof b, "iter %d/%d  reward %.4f  validation %.4f  %.0f s", p.iteration,
+                  p.iterations, p.mean_reward, p.validation, p.wall_s);
+    progress.show(b);
   });
-  if (tty) std::fprintf(stderr, "\n");
+  progress.finish(true);  // the last iteration's line stays
   if (!s.ok()) return fail("train", s.status());
   if (json) {
     std::printf("%s\n", s->to_json().dump(2).c_str());

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "core/text_table.hpp"
 #include "eval/evaluation.hpp"
 
 namespace fw::eval {
@@ -47,9 +48,15 @@ struct DemoResult {
 
 // Runs the evaluation and writes the report directory. NotFound for a missing input file,
 // InvalidArgument for a bad duration, IoError when the directory cannot be written.
-Result<DemoResult> run_demo(const DemoRequest& req, const ProgressFn& progress = {});
+Result<DemoResult> run_demo(const DemoRequest& req, const ProgressFn& progress = {},
+                            const PrepareFn& prepare = {});
 
-// The text after the eval table: our simulated figures beside the published ones.
-std::string format_demo_comparison(const DemoRequest& req, const DemoResult& r);
+// The text after the eval table: the headline (PPO against the strongest fixed setting on the
+// same actuators: of the joint static and static-cap rows, the one with the most step tokens,
+// named; the published figures beside it, labelled as the paper's, against its own static
+// baseline), then our simulated figures beside the published ones; prose wrapped to
+// style.width.
+std::string format_demo_comparison(const DemoRequest& req, const DemoResult& r,
+                                   const TextStyle& style = {});
 
 }  // namespace fw::eval

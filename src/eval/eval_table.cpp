@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.hpp"
+
 namespace fw::eval {
 namespace {
 
@@ -29,12 +31,6 @@ std::string fixed0(double v) {
   return b;
 }
 
-std::string padded(const std::string& text, int width) {
-  char b[1024];
-  std::snprintf(b, sizeof b, "  %*s", width, text.c_str());
-  return b;
-}
-
 // The first line: scenario, seeds, duration and the first budget.
 std::string title_line(const EvalRequest& req) {
   const sim::Scenario& scenario = req.scenario;
@@ -52,70 +48,81 @@ std::string title_line(const EvalRequest& req) {
   return line;
 }
 
-std::string main_table(const EvalRequest& req, const EvalReport& report, int label_w) {
+std::string left_out_line(const std::vector<std::string>& left_out) {
+  if (left_out.empty()) return "";
+  std::string s = "not shown (--wide shows them):";
+  for (size_t i = 0; i < left_out.size(); ++i) s += (i ? ", " : " ") + left_out[i];
+  return s + "\n";
+}
+
+std::string main_table(const EvalRequest& req, const EvalReport& report, const TextStyle& style) {
   const nlohmann::json out = report.to_json(req);
   std::vector<TableColumn> cols = eval_table_columns(report.windows_s);
   if (!report.energy_vs.empty()) {
     for (TableColumn& c : energy_vs_columns()) cols.push_back(std::move(c));
   }
-  char line[1024];
-  std::snprintf(line, sizeof line, "%-*s", label_w, "controller");
-  std::string s = line;
-  for (const TableColumn& c : cols) s += padded(c.header, c.width);
-  s += "\n";
+  TextTable t;
+  t.label_header = "controller";
+  for (const TableColumn& c : cols) t.columns.push_back({c.header, c.rank});
   for (size_t i = 0; i < report.controllers.size(); ++i) {
     const ControllerSummary& r = report.controllers[i];
     const CellContext ctx{report, out["controllers"][i]};
-    std::snprintf(line, sizeof line, "%-*s", label_w, r.label.c_str());
-    s += line;
-    for (const TableColumn& c : cols) s += padded(c.cell(r, ctx), c.width);
-    s += "\n";
+    std::vector<std::string> row = {r.label};
+    for (const TableColumn& c : cols) row.push_back(c.cell(r, ctx));
+    t.rows.push_back(std::move(row));
   }
-  return s;
+  std::vector<std::string> left_out;
+  std::string s = render_table(t, style, &left_out);
+  return s + left_out_line(left_out);
 }
 
 // Windows curve, peak demand and cost: one line per controller.
-std::string curve_table(const EvalRequest& req, const EvalReport& report, int w) {
+std::string curve_table(const EvalRequest& req, const EvalReport& report, const TextStyle& style) {
   std::string s =
-      "\naligned violation rate (%, tumbling windows from t = 0, pooled over seeds; - = window "
-      "longer than the run) by window; total tokens (completed or not); shortest window at which "
-      "the budget "
-      "held; 30 s peak of the summed power as a share of nameplate, the oversubscription it "
-      "supports; energy cost and CO2 at $" +
-      std::to_string(req.cost.price_per_kwh).substr(0, 4) + "/kWh, " +
-      std::to_string(req.cost.kg_co2_per_kwh).substr(0, 4) + " kg/kWh\n";
-  char line[1024];
-  std::snprintf(line, sizeof line, "%-*s", w, "controller");
-  s += line;
-  for (double win : report.windows_s) {
-    std::snprintf(line, sizeof line, " %6s", (window_key(win) + "s").c_str());
-    s += line;
-  }
-  std::snprintf(line, sizeof line, "  %10s  %8s  %10s  %8s  %10s  %8s\n", "tokens", "holds at",
-                "peak/name", "oversub", "$/Mtok", "kg CO2");
-  s += line;
+      wrap_text(
+          "\naligned violation rate (%, tumbling windows from t = 0, pooled over seeds; - = window "
+          "longer than the run) by window; total tokens (completed or not); shortest window at "
+          "which "
+          "the budget held; 30 s peak of the summed power as a share of nameplate, the "
+          "oversubscription it supports; energy cost and CO2 at $" +
+              std::to_string(req.cost.price_per_kwh).substr(0, 4) + "/kWh, " +
+              std::to_string(req.cost.kg_co2_per_kwh).substr(0, 4) + " kg/kWh",
+          style.width) +
+      "\n";
+  TextTable t;
+  t.label_header = "controller";
+  for (double win : report.windows_s) t.columns.push_back({window_key(win) + "s", 1});
+  t.columns.push_back({"tokens", 3});
+  t.columns.push_back({"holds at", 1});
+  t.columns.push_back({"peak/name", 2});
+  t.columns.push_back({"oversub", 2});
+  t.columns.push_back({"$/Mtok", 3});
+  t.columns.push_back({"kg CO2", 3});
+  char b[64];
   for (const ControllerSummary& r : report.controllers) {
-    std::snprintf(line, sizeof line, "%-*s", w, r.label.c_str());
-    s += line;
+    std::vector<std::string> row = {r.label};
     for (const WindowStats& p : r.curve.points) {
-      if (p.windows > 0) {
-        std::snprintf(line, sizeof line, " %6.2f", 100 * p.violation_rate);
-      } else {
-        std::snprintf(line, sizeof line, " %6s", "-");  // longer than the run: no verdict
-      }
-      s += line;
+      // longer than the run: no verdict
+      row.push_back(p.windows > 0 ? format_fixed(100 * p.violation_rate, 2) : "-");
     }
     const double h = r.curve.shortest_holding_window_s;
     const double share = r.peak_share_of_nameplate.mean, ov = r.oversubscription_ratio.mean;
-    char share_s[32] = "-", ov_s[32] = "-";
-    if (std::isfinite(share)) std::snprintf(share_s, sizeof share_s, "%.1f%%", 100 * share);
-    if (std::isfinite(ov)) std::snprintf(ov_s, sizeof ov_s, "%.2fx", ov);
-    std::snprintf(line, sizeof line, "  %10.0f  %8s  %10s  %8s  %10.3f  %8.3f\n", r.tokens.mean,
-                  std::isfinite(h) ? (window_key(h) + " s").c_str() : "never", share_s, ov_s,
-                  r.cost.usd_per_million_tokens, r.cost.co2_kg);
-    s += line;
+    row.push_back(fixed0(r.tokens.mean));
+    row.push_back(std::isfinite(h) ? window_key(h) + " s" : "never");
+    row.push_back(std::isfinite(share) ? format_fixed(100 * share, 1) + "%" : "-");
+    if (std::isfinite(ov)) {
+      std::snprintf(b, sizeof b, "%.2fx", ov);
+      row.push_back(b);
+    } else {
+      row.push_back("-");
+    }
+    row.push_back(format_fixed(r.cost.usd_per_million_tokens, 3));
+    row.push_back(format_fixed(r.cost.co2_kg, 3));
+    t.rows.push_back(std::move(row));
   }
-  return s;
+  std::vector<std::string> left_out;
+  s += render_table(t, style, &left_out);
+  return s + left_out_line(left_out);
 }
 
 std::string calibration_lines(const EvalRequest& req, const EvalReport& report) {
@@ -152,35 +159,39 @@ std::string calibration_lines(const EvalRequest& req, const EvalReport& report) 
 std::vector<TableColumn> eval_table_columns(const std::vector<double>& windows_s) {
   (void)windows_s;  // the aligned per-window rates are a detail (the curve table)
   std::vector<TableColumn> cols = {
-      {"completed_step_tokens", "step tokens", 20,
+      {"completed_step_tokens", "step tokens", 1,
        stat_cell(&ControllerSummary::completed_tokens, 1, 0)},
-      {"steps_per_hour", "steps/h", 8,
+      {"steps_per_hour", "steps/h", 0,
        [](const ControllerSummary& r, const CellContext&) {
          char b[32];
          std::snprintf(b, sizeof b, "%.1f", r.steps_per_hour.mean);
          return std::string(b);
        }},
-      {"tokens_per_step", "tok/step", 8,
+      {"tokens_per_step", "tok/step", 0,
        [](const ControllerSummary& r, const CellContext&) {
          return fixed0(r.tokens_per_step.mean);
        }},
-      {"tokens_per_mwh", "tokens/MWh", 20, stat_cell(&ControllerSummary::tokens_per_mwh, 1, 0)},
-      {"violation_rate_offsets", "viol win %", 15,
+      // In readable units (k, M, G), the CI in the mean's.
+      {"tokens_per_mwh", "tokens/MWh", 1,
+       [](const ControllerSummary& r, const CellContext&) {
+         return format_si_pm(r.tokens_per_mwh.mean, r.tokens_per_mwh.ci95);
+       }},
+      {"violation_rate_offsets", "viol win %", 1,
        stat_cell(&ControllerSummary::offset_violation_rate, 100, 2)},
-      {"violation_rate_sliding", "slide win %", 15,
+      {"violation_rate_sliding", "slide win %", 0,
        stat_cell(&ControllerSummary::sliding_violation_rate, 100, 2)},
-      {"steps_violating", "steps viol %", 15,
+      {"steps_violating", "steps viol %", 2,
        stat_cell(&ControllerSummary::steps_violating, 100, 1)},
-      {"completed_step_tokens_vs_reference", "tok/ref", 8,
+      {"completed_step_tokens_vs_reference", "tok/ref", 1,
        ratio_cell("vs_reference", "completed_step_tokens")},
-      {"tokens_per_mwh_vs_reference", "tpm/ref", 8, ratio_cell("vs_reference", "tokens_per_mwh")},
-      {"completed_step_tokens_vs_lookahead", "tok/look", 8,
+      {"tokens_per_mwh_vs_reference", "tpm/ref", 2, ratio_cell("vs_reference", "tokens_per_mwh")},
+      {"completed_step_tokens_vs_lookahead", "tok/look", 3,
        ratio_cell("vs_lookahead", "completed_step_tokens")},
-      {"limiter_interventions", "limiter", 8,
+      {"limiter_interventions", "limiter", 0,
        [](const ControllerSummary& r, const CellContext&) { return fixed0(r.interventions.mean); }},
       // What the arm ran before deployment (notes["setup_cost"]: calibration, training), in
       // simulated GPU-hours; "-" for arms that need none; "in run" for Zeus's profiling.
-      {"setup_gpu_h", "setup GPU-h", 12, [](const ControllerSummary& r, const CellContext&) {
+      {"setup_gpu_h", "setup GPU-h", 3, [](const ControllerSummary& r, const CellContext&) {
          if (!r.notes.contains("setup_cost")) return std::string("-");
          const nlohmann::json& c = r.notes["setup_cost"];
          const double h = c.value("gpu_h", 0.0);
@@ -195,9 +206,9 @@ std::vector<TableColumn> eval_table_columns(const std::vector<double>& windows_s
 }
 
 std::vector<TableColumn> energy_vs_columns() {
-  return {{"energy_saved", "saved %", 14, stat_cell(&ControllerSummary::energy_saved, 100, 2)},
-          {"throughput_lost", "lost %", 14, stat_cell(&ControllerSummary::throughput_lost, 100, 2)},
-          {"edp_change", "EDP %", 14, stat_cell(&ControllerSummary::edp_change, 100, 2)}};
+  return {{"energy_saved", "saved %", 1, stat_cell(&ControllerSummary::energy_saved, 100, 2)},
+          {"throughput_lost", "lost %", 1, stat_cell(&ControllerSummary::throughput_lost, 100, 2)},
+          {"edp_change", "EDP %", 2, stat_cell(&ControllerSummary::edp_change, 100, 2)}};
 }
 
 const std::vector<CsvColumn>& summary_csv_columns() {
@@ -253,8 +264,9 @@ std::string reference_text(const EvalReport& report) {
   return s + ")";
 }
 
-std::string format_eval_table(const EvalRequest& req, const EvalReport& report) {
-  std::string s = title_line(req);
+std::string format_eval_table(const EvalRequest& req, const EvalReport& report,
+                              const TextStyle& style) {
+  std::string s = wrap_text(title_line(req), style.width);
   const double win_s = req.scenario.budget.entries.front().budget.window_s;
   char head[4096];
   std::snprintf(
@@ -268,7 +280,7 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
       "GPU-hours the arm ran before deployment (static: calibration episodes; ppo: training), "
       "\"in run\" = inside the episode (zeus's profiling)\n\n",
       win_s, kWindowOffsets, win_s, win_s, reference_text(report).c_str());
-  s += head;
+  s += wrap_text(head, style.width);
   if (!report.energy_vs.empty()) {
     std::snprintf(head, sizeof head,
                   "saved / lost / EDP: against %s on the same seed, per completed-step token: "
@@ -276,13 +288,11 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report) 
                   "E = GPU board energy (the simulator has no host power: board = GPU)\n\n",
                   report.energy_vs.c_str());
     s.resize(s.size() - 1);  // one blank line before the table
-    s += head;
+    s += wrap_text(head, style.width);
   }
-  int w = 10;
-  for (const auto& c : report.controllers) w = std::max<int>(w, static_cast<int>(c.label.size()));
-  s += main_table(req, report, w);
-  s += curve_table(req, report, w);
-  s += calibration_lines(req, report);
+  s += main_table(req, report, style);
+  s += curve_table(req, report, style);
+  s += wrap_text(calibration_lines(req, report), style.width, "    ");
   char line[1024];
   std::snprintf(line, sizeof line, "\n%s(wall %.1f s)\n",
                 req.out_dir.empty() ? "" : ("traces: " + req.out_dir + "/  ").c_str(),

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text_table.hpp"
 #include "eval/evaluation.hpp"
 
 namespace fw::eval {
@@ -16,12 +17,13 @@ struct CellContext {
   const nlohmann::json& row_json;  // the row's entry of EvalReport::to_json()["controllers"]
 };
 
-// One column of the main eval table: key (machine name), header, printf width (right
-// aligned) and the cell's text.
+// One column of the main eval table: key (machine name), header, rank (core/text_table.hpp:
+// 0 = only with --wide; higher ranks are left out first to fit 120 columns) and the cell's
+// text. Cells are right aligned, each column as wide as its widest cell.
 struct TableColumn {
   std::string key;
   std::string header;
-  int width = 8;
+  int rank = 1;
   std::function<std::string(const ControllerSummary&, const CellContext&)> cell;
 };
 
@@ -40,7 +42,10 @@ struct CsvColumn {
 // The summary.csv columns between "controller" and "simulated".
 const std::vector<CsvColumn>& summary_csv_columns();
 
-// The human table of `flexwatt eval` (labelled simulated).
-std::string format_eval_table(const EvalRequest& req, const EvalReport& report);
+// The human table of `flexwatt eval` (labelled simulated): by default it fits style.width
+// columns (prose wrapped; detail columns left out and named in a line under the table);
+// style.wide: every column.
+std::string format_eval_table(const EvalRequest& req, const EvalReport& report,
+                              const TextStyle& style = {});
 
 }  // namespace fw::eval

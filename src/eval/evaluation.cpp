@@ -375,7 +375,8 @@ Status auto_references(const registry::ControllerEnv& env, uint64_t seed,
 
 }  // namespace
 
-Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& progress) {
+Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& progress,
+                                  const PrepareFn& prepare) {
   if (req.seeds.empty()) return Status::InvalidArgument("no evaluation seeds");
   FW_ASSIGN_OR_RETURN(registry::ControllerEnv env, make_env(req));
   const auto wall0 = std::chrono::steady_clock::now();
@@ -383,6 +384,7 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
   std::vector<registry::PreparedController> prepared;
   std::vector<double> prepare_s;
   for (const ControllerSpec& spec : specs) {
+    if (prepare) prepare(prepared.size(), specs.size(), spec.text);
     const auto t0 = std::chrono::steady_clock::now();
     auto p = registry::prepare_controller(spec, env);
     if (!p.ok()) return p.status();

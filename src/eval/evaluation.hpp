@@ -103,7 +103,12 @@ std::string episode_trace_dir(const std::string& out_dir, const std::string& lab
 // Called after each finished episode with (done, total).
 using ProgressFn = std::function<void(size_t, size_t)>;
 
-Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& progress = {});
+// Called before each listed controller is prepared (calibration, a policy's load) with
+// (index, count, its label as written): the part of a run before the first episode.
+using PrepareFn = std::function<void(size_t, size_t, const std::string&)>;
+
+Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& progress = {},
+                                  const PrepareFn& prepare = {});
 
 // One controller's summary across its episodes (one per seed, in seed order): the Stat of
 // each metric, the windows curve pooled over seeds, the oversubscription of the node power

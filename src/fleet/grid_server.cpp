@@ -10,6 +10,7 @@
 
 #include "core/format.hpp"
 #include "fleet/site_store.hpp"
+#include "report/html_page.hpp"
 
 namespace fw::fleet {
 namespace {
@@ -219,6 +220,45 @@ void GridServer::install_routes() {
            {"ramp_events", ramp_events},
            {"target", binding ? target_json(*binding) : Json(nullptr)},
            {"events", events}});
+  });
+  // The site view: the report page with the site's state embedded (kind "site"): the budget,
+  // the grid's effective target, every live node's share, safe share and reserve, the held
+  // (departed) nodes, the binding grid event and the schedule. Read scope, as /v1/grid/status.
+  server_->Get("/site", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!authorize(req, res, kGridScopeRead)) return;
+    const CoordinatorStats st = coord_->stats();
+    const Plan& p = st.last_plan;
+    auto schedule = read_grid_schedule(coord_->etcd(), coord_->options().site);
+    const GridSchedule in_force = schedule.ok() ? *schedule : GridSchedule();
+    const double now = now_s();
+    const GridTarget* binding = binding_event(p.site_w, in_force, now);
+    Json events = Json::array(), nodes = Json::array();
+    for (const auto& e : in_force.events) events.push_back(target_json(e));
+    for (const auto& [node, w] : p.watts) {
+      auto at = [&](const std::map<std::string, double>& m) {
+        auto it = m.find(node);
+        return it == m.end() ? Json(nullptr) : Json(it->second);
+      };
+      nodes.push_back(
+          {{"node", node}, {"watts", w}, {"safe_w", at(p.safe_w)}, {"reserve_w", at(p.reserve_w)}});
+    }
+    const Json site = {{"kind", "site"},
+                       {"site", coord_->options().site},
+                       {"leader", st.leader},
+                       {"site_w", p.site_w},
+                       {"effective_w", p.effective_w},
+                       {"held_w", p.held_w},
+                       {"calculated_load_w", st.last_power_w},
+                       {"compliant", st.last_power_w <= p.effective_w + 1e-6},
+                       {"ramp_state", ramp_state_name(ramp_state(p.site_w, in_force, now))},
+                       {"nodes", nodes},
+                       {"held", p.held},
+                       {"below_floors", p.below_floors},
+                       {"target", binding ? target_json(*binding) : Json(nullptr)},
+                       {"events", events},
+                       {"time_unix_s", now}};
+    res.status = 200;
+    res.set_content(report::report_html(site), "text/html; charset=utf-8");
   });
   server_->Get("/v1/grid/report", [this](const httplib::Request& req, httplib::Response& res) {
     if (!authorize(req, res, kGridScopeRead)) return;

@@ -10,6 +10,9 @@
 //                                 (translate_openadr_events), same answers
 //   GET  /v1/grid/status          {leader, site_w, effective_w, held_w, calculated_load_w,
 //                                  compliant, ramp_state, target (the binding event), events}
+//   GET  /site                    the site view (HTML, report::report_html kind "site"): the
+//                                 same state with every live node's share, safe share and
+//                                 reserve, the held nodes; read scope; reloads every 5 s
 //
 // Authentication (GridAuth): with a token lookup, writes need a bearer token of scope
 // control (401 without or with an unknown one, 403 below control) and reads one of scope

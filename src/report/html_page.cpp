@@ -15,7 +15,7 @@ h1{font-size:20px;margin:0 0 10px}h2{font-size:15px;margin:18px 0 6px}
 .muted{color:#777}.bad{color:#b00;font-weight:600}.good{color:#176b2c}#err{color:#b00;font-weight:600}
 #spans button{font:13px system-ui,sans-serif;padding:3px 10px;border:1px solid #bbb;background:#fff;cursor:pointer}
 #spans button.on{background:#234;color:#fff;border-color:#234}
-#cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(210px,1fr));gap:8px;margin-bottom:10px}
+#cards,.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(210px,1fr));gap:8px;margin-bottom:10px}
 .card{background:#fff;border:1px solid #dde;border-radius:4px;padding:6px 10px}
 .card .k{font-size:12px;color:#666}.card .v{font-size:15px;margin-top:2px}
 canvas{display:block;width:100%;max-width:1100px;height:340px;background:#fff;border:1px solid #ccd}
@@ -54,6 +54,40 @@ tokens/MWh against the reference; tok/look: against look-ahead; limiter: safety-
 <canvas id="windows"></canvas><div class="legend" id="win-legend"></div>
 <p class="note">Aligned tumbling windows from t = 0, pooled over seeds; a window longer than the episode has no verdict and is left out.</p>
 <section id="power-box" hidden></section>
+</main>
+<main id="caps" hidden>
+<table id="caps-info"></table>
+<h2>Trade-off: energy saved against throughput lost</h2>
+<canvas id="caps-trade"></canvas><div class="legend" id="caps-legend"></div>
+<p class="note">Each arm's mean over seeds against the uncapped run of the same seed; bars: ±1 SD across seeds; dashed:
+the uniform and per-GPU static frontiers (upper concave envelope of their points and the origin). Up and to the left is better.</p>
+<h2>Arms</h2><table id="caps-table" class="num"></table>
+<p class="note">The columns of <code>flexwatt caps</code>'s table. saved %: 1 − (E/tokens)/(E0/tokens0); lost %: 1 − tokens/tokens0;
+EDP % of a fixed amount of work; same-time %: 1 − E/E0; vs unif pt, vs pgpu pt: saved minus the uniform or per-GPU static
+frontier at the same loss (percentage points); * = on its family's frontier; cost: what the arm runs to be chosen or deployed.</p>
+</main>
+<main id="dr" hidden>
+<table id="dr-info"></table>
+<h2>Site power against the target</h2>
+<canvas id="dr-power"></canvas><div class="legend" id="dr-legend"></div>
+<p class="note">1-minute means of the replayed site power and of the target (simulated: the jobs' measured cap curves).</p>
+<h2>Trade-off: each job's performance against its tier</h2>
+<canvas id="dr-trade"></canvas><div class="legend" id="dr-trade-legend"></div>
+<p class="note">Performance (share of the job's uncut throughput over the event) against the minimum its tier allows; a job
+under the diagonal is below its tier.</p>
+<h2>Jobs</h2><table id="dr-jobs" class="num"></table>
+<h2>Steps</h2><table id="dr-steps" class="num"></table>
+<p class="note">The columns of <code>flexwatt dr replay</code>'s table.</p>
+</main>
+<main id="site" hidden>
+<div id="site-cards" class="cards"></div>
+<h2>Nodes and their shares</h2>
+<canvas id="site-shares"></canvas><div class="legend" id="site-legend"></div>
+<table id="site-nodes" class="num"></table>
+<p class="note">share: the node's GPU budget in the leader's last split; safe: the static share it falls back to;
+reserve: what the split kept back for it. Held: departed nodes whose share stays reserved until they are known off.</p>
+<h2>Grid target and events</h2>
+<table id="site-events" class="num"></table>
 </main>
 <div id="status" hidden>loading</div>
 <script>
@@ -344,8 +378,22 @@ function statCell(s, scale, d) {
   if (!s || s.mean == null) return "–";
   return fixed(s.mean * scale, d) + (s.ci95 == null ? "" : " ±" + fixed(s.ci95 * scale, d));
 }
-// tokens/MWh in millions: "1 057.5 M ±34.9 M".
-function mega(s) { return !s || s.mean == null ? "–" : fixed(s.mean / 1e6, 1) + " M" + (s.ci95 == null ? "" : " ±" + fixed(s.ci95 / 1e6, 1) + " M"); }
+// A count in the CLI's readable units (core/format.hpp format_si_pm): 3 significant digits
+// with the mean's prefix (k, M, G, T), the CI in the same prefix and decimals: "1.11G ±0.47G".
+function siPm(s) {
+  if (!s || s.mean == null || !isFinite(s.mean)) return "–";
+  const a = Math.abs(s.mean), sig = 3;
+  let scale = 1, pre = "", dec = 0;
+  for (const [sc, pr] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]]) {
+    if (a >= sc * (1 - 0.5 * Math.pow(10, 1 - sig)) || sc === 1) {
+      const x = a / sc;
+      let d = x >= 1 ? Math.floor(Math.log10(x)) + 1 : 1;
+      if (Math.pow(10, d) - x <= 0.5 * Math.pow(10, d - sig)) d++;
+      dec = sc === 1 && Math.floor(s.mean) === s.mean ? 0 : Math.max(0, sig - d); scale = sc; pre = pr; break;
+    }
+  }
+  return (s.mean / scale).toFixed(dec) + pre + (s.ci95 == null || !isFinite(s.ci95) ? "" : " ±" + (s.ci95 / scale).toFixed(dec) + pre);
+}
 function ratio(o, k) { return o == null || o[k] == null ? "–" : Number(o[k]).toFixed(3); }
 function report(r) {
   document.title = "flexwatt report — " + (r.scenario || "");
@@ -398,16 +446,113 @@ function report(r) {
       return [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(name(k)).replace(/([,+])/g, "$1<wbr>"), statCell(p.completed_step_tokens, 1, 0),
         p.steps_per_hour && p.steps_per_hour.mean != null ? Number(p.steps_per_hour.mean).toFixed(1) : "–",
         p.tokens_per_step && p.tokens_per_step.mean != null ? fixed(p.tokens_per_step.mean, 0) : "–",
-        mega(k.tokens_per_mwh), statCell((k.violation_rate_offsets || {}).rate, 100, 2), statCell((k.violation_rate_sliding || {}).rate, 100, 2),
+        siPm(k.tokens_per_mwh), statCell((k.violation_rate_offsets || {}).rate, 100, 2), statCell((k.violation_rate_sliding || {}).rate, 100, 2),
         statCell(k.steps_violating, 100, 1), ratio(k.vs_reference, "completed_step_tokens"), ratio(k.vs_reference, "tokens_per_mwh"),
         ratio(k.vs_lookahead, "completed_step_tokens"), k.limiter_interventions && k.limiter_interventions.mean != null ? fixed(k.limiter_interventions.mean, 0) : "–",
         setup(k.notes)]; }),
     "no controllers");
   setStatus("ok points=" + n + " report controllers=" + ks.length);
 }
+// ---- The caps report (caps --html): the comparison JSON with kind "caps".
+function pct2(v, signed) { return v == null || !isFinite(v) ? "–" : (signed && v >= 0 ? "+" : "") + (100 * v).toFixed(2); }
+function reportHead(kind, r, what) {
+  document.title = "flexwatt " + kind + " report — " + what;
+  $("title").firstChild.textContent = "flexwatt " + kind + " report ";
+  $("host").textContent = "— " + what + (r.simulated ? " (SIMULATED)" : "");
+  $("spans").hidden = true; $("dash").hidden = true; $(kind).hidden = false;
+}
+function capsReport(r) {
+  reportHead("caps", r, r.scenario || "");
+  const arms = r.arms || [];
+  const style = i => ({color: PALETTE[i % PALETTE.length], marker: MARKERS[i % MARKERS.length]});
+  const b = r.best_at_low_loss;
+  rows("caps-info", [["scenario", esc(r.scenario || "")], ["simulated", r.simulated ? "yes: every figure comes from the simulator" : "no"],
+    ["seeds", esc((r.seeds || []).join(" "))]].concat(b ? [["best at ≤ " + (100 * b.max_throughput_lost).toFixed(1) + " % lost",
+    esc(b.arm) + ": " + pct2(b.energy_saved) + " % saved at " + pct2(b.throughput_lost) + " % lost; frontiers there: uniform " +
+    pct2(b.uniform_frontier) + " %, per-GPU " + pct2(b.per_gpu_frontier) + " %"]] : []));
+  let xhi = 0, ylo = 0, yhi = 0;
+  for (const a of arms) { xhi = Math.max(xhi, 100 * (a.throughput_lost + (a.throughput_lost_sd || 0)));
+    yhi = Math.max(yhi, 100 * (a.energy_saved + (a.energy_saved_sd || 0))); ylo = Math.min(ylo, 100 * (a.energy_saved - (a.energy_saved_sd || 0))); }
+  xhi = niceHi(Math.max(xhi * 1.05, 1), 6); const yst = niceStep((yhi - ylo) * 1.1 || 1, 5);
+  const y0 = Math.floor(ylo / yst) * yst, y1 = Math.ceil(yhi * 1.05 / yst) * yst || yst;
+  const frontier = fam => { const p = arms.filter(a => a.family === "uncapped" || (a.family === fam && (fam === "uniform" ? a.on_uniform_frontier : a.on_per_gpu_frontier)))
+    .map(a => [100 * a.throughput_lost, 100 * a.energy_saved, 0, 0]); p.sort((u, v) => u[0] - v[0]); return p; };
+  const series = [{pts: frontier("uniform"), color: "#555", dash: [6, 4], width: 1.4},
+    {pts: frontier("per-gpu"), color: "#999", dash: [2, 3], width: 1.4}]
+    .concat(arms.map((a, i) => ({pts: [[100 * a.throughput_lost, 100 * a.energy_saved, 100 * (a.throughput_lost_sd || 0), 100 * (a.energy_saved_sd || 0)]], line: false, size: 6, ...style(i)})));
+  const n = plot($("caps-trade"), {x: {lo: -0.03 * xhi, hi: xhi, ticks: linTicks(0, xhi, 6), fmt: v => v + " %", title: "throughput lost (% of the uncapped run's tokens)"},
+    y: {lo: y0, hi: y1, ticks: linTicks(y0, y1, 5), fmt: v => v + " %", title: "energy saved per token (%)"}, series});
+  const tag = i => '<span data-color="' + style(i).color + '" data-marker="' + style(i).marker + '">';
+  $("caps-legend").innerHTML = "<span>" + swatch("#555", {dash: [6, 4]}) + "uniform frontier</span><span>" + swatch("#999", {dash: [2, 3]}) + "per-GPU frontier</span>" +
+    arms.map((a, i) => tag(i) + swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(a.name) + "</span>").join("");
+  table("caps-table", ["arm", "saved %", "lost %", "EDP %", "same-time%", "vs unif pt", "vs pgpu pt", "cost"],
+    arms.map((a, i) => [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(a.name),
+      pct2(a.energy_saved) + (a.on_uniform_frontier || a.on_per_gpu_frontier ? "*" : ""), pct2(a.throughput_lost), pct2(a.edp_change),
+      pct2(a.energy_saved_same_time), pct2(a.margin_vs_uniform, true), pct2(a.margin_vs_per_gpu, true), esc(a.cost || "-")]), "no arms");
+  setStatus("ok points=" + n + " caps arms=" + arms.length);
+}
+// ---- The dr report (dr replay --html): the replay JSON with kind "dr" and its 1-minute series.
+function drReport(r) {
+  reportHead("dr", r, (r.event || "") + ", method " + (r.method || ""));
+  rows("dr-info", [["event", esc(r.event || "")], ["simulated", r.simulated ? "yes: the jobs' measured cap curves, simulated" : "no"],
+    ["method, seed", esc(r.method) + ", " + esc(r.seed)], ["baseline", watts(r.baseline_w) + "; tolerance " + (100 * r.tolerance_frac).toFixed(1) + " % (" + watts(r.tolerance_w) + ")"],
+    ["minutes above target", fixed(r.minutes_above_target, 2) + " (mean over window offsets; aligned " + fixed(r.minutes_above_target_aligned, 0) + ", sliding " + fixed(r.minutes_above_target_sliding, 2) + ")"],
+    ["mean over-cut", fixed(100 * r.mean_overcut_frac, 2) + " % of baseline; hold power/target " + fixed(r.hold_power_over_target, 3)],
+    ["weighted performance", fixed(r.weighted_performance, 4) + " (weights tier_min / sum)"]]);
+  const sr = r.series || {}, t = sr.minute_s || [], pw = sr.minute_power_w || [], tg = sr.minute_target_w || [];
+  const th = t.map(v => v / 3600);
+  let lo = Infinity, hi = 0; for (const v of pw.concat(tg)) if (isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  if (!(hi > 0)) { lo = 0; hi = 1; }
+  const st = niceStep((hi - lo) / 1000 * 1.2 || 1, 5), k0 = Math.floor(lo / 1000 * 0.98 / st) * st, k1 = Math.ceil(hi / 1000 * 1.02 / st) * st;
+  const xh = th.length ? th[th.length - 1] : 1;
+  let n = plot($("dr-power"), {x: {lo: 0, hi: xh, ticks: linTicks(0, xh, 8), fmt: v => Number(v.toFixed(2)) + " h", title: "time since the replay's start (h)"},
+    y: {lo: k0, hi: k1, ticks: linTicks(k0, k1, 5), fmt: v => v + " kW", title: "site power (kW, 1-minute means)"},
+    series: [{pts: th.map((x, i) => [x, tg[i] / 1000]), color: BUDGET_COLOR, dash: [6, 4], width: 1.8},
+             {pts: th.map((x, i) => [x, pw[i] / 1000]), color: PALETTE[0], width: 1.5}]});
+  $("dr-legend").innerHTML = "<span>" + swatch(PALETTE[0], {}) + "site power</span><span>" + swatch(BUDGET_COLOR, {dash: [6, 4]}) + "target</span>";
+  const jobs = r.per_job || [];
+  const style = i => ({color: PALETTE[i % PALETTE.length], marker: MARKERS[i % MARKERS.length]});
+  n += plot($("dr-trade"), {x: {lo: 0, hi: 1.05, ticks: linTicks(0, 1, 5), fmt: v => v.toFixed(1), title: "tier minimum (share of uncut throughput)"},
+    y: {lo: 0, hi: 1.05, ticks: linTicks(0, 1, 5), fmt: v => v.toFixed(1), title: "performance over the event"},
+    series: [{pts: [[0, 0], [1.05, 1.05]], color: "#999", dash: [3, 3], width: 1}].concat(jobs.map((j, i) => ({pts: [[j.tier_min, j.performance, 0, 0]], line: false, size: 6, ...style(i)})))});
+  $("dr-trade-legend").innerHTML = jobs.map((j, i) => '<span data-color="' + style(i).color + '" data-marker="' + style(i).marker + '">' + swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(j.name) + "</span>").join("");
+  table("dr-jobs", ["job", "tier_min", "performance", "hold_perf", "paused_s"],
+    jobs.map((j, i) => [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(j.name) + (j.performance < j.tier_min ? ' <span class="bad">BELOW TIER</span>' : ""),
+      fixed(j.tier_min, 3), fixed(j.performance, 3), fixed(j.hold_performance, 3), fixed(j.paused_s, 0)]), "no jobs");
+  table("dr-steps", ["step at", "depth", "ramp down"], (r.steps || []).map(s => [fixed(s.start_s, 0) + " s", fixed(s.depth, 3), fixed(s.ramp_down_s, 0) + " s"]), "no steps");
+  setStatus("ok points=" + n + " dr jobs=" + jobs.length);
+}
+// ---- The coordinator's site view (GET /site): the site's state embedded with kind "site".
+function utc(t) { return t == null || !isFinite(t) ? "–" : new Date(t * 1000).toISOString().replace(".000Z", "Z"); }
+function siteReport(r) {
+  reportHead("site", r, r.site || "");
+  const card = (k, v) => '<div class="card"><div class="k">' + k + '</div><div class="v">' + v + "</div></div>";
+  const t = r.target;
+  $("site-cards").innerHTML = card("coordinator", r.leader ? "leader" : '<span class="bad">not the leader (its split is stale)</span>') +
+    card("site budget", watts(r.site_w)) + card("effective target (after the grid)", watts(r.effective_w)) +
+    card("calculated load", watts(r.calculated_load_w) + (r.compliant ? ' <span class="good">within</span>' : ' <span class="bad">over</span>')) +
+    card("held for departed nodes", watts(r.held_w)) + card("ramp", esc(r.ramp_state || "–")) +
+    card("grid event in force", t ? (t.value_w == null ? "cancel" : watts(t.value_w)) + " until " + utc(t.end_unix_s) : "none");
+  const nodes = r.nodes || [];
+  let hi = 0; for (const n of nodes) hi = Math.max(hi, n.watts || 0, n.safe_w || 0);
+  hi = niceHi(Math.max(hi * 1.1, 1), 5);
+  const pts = f => nodes.map((n, i) => [i + 1, n[f] == null ? NaN : n[f], 0, 0]);
+  const np = plot($("site-shares"), {x: {lo: 0.5, hi: nodes.length + 0.5, ticks: nodes.map((n, i) => i + 1), fmt: v => (nodes[v - 1] || {}).node || "", title: "node"},
+    y: {lo: 0, hi: hi, ticks: linTicks(0, hi, 5), fmt: v => group(String(v)), title: "node GPU budget (W)"},
+    series: [{pts: pts("watts"), line: false, marker: "circle", size: 6, color: PALETTE[0]},
+             {pts: pts("safe_w"), line: false, marker: "x", size: 5, color: "#777"}]});
+  $("site-legend").innerHTML = "<span>" + swatch(PALETTE[0], {marker: "circle", line: false}) + "share</span><span>" + swatch("#777", {marker: "x", line: false}) + "safe share</span>";
+  table("site-nodes", ["node", "share", "safe", "reserve"], nodes.map(n => [esc(n.node), watts(n.watts), watts(n.safe_w), watts(n.reserve_w)])
+    .concat((r.held || []).map(h => [esc(h) + ' <span class="muted">(held)</span>', "–", "–", "–"])), "no live nodes");
+  table("site-events", ["start (UTC)", "end (UTC)", "target", "ramp", "best effort", "id"],
+    (r.events || []).map(e => [utc(e.start_unix_s), utc(e.end_unix_s), e.value_w == null ? "cancel" : watts(e.value_w),
+      e.ramp_w_per_s ? fixed(e.ramp_w_per_s, 0) + " W/s" : "step", e.best_effort ? "yes" : "no", esc(e.correlation_id || "")]), "no grid events");
+  setStatus("ok points=" + np + " site nodes=" + nodes.length + " events=" + (r.events || []).length);
+  if (!q.get("static")) setTimeout(() => location.reload(), 5000);
+}
 const embedded = $("report");
 if (embedded) {
-  try { report(JSON.parse(embedded.textContent)); } catch (e) { setStatus("error: " + e.message); $("err").textContent = "could not read the report: " + e.message; }
+  try { const r = JSON.parse(embedded.textContent); if (r.kind === "caps") capsReport(r); else if (r.kind === "dr") drReport(r); else if (r.kind === "site") siteReport(r); else report(r); } catch (e) { setStatus("error: " + e.message); $("err").textContent = "could not read the report: " + e.message; }
 } else {
   dashboard().catch(e => { setStatus("error: " + e.message); $("err").textContent = "cannot reach the agent: " + e.message; });
 }

@@ -32,6 +32,17 @@ std::string_view dashboard_html();
 // table; each controller has its own colour and marker (16 colours x 8 markers). A demo report
 // (it has "comparison") links and shows power.svg, which demo writes beside report.html.
 // #status ends as "ok points=N report controllers=K".
+// With "kind": "caps" (CapCompareResult::to_json plus the kind, `flexwatt caps --html`) the
+// page draws energy saved per token against throughput lost per arm (±1 SD bars, the uniform
+// and per-GPU frontiers dashed) and the arms table with the CLI's columns; #status "ok
+// points=N caps arms=K". With "kind": "dr" (dr_replay_json plus the kind and "series":
+// {minute_s, minute_power_w, minute_target_w}, `flexwatt dr replay --html`): site power against
+// the target over time, each job's performance against its tier minimum, the jobs and steps
+// tables with the CLI's columns; #status "ok points=N dr jobs=K". With "kind": "site" (the
+// coordinator's GET /site, fleet/grid_server.hpp): cards for the budget, effective target,
+// load, held watts, ramp and the grid event in force; each live node's share and safe share
+// (plot and table, held nodes listed); the schedule's events; reloads every 5 s (not with
+// ?static=1); #status "ok points=N site nodes=K events=E".
 std::string report_html(const nlohmann::json& report);
 
 }  // namespace fw::report

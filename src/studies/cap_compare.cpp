@@ -12,6 +12,7 @@
 #include "controllers/pid_controller.hpp"
 #include "controllers/zeus_controller.hpp"
 #include "core/format.hpp"
+#include "core/text_table.hpp"
 #include "eval/cap_episode.hpp"
 #include "rl/capnet_controller.hpp"
 
@@ -154,7 +155,7 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req) {
   std::vector<std::vector<eval::CapEpisode>> ep(arms.size(), std::vector<eval::CapEpisode>(ns));
   std::mutex mu;
   Status first = Status::Ok();
-  size_t next = 0;
+  size_t next = 0, done = 0;
   const size_t total = arms.size() * ns;
   size_t i_zeus = arms.size();
   for (size_t a = 0; a < arms.size(); ++a) {
@@ -173,6 +174,7 @@ Result<CapCompareResult> run_cap_compare(const CapCompareRequest& req) {
       std::unique_ptr<Controller> c = arms[a].make ? arms[a].make() : nullptr;
       auto r = eval::run_cap_episode(req.scenario, req.seed_base + s, c.get());
       std::lock_guard<std::mutex> l(mu);
+      if (req.progress) req.progress(++done, total);
       if (!r.ok()) {
         if (first.ok()) first = r.status().with_context(arms[a].name);
         continue;
@@ -276,18 +278,23 @@ std::string CapCompareResult::table() const {
   std::ostringstream o;
   o << "flexwatt caps — SIMULATED: " << scenario << ", seeds " << seeds.front() << ".."
     << seeds.back() << "; vs the uncapped run of each seed\n"
-    << "saved = 1 - (E/tokens)/(E0/tokens0); lost = 1 - tokens/tokens0; EDP of a fixed amount "
-       "of work; same-time = 1 - E/E0; vs uniform = saved minus the uniform frontier at the "
-       "same loss; vs per-GPU = the same against the per-GPU static frontier; * = on its family's "
-       "frontier; cost = what the arm runs to be chosen or deployed (ep = episodes of this "
-       "scenario; a \"pick: sweep\" is on these seeds, so hindsight)\n";
-  char b[256];
-  std::snprintf(b, sizeof b, "%-22s %9s %9s %8s %10s %10s %10s  %s\n", "arm", "saved %", "lost %",
+    << wrap_text(
+           "saved = 1 - (E/tokens)/(E0/tokens0); lost = 1 - tokens/tokens0; EDP of a fixed "
+           "amount of work; same-time = 1 - E/E0; vs uniform = saved minus the uniform frontier "
+           "at the same loss; vs per-GPU = the same against the per-GPU static frontier; * = on "
+           "its family's frontier; cost = what the arm runs to be chosen or deployed (ep = "
+           "episodes of this scenario; a \"pick: sweep\" is on these seeds, so hindsight)",
+           TextStyle{}.width)
+    << "\n";
+  char b[512];
+  int w = 16;  // the arm column: as wide as the longest name
+  for (const auto& a : arms) w = std::max(w, static_cast<int>(a.name.size()));
+  std::snprintf(b, sizeof b, "%-*s %9s %9s %8s %10s %10s %10s  %s\n", w, "arm", "saved %", "lost %",
                 "EDP %", "same-time%", "vs unif pt", "vs pgpu pt", "cost");
   o << b;
   for (const auto& a : arms) {
     const bool star = a.on_uniform_frontier || a.on_per_gpu_frontier;
-    std::snprintf(b, sizeof b, "%-22s %8.2f%s %9.2f %8.2f %10.2f %+10.2f %+10.2f  %s\n",
+    std::snprintf(b, sizeof b, "%-*s %8.2f%s %9.2f %8.2f %10.2f %+10.2f %+10.2f  %s\n", w,
                   a.name.c_str(), 100 * a.energy_saved, star ? "*" : " ", 100 * a.throughput_lost,
                   100 * a.edp_change, 100 * a.energy_saved_same_time,
                   100 * (a.energy_saved - a.uniform_frontier_at_loss),
@@ -303,7 +310,7 @@ std::string CapCompareResult::table() const {
                   100 * a.throughput_lost, 100 * kTargetLossMax,
                   100 * frontier_at(arms, "uniform", kTargetLossMax),
                   100 * frontier_at(arms, "per-gpu", kTargetLossMax));
-    o << b;
+    o << wrap_text(b, TextStyle{}.width, "  ");
   }
   return o.str();
 }

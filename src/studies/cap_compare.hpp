@@ -12,6 +12,7 @@
 // the static reference is never weaker than a sweep point.
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct CapCompareRequest {
   double sweep_step_frac = 0.025;     // uniform sweep stride, share of the max cap
   int threads = 2;
   bool quick = false;  // fewer sweep points (tests)
+  // Called after each finished episode with (done, total), from the worker that ran it
+  // (serialised; done may arrive out of order).
+  std::function<void(size_t, size_t)> progress;
 };
 
 struct CapArmResult {

@@ -216,6 +216,9 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
     }
     DrCommand cmd = loop.update(r);
     if (control) plant.write(cmd, t);
+    if (opt.progress && ((k + 1) % 1000 == 0 || k + 1 == n)) {
+      opt.progress(static_cast<size_t>(k + 1), static_cast<size_t>(n));
+    }
   }
 
   DrReplayResult res;

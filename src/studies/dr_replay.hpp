@@ -21,6 +21,7 @@
 //    replay's 1-minute means [t, t + 60 s) at each measured row's time against the row's value,
 //    over the rows inside the replay, / the mean of those values.
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -37,6 +38,8 @@ struct DrReplayOptions {
   DrLoopOptions loop;
   std::optional<DrSeries> measured_total;
   std::optional<DrSeries> field_projection;
+  // Called every 1000 samples and at the end with (samples done, samples in the event).
+  std::function<void(size_t, size_t)> progress;
 };
 
 struct DrJobScore {

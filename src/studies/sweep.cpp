@@ -29,10 +29,15 @@ Result<std::vector<SweepResult>> from_scenario(const SweepRequest& req) {
     }
   }
   sim::SweepOptions opt{req.warmup_s, req.measure_s, req.seed};
-  auto pts = sim::sweep_caps(*sc, req.job, caps, opt);
-  if (!pts.ok()) return pts.status();
+  // One cap at a time (each point is its own simulation from the same seed, so the points are
+  // those of one call), for the progress line.
   std::vector<SweepRow> rows;
-  for (const auto& p : *pts) rows.push_back({p.cap_w, p.power_w, p.throughput});
+  for (size_t i = 0; i < caps.size(); ++i) {
+    auto pts = sim::sweep_caps(*sc, req.job, {caps[i]}, opt);
+    if (!pts.ok()) return pts.status();
+    for (const auto& p : *pts) rows.push_back({p.cap_w, p.power_w, p.throughput});
+    if (req.progress) req.progress(i + 1, caps.size());
+  }
   auto r = sweep_result(sc->jobs[req.job].name, rows);
   if (!r.ok()) return r.status();
   r->source = req.scenario_path;

@@ -3,6 +3,7 @@
 // either simulated (a scenario's job, every GPU of the job capped at each cap in turn) or read
 // from a measured sweep CSV (the public A100 format or job,cap_w,power_w,throughput; sim/fit.hpp).
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct SweepRequest {
   uint64_t seed = 1;
   std::string csv_path;
   std::string csv_job;  // empty: every job of the CSV
+  // Scenario sweeps: called after each cap's simulated point with (done, total).
+  std::function<void(size_t, size_t)> progress;
 };
 
 struct SweepRow {

@@ -14,8 +14,9 @@ scratch_dir tmp
 source "$(dirname "$0")/lib/browser.sh"
 ctl=uncontrolled,static,pid,threshold,zeus,lookahead,pid:knob=gen_concurrency,pid:kp=0.5,ki=0.1
 ctl=$ctl,threshold:knob=gen_concurrency,static:knob=gen_concurrency
+# --wide: the CLI table with every column (the page's), one line per row.
 "$bin" eval "$src/scenarios/grpo-7b-a100.yaml" --controllers "$ctl" --seeds 2 --duration-s 60 \
-  --html "$tmp/eval.html" >"$tmp/eval.txt" 2>"$tmp/eval.err"
+  --wide --html "$tmp/eval.html" >"$tmp/eval.txt" 2>"$tmp/eval.err"
 check "eval --html ran" test $? -eq 0
 check "eval --html wrote the page with the report JSON embedded" \
   grep -q '<script id="report" type="application/json">{' "$tmp/eval.html"
@@ -70,7 +71,7 @@ for r in p.rows[1:]:
     want = rows.get(cells["controller"])
     if want is None:
         print("row not in the CLI table:", cells["controller"]); bad += 1; continue
-    for c in ("step tokens", "viol win %", "slide win %", "steps viol %", "tok/ref"):
+    for c in ("step tokens", "tokens/MWh", "viol win %", "slide win %", "steps viol %", "tok/ref"):
         if c in want and cells.get(c) != want[c]:
             print(f"{cells['controller']} {c}: page {cells.get(c)!r}, CLI {want[c]!r}"); bad += 1
 n = len(p.rows) - 1
