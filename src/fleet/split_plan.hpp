@@ -11,11 +11,13 @@
 //   reserve   = per live node, what to store as the assignment's reserve_w (keys.hpp):
 //               max(new watts, reported cap_w, and the previous reserve unless the node's
 //               record is newer than the previous write, i.e. it has confirmed it)
-//   live      = allocator.split(effective - sum(held reserves), live records)
+//   split     = effective + track_w (the site loop's hand-back of unused watts, site_loop.hpp;
+//               0 without it)
+//   live      = allocator.split(split - sum(held reserves), live records)
 //   safe_w    = (effective - held) split over live nodes by GPU count: if every live node
 //               falls back to it at once, the site stays within the effective budget.
 //   raises    = then scaled back so that held + sum over live nodes of max(watts, reserve)
-//               <= effective: a node lowered but not yet confirmed (a crashed node whose lease
+//               <= split: a node lowered but not yet confirmed (a crashed node whose lease
 //               has not run out yet, or a slow one) may still draw its reserve
 //   freed     = nodes with an off marker and no live record: their assignment is deleted.
 
@@ -39,11 +41,13 @@ struct PlanInput {
   std::set<std::string> off;                   // off markers present
   double lookahead_s = 0;  // effective = min over [now, now + lookahead_s]: ramps down early
   double expiry_s = 0;     // lifetime the assignments were written with (write time = expiry - it)
+  double track_w = 0;      // site loop: watts split above the effective budget (>= 0)
 };
 
 struct Plan {
   double site_w = 0;
   double effective_w = 0;                   // after the grid target and ramps
+  double split_w = 0;                       // effective + track_w: what is split
   double held_w = 0;                        // reserved for departed nodes not known off
   std::map<std::string, double> watts;      // per live node
   std::map<std::string, double> safe_w;     // per live node
