@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "core/rng.hpp"
+#include "fleet/coordinator_config.hpp"
 #include "fleet/split_plan.hpp"
 
 namespace fw::fleet {
@@ -113,6 +116,46 @@ TEST(SplitPlan, SiteLoopHandBackIsSplitButSafeSharesStayOnTheLine) {
   EXPECT_NEAR(p.split_w, 2200, 1e-9);
   EXPECT_NEAR(p.watts["a"] + p.watts["b"], 2200, 1e-3);
   EXPECT_NEAR(p.safe_w["a"] + p.safe_w["b"], 2000, 1e-9);
+}
+
+}  // namespace
+}  // namespace fw::fleet
+
+namespace fw::fleet {
+namespace {
+
+std::string write_config(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(CoordinatorConfig, SiteLoopAndOpenAdrBlocks) {
+  const std::string base = "site: s1\nid: a\netcd: [http://127.0.0.1:2379]\n";
+  auto c = load_coordinator_config(write_config(
+      "ok.yaml", base + "grid_ramp_w_per_s: 50\nsite_loop: {enabled: true, ki_per_s: 0.2}\n"
+                        "openadr: {vtn_url: 'http://127.0.0.1:9/openadr3/3.1.0', program_id: p, "
+                        "poll_s: 5}\n"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->options.site_loop.enabled);
+  EXPECT_DOUBLE_EQ(c->options.site_loop.ki_per_s, 0.2);
+  EXPECT_DOUBLE_EQ(c->options.site_loop.z, 2);
+  EXPECT_TRUE(c->openadr);
+  EXPECT_EQ(c->ven.program_id, "p");
+  EXPECT_DOUBLE_EQ(c->ven_poll_s, 5);
+  EXPECT_DOUBLE_EQ(c->ven.ramp_w_per_s, 50);
+  auto bad = load_coordinator_config(write_config("bad1.yaml", base + "site_loop: {gain: 1}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("gain"), std::string::npos) << bad.status().message();
+  bad = load_coordinator_config(write_config("bad2.yaml", base + "openadr: {poll_s: 5}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("vtn_url"), std::string::npos) << bad.status().message();
+  bad = load_coordinator_config(
+      write_config("bad3.yaml", base + "openadr: {vtn_url: 'https://vtn.example'}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("http://"), std::string::npos) << bad.status().message();
 }
 
 }  // namespace
