@@ -49,6 +49,7 @@ void SiteLoop::noise(double now_s, double measured_w, double line_w) {
     const double med = median(d);
     for (double& x : d) x = std::abs(x - med);
     sigma_w_ = 1.4826 * median(d) / std::sqrt(2.0);
+    if (o_.judge_s > o_.block_s) sigma_w_ *= std::sqrt(o_.block_s / o_.judge_s);
   } else {
     sigma_w_ = 0.01 * line_w;
   }

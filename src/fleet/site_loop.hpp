@@ -12,7 +12,10 @@
 //               last `blocks` differences of blocks on a line that had not moved for the two
 //               blocks before (a grid ramp or step moves the site's mean, and the site follows
 //               it with a lag: that is not noise; a slow drift moves the mean, not the
-//               differences); before three such differences, 1 % of the line
+//               differences); before three such differences, 1 % of the line. Scaled to the
+//               judging window: sigma x sqrt(block_s / judge_s) when judge_s > block_s (the sd
+//               of judge_s means of blocks that vary independently; the target is judged on
+//               1-minute means)
 //   margin    = z · sigma, at least min_margin_frac of the line
 //   integral  += ki_per_s · (line − margin − measured) · dt, held within [0, max_boost_frac ·
 //               line]: it only hands back what the site leaves unused (never below the open
@@ -32,6 +35,7 @@ struct SiteLoopOptions {
   double z = 2;           // margin = z · sigma
   double block_s = 10;    // noise blocks
   int blocks = 12;        // trailing blocks in sigma
+  double judge_s = 60;    // the window the target is judged on
   double min_margin_frac = 0.002;
   double max_boost_frac = 0.5;  // integral at most this fraction of the line
 };

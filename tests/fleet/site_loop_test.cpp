@@ -61,8 +61,9 @@ TEST(SiteLoop, NeverHandsBackBelowTheOpenLoopOrAboveTheBound) {
   for (int k = 0; k < 100; ++k) EXPECT_DOUBLE_EQ(zero.update(k, 400, 0, true), 0);
 }
 
-// The margin is sized to the measured noise: block means of white noise of sd s per 1 s sample
-// over 10 s blocks have sd s / sqrt(10); the margin is z times that.
+// The margin is sized to the measured noise on the judging window: white noise of sd s per 1 s
+// sample has 60 s means of sd s / sqrt(60) (estimated from 10 s blocks); the margin is z times
+// that.
 TEST(SiteLoop, MarginIsZTimesTheMeasuredNoiseOfBlockMeans) {
   SiteLoopOptions o = on();
   o.blocks = 60;
@@ -70,20 +71,20 @@ TEST(SiteLoop, MarginIsZTimesTheMeasuredNoiseOfBlockMeans) {
   Rng rng(7);
   const double s = 50;
   for (int k = 0; k < 700; ++k) loop.update(k, 900 + rng.normal(0.0, s), 1000, false);
-  EXPECT_NEAR(loop.sigma_w(), s / std::sqrt(10.0), 0.3 * s / std::sqrt(10.0));
+  EXPECT_NEAR(loop.sigma_w(), s / std::sqrt(60.0), 0.3 * s / std::sqrt(60.0));
   EXPECT_NEAR(loop.margin_w(), 2 * loop.sigma_w(), 1e-9);
   // A steady ramp moves the block means, not their differences: the margin stays.
   SiteLoop ramp(o);
   for (int k = 0; k < 700; ++k) ramp.update(k, 900 - 0.5 * k + rng.normal(0.0, s), 1000, false);
-  EXPECT_NEAR(ramp.sigma_w(), s / std::sqrt(10.0), 0.3 * s / std::sqrt(10.0));
+  EXPECT_NEAR(ramp.sigma_w(), s / std::sqrt(60.0), 0.3 * s / std::sqrt(60.0));
   // A grid cut moves the line and the site with it: the blocks it moves in are left out, and
-  // the margin stays the noise's (it would be ~20x with them).
+  // the margin stays the noise's (it would be ~8x with them).
   SiteLoop cut(o);
   for (int k = 0; k < 1400; ++k) {
     const double line = k < 300 ? 1000 : k < 330 ? 1000 - 10 * (k - 300) : 700;
     cut.update(k, line - 50 + rng.normal(0.0, s), line, k >= 300);
   }
-  EXPECT_NEAR(cut.sigma_w(), s / std::sqrt(10.0), 0.3 * s / std::sqrt(10.0));
+  EXPECT_NEAR(cut.sigma_w(), s / std::sqrt(60.0), 0.3 * s / std::sqrt(60.0));
 }
 
 NodeRecord node(const std::string& name, double draw_w) {

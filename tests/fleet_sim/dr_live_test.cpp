@@ -81,6 +81,7 @@ TEST(DrLive, SiteTracksACutAndTheRaiseAfterItReachesTheNodes) {
   co.site_loop.ki_per_s = 0.5;
   co.site_loop.block_s = 0.5;
   co.site_loop.blocks = 20;
+  co.site_loop.judge_s = 0.5;  // seconds-long hold: judged on the blocks themselves
   auto coord = Coordinator::Start(eo, co);
   ASSERT_TRUE(coord.ok()) << coord.status().message();
   for (auto& n : nodes) {
