@@ -35,10 +35,14 @@ Result<std::vector<double>> simulated_job_pfi(const fleet::FleetSimOptions& o,
 
 int run_fleet_sim(int argc, char** argv) {
   CLI::App app(
-      "Run a simulated site (2 coordinators, N node links with simulated GPUs) against an\n"
-      "etcd cluster: joins, leaves, budget change, grid event, leader crash.\n\n"
+      "Run a simulated site (2 coordinators, N node links, each driving a simulated node: a\n"
+      "sim::Cluster of --node-scenario) against an etcd cluster. --scenario site: joins, leaves,\n"
+      "budget change, grid event, leader crash; --scenario dr: a grid event of -depth on the\n"
+      "measured baseline, scored (minutes above target, over-cut, ramp, performance).\n"
+      "Everything it reports is simulated.\n\n"
       "Example:\n"
       "  scripts/fleet_sim.sh --nodes 16 --duration-s 120 --out /tmp/fleet\n"
+      "  scripts/fleet_sim.sh --scenario dr --site-loop --nodes 64 --duration-s 480 --out /tmp/dr\n"
       "  flexwatt fleet-sim --etcd http://127.0.0.1:2379,http://127.0.0.1:22379 --out /tmp/f",
       "fleet-sim");
   fleet::FleetSimOptions o;
