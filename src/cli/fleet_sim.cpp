@@ -74,6 +74,9 @@ int run_fleet_sim(int argc, char** argv) {
       ->check(finite_in(0, 1, true));
   app.add_flag("--site-loop", o.site_loop,
                "coordinators run the closed site loop under the grid target");
+  app.add_option("--site-loop-ki", o.site_loop_ki_per_s,
+                 "the site loop's integral gain, W per W s (default 0.1)")
+      ->check(finite_in(0, 10));
   app.add_flag("--json", json, "print the report as JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   std::stringstream ss(etcd);

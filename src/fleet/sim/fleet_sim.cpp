@@ -219,6 +219,7 @@ Status FleetSim::start_coordinators() {
     co.default_budget_w = site_w_;
     co.campaign_timeout_s = 0.5;
     co.site_loop.enabled = o_.site_loop;
+    co.site_loop.ki_per_s = o_.site_loop_ki_per_s;
     FW_ASSIGN_OR_RETURN(auto c, Coordinator::Start(eo_, co));
     coords_.push_back(std::move(c));
   }
@@ -426,6 +427,7 @@ Json FleetSim::dr_report() const {
   j["depth"] = o_.dr_depth;
   j["target_w"] = target;
   j["site_loop"] = o_.site_loop;
+  j["site_loop_ki_per_s"] = o_.site_loop_ki_per_s;
   Json per_job = Json::array();
   double sum = 0, hold_sum = 0;
   int n = 0;

@@ -40,10 +40,11 @@ struct FleetSimOptions {
   int gpus_per_node = 0;  // > 0: the node scenario's first GPU group and job resized to it
   double duration_s = 120;
   double tick_s = 0.25;
-  double budget_fraction = 0.75;  // "site": site budget = fraction x sum of uncontrolled draw
-  double dr_depth = 0.25;         // "dr": target = (1 - depth) x measured baseline
-  bool site_loop = false;         // the coordinators' closed site loop (site_loop.hpp)
-  double phase_spread_s = 60;     // jobs' phase offsets drawn in [0, this)
+  double budget_fraction = 0.75;    // "site": site budget = fraction x sum of uncontrolled draw
+  double dr_depth = 0.25;           // "dr": target = (1 - depth) x measured baseline
+  bool site_loop = false;           // the coordinators' closed site loop (site_loop.hpp)
+  double site_loop_ki_per_s = 0.1;  // its integral gain (SiteLoopOptions::ki_per_s)
+  double phase_spread_s = 60;       // jobs' phase offsets drawn in [0, this)
   std::string allocator = "equal";
   double lease_ttl_s = 3;       // coordinators'
   double node_lease_ttl_s = 5;  // node links'
