@@ -31,7 +31,7 @@ start_cluster() {
   for i in 0 1 2; do
     up=0
     for _ in $(seq 300); do
-      curl -sf "http://127.0.0.1:$((base + 2*i))/health" | grep -q true && { up=1; break; }
+      curl -sf --max-time 2 "http://127.0.0.1:$((base + 2*i))/health" | grep -q true && { up=1; break; }
       kill -0 "${pids[${#pids[@]} - 3 + i]}" 2>/dev/null || break  # exited (a port taken?)
       sleep 0.1
     done

@@ -3,6 +3,7 @@
 // registered nodes and writes fenced assignments (src/fleet/coordinator.hpp). Serves the
 // grid endpoint (PUT /v1/grid/target, OpenADR 3 events, reports) when `listen` is set.
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "agent/audit_log.hpp"
 #include "agent/auth.hpp"
 #include "cli/verb.hpp"
+#include "core/text_file.hpp"
 #include "fleet/coordinator_config.hpp"
 #include "fleet/grid_server.hpp"
 
@@ -86,6 +88,22 @@ int run_coordinator(int argc, char** argv) {
     if (!g.ok()) return fail("coordinator", g.status());
     grid = std::move(*g);
   }
+  // The OpenADR VEN: the leader polls the VTN's events into the schedule every poll_s.
+  std::unique_ptr<fleet::OpenAdrVen> ven;
+  if (cfg->openadr) {
+    fleet::VenOptions vo = cfg->ven;
+    if (!cfg->ven_token_file.empty()) {
+      auto t = read_text_file(cfg->ven_token_file);
+      if (!t.ok()) return fail("coordinator", t.status());
+      vo.token = *t;
+      while (!vo.token.empty() && std::isspace(static_cast<unsigned char>(vo.token.back())))
+        vo.token.pop_back();
+    }
+    auto v = fleet::OpenAdrVen::Create(vo);
+    if (!v.ok()) return fail("coordinator", v.status());
+    ven = std::move(*v);
+  }
+  double last_poll_s = -1e300;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::fprintf(stderr, "coordinator %s of site %s started\n", cfg->options.id.c_str(),
@@ -101,6 +119,22 @@ int run_coordinator(int argc, char** argv) {
       was_leader = lead;
     }
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (ven && lead && el - last_poll_s >= cfg->ven_poll_s) {
+      last_poll_s = el;
+      auto r = ven->poll((*coord)->stats().last_plan.site_w,
+                         [&](const std::string& g, const std::vector<fleet::GridTarget>& t) {
+                           return (*coord)->schedule_grid(g, t);
+                         });
+      if (!r.ok()) {
+        std::fprintf(stderr, "coordinator %s: %s\n", cfg->options.id.c_str(),
+                     r.status().message().c_str());
+      } else {
+        for (const auto& why : r->refused) {
+          std::fprintf(stderr, "coordinator %s: openadr event refused: %s\n",
+                       cfg->options.id.c_str(), why.c_str());
+        }
+      }
+    }
     if (duration_s > 0 && el >= duration_s) break;
   }
   if (grid) grid->stop();

@@ -1,11 +1,13 @@
 // flexwatt fleet-sim: a site on one machine against a running etcd cluster (start one with
-// scripts/fleet_sim.sh): two coordinators and N node links driving simulated GPUs through a
-// scenario of joins, leaves, a budget change, a grid event and a coordinator crash
-// (src/fleet/fleet_sim.hpp). Writes trace.csv and report.json. Each simulated job's PFI
-// comes from the simulator's workload space (studies::draw_shape: a class, a mix and a
-// simulated cap sweep per job), so the pfi and greedy allocators split on real values.
+// scripts/fleet_sim.sh): two coordinators and N node links, each driving a simulated node
+// (sim::Cluster of a node scenario, src/fleet/sim/sim_node.hpp), through the "site" scenario
+// (joins, leaves, a budget change, a grid event, a coordinator crash) or the "dr" one (a grid
+// event with ramps on a measured baseline, scored as issue 28 scores a replay)
+// (src/fleet/sim/fleet_sim.hpp). Writes trace.csv and report.json. With --pfi-gpu each node's
+// job publishes the PFI of a job drawn from the simulator's workload space
+// (studies::draw_shape), for the pfi and greedy allocators.
 
-#include "fleet/fleet_sim.hpp"
+#include "fleet/sim/fleet_sim.hpp"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -35,10 +37,14 @@ Result<std::vector<double>> simulated_job_pfi(const fleet::FleetSimOptions& o,
 
 int run_fleet_sim(int argc, char** argv) {
   CLI::App app(
-      "Run a simulated site (2 coordinators, N node links with simulated GPUs) against an\n"
-      "etcd cluster: joins, leaves, budget change, grid event, leader crash.\n\n"
+      "Run a simulated site (2 coordinators, N node links, each driving a simulated node: a\n"
+      "sim::Cluster of --node-scenario) against an etcd cluster. --scenario site: joins, leaves,\n"
+      "budget change, grid event, leader crash; --scenario dr: a grid event of -depth on the\n"
+      "measured baseline, scored (minutes above target, over-cut, ramp, performance).\n"
+      "Everything it reports is simulated.\n\n"
       "Example:\n"
       "  scripts/fleet_sim.sh --nodes 16 --duration-s 120 --out /tmp/fleet\n"
+      "  scripts/fleet_sim.sh --scenario dr --site-loop --nodes 64 --duration-s 480 --out /tmp/dr\n"
       "  flexwatt fleet-sim --etcd http://127.0.0.1:2379,http://127.0.0.1:22379 --out /tmp/f",
       "fleet-sim");
   fleet::FleetSimOptions o;
@@ -47,7 +53,8 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_option("--etcd", etcd, "comma-separated etcd endpoints")->required();
   app.add_option("--out", o.out_dir, "directory for trace.csv and report.json")->required();
   app.add_option("--nodes", o.nodes, "node links at start (default 16; N/8 more join later)");
-  app.add_option("--gpus", o.gpus_per_node, "simulated GPUs per node (default 8)");
+  app.add_option("--gpus", o.gpus_per_node,
+                 "simulated GPUs per node (default: the node scenario's)");
   app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)")
       ->check(finite_in(20, 86400));
   app.add_option("--allocator", o.allocator, "equal | proportional | pfi | greedy");
@@ -56,8 +63,22 @@ int run_fleet_sim(int argc, char** argv) {
       ->check(finite_in(0, 2, true));
   app.add_option("--site", o.site, "site name (default sim)");
   app.add_option("--seed", o.seed, "seed of the simulated GPUs (default 1)")->check(seed_value());
-  std::string gpu = "h200-sxm";
-  app.add_option("--pfi-gpu", gpu, "GPU preset of the jobs' simulated PFI sweeps (h200-sxm)");
+  std::string gpu;
+  app.add_option("--pfi-gpu", gpu,
+                 "publish per job the PFI of a simulated sweep of a job drawn from the workload "
+                 "space on this GPU preset (e.g. h200-sxm; default: none published)");
+  app.add_option("--scenario", o.scenario, "site (churn, default) | dr (a grid event, scored)")
+      ->check(CLI::IsMember({"site", "dr"}));
+  app.add_option("--node-scenario", o.node_scenario,
+                 "simulator scenario of one node (default scenarios/caps-pretrain-a100x8.yaml)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--dr-depth", o.dr_depth, "dr: target = (1 - depth) x baseline (default 0.25)")
+      ->check(finite_in(0, 1, true));
+  app.add_flag("--site-loop", o.site_loop,
+               "coordinators run the closed site loop under the grid target");
+  app.add_option("--site-loop-ki", o.site_loop_ki_per_s,
+                 "the site loop's integral gain, W per W s (default 0.1)")
+      ->check(finite_in(0, 10));
   app.add_flag("--json", json, "print the report as JSON");
   add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -66,7 +87,7 @@ int run_fleet_sim(int argc, char** argv) {
     if (!e.empty()) o.etcd.push_back(e);
   }
   if (o.etcd.empty()) return fail("fleet-sim", Status::InvalidArgument("--etcd: no endpoint"));
-  if (o.nodes >= 2) {
+  if (o.nodes >= 2 && !gpu.empty()) {
     auto pfi = simulated_job_pfi(o, gpu);
     if (!pfi.ok()) return fail("fleet-sim", pfi.status());
     o.job_pfi = std::move(*pfi);
@@ -89,14 +110,28 @@ int run_fleet_sim(int argc, char** argv) {
     return 0;
   }
   char line[1024];
+  if (r.contains("dr")) {
+    const nlohmann::json& d = r["dr"];
+    std::snprintf(
+        line, sizeof line,
+        "fleet-sim dr (simulated): %d nodes, depth %.2f, site loop %s: minutes above target "
+        "%.2f; mean over-cut %.2f %% of baseline; ramp down %s s; weighted performance %.4f "
+        "(hold %.4f); after release %.3f of uncapped",
+        o.nodes, o.dr_depth, o.site_loop ? "on" : "off", d["minutes_above_target"].get<double>(),
+        100 * d["mean_overcut_frac"].get<double>(), d["ramp_down_s"].dump().c_str(),
+        d["weighted_performance"].get<double>(), d["weighted_hold_performance"].get<double>(),
+        d["release_recovered_frac"].get<double>());
+    std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());  // fits 120 columns
+    return 0;
+  }
   std::snprintf(
       line, sizeof line,
       "fleet-sim: %d nodes x %d GPUs, %.0f s: 30 s windows within budget %d/%d; realloc p99 "
       "%.3f s; takeover %.2f s; assignment writes %.1f/s, registrations %.1f/s; throughput "
       "retained %.3f; late ticks %lld",
-      o.nodes, o.gpus_per_node, o.duration_s, r["windows_30s_within_budget"].get<int>(),
-      r["windows_30s"].get<int>(), r["realloc_latency_s"]["p99"].get<double>(),
-      r["coordinator_takeover_s"].get<double>(),
+      o.nodes, r["gpus_per_node"].get<int>(), o.duration_s,
+      r["windows_30s_within_budget"].get<int>(), r["windows_30s"].get<int>(),
+      r["realloc_latency_s"]["p99"].get<double>(), r["coordinator_takeover_s"].get<double>(),
       r["etcd_writes_per_s"]["assignment_keys"].get<double>(),
       r["etcd_writes_per_s"]["node_registrations"].get<double>(),
       r["throughput_retained_mean"].get<double>(), (long long)r["late_ticks"].get<int64_t>());

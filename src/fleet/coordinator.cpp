@@ -51,7 +51,10 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(EtcdClientOptions etcd,
 
 Coordinator::Coordinator(std::unique_ptr<EtcdClient> etcd, CoordinatorOptions options,
                          std::unique_ptr<Allocator> allocator)
-    : etcd_(std::move(etcd)), options_(std::move(options)), allocator_(std::move(allocator)) {}
+    : etcd_(std::move(etcd)),
+      options_(std::move(options)),
+      allocator_(std::move(allocator)),
+      site_loop_(options_.site_loop) {}
 
 Coordinator::~Coordinator() { stop(resign_on_stop_); }
 
@@ -163,7 +166,7 @@ bool Coordinator::campaign() {
 }
 
 void Coordinator::run() {
-  double last_round_s = 0;
+  double last_round_s = 0, last_track_s = 0;
   while (!stop_.load()) {
     if (!leader_.load()) {
       if (!campaign()) {
@@ -200,8 +203,13 @@ void Coordinator::run() {
         reason = "ramp";
       }
     }
+    if (reason.empty() && options_.site_loop.enabled && last_in_.site_w > 0 &&
+        now_s() - last_track_s >= options_.site_loop.period_s &&
+        effective_budget_w(last_in_.site_w, last_in_.grid, now_s()) < last_in_.site_w) {
+      reason = "track";
+    }
     if (reason.empty()) continue;
-    last_round_s = now_s();
+    last_round_s = last_track_s = now_s();
     if (!round(reason)) lose_leadership();
   }
 }
@@ -315,6 +323,18 @@ bool Coordinator::round(const std::string& reason) {
   for (const auto& kv : off->kvs) {
     if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);
   }
+  double power = 0, baseline = 0;
+  for (const auto& [node, r] : in.live) {
+    power += r.draw_w;
+    baseline += r.uncontrolled_w > 0 ? r.uncontrolled_w : r.nameplate_w;
+  }
+  if (options_.site_loop.enabled) {
+    const double line =
+        std::min(effective_budget_w(in.site_w, in.grid, in.now_unix_s),
+                 effective_budget_w(in.site_w, in.grid, in.now_unix_s + in.lookahead_s));
+    const double split = site_loop_.update(in.now_unix_s, power, line, line < in.site_w);
+    in.track_w = std::clamp(split - line, 0.0, std::max(0.0, in.site_w - line));
+  }
   const Plan plan = plan_split(in, *allocator_);
   if (in.site_w <= 0) return true;
 
@@ -344,11 +364,6 @@ bool Coordinator::round(const std::string& reason) {
       return true;
     }
   }
-  double power = 0, baseline = 0;
-  for (const auto& [node, r] : in.live) {
-    power += r.draw_w;
-    baseline += r.uncontrolled_w > 0 ? r.uncontrolled_w : r.nameplate_w;
-  }
   const double t_done = now_s();
   // A ramp in progress or due before the next refresh: checked every tick until it is over.
   last_in_.site_w = in.site_w;
@@ -364,6 +379,9 @@ bool Coordinator::round(const std::string& reason) {
   stats_.last_plan = plan;
   stats_.last_power_w = power;
   stats_.last_baseline_w = baseline;
+  stats_.last_split_w = plan.split_w;
+  stats_.site_loop_margin_w = site_loop_.margin_w();
+  stats_.site_loop_integral_w = site_loop_.integral_w();
   if (since >= 0) {
     if (stats_.latencies_s.size() >= 10000) stats_.latencies_s.erase(stats_.latencies_s.begin());
     stats_.latencies_s.push_back(t_done - since);

@@ -9,6 +9,8 @@
 //    in two fenced transactions: first every assignment that goes down or stays, then those
 //    that go up (so a re-split never raises one node before lowering another); it deletes
 //    the assignment and off marker of nodes known off.
+//  - With the site loop on, rounds also run every site_loop.period_s while a grid event binds
+//    (reason "track"); the split is then the effective budget plus the loop's integral.
 //  - Rounds run on a node join or leave, a change of a node's jobs, an off marker, the budget
 //    or the grid target (a draw update alone waits for the refresh), every
 //    refresh_s (assignments are rewritten with expires = now + expiry_s), and every tick
@@ -33,6 +35,7 @@
 #include "fleet/etcd_watch.hpp"
 #include "fleet/grid.hpp"
 #include "fleet/lease_keeper.hpp"
+#include "fleet/site_loop.hpp"
 #include "fleet/split_plan.hpp"
 
 namespace fw::fleet {
@@ -47,6 +50,10 @@ struct CoordinatorOptions {
   double refresh_s = 2;             // rewrite period, < expiry_s / 2
   double default_budget_w = 0;      // when the budget key is unset (0: assign nothing)
   double tick_s = 0.1;
+  // The closed site loop under a grid target (site_loop.hpp; off by default): while an event
+  // binds, a round at least every site_loop.period_s ("track") splits the line plus what the
+  // nodes' measured draw leaves unused.
+  SiteLoopOptions site_loop;
 };
 
 // A change of the site's ramp state (grid.hpp ramp_state), seen by the leader each tick:
@@ -79,6 +86,9 @@ struct CoordinatorStats {
   Plan last_plan;
   double last_power_w = 0;     // sum of live nodes' draw at the last round
   double last_baseline_w = 0;  // sum of their uncontrolled predictions
+  double last_split_w = 0;     // what the last round split (effective + site loop)
+  double site_loop_margin_w = 0;
+  double site_loop_integral_w = 0;
   std::string ramp_state = "idle";
   std::vector<RampEvent> ramp_events;  // while leading, oldest first (last 1,000)
 };
@@ -136,6 +146,7 @@ class Coordinator {
   GridTarget last_event_;   // the event last seen moving the budget (ramp events name it)
   bool ramp_seen_ = false;  // the first state seen after a round is the start, not an event
   double won_at_s_ = 0;     // when this member last won the election (unix s; run thread)
+  SiteLoop site_loop_;      // run thread only
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -13,7 +13,8 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   FW_RETURN_IF_ERROR(root.reject_unknown(
       {"site", "id", "etcd", "allocator", "budget_w", "lease_ttl_s", "campaign_timeout_s",
        "expiry_s", "refresh_s", "listen", "grid_ramp_w_per_s", "token_file",
-       "allow_unauthenticated_writes", "audit_log", "etcd_tls", "etcd_auth"}));
+       "allow_unauthenticated_writes", "audit_log", "etcd_tls", "etcd_auth", "site_loop",
+       "openadr"}));
   CoordinatorConfig c;
   CoordinatorOptions& o = c.options;
   for (const char* k : {"site", "id", "etcd"}) {
@@ -49,6 +50,32 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   FW_ASSIGN_OR_RETURN(c.allow_unauthenticated_writes,
                       root.get_bool("allow_unauthenticated_writes", false));
   FW_ASSIGN_OR_RETURN(c.audit_log, root.get_string("audit_log", ""));
+  if (root.has("site_loop")) {
+    const ConfigNode l = root["site_loop"];
+    if (!l.is_map()) return l.error("not a map");
+    FW_RETURN_IF_ERROR(l.reject_unknown({"enabled", "period_s", "ki_per_s", "z"}));
+    SiteLoopOptions& so = o.site_loop;
+    FW_ASSIGN_OR_RETURN(so.enabled, l.get_bool("enabled", false));
+    FW_ASSIGN_OR_RETURN(so.period_s, l.get_double("period_s", 1, 0.05, 60));
+    FW_ASSIGN_OR_RETURN(so.ki_per_s, l.get_double("ki_per_s", 0.1, 0, 10));
+    FW_ASSIGN_OR_RETURN(so.z, l.get_double("z", 2, 0, 10));
+  }
+  if (root.has("openadr")) {
+    const ConfigNode a = root["openadr"];
+    if (!a.is_map()) return a.error("not a map");
+    FW_RETURN_IF_ERROR(
+        a.reject_unknown({"vtn_url", "token_file", "program_id", "ven_name", "poll_s"}));
+    if (!a.has("vtn_url")) return a.error("vtn_url: missing");
+    c.openadr = true;
+    FW_ASSIGN_OR_RETURN(c.ven.vtn_url, a["vtn_url"].as_string());
+    if (auto v = OpenAdrVen::Create(c.ven); !v.ok()) {
+      return a["vtn_url"].error(v.status().message());
+    }
+    FW_ASSIGN_OR_RETURN(c.ven_token_file, a.get_string("token_file", ""));
+    FW_ASSIGN_OR_RETURN(c.ven.program_id, a.get_string("program_id", ""));
+    FW_ASSIGN_OR_RETURN(c.ven.ven_name, a.get_string("ven_name", "flexwatt"));
+    FW_ASSIGN_OR_RETURN(c.ven_poll_s, a.get_double("poll_s", 30, 1, 3600));
+  }
   FW_ASSIGN_OR_RETURN(std::string listen, root.get_string("listen", ""));
   if (!listen.empty()) {
     auto e = parse_endpoint(listen);
@@ -65,6 +92,7 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
       return root["allow_unauthenticated_writes"].error("only on a loopback listen address");
     }
   }
+  c.ven.ramp_w_per_s = c.grid_ramp_w_per_s;
   return c;
 }
 

@@ -22,6 +22,17 @@
 //                                    # this is true and listen is a loopback address
 //   audit_log: /var/log/flexwatt/coordinator-audit.log  # one JSON line per write
 //                                    # (absent: stderr)
+//   site_loop:                       # the closed site loop under grid targets (site_loop.hpp)
+//     enabled: false
+//     period_s: 1                    # rounds while an event binds
+//     ki_per_s: 0.1                  # integral gain
+//     z: 2                           # margin = z x measured noise
+//   openadr:                         # OpenADR 3.1 VEN (openadr_ven.hpp; absent: none)
+//     vtn_url: http://vtn.example:8080/openadr3/3.1.0   # required, http only
+//     token_file: /etc/flexwatt/vtn.token  # bearer token (one line; absent: none sent)
+//     program_id: dr-prog            # absent: every program's events
+//     ven_name: flexwatt             # clientName of the reports
+//     poll_s: 30                     # the leader polls the VTN's events this often
 //
 // A non-loopback listen address needs token_file. expiry_s is at most 600 (agents refuse an
 // assignment that expires further ahead).
@@ -34,6 +45,7 @@
 #include "core/status.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/etcd_client.hpp"
+#include "fleet/openadr_ven.hpp"
 
 namespace fw::fleet {
 
@@ -47,6 +59,10 @@ struct CoordinatorConfig {
   std::string token_file;  // empty: none
   bool allow_unauthenticated_writes = false;
   std::string audit_log;  // empty: stderr
+  bool openadr = false;   // the openadr block is present
+  VenOptions ven;         // its options (ramp_w_per_s = grid_ramp_w_per_s)
+  std::string ven_token_file;
+  double ven_poll_s = 30;
 };
 
 Result<CoordinatorConfig> load_coordinator_config(const std::string& path);

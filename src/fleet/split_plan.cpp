@@ -37,7 +37,7 @@ void limit_raises(const PlanInput& in, const std::vector<NodeRecord>& nodes, Pla
     }
     return c;
   };
-  const double limit_w = p->effective_w - p->joiner_w;
+  const double limit_w = p->split_w - p->joiner_w;
   if (committed(1) <= limit_w + 1e-9) return;
   double lo = 0, hi = 1;  // committed(lo) fits (or nothing does), committed(hi) does not
   for (int k = 0; k < 60; ++k) {
@@ -70,7 +70,9 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
     p.held.push_back(node);
     p.held_w += std::max({a.watts, a.safe_w, a.reserve_w});
   }
-  const double left_w = std::max(0.0, p.effective_w - p.held_w);
+  p.split_w = p.effective_w + std::max(0.0, in.track_w);
+  const double left_w = std::max(0.0, p.split_w - p.held_w);
+  const double safe_left_w = std::max(0.0, p.effective_w - p.held_w);
   std::vector<NodeRecord> nodes;
   double floors_w = 0, gpus = 0;
   for (const auto& [node, r] : in.live) {
@@ -91,7 +93,7 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
       watts = std::min(watts, r.safe_w > 0 ? std::max(r.min_w, r.safe_w) : r.min_w);
     }
     p.watts[nodes[i].node] = watts;
-    p.safe_w[nodes[i].node] = gpus > 0 ? left_w * nodes[i].gpus / gpus : 0.0;
+    p.safe_w[nodes[i].node] = gpus > 0 ? safe_left_w * nodes[i].gpus / gpus : 0.0;
     double reserve = std::max(watts, nodes[i].cap_w);
     if (auto prev = in.assigned.find(nodes[i].node); prev != in.assigned.end()) {
       const double written_s = prev->second.expires_unix_s - in.expiry_s;

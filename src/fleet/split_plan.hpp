@@ -11,11 +11,13 @@
 //   reserve   = per live node, what to store as the assignment's reserve_w (keys.hpp):
 //               max(new watts, reported cap_w, and the previous reserve unless the node's
 //               record is newer than the previous write, i.e. it has confirmed it)
-//   live      = allocator.split(effective - sum(held reserves), live records)
+//   split     = effective + track_w (the site loop's hand-back of unused watts, site_loop.hpp;
+//               0 without it)
+//   live      = allocator.split(split - sum(held reserves), live records)
 //   safe_w    = (effective - held) split over live nodes by GPU count: if every live node
 //               falls back to it at once, the site stays within the effective budget.
 //   raises    = then scaled back so that held + sum over live nodes of max(watts, reserve)
-//               <= effective: a node lowered but not yet confirmed (a crashed node whose lease
+//               <= split: a node lowered but not yet confirmed (a crashed node whose lease
 //               has not run out yet, or a slow one) may still draw its reserve
 //   joiner    = joiner_reserve_w (the coordinator passes the largest floor min_w of the live
 //               nodes) is left unassigned, unless the live floors need it: a node that joins
@@ -53,11 +55,13 @@ struct PlanInput {
   double settle_until_unix_s = 0;  // see "settling" (0: no settling window)
   int64_t leader_rev = 0;          // this leader's fencing revision (settling)
   double joiner_reserve_w = 0;     // see "joiner" (0: none)
+  double track_w = 0;      // site loop: watts split above the effective budget (>= 0)
 };
 
 struct Plan {
   double site_w = 0;
   double effective_w = 0;                   // after the grid target and ramps
+  double split_w = 0;                       // effective + track_w: what is split
   double held_w = 0;                        // reserved for departed nodes not known off
   double joiner_w = 0;                      // left unassigned for a joiner's floor
   std::map<std::string, double> watts;      // per live node

@@ -1,6 +1,6 @@
 // fleet-sim's argument checks (no etcd needed: they fail before any connection).
 
-#include "fleet/fleet_sim.hpp"
+#include "fleet/sim/fleet_sim.hpp"
 
 #include <gtest/gtest.h>
 

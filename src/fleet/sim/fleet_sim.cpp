@@ -1,4 +1,4 @@
-#include "fleet/fleet_sim.hpp"
+#include "fleet/sim/fleet_sim.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,9 @@
 #include "core/text_file.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/node_link.hpp"
+#include "fleet/sim/sim_node.hpp"
 #include "fleet/site_store.hpp"
+#include "sim/scenario.hpp"
 
 namespace fw::fleet {
 namespace {
@@ -23,23 +25,21 @@ using Json = nlohmann::json;
 
 double unix_now() { return fw::unix_now_s(); }
 
-constexpr double kGpuMinW = 200, kGpuMaxW = 700;
-
-struct SimNode {
+// A node of the site: its simulated GPUs (sim_node.hpp), its link, where it is in the scenario.
+struct Node {
   std::string name;
-  std::vector<double> demand_w;  // uncontrolled draw per GPU (base)
-  double pfi = 1;                // of the node's job
-  double phase = 0;
+  std::unique_ptr<SimNode> sim;
   enum class State { kPending, kActive, kLeft, kCrashed } state = State::kPending;
-  std::vector<double> caps_w;  // last applied
   std::unique_ptr<NodeLink> link;
-  double work = 0, work_uncontrolled = 0;  // integrated relative throughput
   double joined_unix_s = 0;
+  double started_t_s = -1;  // run time at which its job started (first assignment)
+  double budget_w = 0;      // last applied
+  double hold_tokens[2] = {0, 0}, hold_tokens_free[2] = {0, 0};  // at the hold's start
 };
 
 // One tick of the trace: site power and the effective budget it is judged against.
 struct Row {
-  double t, site, eff;
+  double t, site, eff, uncontrolled;
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -106,53 +106,44 @@ class FleetSim {
   void shutdown();
 
  private:
-  NodeRecord record_of(const SimNode& n, double draw_w, double t) const;
-  Status join(SimNode& n);
+  bool dr() const { return o_.scenario == "dr"; }
+  Status join(Node& n);
   Status scenario_step(double t);
-  void gpus_step(double t, double* site, int* active, int* on_safe, int* awaiting);
-  void trace_row(double t, double site, int active, int on_safe, int awaiting);
+  Status site_step(double t);
+  Status dr_step(double t);
+  Status gpus_step(double t, double* site, double* free, int* active, int* on_safe, int* awaiting);
+  void trace_row(double t, double site, double free, int active, int on_safe, int awaiting);
   Json ramp_events_json() const;
   Json grid_reached_s() const;
+  Json dr_report() const;
 
   const FleetSimOptions& o_;
+  sim::Scenario node_scenario_;
   EtcdClientOptions eo_;
   std::unique_ptr<EtcdClient> admin_;
-  std::vector<SimNode> nodes_;
+  std::vector<Node> nodes_;
   std::vector<std::unique_ptr<Coordinator>> coords_;
   std::ofstream trace_;
-  int extra_ = 1;
+  int extra_ = 1, joining_ = 0;
   double site_w_ = 0, safe_w_ = 0, current_site_w_ = 0, t0_ = 0, D_ = 0;
   std::optional<GridTarget> grid_;
   // Scenario progress.
   bool budget_done_ = false, leave_done_ = false, crash_done_ = false, rejoin_done_ = false,
-       grid_done_ = false, coord_crash_done_ = false;
+       grid_done_ = false, coord_crash_done_ = false, hold_started_ = false, hold_ended_ = false;
   int crashed_coord_ = -1;
   double crash_at_ = -1, takeover_s_ = -1, budget_step_t_s_ = -1;
+  double baseline_sum_ = 0, baseline_w_ = 0;
+  int64_t baseline_n_ = 0;
   // Tick timing: ticks that started more than a tick late, and the worst lateness.
   int64_t late_ticks_ = 0, safe_ticks_ = 0;
   double max_lateness_s_ = 0;
   std::vector<Row> rows_;
 };
 
-NodeRecord FleetSim::record_of(const SimNode& n, double draw_w, double t) const {
-  NodeRecord r;
-  r.node = n.name;
-  r.gpus = o_.gpus_per_node;
-  r.nameplate_w = kGpuMaxW * o_.gpus_per_node;
-  r.min_w = kGpuMinW * o_.gpus_per_node;
-  r.draw_w = draw_w;
-  for (double c : n.caps_w) r.cap_w += c;
-  for (double d : n.demand_w) r.uncontrolled_w += d;
-  r.jobs.push_back({"job-" + n.name, o_.gpus_per_node, draw_w, 1.0 / n.pfi, 0, 0});
-  set_job_pfi(r, {{"job-" + n.name, n.pfi}});  // as an agent publishes its jobs' PFI
-  r.time_unix_s = t;
-  return r;
-}
-
-Status FleetSim::join(SimNode& n) {
+Status FleetSim::join(Node& n) {
   NodeLinkOptions lo{o_.site, n.name, safe_w_, o_.node_lease_ttl_s};
-  FW_ASSIGN_OR_RETURN(n.link, NodeLink::Start(eo_, lo, record_of(n, 0, unix_now())));
-  n.state = SimNode::State::kActive;
+  FW_ASSIGN_OR_RETURN(n.link, NodeLink::Start(eo_, lo, n.sim->record(unix_now())));
+  n.state = Node::State::kActive;
   n.joined_unix_s = unix_now();
   return Status::Ok();
 }
@@ -160,31 +151,47 @@ Status FleetSim::join(SimNode& n) {
 // The simulated nodes and their jobs, the site budget (written to etcd) and a cleared grid
 // target.
 Status FleetSim::prepare_site() {
+  std::vector<std::string> overrides;
+  if (o_.gpus_per_node > 0) {
+    overrides = {"gpus.0.count=" + std::to_string(o_.gpus_per_node),
+                 "jobs.0.gpus=" + std::to_string(o_.gpus_per_node)};
+  }
+  FW_ASSIGN_OR_RETURN(node_scenario_, sim::load_scenario(o_.node_scenario, overrides));
   std::error_code ec;
   std::filesystem::create_directories(o_.out_dir, ec);
   trace_.open(o_.out_dir + "/trace.csv");
   if (!trace_) return Status::IoError(o_.out_dir + "/trace.csv: cannot write");
   trace_.precision(10);
   trace_ << "t_s,site_w,budget_w,effective_w,active,on_safe_share,awaiting_first,held,leader,"
-            "ramp_state,keys_written,txns,node_puts\n";
+            "ramp_state,keys_written,txns,node_puts,uncontrolled_w,split_w\n";
   Rng rng(o_.seed);
-  extra_ = std::max(1, o_.nodes / 8);
+  extra_ = dr() ? 0 : std::max(1, o_.nodes / 8);
   nodes_.resize(size_t(o_.nodes + extra_));
-  double uncontrolled_w = 0;
+  double uncontrolled_w = 0, nameplate_w = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    SimNode& n = nodes_[i];
+    Node& n = nodes_[i];
     n.name = "node-" + std::to_string(i);
-    const double base = 520 + 160 * rng.uniform();
-    for (int g = 0; g < o_.gpus_per_node; ++g)
-      n.demand_w.push_back(base * (0.97 + 0.06 * rng.uniform()));
-    n.caps_w.assign(o_.gpus_per_node, kGpuMaxW);
-    const double u = rng.uniform();
-    n.pfi = o_.job_pfi.empty() ? 1.1 + 3.9 * u : o_.job_pfi[i];
-    n.phase = 6.283 * rng.uniform();
-    if (int(i) < o_.nodes)
-      for (double d : n.demand_w) uncontrolled_w += d;
+    sim::Scenario s = node_scenario_;
+    const double offset_s = o_.phase_spread_s * rng.uniform();
+    for (auto& j : s.jobs) {
+      j.start_s = 0;  // the job starts with the node's first assignment
+      j.start_offset_s = offset_s;
+    }
+    n.sim = std::make_unique<SimNode>(n.name, s, o_.seed * 1000 + i,
+                                      o_.job_pfi.empty() ? 0.0 : o_.job_pfi[i]);
+    // The uncapped draw a node settles at: its twin over the first minute.
+    SimNode probe(n.name, s, o_.seed * 1000 + i);
+    double e = 0;
+    for (int k = 1; k <= 240; ++k) {
+      FW_RETURN_IF_ERROR(probe.step(0.25 * k, probe.nameplate_w()));
+      e += probe.uncontrolled_w();
+    }
+    if (int(i) < o_.nodes) {
+      uncontrolled_w += e / 240;
+      nameplate_w += n.sim->nameplate_w();
+    }
   }
-  site_w_ = current_site_w_ = o_.budget_fraction * uncontrolled_w;
+  site_w_ = current_site_w_ = dr() ? nameplate_w : o_.budget_fraction * uncontrolled_w;
   safe_w_ = site_w_ / double(nodes_.size());
   eo_.endpoints = o_.etcd;
   eo_.request_timeout_s = 2;
@@ -211,19 +218,25 @@ Status FleetSim::start_coordinators() {
     co.refresh_s = o_.refresh_s;
     co.default_budget_w = site_w_;
     co.campaign_timeout_s = 0.5;
+    co.site_loop.enabled = o_.site_loop;
+    co.site_loop.ki_per_s = o_.site_loop_ki_per_s;
     FW_ASSIGN_OR_RETURN(auto c, Coordinator::Start(eo_, co));
     coords_.push_back(std::move(c));
   }
   return Status::Ok();
 }
 
-// The timeline of fleet_sim.hpp; the staggered joins of the first nodes included.
 Status FleetSim::scenario_step(double t) {
   for (int i = 0; i < o_.nodes; ++i) {
-    if (nodes_[i].state == SimNode::State::kPending && t >= 0.05 * D_ * i / o_.nodes) {
+    if (nodes_[i].state == Node::State::kPending && t >= 0.05 * D_ * i / o_.nodes) {
       FW_RETURN_IF_ERROR(join(nodes_[i]));
     }
   }
+  return dr() ? dr_step(t) : site_step(t);
+}
+
+// The "site" timeline of fleet_sim.hpp.
+Status FleetSim::site_step(double t) {
   if (!budget_done_ && t >= 0.15 * D_) {
     current_site_w_ = 0.9 * site_w_;
     budget_step_t_s_ = t;
@@ -234,13 +247,13 @@ Status FleetSim::scenario_step(double t) {
   if (!leave_done_ && t >= 0.25 * D_) {
     for (int i = 0; i < extra_; ++i) {
       nodes_[i].link->leave(true);
-      nodes_[i].state = SimNode::State::kLeft;
+      nodes_[i].state = Node::State::kLeft;
     }
     leave_done_ = true;
   }
   if (!crash_done_ && t >= 0.30 * D_) {
     nodes_[extra_].link->crash();
-    nodes_[extra_].state = SimNode::State::kCrashed;
+    nodes_[extra_].state = Node::State::kCrashed;
     crash_done_ = true;
   }
   if (!rejoin_done_ && t >= 0.35 * D_) {
@@ -272,39 +285,70 @@ Status FleetSim::scenario_step(double t) {
   return Status::Ok();
 }
 
-// Applies each active node's budget to its GPUs, integrates throughput and reports the draw.
-void FleetSim::gpus_step(double t, double* site, int* active, int* on_safe, int* awaiting) {
+// The "dr" timeline: the baseline measured, then one grid event with ramps.
+Status FleetSim::dr_step(double t) {
+  if (!grid_done_ && t >= 0.25 * D_) {
+    baseline_w_ = baseline_n_ ? baseline_sum_ / double(baseline_n_) : 0;
+    GridTarget g;
+    g.value_w = (1 - o_.dr_depth) * baseline_w_;
+    g.start_unix_s = t0_ + 0.35 * D_;
+    g.end_unix_s = t0_ + 0.85 * D_;
+    // The ramp is stated from the site budget (the line starts there): the line crosses the
+    // baseline 0.05 D before the hold.
+    g.ramp_w_per_s = o_.dr_depth * baseline_w_ / (0.05 * D_);
+    g.correlation_id = "sim-dr-1";
+    FW_RETURN_IF_ERROR(write_grid_target(*admin_, o_.site, g));
+    grid_ = g;
+    grid_done_ = true;
+  }
+  for (int k = 0; k < 2; ++k) {
+    bool& done = k == 0 ? hold_started_ : hold_ended_;
+    if (!done && t >= (k == 0 ? 0.35 : 0.85) * D_) {
+      for (auto& n : nodes_) {
+        n.hold_tokens[k] = n.sim->tokens();
+        n.hold_tokens_free[k] = n.sim->tokens_uncontrolled();
+      }
+      done = true;
+    }
+  }
+  return Status::Ok();
+}
+
+// Applies each active node's budget to its GPUs, steps them and reports the draw.
+Status FleetSim::gpus_step(double t, double* site, double* free, int* active, int* on_safe,
+                           int* awaiting) {
   for (auto& n : nodes_) {
-    if (n.state == SimNode::State::kPending || n.state == SimNode::State::kLeft) continue;
-    double draw = 0;
-    const double wobble = 1 + 0.04 * std::sin(0.05 * t + n.phase);
-    if (n.state == SimNode::State::kActive) {
+    if (n.state == Node::State::kPending || n.state == Node::State::kLeft) continue;
+    if (n.state == Node::State::kActive) {
       const NodeBudget b = n.link->budget();
       // A job starts on a joining node once the node has its first assignment (or after an
       // expiry without one, on its safe share): until then its GPUs idle (not counted).
-      if (b.awaiting_first && unix_now() - n.joined_unix_s < o_.expiry_s) {
-        ++*awaiting;
-        continue;
+      if (n.started_t_s < 0) {
+        if (b.awaiting_first && unix_now() - n.joined_unix_s < o_.expiry_s) {
+          ++*awaiting;
+          continue;
+        }
+        n.started_t_s = t;
       }
       *on_safe += b.source == NodeBudget::Source::kSafeShare;
-      const double cap = std::clamp(b.watts / o_.gpus_per_node, kGpuMinW, kGpuMaxW);
-      std::fill(n.caps_w.begin(), n.caps_w.end(), cap);
+      n.budget_w = b.watts;
       ++*active;
     }
-    for (int g = 0; g < o_.gpus_per_node; ++g) {
-      const double d = n.demand_w[g] * wobble, p = std::min(d, n.caps_w[g]);
-      draw += p;
-      n.work += std::max(0.0, 1 - (1 - p / d) / n.pfi) * o_.tick_s / o_.gpus_per_node;
-      n.work_uncontrolled += o_.tick_s / o_.gpus_per_node;
-    }
-    *site += draw;
-    if (n.state == SimNode::State::kActive) n.link->update(record_of(n, draw, unix_now()));
+    if (n.started_t_s < 0) continue;
+    // A crashed node keeps its last caps.
+    FW_RETURN_IF_ERROR(n.sim->step(t - n.started_t_s, n.budget_w));
+    *site += n.sim->power_w();
+    *free += n.sim->uncontrolled_w();
+    if (n.state == Node::State::kActive) n.link->update(n.sim->record(unix_now()));
   }
+  return Status::Ok();
 }
 
-void FleetSim::trace_row(double t, double site, int active, int on_safe, int awaiting) {
+void FleetSim::trace_row(double t, double site, double free, int active, int on_safe,
+                         int awaiting) {
   const double eff = effective_budget_w(current_site_w_, grid_, unix_now());
   int64_t keys = 0, txns = 0, puts = 0, held = 0;
+  double split = 0;
   std::string leader = "none", ramp = "idle";
   for (size_t c = 0; c < coords_.size(); ++c) {
     const CoordinatorStats st = coords_[c]->stats();
@@ -314,13 +358,14 @@ void FleetSim::trace_row(double t, double site, int active, int on_safe, int awa
       leader = c == 0 ? "coord-a" : "coord-b";
       held = int64_t(st.last_plan.held.size());
       ramp = st.ramp_state;
+      split = st.last_split_w;
     }
   }
   for (const auto& n : nodes_) puts += n.link ? n.link->puts() : 0;
-  rows_.push_back({t, site, eff});
+  rows_.push_back({t, site, eff, free});
   trace_ << t << ',' << site << ',' << current_site_w_ << ',' << eff << ',' << active << ','
          << on_safe << ',' << awaiting << ',' << held << ',' << leader << ',' << ramp << ',' << keys
-         << ',' << txns << ',' << puts << '\n';
+         << ',' << txns << ',' << puts << ',' << free << ',' << split << '\n';
 }
 
 Status FleetSim::run_schedule() {
@@ -334,11 +379,15 @@ Status FleetSim::run_schedule() {
     late_ticks_ += -wait > o_.tick_s;
     max_lateness_s_ = std::max(max_lateness_s_, -wait);
     FW_RETURN_IF_ERROR(scenario_step(t));
-    double site = 0;
+    double site = 0, free = 0;
     int active = 0, on_safe = 0, awaiting = 0;
-    gpus_step(t, &site, &active, &on_safe, &awaiting);
+    FW_RETURN_IF_ERROR(gpus_step(t, &site, &free, &active, &on_safe, &awaiting));
+    if (dr() && t >= 0.10 * D_ && t < 0.25 * D_) {
+      baseline_sum_ += site;
+      ++baseline_n_;
+    }
     safe_ticks_ += on_safe > 0;
-    trace_row(t, site, active, on_safe, awaiting);
+    trace_row(t, site, free, active, on_safe, awaiting);
   }
   return Status::Ok();
 }
@@ -362,13 +411,41 @@ Json FleetSim::ramp_events_json() const {
 // ahead of the ramp); null when never reached.
 Json FleetSim::grid_reached_s() const {
   if (!grid_ || !grid_->value_w) return nullptr;
+  const double sent_s = (dr() ? 0.25 : 0.40) * D_;
   for (const Row& r : rows_) {
-    // Holding, every node is capped below its draw: site power equals the target up to the
-    // float noise of summed caps.
-    if (r.t >= 0.40 * D_ && r.site <= *grid_->value_w * (1 + 1e-9))
+    if (r.t >= sent_s && r.site <= *grid_->value_w * (1 + 1e-9))
       return r.t - (grid_->start_unix_s - t0_);
   }
   return nullptr;
+}
+
+Json FleetSim::dr_report() const {
+  std::vector<DrTraceRow> rows;
+  const double target = grid_ && grid_->value_w ? *grid_->value_w : 0;
+  for (const Row& r : rows_) rows.push_back({r.t, r.site, r.uncontrolled, target});
+  Json j = dr_scores(rows, baseline_w_, 0.35 * D_, 0.85 * D_, 0.30 * D_, D_);
+  j["depth"] = o_.dr_depth;
+  j["target_w"] = target;
+  j["site_loop"] = o_.site_loop;
+  j["site_loop_ki_per_s"] = o_.site_loop_ki_per_s;
+  Json per_job = Json::array();
+  double sum = 0, hold_sum = 0;
+  int n = 0;
+  for (const auto& node : nodes_) {
+    if (!(node.sim->tokens_uncontrolled() > 0)) continue;
+    const double whole = node.sim->tokens() / node.sim->tokens_uncontrolled();
+    const double hf = node.hold_tokens_free[1] - node.hold_tokens_free[0];
+    const double hold = hf > 0 ? (node.hold_tokens[1] - node.hold_tokens[0]) / hf : 0.0;
+    per_job.push_back({{"name", node.name}, {"performance", whole}, {"hold_performance", hold}});
+    sum += whole;
+    hold_sum += hold;
+    ++n;
+  }
+  j["per_job"] = per_job;
+  // Every job weighs the same (the simulated jobs carry no tier).
+  j["weighted_performance"] = n ? sum / n : 0.0;
+  j["weighted_hold_performance"] = n ? hold_sum / n : 0.0;
+  return j;
 }
 
 Json FleetSim::collect_report() {
@@ -398,19 +475,24 @@ Json FleetSim::collect_report() {
       puts += n.link->puts();
       regranted += std::max(0, n.link->leases_granted() - 1);
     }
-    if (n.work_uncontrolled > 0) {
-      jobs["job-" + n.name] = {{"pfi", n.pfi}, {"throughput", n.work / n.work_uncontrolled}};
-      retained += n.work / n.work_uncontrolled;
+    if (n.sim->tokens_uncontrolled() > 0) {
+      const double rel = n.sim->tokens() / n.sim->tokens_uncontrolled();
+      jobs["job-" + n.name] = {{"pfi", n.sim->pfi()}, {"throughput", rel}};
+      retained += rel;
       ++counted;
     }
   }
   const double elapsed = unix_now() - t0_;
   Json report = {
+      {"scenario", o_.scenario},
+      {"node_scenario", node_scenario_.name},
+      {"simulated", true},
       {"nodes", o_.nodes},
       {"extra_nodes_joining", extra_},
-      {"gpus_per_node", o_.gpus_per_node},
+      {"gpus_per_node", nodes_.empty() ? 0 : nodes_[0].sim->gpus()},
       {"duration_s", D_},
       {"allocator", o_.allocator},
+      {"site_loop", o_.site_loop},
       {"site_budget_w", site_w_},
       {"windows_30s", tumbling.windows},
       {"windows_30s_within_budget", tumbling.within},
@@ -443,23 +525,118 @@ Json FleetSim::collect_report() {
       {"grid_target_reached_by_site_s", grid_reached_s()},
       {"throughput_retained_mean", counted ? retained / counted : 0.0},
       {"job_throughput_relative", jobs}};
+  if (dr()) report["dr"] = dr_report();
   return report;
 }
 
 void FleetSim::shutdown() {
   for (auto& n : nodes_) {
-    if (n.link && n.state == SimNode::State::kActive) n.link->leave(false);
+    if (n.link && n.state == Node::State::kActive) n.link->leave(false);
   }
   for (auto& c : coords_) c->stop(true);
 }
 
 }  // namespace
 
-int fleet_sim_jobs(const FleetSimOptions& o) { return o.nodes + std::max(1, o.nodes / 8); }
+int fleet_sim_jobs(const FleetSimOptions& o) {
+  return o.scenario == "dr" ? o.nodes : o.nodes + std::max(1, o.nodes / 8);
+}
+
+Json dr_scores(const std::vector<DrTraceRow>& rows, double baseline_w, double hold_from_s,
+               double hold_to_s, double ramp_from_s, double duration_s, double tolerance_frac) {
+  const double tol = tolerance_frac * baseline_w;
+  double target = 0;
+  for (const auto& r : rows) {
+    if (r.t_s >= hold_from_s) {
+      target = r.target_w;
+      break;
+    }
+  }
+  // Tumbling windows of w seconds over the hold: {minutes above, windows above, windows}.
+  auto windows = [&](double w, double* minutes, int* above, int* count) {
+    *minutes = 0;
+    *above = *count = 0;
+    for (double from = hold_from_s; from < hold_to_s - 1e-9; from += w) {
+      const double to = std::min(hold_to_s, from + w);
+      double sum = 0;
+      int n = 0;
+      for (const auto& r : rows) {
+        if (r.t_s >= from && r.t_s < to) {
+          sum += r.site_w;
+          ++n;
+        }
+      }
+      if (n == 0) continue;
+      ++*count;
+      if (sum / n > target + tol) {
+        ++*above;
+        *minutes += (to - from) / 60;
+      }
+    }
+  };
+  double minutes = 0, minutes10 = 0;
+  int above = 0, count = 0, above10 = 0, count10 = 0;
+  windows(60, &minutes, &above, &count);
+  windows(10, &minutes10, &above10, &count10);
+  double overcut = 0, worst_1min = 0;
+  int hold_n = 0;
+  for (const auto& r : rows) {
+    if (r.t_s < hold_from_s || r.t_s >= hold_to_s) continue;
+    overcut += std::max(0.0, target - r.site_w);
+    ++hold_n;
+  }
+  // The worst trailing 1-minute mean of the hold, relative to the target.
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].t_s < hold_from_s + 60 || rows[i].t_s >= hold_to_s) continue;
+    double sum = 0;
+    int n = 0;
+    for (size_t k = i + 1; k-- > 0 && rows[k].t_s > rows[i].t_s - 60;) {
+      sum += rows[k].site_w;
+      ++n;
+    }
+    if (n) worst_1min = std::max(worst_1min, (sum / n - target) / std::max(baseline_w, 1e-9));
+  }
+  double ramp_down = -1;
+  for (size_t i = 0; i < rows.size() && ramp_down < 0; ++i) {
+    if (rows[i].t_s < ramp_from_s) continue;
+    double sum = 0;
+    int n = 0;
+    for (size_t k = i + 1; k-- > 0 && rows[k].t_s > rows[i].t_s - 10;) {
+      sum += rows[k].site_w;
+      ++n;
+    }
+    if (n && sum / n <= target + tol) ramp_down = rows[i].t_s - ramp_from_s;
+  }
+  double end_site = 0, end_free = 0;
+  for (const auto& r : rows) {
+    if (r.t_s >= 0.95 * duration_s) {
+      end_site += r.site_w;
+      end_free += r.uncontrolled_w;
+    }
+  }
+  return {{"baseline_w", baseline_w},
+          {"tolerance_frac", tolerance_frac},
+          {"hold_s", hold_to_s - hold_from_s},
+          {"minutes_above_target", minutes},
+          {"windows_1min_above", above},
+          {"windows_1min", count},
+          {"windows_10s_above_fraction", count10 ? double(above10) / count10 : 0.0},
+          {"worst_1min_excess_frac", worst_1min},
+          {"mean_overcut_frac", hold_n ? overcut / hold_n / std::max(baseline_w, 1e-9) : 0.0},
+          {"ramp_down_s", ramp_down >= 0 ? Json(ramp_down) : Json(nullptr)},
+          {"release_recovered_frac", end_free > 0 ? end_site / end_free : 0.0}};
+}
 
 Result<Json> run_fleet_sim(const FleetSimOptions& o) {
-  if (o.nodes < 2 || o.gpus_per_node < 1 || o.duration_s < 20 || o.tick_s <= 0) {
+  if (o.nodes < 2 || o.gpus_per_node < 0 || o.duration_s < 20 || o.tick_s <= 0) {
     return Status::InvalidArgument("fleet-sim: need nodes >= 2, gpus >= 1, duration_s >= 20");
+  }
+  if (o.scenario != "site" && o.scenario != "dr") {
+    return Status::InvalidArgument("fleet-sim: scenario: '" + o.scenario +
+                                   "' is not one of site, dr");
+  }
+  if (!(o.dr_depth > 0 && o.dr_depth < 1)) {
+    return Status::InvalidArgument("fleet-sim: dr_depth: must be in (0, 1)");
   }
   if (!o.job_pfi.empty()) {
     if (int(o.job_pfi.size()) != fleet_sim_jobs(o)) {

@@ -1,0 +1,99 @@
+#include "fleet/sim/sim_node.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fw::fleet {
+
+SimNode::SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed, double pfi)
+    : name_(std::move(name)), pfi_(pfi) {
+  capped_ = sim::make_cluster(scenario, seed);
+  free_ = std::make_unique<sim::Cluster>(*capped_);
+  for (const GpuInfo& g : capped_->info().gpus) {
+    min_cap_w_.push_back(g.min_cap_w);
+    max_cap_w_.push_back(g.max_cap_w);
+    caps_w_.push_back(g.default_cap_w);
+  }
+  for (const JobInfo& j : capped_->info().jobs) job_names_.push_back(j.name);
+}
+
+double SimNode::min_w() const {
+  double s = 0;
+  for (double v : min_cap_w_) s += v;
+  return s;
+}
+
+double SimNode::nameplate_w() const {
+  double s = 0;
+  for (double v : max_cap_w_) s += v;
+  return s;
+}
+
+double SimNode::cap_w() const {
+  double s = 0;
+  for (double v : caps_w_) s += v;
+  return s;
+}
+
+double SimNode::mean_power(const Snapshot& s, Meter& m, double t_s) {
+  double p = 0;
+  const bool first = m.energy_j.empty();
+  m.energy_j.resize(s.gpus.size(), 0);
+  const double dt = t_s - m.t_s;
+  for (size_t i = 0; i < s.gpus.size(); ++i) {
+    const GpuReading& g = s.gpus[i];
+    if (std::isfinite(g.energy_j) && !first && dt > 0) {
+      p += (g.energy_j - m.energy_j[i]) / dt;
+    } else {
+      p += std::isfinite(g.power_w) ? g.power_w : 0;
+    }
+    if (std::isfinite(g.energy_j)) m.energy_j[i] = g.energy_j;
+  }
+  m.t_s = t_s;
+  return p;
+}
+
+Status SimNode::step(double t_s, double budget_w) {
+  if (!(t_s >= t_s_)) return Status::InvalidArgument("SimNode::step: time went back");
+  Command c;
+  const double per_gpu = budget_w / std::max(1, gpus());
+  for (size_t i = 0; i < caps_w_.size(); ++i) {
+    caps_w_[i] = std::clamp(per_gpu, min_cap_w_[i], max_cap_w_[i]);
+  }
+  c.power_cap_w = caps_w_;
+  FW_RETURN_IF_ERROR(capped_->write(c));
+  FW_RETURN_IF_ERROR(capped_->read(t_s, snap_));
+  FW_RETURN_IF_ERROR(free_->read(t_s, snap_free_));
+  // The energy counters step every 100 ms: a mean over less than that is the sensor's power.
+  power_w_ = mean_power(snap_, meter_, t_s);
+  uncontrolled_w_ = mean_power(snap_free_, meter_free_, t_s);
+  tokens_ = tokens_free_ = 0;
+  for (const JobReading& j : snap_.jobs) tokens_ += j.tokens_total;
+  for (const JobReading& j : snap_free_.jobs) tokens_free_ += j.tokens_total;
+  t_s_ = t_s;
+  return Status::Ok();
+}
+
+NodeRecord SimNode::record(double time_unix_s) const {
+  NodeRecord r;
+  r.node = name_;
+  r.gpus = gpus();
+  r.nameplate_w = nameplate_w();
+  r.min_w = min_w();
+  r.draw_w = std::max(0.0, power_w_);
+  r.cap_w = cap_w();
+  r.uncontrolled_w = std::clamp(uncontrolled_w_, 0.0, r.nameplate_w);
+  const auto& jobs = capped_->info().jobs;
+  std::map<std::string, double> pfi;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const int g = static_cast<int>(jobs[j].gpus.size());
+    const double share = gpus() > 0 ? double(g) / gpus() : 0;
+    r.jobs.push_back({name_ + "." + job_names_[j], g, r.draw_w * share, 0, 0, 0});
+    if (pfi_ > 0) pfi[name_ + "." + job_names_[j]] = pfi_;
+  }
+  if (!pfi.empty()) set_job_pfi(r, pfi);
+  r.time_unix_s = time_unix_s;
+  return r;
+}
+
+}  // namespace fw::fleet

@@ -1,0 +1,66 @@
+#pragma once
+// SimNode: one simulated node of a site (fleet-sim, the coordinator's live DR tests): a
+// sim::Cluster built from a node scenario (every GPU of it is the node's), run in the node's
+// own virtual time, with its uncapped twin beside it (the same cluster, same seed, never
+// capped: the node's uncontrolled draw and throughput). Everything it reports is simulated.
+//
+// Contract:
+//  - step(t_s, budget_w) applies the node budget as equal per-GPU caps, budget / GPUs clamped
+//    to the GPUs' cap range (a budget below the floor puts every GPU at its minimum cap, as the
+//    agent does), then advances both clusters to virtual time t_s (non-decreasing).
+//  - power_w() / uncontrolled_w(): the mean GPU power of the node over the last step, from the
+//    simulated energy counters (sensor power where a GPU has none); tokens(): cumulative
+//    trained tokens of the node's jobs, capped and uncapped.
+//  - record(): the node's registration (NodeRecord) as an agent writes it: gpus, nameplate and
+//    floor from the GPUs' cap range, draw, caps, uncontrolled draw (the grid baseline), one
+//    job record per simulated job (its PFI if one was given).
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
+#include "fleet/keys.hpp"
+#include "sim/scenario.hpp"
+
+namespace fw::fleet {
+
+class SimNode {
+ public:
+  // `scenario`: the node's scenario (its GPUs and jobs); `seed`: the node's run seed;
+  // `pfi` > 0 is published with every job (0: none).
+  SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed, double pfi = 0);
+
+  Status step(double t_s, double budget_w);
+
+  const std::string& name() const { return name_; }
+  int gpus() const { return static_cast<int>(min_cap_w_.size()); }
+  double min_w() const;
+  double nameplate_w() const;
+  double power_w() const { return power_w_; }
+  double uncontrolled_w() const { return uncontrolled_w_; }
+  double cap_w() const;  // sum of the caps in force
+  double tokens() const { return tokens_; }
+  double tokens_uncontrolled() const { return tokens_free_; }
+  double pfi() const { return pfi_; }
+  NodeRecord record(double time_unix_s) const;
+
+ private:
+  struct Meter {
+    std::vector<double> energy_j;
+    double t_s = 0;
+  };
+  static double mean_power(const Snapshot& s, Meter& m, double t_s);
+
+  std::string name_;
+  std::vector<std::string> job_names_;
+  std::unique_ptr<sim::Cluster> capped_, free_;
+  std::vector<double> min_cap_w_, max_cap_w_, caps_w_;
+  Snapshot snap_, snap_free_;
+  Meter meter_, meter_free_;
+  double power_w_ = 0, uncontrolled_w_ = 0, tokens_ = 0, tokens_free_ = 0, pfi_ = 0;
+  double t_s_ = 0;
+};
+
+}  // namespace fw::fleet

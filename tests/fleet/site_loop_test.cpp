@@ -1,0 +1,163 @@
+// The coordinator's closed site loop (fleet/site_loop.hpp) and its hand-back in plan_split.
+
+#include "fleet/site_loop.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "core/rng.hpp"
+#include "fleet/coordinator_config.hpp"
+#include "fleet/split_plan.hpp"
+
+namespace fw::fleet {
+namespace {
+
+SiteLoopOptions on() {
+  SiteLoopOptions o;
+  o.enabled = true;
+  return o;
+}
+
+TEST(SiteLoop, IdleWithoutABindingEventOrWhenOff) {
+  SiteLoop loop(on());
+  for (int k = 0; k < 50; ++k) EXPECT_DOUBLE_EQ(loop.update(k, 500, 1000, false), 1000);
+  EXPECT_DOUBLE_EQ(loop.integral_w(), 0);
+  SiteLoop off;  // disabled: the split is the line even under an event
+  for (int k = 0; k < 50; ++k) EXPECT_DOUBLE_EQ(off.update(k, 500, 1000, true), 1000);
+}
+
+// Nodes that draw below their shares leave the site under the target: the loop hands the unused
+// watts back until the measured power sits a margin under the line, and no further.
+TEST(SiteLoop, HandsBackWhatTheSiteLeavesUnusedUpToTheMargin) {
+  SiteLoop loop(on());
+  const double line = 1000;
+  double split = line, measured = 0;
+  for (int k = 0; k < 600; ++k) {
+    measured = 0.9 * split;  // the nodes draw 90 % of what they are given
+    split = loop.update(k, measured, line, true);
+  }
+  EXPECT_GT(split, 1.05 * line);
+  EXPECT_LE(split, 1.5 * line + 1e-9);
+  EXPECT_NEAR(measured, line - loop.margin_w(), 0.01 * line);
+  EXPECT_GE(loop.margin_w(), 0.002 * line);
+  // The site back at its shares (the nodes now draw all they get): the hand-back winds down.
+  for (int k = 600; k < 1200; ++k) split = loop.update(k, split, line, true);
+  EXPECT_NEAR(split, line, 1e-6);
+  EXPECT_DOUBLE_EQ(loop.integral_w(), 0);
+}
+
+TEST(SiteLoop, NeverHandsBackBelowTheOpenLoopOrAboveTheBound) {
+  SiteLoop loop(on());
+  for (int k = 0; k < 100; ++k) {
+    EXPECT_DOUBLE_EQ(loop.update(k, 1200, 1000, true), 1000);  // over: stays on the line
+  }
+  for (int k = 100; k < 2000; ++k) loop.update(k, 0, 1000, true);  // nothing drawn at all
+  EXPECT_NEAR(loop.update(2000, 0, 1000, true), 1500, 1e-9);       // max_boost_frac 0.5
+  // A 0 W line: nothing to hand back, every node goes to its floor.
+  SiteLoop zero(on());
+  for (int k = 0; k < 100; ++k) EXPECT_DOUBLE_EQ(zero.update(k, 400, 0, true), 0);
+}
+
+// The margin is sized to the measured noise on the judging window: white noise of sd s per 1 s
+// sample has 60 s means of sd s / sqrt(60) (estimated from 10 s blocks); the margin is z times
+// that.
+TEST(SiteLoop, MarginIsZTimesTheMeasuredNoiseOfBlockMeans) {
+  SiteLoopOptions o = on();
+  o.blocks = 60;
+  SiteLoop loop(o);
+  Rng rng(7);
+  const double s = 50;
+  for (int k = 0; k < 700; ++k) loop.update(k, 900 + rng.normal(0.0, s), 1000, false);
+  EXPECT_NEAR(loop.sigma_w(), s / std::sqrt(60.0), 0.3 * s / std::sqrt(60.0));
+  EXPECT_NEAR(loop.margin_w(), 2 * loop.sigma_w(), 1e-9);
+  // A steady ramp moves the block means, not their differences: the margin stays.
+  SiteLoop ramp(o);
+  for (int k = 0; k < 700; ++k) ramp.update(k, 900 - 0.5 * k + rng.normal(0.0, s), 1000, false);
+  EXPECT_NEAR(ramp.sigma_w(), s / std::sqrt(60.0), 0.3 * s / std::sqrt(60.0));
+  // A grid cut moves the line and the site with it: the blocks it moves in are left out, and
+  // the margin stays the noise's (it would be ~8x with them).
+  SiteLoop cut(o);
+  for (int k = 0; k < 1400; ++k) {
+    const double line = k < 300 ? 1000 : k < 330 ? 1000 - 10 * (k - 300) : 700;
+    cut.update(k, line - 50 + rng.normal(0.0, s), line, k >= 300);
+  }
+  EXPECT_NEAR(cut.sigma_w(), s / std::sqrt(60.0), 0.3 * s / std::sqrt(60.0));
+}
+
+NodeRecord node(const std::string& name, double draw_w) {
+  NodeRecord r;
+  r.node = name;
+  r.gpus = 4;
+  r.nameplate_w = 1600;
+  r.min_w = 400;
+  r.draw_w = draw_w;
+  r.cap_w = 0;
+  return r;
+}
+
+// The hand-back is split like the budget, but the safe shares stay on the line: if every node
+// falls back at once the site is still within the target.
+TEST(SplitPlan, SiteLoopHandBackIsSplitButSafeSharesStayOnTheLine) {
+  EqualAllocator a;
+  PlanInput in;
+  in.now_unix_s = 100;
+  in.site_w = 3200;
+  in.live = {{"a", node("a", 600)}, {"b", node("b", 600)}};
+  GridTarget t;
+  t.value_w = 2000;
+  t.start_unix_s = 50;
+  t.correlation_id = "x";
+  in.grid = t;
+  in.track_w = 200;
+  Plan p = plan_split(in, a);
+  EXPECT_NEAR(p.effective_w, 2000, 1e-9);
+  EXPECT_NEAR(p.split_w, 2200, 1e-9);
+  EXPECT_NEAR(p.watts["a"] + p.watts["b"], 2200, 1e-3);
+  EXPECT_NEAR(p.safe_w["a"] + p.safe_w["b"], 2000, 1e-9);
+}
+
+}  // namespace
+}  // namespace fw::fleet
+
+namespace fw::fleet {
+namespace {
+
+std::string write_config(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+TEST(CoordinatorConfig, SiteLoopAndOpenAdrBlocks) {
+  const std::string base = "site: s1\nid: a\netcd: [http://127.0.0.1:2379]\n";
+  auto c = load_coordinator_config(write_config(
+      "ok.yaml", base + "grid_ramp_w_per_s: 50\nsite_loop: {enabled: true, ki_per_s: 0.2}\n"
+                        "openadr: {vtn_url: 'http://127.0.0.1:9/openadr3/3.1.0', program_id: p, "
+                        "poll_s: 5}\n"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->options.site_loop.enabled);
+  EXPECT_DOUBLE_EQ(c->options.site_loop.ki_per_s, 0.2);
+  EXPECT_DOUBLE_EQ(c->options.site_loop.z, 2);
+  EXPECT_TRUE(c->openadr);
+  EXPECT_EQ(c->ven.program_id, "p");
+  EXPECT_DOUBLE_EQ(c->ven_poll_s, 5);
+  EXPECT_DOUBLE_EQ(c->ven.ramp_w_per_s, 50);
+  auto bad = load_coordinator_config(write_config("bad1.yaml", base + "site_loop: {gain: 1}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("gain"), std::string::npos) << bad.status().message();
+  bad = load_coordinator_config(write_config("bad2.yaml", base + "openadr: {poll_s: 5}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("vtn_url"), std::string::npos) << bad.status().message();
+  bad = load_coordinator_config(
+      write_config("bad3.yaml", base + "openadr: {vtn_url: 'https://vtn.example'}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("http://"), std::string::npos) << bad.status().message();
+}
+
+}  // namespace
+}  // namespace fw::fleet
