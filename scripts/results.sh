@@ -187,7 +187,8 @@ splice docs/control.md static-costs "$tmp/static-costs.md"
 
 # caps_table JSON [all]: a scenario's table: the best uniform and per-GPU static point within
 # 1.2 %, 5 % and 10 % throughput lost (each at most once), then Zeus (with and without its
-# profiling), PID and capnet, with each arm's cost (docs/caps.md); with `all`, every arm.
+# profiling), frontier (pipeline jobs), PID and capnet, with each arm's cost (docs/caps.md); with
+# `all`, every arm.
 caps_table() {
   jq -r --arg all "${2:-}" '
     def f(x): (x * 10000 | round) as $r | ($r | if . < 0 then -. else . end) as $m
@@ -204,7 +205,7 @@ caps_table() {
       "|---|---|---|---|---|---|---|---|",
       (if $all == "all" then ($a[] | row) else
         (($names[] as $n | $a[] | select(.name == $n) | row),
-         ($a[] | select(.family == "zeus" or .family == "pid" or .family == "capnet") | row))
+         ($a[] | select(.family == "frontier" or .family == "zeus" or .family == "pid" or .family == "capnet") | row))
        end)' "$1"
 }
 
@@ -221,6 +222,8 @@ caps_results() {
   } >>"$out"
   local list="caps-pipeline-imbalance-a100x8 caps-moe-imbalance-a100x8 caps-pipeline-imbalance-a100x64 caps-adapt-pipeline-a100x8"
   [ $all = 1 ] && list="$list caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8"
+  # pipeline jobs with the frontier arm (docs/caps.md "Pipeline jobs in flexwatt caps"): ~5 min
+  [ $all = 1 ] && list="$list caps-pp4-a100pcie-x8 caps-pp4-a100pcie-x8-straggler caps-pp8-a40-x16 caps-pp8-a40-x16-straggler"
   for s in $list; do
     echo "results: $s" >&2
     args="scenarios/$s.yaml --seeds 5 --policies $pol"
