@@ -15,7 +15,16 @@ bin=${1:-build/flexwatt}
 out=docs/results.md
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # The drift section (results-all only) as the last run wrote it, kept by a plain `make results`.
+cp "$out" "$tmp/prev-results.md" 2>/dev/null || : >"$tmp/prev-results.md"
 awk '/^## Non-stationary scenarios/ { p = 1 } p' "$out" >"$tmp/drift-prev.md" 2>/dev/null || true
+# Likewise the caps sections only results-all runs (section SCENARIO: its "### SCENARIO" heading up
+# to the next heading), kept in place by a plain run.
+# The last four: pipeline jobs with the frontier arm (docs/caps.md "Pipeline jobs in flexwatt
+# caps"), about 5 min more.
+CAPS_ALL_ONLY="caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8 caps-pp4-a100pcie-x8 caps-pp4-a100pcie-x8-straggler caps-pp8-a40-x16 caps-pp8-a40-x16-straggler"
+for s in $CAPS_ALL_ONLY; do
+  awk -v h="### $s" '$0 == h { p = 1; print; next } p && /^##/ { exit } p' "$out" >"$tmp/prev-$s.md" 2>/dev/null || true
+done
 
 # splice DOC NAME FILE: replaces the lines between <!-- results:NAME:begin --> and
 # <!-- results:NAME:end --> in DOC with FILE; fails when DOC has no such markers.
@@ -221,9 +230,11 @@ caps_results() {
     echo
   } >>"$out"
   local list="caps-pipeline-imbalance-a100x8 caps-moe-imbalance-a100x8 caps-pipeline-imbalance-a100x64 caps-adapt-pipeline-a100x8"
-  [ $all = 1 ] && list="$list caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8"
-  # pipeline jobs with the frontier arm (docs/caps.md "Pipeline jobs in flexwatt caps"): ~5 min
-  [ $all = 1 ] && list="$list caps-pp4-a100pcie-x8 caps-pp4-a100pcie-x8-straggler caps-pp8-a40-x16 caps-pp8-a40-x16-straggler"
+  if [ $all = 1 ]; then
+    list="$list $CAPS_ALL_ONLY"
+  else
+    for s in $CAPS_ALL_ONLY; do cat "$tmp/prev-$s.md" >>"$tmp/caps-prev.md"; done
+  fi
   for s in $list; do
     echo "results: $s" >&2
     args="scenarios/$s.yaml --seeds 5 --policies $pol"
@@ -246,6 +257,27 @@ caps_results() {
       splice docs/caps.md "caps-$s" "$tmp/caps-$s.md"
     fi
   done
+  if [ -s "$tmp/caps-prev.md" ]; then cat "$tmp/caps-prev.md" >>"$out"; fi
+  [ $all = 1 ] && caps_recheck
+}
+
+# caps_recheck: docs/caps.md's re-check of the <= 1.2 % targets on the balanced A100 scenarios
+# (each run's "best at <= 1.2 % lost" line; the published figures beside them are constants:
+# docs/sources.md). results-all only (those runs are).
+caps_recheck() {
+  local n pub
+  {
+    echo "| scale | best arm at ≤ 1.2 % lost | uniform / per-GPU frontier at 1.2 % | published |"
+    echo "|---|---|---|---|"
+    for n in "1|26.4 % at 0.9 %" "8|20.1 % at 1.1 %" "64|17.8 % at 1.2 %"; do
+      IFS='|' read -r n pub <<<"$n"
+      jq -r --arg n "$n" --arg pub "$pub" '
+        def p(x): "\(x * 10000 | round / 100) %";
+        .best_at_low_loss | "| \($n) × A100 | \(.arm // "none"): \(p(.energy_saved // 0)) saved at \(p(.throughput_lost // 0)) lost | \(p(.uniform_frontier)) / \(p(.per_gpu_frontier)) | \($pub) |"' \
+        "$tmp/caps-caps-pretrain-a100x$n.json"
+    done
+  } >"$tmp/caps-recheck.md"
+  splice docs/caps.md caps-recheck "$tmp/caps-recheck.md"
 }
 caps_results
 # ---- caps: per-GPU power caps — end ----
@@ -267,16 +299,24 @@ flex_results() {
           | "| \($l), S = \($s) | \($p * 100 | round / 100) | \($pubs) | \(if $d > 0 then "+" elif $d < 0 then "−" else "" end)\($d | if . < 0 then -. else . end) % |"'
     done
   } >"$tmp/flex-pfi.md"
+  # study_table JSON: the gap closed per method at 10-40 % cuts (the 30 % row bold)
+  study_table() {
+    jq -r '
+      def g(m): if (m.gap_closed * 1000 | round) == 1000 then "100 %"
+        else "\(m.gap_closed * 1000 | round / 10) % ±\(m.gap_closed_ci95 * 1000 | round / 10)" end
+        + " [\(m.gain_over_equal_per_job | round)]";
+      "| cut | pfi | pfi_scaled | greedy |", "|---|---|---|---|",
+      (.cuts[] | (.cut * 100 | round) as $c | select([10, 20, 30, 40] | index([$c]))
+       | .methods as $m | [("\($c) %"), g($m.pfi), g($m.pfi_scaled), g($m.greedy)]
+       | if $c == 30 then map("**" + . + "**") else . end | "| " + join(" | ") + " |")' \
+      "$1"
+  }
   "$bin" allocate --study --json >"$tmp/study.json"
-  jq -r '
-    def g(m): if (m.gap_closed * 1000 | round) == 1000 then "100 %"
-      else "\(m.gap_closed * 1000 | round / 10) % ±\(m.gap_closed_ci95 * 1000 | round / 10)" end
-      + " [\(m.gain_over_equal_per_job | round)]";
-    "| cut | pfi | pfi_scaled | greedy |", "|---|---|---|---|",
-    (.cuts[] | (.cut * 100 | round) as $c | select([10, 20, 30, 40] | index([$c]))
-     | .methods as $m | [("\($c) %"), g($m.pfi), g($m.pfi_scaled), g($m.greedy)]
-     | if $c == 30 then map("**" + . + "**") else . end | "| " + join(" | ") + " |")' \
-    "$tmp/study.json" >"$tmp/flex-study.md"
+  study_table "$tmp/study.json" >"$tmp/flex-study.md"
+  "$bin" allocate --study --fixed-gpus 8 --json >"$tmp/study-8.json"
+  study_table "$tmp/study-8.json" >"$tmp/flex-study-8.md"
+  "$bin" allocate --study --sla-tiers --json >"$tmp/study-sla.json"
+  study_table "$tmp/study-sla.json" >"$tmp/flex-study-sla.md"
   "$bin" allocate --dr scenarios/flex/dr-fleet-h200.yaml --json >"$tmp/dr.json"
   jq -r '
     def p(x): (x * 1000 | round) as $r
@@ -291,16 +331,64 @@ flex_results() {
     echo '```'
     echo "flexwatt sweep --scenario S --steady --measure-s 300 --json   # S: each row's scenario"
     echo "flexwatt allocate --study --json"
+    echo "flexwatt allocate --study --fixed-gpus 8 --json"
+    echo "flexwatt allocate --study --sla-tiers --json"
     echo "flexwatt allocate --dr scenarios/flex/dr-fleet-h200.yaml --json"
     echo '```'
     echo
-    cat "$tmp/flex-pfi.md"; echo; cat "$tmp/flex-study.md"; echo; cat "$tmp/flex-dr.md"; echo
+    cat "$tmp/flex-pfi.md"; echo; cat "$tmp/flex-study.md"; echo
+    cat "$tmp/flex-study-8.md"; echo; cat "$tmp/flex-study-sla.md"; echo; cat "$tmp/flex-dr.md"; echo
   } >>"$out"
   splice docs/flexibility.md flex-pfi "$tmp/flex-pfi.md"
   splice docs/flexibility.md flex-study "$tmp/flex-study.md"
+  splice docs/flexibility.md flex-study-8 "$tmp/flex-study-8.md"
+  splice docs/flexibility.md flex-study-sla "$tmp/flex-study-sla.md"
   splice docs/flexibility.md flex-dr "$tmp/flex-dr.md"
 }
 flex_results
+
+# ---- refinement: the joint search against the exhaustive grid (docs/control.md) ----
+# results-all only (three exhaustive grids, about 40 s of calibration each on 2 cores): the
+# default joint search's calibration tokens against every rung of the knobs with the cap
+# calibrated at each (static:grid=1000,refine=off). The calibration does not depend on the
+# evaluation seeds, so one evaluation seed is run.
+refine_results() {
+  local r label args d ctl
+  echo "results: refinement" >&2
+  {
+    echo "| scenario | search | points | calibration episodes | calibration tokens | vs exhaustive |"
+    echo "|---|---|---|---|---|---|"
+  } >"$tmp/refine.md"
+  for r in "7B GRPO, 1800 s|scenarios/grpo-7b-a100.yaml|static|static:grid=1000,refine=off" \
+           "72B GRPO rollout, 1800 s|scenarios/grpo-72b-a100x4-rollout.yaml|static|static:grid=1000,refine=off" \
+           "16-GPU fleet, 3600 s|scenarios/fleet-16xa100.yaml --set fleet.start=staggered --duration-s 3600|static:knob=caps+gen_concurrency|static:knob=caps+gen_concurrency,grid=1000,refine=off"; do
+    IFS='|' read -r label args d ctl <<<"$r"
+    # shellcheck disable=SC2086
+    "$bin" eval $args --seeds 1 --controllers "$d,$ctl" --json-out "$tmp/refine.json" >/dev/null 2>"$tmp/refine.err" ||
+      { echo "| $label | FAILED: $(tail -1 "$tmp/refine.err") | | | | |" >>"$tmp/refine.md"; continue; }
+    jq -r --arg l "$label" '
+      (.controllers | map(.notes.search.best_completed_tokens) | last) as $ex
+      | .controllers[] | .notes.search as $s
+      | "| \($l) | `\(.name)` | \($s.points) | \($s.episodes) | \($s.best_completed_tokens | round) | \((($s.best_completed_tokens / $ex - 1) * 1000 | round / 10)) % |"' \
+      "$tmp/refine.json" >>"$tmp/refine.md"
+  done
+  {
+    echo "## Refinement: the joint search against the exhaustive grid (copied into docs/control.md)"
+    echo
+    echo '```'
+    echo "flexwatt eval SCENARIO --seeds 1 --controllers DEFAULT,EXHAUSTIVE   # each row's pair"
+    echo '```'
+    echo
+    cat "$tmp/refine.md"
+    echo
+  } >>"$out"
+  splice docs/control.md static-refine "$tmp/refine.md"
+}
+if [ "$all" = 1 ]; then
+  refine_results
+else  # keep the last results-all's refinement section
+  awk '/^## Refinement/ { p = 1; print; next } p && /^## / { exit } p' "$tmp/prev-results.md" >>"$out"
+fi
 
 # ---- drift: non-stationary 7B GRPO scenarios (docs/control.md, issue 30) — begin ----
 # Appends to docs/results.md the three completion-length drift scenarios (growing, U-shaped,
