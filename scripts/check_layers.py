@@ -5,6 +5,10 @@ flexwatt_module(NAME DEPS...). An include that runs up the order (or sideways in
 declared below) fails, naming the file, the line and the module order. core/ includes no other
 module. cli/ (the binary) may include any module.
 
+The daemon's side reaches the simulator through one door: under src/runtime/ and src/agent/,
+only runtime/sim_node_plant.cpp (the simulator's real-time adapter) includes sim/ (the rest sees
+it as a NodePlant), although runtime/ links to it.
+
 Usage: check_layers.py SOURCE_DIR   (exit 1 on any violation; run by `make test`)
 """
 import pathlib
@@ -45,6 +49,17 @@ for mod in sorted(deps):
             if target not in allowed:
                 print(f"{f.relative_to(root)}:{n}: includes {target}/, which {mod}/ does not "
                       f"build on (it links to: {', '.join(sorted(allowed - {mod})) or 'nothing'})")
+                bad += 1
+# The one door into sim/ from the daemon's side (see the docstring).
+sim_door = "src/runtime/sim_node_plant.cpp"
+for mod in ("runtime", "agent"):
+    for f in sorted((root / "src" / mod).glob("*.[ch]pp")):
+        rel = f.relative_to(root).as_posix()
+        for n, line in enumerate(f.read_text().splitlines(), 1):
+            m = include.match(line)
+            if m and m.group(1) == "sim" and rel != sim_door:
+                print(f"{rel}:{n}: includes sim/; only {sim_door} (the simulator's real-time "
+                      f"adapter) may")
                 bad += 1
 print(f"check_layers: {len(deps)} modules, {bad} include(s) against the order")
 sys.exit(1 if bad else 0)

@@ -397,10 +397,13 @@ fi
 # 1800 s (cap only, knobs held; and the whole joint search) with the recalibrations' lost work
 # counted (net tokens = tokens x D / (D + cost)), the hindsight per-segment fixed setting (an
 # upper reference no one can deploy),
-# against uncontrolled, threshold, pid, the shipped PPO policy and the look-ahead reference.
-# Evaluation seeds 1-2, the scenarios' 9000 s.
+# against uncontrolled, threshold, pid, the shipped PPO policy, the mpc planner on its online
+# twin and the look-ahead reference; then the stationary grpo-7b-a100 with mpc against the
+# joint-grid fixed setting (adaptivity's cost where nothing changes).
+# Evaluation seeds 1-2, the scenarios' 9000 s (the stationary one's 1800 s).
 DRIFT_SEEDS=${DRIFT_SEEDS:-2}
-DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,lookahead"
+DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc,lookahead"
+DRIFT_STAT_CTL="static,static:calib_s=600,mpc"
 drift_results() {
   local s args
   {
@@ -412,7 +415,9 @@ drift_results() {
     echo "\`net tok/ref\` counts their recalibrations' lost work (\`recalibration_cost_s\`: calibration"
     echo "episodes x 600 s of the node's time; net = tokens x D / (D + cost)). \`static:recal_s=1800\`"
     echo "(calib_s 0) is the HINDSIGHT per-segment fixed setting: an upper reference no one can deploy."
-    echo "\`lookahead\` clones the simulator (a reference, never deployable). Evaluation seeds 1-$DRIFT_SEEDS."
+    echo "\`lookahead\` clones the simulator (a reference, never deployable). \`mpc\` plans on a twin"
+    echo "fitted online from the run's own telemetry (docs/control.md \"mpc\"): its searches run on"
+    echo "the twin, so they cost CPU (\`plans_by_seed\` in its notes), not node time. Evaluation seeds 1-$DRIFT_SEEDS."
     echo
   } >>"$out"
   local scen="grpo-7b-a100-drift grpo-7b-a100-drift-u grpo-7b-a100-drift-decline"
@@ -449,6 +454,21 @@ drift_results() {
       echo
     } >>"$out"
   done
+  # Stationary: mpc against the joint-grid fixed setting calibrated on whole episodes.
+  args="scenarios/grpo-7b-a100.yaml --seeds $DRIFT_SEEDS --reference static --controllers $DRIFT_STAT_CTL"
+  {
+    echo "### grpo-7b-a100 (stationary)"
+    echo
+    echo '```'
+    echo "flexwatt eval $args"
+    echo '```'
+    echo
+    echo '```'
+    # shellcheck disable=SC2086
+    "$bin" eval $args --threads 2 2>&1 | grep -v "^(wall "
+    echo '```'
+    echo
+  } >>"$out"
 }
 # Minutes of eval (three 9000 s scenarios, joint recalibrations, the look-ahead): --all only.
 if [ "$all" = 1 ]; then

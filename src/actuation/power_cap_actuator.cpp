@@ -43,6 +43,20 @@ Status PowerCapActuator::save() {
   return Status::Ok();
 }
 
+Status PowerCapActuator::save_with(const std::vector<SavedCap>& kept) {
+  FW_RETURN_IF_ERROR(save());
+  for (const SavedCap& k : kept) {
+    if (!managed(k.gpu) || !std::isfinite(k.cap_w)) {
+      return Status::InvalidArgument("save caps: GPU " + std::to_string(k.gpu) +
+                                     " is not managed or its cap is not finite");
+    }
+    for (SavedCap& s : saved_) {
+      if (s.gpu == k.gpu) s.cap_w = k.cap_w;
+    }
+  }
+  return Status::Ok();
+}
+
 Status PowerCapActuator::restore() {
   if (!has_saved_) return Status::InvalidArgument("restore caps: nothing saved (call save())");
   Status first;

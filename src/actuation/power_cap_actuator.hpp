@@ -9,7 +9,9 @@
 // - save() records the cap in force on every managed GPU now (the caps found at start, not the
 //   driver's defaults); restore() writes exactly those back, trying every GPU even after a
 //   failure and returning the first failure. restore() before save() is InvalidArgument; a second
-//   save() replaces the record.
+//   save() replaces the record. save_with(kept) is save() with the GPUs of `kept` recorded at
+//   kept's caps instead (a restarted agent keeps the caps the crashed run found, whatever it
+//   has put in force since); InvalidArgument for a GPU not managed or a non-finite cap.
 // - Watts everywhere; unit conversion belongs to the implementation's device layer.
 // Not thread-safe: one writer per node (the caller serialises).
 
@@ -50,6 +52,7 @@ class PowerCapActuator {
   bool managed(int gpu) const;
   Result<CapWrite> set(int gpu, double cap_w);
   Status save();
+  Status save_with(const std::vector<SavedCap>& kept);
   Status restore();
   bool has_saved() const { return has_saved_; }
   const std::vector<SavedCap>& saved() const { return saved_; }

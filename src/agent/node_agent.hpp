@@ -1,24 +1,34 @@
 #pragma once
-// NodeAgent: the node daemon's control path — `flexwatt agent` is flags → config → this.
+// NodeAgent: the node daemon's control path — `flexwatt agent` is flags → config → this. It
+// composes parts with one job each:
+//   NodeLifecycle    (node_lifecycle.hpp)   lock, plant, the restore file, caps put back;
+//   AgentTick        (agent_tick.hpp)       one tick: commands, fleet budget, fail safe, and the
+//                                           same ControlLoop as `eval` driven by its phases;
+//   FleetFollower    (fleet_follower.hpp)   the coordinator's budget (cfg.fleet);
+//   TraceRotation    (trace_rotation.hpp)   the recorded trace's segments;
+//   StatePublisher   (state_publisher.hpp)  what the HTTP threads read (AgentState, the
+//                                           controller-validation copy);
+// and runtime/realtime_driver.hpp times the ticks on the wall clock.
 //
 // start():
 //   1. takes the node lock (one writer per node; a second agent is refused: Unavailable);
-//   2. opens the NodePlant; if a restore file is there, the previous run died without
-//      restoring: its caps are written back first (and the file removed);
-//   3. saves the caps in force and writes the restore file (atomic, fsync'ed) — before any
-//      cap write;
-//   4. prepares the controller through the registry (the same specs as `eval`) and starts the
-//      HTTP API.
-// run(): the real-time loop. Ticks every period_s on a drift-free schedule (late ticks are
-// counted, missed deadlines skipped and the plant's time kept on the wall clock; on the sim
-// backend missed ticks are caught up instead, so the episode does not depend on load), each tick:
-// drain the CommandQueue (budget, controller), sense through the Stepper, decide (controller
-// due every period, rounded up to whole ticks), limit (SafetyLimiter) and write; publish an
-// AgentState; send WATCHDOG=1 to systemd. Fail safe: a failed or stale read, a controller that
-// throws, or a job whose channel went quiet puts the static safe setting in force at once
-// (that tick) until the cause clears; AgentState::fallback_reason and fallbacks_total say so.
-// read_only: steps 2–3 are skipped and nothing is ever written (measure, decide, serve).
-// shutdown(): restores the saved caps, removes the restore file, stops the API, drops the lock.
+//   2. opens the NodePlant and sets the starting budget; if a restore file is there, the
+//      previous run died without restoring: its caps go back in force when the node's share
+//      allows them, else the share's caps (and the file is written anew);
+//   3. saves the caps to put back and writes the restore file (atomic, fsync'ed) — before any
+//      other cap write;
+//   4. joins the fleet (cfg.fleet), prepares the controller through the registry (the same
+//      specs as `eval`), starts the HTTP API and the trace.
+// run(): the real-time loop: RealTimeDriver ticks every period_s on a drift-free schedule
+// (late ticks counted; a missed deadline skipped on hardware, caught up on a plant that keeps
+// its own time, the simulator, so the episode does not depend on load), AgentTick::tick, the
+// trace, StatePublisher::publish; WATCHDOG=1 to systemd. Fail safe (agent_tick.hpp): a failed
+// or stale read, a controller that throws, or a job whose channel went quiet puts the static
+// safe setting in force at once (that tick) until the cause clears; AgentState::fallback_reason
+// and fallbacks_total say so.
+// read_only: steps 2–3 write nothing and nothing is ever written (measure, decide, serve).
+// shutdown(): restores the saved caps, removes the restore file, stops the API, leaves the
+// fleet, closes the trace, drops the lock.
 // The loop itself never throws.
 
 #include <functional>
@@ -26,8 +36,10 @@
 #include <string>
 
 #include "agent/agent_config.hpp"
+#include "agent/agent_tick.hpp"
 #include "agent/commands.hpp"
 #include "agent/job_registry.hpp"
+#include "agent/node_lifecycle.hpp"
 #include "agent/state_hub.hpp"
 #include "control/controller.hpp"
 #include "core/status.hpp"
@@ -44,10 +56,6 @@ struct AgentRunSummary {
   int64_t fallbacks = 0;  // entries into the safe setting
   int64_t write_failures = 0;
 };
-
-// Builds a controller from a spec for the plant's current info (the registry by default;
-// tests inject failing ones).
-using ControllerMaker = std::function<Result<std::unique_ptr<Controller>>(const std::string& spec)>;
 
 class NodeAgent {
  public:
@@ -74,20 +82,5 @@ class NodeAgent {
  private:
   std::unique_ptr<Impl> impl_;
 };
-
-// How `flexwatt agent --restore` runs.
-struct RestoreOptions {
-  // Ignore the restore file's contents (a corrupt one included) and set every managed GPU to
-  // the driver's default power limit, then remove the file (--to-default).
-  bool to_default = false;
-  // Wait this long for the node lock (the restore helper of a dying agent waits for it).
-  double lock_wait_s = 0;
-};
-
-// `flexwatt agent --restore`: if cfg.restore_file exists, opens the backend's cap writer and
-// writes the saved caps back, then removes the file. Ok (and "nothing to restore" in *what)
-// when there is no file. Does not take the node lock when a live agent holds it: Unavailable.
-// A corrupt file is InvalidArgument naming --to-default.
-Status restore_from_file(const AgentConfig& cfg, std::string* what, const RestoreOptions& opt = {});
 
 }  // namespace fw::agent

@@ -12,22 +12,44 @@ ControlLoop::ControlLoop(Plant& plant, const BudgetSchedule& budget, LoopConfig 
     : plant_(plant),
       budget_(budget),
       cfg_(std::move(cfg)),
-      metrics_(plant.info(), budget, cfg_.windows_s),
       stepper_(cfg_.sample_period_s, cfg_.history_s, limiter) {
-  stepper_.set_metrics(&metrics_);
+  if (cfg_.track_metrics) {
+    metrics_.emplace(plant.info(), budget, cfg_.windows_s);
+    stepper_.set_metrics(&*metrics_);
+  }
+}
+
+void ControlLoop::set_controllers(std::vector<Controller*> cs) {
+  controllers_.clear();
+  for (Controller* c : cs) controllers_.push_back({c, stepper_.tick()});
 }
 
 Status ControlLoop::start() {
-  if (!(cfg_.sample_period_s > 0) || !(cfg_.duration_s > 0)) {
+  if (!(cfg_.sample_period_s > 0) || !(cfg_.open_ended || cfg_.duration_s > 0)) {
     return Status::InvalidArgument("control loop: sample period and duration must be > 0");
   }
   if (budget_.entries.empty()) return Status::InvalidArgument("control loop: no budget");
-  ticks_ = episode_ticks(cfg_.duration_s, cfg_.sample_period_s);
+  ticks_ = cfg_.open_ended ? 0 : episode_ticks(cfg_.duration_s, cfg_.sample_period_s);
   stepper_.begin(plant_, &budget_);
+  started_ = true;
+  return reset_controllers();
+}
+
+Status ControlLoop::restart() {
+  if (!started_) return start();
+  if (cfg_.track_metrics) {
+    metrics_.emplace(plant_.info(), budget_, cfg_.windows_s);
+    stepper_.set_metrics(&*metrics_);
+  }
+  stepper_.begin(plant_, &budget_, 0, stepper_.tick());
+  return reset_controllers();
+}
+
+Status ControlLoop::reset_controllers() {
   merged_ = blank_command(plant_.info());
   try {
     for (Slot& s : controllers_) {
-      s.next_tick = 0;
+      s.next_tick = stepper_.tick();
       s.c->reset(plant_.info());
       if (auto* b = dynamic_cast<PlantBranching*>(s.c)) b->bind_plant(&plant_);
     }
@@ -50,19 +72,26 @@ Status ControlLoop::step() {
   }
 }
 
-Status ControlLoop::step_impl() {
-  FW_RETURN_IF_ERROR(stepper_.sense());
+Result<bool> ControlLoop::decide() {
   const Observation obs = stepper_.observation();
   const int64_t tick = stepper_.tick();
-
   bool decided = false;
   for (auto& v : merged_.power_cap_w) v = kUnset;
   for (auto& k : merged_.knobs) k = kNoKnobs;
   for (Slot& s : controllers_) {
     if (tick < s.next_tick) continue;
     decided = true;
+    Command c;
+    try {
+      c = s.c->update(obs);
+    } catch (const std::exception& e) {
+      s.next_tick = tick + 1;  // due again at the next tick
+      return Status::Internal("controller " + s.c->name() + " threw: " + e.what());
+    } catch (...) {
+      s.next_tick = tick + 1;
+      return Status::Internal("controller " + s.c->name() + " threw");
+    }
     s.next_tick = tick + ticks_per_period(s.c->period_s(), cfg_.sample_period_s);
-    const Command c = s.c->update(obs);
     if (controllers_.size() == 1) {
       merge_command(c, nullptr, merged_);
     } else {
@@ -70,16 +99,25 @@ Status ControlLoop::step_impl() {
       merge_command(c, &claimed, merged_);
     }
   }
-  if (decided) {
-    const Status ws = stepper_.act(merged_);
-    if (!ws.ok()) {
-      if (write_failures_++ == 0) first_write_error_ = ws;
-    }
-    // Restore sizes in case a controller sent a malformed vector.
-    merged_.power_cap_w.resize(plant_.info().gpus.size());
-    merged_.knobs.resize(plant_.info().jobs.size());
+  return decided;
+}
+
+Status ControlLoop::act(const Command& cmd) {
+  const Status ws = stepper_.act(cmd);
+  if (!ws.ok()) {
+    if (write_failures_++ == 0) first_write_error_ = ws;
   }
-  stepper_.advance();
+  // Restore sizes in case a controller sent a malformed vector.
+  merged_.power_cap_w.resize(plant_.info().gpus.size());
+  merged_.knobs.resize(plant_.info().jobs.size());
+  return ws;
+}
+
+Status ControlLoop::step_impl() {
+  FW_RETURN_IF_ERROR(sense());
+  FW_ASSIGN_OR_RETURN(const bool decided, decide());
+  if (decided) (void)act(merged_);
+  advance();
   return Status::Ok();
 }
 

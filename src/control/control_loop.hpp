@@ -15,9 +15,29 @@
 // Never throws: an exception escaping a controller or plant becomes an Internal status.
 // A failed read ends the episode with its status; a failed write is counted and skipped.
 // Controllers implementing PlantBranching get the plant (for clone()) at start().
+//
+// The phases of a tick, for a driver that acts between them (the node agent's wall-clock loop:
+// its fail-safe and share guard sit between decide() and act(); runtime/realtime_driver.hpp
+// times the ticks). step() is exactly sense(); decide(); act(merged()) when it decided;
+// advance() — so a phased driver runs the schedule, merge, claims and limiter of `eval`:
+//   sense()    Stepper::sense() (a failed read is returned; the driver decides what follows);
+//   decide()   step 2 above; true when any controller decided. A controller that throws is
+//              Internal (the merge of that tick is then incomplete) and is due again at the
+//              next tick;
+//   act(cmd)   Stepper::act(cmd): the SafetyLimiter, then the write; a failed write is counted
+//              (write_failures()) and returned;
+//   advance()  the next tick.
+// restart() begins a new episode at the current tick (the budget's contents or the plant's job
+// set changed): the limiter, history and metrics start over, every controller is reset and due
+// at once, and the claims are checked again. set_controllers() swaps the composition between
+// ticks (then call restart() or reset_controllers()). LoopConfig::open_ended: no episode length
+// (duration_s is ignored, done() is always false; drive it by its phases, never run()).
+// LoopConfig::track_metrics = false leaves EpisodeMetrics out (a loop that runs for days keeps
+// its own windows; result() is then empty).
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "control/budget.hpp"
@@ -35,6 +55,8 @@ struct LoopConfig {
   double duration_s = 600;
   double history_s = 300;                            // span of snapshots kept for observations
   std::vector<double> windows_s = kDefaultWindowsS;  // metric windows
+  bool track_metrics = true;                         // EpisodeMetrics over the episode
+  bool open_ended = false;                           // no duration (a daemon's loop)
 };
 
 class ControlLoop {
@@ -47,15 +69,35 @@ class ControlLoop {
   void add_controller(Controller* c) { controllers_.push_back({c, 0}); }
   void set_recorder(Recorder* r) { stepper_.set_recorder(r); }
 
+  // Replaces the controllers (not owned). Between ticks only.
+  void set_controllers(std::vector<Controller*> cs);
+
   Status start();
   // One tick (start() first). REQUIRES: !done().
   Status step();
-  bool done() const { return stepper_.tick() >= ticks_; }
+  bool done() const { return ticks_ > 0 && stepper_.tick() >= ticks_; }
+
+  // The phases of step() (see above). start() first.
+  Status sense() { return stepper_.sense(); }
+  Result<bool> decide();
+  const Command& merged() const { return merged_; }
+  Status act(const Command& cmd);
+  void advance() { stepper_.advance(); }
+  // A new episode from the current tick (see above).
+  Status restart();
+  // Resets every controller against the plant's info and makes it due at the current tick;
+  // checks the claims of the composition.
+  Status reset_controllers();
+  bool has_controllers() const { return !controllers_.empty(); }
+  int64_t tick() const { return stepper_.tick(); }
+  const Snapshot& latest() const { return stepper_.latest(); }
   // start() and every step().
   Status run();
 
   double time_s() const { return stepper_.time_s(); }
-  EpisodeResult result() const { return metrics_.finish(stepper_.limiter().stats()); }
+  EpisodeResult result() const {
+    return metrics_ ? metrics_->finish(stepper_.limiter().stats()) : EpisodeResult{};
+  }
   const SafetyLimiter& limiter() const { return stepper_.limiter(); }
   int64_t write_failures() const { return write_failures_; }
   const Status& first_write_error() const { return first_write_error_; }
@@ -69,7 +111,8 @@ class ControlLoop {
   Plant& plant_;
   const BudgetSchedule& budget_;
   LoopConfig cfg_;
-  EpisodeMetrics metrics_;
+  std::optional<EpisodeMetrics> metrics_;
+  bool started_ = false;
   Stepper stepper_;
   Command merged_;
   std::vector<Slot> controllers_;

@@ -87,6 +87,7 @@ Result<registry::ControllerEnv> make_env(const EvalRequest& req) {
   env.duration_s = scenario.duration_s;
   const sim::Scenario* sc = &scenario;
   env.make_plant = [sc](uint64_t seed) { return sim::make_plant(*sc, seed); };
+  env.declared = std::make_shared<const sim::Scenario>(scenario);
   env.make_plant_at = [sc](double t0_s) -> PlantFactory {
     auto shifted = std::make_shared<sim::Scenario>(*sc);
     for (sim::JobSpec& j : shifted->jobs) j.grpo.curve_shift_s = t0_s;

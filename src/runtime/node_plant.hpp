@@ -1,15 +1,24 @@
 #pragma once
-// NodePlant: a Plant over one node, what `flexwatt agent` controls. Three backends:
-//   nvml        the real driver (nvml::NvmlLibrary::load(): FLEXWATT_NVML_LIBRARY or the default)
-//   fake-nvml   the test library (tests/telemetry/fake_nvml), named by nvml_library
-//   sim:PATH    the simulator on scenario PATH, advanced in real time: read(now_s) moves the
-//               simulated cluster to now_s seconds after open
-// Telemetry is read-only (GpuTelemetrySource); caps go through a PowerCapActuator (NVML, or an
-// in-memory one over the simulator), so every cap is validated against the device's range
-// before it is written. Jobs and knobs go through a JobChannel: on hardware the plant's jobs are
-// the channel's (or, with none registered, one job "node" on every GPU without knobs, so
-// cap controllers still act); on sim they are the scenario's, and channel job i mirrors simulated
-// job i (it gets the knobs written; its report age is what the loop sees).
+// NodePlant: a Plant over one node, what `flexwatt agent` controls. Two implementations, one
+// interface, so the agent never asks which it has:
+//   NvmlPlant (runtime/nvml_plant.hpp)        backends nvml (the real driver) and fake-nvml (the
+//                                             test library named by nvml_library)
+//   the simulator's real-time adapter         backend sim:PATH (runtime/sim_node_plant.hpp): a
+//                                             simulated cluster as a Plant, moved to each read's
+//                                             time (the driver's wall-clock schedule)
+// open() picks one by cfg.backend. Telemetry is read-only; caps go through a PowerCapActuator
+// (NVML, or an in-memory one over the simulator), so every cap is validated against the
+// device's range before it is written. Jobs and knobs go through a JobChannel: on hardware the
+// plant's jobs are the channel's (or, with none registered, one job "node" on every GPU without
+// knobs, so cap controllers still act); on sim they are the scenario's, and channel job i
+// mirrors simulated job i (it gets the knobs written; its report age is what the loop sees).
+//
+// What differs between the two is said by the plant, as data, never by asking which it is:
+// missed_deadlines() (a plant on its own time catches up, hardware skips), defaults() (a
+// scenario's budget and episode length, a factory for controllers that calibrate on a model
+// plant), job_gpu_indices() (what a registering job may list), and each snapshot's job
+// readings (the plant's measure of each job's progress: the client's report on hardware, the
+// simulated job's on sim).
 //
 // The job set may change between ticks: refresh_jobs() re-reads it, and the caller restarts its
 // episode (limiter, history) when it returns true. Not thread-safe (the loop thread only).
@@ -23,7 +32,6 @@
 #include "control/budget.hpp"
 #include "control/plant.hpp"
 #include "runtime/job_channel.hpp"
-#include "telemetry/gpu_source.hpp"
 
 namespace fw {
 
@@ -45,67 +53,70 @@ struct NodeGpu {
   std::string name;
 };
 
+// What a wall-clock driver does with a deadline it missed.
+enum class MissedDeadlines {
+  kSkip,     // the plant's time is the wall's: the tick is skipped (its time has passed)
+  kCatchUp,  // the plant keeps its own time: the tick is taken late, so the episode is the same
+};
+
+// What the plant comes with, for the agent's setup.
+struct NodePlantDefaults {
+  BudgetSchedule budget;      // a scenario's schedule; empty: none (the agent uses its own)
+  double episode_s = kUnset;  // a scenario's episode length (what `eval` runs); NaN: none
+  PlantFactory model_plant;   // a fresh model plant per seed (calibration); empty: none
+};
+
 class NodePlant : public Plant {
  public:
   // InvalidArgument for an unknown backend; the backend's open errors otherwise. `jobs` may be
   // null (no job channel) and must outlive the plant.
   static Result<std::unique_ptr<NodePlant>> open(const NodePlantConfig& cfg, JobChannel* jobs);
-  ~NodePlant() override;
+  ~NodePlant() override = default;
 
   const PlantInfo& info() const override { return info_; }
-  Status read(double now_s, Snapshot& out) override;
-  Status write(const Command& cmd) override;
 
   // Re-reads the job set (see above). A channel job's `gpus` are NVML indices (node_gpus()
   // [].index); they are mapped to plant positions, and indices this plant does not manage are
   // dropped (the API refuses them). A job listing none (or none of this plant's) is a job on
   // the whole node.
-  bool refresh_jobs();
-  // Hardware: each GPU's cap in force now becomes its default_cap_w, what "uncontrolled" and
-  // every controller's untouched GPUs are put back to. The device's own default (often its
+  virtual bool refresh_jobs() = 0;
+  // Each GPU's cap in force now becomes its default_cap_w, what "uncontrolled" and every
+  // controller's untouched GPUs are put back to, where the device's own default (often its
   // maximum) is not the node's: an operator's 350 W cap must not be lifted to 400 W because a
-  // job registered. Call after any restore, before the first write. No-op on sim.
-  void adopt_caps_in_force();
+  // job registered. Call after any restore, before the first write. No-op where the plant's
+  // defaults are its own (sim).
+  virtual void adopt_caps_in_force() {}
+  // GPU g's NVML clocks-event (throttle) reason bit mask at the last read(); NaN when the
+  // device does not report one, before the first read, and on sim.
+  virtual double clock_event_reasons(size_t) const { return kUnset; }
+  virtual MissedDeadlines missed_deadlines() const = 0;
+  virtual const NodePlantDefaults& defaults() const { return defaults_; }
+  // The GPU indices a registering job may list (node_gpus()[].index); empty: any, the plant
+  // does not map them (sim: channel jobs mirror the scenario's, whatever they list).
+  virtual std::vector<int> job_gpu_indices() const { return {}; }
+
   PowerCapActuator& caps() { return *caps_; }
   const std::vector<NodeGpu>& node_gpus() const { return node_gpus_; }
-  // Channel id of plant job j ("" when the sim job has no channel job).
+  // Channel id of plant job j ("" when the plant job has no channel job).
   const std::string& job_id(size_t j) const;
   // Seconds since plant job j's channel job last reported (NaN: no channel job).
   double job_report_age_s(size_t j) const;
-  // GPU g's NVML clocks-event (throttle) reason bit mask at the last read(); NaN when the
-  // device does not report one, before the first read, and on sim.
-  double clock_event_reasons(size_t g) const;
   const std::string& backend() const { return cfg_.backend; }
-  bool simulated() const { return sim_ != nullptr; }
-  // sim: the scenario's budget schedule; empty on hardware.
-  const BudgetSchedule& scenario_budget() const { return scenario_budget_; }
-  // sim: the scenario's episode length, s (what `eval` runs by default); NaN on hardware.
-  double scenario_duration_s() const { return scenario_duration_s_; }
-  // sim: a fresh simulated plant of the same scenario for `seed` (controller calibration);
-  // empty on hardware.
-  PlantFactory sim_factory() const { return sim_factory_; }
 
-  struct Hardware;  // node_plant.cpp
-
- private:
-  explicit NodePlant(NodePlantConfig cfg, JobChannel* jobs);
-  Status open_hardware();
-  Status open_sim(const std::string& scenario_path);
+ protected:
+  NodePlant(NodePlantConfig cfg, JobChannel* jobs) : cfg_(std::move(cfg)), jobs_(jobs) {}
+  // Re-reads the channel's jobs into channel_jobs_; true when their ids changed (or on the
+  // first read, with *first set).
+  bool read_channel(bool* first);
 
   NodePlantConfig cfg_;
   JobChannel* jobs_;
   bool jobs_read_ = false;
-  std::vector<std::string> job_ids_;  // hardware: channel id of each plant job
   std::vector<ChannelJob> channel_jobs_;
-  std::vector<double> clock_event_reasons_;  // per GPU, of the last hardware read
   PlantInfo info_;
   std::vector<NodeGpu> node_gpus_;
-  std::unique_ptr<Hardware> hw_;
-  std::unique_ptr<Plant> sim_;
   std::unique_ptr<PowerCapActuator> caps_;
-  BudgetSchedule scenario_budget_;
-  double scenario_duration_s_ = kUnset;
-  PlantFactory sim_factory_;
+  NodePlantDefaults defaults_;
 };
 
 }  // namespace fw

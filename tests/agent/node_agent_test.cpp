@@ -159,6 +159,45 @@ TEST_F(NodeAgentTest, LeftoverRestoreFileIsRestoredAtStartAndASecondAgentIsRefus
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.message();
 }
 
+// Sets nothing: the caps read are the ones the agent put in force at start.
+class HandsOffController : public Controller {
+ public:
+  std::string name() const override { return "hands-off"; }
+  double period_s() const override { return 0.1; }
+  Command update(const Observation&) override { return Command{}; }
+  ActuatorSet claims() const override { return all_actuators(); }
+};
+
+// A restart after a crash puts the saved caps back only when the node's share allows them: a
+// share of 260 W on one GPU and a saved 380 W start at the share's cap (260 W), and the saved
+// 380 W is still what a clean exit restores. Before, the restart wrote 380 W and the node drew
+// above its share until the controller's first decision.
+TEST_F(NodeAgentTest, RestartRestoresTheSavedCapsOnlyWhenTheShareAllowsThem) {
+  cfg_.duration_s = 0.1;  // one tick: its reading shows the cap in force after start()
+  // A crashed run saved `saved_w`; returns the cap in force after the restart's start().
+  auto restart = [&](double saved_w) {
+    RestoreRecord r{999999, cfg_.plant.backend, 0, {{0, saved_w}}};
+    EXPECT_TRUE(write_restore_file(cfg_.restore_file, r).ok());
+    NodeAgent a(cfg_);
+    a.set_controller_maker([](const std::string&) -> Result<std::unique_ptr<Controller>> {
+      return std::unique_ptr<Controller>(new HandsOffController());
+    });
+    EXPECT_TRUE(a.start().ok());
+    auto saved = read_restore_file(cfg_.restore_file);
+    EXPECT_TRUE(saved.ok() && saved.value().has_value());
+    if (saved.ok() && saved.value()) {
+      EXPECT_DOUBLE_EQ(saved.value()->caps.at(0).cap_w, saved_w);  // what a clean exit restores
+    }
+    StepClock clock;
+    a.run(clock, {});
+    const double cap_w = state(a)->state.gpus[0].cap_w;
+    EXPECT_TRUE(a.shutdown().ok());
+    return cap_w;
+  };
+  EXPECT_DOUBLE_EQ(restart(380), 260);  // above the 260 W share: the share's cap
+  EXPECT_DOUBLE_EQ(restart(250), 250);  // within it: the saved cap, as before
+}
+
 // Sleeps to the deadline; at the 5th sleep time jumps `jump_s` further (a stalled machine).
 class JumpClock : public Clock {
  public:

@@ -14,4 +14,16 @@ printf '#include <vector>\n#include "agent/a.hpp"\n' > "$tmp/src/core/c.cpp"
 out=$(python3 "$src/scripts/check_layers.py" "$tmp"); rc=$?
 check "an upward include fails (rc=$rc)" test "$rc" -eq 1
 check "and names the file and line" grep -q "src/core/c.cpp:2: includes agent/" <<< "$out"
+# runtime/ links to sim/, yet only the simulator's adapter includes it.
+rm "$tmp/src/core/c.cpp"
+mkdir -p "$tmp/src/sim" "$tmp/src/runtime"
+printf 'flexwatt_module(core fmt::fmt)\nflexwatt_module(sim fw_core)\nflexwatt_module(runtime fw_sim)\n' \
+  > "$tmp/CMakeLists.txt"
+printf '#include "sim/scenario.hpp"\n' > "$tmp/src/runtime/sim_node_plant.cpp"
+out=$(python3 "$src/scripts/check_layers.py" "$tmp"); rc=$?
+check "the simulator's adapter may include sim/ (rc=$rc)" test "$rc" -eq 0
+printf '#include "core/status.hpp"\n#include "sim/scenario.hpp"\n' > "$tmp/src/runtime/node_plant.cpp"
+out=$(python3 "$src/scripts/check_layers.py" "$tmp"); rc=$?
+check "another runtime/ file may not (rc=$rc)" test "$rc" -eq 1
+check "and is named" grep -q "src/runtime/node_plant.cpp:2: includes sim/" <<< "$out"
 finish layering

@@ -122,6 +122,82 @@ TEST(ControlLoop, NeverThrows) {
   EXPECT_NE(s.message().find("boom"), std::string::npos);
 }
 
+// The phases a wall-clock driver runs (the node agent) are step(): the same trace, bit for bit.
+TEST(ControlLoop, PhasesAreStep) {
+  auto run = [](bool phased, const std::string& dir) -> std::string {
+    FirstOrderPlant plant(7);
+    const BudgetSchedule budget = one_budget(300);
+    PidConfig pc;
+    pc.actuator.kind = Actuator::Kind::kKnob;
+    PidController pid(pc);
+    LoopConfig lc;
+    lc.duration_s = 60;
+    lc.open_ended = phased;
+    ControlLoop loop(plant, budget, lc);
+    loop.add_controller(&pid);
+    auto rec = Recorder::create(dir);
+    EXPECT_TRUE(rec.ok());
+    loop.set_recorder(rec->get());
+    EXPECT_TRUE(loop.start().ok());
+    for (int k = 0; k < 120; ++k) {
+      if (!phased) {
+        EXPECT_TRUE(loop.step().ok());
+        continue;
+      }
+      EXPECT_FALSE(loop.done());  // open-ended: no episode length
+      EXPECT_TRUE(loop.sense().ok());
+      Result<bool> d = loop.decide();
+      EXPECT_TRUE(d.ok());
+      if (d.ok() && d.value()) {
+        EXPECT_TRUE(loop.act(loop.merged()).ok());
+      }
+      loop.advance();
+    }
+    EXPECT_TRUE((*rec)->close({}).ok());
+    return slurp(dir + "/gpus.csv") + slurp(dir + "/jobs.csv");
+  };
+  const std::string a = run(false, temp_dir("step")), b = run(true, temp_dir("phased"));
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+// decide(): a controller that throws is an Internal status (not an exception) and is due
+// again at the next tick; restart() makes every controller due at once, at the current tick.
+TEST(ControlLoop, DecideReportsAThrowAndRestartMakesControllersDue) {
+  FirstOrderPlant plant(1);
+  const BudgetSchedule budget = one_budget(300);
+  ThrowingController t;
+  CountingController slow(10);
+  LoopConfig lc;
+  lc.open_ended = true;
+  ControlLoop throwing(plant, budget, lc);
+  throwing.add_controller(&t);
+  ASSERT_TRUE(throwing.start().ok());
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_TRUE(throwing.sense().ok());
+    Result<bool> d = throwing.decide();
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.status().code(), StatusCode::kInternal);
+    EXPECT_NE(d.status().message().find("boom"), std::string::npos);
+    throwing.advance();
+  }
+  FirstOrderPlant p2(1);
+  ControlLoop loop(p2, budget, lc);
+  loop.add_controller(&slow);
+  ASSERT_TRUE(loop.start().ok());
+  for (int k = 0; k < 6; ++k) {  // t = 0 .. 2.5 s: decides at 0 only (every 10 s)
+    ASSERT_TRUE(loop.sense().ok());
+    ASSERT_TRUE(loop.decide().ok());
+    loop.advance();
+  }
+  ASSERT_TRUE(loop.restart().ok());  // at t = 3 s
+  ASSERT_TRUE(loop.sense().ok());
+  Result<bool> d = loop.decide();
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d.value());
+  EXPECT_EQ(slow.times, (std::vector<double>{0, 3}));
+}
+
 TEST(ControlLoop, MetricsCountTokensEnergyAndViolations) {
   FirstOrderPlant plant(1, 1, /*noise_w=*/0);
   const BudgetSchedule budget = one_budget(300);

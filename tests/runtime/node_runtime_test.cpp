@@ -14,6 +14,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/node_lock.hpp"
 #include "runtime/node_plant.hpp"
+#include "runtime/realtime_driver.hpp"
 #include "runtime/restore_file.hpp"
 #include "runtime/sd_notify.hpp"
 
@@ -163,7 +164,13 @@ TEST(NodePlant, TimeScaleIsForTheSimOnlyAndSimGpusHaveIds) {
   auto sim = NodePlant::open(cfg, nullptr);
   ASSERT_TRUE(sim.ok()) << sim.status().message();
   EXPECT_EQ(sim.value()->node_gpus()[0].uuid, "sim-0");
-  EXPECT_DOUBLE_EQ(sim.value()->scenario_duration_s(), 1800);
+  // What the simulator comes with is data of the plant, not a question of which plant it is.
+  const NodePlantDefaults& d = sim.value()->defaults();
+  EXPECT_DOUBLE_EQ(d.episode_s, 1800);
+  EXPECT_FALSE(d.budget.entries.empty());
+  EXPECT_TRUE(static_cast<bool>(d.model_plant));
+  EXPECT_EQ(sim.value()->missed_deadlines(), MissedDeadlines::kCatchUp);
+  EXPECT_TRUE(sim.value()->job_gpu_indices().empty());
 }
 
 // A clock whose time is set by the test; sleeping jumps to the deadline.
@@ -173,6 +180,60 @@ class ManualClock : public Clock {
   void sleep_until_s(double t_s) override { t_ = std::max(t_, t_s); }
   double t_ = 0;
 };
+
+// Sleeps to each deadline; at the 3rd sleep the clock jumps 0.35 s (a stalled machine).
+class StallClock : public Clock {
+ public:
+  double now_s() override { return t_; }
+  void sleep_until_s(double t_s) override {
+    t_ = std::max(t_, t_s);
+    if (++sleeps_ == 3) t_ += 0.35;
+  }
+  double t_ = 0;
+  int sleeps_ = 0;
+};
+
+// The wall-clock driver: a stall skips the deadlines it passed (kSkip) or takes their ticks
+// late (kCatchUp); either way every planned tick's plant time is k·period, and lateness is
+// measured against it.
+TEST(RealTimeDriver, MissedDeadlinesAreSkippedOrCaughtUp) {
+  for (MissedDeadlines policy : {MissedDeadlines::kSkip, MissedDeadlines::kCatchUp}) {
+    RealTimeOptions o;
+    o.period_s = 0.1;
+    o.num_ticks = 10;
+    o.missed = policy;
+    StallClock clock;
+    std::vector<double> taken;
+    int skipped = 0;
+    RealTimeStats st = RealTimeDriver(o).run(
+        clock, {}, [&](const RealTimeStats& s) { taken.push_back(s.plant_time_s); },
+        [&] { ++skipped; });
+    EXPECT_GE(st.missed, 2);
+    EXPECT_GE(st.late_ticks, 1);
+    EXPECT_GE(st.lateness_max_s, 0.25);
+    if (policy == MissedDeadlines::kSkip) {
+      EXPECT_EQ(skipped, st.missed);
+      EXPECT_EQ(st.caught_up, 0);
+      EXPECT_EQ(st.ticks + skipped, 10);
+    } else {
+      EXPECT_EQ(skipped, 0);
+      EXPECT_EQ(st.caught_up, st.missed);
+      EXPECT_EQ(st.ticks, 10);
+      for (size_t k = 0; k < taken.size(); ++k) EXPECT_DOUBLE_EQ(taken[k], 0.1 * k);
+    }
+    EXPECT_EQ(static_cast<int64_t>(taken.size()), st.ticks);
+  }
+}
+
+TEST(RealTimeDriver, StopsOnRequestBetweenTicks) {
+  RealTimeOptions o;
+  o.period_s = 0.1;
+  StallClock clock;
+  int ticks = 0;
+  RealTimeStats st = RealTimeDriver(o).run(
+      clock, [&] { return ticks >= 4; }, [&](const RealTimeStats&) { ++ticks; }, {});
+  EXPECT_EQ(st.ticks, 4);
+}
 
 TEST(ScaledClock, RunsScaleTimesFasterBothWays) {
   ManualClock wall;

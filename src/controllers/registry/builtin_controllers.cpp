@@ -19,6 +19,7 @@
 #include "controllers/pid_controller.hpp"
 #include "controllers/registry/controller_registry.hpp"
 #include "controllers/registry/frontier_setup.hpp"
+#include "controllers/registry/mpc_entry.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
 #include "controllers/static_scheduled_controller.hpp"
@@ -923,7 +924,8 @@ std::vector<ControllerEntry> builtin_controllers() {
           lookahead_entry("oracle"),
           ppo_entry(),
           capnet_entry(),
-          frontier_entry()};
+          frontier_entry(),
+          mpc_entry()};
 }
 
 }  // namespace fw::registry

@@ -30,6 +30,7 @@
 #include "controllers/registry/controller_options.hpp"
 #include "controllers/static_calibration.hpp"
 #include "core/status.hpp"
+#include "sim/scenario.hpp"
 
 namespace fw::registry {
 
@@ -57,6 +58,10 @@ struct ControllerEnv {
   // bounded regular file (core/confined_file.hpp); an empty list allows no file. Either way an
   // error names the path, never the file's bytes.
   std::optional<std::vector<std::string>> policy_dirs;
+  // The run's scenario as declared (the simulator's eval): what the mpc planner's twin starts
+  // from, with the completion-length curves removed (controllers/registry/grpo_twin.hpp). Null
+  // elsewhere (mpc is then refused).
+  std::shared_ptr<const sim::Scenario> declared;
 };
 
 struct PreparedController {

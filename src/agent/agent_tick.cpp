@@ -1,0 +1,341 @@
+#include "agent/agent_tick.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "agent/fleet_budget.hpp"
+#include "core/format.hpp"
+
+namespace fw::agent {
+namespace {
+
+// First calibration seed of calibrated controllers (static): eval's for its default seeds.
+constexpr uint64_t kCalibrationSeed = 1000001;
+
+void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
+
+}  // namespace
+
+registry::ControllerEnv agent_controller_env(const AgentConfig& cfg, const NodePlant& plant,
+                                             const PlantInfo& info, const BudgetSchedule& b) {
+  registry::ControllerEnv env;
+  env.info = info;
+  env.budget = b;
+  env.sample_period_s = cfg.period_s;
+  // A plant with a model (sim): calibrate as `eval` does (the scenario's episode length,
+  // eval's calibration seeds for its default evaluation seeds), so the agent runs eval's
+  // episode for the same seed.
+  const NodePlantDefaults& d = plant.defaults();
+  env.duration_s = std::isnan(d.episode_s) ? 600 : d.episode_s;
+  env.make_plant = d.model_plant;
+  env.real_plant = !env.make_plant;
+  env.policy_dirs = cfg.policy_dirs;  // ppo:PATH and the like: only files inside them
+  env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
+  env.limiter = cfg.limiter;
+  if (env.real_plant) {
+    // On a real node jobs register and leave while a controller runs: a knob no job exposes
+    // now is not a reason to refuse it (the loop falls back with no_actuator until a job that
+    // exposes it registers). Its range here is a placeholder; reset() sees the real jobs.
+    for (JobInfo& j : env.info.jobs) {
+      for (int k = 0; k < kNumKnobs; ++k) {
+        if (j.knob_ranges[k].available) continue;
+        j.knob_ranges[k] = {true, 1, 1, 1};
+        j.default_knobs[k] = 1;
+      }
+    }
+  }
+  return env;
+}
+
+Result<Budget> initial_budget(const AgentConfig& cfg, const NodePlant& plant) {
+  Budget b;
+  b.window_s = std::isnan(cfg.window_s) ? 30.0 : cfg.window_s;
+  const BudgetSchedule& dflt = plant.defaults().budget;
+  if (!std::isnan(cfg.budget_w)) {
+    b.watts = cfg.budget_w;
+  } else if (cfg.fleet.enabled()) {
+    b.watts = cfg.fleet.safe_share_w;  // until the first assignment
+  } else if (!dflt.entries.empty()) {
+    b = dflt.entries.front().budget;
+    b.window_s = std::isnan(cfg.window_s) ? b.window_s : cfg.window_s;
+  } else {
+    b.watts = 0;
+    for (const GpuInfo& g : plant.info().gpus) b.watts += g.max_cap_w;
+  }
+  if (!(b.watts > 0)) return Status::InvalidArgument("budget: no positive budget");
+  return b;
+}
+
+Command safe_command(const AgentConfig& cfg, const PlantInfo& info, double node_w) {
+  Command c;
+  const double n = static_cast<double>(info.gpus.size());
+  for (const GpuInfo& g : info.gpus) {
+    double w = cfg.safe_cap_w;
+    // The static safe share: the node budget split evenly, within the device's range.
+    if (std::isnan(w)) w = node_w / std::max(1.0, n);
+    c.power_cap_w.push_back(std::clamp(w, g.min_cap_w, g.max_cap_w));
+  }
+  for (const JobInfo& j : info.jobs) c.knobs.push_back(j.default_knobs);
+  return c;
+}
+
+AgentTick::AgentTick(const AgentConfig& cfg, NodePlant& plant, CommandQueue& commands,
+                     JobRegistry& jobs, FleetFollower* fleet)
+    : cfg_(cfg), plant_(plant), commands_(commands), jobs_(jobs), fleet_(fleet) {}
+
+Status AgentTick::start(const Budget& b) {
+  budget_.entries = {{0, b}};
+  budget_state_.scope = std::string(scope_name(b.scope));
+  budget_state_.source = "config";
+  budget_state_.set_unix_s = unix_now_s();
+  budget_state_.schedule = {{0, b.watts, b.window_s}};
+  LoopConfig lc;
+  lc.sample_period_s = cfg_.period_s;
+  lc.history_s = std::max(300.0, 2 * cfg_.window_s);
+  lc.open_ended = true;
+  lc.track_metrics = false;  // windows: update_windows (a daemon's run has no end to judge)
+  loop_ = std::make_unique<ControlLoop>(plant_, budget_, lc, cfg_.limiter);
+  FW_RETURN_IF_ERROR(loop_->start());
+  Status c = start_controller(cfg_.controller);
+  if (!c.ok()) return Status(c.code(), "controller '" + cfg_.controller + "': " + c.message());
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Controller>> AgentTick::registry_controller(const std::string& spec) {
+  FW_ASSIGN_OR_RETURN(ControllerSpec parsed, parse_controller_spec(spec));
+  FW_ASSIGN_OR_RETURN(registry::PreparedController prepared,
+                      registry::prepare_controller(
+                          parsed, agent_controller_env(cfg_, plant_, plant_.info(), budget_)));
+  return prepared.make(cfg_.plant.seed);
+}
+
+Status AgentTick::start_controller(const std::string& spec) {
+  auto c = make_controller_ ? make_controller_(spec) : registry_controller(spec);
+  if (!c.ok()) return c.status();
+  std::unique_ptr<Controller> next = std::move(c).value();
+  loop_->set_controllers({next.get()});
+  Status s = loop_->reset_controllers();
+  if (!s.ok()) {  // the composition is refused: the one in force stays
+    if (controller_) {
+      loop_->set_controllers({controller_.get()});
+      (void)loop_->reset_controllers();
+    } else {
+      loop_->set_controllers({});
+    }
+    return s;
+  }
+  controller_ = std::move(next);
+  controller_spec_ = spec;
+  return Status::Ok();
+}
+
+void AgentTick::restart() {
+  const LimiterStats& l = loop_->limiter().stats();
+  limiter_base_["rejected"] += l.rejected;
+  limiter_base_["clamped"] += l.clamped;
+  limiter_base_["slew_limited"] += l.slew_limited;
+  limiter_base_["dwell_held"] += l.dwell_held;
+  limiter_base_["shield_steps"] += l.shield_steps;
+  Status s = loop_->restart();  // the job set may have changed: controllers reset against it
+  if (!s.ok()) log_line("episode restart: " + s.message());
+  if (on_episode_) on_episode_(plant_.info(), budget_);
+  episode_started_ = false;
+}
+
+std::map<std::string, int64_t> AgentTick::limiter_actions_total() const {
+  const LimiterStats& l = loop_->limiter().stats();
+  std::map<std::string, int64_t> out = {{"rejected", l.rejected},
+                                        {"clamped", l.clamped},
+                                        {"slew_limited", l.slew_limited},
+                                        {"dwell_held", l.dwell_held},
+                                        {"shield_steps", l.shield_steps}};
+  for (auto& [k, v] : out) {
+    auto it = limiter_base_.find(k);
+    if (it != limiter_base_.end()) v += it->second;
+  }
+  return out;
+}
+
+void AgentTick::set_node_budget(double watts, const std::string& source, double t) {
+  Budget nb;
+  nb.watts = watts;
+  nb.scope = BudgetScope::kNode;
+  nb.window_s = budget_.at(t).window_s;
+  budget_.entries = {{0, nb}};
+  budget_state_.scope = std::string(scope_name(nb.scope));
+  budget_state_.source = source;
+  budget_state_.set_unix_s = unix_now_s();
+  budget_state_.schedule = {{0, nb.watts, nb.window_s}};
+  log_line("budget " + std::to_string(nb.watts) + " W by " + source);
+  restart();
+}
+
+// Each tick: the coordinator's budget (or the fallback share) when it moved, as a PUT
+// /v1/budget would (it overrides one).
+void AgentTick::follow_fleet(double t) {
+  if (!fleet_) return;
+  auto b = fleet_->follow(plant_, loop_->latest(), jobs_.snapshot(), node_budget_w(t),
+                          budget_state_.source);
+  if (b) set_node_budget(b->watts, b->source, t);
+}
+
+void AgentTick::apply_commands(double t) {
+  for (AgentCommand& cmd : commands_.drain()) {
+    if (auto* b = std::get_if<BudgetChange>(&cmd.what)) {
+      BudgetScope scope = BudgetScope::kNode;
+      scope_from_name(b->budget.scope, scope);
+      BudgetSchedule next;
+      for (const BudgetEntry& e : b->budget.schedule) {
+        Budget bb{e.watts, scope, e.window_s};
+        next.entries.push_back({next.entries.empty() ? 0.0 : t + e.after_s, bb});
+      }
+      if (next.entries.empty()) continue;
+      budget_ = next;
+      budget_state_ = b->budget;
+      budget_state_.set_unix_s = cmd.time_unix_s;
+      log_line("budget " + std::to_string(budget_.entries.front().budget.watts) + " W by " +
+               cmd.who);
+      restart();  // the limiter and observations judge the new budget from here
+    } else if (auto* c = std::get_if<ControllerChange>(&cmd.what)) {
+      Status s = start_controller(c->spec);
+      log_line(s.ok() ? "controller " + c->spec + " by " + cmd.who
+                      : "controller " + c->spec + " refused: " + s.message());
+    }
+    applied_seq_ = cmd.seq;
+  }
+}
+
+FallbackReason AgentTick::check_failsafe(double t, const Status& read_status) const {
+  const double stale_s = std::isnan(cfg_.stale_after_s) ? cfg_.period_s : cfg_.stale_after_s;
+  if (!read_status.ok()) {
+    if (t - last_good_read_s_ >= stale_s - 1e-9 || !episode_started_) {
+      return FallbackReason::kStaleTelemetry;
+    }
+  }
+  if (cfg_.job_silent_after_s > 0) {
+    for (size_t j = 0; j < plant_.info().jobs.size(); ++j) {
+      const double age = plant_.job_report_age_s(j);
+      if (!std::isnan(age) && age > cfg_.job_silent_after_s) {
+        return FallbackReason::kJobChannelSilent;
+      }
+    }
+  }
+  // A knob controller with no job exposing its knobs would leave the node's power to itself.
+  if (controller_ && !controller_can_act()) return FallbackReason::kNoActuator;
+  return FallbackReason::kNone;
+}
+
+bool AgentTick::controller_can_act() const {
+  const ActuatorSet claims = controller_->claims();
+  if (claims.test(kCapActuator)) return true;
+  for (const JobInfo& j : plant_.info().jobs) {
+    for (int k = 0; k < kNumKnobs; ++k) {
+      if (claims.test(static_cast<size_t>(k)) && j.knob_ranges[k].available) return true;
+    }
+  }
+  return false;
+}
+
+// Caps move only by the controller, the limiter or a restore, and only on GPUs a job runs on:
+// a GPU no job lists keeps the cap in force (the controller's last, or the one found).
+void AgentTick::drop_unlisted_gpus(Command& request) const {
+  const PlantInfo& info = plant_.info();
+  for (size_t g = 0; g < request.power_cap_w.size(); ++g) {
+    bool listed = false;
+    for (const JobInfo& j : info.jobs) {
+      listed =
+          listed || std::find(j.gpus.begin(), j.gpus.end(), static_cast<int>(g)) != j.gpus.end();
+    }
+    if (!listed) request.power_cap_w[g] = kUnset;
+  }
+}
+
+double AgentTick::node_budget_w(double t) const {
+  const Budget& b = budget_.at(t);
+  if (b.scope == BudgetScope::kGpu) return b.watts * static_cast<double>(plant_.info().gpus.size());
+  return b.watts;
+}
+
+double AgentTick::trailing_mean_w() const {
+  if (trailing_.empty()) return kUnset;
+  double sum = 0;
+  for (const auto& p : trailing_) sum += p.second;
+  return sum / static_cast<double>(trailing_.size());
+}
+
+void AgentTick::update_windows(double t, double node_w) {
+  if (std::isnan(node_w)) return;
+  const double win = budget_.at(t).window_s;
+  trailing_.emplace_back(t, node_w);
+  while (!trailing_.empty() && trailing_.front().first <= t - win) trailing_.pop_front();
+  if (win != judged_window_s_) {
+    tumbling_.reset(WindowJudge::Rule::kTumbling, 1,
+                    WindowJudge::samples_per_window(win, cfg_.period_s));
+    judged_window_s_ = win;
+  }
+  tumbling_.set(0, node_w / node_budget_w(t));
+  if (tumbling_.advance() && tumbling_.mean(0) > 1.0) ++violations_total_;
+}
+
+void AgentTick::tick(double t) {
+  apply_commands(t);
+  follow_fleet(t);
+  if (plant_.refresh_jobs()) {
+    log_line("job set changed: " + std::to_string(plant_.info().jobs.size()) + " jobs");
+    restart();
+  }
+  const Status read = loop_->sense();
+  if (read.ok()) {
+    last_good_read_s_ = t;
+    episode_started_ = true;
+  } else {
+    log_line("read: " + read.message());
+  }
+  FallbackReason reason = check_failsafe(t, read);
+  bool decided = false;
+  if (reason == FallbackReason::kNone && read.ok() && controller_) {
+    Result<bool> d = loop_->decide();
+    if (d.ok()) {
+      decided = d.value();
+    } else {
+      reason = FallbackReason::kControllerError;
+      if (fallback_ != reason) log_line(controller_spec_ + ": " + d.status().message());
+    }
+  }
+  if (reason != FallbackReason::kNone) {
+    if (reason != fallback_) {
+      ++fallbacks_total_[reason];
+      log_line("fallback to the safe setting: " + std::string(fallback_name(reason)));
+    }
+    fallback_ = reason;
+    if (episode_started_ && !cfg_.read_only) {
+      Status w = plant_.write(safe_command(cfg_, plant_.info(), node_budget_w(t)));
+      if (!w.ok()) ++safe_write_failures_;
+    }
+  } else if (fallback_ != FallbackReason::kNone) {
+    // The cause cleared: restart the episode so the limiter starts from the caps in force
+    // (the safe setting); the controllers decide from the next tick.
+    log_line("fallback over (" + std::string(fallback_name(fallback_)) + ")");
+    fallback_ = FallbackReason::kNone;
+    restart();
+  } else {
+    Command request = loop_->merged();
+    // Following a coordinator, caps never sum above the node's share (share guard), checked
+    // every tick so a lowered share is in force before the controller's next decision.
+    if (fleet_ && read.ok() && !cfg_.read_only &&
+        clamp_caps_to_share(request, plant_.info(), loop_->latest(), node_budget_w(t))) {
+      decided = true;
+    }
+    if (decided && !cfg_.read_only) {
+      drop_unlisted_gpus(request);
+      Status w = loop_->act(request);
+      if (!w.ok()) log_line("write: " + w.message());
+    }
+  }
+  double node_w = 0;
+  for (const GpuReading& g : loop_->latest().gpus) node_w += g.power_w;
+  if (read.ok()) update_windows(t, node_w);
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,137 @@
+#pragma once
+// AgentTick: one tick of the node agent's control path, the same ControlLoop as `eval`
+// (control/control_loop.hpp: its decision schedule, merge, claims and SafetyLimiter) driven
+// phase by phase, with the agent's own work between the phases. Each tick at plant time t:
+//   1. drain the CommandQueue (a budget schedule, a controller spec); take the coordinator's
+//      budget (FleetFollower, when following); re-read the plant's job set. A new budget or job
+//      set restarts the episode (ControlLoop::restart: limiter, history, controllers);
+//   2. ControlLoop::sense();
+//   3. fail safe: a failed read older than stale_after_s (or before any good one), a job whose
+//      channel went quiet, a knob controller with no job exposing its knobs, or a controller
+//      that throws in ControlLoop::decide() puts the static safe setting in force this tick
+//      (every GPU at safe_cap_w, else the node budget split evenly, in range; default knobs),
+//      written unlimited, until the cause clears; then the episode restarts and the controllers
+//      decide from the next tick;
+//   4. otherwise ControlLoop::decide(); following a coordinator, the share guard
+//      (clamp_caps_to_share) every tick; caps of GPUs no job lists are left out; then
+//      ControlLoop::act() (limiter, write);
+//   5. windows: the trailing mean of node power over the budget's window, and the tumbling
+//      judgement by the one window rule (control/window_judge.hpp, as EpisodeMetrics judges an
+//      episode), restarted when the window length changes.
+// advance() moves to the next tick (also for a deadline the driver skipped). read_only: nothing
+// is ever written (sense, decide, serve). The loop thread only; never throws.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "agent/agent_config.hpp"
+#include "agent/agent_state.hpp"
+#include "agent/commands.hpp"
+#include "agent/fallback_reason.hpp"
+#include "agent/fleet_follower.hpp"
+#include "agent/job_registry.hpp"
+#include "control/control_loop.hpp"
+#include "control/window_judge.hpp"
+#include "controllers/registry/controller_registry.hpp"
+#include "runtime/node_plant.hpp"
+
+namespace fw::agent {
+
+// Builds a controller from a spec for the plant's current info (the registry by default;
+// tests inject failing ones).
+using ControllerMaker = std::function<Result<std::unique_ptr<Controller>>(const std::string& spec)>;
+
+// What a controller is prepared against on this node: the plant's `info` and budget `b`, the
+// plant's defaults (a scenario's episode length and model plant: calibrated as `eval` does),
+// cfg's policy directories and limiter. Pure: safe from any thread.
+registry::ControllerEnv agent_controller_env(const AgentConfig& cfg, const NodePlant& plant,
+                                             const PlantInfo& info, const BudgetSchedule& b);
+
+// The node budget the agent starts with: cfg.budget_w; else, following a coordinator, the safe
+// share (until the first assignment); else the plant's default schedule's first entry; else
+// the GPUs' maximum caps summed. window_s: cfg's, else the schedule's, else 30 s.
+// InvalidArgument when it is not positive.
+Result<Budget> initial_budget(const AgentConfig& cfg, const NodePlant& plant);
+
+// The static safe setting for a node budget of `node_w`: every GPU at safe_cap_w, else node_w
+// split evenly, within the device's range; every job at its default knobs.
+Command safe_command(const AgentConfig& cfg, const PlantInfo& info, double node_w);
+
+class AgentTick {
+ public:
+  // `plant`, `commands`, `jobs` and `fleet` (may be null) must outlive the tick.
+  AgentTick(const AgentConfig& cfg, NodePlant& plant, CommandQueue& commands, JobRegistry& jobs,
+            FleetFollower* fleet);
+
+  void set_controller_maker(ControllerMaker m) { make_controller_ = std::move(m); }
+  // Sets the starting budget and the controller (cfg.controller); starts the loop.
+  Status start(const Budget& b);
+  void tick(double t);
+  void advance() { loop_->advance(); }
+  // Restarts the episode (the budget or job set changed; at the run's start).
+  void restart();
+
+  const std::string& controller_spec() const { return controller_spec_; }
+  const BudgetSchedule& budget() const { return budget_; }
+  const BudgetState& budget_state() const { return budget_state_; }
+  double node_budget_w(double t) const;  // the budget in force, summed over the node
+  const Snapshot& latest() const { return loop_->latest(); }
+  FallbackReason fallback() const { return fallback_; }
+  const std::map<FallbackReason, int64_t>& fallbacks_total() const { return fallbacks_total_; }
+  // The trailing mean of node power over the window in force (NaN: no sample yet).
+  double trailing_mean_w() const;
+  int64_t violations_total() const { return violations_total_; }
+  // The limiter's counters, monotonic over the run (the limiter restarts with each episode).
+  std::map<std::string, int64_t> limiter_actions_total() const;
+  int64_t write_failures() const { return loop_->write_failures() + safe_write_failures_; }
+  uint64_t applied_command_seq() const { return applied_seq_; }
+  void set_recorder(Recorder* r) { loop_->set_recorder(r); }
+  // Called with the plant's info and budget each time an episode starts (what PUT
+  // /v1/controller validates against).
+  void on_episode(std::function<void(const PlantInfo&, const BudgetSchedule&)> f) {
+    on_episode_ = std::move(f);
+  }
+
+ private:
+  Status start_controller(const std::string& spec);
+  Result<std::unique_ptr<Controller>> registry_controller(const std::string& spec);
+  void apply_commands(double t);
+  void follow_fleet(double t);
+  void set_node_budget(double watts, const std::string& source, double t);
+  FallbackReason check_failsafe(double t, const Status& read_status) const;
+  bool controller_can_act() const;
+  void drop_unlisted_gpus(Command& request) const;
+  void update_windows(double t, double node_w);
+
+  const AgentConfig& cfg_;
+  NodePlant& plant_;
+  CommandQueue& commands_;
+  JobRegistry& jobs_;
+  FleetFollower* fleet_;
+  ControllerMaker make_controller_;
+  BudgetSchedule budget_;  // the loop judges this object; replaced in place
+  BudgetState budget_state_;
+  std::unique_ptr<ControlLoop> loop_;
+  std::unique_ptr<Controller> controller_;
+  std::string controller_spec_;
+  std::function<void(const PlantInfo&, const BudgetSchedule&)> on_episode_;
+  // Fail safe.
+  FallbackReason fallback_ = FallbackReason::kNone;
+  std::map<FallbackReason, int64_t> fallbacks_total_;
+  double last_good_read_s_ = 0;
+  bool episode_started_ = false;
+  int64_t safe_write_failures_ = 0;
+  // Windows.
+  std::deque<std::pair<double, double>> trailing_;
+  WindowJudge tumbling_;
+  double judged_window_s_ = kUnset;
+  int64_t violations_total_ = 0;
+  std::map<std::string, int64_t> limiter_base_;
+  uint64_t applied_seq_ = 0;
+};
+
+}  // namespace fw::agent

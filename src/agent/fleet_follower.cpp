@@ -1,0 +1,62 @@
+#include "agent/fleet_follower.hpp"
+
+#include <cmath>
+#include <map>
+
+#include "agent/fleet_budget.hpp"
+#include "core/format.hpp"
+
+namespace fw::agent {
+
+Result<std::unique_ptr<FleetFollower>> FleetFollower::start(const AgentFleetConfig& cfg,
+                                                            const std::string& hostname,
+                                                            const PlantInfo& info) {
+  auto f = std::make_unique<FleetFollower>();
+  f->node_ = cfg.node.empty() ? hostname : cfg.node;
+  fleet::EtcdClientOptions etcd;
+  etcd.endpoints = cfg.etcd;
+  fleet::NodeLinkOptions o;
+  o.site = cfg.site;
+  o.node = f->node_;
+  o.safe_share_w = cfg.safe_share_w;
+  o.lease_ttl_s = cfg.lease_ttl_s;
+  auto l = fleet::NodeLink::Start(etcd, o, fleet_record(f->node_, info, {}, unix_now_s()));
+  if (!l.ok()) return Status(l.status().code(), "fleet: " + l.status().message());
+  f->link_ = std::move(l).value();
+  std::fprintf(stderr, "flexwatt agent: fleet: node %s of site %s\n", f->node_.c_str(),
+               o.site.c_str());
+  return f;
+}
+
+std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const Snapshot& latest,
+                                                 const std::vector<JobState>& registered,
+                                                 double now_w, const std::string& now_source) {
+  if (!link_) return std::nullopt;
+  std::map<std::string, double> job_pfi;
+  for (size_t j = 0; j < plant.info().jobs.size(); ++j) {
+    for (const JobState& js : registered) {
+      if (js.id == plant.job_id(j) && std::isfinite(js.pfi)) {
+        job_pfi[plant.info().jobs[j].name] = js.pfi;
+      }
+    }
+  }
+  link_->update(fleet_record(node_, plant.info(), latest, unix_now_s(), job_pfi));
+  const fleet::NodeBudget b = link_->budget();
+  FleetBudget out;
+  out.watts = std::max(b.watts, node_floor_w(plant.info()));
+  out.source = b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator"
+               : b.awaiting_first ? "coordinator_awaiting_assignment"
+                                  : "coordinator_safe_share";
+  if (out.source == now_source && out.watts <= now_w + 0.5 && out.watts >= now_w - 1e-9) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+void FleetFollower::leave() {
+  if (!link_) return;
+  link_->leave(false);
+  link_.reset();
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,51 @@
+#pragma once
+// FleetFollower: a node agent's link to the fleet coordinator (cfg.fleet enabled), one job:
+// report the node each tick and say what node budget the coordinator's assignment (or the
+// fallback share) puts in force.
+//   start(): registers through fleet::NodeLink (node name: cfg.fleet.node, else the host name).
+//   follow(): reports the node (its GPUs, draw, each plant job's PFI as its channel job declared
+//     it, finite only) and returns the budget to put in force, or nothing when the one in force
+//     stands: a lower budget is taken at once; a raise waits until it is above 0.5 W (the only
+//     deadband); a change of source (assignment, awaiting the first, safe share) always
+//     counts. Below the node's floor (a 0 W target) the floor: every GPU at its minimum cap.
+//   leave(): drops the registration (the share is held back: the restored caps may draw).
+// The loop thread only.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/agent_config.hpp"
+#include "agent/agent_state.hpp"
+#include "agent/job_registry.hpp"
+#include "core/status.hpp"
+#include "fleet/node_link.hpp"
+#include "runtime/node_plant.hpp"
+
+namespace fw::agent {
+
+// A budget the coordinator puts in force: watts on the node, and where it came from
+// (coordinator | coordinator_awaiting_assignment | coordinator_safe_share).
+struct FleetBudget {
+  double watts = 0;
+  std::string source;
+};
+
+class FleetFollower {
+ public:
+  static Result<std::unique_ptr<FleetFollower>> start(const AgentFleetConfig& cfg,
+                                                      const std::string& hostname,
+                                                      const PlantInfo& info);
+  // `now_w` and `now_source`: the node budget in force and its source.
+  std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
+                                    const std::vector<JobState>& registered, double now_w,
+                                    const std::string& now_source);
+  void leave();
+
+ private:
+  std::unique_ptr<fleet::NodeLink> link_;
+  std::string node_;
+};
+
+}  // namespace fw::agent

@@ -1,0 +1,142 @@
+#include "agent/node_lifecycle.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "agent/agent_tick.hpp"
+#include "core/format.hpp"
+#include "runtime/restore_file.hpp"
+
+namespace fw::agent {
+namespace {
+
+void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
+
+// A restore file that cannot be read (truncated by a crash mid-write, edited by hand): the caps
+// it saved are unknown, so neither a start nor --restore can go on by themselves. Names the way
+// out; an I/O error (not a corrupt file) is returned as it is.
+Status corrupt_restore_file_status(const Status& s) {
+  if (s.code() != StatusCode::kInvalidArgument) return s;
+  return Status::InvalidArgument(
+      s.message() +
+      "; the caps it saved are unknown. Check the GPUs' caps (nvidia-smi -q -d POWER), then run "
+      "`flexwatt agent --config <this config> --restore --to-default` to set every managed GPU "
+      "to its default power limit and remove the file");
+}
+
+// The caps a restart puts in force: the saved ones when they sum within share_w, else the
+// share's (safe_command's caps, on the managed GPUs).
+bool within_share(const std::vector<SavedCap>& saved, double share_w) {
+  double sum_w = 0;
+  for (const SavedCap& c : saved) sum_w += c.cap_w;
+  return !(sum_w > share_w + 1e-9);
+}
+
+std::vector<SavedCap> share_caps(const AgentConfig& cfg, NodePlant& plant, double share_w) {
+  const Command safe = safe_command(cfg, plant.info(), share_w);
+  const std::vector<int>& managed = plant.caps().gpus();
+  std::vector<SavedCap> out;
+  for (size_t g = 0; g < managed.size() && g < safe.power_cap_w.size(); ++g) {
+    out.push_back({managed[g], safe.power_cap_w[g]});
+  }
+  return out;
+}
+
+}  // namespace
+
+Status NodeLifecycle::acquire() {
+  for (const std::string& f : {cfg_.lock_file, cfg_.restore_file}) {
+    std::error_code ec;  // a missing /run/flexwatt is created; a failure shows up just below
+    std::filesystem::create_directories(std::filesystem::path(f).parent_path(), ec);
+  }
+  auto lock = NodeLock::acquire(cfg_.lock_file);
+  if (!lock.ok()) return lock.status();
+  lock_ = std::move(lock).value();
+  return Status::Ok();
+}
+
+Status NodeLifecycle::open_plant(JobChannel* jobs) {
+  auto p = NodePlant::open(cfg_.plant, jobs);
+  if (!p.ok()) return p.status();
+  plant_ = std::move(p).value();
+  return Status::Ok();
+}
+
+Status NodeLifecycle::take_caps(double share_w) {
+  if (cfg_.read_only) return Status::Ok();  // nothing will be written: nothing to save
+  auto leftover = read_restore_file(cfg_.restore_file);
+  if (!leftover.ok()) return corrupt_restore_file_status(leftover.status());
+  std::vector<SavedCap> kept;
+  if (leftover.value()) {
+    const RestoreRecord& r = *leftover.value();
+    kept = r.caps;
+    const bool within = within_share(r.caps, share_w);
+    const std::vector<SavedCap> now = within ? r.caps : share_caps(cfg_, *plant_, share_w);
+    log_line("restore file " + cfg_.restore_file + " left by pid " + std::to_string(r.pid) +
+             " (unclean exit): " +
+             (within ? "restoring " + std::to_string(r.caps.size()) + " caps"
+                     : "its caps sum above the node's share (" + std::to_string(share_w) +
+                           " W): the share's caps until the loop decides"));
+    Status s = fw::restore_caps(plant_->caps(), now);
+    if (!s.ok()) return Status(s.code(), "restoring the caps of the previous run: " + s.message());
+    FW_RETURN_IF_ERROR(remove_restore_file(cfg_.restore_file));
+  }
+  // Save before any write: the caps found (or the crashed run's, kept) are what every exit path
+  // puts back; the caps in force now are what GPUs no controller sets are held at.
+  FW_RETURN_IF_ERROR(plant_->caps().save_with(kept));
+  plant_->adopt_caps_in_force();
+  RestoreRecord rec{static_cast<int>(::getpid()), cfg_.plant.backend, unix_now_s(),
+                    plant_->caps().saved()};
+  FW_RETURN_IF_ERROR(write_restore_file(cfg_.restore_file, rec));
+  saved_ = true;
+  return Status::Ok();
+}
+
+Status NodeLifecycle::restore() {
+  if (!saved_ || restored_) return Status::Ok();
+  restored_ = true;
+  Status s = plant_->caps().restore();
+  if (!s.ok()) {
+    log_line("restore failed (the restore file is kept for --restore): " + s.message());
+    return s;
+  }
+  log_line("caps restored");
+  return remove_restore_file(cfg_.restore_file);
+}
+
+Status restore_from_file(const AgentConfig& cfg, std::string* what, const RestoreOptions& opt) {
+  std::error_code ec;  // no /run/flexwatt yet (a fresh boot): the lock's directory is created
+  std::filesystem::create_directories(std::filesystem::path(cfg.lock_file).parent_path(), ec);
+  auto lock = NodeLock::acquire(cfg.lock_file, opt.lock_wait_s);
+  if (!lock.ok()) return lock.status();
+  auto rec = read_restore_file(cfg.restore_file);
+  if (!rec.ok() && !opt.to_default) return corrupt_restore_file_status(rec.status());
+  if (rec.ok() && !rec.value() && !opt.to_default) {
+    if (what) *what = "nothing to restore (" + cfg.restore_file + " absent)";
+    return Status::Ok();
+  }
+  auto plant = NodePlant::open(cfg.plant, nullptr);
+  if (!plant.ok()) return plant.status();
+  PowerCapActuator& caps = plant.value()->caps();
+  if (opt.to_default) {
+    std::vector<SavedCap> defaults;
+    for (int g : caps.gpus()) defaults.push_back({g, caps.constraints(g).default_w});
+    FW_RETURN_IF_ERROR(restore_caps(caps, defaults));
+    if (what) {
+      *what = "set " + std::to_string(defaults.size()) + " GPUs to their default power limit" +
+              (rec.ok() && !rec.value() ? "" : "; removed " + cfg.restore_file);
+    }
+    return remove_restore_file(cfg.restore_file);
+  }
+  FW_RETURN_IF_ERROR(restore_caps(caps, rec.value()->caps));
+  if (what) {
+    *what = "restored " + std::to_string(rec.value()->caps.size()) + " caps saved by pid " +
+            std::to_string(rec.value()->pid);
+  }
+  return remove_restore_file(cfg.restore_file);
+}
+
+}  // namespace fw::agent

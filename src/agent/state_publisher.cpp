@@ -1,0 +1,91 @@
+#include "agent/state_publisher.hpp"
+
+#include <cmath>
+
+#include "core/format.hpp"
+
+namespace fw::agent {
+
+void StatePublisher::set_env(const PlantInfo& info, const BudgetSchedule& budget) {
+  std::lock_guard<std::mutex> lock(env_mu_);
+  env_info_ = info;
+  env_budget_ = budget;
+}
+
+std::pair<PlantInfo, BudgetSchedule> StatePublisher::env() const {
+  std::lock_guard<std::mutex> lock(env_mu_);
+  return {env_info_, env_budget_};
+}
+
+void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
+                             const LoopState& loop) {
+  AgentState s;
+  s.time_unix_s = unix_now_s();
+  s.hostname = hostname_;
+  s.read_only = read_only_;
+  static const Snapshot kNone;
+  const Snapshot& snap = tick ? tick->latest() : kNone;
+  double node_w = 0;
+  bool any = false;
+  const auto& ids = plant.node_gpus();
+  for (size_t g = 0; g < ids.size(); ++g) {
+    GpuState gs;
+    gs.index = ids[g].index;
+    gs.uuid = ids[g].uuid;
+    gs.name = ids[g].name;
+    CapConstraints c = plant.caps().constraints(plant.caps().gpus()[g]);
+    gs.cap_min_w = c.min_w;
+    gs.cap_max_w = c.max_w;
+    gs.cap_default_w = c.default_w;
+    if (g < snap.gpus.size()) {
+      const GpuReading& r = snap.gpus[g];
+      gs.power_w = r.power_w;
+      gs.energy_j = r.energy_j;
+      gs.cap_w = r.cap_w;
+      gs.sm_clock_mhz = r.sm_clock_mhz;
+      gs.sm_util = r.sm_util;
+      gs.mem_util = r.mem_util;
+      gs.temp_c = r.temp_c;
+      gs.clock_event_reasons = plant.clock_event_reasons(g);
+      if (!std::isnan(r.power_w)) {
+        node_w += r.power_w;
+        any = true;
+      }
+    }
+    s.gpus.push_back(gs);
+  }
+  s.node_power_w = any ? node_w : kUnset;
+  s.loop = loop;
+  s.jobs = jobs_.snapshot();
+  if (tick) {
+    s.controller = tick->controller_spec();
+    s.budget = tick->budget_state();
+    const Budget& now = tick->budget().at(t);
+    s.budget.watts = now.watts;
+    s.budget.window_s = now.window_s;
+    WindowState w;
+    w.window_s = now.window_s;
+    w.mean_w = tick->trailing_mean_w();
+    w.violations_total = tick->violations_total();
+    s.windows.push_back(w);
+    s.limiter_actions_total = tick->limiter_actions_total();
+    for (FallbackReason r : kFallbackReasons) {
+      auto it = tick->fallbacks_total().find(r);
+      s.fallbacks_total[std::string(fallback_name(r))] =
+          it == tick->fallbacks_total().end() ? 0 : it->second;
+    }
+    s.fallback_reason = std::string(fallback_name(tick->fallback()));
+    s.applied_command_seq = tick->applied_command_seq();
+    // A registered job's progress is the plant's reading of the plant job it mirrors.
+    for (size_t j = 0; j < snap.jobs.size(); ++j) {
+      for (JobState& js : s.jobs) {
+        if (js.id != plant.job_id(j)) continue;
+        js.tokens_total = snap.jobs[j].tokens_total;
+        js.steps_total = snap.jobs[j].steps_total;
+      }
+    }
+  }
+  hub_.publish(std::move(s));
+}
+
+}  // namespace fw::agent

@@ -1,0 +1,95 @@
+#include "runtime/sim_node_plant.hpp"
+
+#include <cmath>
+
+#include "actuation/fake_power_cap_actuator.hpp"
+#include "sim/scenario.hpp"
+
+namespace fw {
+namespace {
+
+class SimNodePlant : public NodePlant {
+ public:
+  SimNodePlant(NodePlantConfig cfg, JobChannel* jobs) : NodePlant(std::move(cfg), jobs) {}
+
+  Status open(const std::string& scenario_path) {
+    auto sc = sim::load_scenario(scenario_path, cfg_.sim_overrides);
+    if (!sc.ok()) return sc.status();
+    const sim::Scenario& scenario = sc.value();
+    sim_ = sim::make_plant(scenario, cfg_.seed);
+    defaults_.budget = scenario.budget;
+    defaults_.episode_s = scenario.duration_s;
+    defaults_.model_plant = [scenario](uint64_t seed) { return sim::make_plant(scenario, seed); };
+    info_ = sim_->info();
+    std::vector<FakeGpuCap> fake;
+    for (size_t g = 0; g < info_.gpus.size(); ++g) {
+      const GpuInfo& gi = info_.gpus[g];
+      const double cap =
+          scenario.gpus[g].power_cap_w > 0 ? scenario.gpus[g].power_cap_w : gi.default_cap_w;
+      fake.push_back({static_cast<int>(g), {gi.min_cap_w, gi.max_cap_w, gi.default_cap_w}, cap});
+      node_gpus_.push_back(
+          {static_cast<int>(g), "sim-" + std::to_string(g), "simulated " + gi.model});
+    }
+    caps_ = std::make_unique<FakePowerCapActuator>(std::move(fake));
+    return Status::Ok();
+  }
+
+  Status read(double now_s, Snapshot& out) override {
+    FW_RETURN_IF_ERROR(sim_->read(now_s, out));
+    for (size_t g = 0; g < out.gpus.size() && g < caps_->gpus().size(); ++g) {
+      auto cap = caps_->cap_w(static_cast<int>(g));
+      if (cap.ok()) out.gpus[g].cap_w = cap.value();
+    }
+    out.time_s = now_s;
+    return Status::Ok();
+  }
+
+  Status write(const Command& cmd) override {
+    Status first;
+    Command sim_cmd;
+    for (size_t g = 0; g < cmd.power_cap_w.size() && g < caps_->gpus().size(); ++g) {
+      const double w = cmd.power_cap_w[g];
+      if (std::isnan(w)) continue;
+      auto r = caps_->set(caps_->gpus()[g], w);
+      if (!r.ok()) {
+        if (first.ok()) first = r.status();
+        continue;
+      }
+      sim_cmd.power_cap_w.resize(info_.gpus.size(), kUnset);
+      sim_cmd.power_cap_w[g] = r.value().enforced_w;
+    }
+    for (size_t j = 0; j < cmd.knobs.size(); ++j) {
+      if (jobs_ && j < channel_jobs_.size()) jobs_->set_knobs(channel_jobs_[j].id, cmd.knobs[j]);
+    }
+    sim_cmd.knobs = cmd.knobs;
+    if (sim_cmd.any_set()) {
+      Status s = sim_->write(sim_cmd);
+      if (!s.ok() && first.ok()) first = s;
+    }
+    return first;
+  }
+
+  // The simulated jobs are fixed: the channel is read for its ids and report ages only.
+  bool refresh_jobs() override {
+    bool first = false;
+    if (jobs_) (void)read_channel(&first);
+    return false;
+  }
+
+  MissedDeadlines missed_deadlines() const override { return MissedDeadlines::kCatchUp; }
+
+ private:
+  std::unique_ptr<Plant> sim_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<NodePlant>> open_sim_node_plant(const NodePlantConfig& cfg,
+                                                       const std::string& scenario_path,
+                                                       JobChannel* jobs) {
+  auto p = std::make_unique<SimNodePlant>(cfg, jobs);
+  FW_RETURN_IF_ERROR(p->open(scenario_path));
+  return std::unique_ptr<NodePlant>(std::move(p));
+}
+
+}  // namespace fw
