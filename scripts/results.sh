@@ -19,7 +19,9 @@ cp "$out" "$tmp/prev-results.md" 2>/dev/null || : >"$tmp/prev-results.md"
 awk '/^## Non-stationary scenarios/ { p = 1 } p' "$out" >"$tmp/drift-prev.md" 2>/dev/null || true
 # Likewise the caps sections only results-all runs (section SCENARIO: its "### SCENARIO" heading up
 # to the next heading), kept in place by a plain run.
-CAPS_ALL_ONLY="caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8"
+# The last four: pipeline jobs with the frontier arm (docs/caps.md "Pipeline jobs in flexwatt
+# caps"), about 5 min more.
+CAPS_ALL_ONLY="caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 caps-pretrain-h100x8 caps-pretrain-h200x8 caps-pp4-a100pcie-x8 caps-pp4-a100pcie-x8-straggler caps-pp8-a40-x16 caps-pp8-a40-x16-straggler"
 for s in $CAPS_ALL_ONLY; do
   awk -v h="### $s" '$0 == h { p = 1; print; next } p && /^##/ { exit } p' "$out" >"$tmp/prev-$s.md" 2>/dev/null || true
 done
@@ -195,7 +197,8 @@ splice docs/control.md static-costs "$tmp/static-costs.md"
 
 # caps_table JSON [all]: a scenario's table: the best uniform and per-GPU static point within
 # 1.2 %, 5 % and 10 % throughput lost (each at most once), then Zeus (with and without its
-# profiling), PID and capnet, with each arm's cost (docs/caps.md); with `all`, every arm.
+# profiling), frontier (pipeline jobs), PID and capnet, with each arm's cost (docs/caps.md); with
+# `all`, every arm.
 caps_table() {
   jq -r --arg all "${2:-}" '
     def f(x): (x * 10000 | round) as $r | ($r | if . < 0 then -. else . end) as $m
@@ -212,7 +215,7 @@ caps_table() {
       "|---|---|---|---|---|---|---|---|",
       (if $all == "all" then ($a[] | row) else
         (($names[] as $n | $a[] | select(.name == $n) | row),
-         ($a[] | select(.family == "zeus" or .family == "pid" or .family == "capnet") | row))
+         ($a[] | select(.family == "frontier" or .family == "zeus" or .family == "pid" or .family == "capnet") | row))
        end)' "$1"
 }
 

@@ -29,6 +29,7 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
     Gpu& g = gpus_[i];
     g.preset = gpus[i].preset;
     g.cap_w = std::clamp(gpus[i].power_cap_w, g.preset->min_cap_w, g.preset->max_cap_w);
+    g.pipe_cap_w = g.cap_w;
     g.temp_c = sim_.ambient_c + sim_.thermal_c_per_w * g.preset->idle_bare_w;
     g.p_inst = g.preset->idle_bare_w;
     g.ring.fill(g.p_inst);
@@ -38,6 +39,7 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
                           g.preset->tdp_w, g.preset->tdp_w});
   }
   jobs_.resize(specs_.size());
+  pipes_.resize(specs_.size());
   shares_redrawn_.assign(specs_.size(), 0);
   for (size_t j = 0; j < specs_.size(); ++j) {
     const JobSpec& s = specs_[j];
@@ -47,7 +49,9 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
     init_heterogeneity(s, Rng::stream(seed, "sim.hetero"));
     JobInfo ji;
     ji.name = s.name;
-    ji.kind = s.kind == JobKind::kGrpo ? "grpo" : "pretrain";
+    ji.kind = s.kind == JobKind::kGrpo       ? "grpo"
+              : s.kind == JobKind::kPipeline ? "pipeline"
+                                             : "pretrain";
     ji.gpus = s.gpus;
     if (s.kind == JobKind::kGrpo) {
       for (int q = 0; q < kNumKnobs; ++q) ji.knob_ranges[q] = knob_range(s, q);
@@ -96,6 +100,10 @@ void Cluster::step() {
   for (size_t j = 0; j < specs_.size(); ++j) {
     const JobSpec& s = specs_[j];
     JobState& st = jobs_[j];
+    if (s.kind == JobKind::kPipeline) {
+      step_pipeline(j, t0);
+      continue;
+    }
     if (!st.started) {
       if (t0 + 1e-9 < s.start_s) continue;
       start_job(s, st, sim_.dt_s);
@@ -124,7 +132,9 @@ void Cluster::step() {
   for (Gpu& g : gpus_) {
     const GpuPreset& p = *g.preset;
     const bool ctx = g.job >= 0 && jobs_[g.job].started;
-    if (ctx) {
+    if (ctx && g.pipe_power_w >= 0) {
+      g.p_inst = std::max(p.idle_bare_w, g.pipe_power_w);
+    } else if (ctx) {
       double extra_w = g.offset_w;
       if (g.noise_sd_w > 0) {
         g.noise_w = g.noise_rho * g.noise_w +

@@ -11,6 +11,11 @@
 // the SM clock falls with lag clock_tau_s and rises with clock_up_tau_s); gen_concurrency applies
 // immediately to admission of new sequences (running ones are never preempted); group_size applies
 // from the next GRPO step (a step's rollout volume is fixed when it begins).
+// Pipeline jobs (sim/pipeline_scenario.hpp, sim/cluster_pipeline.cpp) step at the iteration
+// level instead: each GPU's cap, filtered with the clock lags (clock_tau_s down,
+// clock_up_tau_s up: the cap's settling time), sets its stage's clock through
+// sim::pipeline_iteration; the job progresses at 1 / iteration time per second and the GPU
+// draws its stage's iteration-average power (compute and blocking).
 
 #include <array>
 #include <memory>
@@ -61,6 +66,8 @@ class Cluster : public Plant {
   double true_power_w(int i) const { return gpus_[i].p_inst; }
   const JobState& job_state(int j) const { return jobs_[j]; }
   const JobSpec& job_spec(int j) const { return specs_[j]; }
+  // Pipeline job j's iteration in force (nullptr for other jobs or before it starts).
+  const PipelineIteration* pipeline_state(int j) const;
 
  private:
   struct Gpu {
@@ -72,6 +79,8 @@ class Cluster : public Plant {
     double work_share = 1, offset_w = 0, noise_w = 0;  // heterogeneity (JobSpec::hetero)
     double noise_sd_w = 0, noise_rho = 0;
     double p_inst = 0;
+    double pipe_cap_w = 0;     // pipeline jobs: the cap in force after settling
+    double pipe_power_w = -1;  // pipeline jobs: this step's power (< 0: not a pipeline GPU)
     double energy_j = 0, energy_reported_j = 0;
     double temp_c = 30;
     std::array<double, 64> ring{};  // last n_ring step powers (1 s window)
@@ -80,6 +89,16 @@ class Cluster : public Plant {
     Rng noise;
   };
   void step();
+  // Pipeline jobs (cluster_pipeline.cpp).
+  struct PipeState {
+    bool evaluated = false;
+    double progress = 0;         // of the current iteration, [0, 1)
+    std::vector<double> caps_w;  // the settled caps the iteration was evaluated with
+    uint64_t stragglers_on = 0;  // bit k: straggler k in force at the evaluation
+    PipelineIteration iter;
+  };
+  void step_pipeline(size_t j, double t0);
+  std::vector<PipeState> pipes_;  // per job (unused for other kinds)
   void init_heterogeneity(const JobSpec& s, const Rng& root);
   // JobSpec::hetero's scheduled change: the work shares drawn again with imbalance_after.
   void redraw_work_shares(const JobSpec& s);

@@ -13,6 +13,10 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
   if (!spec.gpu || S < 1 || spec.microbatches < 1 || spec.dp < 1 || spec.tp < 1) {
     return Status::InvalidArgument("pipeline job: needs a GPU, stages, micro-batches, dp, tp");
   }
+  if (!spec.stage_loads.empty() && spec.stage_loads.size() != static_cast<size_t>(S)) {
+    return Status::InvalidArgument("pipeline job: " + std::to_string(spec.stage_loads.size()) +
+                                   " stage loads for " + std::to_string(S) + " stages");
+  }
   if (caps_w.size() != static_cast<size_t>(spec.dp) * S) {
     return Status::InvalidArgument("pipeline job: " + std::to_string(caps_w.size()) + " caps for " +
                                    std::to_string(spec.dp * S) + " stage GPUs");
@@ -27,25 +31,31 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
   // draw more than its cap while it computes. Its busy share depends on the clocks through the
   // critical path: a fixed point, found by iterating from busy share 1.
   std::vector<double> busy_share(static_cast<size_t>(spec.dp) * S, 1.0);
+  std::vector<double> compute_pw(static_cast<size_t>(spec.dp) * S, 0.0);
+  std::vector<std::vector<double>> last_busy;
   const int rounds = spec.average_over_iteration ? 8 : 1;
   for (int round = 0; round < rounds; ++round) {
     out.pipeline_time_s.clear();
     std::vector<std::vector<double>> stage_busy(static_cast<size_t>(spec.dp));
     for (int p = 0; p < spec.dp; ++p) {
-      double factor = 1;
-      for (const auto& st : spec.stragglers) {
-        if (st.pipeline == p && now_s >= st.start_s && now_s < st.end_s) factor *= st.factor;
-      }
       double e = 0, b = 0;
       for (int s = 0; s < S; ++s) {
+        double factor = 1;
+        for (const auto& st : spec.stragglers) {
+          if (st.pipeline == p && (st.stage < 0 || st.stage == s) && now_s >= st.start_s &&
+              now_s < st.end_s)
+            factor *= st.factor;
+        }
+        const Load& load = spec.stage_loads.empty() ? spec.load : spec.stage_loads[s];
         const double cap = std::clamp(caps_w[p * S + s], spec.gpu->min_cap_w, spec.gpu->max_cap_w);
         const double setpoint = cap * (1 - spec.margin_frac);
         const double share = std::clamp(busy_share[p * S + s], 0.05, 1.0);
         const double compute_w = (setpoint - (1 - share) * spec.blocking_w) / share;
-        const double x = clock_for_cap(*spec.gpu, spec.load, compute_w, 1.0);
+        const double x = clock_for_cap(*spec.gpu, load, compute_w, 1.0);
         out.clock_x[p * S + s] = x;
-        const double slow = factor / clock_speed(spec.load.c, x);
-        const double power = gpu_power_w(*spec.gpu, spec.load, x);
+        const double slow = factor / clock_speed(load.c, x);
+        const double power = gpu_power_w(*spec.gpu, load, x);
+        compute_pw[p * S + s] = power;
         const double t[2] = {spec.stages[s].forward_s * slow, spec.stages[s].backward_s * slow};
         for (int k = 0; k < 2; ++k) {
           for (int ph = 0; ph < pipeline::kPhases; ++ph) {
@@ -63,6 +73,7 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
       busy[p] = b;
     }
     const double t_iter = *std::max_element(out.pipeline_time_s.begin(), out.pipeline_time_s.end());
+    last_busy = stage_busy;
     double moved = 0;
     for (int p = 0; p < spec.dp; ++p) {
       for (int s = 0; s < S; ++s) {
@@ -76,6 +87,18 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
   out.time_s = *std::max_element(out.pipeline_time_s.begin(), out.pipeline_time_s.end());
   for (int p = 0; p < spec.dp; ++p) {
     out.energy_j += spec.tp * (ecomp[p] + spec.blocking_w * (S * out.time_s - busy[p]));
+  }
+  out.gpu_power_w.resize(static_cast<size_t>(spec.dp) * S);
+  out.busy_share.resize(out.gpu_power_w.size());
+  for (int p = 0; p < spec.dp; ++p) {
+    for (int s = 0; s < S; ++s) {
+      const double sb = last_busy[p][s];
+      const size_t i = static_cast<size_t>(p) * S + s;
+      out.busy_share[i] = out.time_s > 0 ? sb / out.time_s : 1.0;
+      out.gpu_power_w[i] =
+          out.time_s > 0 ? (compute_pw[i] * sb + spec.blocking_w * (out.time_s - sb)) / out.time_s
+                         : compute_pw[i];
+    }
   }
   return out;
 }

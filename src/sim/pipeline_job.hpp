@@ -13,7 +13,8 @@
 //   pipeline does, and every GPU of a faster pipeline blocks (at blocking_w) until then. The
 //   all-reduce itself takes no time (assumption).
 // - A straggler multiplies one pipeline's op times by `factor` while start_s <= now < end_s
-//   (a throttled or slow node: its GPUs draw the same power for longer).
+//   (a throttled or slow node: its GPUs draw the same power for longer); with stage >= 0 only
+//   that stage of the pipeline (one slow GPU).
 // - Energy: tp GPUs per stage, each Σ ops P·t + blocking_w · (T − busy).
 
 #include <span>
@@ -34,6 +35,7 @@ struct PipelineStraggler {
   int pipeline = 0;
   double factor = 1;  // op times × factor
   double start_s = 0, end_s = 1e300;
+  int stage = -1;  // -1: every stage of the pipeline
 };
 
 struct PipelineJobSpec {
@@ -42,9 +44,10 @@ struct PipelineJobSpec {
   int dp = 1;            // data-parallel pipelines
   int tp = 1;            // GPUs per stage
   std::vector<PipelineStageWork> stages;
-  Load load;                   // a stage's compute load (u, m, c), the same on every stage
-  double blocking_w = 0;       // a waiting GPU
-  double margin_frac = 0.015;  // firmware setpoint below the cap (docs/simulator.md)
+  Load load;                      // a stage's compute load (u, m, c), the same on every stage
+  std::vector<Load> stage_loads;  // when not empty: one per stage, in place of `load`
+  double blocking_w = 0;          // a waiting GPU
+  double margin_frac = 0.015;     // firmware setpoint below the cap (docs/simulator.md)
   // true: the cap bounds a stage's power averaged over the iteration (compute and blocking);
   // false: it bounds the power while computing.
   bool average_over_iteration = true;
@@ -56,6 +59,9 @@ struct PipelineIteration {
   double energy_j = 0;                  // every GPU of every pipeline
   std::vector<double> pipeline_time_s;  // per pipeline, its own critical path
   std::vector<double> clock_x;          // per pipeline and stage (p * stages + s)
+  // Per pipeline and stage (p * stages + s), one GPU of the stage: its power averaged over the
+  // iteration (compute and blocking) and the share of the iteration it computes.
+  std::vector<double> gpu_power_w, busy_share;
 };
 
 // REQUIRES: caps_w.size() == dp · stages (one cap per stage of each pipeline; the tp GPUs of

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/config.hpp"
+#include "sim/pipeline_scenario.hpp"
 
 namespace fw::sim {
 namespace {
@@ -339,8 +340,11 @@ Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartSt
     } else if (kind == "pretrain") {
       j.kind = JobKind::kPretrain;
       keys.insert(keys.end(), kPretrainKeys.begin(), kPretrainKeys.end());
+    } else if (kind == "pipeline") {  // sim/pipeline_scenario.hpp
+      j.kind = JobKind::kPipeline;
+      keys.insert(keys.end(), pipeline_job_keys().begin(), pipeline_job_keys().end());
     } else {
-      return e["kind"].error("'" + kind + "' is not one of grpo, pretrain");
+      return e["kind"].error("'" + kind + "' is not one of grpo, pretrain, pipeline");
     }
     FW_RETURN_IF_ERROR(e.reject_unknown(keys));
     FW_GET(j.name, e.get_string("name", kind + "-" + std::to_string(i)));
@@ -369,6 +373,14 @@ Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartSt
           " (per-job offsets need fleet.start: manual)");
     }
     FW_GET(j.start_offset_s, e.get_double("start_offset_s", 0, 0, 1e7));
+    if (j.kind == JobKind::kPipeline) {
+      if (start != StartStrategy::kManual) {
+        return e["kind"].error("pipeline jobs need fleet.start: manual");
+      }
+      FW_RETURN_IF_ERROR(parse_pipeline_job(e, gpus[first], j));
+      out.push_back(std::move(j));
+      continue;
+    }
     if (j.kind == JobKind::kGrpo) {
       FW_RETURN_IF_ERROR(parse_grpo(e, gpus[first], j));
     } else {
@@ -470,6 +482,11 @@ nlohmann::json Scenario::to_json() const {
                         {"start_s", x.start_s},
                         {"preset", x.preset},
                         {"start_offset_s", x.start_offset_s}};
+    if (x.kind == JobKind::kPipeline) {
+      o.update(pipeline_job_json(x));
+      jobs_j.push_back(o);
+      continue;
+    }
     if (x.kind == JobKind::kGrpo) {
       o["kind"] = "grpo";
       o["knobs"] = {{"gen_concurrency", x.grpo.gen_concurrency}, {"group_size", x.grpo.group_size}};

@@ -15,11 +15,12 @@
 
 #include "core/rng.hpp"
 #include "sim/gpu_model.hpp"
+#include "sim/pipeline_job.hpp"
 #include "telemetry/snapshot.hpp"
 
 namespace fw::sim {
 
-enum class JobKind { kGrpo, kPretrain };
+enum class JobKind { kGrpo, kPretrain, kPipeline };
 
 // Load of one phase of work on each GPU of a job: the GPU model's Load (one type for both).
 using PhaseLoad = Load;
@@ -147,6 +148,11 @@ struct JobSpec {
   PretrainParams pretrain;
   Heterogeneity hetero;
   DutyCycle duty;  // pretrain only
+  // kPipeline (sim/pipeline_scenario.hpp): one GPU per stage of each data-parallel pipeline,
+  // gpus[p · stages + s]; spec.tp = 1. tokens_per_iter: trained tokens per iteration (whole job).
+  PipelineJobSpec pipeline;
+  double pipeline_tokens_per_iter = 0;
+  std::string pipeline_profile;  // the stage-profile file its work came from ("" = stage_work)
   // Knob ranges (GRPO only).
   double gen_concurrency_min = 1, gen_concurrency_max = 64;
   double group_size_min = 1, group_size_max = 16;

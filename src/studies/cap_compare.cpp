@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "controllers/cap_arms.hpp"
+#include "controllers/frontier_controller.hpp"
 #include "controllers/pid_controller.hpp"
+#include "controllers/registry/frontier_setup.hpp"
 #include "controllers/zeus_controller.hpp"
 #include "core/format.hpp"
 #include "core/text_table.hpp"
@@ -56,6 +58,17 @@ Result<std::vector<Arm>> build_arms(const CapCompareRequest& req) {
     arms.push_back({"per-gpu:r=" + num(r, 2), "per-gpu",
                     [r] { return std::make_unique<PerGpuStaticController>(r); },
                     "60 s uncapped/run; pick: sweep " + std::to_string(nr * req.seeds) + " ep"});
+  }
+  // A pipeline job: the frontier reference on its offline profile (the first pipeline job).
+  for (size_t j = 0; j < sc.jobs.size(); ++j) {
+    if (sc.jobs[j].kind != sim::JobKind::kPipeline) continue;
+    FW_ASSIGN_OR_RETURN(FrontierConfig fc,
+                        registry::frontier_config_for_job(sc.jobs[j], static_cast<int>(j)));
+    FW_ASSIGN_OR_RETURN(FrontierController proto, FrontierController::create(fc));
+    arms.push_back(
+        {"frontier", "frontier", [proto] { return std::make_unique<FrontierController>(proto); },
+         "offline profile " + std::to_string(registry::frontier_profile_points(fc)) + " points"});
+    break;
   }
   arms.push_back({"zeus:eta=0.5", "zeus",
                   [] { return std::make_unique<ZeusController>(ZeusConfig{}); },
@@ -346,11 +359,15 @@ std::string CapCompareResult::svg() const {
   o << "<text x='" << (L + W - R) / 2 << "' y='" << H - 18
     << "' text-anchor='middle'>throughput lost %</text><text transform='translate(18,"
     << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>energy saved per token %</text>\n";
-  const std::pair<const char*, const char*> fam[] = {{"uniform", "#1f77b4"}, {"per-gpu", "#2ca02c"},
-                                                     {"zeus", "#9467bd"},    {"pid", "#8c564b"},
-                                                     {"capnet", "#d62728"},  {"uncapped", "black"}};
+  const std::pair<const char*, const char*> fam[] = {
+      {"uniform", "#1f77b4"}, {"per-gpu", "#2ca02c"},  {"zeus", "#9467bd"},  {"pid", "#8c564b"},
+      {"capnet", "#d62728"},  {"frontier", "#ff7f0e"}, {"uncapped", "black"}};
   int row = 0;
   for (const auto& [f, col] : fam) {
+    if (std::string(f) == "frontier" && std::none_of(arms.begin(), arms.end(), [](const auto& a) {
+          return a.family == "frontier";
+        }))
+      continue;  // pipeline scenarios only
     std::vector<std::pair<double, double>> line;
     for (const auto& a : arms) {
       if (a.family != f) continue;
@@ -359,7 +376,7 @@ std::string CapCompareResult::svg() const {
       o << "<circle cx='" << X(a.throughput_lost) << "' cy='" << Y(a.energy_saved) << "' r='"
         << (std::string(f) == "capnet" ? 6 : 4) << "' fill='" << col << "'><title>" << a.name
         << "</title></circle>\n";
-      if (std::string(f) == "capnet" || std::string(f) == "zeus")
+      if (std::string(f) == "capnet" || std::string(f) == "zeus" || std::string(f) == "frontier")
         o << "<text x='" << X(a.throughput_lost) + 8 << "' y='" << Y(a.energy_saved) - 6
           << "' fill='" << col << "'>" << a.name << "</text>\n";
     }

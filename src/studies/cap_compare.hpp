@@ -6,10 +6,11 @@
 // GPU, from the highest settable cap down to half of it) and its frontier; the per-GPU static
 // sweep (cap_arms.hpp) and its frontier; Zeus (eta 0.5), and "zeus:held" (the cap Zeus chose on
 // that seed held from t = 0: Zeus without its profiling); PID on caps tracking a share of the
-// nameplate; capnet for each policy given. Each arm that is not on a frontier is compared with
-// the uniform frontier at its own throughput loss: the upper concave envelope of the uniform
-// points and the uncapped origin (two caps mixed over time reach any point between them), so
-// the static reference is never weaker than a sweep point.
+// nameplate; capnet for each policy given; on a scenario with a pipeline job, `frontier`
+// (frontier_controller.hpp) on the first pipeline job's offline profile. Each arm that is not on a
+// frontier is compared with the uniform frontier at its own throughput loss: the upper concave
+// envelope of the uniform points and the uncapped origin (two caps mixed over time reach any point
+// between them), so the static reference is never weaker than a sweep point.
 
 #include <cstdint>
 #include <functional>
@@ -36,7 +37,7 @@ struct CapCompareRequest {
 };
 
 struct CapArmResult {
-  std::string name, family;  // family: uncapped, uniform, per-gpu, zeus, pid, capnet
+  std::string name, family;  // family: uncapped, uniform, per-gpu, frontier, zeus, pid, capnet
   double energy_saved = 0, throughput_lost = 0, edp_change = 0, energy_saved_same_time = 0;
   double saved_sd = 0, lost_sd = 0;  // across seeds
   bool on_uniform_frontier = false, on_per_gpu_frontier = false;

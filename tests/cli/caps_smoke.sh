@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `flexwatt caps` and `flexwatt train --task caps`: a short comparison with a shipped capnet
-# policy (JSON fields, the SVG), a two-iteration training whose policy loads in eval, and bad
-# input with exit code 2.
+# policy (JSON fields, the SVG), a pipeline job with the frontier arm, a two-iteration training
+# whose policy loads in eval, and bad input with exit code 2.
 # Usage: bash caps_smoke.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -15,6 +15,15 @@ check "uncapped is the reference" jqt '.arms[0].name == "uncapped" and .arms[0].
 check "every family" jqt '[.arms[].family] | unique == ["capnet","per-gpu","pid","uncapped","uniform","zeus"]' "$tmp/c.json"
 check "capnet margins" jqt '.arms[-1] | has("margin_vs_uniform") and has("edp_change") and (.per_gpu_frontier_at_loss > 0)' "$tmp/c.json"
 check "svg written" grep -q "<svg" "$tmp/p.svg"
+pp="$src/scenarios/caps-pp4-a100pcie-x8-straggler.yaml"
+check "caps on a pipeline job" "$bin" caps "$pp" --seeds 1 --quick --set duration_s=300 \
+  --set 'jobs.0.stragglers=[{pipeline: 1, factor: 1.2, start_s: 100, end_s: 200}]' --json >"$tmp/pp.json"
+check "pipeline: a frontier arm that saves energy" jqt '[.arms[] | select(.family == "frontier")] |
+  length == 1 and .[0].energy_saved > 0' "$tmp/pp.json"
+check "eval runs the frontier controller" quiet "$bin" eval "$pp" --controllers frontier,frontier:slowdown=0.05 \
+  --seeds 1 --duration-s 120
+expect_exit2 "frontier on a job that is not a pipeline" "not a pipeline job" eval "$scn" \
+  --controllers frontier --seeds 1 --duration-s 60
 check "train --task caps" quiet "$bin" train --task caps "$scn" --alpha 0.5 --iterations 2 --pairs 2 \
   --variants 1 --episode-s 60 --max-gpus 2 --validate-every 1 --out "$tmp/cap.json"
 check "trained policy loads" quiet "$bin" eval "$scn" --controllers "capnet:$tmp/cap.json" --seeds 1 \

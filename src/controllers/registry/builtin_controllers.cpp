@@ -13,10 +13,12 @@
 #include "control/actuator.hpp"
 #include "controllers/cap_arms.hpp"
 #include "controllers/fleet_controller.hpp"
+#include "controllers/frontier_controller.hpp"
 #include "controllers/lookahead_plan.hpp"
 #include "controllers/oracle_controller.hpp"
 #include "controllers/pid_controller.hpp"
 #include "controllers/registry/controller_registry.hpp"
+#include "controllers/registry/frontier_setup.hpp"
 #include "controllers/registry/mpc_entry.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
@@ -27,6 +29,7 @@
 #include "core/confined_file.hpp"
 #include "rl/capnet_controller.hpp"
 #include "rl/ppo_controller.hpp"
+#include "sim/cluster.hpp"
 
 namespace fw::registry {
 namespace {
@@ -837,6 +840,75 @@ ControllerEntry capnet_entry() {
           prepare_capnet};
 }
 
+ControllerEntry frontier_entry() {
+  return {
+      "frontier",
+      "per-GPU caps from `flexwatt pipeline plan` for a pipeline job (frontier_controller.hpp): "
+      "the constant per-stage plan at <= slowdown, written at step boundaries, re-planned for a "
+      "straggler pipeline",
+      "",
+      {D::text("profile", "offline",
+               "offline: the job profiled on a simulator plant at every clock; else a stage "
+               "profile file (stage,instruction,frequency,time,energy)"),
+       D::integer("job", "0", 0, 4096, "the pipeline job's index"),
+       D::number("slowdown", "0.012", 0, 1, "largest iteration time increase planned"),
+       D::integer("microbatches", "0", 0, 100000,
+                  "per pipeline per iteration (0: the simulated job's; required with a file)"),
+       D::integer("dp", "0", 0, 4096, "pipelines (0: the simulated job's; 1 with a file)"),
+       D::number("blocking_w", "0", 0, 1e4,
+                 "a waiting GPU's power (0: the simulated job's, or the Perseus figure)"),
+       D::choice("averaging", "iteration", {"iteration", "compute"},
+                 "what a cap bounds: power over the iteration, or while computing"),
+       D::number("settle_s", "8", 0, 600, "assumed cap settling time, s"),
+       D::number("measure_s", "30", 1, 1e5, "activity measured per straggler decision, s"),
+       D::number("threshold", "0.03", 0.001, 1, "relative activity gap that is a straggler")},
+      [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+        FrontierConfig c;
+        const int job = static_cast<int>(o.number("job"));
+        if (o.text("profile") == "offline") {
+          if (!env.make_plant) {
+            return Status::InvalidArgument("frontier: profile=offline needs a simulated plant");
+          }
+          auto plant = env.make_plant(1);
+          const auto* cl = dynamic_cast<const sim::Cluster*>(plant.get());
+          if (cl == nullptr || env.real_plant) {
+            return Status::InvalidArgument("frontier: profile=offline needs a simulated plant");
+          }
+          if (job >= static_cast<int>(cl->info().jobs.size())) {
+            return Status::InvalidArgument("frontier: job=" + std::to_string(job) +
+                                           ": the plant has " +
+                                           std::to_string(cl->info().jobs.size()) + " jobs");
+          }
+          FW_ASSIGN_OR_RETURN(c, frontier_config_for_job(cl->job_spec(job), job));
+        } else {
+          if (env.policy_dirs) {
+            return Status::InvalidArgument("frontier: profile files are not read here");
+          }
+          FW_ASSIGN_OR_RETURN(c.profile, pipeline::read_stage_profile(o.text("profile")));
+          c.job = job;
+          c.microbatches = static_cast<int>(o.number("microbatches"));
+          if (c.microbatches < 1) {
+            return Status::InvalidArgument("frontier: microbatches=N is required with a file");
+          }
+          c.dp = std::max(1, static_cast<int>(o.number("dp")));
+          c.blocking_w =
+              env.info.gpus.empty() ? 0 : pipeline::default_blocking_w(env.info.gpus.front().model);
+        }
+        if (o.number("microbatches") > 0)
+          c.microbatches = static_cast<int>(o.number("microbatches"));
+        if (o.number("dp") > 0) c.dp = static_cast<int>(o.number("dp"));
+        if (o.number("blocking_w") > 0) c.blocking_w = o.number("blocking_w");
+        if (o.has("averaging")) c.average_over_iteration = o.text("averaging") == "iteration";
+        c.slowdown_max = o.number("slowdown");
+        c.settle_s = o.number("settle_s");
+        c.measure_s = o.number("measure_s");
+        c.threshold = o.number("threshold");
+        FW_ASSIGN_OR_RETURN(FrontierController proto, FrontierController::create(c));
+        return PreparedController{
+            [proto](uint64_t) { return std::make_unique<FrontierController>(proto); }};
+      }};
+}
+
 }  // namespace
 
 std::vector<ControllerEntry> builtin_controllers() {
@@ -852,6 +924,7 @@ std::vector<ControllerEntry> builtin_controllers() {
           lookahead_entry("oracle"),
           ppo_entry(),
           capnet_entry(),
+          frontier_entry(),
           mpc_entry()};
 }
 

@@ -1,0 +1,107 @@
+#pragma once
+// FrontierController (`frontier` in `flexwatt eval` / `flexwatt caps`): the reference that
+// applies `flexwatt pipeline plan`'s result (pipeline/planner.hpp) to one pipeline job as
+// per-GPU caps, through the SafetyLimiter like every controller. It needs an offline profile
+// of the job's stages (a Perseus-format file, or the simulated job profiled at every clock:
+// sim/pipeline_profile.hpp); it reads nothing else about the job but what a node sees: step
+// counts, per-GPU power, SM activity and clock.
+//
+// Plan: the planner's constant mode (one cap per stage; the simulator's pipeline jobs resolve
+// iterations, not their 1F1B phases, so the planner's phase schedule has nothing to act on)
+// at ≤ slowdown_max. A stage setting's clocks become a cap: with `average_over_iteration`
+// (the simulator's default) the stage's iteration-average power at those clocks (compute
+// energy plus blocking_w for the rest of the planned iteration), else its compute power;
+// divided by (1 − margin_frac), the firmware's setpoint margin. Uncapped: the device's max.
+//
+// Schedule keyed to the job's step boundaries: caps are written only on the first sample
+// where the job's step count has grown since the decision (never mid-step).
+// Cap settling time (assumption, tested in tests/controllers/frontier_controller_test.cpp):
+// a written cap is in force within settle_s (default 8 s; the simulator settles with the
+// clock lags, 0.2 s down and 1.5 s up, so 99 % in ≤ 7 s); step times measured before that are
+// not used.
+//
+// Stragglers (dynamic), from SM activity (the share of time a GPU computes; NVML's
+// utilization): every measure_s after the caps settled, each pipeline's activity is compared,
+// stage by stage, with the mean of the other pipelines'. A pipeline whose ratio r exceeds
+// 1 + threshold waits least: it is the straggler. Its factor F is the step time over the
+// reference step time (measured under the base plan while no pipeline straggled), or, with no
+// reference yet, F_current · r. The plan
+// is redone with straggler_factor F and the other pipelines get its `others` caps (the
+// straggler keeps the base plan's). When the straggler's ratio falls below 1 − threshold (it
+// now waits: recovered), the base plan returns. Claims the cap actuator; never reads the
+// budget.
+
+#include <string>
+#include <vector>
+
+#include "control/controller.hpp"
+#include "core/status.hpp"
+#include "pipeline/planner.hpp"
+#include "pipeline/stage_profile.hpp"
+
+namespace fw {
+
+struct FrontierConfig {
+  pipeline::StageProfile profile;  // one pipeline's stages
+  int job = 0;                     // the plant's job index
+  int microbatches = 12;           // per pipeline per iteration
+  int dp = 1;                      // pipelines; the job's GPUs are gpus[p · stages + s]
+  double blocking_w = 0;           // REQUIRES > 0
+  double slowdown_max = 0.012;
+  double margin_frac = 0.015;
+  bool average_over_iteration = true;
+  double settle_s = 8;
+  double measure_s = 30;
+  double threshold = 0.03;
+  double period_s = 0.5;
+};
+
+class FrontierController : public Controller {
+ public:
+  // Plans once (InvalidArgument for a profile or options the planner refuses).
+  static Result<FrontierController> create(const FrontierConfig& cfg);
+
+  std::string name() const override { return "frontier"; }
+  double period_s() const override { return cfg_.period_s; }
+  void reset(const PlantInfo& info) override;
+  Command update(const Observation& obs) override;
+  ActuatorSet claims() const override { return only_actuator(kCapActuator); }
+
+  // Per stage: the base plan's caps (before the device's range is applied).
+  const std::vector<double>& base_caps_w() const { return base_caps_w_; }
+  const pipeline::Plan& base_plan() const { return base_; }
+  double straggler_factor() const { return factor_; }  // 1: none in force
+  int straggler_pipeline() const { return straggler_; }
+  int replans() const { return replans_; }
+
+  // The caps (per stage) that give setting `m`'s clocks over an iteration of time_s.
+  static std::vector<double> caps_for(
+      const FrontierConfig& cfg,
+      const std::vector<std::array<pipeline::CapSetting, pipeline::kPhases>>& m, double time_s,
+      double max_cap_w);
+
+ private:
+  explicit FrontierController(FrontierConfig cfg) : cfg_(std::move(cfg)) {}
+  void want(int straggler, const std::vector<double>& other_caps);
+
+  FrontierConfig cfg_;
+  pipeline::Plan base_;
+  std::vector<double> base_caps_w_;
+  std::vector<int> gpus_;  // the job's GPUs
+  double max_cap_w_ = 1e9;
+  size_t n_gpus_ = 0;
+  std::vector<double> wanted_;  // per plant GPU, the caps to write at the next boundary
+  bool pending_ = false;
+  double last_steps_ = -1;
+  double settled_at_s_ = 0;       // activity from here on is under the written caps
+  std::vector<double> util_sum_;  // per job GPU, since settled_at_s_
+  int util_n_ = 0;
+  double first_boundary_t_ = -1, first_boundary_steps_ = 0;  // step boundaries measured
+  double last_boundary_t_ = 0, last_boundary_steps_ = 0;
+  double ref_step_s_ = 0;  // step time under the base plan, no straggler (0: not measured)
+  double factor_ = 1;
+  int straggler_ = -1;
+  int replans_ = 0;
+};
+
+}  // namespace fw
