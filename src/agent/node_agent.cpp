@@ -400,9 +400,9 @@ void NodeAgent::Impl::follow_fleet(double t) {
   if (!link) return;
   // Each plant job's PFI, as its channel job declared or a sweep measured it (finite only).
   std::map<std::string, double> job_pfi;
-  const std::vector<JobState> registered = jobs.snapshot();
+  const std::vector<RegisteredJob> registered = jobs.snapshot();
   for (size_t j = 0; j < plant->info().jobs.size(); ++j) {
-    for (const JobState& js : registered) {
+    for (const RegisteredJob& js : registered) {
       if (js.id == plant->job_id(j) && std::isfinite(js.pfi)) {
         job_pfi[plant->info().jobs[j].name] = js.pfi;
       }
@@ -670,7 +670,7 @@ void NodeAgent::Impl::publish(double t) {
     // sim: a registered job mirrors simulated job j, and its progress is the simulated job's
     // (the client's reports keep it alive), so throughput follows the caps as on hardware.
     for (size_t j = 0; j < snap.jobs.size(); ++j) {
-      for (JobState& js : s.jobs) {
+      for (RegisteredJob& js : s.jobs) {
         if (js.id != plant->job_id(j)) continue;
         js.tokens_total = snap.jobs[j].tokens_total;
         js.steps_total = snap.jobs[j].steps_total;

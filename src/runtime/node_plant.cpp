@@ -58,7 +58,7 @@ Status NodePlant::open_hardware() {
     const GpuDeviceInfo& d = hw_->source->info(g);
     CapConstraints c = caps_->constraints(g);
     GpuInfo gi;
-    const hw::GpuSpec* spec = hw::find_gpu_by_device_name(d.name);
+    const hw::GpuCatalogEntry* spec = hw::find_gpu_by_device_name(d.name);
     gi.model = spec ? std::string(spec->name) : d.name;
     gi.min_cap_w = std::isnan(c.min_w) ? 0 : c.min_w;
     gi.max_cap_w = std::isnan(c.max_w) ? 0 : c.max_w;
