@@ -76,7 +76,7 @@ AgentState node_state(int64_t tick) {
   s.loop.period_s = 0.1;
   s.loop.ticks_total = tick;
   for (int j = 0; j < 4; ++j) {
-    JobState js;
+    RegisteredJob js;
     js.id = "job-" + std::to_string(j);
     js.phase = "generate";
     js.tokens_total = 1000.0 * static_cast<double>(tick);

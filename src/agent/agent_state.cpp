@@ -49,7 +49,7 @@ nlohmann::json knobs_json(const KnobValues& k) {
   return out;
 }
 
-nlohmann::json to_json(const JobState& j) {
+nlohmann::json to_json(const RegisteredJob& j) {
   return {{"id", j.id},
           {"name", j.name},
           {"kind", j.kind},

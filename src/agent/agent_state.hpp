@@ -68,14 +68,16 @@ struct LoopState {
   double plant_time_s = 0;
 };
 
-struct JobState {
+// A job registered with the agent (JobRegistry), as the agent last knew it. The simulator's
+// mutable job state is sim::WorkloadState.
+struct RegisteredJob {
   std::string id;
   std::string name;
   std::string kind;
   std::string phase = "idle";  // Phase name (telemetry/snapshot.hpp)
   double tokens_total = 0;
   double steps_total = 0;
-  KnobValues knobs = {kUnset, kUnset};  // in force (as last handed to the job)
+  KnobValues knobs = kNoKnobs;  // in force (as last handed to the job)
   uint64_t knob_version = 0;
   double last_report_age_s = kUnset;  // seconds since the job last reported
   // Power Flexibility Index (docs/flexibility.md): from the job's registration ("registration")
@@ -98,13 +100,13 @@ struct AgentState {
   std::map<std::string, int64_t> fallbacks_total;        // by reason: stale_telemetry, …
   std::string fallback_reason;  // non-empty while the safe setting is in force
   LoopState loop;
-  std::vector<JobState> jobs;        // JobRegistry::snapshot() taken at this tick
+  std::vector<RegisteredJob> jobs;   // JobRegistry::snapshot() taken at this tick
   uint64_t applied_command_seq = 0;  // last API command the loop has applied
 };
 
 // JSON of the state as served by GET /v1/status and each SSE event (NaN -> null).
 nlohmann::json to_json(const AgentState& s);
-nlohmann::json to_json(const JobState& j);
+nlohmann::json to_json(const RegisteredJob& j);
 // Knobs as {"gen_concurrency": 32, …}: only the knobs that are set.
 nlohmann::json knobs_json(const KnobValues& k);
 

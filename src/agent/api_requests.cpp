@@ -168,7 +168,11 @@ std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
       if (name == kKnobNames[i]) k = i;
     }
     std::string where = "knobs." + name;
-    if (k < 0) return invalid(where + ": unknown knob (valid: gen_concurrency, group_size)");
+    if (k < 0) {
+      std::string valid;  // the actuator table's per-job rows
+      for (std::string_view n : kKnobNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
+      return invalid(where + ": unknown knob (valid: " + valid + ")");
+    }
     if (!spec.is_object()) return bad(where + ": must be an object");
     where += ".";
     if (auto err = only_keys(spec, {"min", "max", "step", "default"}, where)) return err;

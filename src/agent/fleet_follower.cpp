@@ -30,12 +30,12 @@ Result<std::unique_ptr<FleetFollower>> FleetFollower::start(const AgentFleetConf
 }
 
 std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const Snapshot& latest,
-                                                 const std::vector<JobState>& registered,
+                                                 const std::vector<RegisteredJob>& registered,
                                                  double now_w, const std::string& now_source) {
   if (!link_) return std::nullopt;
   std::map<std::string, double> job_pfi;
   for (size_t j = 0; j < plant.info().jobs.size(); ++j) {
-    for (const JobState& js : registered) {
+    for (const RegisteredJob& js : registered) {
       if (js.id == plant.job_id(j) && std::isfinite(js.pfi)) {
         job_pfi[plant.info().jobs[j].name] = js.pfi;
       }

@@ -39,7 +39,7 @@ class FleetFollower {
                                                       const PlantInfo& info);
   // `now_w` and `now_source`: the node budget in force and its source.
   std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
-                                    const std::vector<JobState>& registered, double now_w,
+                                    const std::vector<RegisteredJob>& registered, double now_w,
                                     const std::string& now_source);
   void leave();
 

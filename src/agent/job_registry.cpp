@@ -118,10 +118,10 @@ bool JobRegistry::set_knobs(const std::string& id, const KnobValues& k) {
   return true;
 }
 
-std::vector<JobState> JobRegistry::snapshot() const {
+std::vector<RegisteredJob> JobRegistry::snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   double now = now_s_();
-  std::vector<JobState> out;
+  std::vector<RegisteredJob> out;
   out.reserve(jobs_.size());
   for (const auto& e : jobs_) {
     out.push_back(e.state);
@@ -142,18 +142,18 @@ uint64_t JobRegistry::generation() const {
   return generation_;
 }
 
-std::optional<JobState> JobRegistry::get(const std::string& id) const {
+std::optional<RegisteredJob> JobRegistry::get(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Entry* e = find(id);
   if (!e) return std::nullopt;
-  JobState s = e->state;
+  RegisteredJob s = e->state;
   s.last_report_age_s = std::max(0.0, now_s_() - e->last_report_s);
   return s;
 }
 
-std::optional<JobState> JobRegistry::wait_knobs(const std::string& id, uint64_t since,
-                                                Clock::time_point deadline,
-                                                const std::function<bool()>& cancel) const {
+std::optional<RegisteredJob> JobRegistry::wait_knobs(const std::string& id, uint64_t since,
+                                                     Clock::time_point deadline,
+                                                     const std::function<bool()>& cancel) const {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait_until(lock, deadline, [&] {
     const Entry* e = find(id);
@@ -161,7 +161,7 @@ std::optional<JobState> JobRegistry::wait_knobs(const std::string& id, uint64_t 
   });
   const Entry* e = find(id);
   if (!e) return std::nullopt;
-  JobState s = e->state;
+  RegisteredJob s = e->state;
   s.last_report_age_s = std::max(0.0, now_s_() - e->last_report_s);
   return s;
 }

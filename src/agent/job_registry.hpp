@@ -55,26 +55,26 @@ class JobRegistry {
   // Records job `id`'s PFI and where it came from ("registration", "sweep"). kNotFound.
   Outcome set_pfi(const std::string& id, double pfi, const std::string& source);
   // Every job in registration order, with last_report_age_s filled in.
-  std::vector<JobState> snapshot() const;
+  std::vector<RegisteredJob> snapshot() const;
   // Declared information of every job, in the same order as snapshot().
   std::vector<std::pair<std::string, JobInfo>> infos() const;
   // Bumped on every add/remove, so the loop can tell that the job set changed.
   uint64_t generation() const;
 
   // One job's state; nullopt for an unknown id.
-  std::optional<JobState> get(const std::string& id) const;
+  std::optional<RegisteredJob> get(const std::string& id) const;
   // Waits until job `id`'s knob_version > since, the deadline passes, the job is removed,
   // or `cancel` (may be empty) returns true after wake_all(). Returns the job's state
   // (nullopt when unknown or removed).
-  std::optional<JobState> wait_knobs(const std::string& id, uint64_t since,
-                                     Clock::time_point deadline,
-                                     const std::function<bool()>& cancel = {}) const;
+  std::optional<RegisteredJob> wait_knobs(const std::string& id, uint64_t since,
+                                          Clock::time_point deadline,
+                                          const std::function<bool()>& cancel = {}) const;
   void wake_all() const;
 
  private:
   struct Entry {
     JobInfo info;
-    JobState state;
+    RegisteredJob state;
     double last_report_s = 0;
   };
   const Entry* find(const std::string& id) const;

@@ -8,7 +8,7 @@ std::vector<ChannelJob> RegistryChannel::jobs() const {
   auto states = r_.snapshot();
   std::vector<ChannelJob> out;
   for (const auto& [id, info] : infos) {
-    for (const JobState& s : states) {
+    for (const RegisteredJob& s : states) {
       if (s.id != id) continue;
       ChannelJob j;
       j.id = id;

@@ -29,7 +29,7 @@ std::optional<double> query_number(const httplib::Request& req, const char* key,
   return x;
 }
 
-json job_knobs_body(const JobState& j, bool changed) {
+json job_knobs_body(const RegisteredJob& j, bool changed) {
   return {{"id", j.id},
           {"knobs", knobs_json(j.knobs)},
           {"knob_version", j.knob_version},

@@ -78,7 +78,7 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
     s.applied_command_seq = tick->applied_command_seq();
     // A registered job's progress is the plant's reading of the plant job it mirrors.
     for (size_t j = 0; j < snap.jobs.size(); ++j) {
-      for (JobState& js : s.jobs) {
+      for (RegisteredJob& js : s.jobs) {
         if (js.id != plant.job_id(j)) continue;
         js.tokens_total = snap.jobs[j].tokens_total;
         js.steps_total = snap.jobs[j].steps_total;

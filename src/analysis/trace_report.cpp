@@ -21,7 +21,7 @@ Nameplate resolve_nameplate(const TraceSummary& t, double flag_w) {
   if (t.gpu_models.empty()) return n;
   double sum = 0;
   for (const std::string& m : t.gpu_models) {
-    const hw::GpuSpec* g = hw::find_gpu(m);
+    const hw::GpuCatalogEntry* g = hw::find_gpu(m);
     if (g == nullptr) return n;
     sum += g->tdp_w;
   }

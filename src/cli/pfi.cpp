@@ -42,7 +42,7 @@ int run_pfi(int argc, char** argv) {
     s->add_flag("--json", json, "print JSON");
   }
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  const hw::GpuSpec* spec = hw::find_gpu(gpu);
+  const hw::GpuCatalogEntry* spec = hw::find_gpu(gpu);
   if (!spec) return fail("pfi", Status::InvalidArgument("--gpu: unknown '" + gpu + "'"));
   if (train->parsed()) {
     auto r = studies::train_pfi(jobs, gpu, seed, lambda);

@@ -180,7 +180,7 @@ int run_pipeline(int argc, char** argv) {
   plan_cmd->add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
-  const hw::GpuSpec* gpu = hw::find_gpu(gpu_name);
+  const hw::GpuCatalogEntry* gpu = hw::find_gpu(gpu_name);
   if (!gpu) {
     return fail("pipeline", Status::InvalidArgument("--gpu: unknown '" + gpu_name +
                                                     "' (known: " + hw::gpu_names() + ")"));

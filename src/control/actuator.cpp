@@ -38,9 +38,8 @@ std::string valid_names() {
 
 Result<Actuator> resolve_actuator(std::string_view name, const PlantInfo& info) {
   if (name == "auto") {
-    for (std::string_view k : {"group_size", "gen_concurrency"}) {
-      const int i = find_actuator(k);
-      if (i >= 0 && i < kNumKnobs && every_job_exposes(info, i)) return Actuator::of_index(i);
+    for (int i : kKnobAutoOrder) {
+      if (every_job_exposes(info, i)) return Actuator::of_index(i);
     }
     return Actuator{};
   }

@@ -13,7 +13,8 @@
 
 namespace fw {
 
-// One row of kActuatorTable (telemetry/actuator_table.hpp) as a baseline controller uses it.
+// One row of kActuatorTable (control/actuators/actuator_table.hpp) as a baseline controller
+// uses it.
 struct Actuator {
   enum class Kind { kKnob, kCaps } kind = Kind::kCaps;
   Knob knob = Knob::kGenConcurrency;  // when kind == kKnob
@@ -24,8 +25,9 @@ struct Actuator {
 };
 
 // A row's flag name (or canonical or action name), or "auto": the first knob every job
-// exposes, group_size before gen_concurrency (the research's 7B baselines act on group size,
-// docs/simulator.md), else caps. Unknown names: InvalidArgument listing the valid ones.
+// exposes in the table's auto_rank order (group_size before gen_concurrency: the research's 7B
+// baselines act on group size, docs/simulator.md), else caps. Unknown names: InvalidArgument
+// listing the valid ones.
 Result<Actuator> resolve_actuator(std::string_view name, const PlantInfo& info);
 // As resolve_actuator, plus "all": every knob every job exposes (caps when none), and
 // "A+B" lists ("gen_concurrency+group_size").
@@ -40,9 +42,8 @@ struct Ladder {
   double at_fraction(double f) const;  // rung nearest min + f·(max − min), f clamped to [0,1]
 };
 
-// Default notch of the caps ladder, W (an assumption: fine enough to track, coarse enough
-// to matter against a ±2 % sensor).
-inline constexpr double kCapStepW = 10.0;
+// Default notch of the caps ladder, W: the cap row's ladder step (actuator_table.hpp).
+inline constexpr double kCapStepW = kActuatorTable[kCapActuator].ladder.step;
 
 // The ladder of job j for this actuator (caps: the tightest range over the job's GPUs).
 Ladder job_ladder(const PlantInfo& info, size_t job, const Actuator& a,

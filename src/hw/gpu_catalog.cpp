@@ -7,7 +7,7 @@ namespace {
 
 // Sources: docs/sources.md §2.1 (limits, idle, clocks), §2.2 (power.draw averaging),
 // §1b (H200). Values marked "assumption" have no published measurement behind them.
-constexpr GpuSpec kCatalog[] = {
+constexpr GpuCatalogEntry kCatalog[] = {
     {
         .name = "a100-sxm4-80gb",
         .device_name = "NVIDIA A100-SXM4-80GB",
@@ -22,6 +22,7 @@ constexpr GpuSpec kCatalog[] = {
         .sm_clock_min_mhz = 210,   // assumption: throttling floor = idle clock
         .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
         .hbm_gb = 80,
+        .family = "a100",
     },
     {
         .name = "h100-sxm5",
@@ -37,6 +38,7 @@ constexpr GpuSpec kCatalog[] = {
         .sm_clock_min_mhz = 345,   // assumption: throttling floor = idle clock
         .power_avg_1s = true,      // §2.2: Hopper power.draw = trailing 1 s average
         .hbm_gb = 80,
+        .family = "h100",
     },
     {
         .name = "h200-sxm",
@@ -52,6 +54,7 @@ constexpr GpuSpec kCatalog[] = {
         .sm_clock_min_mhz = 345,       // assumption
         .power_avg_1s = true,          // §2.2
         .hbm_gb = 141,                 // §1b
+        .family = "h200",
     },
     {
         .name = "a40",
@@ -67,6 +70,7 @@ constexpr GpuSpec kCatalog[] = {
         .sm_clock_min_mhz = 210,   // assumption
         .power_avg_1s = false,     // assumption: Ampere, as GA100 (§2.2)
         .hbm_gb = 48,              // datasheet: 48 GB GDDR6
+        .family = "",              // matched by name only (no family fallback for it)
     },
     {
         .name = "a100-pcie-80gb",
@@ -82,23 +86,31 @@ constexpr GpuSpec kCatalog[] = {
         .sm_clock_min_mhz = 210,   // assumption
         .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
         .hbm_gb = 80,
+        .family = "a100",  // second of its family: a100-sxm4-80gb stands for "a100"
     },
 };
 
 }  // namespace
 
-std::span<const GpuSpec> gpu_catalog() { return kCatalog; }
+std::span<const GpuCatalogEntry> gpu_catalog() { return kCatalog; }
 
-const GpuSpec* find_gpu(std::string_view name) {
+const GpuCatalogEntry* find_gpu(std::string_view name) {
   for (const auto& g : kCatalog) {
     if (g.name == name) return &g;
   }
   return nullptr;
 }
 
-const GpuSpec* find_gpu_by_device_name(std::string_view device_name) {
+const GpuCatalogEntry* find_gpu_by_device_name(std::string_view device_name) {
   for (const auto& g : kCatalog) {
     if (g.device_name == device_name) return &g;
+  }
+  return nullptr;
+}
+
+const GpuCatalogEntry* find_gpu_family(std::string_view lower_name) {
+  for (const auto& g : kCatalog) {
+    if (!g.family.empty() && lower_name.find(g.family) != std::string_view::npos) return &g;
   }
   return nullptr;
 }

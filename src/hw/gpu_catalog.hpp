@@ -1,5 +1,6 @@
 #pragma once
-// The GPU catalogue: hardware facts about each GPU model flexwatt knows, shared by the
+// The GPU catalogue, the one list of GPUs flexwatt knows: hardware facts about each model
+// (GpuCatalogEntry), shared by the
 // simulator (sim/gpu_model.hpp adds its model-fit constants on top), the trace analysis
 // (nameplate of a trace's GPU models) and the node agent (a device's settable cap range and
 // default when NVML does not say).
@@ -17,7 +18,7 @@
 
 namespace fw::hw {
 
-struct GpuSpec {
+struct GpuCatalogEntry {
   std::string_view name;         // catalogue key, e.g. "h100-sxm5" (lower case, as in scenarios)
   std::string_view device_name;  // what NVML's nvmlDeviceGetName reports for it
   double tdp_w;                  // nameplate (TDP)
@@ -31,14 +32,21 @@ struct GpuSpec {
   double sm_clock_min_mhz;  // lowest clock the firmware throttles to under a cap
   bool power_avg_1s;        // power.draw is a trailing 1 s average (Hopper); else instantaneous
   double hbm_gb;            // device memory
+  // Lower-case family a device name that matches no entry exactly is recognised by (a
+  // substring: "a100" for "NVIDIA A100-SXM4-40GB"); the first entry of a family in catalogue
+  // order stands for it. Empty: matched by name only.
+  std::string_view family;
 };
 
 // Every catalogue entry, in a fixed order.
-std::span<const GpuSpec> gpu_catalog();
+std::span<const GpuCatalogEntry> gpu_catalog();
 // The entry named `name` (exact match); nullptr when unknown.
-const GpuSpec* find_gpu(std::string_view name);
+const GpuCatalogEntry* find_gpu(std::string_view name);
 // The entry whose device_name is `device_name` (NVML's name, exact match); nullptr when unknown.
-const GpuSpec* find_gpu_by_device_name(std::string_view device_name);
+const GpuCatalogEntry* find_gpu_by_device_name(std::string_view device_name);
+// The first entry whose family occurs in `lower_name` (a lower-case device name); nullptr when
+// none does.
+const GpuCatalogEntry* find_gpu_family(std::string_view lower_name);
 // Comma-separated catalogue names (for error messages): "a100-sxm4-80gb, h100-sxm5, ...".
 const char* gpu_names();
 

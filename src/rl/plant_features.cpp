@@ -102,16 +102,22 @@ void history_pass(const SnapshotRing& h, const std::vector<int>& gpus, size_t jo
 }  // namespace
 
 const ObsSpec& plant_obs_spec() {
-  static const ObsSpec spec{{"power_0.5s_rel",       "power_10s_rel",
-                             "power_30s_rel",        "power_120s_rel",
-                             "power_window_rel",     "power_sd_10s_rel",
-                             "power_peak_60s_rel",   "power_window_peak_rel",
-                             "power_window_sd_rel",  "trailing_allowance_rel",
-                             "gen_concurrency_frac", "group_size_frac",
-                             "phase_generate",       "phase_score",
-                             "phase_update",         "phase_sync",
-                             "phase_other",          "step_elapsed_min",
-                             "last_step_min",        "token_rate_30s_hundreds"}};
+  static const ObsSpec spec = [] {
+    std::vector<std::string> n = {"power_0.5s_rel",      "power_10s_rel",
+                                  "power_30s_rel",       "power_120s_rel",
+                                  "power_window_rel",    "power_sd_10s_rel",
+                                  "power_peak_60s_rel",  "power_window_peak_rel",
+                                  "power_window_sd_rel", "trailing_allowance_rel"};
+    for (int q = 0; q < kNumKnobs; ++q) {  // the table's feature names (kObsKnobBase..)
+      if (!kActuatorTable[q].feature.empty()) n.emplace_back(kActuatorTable[q].feature);
+    }
+    for (const char* x :
+         {"phase_generate", "phase_score", "phase_update", "phase_sync", "phase_other",
+          "step_elapsed_min", "last_step_min", "token_rate_30s_hundreds"}) {
+      n.emplace_back(x);
+    }
+    return ObsSpec{n};
+  }();
   return spec;
 }
 
@@ -287,42 +293,48 @@ void build_plant_features(const Observation& obs, size_t job, std::span<double> 
 
   const Snapshot& now = h.newest();
   if (job < obs.plant->jobs.size()) {
+    // One entry per row with a feature name (the setting as a fraction of the job's range; 0
+    // when the job does not expose the knob or has not reported it).
     const JobInfo& ji = obs.plant->jobs[job];
-    // The observation (a policy file format) has entries for the first two knobs only.
-    for (int q = 0; q < std::min(kNumKnobs, 2); ++q) {
+    int f = kObsKnobBase;
+    for (int q = 0; q < kNumKnobs; ++q) {
+      if (kActuatorTable[q].feature.empty()) continue;
+      const int i = f++;
       const KnobRange& r = ji.knob_ranges[q];
       if (!r.available || job >= now.jobs.size() || std::isnan(now.jobs[job].knobs[q])) continue;
-      out[10 + q] = r.max > r.min ? (now.jobs[job].knobs[q] - r.min) / (r.max - r.min) : 1.0;
+      out[i] = r.max > r.min ? (now.jobs[job].knobs[q] - r.min) / (r.max - r.min) : 1.0;
     }
   }
   if (job >= now.jobs.size()) return;
 
+  constexpr int kPhase = kObsKnobBase + kNumKnobFeatures;  // the phase and timing terms
   switch (now.jobs[job].phase) {
     case Phase::kGenerate:
-      out[12] = 1;
+      out[kPhase] = 1;
       break;
     case Phase::kScore:
-      out[13] = 1;
+      out[kPhase + 1] = 1;
       break;
     case Phase::kUpdate:
-      out[14] = 1;
+      out[kPhase + 2] = 1;
       break;
     case Phase::kSync:
-      out[15] = 1;
+      out[kPhase + 3] = 1;
       break;
     default:
-      out[16] = 1;
+      out[kPhase + 4] = 1;
       break;
   }
 
   const double oldest_s = h.at_age(h.size() - 1).time_s;
-  out[17] = (obs.time_s - (hp.boundaries > 0 ? hp.boundary_s[0] : oldest_s)) / kMinuteS;
-  out[18] = hp.boundaries > 1 ? (hp.boundary_s[0] - hp.boundary_s[1]) / kMinuteS : 0.0;
+  out[kPhase + 5] = (obs.time_s - (hp.boundaries > 0 ? hp.boundary_s[0] : oldest_s)) / kMinuteS;
+  out[kPhase + 6] = hp.boundaries > 1 ? (hp.boundary_s[0] - hp.boundary_s[1]) / kMinuteS : 0.0;
 
   const Snapshot& then = h.at_age(hp.k[kS30] - 1);
   const double span = now.time_s - then.time_s;
   if (span > 0 && job < then.jobs.size()) {
-    out[19] = (now.jobs[job].tokens_total - then.jobs[job].tokens_total) / span / kTokenRateScale;
+    out[kPhase + 7] =
+        (now.jobs[job].tokens_total - then.jobs[job].tokens_total) / span / kTokenRateScale;
   }
 }
 

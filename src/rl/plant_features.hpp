@@ -36,7 +36,16 @@
 
 namespace fw::rl {
 
-inline constexpr int kPlantObsDim = 20;
+// The observation's knob entries: one per actuator-table row with a `feature` name, in row
+// order (gen_concurrency_frac, group_size_frac), after the 10 power terms and before the 8
+// phase and timing terms.
+inline constexpr int kNumKnobFeatures = [] {
+  int n = 0;
+  for (int q = 0; q < kNumKnobs; ++q) n += kActuatorTable[q].feature.empty() ? 0 : 1;
+  return n;
+}();
+inline constexpr int kObsKnobBase = 10;
+inline constexpr int kPlantObsDim = kObsKnobBase + kNumKnobFeatures + 8;
 
 // Names of the entries, in order; the policy file stores them and the controller rejects a
 // policy whose names differ.
@@ -51,29 +60,34 @@ inline constexpr std::array<std::string_view, kNumActionFactors> kActionFactorNa
   for (int q = 0; q < kNumActionFactors; ++q) n[q] = kActuatorTable[q].action_name;
   return n;
 }();
-// kLevel options per factor: every rung of the level ladder (knob_level()) for the 7B ranges
-// 1..64 and 1..16; caps at 50 %, 55 %, ..., 100 % of the GPU's maximum cap. A knob without
-// an entry here gets kDefaultKnobLevels.
+// kLevel options per factor: the row's ladder.levels (gen_concurrency 22: every rung of the
+// level ladder (knob_level()) for the 7B range 1..64; group_size 10; caps 11: 50 %, 55 %, ...,
+// 100 % of the GPU's maximum cap). A row without levels gets kDefaultKnobLevels.
 inline constexpr int kDefaultKnobLevels = 10;
 inline constexpr std::array<int, kNumActionFactors> kKnobLevels = [] {
   std::array<int, kNumActionFactors> l{};
   for (int q = 0; q < kNumActionFactors; ++q) {
-    const std::string_view n = kActuatorTable[q].name;
-    l[q] = n == "gen_concurrency" ? 22
-           : n == "group_size"    ? 10
-           : n == "cap"           ? 11
-                                  : kDefaultKnobLevels;
+    const int n = kActuatorTable[q].ladder.levels;
+    l[q] = n > 0 ? n : kDefaultKnobLevels;
   }
   return l;
 }();
-// The factor whose level ladder has the dense band below.
-inline constexpr int kDenseFactor = find_actuator("gen_concurrency");
+// The factor whose level ladder has a dense band (the first row with one; -1: none).
+inline constexpr int kDenseFactor = [] {
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (kActuatorTable[q].ladder.dense_hi > kActuatorTable[q].ladder.dense_lo) return q;
+  }
+  return -1;
+}();
+static_assert(kDenseFactor >= 0, "a row declares the dense band knob_level() uses");
 // Level-action policies written before the dense band existed used {16, 10} levels; loading
 // one fails with a message that says to retrain.
 inline constexpr int kOldKnobLevels[2] = {16, 10};
-// gen_concurrency's level ladder visits every step in [kDenseLo, kDenseHi] (assumption from
-// the oracle's traces: it throttles generation to 9–13 on 7B, docs/rl.md "Action").
-inline constexpr double kGenConcurrencyDenseLo = 8, kGenConcurrencyDenseHi = 16;
+// gen_concurrency's level ladder visits every step in [kDenseLo, kDenseHi] (the row's dense
+// band: assumption from the oracle's traces, it throttles generation to 9–13 on 7B, docs/rl.md
+// "Action").
+inline constexpr double kGenConcurrencyDenseLo = kActuatorTable[kDenseFactor].ladder.dense_lo;
+inline constexpr double kGenConcurrencyDenseHi = kActuatorTable[kDenseFactor].ladder.dense_hi;
 // Actuators the policy acts on: bit q set = factor q (kActionFactorNames order) is an action
 // factor. A knob left out is never commanded, so it stays at the job's configured value; a
 // cap left out is never written. Policies from before this option act on both knobs

@@ -38,7 +38,7 @@ Result<std::unique_ptr<NvmlPlant>> NvmlPlant::open(const NodePlantConfig& cfg, J
     const GpuDeviceInfo& d = p->source_->info(g);
     CapConstraints c = p->caps_->constraints(g);
     GpuInfo gi;
-    const hw::GpuSpec* spec = hw::find_gpu_by_device_name(d.name);
+    const hw::GpuCatalogEntry* spec = hw::find_gpu_by_device_name(d.name);
     gi.model = spec ? std::string(spec->name) : d.name;
     gi.min_cap_w = std::isnan(c.min_w) ? 0 : c.min_w;
     gi.max_cap_w = std::isnan(c.max_w) ? 0 : c.max_w;

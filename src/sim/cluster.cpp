@@ -6,15 +6,11 @@
 namespace fw::sim {
 
 KnobRange knob_range(const JobSpec& s, int q) {
-  if (s.kind != JobKind::kGrpo) return {};
-  if (q == static_cast<int>(Knob::kGenConcurrency)) {
-    return {true, s.gen_concurrency_min, s.gen_concurrency_max, 1};
-  }
-  if (q == static_cast<int>(Knob::kGroupSize)) return {true, s.group_size_min, s.group_size_max, 1};
-  return {};
+  if (q < 0 || q >= kNumKnobs || !responds_to_knob(s.kind, q)) return {};
+  return {true, s.knob_min[q], s.knob_max[q], kActuatorTable[q].ladder.step};
 }
 
-Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<JobSpec> jobs,
+Cluster::Cluster(const SimParams& sim, std::vector<ClusterGpu> gpus, std::vector<JobSpec> jobs,
                  uint64_t seed)
     : sim_(sim), specs_(std::move(jobs)), seed_(seed) {
   n_ring_ = std::clamp(static_cast<int>(std::lround(1.0 / sim_.dt_s)), 1, 64);
@@ -43,7 +39,7 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
   shares_redrawn_.assign(specs_.size(), 0);
   for (size_t j = 0; j < specs_.size(); ++j) {
     const JobSpec& s = specs_[j];
-    JobState& st = jobs_[j];
+    WorkloadState& st = jobs_[j];
     st.rng = job_root.child(j);
     for (int gi : s.gpus) gpus_[gi].job = static_cast<int>(j);
     init_heterogeneity(s, Rng::stream(seed, "sim.hetero"));
@@ -53,13 +49,11 @@ Cluster::Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<Jo
               : s.kind == JobKind::kPipeline ? "pipeline"
                                              : "pretrain";
     ji.gpus = s.gpus;
-    if (s.kind == JobKind::kGrpo) {
-      for (int q = 0; q < kNumKnobs; ++q) ji.knob_ranges[q] = knob_range(s, q);
-      ji.default_knobs[static_cast<int>(Knob::kGenConcurrency)] = s.grpo.gen_concurrency;
-      ji.default_knobs[static_cast<int>(Knob::kGroupSize)] = s.grpo.group_size;
-      st.gen_concurrency = s.grpo.gen_concurrency;
-      st.group_size_next = s.grpo.group_size;
-      st.group_size = s.grpo.group_size;
+    for (int q = 0; q < kNumKnobs; ++q) {
+      ji.knob_ranges[q] = knob_range(s, q);
+      if (!ji.knob_ranges[q].available) continue;
+      ji.default_knobs[q] = s.knobs[q];
+      st.knobs[q] = s.knobs[q];
     }
     info_.jobs.push_back(std::move(ji));
   }
@@ -99,7 +93,7 @@ void Cluster::step() {
   const double dt = sim_.dt_s;
   for (size_t j = 0; j < specs_.size(); ++j) {
     const JobSpec& s = specs_[j];
-    JobState& st = jobs_[j];
+    WorkloadState& st = jobs_[j];
     if (s.kind == JobKind::kPipeline) {
       step_pipeline(j, t0);
       continue;
@@ -181,16 +175,15 @@ Status Cluster::read(double now_s, Snapshot& out) {
   }
   out.jobs.resize(jobs_.size());
   for (size_t j = 0; j < jobs_.size(); ++j) {
-    const JobState& st = jobs_[j];
+    const WorkloadState& st = jobs_[j];
     JobReading& r = out.jobs[j];
     r.job = static_cast<int>(j);
     r.phase = st.started ? st.phase : Phase::kIdle;
     r.tokens_total = st.tokens_total;
     r.steps_total = st.steps_total;
     r.knobs = kNoKnobs;
-    if (specs_[j].kind == JobKind::kGrpo) {
-      r.knobs[static_cast<int>(Knob::kGenConcurrency)] = st.gen_concurrency;
-      r.knobs[static_cast<int>(Knob::kGroupSize)] = st.group_size_next;
+    for (int q = 0; q < kNumKnobs; ++q) {
+      if (responds_to_knob(specs_[j].kind, q)) r.knobs[q] = st.knobs[q];
     }
   }
   return Status::Ok();
@@ -213,17 +206,12 @@ Status Cluster::write(const Command& cmd) {
   }
   for (size_t j = 0; j < cmd.knobs.size(); ++j) {
     const JobSpec& s = specs_[j];
-    if (s.kind != JobKind::kGrpo) continue;  // pretraining exposes no knobs: ignored
-    JobState& st = jobs_[j];
-    const double gc = cmd.knobs[j][static_cast<int>(Knob::kGenConcurrency)];
-    if (!std::isnan(gc)) {
-      st.gen_concurrency = static_cast<int>(
-          std::lround(std::clamp(gc, s.gen_concurrency_min, s.gen_concurrency_max)));
-    }
-    const double gs = cmd.knobs[j][static_cast<int>(Knob::kGroupSize)];
-    if (!std::isnan(gs)) {
-      st.group_size_next =
-          static_cast<int>(std::lround(std::clamp(gs, s.group_size_min, s.group_size_max)));
+    WorkloadState& st = jobs_[j];
+    for (int q = 0; q < kNumKnobs; ++q) {  // a knob the job does not respond to: ignored
+      const double v = cmd.knobs[j][q];
+      if (std::isnan(v) || !responds_to_knob(s.kind, q)) continue;
+      const double c = std::clamp(v, s.knob_min[q], s.knob_max[q]);
+      st.knobs[q] = kActuatorTable[q].keys.integer ? static_cast<double>(std::lround(c)) : c;
     }
   }
   return Status::Ok();

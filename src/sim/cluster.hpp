@@ -8,9 +8,11 @@
 // Sensors (docs/sources.md §2.2): power_instant_w = mean power over the last step (+noise);
 // power_w = the same on A100, a trailing 1 s mean on Hopper; energy_j steps every 100 ms.
 // Knobs (write): power caps take effect at once as the firmware's setpoint (gpu_model.hpp:
-// the SM clock falls with lag clock_tau_s and rises with clock_up_tau_s); gen_concurrency applies
-// immediately to admission of new sequences (running ones are never preempted); group_size applies
-// from the next GRPO step (a step's rollout volume is fixed when it begins).
+// the SM clock falls with lag clock_tau_s and rises with clock_up_tau_s); a workload knob (a
+// per-job row of the actuator table) is clamped to the job's range, rounded when the row says
+// its settings are whole, and handed to the workload, which says when it applies
+// (workload.hpp responds_to_knob(): gen_concurrency at once to admission, group_size from the
+// next GRPO step). A knob the job does not respond to is ignored.
 // Pipeline jobs (sim/pipeline_scenario.hpp, sim/cluster_pipeline.cpp) step at the iteration
 // level instead: each GPU's cap, filtered with the clock lags (clock_tau_s down,
 // clock_up_tau_s up: the cap's settling time), sets its stage's clock through
@@ -41,19 +43,22 @@ struct SimParams {
   double thermal_tau_s = 20;       // (assumption)
 };
 
-struct GpuSpec {
+// One GPU of a simulated cluster as the scenario places it: its model (the preset: catalogue
+// facts plus the power model's fit) and its starting cap. The catalogue's entry for a GPU
+// model is hw::GpuCatalogEntry.
+struct ClusterGpu {
   const GpuPreset* preset = nullptr;
   std::string model;  // preset name (same as preset->name)
   double power_cap_w = 0;
 };
 
-// The settable range a job's spec gives knob q (unavailable for a pretraining job, or a knob
-// the simulator's workloads do not model).
+// The settable range a job's spec gives knob q: spec.knob_min/knob_max and the row's ladder
+// step; unavailable when the job's kind does not respond to q (responds_to_knob()).
 KnobRange knob_range(const JobSpec& s, int q);
 
 class Cluster : public Plant {
  public:
-  Cluster(const SimParams& sim, std::vector<GpuSpec> gpus, std::vector<JobSpec> jobs,
+  Cluster(const SimParams& sim, std::vector<ClusterGpu> gpus, std::vector<JobSpec> jobs,
           uint64_t seed);
 
   const PlantInfo& info() const override { return info_; }
@@ -64,7 +69,7 @@ class Cluster : public Plant {
   double time_s() const { return static_cast<double>(steps_) * sim_.dt_s; }
   // Hidden truth, for tests: power over the last integration step of GPU i.
   double true_power_w(int i) const { return gpus_[i].p_inst; }
-  const JobState& job_state(int j) const { return jobs_[j]; }
+  const WorkloadState& job_state(int j) const { return jobs_[j]; }
   const JobSpec& job_spec(int j) const { return specs_[j]; }
   // Pipeline job j's iteration in force (nullptr for other jobs or before it starts).
   const PipelineIteration* pipeline_state(int j) const;
@@ -106,7 +111,7 @@ class Cluster : public Plant {
   SimParams sim_;
   PlantInfo info_;
   std::vector<JobSpec> specs_;
-  std::vector<JobState> jobs_;
+  std::vector<WorkloadState> jobs_;
   std::vector<char> shares_redrawn_;  // per job: its hetero change has happened
   uint64_t seed_ = 0;
   std::vector<Gpu> gpus_;

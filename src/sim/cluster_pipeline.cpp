@@ -26,7 +26,7 @@ const PipelineIteration* Cluster::pipeline_state(int j) const {
 
 void Cluster::step_pipeline(size_t j, double t0) {
   const JobSpec& s = specs_[j];
-  JobState& st = jobs_[j];
+  WorkloadState& st = jobs_[j];
   PipeState& ps = pipes_[j];
   const double dt = sim_.dt_s;
   if (!st.started) {

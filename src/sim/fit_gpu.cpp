@@ -64,14 +64,11 @@ std::string names_of(const std::vector<const GpuPreset*>& v) {
 
 const GpuPreset* gpu_from_device_name(const std::string& device_name) {
   const std::string n = trim(device_name);
-  if (const hw::GpuSpec* s = hw::find_gpu_by_device_name(n)) return find_gpu_preset(s->name);
+  if (const hw::GpuCatalogEntry* s = hw::find_gpu_by_device_name(n))
+    return find_gpu_preset(s->name);
   if (const GpuPreset* p = find_gpu_preset(lower(n))) return p;
-  const std::string l = lower(n);
-  constexpr std::array<std::pair<const char*, const char*>, 3> kFamilies = {
-      {{"a100", "a100-sxm4-80gb"}, {"h100", "h100-sxm5"}, {"h200", "h200-sxm"}}};
-  for (const auto& [fam, preset] : kFamilies)
-    if (l.find(fam) != std::string::npos) return find_gpu_preset(preset);
-  return nullptr;
+  const hw::GpuCatalogEntry* f = hw::find_gpu_family(lower(n));
+  return f != nullptr ? find_gpu_preset(f->name) : nullptr;
 }
 
 Result<const GpuPreset*> gpu_named_in_log(const std::string& path, std::string* named) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "telemetry/actuator_table.hpp"
+#include "control/actuators/actuator_table.hpp"
 
 namespace fw::sim {
 namespace {

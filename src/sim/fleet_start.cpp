@@ -35,7 +35,7 @@ bool start_strategy_from_name(std::string_view name, StartStrategy& out) {
 double estimate_step_period_s(const JobSpec& spec, double dt_s, int steps) {
   JobSpec alone = spec;
   alone.start_offset_s = 0;
-  JobState st;
+  WorkloadState st;
   st.rng = Rng::stream(0, "sim.fleet.period");
   start_job(alone, st, dt_s);
   // Guard: a job that never completes a step within a simulated day reports that day.

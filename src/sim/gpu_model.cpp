@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <string>
 
 namespace fw::sim {
 namespace {
@@ -63,7 +64,7 @@ const std::array<GpuPreset, kNumPresets>& presets() {
     std::array<GpuPreset, kNumPresets> t{};
     for (size_t i = 0; i < kNumPresets; ++i) {
       const ModelFit& f = kFits[i];
-      const hw::GpuSpec* spec = hw::find_gpu(f.name);
+      const hw::GpuCatalogEntry* spec = hw::find_gpu(f.name);
       if (spec == nullptr) std::abort();  // programmer error: a fit without a catalogue entry
       t[i] = GpuPreset{*spec, f.idle_sm_w, f.sm_power_w, f.mem_power_w, f.v0};
     }
@@ -82,7 +83,12 @@ const GpuPreset* find_gpu_preset(std::string_view name) {
 }
 
 const char* gpu_preset_names() {
-  return "a100-sxm4-80gb, h100-sxm5, h200-sxm, a40, a100-pcie-80gb";
+  static const std::string names = [] {
+    std::string s;
+    for (const ModelFit& f : kFits) s += (s.empty() ? "" : ", ") + std::string(f.name);
+    return s;
+  }();
+  return names.c_str();
 }
 
 double clock_for_cap(const GpuPreset& g, const Load& load, double cap_w, double x_guess) {

@@ -19,18 +19,17 @@ namespace fw::sim {
 
 // A simulated GPU: the catalogue's hardware facts (hw/gpu_catalog.hpp: name, nameplate, cap
 // range, idle powers, clocks, memory) plus the constants this power model is fitted with.
-struct GpuPreset : hw::GpuSpec {
+struct GpuPreset : hw::GpuCatalogEntry {
   double idle_sm_w;    // part of the context idle that follows the SM clock
   double sm_power_w;   // K_sm: SM dynamic power at u = 1, x = 1
   double mem_power_w;  // K_mem: memory power at m = 1
   double v0;           // V/V_max extrapolated to zero clock (voltage offset)
 };
 
-// The catalogue's GPUs that have a model: "a100-sxm4-80gb", "h100-sxm5", "h200-sxm", "a40",
-// "a100-pcie-80gb" (the last two with assumed constants, docs/simulator.md).
-// nullptr when unknown.
+// The catalogue's GPUs that have a model (one fit entry each in gpu_model.cpp, in the
+// catalogue's names; docs/simulator.md says which constants are assumed). nullptr when unknown.
 const GpuPreset* find_gpu_preset(std::string_view name);
-// Comma-separated list of preset names (for error messages).
+// Comma-separated preset names, in fit order (for error messages), built from the fit entries.
 const char* gpu_preset_names();
 
 // What a workload asks of one GPU during an interval (time-weighted over it).

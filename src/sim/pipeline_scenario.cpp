@@ -42,7 +42,7 @@ Status parse_stragglers(const ConfigNode& n, int stages, int dp, PipelineJobSpec
 
 }  // namespace
 
-Status parse_pipeline_job(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
+Status parse_pipeline_job(const ConfigNode& n, const ClusterGpu& gpu, JobSpec& j) {
   PipelineJobSpec& p = j.pipeline;
   p.gpu = gpu.preset;
   p.tp = 1;

@@ -33,7 +33,7 @@ namespace fw::sim {
 const std::vector<std::string>& pipeline_job_keys();
 
 // Parses job entry `n` (kind pipeline) on GPUs of model `gpu`; j.gpus already set.
-Status parse_pipeline_job(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j);
+Status parse_pipeline_job(const ConfigNode& n, const ClusterGpu& gpu, JobSpec& j);
 
 // The parsed parameters for meta.json.
 nlohmann::json pipeline_job_json(const JobSpec& j);

@@ -152,7 +152,7 @@ Status parse_budget(const ConfigNode& n, BudgetSchedule& out) {
   return Status::Ok();
 }
 
-Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
+Status parse_gpus(const ConfigNode& n, std::vector<ClusterGpu>& out) {
   if (!n.is_sequence() || n.size() == 0) return n.error("expected a list of GPU entries");
   for (size_t i = 0; i < n.size(); ++i) {
     const ConfigNode e = n.at(i);
@@ -168,21 +168,30 @@ Status parse_gpus(const ConfigNode& n, std::vector<GpuSpec>& out) {
   return Status::Ok();
 }
 
+// The knob keys a job of `kind` takes (the actuator table's rows it responds to).
+void add_knob_keys(JobKind kind, std::vector<std::string>& out) {
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!responds_to_knob(kind, q)) continue;
+    const ActuatorDef& a = kActuatorTable[q];
+    for (std::string_view key : {a.name, a.keys.min_key, a.keys.max_key}) out.emplace_back(key);
+  }
+}
+
 const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",           "first_gpu",
                                                  "start_s", "tp",   "start_offset_s", "hetero"};
 const std::vector<std::string> kGrpoKeys = [] {
-  std::vector<std::string> k = {"model", "group_size", "gen_concurrency", "gen_concurrency_min",
-                                "gen_concurrency_max", "group_size_min", "group_size_max",
-                                "generation_only",
+  std::vector<std::string> k = {"model", "generation_only",
                                 // [[t_s, factor], ...]: the median completion length's
                                 // factor over trace time (parse_len_curve()); default none
                                 "completion_len_curve"};
   add_names(kGrpoParamKeys, k);
+  add_knob_keys(JobKind::kGrpo, k);
   return k;
 }();
 const std::vector<std::string> kPretrainKeys = [] {
   std::vector<std::string> k = {"workload", "iter_s", "mix", "duty"};
   add_names(kPretrainParamKeys, k);
+  add_knob_keys(JobKind::kPretrain, k);
   return k;
 }();
 
@@ -268,7 +277,33 @@ Status parse_len_curve(const ConfigNode& job, GrpoParams& g) {
   return Status::Ok();
 }
 
-Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
+// The knob keys of a job, from the actuator table (every per-job row the job's kind responds
+// to, workload.hpp responds_to_knob()): the range keys (min in [lo, hi], max in [min, hi]),
+// then the setting (in [min, max]; an integer when the row's settings are whole).
+Status parse_knobs(const ConfigNode& n, JobSpec& j) {
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!responds_to_knob(j.kind, q)) continue;
+    const KnobKeys& k = kActuatorTable[q].keys;
+    FW_GET(j.knob_min[q], n.get_double(std::string(k.min_key), k.min, k.lo, k.hi));
+    FW_GET(j.knob_max[q], n.get_double(std::string(k.max_key), k.max, j.knob_min[q], k.hi));
+  }
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!responds_to_knob(j.kind, q)) continue;
+    const KnobKeys& k = kActuatorTable[q].keys;
+    const std::string key(kActuatorTable[q].name);
+    if (k.integer) {
+      FW_GET(int64_t v,
+             n.get_int(key, static_cast<int64_t>(k.value), static_cast<int64_t>(j.knob_min[q]),
+                       static_cast<int64_t>(j.knob_max[q])));
+      j.knobs[q] = static_cast<double>(v);
+    } else {
+      FW_GET(j.knobs[q], n.get_double(key, k.value, j.knob_min[q], j.knob_max[q]));
+    }
+  }
+  return Status::Ok();
+}
+
+Status parse_grpo(const ConfigNode& n, const ClusterGpu& gpu, JobSpec& j) {
   GrpoParams& g = j.grpo;
   FW_GET(std::string model, n.get_string("model", "qwen2.5-7b"));
   g.model = find_grpo_model(model);
@@ -280,17 +315,7 @@ Status parse_grpo(const ConfigNode& n, const GpuSpec& gpu, JobSpec& j) {
   if (tp != n_gpus)
     return n["tp"].error("a GRPO job is one tensor-parallel replica: tp must equal gpus");
   g.tp = static_cast<int>(tp);
-  FW_GET(j.gen_concurrency_min, n.get_double("gen_concurrency_min", 1, 1, 4096));
-  FW_GET(j.gen_concurrency_max,
-         n.get_double("gen_concurrency_max", 64, j.gen_concurrency_min, 4096));
-  FW_GET(j.group_size_min, n.get_double("group_size_min", 1, 1, 1024));
-  FW_GET(j.group_size_max, n.get_double("group_size_max", 16, j.group_size_min, 1024));
-  FW_GET(int64_t gs, n.get_int("group_size", 8, static_cast<int64_t>(j.group_size_min),
-                               static_cast<int64_t>(j.group_size_max)));
-  FW_GET(int64_t gc, n.get_int("gen_concurrency", 16, static_cast<int64_t>(j.gen_concurrency_min),
-                               static_cast<int64_t>(j.gen_concurrency_max)));
-  g.group_size = static_cast<int>(gs);
-  g.gen_concurrency = static_cast<int>(gc);
+  FW_RETURN_IF_ERROR(parse_knobs(n, j));
   FW_RETURN_IF_ERROR(read_keys(n, kGrpoParamKeys, g));
   FW_GET(g.generation_only, n.get_bool("generation_only", false));
   FW_RETURN_IF_ERROR(parse_len_curve(n, g));
@@ -323,7 +348,7 @@ Status parse_pretrain(const ConfigNode& n, JobSpec& j) {
   return parse_mix_duty(n, p.model, j.duty);
 }
 
-Status parse_jobs(const ConfigNode& n, const std::vector<GpuSpec>& gpus, StartStrategy start,
+Status parse_jobs(const ConfigNode& n, const std::vector<ClusterGpu>& gpus, StartStrategy start,
                   std::vector<JobSpec>& out) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_sequence()) return n.error("expected a list of jobs");
@@ -489,12 +514,6 @@ nlohmann::json Scenario::to_json() const {
     }
     if (x.kind == JobKind::kGrpo) {
       o["kind"] = "grpo";
-      o["knobs"] = {{"gen_concurrency", x.grpo.gen_concurrency}, {"group_size", x.grpo.group_size}};
-      o["knob_ranges"] = nlohmann::json::object();
-      for (int q = 0; q < kNumKnobs; ++q) {
-        const KnobRange r = knob_range(x, q);
-        if (r.available) o["knob_ranges"][std::string(kKnobNames[q])] = {r.min, r.max};
-      }
       o["tp"] = x.grpo.tp;
       o["kv_capacity_seqs"] = x.grpo.kv_capacity_seqs;
       write_keys(kGrpoParamKeys, x.grpo, o);
@@ -507,8 +526,20 @@ nlohmann::json Scenario::to_json() const {
       o["moe"] = x.pretrain.model.moe;
       o["tp"] = x.pretrain.tp;
       write_keys(kPretrainParamKeys, x.pretrain, o);
-      o["knobs"] = nlohmann::json::object();
       o["duty"] = {{"every_s", x.duty.every_s}, {"length_s", x.duty.length_s}};
+    }
+    o["knobs"] = nlohmann::json::object();  // the knobs the job responds to, from the table
+    for (int q = 0; q < kNumKnobs; ++q) {
+      const KnobRange r = knob_range(x, q);
+      if (!r.available) continue;
+      const std::string name(kKnobNames[q]);
+      if (kActuatorTable[q].keys.integer) {
+        o["knobs"][name] = static_cast<int64_t>(x.knobs[q]);
+      } else {
+        o["knobs"][name] = x.knobs[q];
+      }
+      if (!o.contains("knob_ranges")) o["knob_ranges"] = nlohmann::json::object();
+      o["knob_ranges"][name] = {r.min, r.max};
     }
     o["hetero"] = {{"offset_sd", x.hetero.offset_sd_frac},
                    {"noise_sd_w", x.hetero.noise_sd_w},

@@ -30,7 +30,7 @@ struct Scenario {
   double duration_s = 600;
   double sample_period_s = 0.5;
   SimParams sim;
-  std::vector<GpuSpec> gpus;  // one per GPU, plant order
+  std::vector<ClusterGpu> gpus;  // one per GPU, plant order
   std::vector<JobSpec> jobs;
   BudgetSchedule budget;  // at least one entry, the first at start_s 0
   // `fleet: {start: manual|aligned|random|staggered}` (default manual): how the jobs' step

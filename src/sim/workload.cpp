@@ -7,6 +7,9 @@
 namespace fw::sim {
 namespace {
 
+constexpr int kGenConcurrency = static_cast<int>(Knob::kGenConcurrency);
+constexpr int kGroupSize = static_cast<int>(Knob::kGroupSize);
+
 // GRPO model presets, per GPU at tp_nominal on A100-SXM4-80GB. Architecture facts
 // (weights, KV bytes/token = 2·layers·kv_heads·head_dim·2 B) are from the public Qwen2.5
 // model configurations (assumption: quoted from memory, not from docs/sources.md). The
@@ -176,8 +179,8 @@ struct Acc {
   }
 };
 
-void begin_grpo_step(const JobSpec& spec, JobState& st) {
-  st.group_size = st.group_size_next;
+void begin_grpo_step(const JobSpec& spec, WorkloadState& st) {
+  st.group_size = static_cast<int>(st.knobs[kGroupSize]);
   st.seqs_total = spec.grpo.prompts_per_step * st.group_size;
   st.seqs_admitted = st.seqs_done = 0;
   st.decode_iter = 0;
@@ -188,14 +191,14 @@ void begin_grpo_step(const JobSpec& spec, JobState& st) {
 }
 
 // Sets the current work phase.
-void set_work(JobState& st, Phase p, double work_s, const PhaseLoad& load) {
+void set_work(WorkloadState& st, Phase p, double work_s, const PhaseLoad& load) {
   st.phase = p;
   st.work_left_s = work_s;
   st.cur_load = load;
 }
 
 // Runs the current work phase for up to *left seconds; returns true when it completed.
-bool run_work(JobState& st, double x, double* left, Acc& acc) {
+bool run_work(WorkloadState& st, double x, double* left, Acc& acc) {
   const double rate = clock_speed(st.cur_load.c, x);
   const double need = st.work_left_s / rate;
   const double t = std::min(*left, need);
@@ -209,13 +212,13 @@ bool run_work(JobState& st, double x, double* left, Acc& acc) {
   return false;
 }
 
-void grpo_after_generate(const JobSpec& spec, JobState& st) {
+void grpo_after_generate(const JobSpec& spec, WorkloadState& st) {
   const GrpoModel& m = *spec.grpo.model;
   const double tp_scale = static_cast<double>(m.tp_nominal) / spec.grpo.tp;
   set_work(st, Phase::kScore, st.step_tokens / m.score_tok_per_s * tp_scale, m.score);
 }
 
-void grpo_begin_update(const JobSpec& spec, JobState& st) {
+void grpo_begin_update(const JobSpec& spec, WorkloadState& st) {
   const GrpoModel& m = *spec.grpo.model;
   const double tp_scale = static_cast<double>(m.tp_nominal) / spec.grpo.tp;
   const int n = std::max(1, st.seqs_total);
@@ -235,7 +238,7 @@ void grpo_begin_update(const JobSpec& spec, JobState& st) {
 
 // Long by design: the GRPO phase machine (generate, score, update, sync) in one switch over shared
 // state.
-void advance_grpo(const JobSpec& spec, JobState& st, double dt_s, double x, Acc& acc) {
+void advance_grpo(const JobSpec& spec, WorkloadState& st, double dt_s, double x, Acc& acc) {
   const GrpoParams& p = spec.grpo;
   const GrpoModel& m = *p.model;
   const double tp_scale = static_cast<double>(m.tp_nominal) / p.tp;
@@ -243,7 +246,8 @@ void advance_grpo(const JobSpec& spec, JobState& st, double dt_s, double x, Acc&
   for (int guard = 0; left > 1e-12 && guard < 100000; ++guard) {
     switch (st.phase) {
       case Phase::kGenerate: {
-        const int conc = std::max(1, std::min(st.gen_concurrency, p.kv_capacity_seqs));
+        const int conc =
+            std::max(1, std::min(static_cast<int>(st.knobs[kGenConcurrency]), p.kv_capacity_seqs));
         while (static_cast<int>(st.finish_heap.size()) < conc && st.seqs_admitted < st.seqs_total) {
           const double median =
               p.completion_len_curve.empty()
@@ -323,7 +327,7 @@ void advance_grpo(const JobSpec& spec, JobState& st, double dt_s, double x, Acc&
   }
 }
 
-void pretrain_set_phase(const JobSpec& spec, JobState& st, int k) {
+void pretrain_set_phase(const JobSpec& spec, WorkloadState& st, int k) {
   const PretrainParams& p = spec.pretrain;
   st.sub_phase = k;
   if (k < 5) {
@@ -343,7 +347,7 @@ void pretrain_set_phase(const JobSpec& spec, JobState& st, int k) {
 }
 
 // Next phase after k (skipping empty ones); 0 starts a new iteration.
-void pretrain_next(const JobSpec& spec, JobState& st) {
+void pretrain_next(const JobSpec& spec, WorkloadState& st) {
   const PretrainParams& p = spec.pretrain;
   int k = st.sub_phase;
   if (k < 4) {
@@ -370,7 +374,7 @@ void pretrain_next(const JobSpec& spec, JobState& st) {
   pretrain_set_phase(spec, st, first);
 }
 
-void advance_pretrain(const JobSpec& spec, JobState& st, double dt_s, double x, Acc& acc) {
+void advance_pretrain(const JobSpec& spec, WorkloadState& st, double dt_s, double x, Acc& acc) {
   double left = dt_s;
   for (int guard = 0; left > 1e-12 && guard < 100000; ++guard) {
     const double before = left;
@@ -423,13 +427,23 @@ int kv_capacity_seqs(const GrpoParams& p, double hbm_gb) {
   return std::max(1, static_cast<int>(std::floor(free_gb / per_seq_gb)));
 }
 
-void start_job(const JobSpec& spec, JobState& st, double dt_s) {
+bool responds_to_knob(JobKind kind, int q) {
+  if (kind != JobKind::kGrpo) return false;
+#ifdef FW_TEST_EXTRA_KNOB
+  if (q == find_actuator("test_knob")) return true;  // tests/extra_knob/: response below
+#endif
+  return q == kGenConcurrency || q == kGroupSize;
+}
+
+void start_job(const JobSpec& spec, WorkloadState& st, double dt_s) {
   st.started = true;
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (responds_to_knob(spec.kind, q) && std::isnan(st.knobs[q])) st.knobs[q] = spec.knobs[q];
+  }
   if (spec.kind == JobKind::kGrpo) {
-    if (st.gen_concurrency <= 0) st.gen_concurrency = spec.grpo.gen_concurrency;
-    if (st.group_size_next <= 0) st.group_size_next = spec.grpo.group_size;
-    const int max_seqs = spec.grpo.prompts_per_step * static_cast<int>(spec.group_size_max);
-    st.finish_heap.reserve(std::max(max_seqs, spec.grpo.prompts_per_step * spec.grpo.group_size));
+    const int max_seqs = spec.grpo.prompts_per_step * static_cast<int>(spec.knob_max[kGroupSize]);
+    st.finish_heap.reserve(
+        std::max(max_seqs, spec.grpo.prompts_per_step * static_cast<int>(spec.knobs[kGroupSize])));
     begin_grpo_step(spec, st);
   } else {
     if (spec.duty.every_s > 0)
@@ -445,7 +459,7 @@ void start_job(const JobSpec& spec, JobState& st, double dt_s) {
   st.run_s = 0;
 }
 
-Load advance_job(const JobSpec& spec, JobState& st, double dt_s, double x) {
+Load advance_job(const JobSpec& spec, WorkloadState& st, double dt_s, double x) {
   Acc acc;
   if (spec.kind == JobKind::kGrpo) {
     advance_grpo(spec, st, dt_s, x, acc);
@@ -455,6 +469,10 @@ Load advance_job(const JobSpec& spec, JobState& st, double dt_s, double x) {
   }
   if (acc.t <= 0) return {};
   const double inv = 1.0 / dt_s;
+#ifdef FW_TEST_EXTRA_KNOB
+  // The extra-knob test's throwaway knob (0..10): SM activity × (0.5 + 0.05·test_knob).
+  if (spec.kind == JobKind::kGrpo) acc.u *= 0.5 + 0.05 * st.knobs[find_actuator("test_knob")];
+#endif
   return {acc.u * inv, acc.m * inv, acc.t > 0 ? acc.c / acc.t : 0};
 }
 

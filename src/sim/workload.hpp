@@ -70,8 +70,6 @@ struct GrpoParams {
   const GrpoModel* model = nullptr;
   int tp = 1;
   int prompts_per_step = 2;
-  int group_size = 8;        // knob: applies from the next step
-  int gen_concurrency = 16;  // knob: applies immediately to admission
   double prompt_tokens = 200;
   double completion_median_tokens = 170;
   double completion_sigma = 0.8;  // log-space sigma (long tail)
@@ -153,22 +151,34 @@ struct JobSpec {
   PipelineJobSpec pipeline;
   double pipeline_tokens_per_iter = 0;
   std::string pipeline_profile;  // the stage-profile file its work came from ("" = stage_work)
-  // Knob ranges (GRPO only).
-  double gen_concurrency_min = 1, gen_concurrency_max = 64;
-  double group_size_min = 1, group_size_max = 16;
+  // Knobs, indexed by the actuator table's per-job rows (control/actuators/actuator_table.hpp):
+  // the configured setting (scenario key: the row's name) and the settable range (the row's
+  // range keys); the table's defaults until a scenario sets them. Only the knobs the job's
+  // kind responds to (responds_to_knob()) are read.
+  KnobValues knobs = knob_defaults(&KnobKeys::value);
+  KnobValues knob_min = knob_defaults(&KnobKeys::min);
+  KnobValues knob_max = knob_defaults(&KnobKeys::max);
 };
 
-// Mutable job state; a value type (copying it clones the job, random stream included).
-struct JobState {
+// Whether a job of `kind` responds to knob q (a per-job row of the actuator table): a GRPO job
+// to gen_concurrency (applies at once to admission: running sequences are never preempted) and
+// group_size (applies from the next step); a pretraining job to none. The workload's response
+// to each knob is in workload.cpp.
+bool responds_to_knob(JobKind kind, int q);
+
+// A simulated job's mutable state; a value type (copying it clones the job, random stream
+// included). The agent's record of a registered job is agent::RegisteredJob.
+struct WorkloadState {
   Phase phase = Phase::kIdle;
   bool started = false;
   double tokens_total = 0;
   double steps_total = 0;
   Rng rng;
+  // The knobs as last written (indexed by the actuator table; NaN: not set yet, start_job()
+  // takes the spec's).
+  KnobValues knobs = kNoKnobs;
   // GRPO
-  int gen_concurrency = 0;
-  int group_size = 0;  // in force for the current step
-  int group_size_next = 0;
+  int group_size = 0;  // in force for the current step (the knob applies from the next one)
   int seqs_total = 0, seqs_admitted = 0, seqs_done = 0;
   double decode_iter = 0;           // decode iterations done this step
   std::vector<double> finish_heap;  // min-heap of finish iterations of active sequences
@@ -187,9 +197,9 @@ struct JobState {
 
 // Starts the job (at its start time), then advances it alone at full clock by
 // spec.start_offset_s in steps of dt_s and zeroes its progress counters (phase offset).
-void start_job(const JobSpec& spec, JobState& st, double dt_s = 0.1);
+void start_job(const JobSpec& spec, WorkloadState& st, double dt_s = 0.1);
 // Advances the job by dt_s at clock ratio x (slowest GPU); returns the time-weighted load.
-Load advance_job(const JobSpec& spec, JobState& st, double dt_s, double x);
+Load advance_job(const JobSpec& spec, WorkloadState& st, double dt_s, double x);
 // KV-cache capacity in sequences per replica from model size, TP degree and GPU memory.
 int kv_capacity_seqs(const GrpoParams& p, double hbm_gb);
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "telemetry/actuator_table.hpp"
+#include "control/actuators/actuator_table.hpp"
 
 namespace fw {
 

@@ -35,7 +35,7 @@ inline AgentState sample_state() {
   s.limiter_actions_total = {{"clamped", 4}, {"slew_limited", 1}};
   s.fallbacks_total = {{"stale_telemetry", 1}};
   s.loop = {0.1, 1000, 3, 0.002, 0.03};
-  JobState j;
+  RegisteredJob j;
   j.id = "grpo-1";
   j.name = "grpo \"7b\"";
   j.kind = "grpo";

@@ -11,7 +11,7 @@ namespace {
 
 TEST(GpuCatalog, FindsEveryEntryByName) {
   ASSERT_EQ(gpu_catalog().size(), 5u);
-  for (const GpuSpec& g : gpu_catalog()) {
+  for (const GpuCatalogEntry& g : gpu_catalog()) {
     EXPECT_EQ(find_gpu(g.name), &g) << g.name;
     EXPECT_NE(std::string(gpu_names()).find(std::string(g.name)), std::string::npos) << g.name;
   }
@@ -28,18 +28,28 @@ TEST(GpuCatalog, FindsByNvmlDeviceName) {
   EXPECT_EQ(find_gpu_by_device_name("Fake NVIDIA GPU"), nullptr);
 }
 
+// A device name no entry matches exactly is recognised by its family (the catalogue's
+// `family` field; it replaced a hand-kept family list in sim/fit_gpu.cpp).
+TEST(GpuCatalog, FindsByFamily) {
+  EXPECT_EQ(find_gpu_family("nvidia a100-sxm4-40gb"), find_gpu("a100-sxm4-80gb"));
+  EXPECT_EQ(find_gpu_family("nvidia h100 pcie"), find_gpu("h100-sxm5"));
+  EXPECT_EQ(find_gpu_family("nvidia h200 nvl"), find_gpu("h200-sxm"));
+  EXPECT_EQ(find_gpu_family("nvidia a40-48q"), nullptr);  // a40: matched by name only
+  EXPECT_EQ(find_gpu_family("nvidia b200"), nullptr);
+}
+
 TEST(GpuCatalog, NamesListInTableOrder) {
   EXPECT_EQ(std::string(gpu_names()), "a100-sxm4-80gb, h100-sxm5, h200-sxm, a40, a100-pcie-80gb");
 }
 
 TEST(GpuCatalog, NameplatesAndCapRanges) {
-  const GpuSpec* a100 = find_gpu("a100-sxm4-80gb");
+  const GpuCatalogEntry* a100 = find_gpu("a100-sxm4-80gb");
   ASSERT_NE(a100, nullptr);
   EXPECT_EQ(a100->tdp_w, 400);
   EXPECT_EQ(a100->min_cap_w, 100);
   EXPECT_EQ(a100->hbm_gb, 80);
   EXPECT_FALSE(a100->power_avg_1s);
-  const GpuSpec* h200 = find_gpu("h200-sxm");
+  const GpuCatalogEntry* h200 = find_gpu("h200-sxm");
   ASSERT_NE(h200, nullptr);
   EXPECT_EQ(h200->tdp_w, 700);
   EXPECT_EQ(h200->hbm_gb, 141);
@@ -47,7 +57,7 @@ TEST(GpuCatalog, NameplatesAndCapRanges) {
 }
 
 TEST(GpuCatalog, EveryEntryIsConsistent) {
-  for (const GpuSpec& g : gpu_catalog()) {
+  for (const GpuCatalogEntry& g : gpu_catalog()) {
     SCOPED_TRACE(std::string(g.name));
     EXPECT_GT(g.min_cap_w, 0);
     EXPECT_LE(g.min_cap_w, g.default_cap_w);

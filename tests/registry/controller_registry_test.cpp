@@ -56,6 +56,35 @@ TEST(ControllerRegistry, EveryDefaultIsInsideItsOwnDeclaration) {
   }
 }
 
+// static's pins and the knob= help lists come from the actuator table's rows.
+TEST(ControllerRegistry, StaticPinsAndActuatorListsComeFromTheTable) {
+  const ControllerEntry* st = nullptr;
+  for (const auto& e : controller_registry()) {
+    if (e.name == "static") st = &e;
+  }
+  ASSERT_NE(st, nullptr);
+  std::vector<std::string> pins;
+  bool after_schedule = false;
+  for (const auto& o : st->options) {
+    if (o.name == "knob") {
+      for (const ActuatorDef& a : kActuatorTable) {
+        EXPECT_NE(o.help.find(std::string(a.flag_name)), std::string::npos) << a.flag_name;
+      }
+    }
+    const int q = find_actuator(o.name);
+    if (q < 0 || q >= kNumKnobs) {
+      after_schedule = o.name == "schedule";
+      continue;
+    }
+    EXPECT_TRUE(kActuatorTable[q].static_pin) << o.name;
+    EXPECT_EQ(o.min, kActuatorTable[q].keys.lo) << o.name;
+    EXPECT_EQ(o.max, kActuatorTable[q].keys.hi) << o.name;
+    EXPECT_TRUE(after_schedule || !pins.empty()) << o.name << " follows schedule";
+    pins.push_back(o.name);
+  }
+  EXPECT_EQ(pins, (std::vector<std::string>{"gen_concurrency", "group_size"}));
+}
+
 TEST(ControllerRegistry, PreparesWithDefaults) {
   for (const char* t :
        {"uncontrolled", "threshold", "pid", "zeus", "oracle", "fleet", "static:value=8"}) {

@@ -14,6 +14,9 @@
 namespace fw::sim {
 namespace {
 
+constexpr int kGc = static_cast<int>(Knob::kGenConcurrency);
+constexpr int kGs = static_cast<int>(Knob::kGroupSize);
+
 double mean_power(const std::vector<std::string>& sets,
                   const char* path = "scenarios/grpo-72b-a100x4.yaml") {
   const Scenario s = testing::load_or_die(path, sets);
@@ -33,14 +36,14 @@ TEST(Authority, GroupSizeHasUnderAThirdOfConcurrencyAuthorityOn72b) {
   const Scenario s = testing::load_or_die("scenarios/grpo-72b-a100x4.yaml");
   const JobSpec& j = s.jobs[0];
   // The mechanism's premise: the KV cache admits fewer sequences than the rollout holds.
-  EXPECT_LT(j.grpo.kv_capacity_seqs, j.grpo.prompts_per_step * j.group_size_min * 4);
+  EXPECT_LT(j.grpo.kv_capacity_seqs, j.grpo.prompts_per_step * j.knob_min[kGs] * 4);
   const auto k = [](const char* key, double v) {
     return std::string(key) + "=" + std::to_string(std::lround(v));
   };
-  const double c_lo = mean_power({k("jobs.0.gen_concurrency", j.gen_concurrency_min)});
-  const double c_hi = mean_power({k("jobs.0.gen_concurrency", j.gen_concurrency_max)});
-  const double g_lo = mean_power({k("jobs.0.group_size", j.group_size_min)});
-  const double g_hi = mean_power({k("jobs.0.group_size", j.group_size_max)});
+  const double c_lo = mean_power({k("jobs.0.gen_concurrency", j.knob_min[kGc])});
+  const double c_hi = mean_power({k("jobs.0.gen_concurrency", j.knob_max[kGc])});
+  const double g_lo = mean_power({k("jobs.0.group_size", j.knob_min[kGs])});
+  const double g_hi = mean_power({k("jobs.0.group_size", j.knob_max[kGs])});
   const double a_conc = std::fabs(c_hi - c_lo) / c_hi;
   const double a_group = std::fabs(g_hi - g_lo) / g_hi;
   std::printf(
@@ -65,10 +68,10 @@ TEST(Authority, GenerationOnly72bConcurrencyInPublishedBand) {
   const auto k = [](const char* key, double v) {
     return std::string(key) + "=" + std::to_string(std::lround(v));
   };
-  const double c_lo = mean_power({k("jobs.0.gen_concurrency", j.gen_concurrency_min)}, path);
-  const double c_hi = mean_power({k("jobs.0.gen_concurrency", j.gen_concurrency_max)}, path);
-  const double g_lo = mean_power({k("jobs.0.group_size", j.group_size_min)}, path);
-  const double g_hi = mean_power({k("jobs.0.group_size", j.group_size_max)}, path);
+  const double c_lo = mean_power({k("jobs.0.gen_concurrency", j.knob_min[kGc])}, path);
+  const double c_hi = mean_power({k("jobs.0.gen_concurrency", j.knob_max[kGc])}, path);
+  const double g_lo = mean_power({k("jobs.0.group_size", j.knob_min[kGs])}, path);
+  const double g_hi = mean_power({k("jobs.0.group_size", j.knob_max[kGs])}, path);
   const double a_conc = std::fabs(c_hi - c_lo) / c_hi;
   const double a_group = std::fabs(g_hi - g_lo) / g_hi;
   std::printf("[calib] 72b rollout authority: concurrency %.3f, group size %.3f\n", a_conc,

@@ -22,7 +22,7 @@ struct Segment {
   double tokens_per_step, seconds_per_step;
 };
 std::vector<Segment> per_segment(const JobSpec& spec, const std::vector<double>& edges_s) {
-  JobState st;
+  WorkloadState st;
   st.rng = Rng(7);
   start_job(spec, st, 0.1);
   std::vector<Segment> out;

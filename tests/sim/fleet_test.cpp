@@ -65,7 +65,7 @@ TEST(FleetStart, AnOffsetJobIsTheSameJobFurtherOn) {
   const Scenario s = testing::load_or_die("scenarios/grpo-7b-a100.yaml");
   JobSpec spec = s.jobs[0];
   const double dt = s.sim.dt_s;
-  JobState a, b;
+  WorkloadState a, b;
   a.rng = b.rng = Rng::stream(3, "x");
   start_job(spec, a, dt);
   for (int k = 0; k < 371; ++k) advance_job(spec, a, dt, 1.0);

@@ -11,7 +11,7 @@ namespace fw::sim {
 namespace {
 
 TEST(GpuPreset, EveryCatalogueGpuHasAPresetWithItsFacts) {
-  for (const hw::GpuSpec& g : hw::gpu_catalog()) {
+  for (const hw::GpuCatalogEntry& g : hw::gpu_catalog()) {
     SCOPED_TRACE(std::string(g.name));
     const GpuPreset* p = find_gpu_preset(g.name);
     ASSERT_NE(p, nullptr);

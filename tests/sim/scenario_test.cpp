@@ -39,7 +39,7 @@ const char* kBase =
 TEST(Scenario, DefaultsAndOverrides) {
   auto s = parse_scenario(kBase, "t.yaml", {"jobs.0.group_size=4", "gpus.0.power_cap_w=250"});
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ(s->jobs[0].grpo.group_size, 4);
+  EXPECT_EQ(s->jobs[0].knobs[static_cast<int>(Knob::kGroupSize)], 4);
   EXPECT_EQ(s->gpus[1].power_cap_w, 250);  // an entry with count applies to all its GPUs
   EXPECT_EQ(s->sample_period_s, 0.5);
   EXPECT_EQ(s->budget.entries[0].budget.scope, BudgetScope::kJob);
@@ -95,7 +95,8 @@ TEST(Scenario, SeventyTwoBOnA100sIsKvLimited) {
   auto s = load_scenario(testing::source_path("scenarios/grpo-72b-a100x4.yaml"), {});
   ASSERT_TRUE(s.ok());
   const auto& g = s->jobs[0].grpo;
-  EXPECT_LT(g.kv_capacity_seqs, g.prompts_per_step * g.group_size);
+  EXPECT_LT(g.kv_capacity_seqs,
+            g.prompts_per_step * s->jobs[0].knobs[static_cast<int>(Knob::kGroupSize)]);
   // The same model on one GPU does not fit at all.
   std::string one =
       "name: t\ngpus: [{model: a100-sxm4-80gb}]\nbudget: {watts: 300}\n"

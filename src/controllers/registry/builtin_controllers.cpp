@@ -55,10 +55,21 @@ Result<Actuator> actuator_option(const DeclaredOptions& o, const ControllerEnv& 
   return a;
 }
 
+// The actuator table's flag names, per-GPU rows first: "caps, gen_concurrency, group_size".
+std::string actuator_names() {
+  std::string s;
+  for (ActuatorScope scope : {ActuatorScope::kGpu, ActuatorScope::kJob}) {
+    for (const ActuatorDef& d : kActuatorTable) {
+      if (d.scope == scope) s += (s.empty() ? "" : ", ") + std::string(d.flag_name);
+    }
+  }
+  return s;
+}
+
 D knob_option() {
-  return D::text("knob", "auto",
-                 "actuator: auto (group_size, else gen_concurrency, else caps), caps, "
-                 "gen_concurrency, group_size");
+  std::string order;  // what knob=auto picks: the table's auto_rank order, else caps
+  for (int q : kKnobAutoOrder) order += std::string(kActuatorTable[q].flag_name) + ", else ";
+  return D::text("knob", "auto", "actuator: auto (" + order + "caps), " + actuator_names());
 }
 
 D period_option(const char* def) {
@@ -377,7 +388,7 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
   KnobValues hold = kNoKnobs;
   for (int q = 0; q < kNumKnobs; ++q) {
     const std::string k(kKnobNames[q]);
-    if (!o.has(k)) continue;
+    if (!kActuatorTable[q].static_pin || !o.has(k)) continue;
     if (o.text("knob") == k) {
       return Status::InvalidArgument("controller 'static': " + k +
                                      "= pins the actuator itself; use value=");
@@ -435,43 +446,54 @@ Result<PreparedController> prepare_static(const DeclaredOptions& o, const Contro
 }
 
 ControllerEntry static_entry() {
-  const char* pin = "pin this knob for every job (calibrate the actuator with it held)";
-  return {"static",
-          "safe static setting: the fixed setting whose worst trailing budget-window mean stayed "
-          "under budget in calibration runs on seeds disjoint from the evaluation seeds; with "
-          "several actuators (knob=auto or A+B) they are searched jointly (per-actuator optima, "
-          "a coarse joint grid, a pattern search) and the safe setting with the most "
-          "completed-step tokens kept; fails when none is safe",
-          "",
-          {D::text("knob", "auto",
-                   "actuators: auto (every knob the jobs expose and caps, searched jointly), "
-                   "caps, gen_concurrency, group_size, or a joint list A+B"),
-           D::number("value", "", 0, 1e6,
-                     "use this setting instead of calibrating (knob value or cap W)"),
-           D::integer("candidates", "12", 2, 1000, "settings tried in the coarse calibration scan"),
-           D::integer("grid", "0", 0, 1000,
-                      "joint search: coarse grid points per outer knob; 0 = auto (5 with the "
-                      "cap, every rung for knobs alone up to 4096 points)"),
-           D::choice("refine", "on", {"on", "off"},
-                     "joint search: pattern search from the grid's best point"),
-           D::choice("schedule", "off", {"off", "levels", "nominal"},
-                     "with a budget schedule: off = one setting safe under all of it; levels = "
-                     "one setting per budget level, each calibrated on that level, switched at "
-                     "the schedule's times (a drop one window early); nominal = calibrated on "
-                     "the first level only and held (pair with --shield)"),
-           D::number("gen_concurrency", "", 1, 1e6, pin), D::number("group_size", "", 1, 1e6, pin),
-           D::number("calib_s", "0", 0, 1e8,
-                     "calibrate on the first calib_s of the episode only (the operator's "
-                     "information when the workload changes); 0: the whole episode"),
-           D::number("recal_s", "0", 0, 1e8,
-                     "recalibrate every recal_s on the workload as it is then (over calib_s; "
-                     "with calib_s 0 each segment on its whole span: the hindsight per-segment "
-                     "reference); 0: never"),
-           D::choice("recal", "joint", {"joint", "inner"},
-                     "what a recalibration searches: joint (the whole search again) or inner (the "
-                     "first calibration's inner actuator, e.g. the cap, other knobs held)"),
-           period_option("10")},
-          prepare_static};
+  // One pin option per table row with static_pin, in row order, bounded by the row's keys.
+  std::vector<D> pins;
+  for (int q = 0; q < kNumKnobs; ++q) {
+    const ActuatorDef& a = kActuatorTable[q];
+    if (!a.static_pin) continue;
+    pins.push_back(D::number(std::string(a.name), "", a.keys.lo, a.keys.hi,
+                             "pin this knob for every job (calibrate the actuator with it held)"));
+  }
+  ControllerEntry e{
+      "static",
+      "safe static setting: the fixed setting whose worst trailing budget-window mean stayed "
+      "under budget in calibration runs on seeds disjoint from the evaluation seeds; with "
+      "several actuators (knob=auto or A+B) they are searched jointly (per-actuator optima, "
+      "a coarse joint grid, a pattern search) and the safe setting with the most "
+      "completed-step tokens kept; fails when none is safe",
+      "",
+      {D::text("knob", "auto",
+               "actuators: auto (every knob the jobs expose and caps, searched jointly), " +
+                   actuator_names() + ", or a joint list A+B"),
+       D::number("value", "", 0, 1e6,
+                 "use this setting instead of calibrating (knob value or cap W)"),
+       D::integer("candidates", "12", 2, 1000, "settings tried in the coarse calibration scan"),
+       D::integer("grid", "0", 0, 1000,
+                  "joint search: coarse grid points per outer knob; 0 = auto (5 with the "
+                  "cap, every rung for knobs alone up to 4096 points)"),
+       D::choice("refine", "on", {"on", "off"},
+                 "joint search: pattern search from the grid's best point"),
+       D::choice("schedule", "off", {"off", "levels", "nominal"},
+                 "with a budget schedule: off = one setting safe under all of it; levels = "
+                 "one setting per budget level, each calibrated on that level, switched at "
+                 "the schedule's times (a drop one window early); nominal = calibrated on "
+                 "the first level only and held (pair with --shield)"),
+       D::number("calib_s", "0", 0, 1e8,
+                 "calibrate on the first calib_s of the episode only (the operator's "
+                 "information when the workload changes); 0: the whole episode"),
+       D::number("recal_s", "0", 0, 1e8,
+                 "recalibrate every recal_s on the workload as it is then (over calib_s; "
+                 "with calib_s 0 each segment on its whole span: the hindsight per-segment "
+                 "reference); 0: never"),
+       D::choice("recal", "joint", {"joint", "inner"},
+                 "what a recalibration searches: joint (the whole search again) or inner (the "
+                 "first calibration's inner actuator, e.g. the cap, other knobs held)"),
+       period_option("10")},
+      prepare_static};
+  auto at = e.options.begin();  // the pins follow `schedule`, as --list has always shown them
+  while (at != e.options.end() && at->name != "schedule") ++at;
+  e.options.insert(at == e.options.end() ? at : at + 1, pins.begin(), pins.end());
+  return e;
 }
 
 ControllerEntry fleet_entry() {
@@ -690,8 +712,8 @@ ControllerEntry lookahead_entry(const char* name) {
                 "that breaks no more windows); a reference, not a bound (simulated plant only)",
           "",
           {D::text("knob", "all",
-                   "actuators searched: all (every knob every job exposes, and caps), auto, caps, "
-                   "gen_concurrency, group_size, or a '+' list"),
+                   "actuators searched: all (every knob every job exposes, and caps), auto, " +
+                       actuator_names() + ", or a '+' list"),
            D::number("period_s", "15", 0.1, 1e6, "re-planning period, s"),
            D::number("horizon_s", "120", 0.5, 1e5, "look-ahead per candidate, s"),
            D::integer("candidates", "9", 2, 256, "settings tried per actuator per decision"),
