@@ -10,11 +10,11 @@ namespace fw::fleet {
 Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::load_file(path));
   if (!root.is_map()) return root.error("not a map");
-  FW_RETURN_IF_ERROR(root.reject_unknown(
-      {"site", "id", "etcd", "allocator", "budget_w", "lease_ttl_s", "campaign_timeout_s",
-       "expiry_s", "refresh_s", "listen", "grid_ramp_w_per_s", "token_file",
-       "allow_unauthenticated_writes", "audit_log", "etcd_tls", "etcd_auth", "site_loop",
-       "openadr"}));
+  FW_RETURN_IF_ERROR(
+      root.reject_unknown({"site", "id", "etcd", "allocator", "budget_w", "lease_ttl_s",
+                           "campaign_timeout_s", "expiry_s", "refresh_s", "listen",
+                           "grid_ramp_w_per_s", "token_file", "allow_unauthenticated_writes",
+                           "audit_log", "etcd_tls", "etcd_auth", "site_loop", "openadr"}));
   CoordinatorConfig c;
   CoordinatorOptions& o = c.options;
   for (const char* k : {"site", "id", "etcd"}) {

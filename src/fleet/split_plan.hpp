@@ -55,7 +55,7 @@ struct PlanInput {
   double settle_until_unix_s = 0;  // see "settling" (0: no settling window)
   int64_t leader_rev = 0;          // this leader's fencing revision (settling)
   double joiner_reserve_w = 0;     // see "joiner" (0: none)
-  double track_w = 0;      // site loop: watts split above the effective budget (>= 0)
+  double track_w = 0;              // site loop: watts split above the effective budget (>= 0)
 };
 
 struct Plan {
