@@ -259,7 +259,7 @@ caps_results() {
     fi
   done
   if [ -s "$tmp/caps-prev.md" ]; then cat "$tmp/caps-prev.md" >>"$out"; fi
-  [ $all = 1 ] && caps_recheck
+  if [ $all = 1 ]; then caps_recheck; fi
 }
 
 # caps_recheck: docs/caps.md's re-check of the <= 1.2 % targets on the balanced A100 scenarios
