@@ -1,7 +1,9 @@
 #include "agent/history_ring.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <utility>
 
 namespace fw::agent {
 namespace {
@@ -30,6 +32,9 @@ void HistoryRing::add(const AgentState& s) {
     x.gpu_index.push_back(g.index);
     x.gpu_power_w.push_back(static_cast<float>(g.power_w));
     x.gpu_cap_w.push_back(static_cast<float>(g.cap_w));
+  }
+  for (const RegisteredJob& j : s.jobs) {
+    x.jobs.push_back({j.id, j.name, j.tokens_total, j.steps_total, j.knobs});
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (!ring_.empty() && x.t_unix_s - ring_.back().t_unix_s < spacing_s_) return;
@@ -97,19 +102,63 @@ nlohmann::json HistoryRing::to_json(double span_s, size_t max_points) const {
     gpus.push_back(
         {{"index", indices[k]}, {"power_w", std::move(gp[k])}, {"cap_w", std::move(gc[k])}});
   }
-  return {{"span_s", span_s},
-          {"spacing_s", spacing_s_},
-          {"stride", stride},
-          {"capacity", capacity_},
-          {"count", picked.size()},
-          {"window_s", num(window_s_)},
-          {"t_unix_s", std::move(t)},
-          {"node_power_w", std::move(node)},
-          {"budget_w", std::move(budget)},
-          {"mean_w", std::move(mean)},
-          {"violations_total", std::move(viol)},
-          {"fallback_reason", std::move(fb)},
-          {"gpus", std::move(gpus)}};
+  return with_jobs({{"span_s", span_s},
+                    {"spacing_s", spacing_s_},
+                    {"stride", stride},
+                    {"capacity", capacity_},
+                    {"count", picked.size()},
+                    {"window_s", num(window_s_)},
+                    {"t_unix_s", std::move(t)},
+                    {"node_power_w", std::move(node)},
+                    {"budget_w", std::move(budget)},
+                    {"mean_w", std::move(mean)},
+                    {"violations_total", std::move(viol)},
+                    {"fallback_reason", std::move(fb)},
+                    {"gpus", std::move(gpus)}},
+                   picked);
+}
+
+nlohmann::json HistoryRing::with_jobs(nlohmann::json out, const std::vector<size_t>& picked) const {
+  // Jobs by id in the order first seen; which knobs any answered sample set.
+  std::vector<std::pair<std::string, std::string>> ids;  // id, name (the latest seen)
+  std::array<bool, kNumKnobs> set{};
+  for (size_t i : picked) {
+    for (const JobSample& j : ring_[i].jobs) {
+      auto it =
+          std::find_if(ids.begin(), ids.end(), [&](const auto& e) { return e.first == j.id; });
+      if (it == ids.end()) {
+        ids.emplace_back(j.id, j.name);
+      } else {
+        it->second = j.name;
+      }
+      for (int q = 0; q < kNumKnobs; ++q) set[q] = set[q] || std::isfinite(j.knobs[q]);
+    }
+  }
+  nlohmann::json jobs = nlohmann::json::array();
+  for (const auto& [id, name] : ids) {
+    nlohmann::json tok = nlohmann::json::array(), steps = nlohmann::json::array();
+    nlohmann::json knobs = nlohmann::json::object();
+    for (int q = 0; q < kNumKnobs; ++q) {
+      if (set[q]) knobs[std::string(kKnobNames[q])] = nlohmann::json::array();
+    }
+    for (size_t i : picked) {
+      const auto& js = ring_[i].jobs;
+      auto at = std::find_if(js.begin(), js.end(), [&](const JobSample& j) { return j.id == id; });
+      const bool here = at != js.end();
+      tok.push_back(here ? num(at->tokens_total) : nlohmann::json(nullptr));
+      steps.push_back(here ? num(at->steps_total) : nlohmann::json(nullptr));
+      for (int q = 0; q < kNumKnobs; ++q) {
+        if (set[q]) knobs[std::string(kKnobNames[q])].push_back(here ? num(at->knobs[q]) : nullptr);
+      }
+    }
+    jobs.push_back({{"id", id},
+                    {"name", name},
+                    {"tokens_total", std::move(tok)},
+                    {"steps_total", std::move(steps)},
+                    {"knobs", std::move(knobs)}});
+  }
+  out["jobs"] = std::move(jobs);
+  return out;
 }
 
 }  // namespace fw::agent

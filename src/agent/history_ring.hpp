@@ -6,7 +6,8 @@
 //
 // A sample: wall time, node power, the budget as node watts (a per-GPU budget times the GPU
 // count), the trailing mean and violation count of the first judging window, the fallback
-// reason, and each GPU's power and cap. Watts are answered to the milliwatt; NaN is "not
+// reason, each GPU's power and cap, and each registered job's progress (tokens_total,
+// steps_total) and the knobs in force. Watts are answered to the milliwatt; NaN is "not
 // measured" (JSON null).
 //
 // Thread-safety: add() and to_json() may be called from any thread (one mutex).
@@ -37,11 +38,19 @@ class HistoryRing {
   // `max_points` (1..kMaxPoints; every k-th sample, the newest always kept), as columns:
   // {"span_s", "spacing_s", "capacity", "count", "t_unix_s": [...], "node_power_w": [...],
   //  "budget_w": [...], "mean_w": [...], "window_s", "violations_total": [...],
-  //  "fallback_reason": [...], "gpus": [{"index", "power_w": [...], "cap_w": [...]}]}.
+  //  "fallback_reason": [...], "gpus": [{"index", "power_w": [...], "cap_w": [...]}],
+  //  "jobs": [{"id", "name", "tokens_total": [...], "steps_total": [...],
+  //            "knobs": {"<knob>": [...]}}]}: jobs by id in the order first seen, null where
+  //  the job was not registered; a knob column only for knobs set in some answered sample.
   nlohmann::json to_json(double span_s, size_t max_points) const;
   size_t size() const;
 
  private:
+  struct JobSample {
+    std::string id, name;
+    double tokens_total, steps_total;
+    KnobValues knobs;
+  };
   struct Sample {
     double t_unix_s;
     double node_w, budget_w, mean_w;
@@ -49,7 +58,11 @@ class HistoryRing {
     std::string fallback;
     std::vector<int> gpu_index;
     std::vector<float> gpu_power_w, gpu_cap_w;
+    std::vector<JobSample> jobs;
   };
+  // Adds out["jobs"] from the picked samples (caller holds mu_).
+  nlohmann::json with_jobs(nlohmann::json out, const std::vector<size_t>& picked) const;
+
   size_t capacity_;
   double spacing_s_;
   double window_s_ = kUnset;  // the first judging window's length (last seen)

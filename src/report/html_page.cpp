@@ -36,6 +36,9 @@ img.power{max-width:1100px;width:100%;background:#fff;border:1px solid #ccd}
 <canvas id="plot"></canvas>
 <div class="legend" id="legend"></div><div class="note" id="shown"></div>
 <h2>Jobs</h2><table id="jobs" class="num"></table>
+<section id="jobs-time-box" hidden><h2>Jobs over time</h2>
+<canvas id="job-tokens"></canvas><div class="legend" id="job-tokens-legend"></div>
+<canvas id="job-knobs"></canvas><div class="legend" id="job-knobs-legend"></div></section>
 <h2>GPUs</h2><table id="gpus" class="num"></table>
 <section id="fleet-box" hidden><h2>Fleet and grid</h2><table id="fleet"></table></section>
 <h2>Safety</h2><table id="info"></table>
@@ -231,8 +234,9 @@ const hdr = token ? {Authorization: "Bearer " + token} : {};
 const SPANS = [[60, "1 min"], [900, "15 min"], [3600, "1 h"]];
 let span = Number(q.get("span_s") || 900);
 if (!(span >= 1 && span <= 3600)) span = 900;
-let pts = [];  // {t, node, budget, mean, viol, fb, gpus: [{index, p, cap}]}
+let pts = [];  // {t, node, budget, mean, viol, fb, gpus: [{index, p, cap}], jobs: [{id, tok, knobs}]}
 let last = null;  // the latest /v1/status
+let jobPoints = 0;  // points the jobs-over-time plots drew (the status line)
 function gpuColor(i) { return PALETTE[i % PALETTE.length]; }
 function keep(p) {
   if (pts.length && p.t - pts[pts.length - 1].t < span / 1200) return;
@@ -245,14 +249,51 @@ function fromStatus(s) {
   if (s.budget && s.budget.scope === "gpu") budget *= n;
   return {t: s.time_unix_s, node: s.node_power_w == null ? NaN : s.node_power_w, budget,
           mean: w.mean_w == null ? NaN : w.mean_w, viol: w.violations_total || 0, fb: s.fallback_reason || "",
-          gpus: (s.gpus || []).map(g => ({index: g.index, p: g.power_w == null ? NaN : g.power_w, cap: g.cap_w == null ? NaN : g.cap_w}))};
+          gpus: (s.gpus || []).map(g => ({index: g.index, p: g.power_w == null ? NaN : g.power_w, cap: g.cap_w == null ? NaN : g.cap_w})),
+          jobs: (s.jobs || []).map(j => ({id: j.id, tok: j.tokens_total == null ? NaN : j.tokens_total, knobs: j.knobs || {}}))};
 }
 function fromHistory(h) {
   const out = [], nul = v => v == null ? NaN : v;
   (h.t_unix_s || []).forEach((t, i) => out.push({t, node: nul(h.node_power_w[i]), budget: nul(h.budget_w[i]),
     mean: nul(h.mean_w[i]), viol: h.violations_total[i] || 0, fb: h.fallback_reason[i] || "",
-    gpus: (h.gpus || []).map(g => ({index: g.index, p: nul(g.power_w[i]), cap: nul(g.cap_w[i])}))}));
+    gpus: (h.gpus || []).map(g => ({index: g.index, p: nul(g.power_w[i]), cap: nul(g.cap_w[i])})),
+    jobs: (h.jobs || []).filter(j => j.tokens_total[i] != null).map(j => ({id: j.id, tok: nul(j.tokens_total[i]),
+      knobs: Object.fromEntries(Object.entries(j.knobs || {}).filter(e => e[1][i] != null).map(e => [e[0], e[1][i]]))}))}));
   return out;
+}
+// A count in readable units for an axis: 3 significant digits with k, M, G.
+function siAxis(v) {
+  for (const [sc, pr] of [[1e9, " G"], [1e6, " M"], [1e3, " k"]]) if (Math.abs(v) >= sc) return Number((v / sc).toPrecision(3)) + pr;
+  return String(Number(v.toPrecision(3)));
+}
+// Each registered job's progress (tokens, completed or not) and the knobs in force over the
+// same span as the power plot; hidden while no job was registered. Returns the points drawn.
+function drawJobs(t1, ext, ticks) {
+  const ids = [];
+  for (const p of pts) for (const j of p.jobs || []) if (!ids.includes(j.id)) ids.push(j.id);
+  $("jobs-time-box").hidden = !ids.length;
+  if (!ids.length) return 0;
+  const at = (p, id) => (p.jobs || []).find(j => j.id === id) || {knobs: {}};
+  let thi = 0, khi = 0;
+  const kseries = [], knames = [];
+  ids.forEach(id => {
+    for (const p of pts) { const j = at(p, id); if (isFinite(j.tok)) thi = Math.max(thi, j.tok);
+      for (const [k, v] of Object.entries(j.knobs)) { khi = Math.max(khi, v); if (!knames.some(e => e[0] === id && e[1] === k)) knames.push([id, k]); } }
+  });
+  const x = {lo: -ext, hi: 0, ticks, fmt: agoLabel, title: "time before now"};
+  thi = niceHi(Math.max(thi * 1.05, 1), 5);
+  let n = plot($("job-tokens"), {x, y: {lo: 0, hi: thi, ticks: linTicks(0, thi, 5), fmt: siAxis, title: "tokens (completed or not)"},
+    series: ids.map((id, k) => ({pts: pts.map(p => [p.t - t1, at(p, id).tok]), color: gpuColor(k), width: 2}))});
+  $("job-tokens-legend").innerHTML = ids.map((id, k) => "<span>" + swatch(gpuColor(k), {width: 2}) + esc(id) + " tokens</span>").join("");
+  khi = niceHi(Math.max(khi * 1.1, 1), 5);
+  knames.forEach(([id, k], i) => kseries.push({pts: pts.map(p => [p.t - t1, at(p, id).knobs[k] == null ? NaN : at(p, id).knobs[k]]),
+    color: gpuColor(ids.indexOf(id)), dash: i % 2 ? [5, 3] : [], width: 2}));
+  $("job-knobs").hidden = !knames.length; $("job-knobs-legend").hidden = !knames.length;
+  if (knames.length) {
+    n += plot($("job-knobs"), {x, y: {lo: 0, hi: khi, ticks: linTicks(0, khi, 5), fmt: v => String(v), title: "knob setting in force"}, series: kseries});
+    $("job-knobs-legend").innerHTML = knames.map(([id, k], i) => "<span>" + swatch(gpuColor(ids.indexOf(id)), {dash: i % 2 ? [5, 3] : [], width: 2}) + esc(id) + " " + esc(k) + "</span>").join("");
+  }
+  return n;
 }
 function draw() {
   if (!pts.length) return 0;
@@ -292,6 +333,7 @@ function draw() {
     swatch(gpuColor(k), {dash: [3, 3], width: 1.3}) + "GPU " + gi + " cap</span>"; });
   $("legend").innerHTML = lg;
   $("shown").textContent = ext < span - 1 ? "showing the last " + Math.ceil(ext) + " s: the agent has no older samples" : "";
+  jobPoints = drawJobs(t1, ext, ticks);
   return pts.length;
 }
 const FALLBACK_WORDS = {
@@ -346,7 +388,7 @@ function side(s) {
     ["limiter actions", esc(Object.entries(s.limiter_actions_total || {}).map(e => e[0].replace(/_/g, " ") + " " + e[1]).join(", ") || "none")],
     ["control loop", fixed((s.loop || {}).period_s, 2) + " s period, " + fixed((s.loop || {}).ticks_total, 0) + " ticks, " + fixed((s.loop || {}).late_ticks_total, 0) + " late"]]);
 }
-function update(s) { keep(fromStatus(s)); side(s); const n = draw(); setStatus("ok points=" + n + " span_s=" + span + (s.fallback_reason ? " fallback=" + s.fallback_reason : "")); }
+function update(s) { keep(fromStatus(s)); side(s); const n = draw(); setStatus("ok points=" + n + " span_s=" + span + " job_points=" + jobPoints + (s.fallback_reason ? " fallback=" + s.fallback_reason : "")); }
 async function get(path) { const r = await fetch(path, {headers: hdr}); if (!r.ok) throw new Error(path + ": HTTP " + r.status); return r.json(); }
 async function loadHistory() {
   try { pts = fromHistory(await get("/v1/history?span_s=" + span + "&max_points=1200")); }

@@ -57,6 +57,41 @@ TEST(HistoryRing, SpanThinningAndColumns) {
   EXPECT_EQ(thin["stride"], 8);
 }
 
+// Jobs over time (#31): each registered job's progress and the knobs in force, as columns
+// aligned with t_unix_s; null where the job was not registered or a knob was not set.
+TEST(HistoryRing, JobsProgressAndKnobsAsColumns) {
+  HistoryRing ring(100, 1.0);
+  for (int i = 0; i < 6; ++i) {
+    AgentState s = at(2000 + i, 500);
+    s.jobs.clear();
+    if (i >= 2) {  // registered from the third sample on
+      RegisteredJob j;
+      j.id = "grpo-7b";
+      j.name = "policy";
+      j.tokens_total = 1000.0 * i;
+      j.steps_total = i;
+      j.knobs[find_actuator("gen_concurrency")] = 8.0 * i;
+      s.jobs.push_back(j);
+    }
+    ring.add(s);
+  }
+  json j = ring.to_json(3600, 100);
+  ASSERT_EQ(j["count"], 6);
+  ASSERT_EQ(j["jobs"].size(), 1u);
+  const json& g = j["jobs"][0];
+  EXPECT_EQ(g["id"], "grpo-7b");
+  EXPECT_EQ(g["name"], "policy");
+  ASSERT_EQ(g["tokens_total"].size(), 6u);
+  EXPECT_TRUE(g["tokens_total"][0].is_null());
+  EXPECT_EQ(g["tokens_total"][5], 5000.0);
+  EXPECT_EQ(g["steps_total"][3], 3.0);
+  ASSERT_TRUE(g["knobs"].contains("gen_concurrency"));
+  EXPECT_EQ(g["knobs"]["gen_concurrency"].size(), 6u);
+  EXPECT_TRUE(g["knobs"]["gen_concurrency"][1].is_null());
+  EXPECT_EQ(g["knobs"]["gen_concurrency"][4], 32.0);
+  EXPECT_FALSE(g["knobs"].contains("group_size"));  // never set: no column
+}
+
 TEST(HistoryRing, EmptyAndUnmeasured) {
   HistoryRing ring;
   json j = ring.to_json(60, 10);

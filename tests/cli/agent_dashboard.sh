@@ -2,8 +2,8 @@
 # The agent's dashboard (GET /) in headless Chromium. 1. An agent on the sim backend with a
 # knob controller: the page loads the agent's history ring (GET /v1/history) before its own
 # polls, shows the span choices, the budget with its source, per-GPU power and cap in the
-# legend, a jobs table with a header and integer knobs, and no visible debug line (#status is
-# hidden). 2. An agent on the fake NVML library (a real node's path) with a knob controller and
+# legend, a jobs table with a header and integer knobs, each job's tokens and knobs over time
+# (history columns and two plots), and no visible debug line (#status is hidden). 2. An agent on the fake NVML library (a real node's path) with a knob controller and
 # no job: the page says in words why the controller cannot act. With FLEXWATT_SHOT_DIR set,
 # saves dashboard-agent.png there (docs/ keeps the one checked by eye).
 # Usage: agent_dashboard.sh FLEXWATT_BIN SOURCE_DIR
@@ -75,6 +75,21 @@ check "the job's row shows its knob as an integer" \
   grep -Eq '<td>grpo-7b</td>.*<td>gen_concurrency = [0-9]+</td>' "$tmp/dom2.html.body"
 check "no knob written as a float" \
   test "$(grep -Ec 'gen_concurrency = [0-9]+\.[0-9]' "$tmp/dom2.html.body")" -eq 0
+# Jobs over time (#31): the ring keeps each job's progress and knobs; the page plots both.
+check "GET /v1/history has the job's columns" curl -sf -o "$tmp/history2.json" "$api/v1/history?span_s=60"
+check "... tokens and the knob in force per sample" \
+  jqt -s '.[0] | (.jobs | map(.id) | index("grpo-7b")) != null and
+          (.jobs[] | select(.id == "grpo-7b") | (.tokens_total | length) == (.knobs.gen_concurrency | length)
+           and ([.tokens_total[] | select(. != null)] | length) >= 2)' "$tmp/history2.json"
+st2=$(status_of "$tmp/dom2.html")
+check "the jobs-over-time plots drew ($st2)" grep -Eq 'job_points=[1-9][0-9]*' <<<"$st2"
+check "the job tokens plot has its axis titles" \
+  grep -q '<canvas id="job-tokens"[^>]*aria-label="tokens (completed or not) against time before now' "$tmp/dom2.html"
+check "the knob plot has its axis titles" \
+  grep -q '<canvas id="job-knobs"[^>]*aria-label="knob setting in force against time before now' "$tmp/dom2.html"
+check "the legend names the job's tokens and knob" \
+  grep -q 'grpo-7b tokens</span>' "$tmp/dom2.html.body"
+check "... and the knob" grep -q 'grpo-7b gen_concurrency</span>' "$tmp/dom2.html.body"
 if [ -n "${FLEXWATT_SHOT_DIR:-}" ]; then
   # About a minute of history with a demand-response event (a lower budget now, and a schedule).
   for i in $(seq 50); do
