@@ -100,7 +100,7 @@ if [ -n "${FLEXWATT_SHOT_DIR:-}" ]; then
       "schedule": [{"after_s": 600, "watts": 280}]}' >/dev/null
     sleep 1
   done
-  screenshot "$api/?static=1&span_s=60" "$FLEXWATT_SHOT_DIR/dashboard-agent.png" 1280,1100
+  screenshot "$api/?static=1&span_s=60" "$FLEXWATT_SHOT_DIR/dashboard-agent.png" 1280,1500
   check "the screenshot was written" test -s "$FLEXWATT_SHOT_DIR/dashboard-agent.png"
 fi
 kill -TERM "$agent"; wait "$agent"; agent=
