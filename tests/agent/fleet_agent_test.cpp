@@ -150,6 +150,17 @@ int64_t lead_site(fleet::EtcdClient& etcd, const std::string& site) {
   return won.ok() ? won->rev : 0;
 }
 
+// Writes an assignment of `watts` to node n1 of site s1 as the site's leader (it leads the
+// election first; the assignment expires in 120 s).
+void assign_as_leader(fleet::EtcdClient& etcd, double watts) {
+  fleet::Assignment asg;
+  asg.watts = watts;
+  asg.revision = lead_site(etcd, "s1");
+  ASSERT_GT(asg.revision, 0);
+  asg.expires_unix_s = unix_now() + 120;
+  ASSERT_TRUE(etcd.put(fleet::assign_key("s1", "n1"), fleet::encode(asg)).ok());
+}
+
 AgentConfig live_config(const fleet::testing::EtcdCluster& cluster, const std::string& dir) {
   AgentConfig cfg;
   cfg.plant.backend = std::string("sim:") + FLEXWATT_SOURCE_DIR + "/scenarios/grpo-7b-a100.yaml";
@@ -181,12 +192,7 @@ TEST(FleetAgentLive, ZeroWattAssignmentDrivesTheNodeToItsFloor) {
   eo.endpoints = cfg.fleet.etcd;
   auto etcd = fleet::EtcdClient::Create(eo);
   ASSERT_TRUE(etcd.ok());
-  fleet::Assignment asg;
-  asg.watts = 0;
-  asg.revision = lead_site(*etcd, "s1");
-  ASSERT_GT(asg.revision, 0);
-  asg.expires_unix_s = unix_now() + 120;
-  ASSERT_TRUE(etcd->put(fleet::assign_key("s1", "n1"), fleet::encode(asg)).ok());
+  ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 0));
   {
     NodeAgent a(cfg);
     ASSERT_TRUE(a.start().ok());
@@ -228,12 +234,7 @@ TEST(FleetAgentLive, CapsNeverSumAboveTheShare) {
   eo.endpoints = cfg.fleet.etcd;
   auto etcd = fleet::EtcdClient::Create(eo);
   ASSERT_TRUE(etcd.ok());
-  fleet::Assignment asg;
-  asg.watts = 200;
-  asg.revision = lead_site(*etcd, "s1");
-  ASSERT_GT(asg.revision, 0);
-  asg.expires_unix_s = unix_now() + 120;
-  ASSERT_TRUE(etcd->put(fleet::assign_key("s1", "n1"), fleet::encode(asg)).ok());
+  ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 200));
   {
     NodeAgent a(cfg);
     ASSERT_TRUE(a.start().ok());
@@ -271,12 +272,7 @@ TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
   eo.endpoints = cfg.fleet.etcd;
   auto etcd = fleet::EtcdClient::Create(eo);
   ASSERT_TRUE(etcd.ok());
-  fleet::Assignment asg;
-  asg.watts = 310;
-  asg.revision = lead_site(*etcd, "s1");
-  ASSERT_GT(asg.revision, 0);
-  asg.expires_unix_s = unix_now() + 120;
-  ASSERT_TRUE(etcd->put(fleet::assign_key("s1", "n1"), fleet::encode(asg)).ok());
+  ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 310));
   {
     NodeAgent a(cfg);
     ASSERT_TRUE(a.start().ok());

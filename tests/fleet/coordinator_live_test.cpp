@@ -27,16 +27,7 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-EtcdClientOptions etcd_options(const EtcdCluster& c) {
-  EtcdClientOptions o;
-  o.endpoints = c.endpoints();
-  o.request_timeout_s = 1;
-  o.call_timeout_s = 2;
-  o.max_attempts = 4;
-  o.backoff_initial_s = 0.02;
-  o.backoff_max_s = 0.2;
-  return o;
-}
+EtcdClientOptions etcd_options(const EtcdCluster& c) { return testing::fast_client_options(c); }
 
 CoordinatorOptions coord_options(const std::string& site, const std::string& id, double budget) {
   CoordinatorOptions o;

@@ -26,6 +26,7 @@
 
 #include "../require_tool.hpp"  // testing_tools::tool_path
 #include "core/status.hpp"
+#include "fleet/etcd_client.hpp"
 
 namespace fw::fleet::testing {
 
@@ -270,5 +271,18 @@ class EtcdCluster {
   int generation_ = 0;  // bumped by rebuild_empty(): a new cluster token
   EtcdTlsSetup tls_;
 };
+
+// Client options for tests against a local cluster: short timeouts and back-off, so a test
+// that stops members sees errors in seconds.
+inline EtcdClientOptions fast_client_options(const EtcdCluster& c) {
+  EtcdClientOptions o;
+  o.endpoints = c.endpoints();
+  o.request_timeout_s = 1;
+  o.call_timeout_s = 2;
+  o.max_attempts = 4;
+  o.backoff_initial_s = 0.02;
+  o.backoff_max_s = 0.2;
+  return o;
+}
 
 }  // namespace fw::fleet::testing

@@ -24,16 +24,7 @@ namespace {
 
 using testing::EtcdCluster;
 
-EtcdClientOptions etcd_options(const EtcdCluster& c) {
-  EtcdClientOptions o;
-  o.endpoints = c.endpoints();
-  o.request_timeout_s = 1;
-  o.call_timeout_s = 2;
-  o.max_attempts = 4;
-  o.backoff_initial_s = 0.02;
-  o.backoff_max_s = 0.2;
-  return o;
-}
+EtcdClientOptions etcd_options(const EtcdCluster& c) { return testing::fast_client_options(c); }
 
 struct Tick {
   double t_s, site_w, free_w, line_w;
