@@ -391,7 +391,7 @@ else  # keep the last results-all's refinement section
   awk '/^## Refinement/ { p = 1; print; next } p && /^## / { exit } p' "$tmp/prev-results.md" >>"$out"
 fi
 
-# ---- results-all tables written by scripts of their own (docs/fleet.md, docs/caps.md) — begin ----
+# ---- results-all tables written by scripts of their own (docs/fleet.md, caps.md, analysis.md) — begin ----
 # fleet_sim_results: docs/fleet.md's "Measured: fleet run" block from one real-time run
 # (scripts/fleet_sim_table.sh: a 3-member etcd on loopback, 64 simulated 8-GPU nodes, 300 s of
 # wall-clock time; about 5 min). Needs etcd: a failed run stops results-all, the doc unchanged.
@@ -410,10 +410,19 @@ caps_targets_results() {
     { echo "results: caps targets failed (docs/caps.md left as it was)" >&2; exit 1; }
   splice docs/caps.md caps-targets "$tmp/caps-targets.md"
 }
+# bench_results: docs/analysis.md's analyze-vs-pandas/DuckDB/Polars table from one run of
+# bench/analyze_vs_pandas.py (scripts/bench_table.sh; a few minutes; make bench-deps first).
+bench_results() {
+  echo "results: bench (analyze against pandas, DuckDB and Polars)" >&2
+  bash scripts/bench_table.sh "$bin" "$(dirname "$bin")/bench/analyze_bench" >"$tmp/bench.md" ||
+    { echo "results: bench failed (docs/analysis.md left as it was)" >&2; exit 1; }
+  splice docs/analysis.md bench-engines "$tmp/bench.md"
+}
 # results-all only (a plain run leaves these tables as the last results-all wrote them).
 if [ "$all" = 1 ]; then
   fleet_sim_results
   caps_targets_results
+  bench_results
 fi
 # ---- results-all tables written by scripts of their own — end ----
 
