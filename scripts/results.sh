@@ -391,6 +391,41 @@ else  # keep the last results-all's refinement section
   awk '/^## Refinement/ { p = 1; print; next } p && /^## / { exit } p' "$tmp/prev-results.md" >>"$out"
 fi
 
+# ---- results-all tables written by scripts of their own (docs/fleet.md, caps.md, analysis.md) — begin ----
+# fleet_sim_results: docs/fleet.md's "Measured: fleet run" block from one real-time run
+# (scripts/fleet_sim_table.sh: a 3-member etcd on loopback, 64 simulated 8-GPU nodes, 300 s of
+# wall-clock time; about 5 min). Needs etcd: a failed run stops results-all, the doc unchanged.
+fleet_sim_results() {
+  echo "results: fleet-sim (about 5 min of wall-clock time)" >&2
+  bash scripts/fleet_sim_table.sh "$bin" >"$tmp/fleet-sim.md" ||
+    { echo "results: fleet-sim failed (docs/fleet.md left as it was)" >&2; exit 1; }
+  splice docs/fleet.md fleet-sim-site "$tmp/fleet-sim.md"
+}
+# caps_targets_results: docs/caps.md's "Targets" table from the caps runs above (the balanced
+# and imbalanced JSONs in $tmp), bench/capnet_bench and the shipped policies' training logs
+# (scripts/caps_targets.sh).
+caps_targets_results() {
+  echo "results: caps targets" >&2
+  bash scripts/caps_targets.sh "$tmp" "$(dirname "$bin")/bench/capnet_bench" >"$tmp/caps-targets.md" ||
+    { echo "results: caps targets failed (docs/caps.md left as it was)" >&2; exit 1; }
+  splice docs/caps.md caps-targets "$tmp/caps-targets.md"
+}
+# bench_results: docs/analysis.md's analyze-vs-pandas/DuckDB/Polars table from one run of
+# bench/analyze_vs_pandas.py (scripts/bench_table.sh; a few minutes; make bench-deps first).
+bench_results() {
+  echo "results: bench (analyze against pandas, DuckDB and Polars)" >&2
+  bash scripts/bench_table.sh "$bin" "$(dirname "$bin")/bench/analyze_bench" >"$tmp/bench.md" ||
+    { echo "results: bench failed (docs/analysis.md left as it was)" >&2; exit 1; }
+  splice docs/analysis.md bench-engines "$tmp/bench.md"
+}
+# results-all only (a plain run leaves these tables as the last results-all wrote them).
+if [ "$all" = 1 ]; then
+  fleet_sim_results
+  caps_targets_results
+  bench_results
+fi
+# ---- results-all tables written by scripts of their own — end ----
+
 # ---- drift: non-stationary 7B GRPO scenarios (docs/control.md, issue 30) — begin ----
 # Appends to docs/results.md the three completion-length drift scenarios (growing, U-shaped,
 # declining: docs/simulator.md "Completion-length drift") with the operator's baselines:

@@ -1,6 +1,7 @@
 #include "agent/agent_config.hpp"
 
 #include <filesystem>
+#include <string_view>
 
 #include "core/config.hpp"
 #include "fleet/etcd_client.hpp"
@@ -34,8 +35,13 @@ Status parse_server(const ConfigNode& n, ServerConfig& s) {
   FW_ASSIGN_OR_RETURN(s.unix_socket_path, n.get_string("unix_socket", s.unix_socket_path));
   if (n.has("socket_mode")) {
     // A file mode is octal as written (0660, 660 or 0o660), whatever YAML makes of the digits.
-    FW_ASSIGN_OR_RETURN(std::string text, n["socket_mode"].as_string());
-    std::string digits = text.rfind("0o", 0) == 0 ? text.substr(2) : text;
+    // Read in place, not moved out of the Result: GCC 12 (Release) saw the moved string's
+    // inline buffer as maybe uninitialized in the prefix compare (-Wmaybe-uninitialized).
+    const Result<std::string> mode_text = n["socket_mode"].as_string();
+    if (!mode_text.ok()) return mode_text.status();
+    const std::string& text = mode_text.value();
+    const std::string_view digits =
+        std::string_view(text).starts_with("0o") ? std::string_view(text).substr(2) : text;
     int mode = 0;
     bool ok = !digits.empty() && digits.size() <= 4;
     for (char ch : digits) {

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "control/actuator.hpp"
 #include "controllers/cap_arms.hpp"
@@ -20,6 +19,7 @@
 #include "controllers/registry/controller_registry.hpp"
 #include "controllers/registry/frontier_setup.hpp"
 #include "controllers/registry/mpc_entry.hpp"
+#include "controllers/registry/seed_log.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
 #include "controllers/static_scheduled_controller.hpp"
@@ -651,25 +651,6 @@ ControllerEntry zeus_entry() {
       }};
 }
 
-// Per seed, the plan lookahead carried out (LookaheadPlan::description); thread-safe.
-class PlanLog {
- public:
-  void add(uint64_t seed, std::string what) {
-    std::lock_guard<std::mutex> lock(mu_);
-    by_seed_[seed] = std::move(what);
-  }
-  nlohmann::json json() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [seed, what] : by_seed_) j[std::to_string(seed)] = what;
-    return j;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::map<uint64_t, std::string> by_seed_;
-};
-
 // The look-ahead's work is exponential in the actuators: every decision imagines
 // candidates^actuators settings for horizon_s each, and the plan runs fixed_candidates^actuators
 // whole episodes. Beyond these bounds (about 30x and 6x the defaults on three actuators) a run
@@ -764,15 +745,15 @@ ControllerEntry lookahead_entry(const char* name) {
             pc.loop.duration_s = env.duration_s;
             pc.limiter = env.limiter;
             // Which plan won on each seed, for the row's notes (episodes run on several threads).
-            auto log = std::make_shared<PlanLog>();
+            auto log = std::make_shared<SeedLog>();
             const PlantFactory make_plant = env.make_plant;
             p.make = [pc, make_plant, log](uint64_t seed) -> std::unique_ptr<Controller> {
               auto plan = plan_lookahead(make_plant, pc, seed);
               if (!plan.ok()) {  // the real episode reports the failure, if it is the plant's
-                log->add(seed, "greedy (plan failed: " + plan.status().message() + ")");
+                log->set(seed, "greedy (plan failed: " + plan.status().message() + ")");
                 return std::make_unique<OracleController>(pc.greedy);
               }
-              log->add(seed, plan->description);
+              log->set(seed, plan->description);
               return std::make_unique<LookaheadController>(pc.greedy.actuators, pc.greedy.period_s,
                                                            std::move(plan).value());
             };

@@ -1,32 +1,30 @@
 #include "controllers/registry/mpc_entry.hpp"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
+#include <cmath>
 
 #include "controllers/mpc_controller.hpp"
 #include "controllers/registry/grpo_twin.hpp"
+#include "controllers/registry/seed_log.hpp"
 
 namespace fw::registry {
 namespace {
 
 using D = OptionDecl;
 
-// Each episode's replans, by seed, for the row's notes (episodes run on several threads).
-class MpcLog {
- public:
-  void add(uint64_t seed, const MpcPlanEvent& e) {
-    nlohmann::json set = nlohmann::json::object();
-    for (int q = 0; q < kNumKnobs; ++q) {
-      if (!std::isnan(e.setting.hold[q])) set[std::string(kKnobNames[q])] = e.setting.hold[q];
-    }
-    set[e.setting.inner.name()] = e.setting.value;
-    nlohmann::json medians = nlohmann::json::array();
-    if (e.fit.is_object() && e.fit.contains("jobs")) {
-      for (const auto& j : e.fit["jobs"]) medians.push_back(j.value("median_tokens", 0.0));
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    nlohmann::json& s = by_seed_[seed];
+// One replan, appended to its seed's entry of the row's notes (plans_by_seed): the counts of
+// replans, refits and twin episodes, and the plan.
+void log_replan(SeedLog& log, uint64_t seed, const MpcPlanEvent& e) {
+  nlohmann::json set = nlohmann::json::object();
+  for (int q = 0; q < kNumKnobs; ++q) {
+    if (!std::isnan(e.setting.hold[q])) set[std::string(kKnobNames[q])] = e.setting.hold[q];
+  }
+  set[e.setting.inner.name()] = e.setting.value;
+  nlohmann::json medians = nlohmann::json::array();
+  if (e.fit.is_object() && e.fit.contains("jobs")) {
+    for (const auto& j : e.fit["jobs"]) medians.push_back(j.value("median_tokens", 0.0));
+  }
+  log.update(seed, [&](nlohmann::json& s) {
     if (s.is_null()) s = {{"replans", 0}, {"refits", 0}, {"twin_episodes", 0}, {"plans", {}}};
     s["replans"] = s["replans"].get<int>() + 1;
     s["refits"] = s["refits"].get<int>() + (e.fitted ? 1 : 0);
@@ -38,18 +36,8 @@ class MpcLog {
                           {"margin", e.margin},
                           {"median_tokens", medians},
                           {"setting", set}});
-  }
-  nlohmann::json json() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    nlohmann::json j = nlohmann::json::object();
-    for (const auto& [seed, s] : by_seed_) j[std::to_string(seed)] = s;
-    return j;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::map<uint64_t, nlohmann::json> by_seed_;
-};
+  });
+}
 
 Result<PreparedController> prepare_mpc(const DeclaredOptions& o, const ControllerEnv& env) {
   if (!env.declared) {
@@ -118,12 +106,12 @@ Result<PreparedController> prepare_mpc(const DeclaredOptions& o, const Controlle
                          {"replan_s", c.replan_s},
                          {"initial_twin_episodes", j0.episodes},
                          {"node_time_s", 0}};
-  auto log = std::make_shared<MpcLog>();
+  auto log = std::make_shared<SeedLog>();
   const std::shared_ptr<const sim::Scenario> decl = env.declared;
   p.make = [c, fc, decl, initial, log](uint64_t seed) -> std::unique_ptr<Controller> {
     return std::make_unique<MpcController>(
         c, std::make_unique<GrpoTwin>(decl, fc), initial,
-        [log, seed](const MpcPlanEvent& e) { log->add(seed, e); });
+        [log, seed](const MpcPlanEvent& e) { log_replan(*log, seed, e); });
   };
   p.finish = [log](nlohmann::json& notes) { notes["plans_by_seed"] = log->json(); };
   return p;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The results-all table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, bench_table.sh):
+# caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
+# follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
+# and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
+# Usage: bash results_tables.sh FLEXWATT_BIN SOURCE_DIR
+set -u
+bin=$1 src=$2
+source "$(dirname "$0")/lib/common.sh"
+scratch_dir tmp
+command -v jq >/dev/null || need_tool jq
+
+# caps JSON: SCENARIO SAVED LOST (best arm) and per alpha margins vs uniform / per-GPU.
+caps_json() {  # SCENARIO SAVED M_UNIF_01 M_UNIF_05 M_PGPU_01 M_PGPU_05
+  jq -n --arg s "$1" --argjson saved "$2" --argjson u1 "$3" --argjson u5 "$4" --argjson p1 "$5" \
+    --argjson p5 "$6" '{scenario: $s, best_at_low_loss: {arm: "uniform:390W", energy_saved: $saved,
+      throughput_lost: 0.0098, uniform_frontier: 0.0103, per_gpu_frontier: 0.0089},
+    arms: [{name: "uncapped", family: "uncapped", energy_saved: 0, throughput_lost: 0},
+      {name: "capnet:alpha=0.10", family: "capnet", energy_saved: 0.1, throughput_lost: 0.2,
+       margin_vs_uniform: $u1, margin_vs_per_gpu: $p1},
+      {name: "capnet:alpha=0.55", family: "capnet", energy_saved: 0.0068, throughput_lost: -0.0048,
+       margin_vs_uniform: $u5, margin_vs_per_gpu: $p5}]}'
+}
+mkdir -p "$tmp/caps"
+caps_json caps-pretrain-a100x1 0.30 0 0 0 0 >"$tmp/caps/caps-caps-pretrain-a100x1.json"  # 30 %: met
+caps_json caps-pretrain-a100x8 0.0087 0 0 0 0 >"$tmp/caps/caps-caps-pretrain-a100x8.json"
+caps_json caps-pretrain-a100x64 0.0118 0 0 0 0 >"$tmp/caps/caps-caps-pretrain-a100x64.json"
+caps_json caps-pipeline-imbalance-a100x8 0 0.04 0.01 0.006 0.02 >"$tmp/caps/caps-caps-pipeline-imbalance-a100x8.json"
+caps_json caps-pipeline-imbalance-a100x64 0 0.06 -0.0003 0.007 0.01 >"$tmp/caps/caps-caps-pipeline-imbalance-a100x64.json"
+caps_json caps-moe-imbalance-a100x8 0 0.045 0.02 -0.009 0.03 >"$tmp/caps/caps-caps-moe-imbalance-a100x8.json"
+fake_bench() {  # REAL_NS CPU_NS: a stand-in for bench/capnet_bench's --benchmark_format=json
+  printf '#!/bin/sh\necho '"'"'{"benchmarks": [{"name": "BM_CapNetDecide64_median", "aggregate_name": "median", "real_time": %s, "cpu_time": %s, "time_unit": "ns"}]}'"'"'\n' "$1" "$2" >"$tmp/bench"
+  chmod +x "$tmp/bench"
+}
+fake_bench 42000 30000
+check "caps_targets.sh runs" bash "$src/scripts/caps_targets.sh" "$tmp/caps" "$tmp/bench" >"$tmp/t.md"
+check "a header and seven targets" test "$(grep -c "^| " "$tmp/t.md")" = 8
+check "1 GPU at 30 % saved: met" grep -q '^| 1 GPU: ≥ 26.4 %.* 30 % at 0.98 % lost.* | met |$' "$tmp/t.md"
+check "8 GPUs at 0.87 %: missed" grep -q '^| 8 GPUs: ≥ 20.1 %.*0.87 % at 0.98 % lost.*| \*\*missed\*\* |$' "$tmp/t.md"
+check "capnet alpha 0.55 named beside another best arm" grep -q '(capnet α = 0.55: 0.68 % at -0.48 %)' "$tmp/t.md"
+# vs uniform: alpha 0.10 positive everywhere, 0.55 negative on pipeline 64 -> met at {0.10} only.
+check "vs uniform: the alphas positive in every scenario" grep -q 'pipeline 64: α 0.10 +6.00, α 0.55 −0.03.*| met at α ∈ {0.10} |$' "$tmp/t.md"
+# vs per-GPU: 0.10 negative on MoE, 0.55 positive everywhere -> {0.55}.
+check "vs per-GPU: the alphas positive in every scenario" grep -q 'MoE 8: α 0.10 −0.90, α 0.55 +3.00 | met at α ∈ {0.55} |$' "$tmp/t.md"
+check "decide 42 us wall: met" grep -q '^| decide for 64 GPUs ≤ 50 µs | 42 µs wall, 30 µs CPU.*| met (CPU: met) |$' "$tmp/t.md"
+check "training times from the shipped logs" grep -q '^| training ≤ 10 min on 2 cores | [0-9]*–[0-9]* s per α ([0-9]* shipped policies' "$tmp/t.md"
+fake_bench 61000 30000
+check "decide 61 us wall: missed on wall" sh -c "bash '$src/scripts/caps_targets.sh' '$tmp/caps' '$tmp/bench' | grep -q '61 µs wall.*| \*\*missed\*\* on wall time (CPU: met) |$'"
+rm "$tmp/caps/caps-caps-moe-imbalance-a100x8.json"
+bash "$src/scripts/caps_targets.sh" "$tmp/caps" "$tmp/bench" >/dev/null 2>"$tmp/e"; rc=$?
+check "caps_targets.sh: a missing JSON is exit 1" test "$rc" = 1
+check "... naming it" grep -q "caps-caps-moe-imbalance-a100x8.json missing" "$tmp/e"
+bash "$src/scripts/caps_targets.sh" "$tmp/nowhere" "$tmp/bench" >/dev/null 2>&1; rc=$?
+check "caps_targets.sh: no such directory is exit 2" test "$rc" = 2
+
+bash "$src/scripts/fleet_sim_table.sh" --nodes x "$bin" >/dev/null 2>&1; rc=$?
+check "fleet_sim_table.sh: --nodes x is exit 2" test "$rc" = 2
+bash "$src/scripts/fleet_sim_table.sh" --bogus 1 "$bin" >/dev/null 2>&1; rc=$?
+check "fleet_sim_table.sh: an unknown flag is exit 2" test "$rc" = 2
+FLEXWATT_ETCD="$tmp/no-etcd" bash "$src/scripts/fleet_sim_table.sh" --nodes 2 --duration-s 5 "$bin" \
+  >"$tmp/o" 2>"$tmp/e"; rc=$?
+check "fleet_sim_table.sh: no etcd is exit 1" test "$rc" = 1
+check "... saying so, and no table" sh -c "grep -q 'not found' '$tmp/e' && ! grep -q '^|' '$tmp/o'"
+bash "$src/scripts/bench_table.sh" "$bin" >/dev/null 2>&1; rc=$?
+check "bench_table.sh: a missing argument is exit 2" test "$rc" = 2
+finish results_tables
