@@ -18,7 +18,9 @@ int run_caps(int argc, char** argv) {
   CLI::App app(
       "Compare power-cap arms on one simulated scenario, every arm on the same seeds against "
       "the uncapped run of each seed: energy saved per token, throughput lost, EDP change, the "
-      "uniform and per-GPU static frontiers, Zeus, PID on caps and capnet policies.\n\nExample:\n"
+      "uniform and per-GPU static frontiers, Zeus, PID on caps and capnet policies; on a "
+      "pipeline job also frontier (offline profile), envpipe-like and capnet:online (an online "
+      "search, no profile).\n\nExample:\n"
       "  flexwatt caps scenarios/caps-pipeline-imbalance-a100x8.yaml --seeds 5 "
       "--policies policies/capnet-a100-alpha0.3.json --svg pareto.svg --html caps.html",
       "caps");

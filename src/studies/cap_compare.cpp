@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "controllers/cap_arms.hpp"
+#include "controllers/capnet_online_controller.hpp"
 #include "controllers/frontier_controller.hpp"
 #include "controllers/pid_controller.hpp"
 #include "controllers/registry/frontier_setup.hpp"
@@ -68,6 +69,21 @@ Result<std::vector<Arm>> build_arms(const CapCompareRequest& req) {
     arms.push_back(
         {"frontier", "frontier", [proto] { return std::make_unique<FrontierController>(proto); },
          "offline profile " + std::to_string(registry::frontier_profile_points(fc)) + " points"});
+    // EnvPipe-like: the same offline profile, slack only (no planned time increase).
+    FrontierConfig ec = fc;
+    ec.slowdown_max = 0;
+    FW_ASSIGN_OR_RETURN(FrontierController env, FrontierController::create(ec));
+    arms.push_back(
+        {"envpipe-like", "envpipe", [env] { return std::make_unique<FrontierController>(env); },
+         "offline profile " + std::to_string(registry::frontier_profile_points(ec)) + " points"});
+    // capnet online: no profile, no training (capnet_online_controller.hpp).
+    CapNetOnlineConfig oc;
+    oc.job = static_cast<int>(j);
+    oc.stages = static_cast<int>(sc.jobs[j].pipeline.stages.size());
+    FW_ASSIGN_OR_RETURN(CapNetOnlineController online, CapNetOnlineController::create(oc));
+    arms.push_back({"capnet:online", "capnet",
+                    [online] { return std::make_unique<CapNetOnlineController>(online); },
+                    "none (online; 30 s uncapped/run)"});
     break;
   }
   arms.push_back({"zeus:eta=0.5", "zeus",
@@ -360,13 +376,13 @@ std::string CapCompareResult::svg() const {
     << "' text-anchor='middle'>throughput lost %</text><text transform='translate(18,"
     << (T + H - B) / 2 << ") rotate(-90)' text-anchor='middle'>energy saved per token %</text>\n";
   const std::pair<const char*, const char*> fam[] = {
-      {"uniform", "#1f77b4"}, {"per-gpu", "#2ca02c"},  {"zeus", "#9467bd"},  {"pid", "#8c564b"},
-      {"capnet", "#d62728"},  {"frontier", "#ff7f0e"}, {"uncapped", "black"}};
+      {"uniform", "#1f77b4"}, {"per-gpu", "#2ca02c"}, {"zeus", "#9467bd"},
+      {"pid", "#8c564b"},     {"capnet", "#d62728"},  {"frontier", "#ff7f0e"},
+      {"envpipe", "#17becf"}, {"uncapped", "black"}};
   int row = 0;
   for (const auto& [f, col] : fam) {
-    if (std::string(f) == "frontier" && std::none_of(arms.begin(), arms.end(), [](const auto& a) {
-          return a.family == "frontier";
-        }))
+    if ((std::string(f) == "frontier" || std::string(f) == "envpipe") &&
+        std::none_of(arms.begin(), arms.end(), [&f](const auto& a) { return a.family == f; }))
       continue;  // pipeline scenarios only
     std::vector<std::pair<double, double>> line;
     for (const auto& a : arms) {
@@ -376,7 +392,8 @@ std::string CapCompareResult::svg() const {
       o << "<circle cx='" << X(a.throughput_lost) << "' cy='" << Y(a.energy_saved) << "' r='"
         << (std::string(f) == "capnet" ? 6 : 4) << "' fill='" << col << "'><title>" << a.name
         << "</title></circle>\n";
-      if (std::string(f) == "capnet" || std::string(f) == "zeus" || std::string(f) == "frontier")
+      if (std::string(f) == "capnet" || std::string(f) == "zeus" || std::string(f) == "frontier" ||
+          std::string(f) == "envpipe")
         o << "<text x='" << X(a.throughput_lost) + 8 << "' y='" << Y(a.energy_saved) - 6
           << "' fill='" << col << "'>" << a.name << "</text>\n";
     }

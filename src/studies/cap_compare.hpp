@@ -7,7 +7,9 @@
 // sweep (cap_arms.hpp) and its frontier; Zeus (eta 0.5), and "zeus:held" (the cap Zeus chose on
 // that seed held from t = 0: Zeus without its profiling); PID on caps tracking a share of the
 // nameplate; capnet for each policy given; on a scenario with a pipeline job, `frontier`
-// (frontier_controller.hpp) on the first pipeline job's offline profile. Each arm that is not on a
+// (frontier_controller.hpp) on the first pipeline job's offline profile, "envpipe-like" (the
+// same at a planned slowdown of 0: slack only) and "capnet:online" (capnet_online_controller.hpp:
+// an online search, no profile, family capnet). Each arm that is not on a
 // frontier is compared with the uniform frontier at its own throughput loss: the upper concave
 // envelope of the uniform points and the uncapped origin (two caps mixed over time reach any point
 // between them), so the static reference is never weaker than a sweep point.
@@ -37,7 +39,7 @@ struct CapCompareRequest {
 };
 
 struct CapArmResult {
-  std::string name, family;  // family: uncapped, uniform, per-gpu, frontier, zeus, pid, capnet
+  std::string name, family;  // uncapped, uniform, per-gpu, frontier, envpipe, zeus, pid, capnet
   double energy_saved = 0, throughput_lost = 0, edp_change = 0, energy_saved_same_time = 0;
   double saved_sd = 0, lost_sd = 0;  // across seeds
   bool on_uniform_frontier = false, on_per_gpu_frontier = false;

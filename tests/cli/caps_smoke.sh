@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `flexwatt caps` and `flexwatt train --task caps`: a short comparison with a shipped capnet
-# policy (JSON fields, the SVG), a pipeline job with the frontier arm, a two-iteration training
+# policy (JSON fields, the SVG), a pipeline job with the frontier, capnet online and EnvPipe-like arms, a two-iteration training
 # whose policy loads in eval, and bad input with exit code 2.
 # Usage: bash caps_smoke.sh FLEXWATT_BIN SOURCE_DIR
 set -u
@@ -20,6 +20,16 @@ check "caps on a pipeline job" "$bin" caps "$pp" --seeds 1 --quick --set duratio
   --set 'jobs.0.stragglers=[{pipeline: 1, factor: 1.2, start_s: 100, end_s: 200}]' --json >"$tmp/pp.json"
 check "pipeline: a frontier arm that saves energy" jqt '[.arms[] | select(.family == "frontier")] |
   length == 1 and .[0].energy_saved > 0' "$tmp/pp.json"
+check "pipeline: capnet online saves energy, no profile" jqt '[.arms[] | select(.name == "capnet:online")] |
+  length == 1 and .[0].family == "capnet" and .[0].energy_saved > 0 and (.[0].cost | startswith("none"))' "$tmp/pp.json"
+check "pipeline: an EnvPipe-like arm (slack only)" jqt '[.arms[] | select(.family == "envpipe")] |
+  length == 1 and .[0].name == "envpipe-like" and .[0].throughput_lost < 0.012' "$tmp/pp.json"
+check "pipeline: Zeus with and without its profiling" jqt '[.arms[] | select(.family == "zeus") | .cost] ==
+  ["profiling in run", "profiling not counted"]' "$tmp/pp.json"
+check "eval runs capnet-online" quiet "$bin" eval "$pp" --controllers capnet-online,capnet-online:target=0.02 \
+  --seeds 1 --duration-s 120
+expect_exit2 "capnet-online: a bad option" "target" eval "$pp" --controllers capnet-online:target=2 \
+  --seeds 1 --duration-s 60
 check "eval runs the frontier controller" quiet "$bin" eval "$pp" --controllers frontier,frontier:slowdown=0.05 \
   --seeds 1 --duration-s 120
 expect_exit2 "frontier on a job that is not a pipeline" "not a pipeline job" eval "$scn" \

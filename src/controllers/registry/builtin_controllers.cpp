@@ -11,6 +11,7 @@
 
 #include "control/actuator.hpp"
 #include "controllers/cap_arms.hpp"
+#include "controllers/capnet_online_controller.hpp"
 #include "controllers/fleet_controller.hpp"
 #include "controllers/frontier_controller.hpp"
 #include "controllers/lookahead_plan.hpp"
@@ -843,6 +844,54 @@ ControllerEntry capnet_entry() {
           prepare_capnet};
 }
 
+ControllerEntry capnet_online_entry() {
+  return {"capnet-online",
+          "per-GPU caps for a pipeline job by an online search (capnet_online_controller.hpp): "
+          "no profile, no training; lowers the GPUs that wait until the step time moves, "
+          "follows a straggler pipeline and releases when it recovers",
+          "",
+          {D::integer("job", "0", 0, 4096, "the pipeline job's index"),
+           D::integer("stages", "0", 0, 4096,
+                      "GPUs per pipeline (0: the simulated job's stages, else one pipeline)"),
+           D::number("target", "0.01", 0.0001, 0.5, "slowdown the search aims at (fraction)"),
+           D::number("band", "0.0005", 0, 0.5, "dead band around the target (fraction)"),
+           D::number("calib_s", "30", 0, 1e5,
+                     "uncapped reference span after the first busy "
+                     "sample, s"),
+           D::number("gain", "0.5", 0.0, 10, "lowering step per unit of slack, of power"),
+           D::number("probe", "0.02", 0.0, 1, "lowering step of every GPU, of power"),
+           D::number("excess_gain", "0.5", 0.001, 100, "raising step per relative excess loss"),
+           D::number("max_step", "0.05", 0.001, 1, "largest lowering per decision, of TDP"),
+           D::number("cross_gain", "0.5", 0, 10,
+                     "lowering step per unit of cross-pipeline slack, of power"),
+           period_option("10")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            CapNetOnlineConfig c;
+            c.job = static_cast<int>(o.number("job"));
+            c.stages = static_cast<int>(o.number("stages"));
+            if (c.stages == 0 && env.make_plant && !env.real_plant) {
+              auto plant = env.make_plant(1);
+              const auto* cl = dynamic_cast<const sim::Cluster*>(plant.get());
+              if (cl != nullptr && c.job < static_cast<int>(cl->info().jobs.size()) &&
+                  cl->job_spec(c.job).kind == sim::JobKind::kPipeline) {
+                c.stages = static_cast<int>(cl->job_spec(c.job).pipeline.stages.size());
+              }
+            }
+            c.target_loss = o.number("target");
+            c.band = o.number("band");
+            c.calib_s = o.number("calib_s");
+            c.period_s = o.number("period_s");
+            c.gain = o.number("gain");
+            c.probe_frac = o.number("probe");
+            c.excess_gain = o.number("excess_gain");
+            c.max_step_frac = o.number("max_step");
+            c.cross_gain = o.number("cross_gain");
+            FW_ASSIGN_OR_RETURN(CapNetOnlineController proto, CapNetOnlineController::create(c));
+            return PreparedController{
+                [proto](uint64_t) { return std::make_unique<CapNetOnlineController>(proto); }};
+          }};
+}
+
 ControllerEntry frontier_entry() {
   return {
       "frontier",
@@ -928,6 +977,7 @@ std::vector<ControllerEntry> builtin_controllers() {
           ppo_entry(),
           capnet_entry(),
           frontier_entry(),
+          capnet_online_entry(),
           mpc_entry()};
 }
 
