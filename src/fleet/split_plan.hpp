@@ -14,6 +14,18 @@
 //   split     = effective + track_w (the site loop's hand-back of unused watts, site_loop.hpp;
 //               0 without it)
 //   live      = allocator.split(split - sum(held reserves), live records)
+//   reclaim   = after the allocator's split (any allocator, `equal` included): a node is busy
+//               when it draws within margin/2 of what it holds (its current assignment; its
+//               floor min_w when it has none) and its share is below its nameplate; idle when
+//               it draws less than that and more than margin under its new share
+//               (margin = kReclaimMargin x its nameplate).
+//               With both present, each idle node keeps max(min_w, draw + margin) and what
+//               it gives up goes to the busy nodes (water-filling per GPU, up to their
+//               nameplates; the rest stays with the idle nodes). An idle node whose draw
+//               comes back within margin/2 of what it keeps is busy at the next round and
+//               gets its share again. The sum is unchanged, so the joiner room and the
+//               budget hold; the raises go through the same limit below (a reclaimed node
+//               keeps its reserve until its record confirms the lowered share).
 //   safe_w    = (effective - held) split over live nodes by GPU count: if every live node
 //               falls back to it at once, the site stays within the effective budget.
 //   raises    = then scaled back so that held + sum over live nodes of max(watts, reserve)
@@ -42,6 +54,10 @@
 #include "fleet/keys.hpp"
 
 namespace fw::fleet {
+
+// The headroom a reclaimed node keeps above its draw, as a fraction of its nameplate (the
+// room to show more demand before the next round gives its share back).
+inline constexpr double kReclaimMargin = 0.10;
 
 struct PlanInput {
   double now_unix_s = 0;
