@@ -125,6 +125,7 @@ class Campaign:
                  ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "assign/"),
                  ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "coordinator"),
                  ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "off/"),
+                 ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "join/"),
                  ("role", "grant-permission", "fw-coordinator", "readwrite", site + "budget/grid"),
                  ("user", "add", "fw-coordinator:" + self.password),
                  ("user", "grant-role", "fw-coordinator", "fw-coordinator")]

@@ -121,8 +121,12 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
     gpus += r.gpus;
   }
   p.below_floors = !nodes.empty() && floors_w > left_w;
-  // Room for one joiner's floor, unless the live nodes' own floors need it.
-  p.joiner_w = std::clamp(left_w - floors_w, 0.0, std::max(0.0, in.joiner_reserve_w));
+  // Room for one joiner's floor and each pending joiner's, unless the live floors need it.
+  double room_w = std::max(0.0, in.joiner_reserve_w);
+  for (const auto& [node, min_w] : in.pending) {
+    if (!in.live.count(node)) room_w += std::max(0.0, min_w);
+  }
+  p.joiner_w = std::clamp(left_w - floors_w, 0.0, room_w);
   std::vector<double> w = allocator.split(left_w - p.joiner_w, nodes);
   if (!p.below_floors) reclaim_idle(in, nodes, w);
   const bool settling = in.now_unix_s < in.settle_until_unix_s;

@@ -34,7 +34,10 @@
 //   joiner    = joiner_reserve_w (the coordinator passes the largest floor min_w of the live
 //               nodes) is left unassigned, unless the live floors need it: a node that joins
 //               holds its floor before the leader has lowered anyone, and then fits. Raises
-//               are limited to effective - held - joiner as well. One joiner per round.
+//               are limited to effective - held - joiner as well. Pending joiners (join
+//               markers, keys.hpp, of nodes not live yet: `pending`) add their floors to it,
+//               one per pending joiner: announced joiners fit however many join at once; an
+//               unannounced one fits if it is alone between two rounds.
 //   freed     = nodes with an off marker and no live record: their assignment is deleted.
 //   settling  = until settle_until_unix_s (expiry_s after this leader won its election), a
 //               live node without an assignment key from an earlier leader (none, or one
@@ -68,10 +71,11 @@ struct PlanInput {
   std::set<std::string> off;                   // off markers present
   double lookahead_s = 0;  // effective = min over [now, now + lookahead_s]: ramps down early
   double expiry_s = 0;     // lifetime the assignments were written with (write time = expiry - it)
-  double settle_until_unix_s = 0;  // see "settling" (0: no settling window)
-  int64_t leader_rev = 0;          // this leader's fencing revision (settling)
-  double joiner_reserve_w = 0;     // see "joiner" (0: none)
-  double track_w = 0;              // site loop: watts split above the effective budget (>= 0)
+  double settle_until_unix_s = 0;         // see "settling" (0: no settling window)
+  int64_t leader_rev = 0;                 // this leader's fencing revision (settling)
+  double joiner_reserve_w = 0;            // see "joiner" (0: none)
+  std::map<std::string, double> pending;  // pending joiners not live yet: node -> floor min_w
+  double track_w = 0;  // site loop: watts split above the effective budget (>= 0)
 };
 
 struct Plan {

@@ -269,6 +269,12 @@ TEST(SplitPlan, RoomIsLeftForOneJoinerFloor) {
   p = plan_split(in, a);
   EXPECT_NEAR(p.joiner_w, 50, 1e-9);
   EXPECT_NEAR(p.watts["a"] + p.watts["b"], 200, 1e-6);
+  // Two pending joiners (join markers): their floors too; a marker of a live node is moot.
+  in.site_w = 3000;
+  in.pending = {{"c", 150}, {"d", 100}, {"a", 100}};
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.joiner_w, 100 + 150 + 100, 1e-9);
+  EXPECT_NEAR(p.watts["a"] + p.watts["b"] + 350, 3000, 1e-6);
 }
 
 TEST(SplitPlan, GridTargetLowersTheSplitAndSafeSharesSumWithinIt) {

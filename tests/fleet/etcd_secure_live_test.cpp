@@ -127,6 +127,7 @@ class EtcdSecureLive : public ::testing::Test {
                                         {"READWRITE", assign_prefix("sec"), true},
                                         {"READWRITE", election_name("sec"), true},
                                         {"READWRITE", off_prefix("sec"), true},
+                                        {"READWRITE", join_prefix("sec"), true},
                                         {"READWRITE", grid_target_key("sec"), false}}));
       for (const char* n : {"n0", "n1"}) {
         ASSERT_NO_FATAL_FAILURE(add_user(*admin, std::string("fw-node-") + n,
