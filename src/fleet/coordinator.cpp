@@ -349,6 +349,7 @@ bool Coordinator::round(const std::string& reason) {
                  effective_budget_w(in.site_w, in.grid, in.now_unix_s + in.lookahead_s));
     const double split = site_loop_.update(in.now_unix_s, power, line, line < in.site_w);
     in.track_w = std::clamp(split - line, 0.0, std::max(0.0, in.site_w - line));
+    in.reclaim = !(line < in.site_w);  // split_plan.hpp "reclaim": the loop re-splits instead
   }
   const Plan plan = plan_split(in, *allocator_);
   if (in.site_w <= 0) return true;

@@ -128,7 +128,7 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
   }
   p.joiner_w = std::clamp(left_w - floors_w, 0.0, room_w);
   std::vector<double> w = allocator.split(left_w - p.joiner_w, nodes);
-  if (!p.below_floors) reclaim_idle(in, nodes, w);
+  if (in.reclaim && !p.below_floors) reclaim_idle(in, nodes, w);
   const bool settling = in.now_unix_s < in.settle_until_unix_s;
   for (size_t i = 0; i < nodes.size(); ++i) {
     double watts = w[i];
