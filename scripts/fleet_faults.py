@@ -1,21 +1,29 @@
 #!/usr/bin/env python3
 """Fault campaign of a site on one machine (loopback only, bounded, stops itself).
 
-A 3-member etcd (temporary data dirs, --unsafe-no-fsync), two `flexwatt coordinator`s with a
-token file, and N `flexwatt agent`s on the simulator (scenario grpo-7b-a100, one GPU each)
-following them. One experiment after the other:
+A 3-member etcd (temporary data dirs, --unsafe-no-fsync) serving only TLS with client
+certificates and etcd's own auth on (certificates from scripts/etcd_test_pki.sh; per-node
+roles as docs/fleet.md "Security" gives them: each agent writes only its own record and off
+marker, the coordinators assignments, the election, off markers and the grid schedule; peer
+traffic stays plain HTTP on loopback), two `flexwatt coordinator`s with a token file, and N
+`flexwatt agent`s on the simulator (scenario grpo-7b-a100, one GPU each) following them. One
+experiment after the other:
 
   leader_kill          SIGKILL of the leading coordinator (restarted after recovery)
   etcd_leader_kill     SIGKILL of etcd's raft leader (restarted after recovery)
   etcd_down_20s        every etcd member stopped (SIGSTOP) for 20 s
   leader_sigstop_15s   the leading coordinator stopped (SIGSTOP) for 15 s
   agents_restarted     half the agents SIGKILLed, started again 2 s later
-  etcd_rebuilt_empty   every etcd member killed, its data removed, a new empty cluster
-  forged_assignment    an unauthenticated put of an assignment with a huge revision
+  etcd_rebuilt_empty   every etcd member killed, its data removed, a new empty cluster (its
+                       users and roles set up again, as an operator restoring it would)
+  forged_assignment    puts of an assignment with a huge revision: without credentials,
+                       without a client certificate, with another node's credentials (all
+                       refused by etcd), then with root's (accepted: the fencing refuses it)
   zero_w_target        a 0 W grid target for 10 s: every node at its floor
   future_during_active a future event announced during an active one
   openadr_multi        an OpenADR event of two intervals (70 %, then 50 % of the budget)
-  unauthenticated      writes without a token, or below control, to coordinators and agents
+  unauthenticated      writes without a token, or below control, to coordinators and agents,
+                       and the forged etcd puts above: every one must be refused
 
 Every 0.5 s it samples each agent's /v1/status (node power, budget, budget source) and the
 leading coordinator's /v1/grid/status (effective budget). The report (report.json and a
@@ -31,6 +39,7 @@ import os
 import random
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -67,6 +76,11 @@ class Campaign:
         self.site_w = 250.0 * args.agents
         self.floor_w = None
         self.expiry_s = 6.0
+        self.pki = os.path.join(self.root, "pki")
+        self.password = "".join(random.choice("abcdef0123456789") for _ in range(24))
+        self.root_password = "".join(random.choice("abcdef0123456789") for _ in range(24))
+        self.etcd_refused = 0  # forged etcd puts refused / tried (counted as unauthenticated)
+        self.etcd_tried = 0
 
     # ---- processes ----
     def spawn(self, name, argv, env=None):
@@ -84,15 +98,60 @@ class Campaign:
                 p.wait()
 
     def etcd_endpoints(self):
-        return ",".join("http://127.0.0.1:%d" % c for c, _ in self.etcd_ports)
+        return ",".join("https://127.0.0.1:%d" % c for c, _ in self.etcd_ports)
+
+    def make_pki(self):
+        os.makedirs(self.pki)
+        with open(os.path.join(self.pki, "openssl.log"), "w") as log:
+            subprocess.run(["bash", os.path.join(self.a.source, "scripts", "etcd_test_pki.sh"), self.pki],
+                           stdout=log, stderr=subprocess.STDOUT, check=True, timeout=60)
+        pw = os.path.join(self.root, "etcd.password")
+        with open(pw, "w") as f:
+            f.write(self.password + "\n")
+        os.chmod(pw, 0o600)
+        self.tls_ctx = ssl.create_default_context(cafile=os.path.join(self.pki, "ca.pem"))
+        self.tls_ctx.load_cert_chain(os.path.join(self.pki, "client.pem"),
+                                     os.path.join(self.pki, "client.key"))
+
+    def pem(self, name):
+        return os.path.join(self.pki, name)
+
+    def setup_etcd_auth(self):
+        """Users and roles (docs/fleet.md "Security", per-node roles), then auth on."""
+        site = "/flexwatt/%s/" % SITE
+        steps = [("role", "add", "root"), ("user", "add", "root:" + self.root_password),
+                 ("user", "grant-role", "root", "root"), ("role", "add", "fw-coordinator"),
+                 ("role", "grant-permission", "fw-coordinator", "--prefix", "read", site),
+                 ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "assign/"),
+                 ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "coordinator"),
+                 ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "off/"),
+                 ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "join/"),
+                 ("role", "grant-permission", "fw-coordinator", "readwrite", site + "budget/grid"),
+                 ("user", "add", "fw-coordinator:" + self.password),
+                 ("user", "grant-role", "fw-coordinator", "fw-coordinator")]
+        for i in range(self.a.agents):
+            r = "fw-node-n%d" % i
+            steps += [("role", "add", r), ("role", "grant-permission", r, "--prefix", "read", site),
+                      ("role", "grant-permission", r, "readwrite", site + "nodes/n%d" % i),
+                      ("role", "grant-permission", r, "readwrite", site + "off/n%d" % i),
+                      ("user", "add", "%s:%s" % (r, self.password)), ("user", "grant-role", r, r)]
+        steps.append(("auth", "enable"))
+        for st in steps:
+            r = self.etcdctl(*st, user=None)
+            if r.returncode != 0:
+                print("fleet_faults: etcdctl %s: %s" % (" ".join(st[:3]), (r.stderr or r.stdout).strip()))
+                return False
+        return True
 
     def start_etcd(self, i):
         c, p = self.etcd_ports[i]
         initial = ",".join("m%d=http://127.0.0.1:%d" % (k, pp) for k, (_, pp) in enumerate(self.etcd_ports))
         self.spawn("etcd%d" % i, [
             self.a.etcd, "--name", "m%d" % i, "--data-dir", os.path.join(self.root, "m%d" % i),
-            "--listen-client-urls", "http://127.0.0.1:%d" % c,
-            "--advertise-client-urls", "http://127.0.0.1:%d" % c,
+            "--listen-client-urls", "https://127.0.0.1:%d" % c,
+            "--advertise-client-urls", "https://127.0.0.1:%d" % c,
+            "--cert-file", self.pem("server.pem"), "--key-file", self.pem("server.key"),
+            "--client-cert-auth", "--trusted-ca-file", self.pem("ca.pem"),
             "--listen-peer-urls", "http://127.0.0.1:%d" % p,
             "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % p,
             "--initial-cluster", initial, "--initial-cluster-state", "new",
@@ -101,8 +160,8 @@ class Campaign:
 
     def etcd_healthy(self, i, timeout=1.0):
         try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/health" % self.etcd_ports[i][0],
-                                        timeout=timeout) as r:
+            with urllib.request.urlopen("https://127.0.0.1:%d/health" % self.etcd_ports[i][0],
+                                        timeout=timeout, context=self.tls_ctx) as r:
                 return b"true" in r.read()
         except Exception:
             return False
@@ -115,9 +174,16 @@ class Campaign:
             time.sleep(0.1)
         return None
 
-    def etcdctl(self, *args):
-        return subprocess.run([self.a.etcdctl, "--endpoints", self.etcd_endpoints(), *args],
-                              capture_output=True, text=True, timeout=10,
+    def etcdctl(self, *args, user="root", cert=True):
+        """etcdctl over TLS; user: "root", None (no --user) or "name:password"."""
+        argv = [self.a.etcdctl, "--endpoints", self.etcd_endpoints(), "--cacert", self.pem("ca.pem")]
+        if cert:
+            argv += ["--cert", self.pem("client.pem"), "--key", self.pem("client.key")]
+        if user == "root":
+            user = "root:" + self.root_password
+        if user:
+            argv += ["--user", user]
+        return subprocess.run(argv + list(args), capture_output=True, text=True, timeout=10,
                               env=dict(os.environ, ETCDCTL_API="3"))
 
     def write_configs(self):
@@ -125,12 +191,16 @@ class Campaign:
         with open(tok, "w") as f:
             f.write("ops control %s\nviewer read %s\n" % (self.token, self.read_token))
         os.chmod(tok, 0o600)
+        pw = os.path.join(self.root, "etcd.password")
+        tls = "ca_file: %s, cert_file: %s, key_file: %s" % (self.pem("ca.pem"), self.pem("client.pem"),
+                                                             self.pem("client.key"))
         for k, port in enumerate(self.coord_ports):
             with open(os.path.join(self.root, "coord%d.yaml" % k), "w") as f:
                 f.write("site: %s\nid: coord-%d\netcd: [%s]\nbudget_w: %g\nlease_ttl_s: 3\n"
                         "expiry_s: %g\nrefresh_s: 2\nlisten: 127.0.0.1:%d\ntoken_file: %s\n"
-                        "audit_log: %s\n" % (SITE, k, self.etcd_endpoints(), self.site_w, self.expiry_s, port, tok,
-                                             os.path.join(self.root, "coord%d-audit.log" % k)))
+                        "audit_log: %s\netcd_tls: {%s}\netcd_auth: {user: fw-coordinator, password_file: %s}\n"
+                        % (SITE, k, self.etcd_endpoints(), self.site_w, self.expiry_s, port, tok,
+                           os.path.join(self.root, "coord%d-audit.log" % k), tls, pw))
         scenario = os.path.join(self.a.source, "scenarios", "grpo-7b-a100.yaml")
         for i, port in enumerate(self.agent_ports):
             d = os.path.join(self.root, "agent%d" % i)
@@ -139,10 +209,11 @@ class Campaign:
                 f.write("backend: sim:%s\nseed: %d\nperiod_s: 0.25\njob_silent_after_s: 0\n"
                         "restore_file: %s/saved.json\nlock_file: %s/agent.lock\n"
                         "fleet:\n  etcd: [%s]\n  site: %s\n  node: n%d\n  safe_share_w: %g\n"
-                        "  lease_ttl_s: 3\n"
+                        "  lease_ttl_s: 3\n  etcd_tls: {%s}\n"
+                        "  etcd_auth: {user: fw-node-n%d, password_file: %s}\n"
                         "server:\n  unix_socket: %s/agent.sock\n  tcp_port: %d\n"
                         % (scenario, 100 + i, d, d, self.etcd_endpoints(), SITE, i,
-                           self.site_w / self.a.agents, d, port))
+                           self.site_w / self.a.agents, tls, i, pw, d, port))
 
     def start_coord(self, k):
         self.spawn("coord%d" % k, [self.a.flexwatt, "coordinator", "--config",
@@ -361,14 +432,33 @@ class Campaign:
             self.start_etcd(i)
         for i in range(3):
             self.wait("etcd up", lambda i=i: self.etcd_healthy(i), 20)
+        auth = self.setup_etcd_auth()
+        auth_s = now() - t0
         back = self.recovery(t0, 60)
-        self.record("etcd_rebuilt_empty", back)
+        self.record("etcd_rebuilt_empty", back, ok=auth and back is not None,
+                    auth_set_up_again_s=round(auth_s, 2))
+
+    def forged_etcd_puts(self, key, body):
+        """Puts of `body` at `key` without credentials (a client certificate, no user), without
+        a certificate, and with another node's user: etcd must refuse each (counted with the
+        unauthenticated writes). Returns {what: refused}."""
+        refused = {}
+        tries = [("no_user", dict(user=None)), ("no_client_cert", dict(user=None, cert=False)),
+                 ("node_n1_user", dict(user="fw-node-n%d:%s" % (min(1, self.a.agents - 1), self.password)))]
+        for what, kw in tries:
+            refused[what] = self.etcdctl("put", key, body, **kw).returncode != 0
+        self.etcd_tried += len(tries)
+        self.etcd_refused += sum(refused.values())
+        return refused
 
     def exp_forged(self):
         forged = 123.0
         body = json.dumps({"watts": forged, "revision": 9000000000000000000,
                            "expires_unix_s": 9999999999})
-        r = self.etcdctl("put", "/flexwatt/%s/assign/n0" % SITE, body)
+        key = "/flexwatt/%s/assign/n0" % SITE
+        refused = self.forged_etcd_puts(key, body)
+        # With root's credentials etcd accepts it: the agents' fencing must refuse it.
+        r = self.etcdctl("put", key, body)
         pinned = False
         t0 = now()
         while now() - t0 < 8:
@@ -376,8 +466,10 @@ class Campaign:
             if st and abs(st["budget"]["watts"] - forged) < 1e-6:
                 pinned = True
             time.sleep(0.2)
-        ok = r.returncode == 0 and not pinned and self.all_on_coordinator()
-        self.record("forged_assignment", 0.0 if ok else None, ok=ok, forged_applied=pinned)
+        ok = (r.returncode == 0 and not pinned and self.all_on_coordinator()
+              and self.etcd_refused == self.etcd_tried)
+        self.record("forged_assignment", 0.0 if ok else None, ok=ok, forged_applied=pinned,
+                    etcd_refused=refused, root_put_accepted=r.returncode == 0)
 
     def exp_zero_w(self):
         t = now()
@@ -453,10 +545,18 @@ class Campaign:
             u = "http://127.0.0.1:%d" % port
             tries.append(self.http("PUT", u + "/v1/budget", {"watts": 400})[0])
             tries.append(self.http("PUT", u + "/v1/controller", {"controller": "uncontrolled"})[0])
-        self.unauth_tried = len(tries)
-        self.unauth_accepted = sum(1 for s in tries if 200 <= s < 300)
-        self.record("unauthenticated", 0.0, ok=self.unauth_accepted == 0 and -1 not in tries,
-                    tried=len(tries), accepted=self.unauth_accepted, statuses=sorted(set(tries)))
+        if self.etcd_tried == 0:  # forged_assignment did not run
+            self.forged_etcd_puts("/flexwatt/%s/budget" % SITE, json.dumps({"watts": 1e6}))
+        http_accepted = sum(1 for s in tries if 200 <= s < 300)
+        # The forged etcd puts (forged_assignment) count too: without credentials, without a
+        # client certificate, with another node's.
+        self.unauth_tried = len(tries) + self.etcd_tried
+        self.unauth_accepted = http_accepted + (self.etcd_tried - self.etcd_refused)
+        self.record("unauthenticated", 0.0,
+                    ok=self.unauth_accepted == 0 and -1 not in tries and self.etcd_tried > 0,
+                    tried=self.unauth_tried, accepted=self.unauth_accepted,
+                    statuses=sorted(set(tries)), etcd_tried=self.etcd_tried,
+                    etcd_refused=self.etcd_refused)
 
     # ---- report ----
     def windows(self):
@@ -484,6 +584,7 @@ class Campaign:
         deadline.daemon = True
         deadline.start()
         try:
+            self.make_pki()
             self.write_configs()
             for i in range(3):
                 self.start_etcd(i)
@@ -491,6 +592,8 @@ class Campaign:
                 if self.wait("etcd", lambda i=i: self.etcd_healthy(i), 20) is None:
                     print("fleet_faults: etcd member %d did not come up (ports taken?)" % i)
                     return 1
+            if not self.setup_etcd_auth():
+                return 1
             for k in range(2):
                 self.start_coord(k)
             for i in range(self.a.agents):
@@ -501,7 +604,8 @@ class Campaign:
                 self.a.keep = True
                 return 1
             time.sleep(5)
-            print("fleet_faults: %d agents, site budget %g W, etcd x3, 2 coordinators" %
+            print("fleet_faults: %d agents, site budget %g W, etcd x3 (TLS, auth, per-node roles), "
+                  "2 coordinators" %
                   (self.a.agents, self.site_w), flush=True)
             for e in self.a.only or EXPERIMENTS:
                 getattr(self, "exp_" + e)()
@@ -587,6 +691,9 @@ def main():
             print("fleet_faults: %s not found (make build; apt-get install etcd-server etcd-client)" % exe,
                   file=sys.stderr)
             return 2
+    if not shutil.which("openssl"):
+        print("fleet_faults: openssl not found (apt-get install openssl)", file=sys.stderr)
+        return 2
     if not 1 <= a.agents <= 16:
         print("fleet_faults: --agents: 1..16", file=sys.stderr)
         return 2

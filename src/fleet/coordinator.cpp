@@ -290,7 +290,8 @@ bool Coordinator::round(const std::string& reason) {
   auto nodes = list_nodes(*etcd_, site);
   auto assigned = list_assignments(*etcd_, site);
   auto off = etcd_->get_prefix(off_prefix(site));
-  if (!nodes.ok() || !assigned.ok() || !off.ok()) {
+  auto joins = etcd_->get_prefix(join_prefix(site));
+  if (!nodes.ok() || !assigned.ok() || !off.ok() || !joins.ok()) {
     std::lock_guard<std::mutex> lk(mu_);
     if (dirty_since_s_ < 0) dirty_since_s_ = since;  // retry next tick
     return true;
@@ -323,6 +324,20 @@ bool Coordinator::round(const std::string& reason) {
   for (const auto& kv : off->kvs) {
     if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);
   }
+  // Pending joiners (split_plan.hpp "joiner"); a marker that does not decode counts as the
+  // largest floor seen. Markers of nodes this leader has assigned are deleted below.
+  std::vector<std::string> joined;
+  for (const auto& kv : joins->kvs) {
+    auto n = node_of_key(site, kv.key);
+    if (!n.ok()) continue;
+    if (in.live.count(*n)) {
+      auto a = in.assigned.find(*n);
+      if (a != in.assigned.end() && a->second.revision == leader_key_.rev) joined.push_back(*n);
+      continue;
+    }
+    auto m = decode_join(kv.value, kv.key);
+    in.pending[*n] = m.ok() ? m->min_w : in.joiner_reserve_w;
+  }
   double power = 0, baseline = 0;
   for (const auto& [node, r] : in.live) {
     power += r.draw_w;
@@ -334,6 +349,7 @@ bool Coordinator::round(const std::string& reason) {
                  effective_budget_w(in.site_w, in.grid, in.now_unix_s + in.lookahead_s));
     const double split = site_loop_.update(in.now_unix_s, power, line, line < in.site_w);
     in.track_w = std::clamp(split - line, 0.0, std::max(0.0, in.site_w - line));
+    in.reclaim = !(line < in.site_w);  // split_plan.hpp "reclaim": the loop re-splits instead
   }
   const Plan plan = plan_split(in, *allocator_);
   if (in.site_w <= 0) return true;
@@ -355,6 +371,7 @@ bool Coordinator::round(const std::string& reason) {
     down.push_back(TxnOp::Delete(assign_key(site, node)));
     down.push_back(TxnOp::Delete(off_key(site, node)));
   }
+  for (const auto& node : joined) down.push_back(TxnOp::Delete(join_key(site, node)));
   for (const auto* ops : {&down, &up}) {
     auto ok = fenced(*ops);
     if (ok.ok() && !*ok) return false;

@@ -271,6 +271,10 @@ Result<Json> EtcdClient::call_impl(const std::string& path, const Json& body, Re
                             res.error == httplib::Error::SSLConnection ||
                             res.error == httplib::Error::SSLLoadingCerts ||
                             res.error == httplib::Error::SSLServerVerification;
+      // A request with a token that got no answer in time: etcd 3.4 answers a simple token
+      // naming an index above its own (a rebuilt or restored store) only after waiting for
+      // that index, seconds later; the next attempt (and call) authenticates again.
+      if (!token.empty() && res.error == httplib::Error::Read) drop_token(token);
       if (not_sent || retry == Retry::kIdempotent) continue;
       return last;
     }

@@ -35,6 +35,10 @@ std::string assign_key(std::string_view site, std::string_view node) {
   return assign_prefix(site) + std::string(node);
 }
 std::string off_prefix(std::string_view site) { return site_prefix(site) + "off/"; }
+std::string join_prefix(std::string_view site) { return site_prefix(site) + "join/"; }
+std::string join_key(std::string_view site, std::string_view node) {
+  return join_prefix(site) + std::string(node);
+}
 std::string off_key(std::string_view site, std::string_view node) {
   return off_prefix(site) + std::string(node);
 }
@@ -43,7 +47,8 @@ std::string grid_target_key(std::string_view site) { return budget_key(site) + "
 std::string election_name(std::string_view site) { return site_prefix(site) + "coordinator"; }
 
 Result<std::string> node_of_key(std::string_view site, std::string_view key) {
-  for (const std::string& p : {nodes_prefix(site), assign_prefix(site), off_prefix(site)}) {
+  for (const std::string& p :
+       {nodes_prefix(site), assign_prefix(site), off_prefix(site), join_prefix(site)}) {
     if (key.size() > p.size() && key.substr(0, p.size()) == p) {
       std::string node(key.substr(p.size()));
       FW_RETURN_IF_ERROR(check_name("node", node).with_context(std::string(key)));
@@ -262,6 +267,17 @@ Result<SiteBudget> decode_budget(std::string_view text, std::string_view where) 
   FW_RETURN_IF_ERROR(f.number("window_s", &r.window_s, false, 1e-9, 86400));
   FW_RETURN_IF_ERROR(f.string("source", &r.source, true, true));
   FW_RETURN_IF_ERROR(f.number("time_unix_s", &r.time_unix_s, true, 0, kMaxRecordUnixS));
+  FW_RETURN_IF_ERROR(f.no_unknown());
+  return r;
+}
+
+std::string encode(const JoinMarker& r) { return Json{{"min_w", r.min_w}}.dump(); }
+
+Result<JoinMarker> decode_join(std::string_view text, std::string_view where) {
+  FW_ASSIGN_OR_RETURN(Json j, parse_object(text, where));
+  Fields f(j, std::string(where) + ": ");
+  JoinMarker r;
+  FW_RETURN_IF_ERROR(f.number("min_w", &r.min_w, true, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }

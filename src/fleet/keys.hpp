@@ -8,6 +8,9 @@
 //   /flexwatt/<site>/coordinator      election name of the site's coordinators
 //   /flexwatt/<site>/off/<node>       "known off": the node (or an operator) declares its GPUs
 //                                     idle at their floor; the coordinator frees its share
+//   /flexwatt/<site>/join/<node>      JoinMarker, "pending joiner": written (by provisioning or
+//                                     an operator) before the node's agent starts; the leader
+//                                     keeps its floor free and deletes it once it is assigned
 //
 // Site and node names: 1-64 characters of [A-Za-z0-9._-]. Values are JSON objects in SI
 // units. Decoding is strict: every required field present with its type and range, no
@@ -43,6 +46,8 @@ std::string assign_prefix(std::string_view site);  // "/flexwatt/<site>/assign/"
 std::string assign_key(std::string_view site, std::string_view node);
 std::string off_prefix(std::string_view site);  // "/flexwatt/<site>/off/"
 std::string off_key(std::string_view site, std::string_view node);
+std::string join_prefix(std::string_view site);  // "/flexwatt/<site>/join/"
+std::string join_key(std::string_view site, std::string_view node);
 std::string budget_key(std::string_view site);
 std::string grid_target_key(std::string_view site);
 std::string election_name(std::string_view site);
@@ -84,6 +89,11 @@ struct Assignment {
   // reported cap_w newer than this write): max(watts, reported caps, the previous reserve
   // while unconfirmed). A departed node's share is held back at max(watts, safe_w, reserve_w).
   double reserve_w = 0;
+};
+
+// A pending joiner's announcement: the floor its GPUs will hold once its agent starts.
+struct JoinMarker {
+  double min_w = 0;  // >= 0, at most kMaxNodeW
 };
 
 struct SiteBudget {
@@ -128,6 +138,7 @@ int set_job_pfi(NodeRecord& record, const std::map<std::string, double>& pfi_by_
 std::string encode(const NodeRecord& r);
 std::string encode(const Assignment& r);
 std::string encode(const SiteBudget& r);
+std::string encode(const JoinMarker& r);
 std::string encode(const GridTarget& r);
 std::string encode(const GridSchedule& r);
 
@@ -135,6 +146,7 @@ std::string encode(const GridSchedule& r);
 Result<NodeRecord> decode_node(std::string_view json, std::string_view where);
 Result<Assignment> decode_assignment(std::string_view json, std::string_view where);
 Result<SiteBudget> decode_budget(std::string_view json, std::string_view where);
+Result<JoinMarker> decode_join(std::string_view json, std::string_view where);
 Result<GridTarget> decode_grid_target(std::string_view json, std::string_view where);
 Result<GridSchedule> decode_grid_schedule(std::string_view json, std::string_view where);
 

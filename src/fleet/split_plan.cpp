@@ -54,6 +54,46 @@ void limit_raises(const PlanInput& in, const std::vector<NodeRecord>& nodes, Pla
   }
 }
 
+// Reclaims idle headroom (split_plan.hpp "reclaim"): nodes drawing well under their share give
+// what they leave unused (above draw + margin) to nodes held at theirs, up to the nameplates.
+void reclaim_idle(const PlanInput& in, const std::vector<NodeRecord>& nodes,
+                  std::vector<double>& w) {
+  const size_t n = nodes.size();
+  std::vector<size_t> busy, idle;
+  std::vector<double> keep(n);
+  for (size_t i = 0; i < n; ++i) {
+    const NodeRecord& r = nodes[i];
+    const double margin_w = kReclaimMargin * r.nameplate_w;
+    const auto prev = in.assigned.find(r.node);
+    // What the node holds now (a node without an assignment holds its floor): its draw was
+    // measured under it; drawing near it, the node may want more.
+    const double ref_w = prev == in.assigned.end() ? r.min_w : prev->second.watts;
+    if (r.draw_w >= ref_w - 0.5 * margin_w) {
+      if (w[i] < r.nameplate_w - 1e-6) busy.push_back(i);
+    } else if (r.draw_w + margin_w < w[i]) {
+      keep[i] = std::max(r.min_w, r.draw_w + margin_w);
+      if (keep[i] < w[i] - 1e-6) idle.push_back(i);
+    }
+  }
+  if (busy.empty() || idle.empty()) return;
+  double freed_w = 0, room_w = 0, busy_w = 0;
+  for (size_t i : idle) freed_w += w[i] - keep[i];
+  std::vector<double> lo, hi, weight;
+  for (size_t i : busy) {
+    lo.push_back(w[i]);
+    hi.push_back(nodes[i].nameplate_w);
+    weight.push_back(std::max(1, nodes[i].gpus));
+    room_w += nodes[i].nameplate_w - w[i];
+    busy_w += w[i];
+  }
+  const double given_w = std::min(freed_w, room_w);
+  const std::vector<double> raised = water_fill(busy_w + given_w, lo, hi, weight);
+  for (size_t k = 0; k < busy.size(); ++k) w[busy[k]] = std::max(w[busy[k]], raised[k]);
+  // What the busy nodes cannot take stays with the idle ones, in proportion to what they gave.
+  const double back = freed_w > 0 ? (freed_w - given_w) / freed_w : 0;
+  for (size_t i : idle) w[i] = keep[i] + back * (w[i] - keep[i]);
+}
+
 }  // namespace
 
 Plan plan_split(const PlanInput& in, const Allocator& allocator) {
@@ -81,9 +121,14 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
     gpus += r.gpus;
   }
   p.below_floors = !nodes.empty() && floors_w > left_w;
-  // Room for one joiner's floor, unless the live nodes' own floors need it.
-  p.joiner_w = std::clamp(left_w - floors_w, 0.0, std::max(0.0, in.joiner_reserve_w));
-  const std::vector<double> w = allocator.split(left_w - p.joiner_w, nodes);
+  // Room for one joiner's floor and each pending joiner's, unless the live floors need it.
+  double room_w = std::max(0.0, in.joiner_reserve_w);
+  for (const auto& [node, min_w] : in.pending) {
+    if (!in.live.count(node)) room_w += std::max(0.0, min_w);
+  }
+  p.joiner_w = std::clamp(left_w - floors_w, 0.0, room_w);
+  std::vector<double> w = allocator.split(left_w - p.joiner_w, nodes);
+  if (in.reclaim && !p.below_floors) reclaim_idle(in, nodes, w);
   const bool settling = in.now_unix_s < in.settle_until_unix_s;
   for (size_t i = 0; i < nodes.size(); ++i) {
     double watts = w[i];

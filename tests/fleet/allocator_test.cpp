@@ -269,6 +269,12 @@ TEST(SplitPlan, RoomIsLeftForOneJoinerFloor) {
   p = plan_split(in, a);
   EXPECT_NEAR(p.joiner_w, 50, 1e-9);
   EXPECT_NEAR(p.watts["a"] + p.watts["b"], 200, 1e-6);
+  // Two pending joiners (join markers): their floors too; a marker of a live node is moot.
+  in.site_w = 3000;
+  in.pending = {{"c", 150}, {"d", 100}, {"a", 100}};
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.joiner_w, 100 + 150 + 100, 1e-9);
+  EXPECT_NEAR(p.watts["a"] + p.watts["b"] + 350, 3000, 1e-6);
 }
 
 TEST(SplitPlan, GridTargetLowersTheSplitAndSafeSharesSumWithinIt) {
@@ -353,6 +359,64 @@ TEST(SplitPlan, RaisesWaitForUnconfirmedDecreases) {
   p = plan_split(in, a);
   EXPECT_NEAR(p.watts["y"], 1000, 1e-3);
   EXPECT_NEAR(p.reserve_w["x"], 1000, 1e-9);
+}
+
+}  // namespace
+}  // namespace fw::fleet
+
+namespace fw::fleet {
+namespace {
+
+// Under `equal`, a node drawing well under its share keeps its draw + 10 % of its nameplate
+// and the rest goes to a node held at its share; when the idle node's draw comes back near
+// what it keeps, its share comes back at the next round.
+TEST(SplitPlan, IdleHeadroomGoesToANodeHeldAtItsShare) {
+  EqualAllocator a;
+  PlanInput in;
+  in.now_unix_s = 100;
+  in.expiry_s = 10;
+  in.site_w = 1000;
+  NodeRecord busy = node("busy", 1, 100, 1000, 495), idle = node("idle", 1, 100, 800, 60);
+  busy.time_unix_s = idle.time_unix_s = 99;  // both confirmed the last write (at 98)
+  busy.cap_w = idle.cap_w = 500;
+  in.live = {{"busy", busy}, {"idle", idle}};
+  for (const char* n : {"busy", "idle"}) {
+    Assignment was;
+    was.watts = was.reserve_w = 500;
+    was.revision = 3;
+    was.expires_unix_s = 108;
+    in.assigned[n] = was;
+  }
+  Plan p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["idle"], 60 + 80, 1e-6);  // draw + 10 % of 800 W
+  // The idle node's reserve is its confirmed caps (500 W) until it reports the lowered share.
+  EXPECT_NEAR(p.watts["busy"], 500, 1e-6);
+  in.live["idle"].cap_w = 140;  // it applied 140 W
+  in.assigned["idle"].watts = in.assigned["idle"].reserve_w = 140;
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["busy"], 1000 - 140, 1e-6);
+  EXPECT_NEAR(p.watts["busy"] + p.watts["idle"], 1000, 1e-6);
+  // The idle node's draw back within 5 % of its nameplate of what it keeps: busy too, the
+  // equal split again (the busy node lowered first, the idle one raised once it confirmed).
+  in.live["busy"].cap_w = 860;
+  in.assigned["busy"].watts = in.assigned["busy"].reserve_w = 860;
+  in.live["busy"].draw_w = 850;
+  in.live["idle"].draw_w = 130;
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["busy"], 500, 1e-6);
+  EXPECT_NEAR(p.watts["idle"], 140, 1e-6);
+  in.live["busy"].cap_w = 500;
+  in.assigned["busy"].watts = 500;
+  in.assigned["busy"].reserve_w = 860;
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["idle"], 500, 1e-6);
+  // Nobody held at its share (both well under): nothing moves.
+  in.live["busy"].draw_w = 200;
+  in.live["idle"].draw_w = 60;
+  in.assigned["idle"].watts = 500;
+  p = plan_split(in, a);
+  EXPECT_NEAR(p.watts["busy"], 500, 1e-6);
+  EXPECT_NEAR(p.watts["idle"], 500, 1e-6);
 }
 
 }  // namespace

@@ -491,6 +491,61 @@ TEST_F(CoordinatorLive, AJoinerAtItsFloorFitsInAFullyAllocatedBudget) {
   EXPECT_LE(max_w, 3000 + 1e-6);
 }
 
+// Two joiners at once: each holds its floor before the leader has lowered anyone, so one
+// floor of room is not enough (3100 W of budgets on 3000 W). Announced joiners (a join marker
+// per node, written before its agent starts) get their floors reserved, one per pending
+// joiner, and the marker goes once the node has its assignment.
+TEST_F(CoordinatorLive, AnnouncedJoinersAtTheirFloorsFitTogether) {
+  start(1);
+  if (!cluster_) return;
+  CoordinatorOptions co = coord_options("s12", "a", 3000);
+  co.expiry_s = 2;  // the settling window after the win ends before the join
+  co.refresh_s = 1;
+  auto c = Coordinator::Start(etcd_options(*cluster_), co);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(eventually(5, [&] { return (*c)->leader(); }));
+  std::vector<std::unique_ptr<NodeLink>> links;
+  for (int i = 0; i < 2; ++i)
+    links.push_back(link(*cluster_, "s12", "n" + std::to_string(i), 1000));
+  auto admin = EtcdClient::Create(etcd_options(*cluster_));
+  ASSERT_TRUE(admin.ok());
+  {
+    BudgetSampler agents(&links);
+    ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2200));  // past the settling window
+    for (const char* n : {"n2", "n3"})
+      ASSERT_TRUE(admin->put(std::string("/flexwatt/s12/join/") + n, R"({"min_w":100})").ok());
+    // Room for both announced joiners (and one unannounced): the others confirm 1350 W each.
+    EXPECT_TRUE(eventually(
+        4,
+        [&] { return links[0]->budget().watts + links[1]->budget().watts <= 3000 - 300 + 1e-6; }))
+        << links[0]->budget().watts << " + " << links[1]->budget().watts;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // their records confirm it
+  }
+  links.push_back(link(*cluster_, "s12", "n2", 1000));
+  links.push_back(link(*cluster_, "s12", "n3", 1000));
+  double max_w = 0;
+  const auto t0 = Clock::now();
+  while (seconds_since(t0) < 3) {
+    double sum = 0;
+    for (const auto& l : links) {
+      const double w = l->budget().watts;
+      sum += w;
+      NodeRecord r = record(l->options().node);
+      r.cap_w = w;
+      r.time_unix_s = unix_now();
+      l->update(r);
+    }
+    max_w = std::max(max_w, sum);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(all_assigned(links)) << "the joiners got no assignment within 3 s";
+  EXPECT_LE(max_w, 3000 + 1e-6);
+  auto markers = admin->get_prefix("/flexwatt/s12/join/");
+  ASSERT_TRUE(markers.ok());
+  EXPECT_TRUE(markers->kvs.empty()) << "join markers left after the joiners were assigned";
+}
+
 // The grid endpoint keeps a schedule: a future event does not cancel the active one, an event
 // wholly in the past is refused (409), and every interval of an OpenADR event is honoured.
 TEST_F(CoordinatorLive, GridEventsAreScheduledNotReplaced) {

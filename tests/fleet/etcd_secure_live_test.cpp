@@ -29,31 +29,18 @@ using testing::EtcdTlsSetup;
 using testing::eventually;
 
 // A CA, a server certificate for 127.0.0.1, a client certificate of that CA and one of
-// another CA. The client certificates carry no common name: etcd 3.4's gateway refuses a
-// client certificate with a CN while auth is on (it would not use it as the user).
+// another CA (scripts/etcd_test_pki.sh, which the fault campaign uses too). The client
+// certificates carry no common name: etcd 3.4's gateway refuses a client certificate with a
+// CN while auth is on (it would not use it as the user).
 class Pki {
  public:
   static std::unique_ptr<Pki> Make() {
     char tmpl[] = "/tmp/flexwatt-pki-XXXXXX";
     if (!::mkdtemp(tmpl)) return nullptr;
     std::unique_ptr<Pki> p(new Pki(tmpl));
-    const std::string d = p->dir_;
-    const std::string key = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
     const std::string script =
-        "set -e; cd " + d +
-        "; printf 'subjectAltName=IP:127.0.0.1\\n' > server.ext"
-        "; printf 'extendedKeyUsage=clientAuth\\n' > client.ext"
-        "; for ca in ca other-ca; do " +
-        key + "-x509 -days 1 -subj /CN=$ca -keyout $ca.key -out $ca.pem; done; " + key +
-        "-subj /CN=etcd -keyout server.key -out server.csr; "
-        "openssl x509 -req -days 1 -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-        "-extfile server.ext -out server.pem; "
-        "for c in client:ca rogue:other-ca; do n=${c%%:*}; ca=${c##*:}; " +
-        key +
-        "-subj /O=flexwatt -keyout $n.key -out $n.csr; "
-        "openssl x509 -req -days 1 -in $n.csr -CA $ca.pem -CAkey $ca.key -CAcreateserial "
-        "-extfile client.ext -out $n.pem; done";
-    if (std::system(("(" + script + ") > " + d + "/openssl.log 2>&1").c_str()) != 0) return nullptr;
+        std::string("bash ") + FLEXWATT_SOURCE_DIR + "/scripts/etcd_test_pki.sh " + p->dir_;
+    if (std::system((script + " > " + p->dir_ + "/openssl.log 2>&1").c_str()) != 0) return nullptr;
     return p;
   }
   ~Pki() {
@@ -70,6 +57,7 @@ class Pki {
 
 constexpr const char* kUser = "flexwatt";
 constexpr const char* kPassword = "s3cret-fw";
+constexpr const char* kCoordinatorUser = "fw-coordinator";
 
 EtcdClientOptions base_options(const EtcdCluster& c) {
   EtcdClientOptions o;
@@ -86,7 +74,8 @@ class EtcdSecureLive : public ::testing::Test {
  protected:
   // Starts one TLS member; with auth, creates root and the flexwatt user (readwrite on
   // /flexwatt/) and enables auth.
-  void start(int auth_token_ttl_s) {
+  // With per_node_roles, also the coordinator's and two nodes' users of site "sec".
+  void start(int auth_token_ttl_s, bool per_node_roles = false) {
     cluster_.reset();
     FW_REQUIRE_TOOL(!testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
     FW_REQUIRE_TOOL(testing_tools::on_path("openssl"), "openssl");
@@ -103,6 +92,11 @@ class EtcdSecureLive : public ::testing::Test {
     auto c = EtcdCluster::Start(1, &tls);
     ASSERT_TRUE(c.ok()) << c.status().message();
     cluster_ = std::move(c).value();
+    ASSERT_NO_FATAL_FAILURE(set_up_auth(per_node_roles));
+  }
+
+  // Root, the flexwatt user (and with per_node_roles the site's users), then auth on.
+  void set_up_auth(bool per_node_roles) {
     EtcdClientOptions o = cert_options();
     auto admin = EtcdClient::Create(o);
     ASSERT_TRUE(admin.ok()) << admin.status().message();
@@ -118,9 +112,32 @@ class EtcdSecureLive : public ::testing::Test {
             {"key", base64_encode("/flexwatt/")},
             {"range_end", base64_encode(prefix_end("/flexwatt/"))}}}}},
         {"/v3/auth/user/add", {{"name", kUser}, {"password", kPassword}}},
-        {"/v3/auth/user/grant", {{"user", kUser}, {"role", kUser}}},
-        {"/v3/auth/enable", Json::object()}};
+        {"/v3/auth/user/grant", {{"user", kUser}, {"role", kUser}}}};
     for (const auto& [path, body] : steps) {
+      auto r = admin->call(path, body, EtcdClient::Retry::kConnectOnly);
+      ASSERT_TRUE(r.ok()) << path << ": " << r.status().message();
+    }
+    // Site "sec" with per-node roles (docs/fleet.md "Security"): the coordinator reads the
+    // site and writes assignments, the election, off markers (it frees them) and the grid
+    // schedule; node <n> reads the site and writes its own record and off marker only.
+    const std::string site = site_prefix("sec");
+    if (per_node_roles) {
+      ASSERT_NO_FATAL_FAILURE(add_user(*admin, kCoordinatorUser,
+                                       {{"READ", site, true},
+                                        {"READWRITE", assign_prefix("sec"), true},
+                                        {"READWRITE", election_name("sec"), true},
+                                        {"READWRITE", off_prefix("sec"), true},
+                                        {"READWRITE", join_prefix("sec"), true},
+                                        {"READWRITE", grid_target_key("sec"), false}}));
+      for (const char* n : {"n0", "n1"}) {
+        ASSERT_NO_FATAL_FAILURE(add_user(*admin, std::string("fw-node-") + n,
+                                         {{"READ", site, true},
+                                          {"READWRITE", node_key("sec", n), false},
+                                          {"READWRITE", off_key("sec", n), false}}));
+      }
+    }
+    for (const auto& [path, body] :
+         std::vector<std::pair<std::string, Json>>{{"/v3/auth/enable", Json::object()}}) {
       auto r = admin->call(path, body, EtcdClient::Retry::kConnectOnly);
       ASSERT_TRUE(r.ok()) << path << ": " << r.status().message();
     }
@@ -138,6 +155,38 @@ class EtcdSecureLive : public ::testing::Test {
   EtcdClientOptions secure_options() const {
     EtcdClientOptions o = cert_options();
     o.security.user = kUser;
+    o.security.password = kPassword;
+    return o;
+  }
+
+  struct Perm {
+    std::string type;  // READ | READWRITE
+    std::string key;
+    bool prefix;
+  };
+  // A user of that name with its own role of the same name holding `perms` (password kPassword).
+  static void add_user(EtcdClient& admin, const std::string& name, const std::vector<Perm>& perms) {
+    std::vector<std::pair<std::string, Json>> steps = {{"/v3/auth/role/add", {{"name", name}}}};
+    for (const Perm& p : perms) {
+      Json perm = {{"permType", p.type}, {"key", base64_encode(p.key)}};
+      if (p.prefix) perm["range_end"] = base64_encode(prefix_end(p.key));
+      steps.push_back({"/v3/auth/role/grant", {{"name", name}, {"perm", perm}}});
+    }
+    steps.push_back({"/v3/auth/user/add", {{"name", name}, {"password", kPassword}}});
+    steps.push_back({"/v3/auth/user/grant", {{"user", name}, {"role", name}}});
+    for (const auto& [path, body] : steps) {
+      auto r = admin.call(path, body, EtcdClient::Retry::kConnectOnly);
+      ASSERT_TRUE(r.ok()) << path << ": " << r.status().message();
+    }
+  }
+  // The coordinator's and node <node>'s users of site "sec" (roles made by start()).
+  EtcdClientOptions coordinator_options() const { return user_options(kCoordinatorUser); }
+  EtcdClientOptions node_options(const std::string& node) const {
+    return user_options("fw-node-" + node);
+  }
+  EtcdClientOptions user_options(const std::string& user) const {
+    EtcdClientOptions o = cert_options();
+    o.security.user = user;
     o.security.password = kPassword;
     return o;
   }
@@ -258,8 +307,18 @@ TEST_F(EtcdSecureLive, ClientsWithoutTheRightCredentialsAreRefused) {
   EXPECT_TRUE(g->kvs.empty());
 }
 
+bool all_on(const std::vector<std::unique_ptr<NodeLink>>& links, int64_t rev) {
+  for (const auto& l : links) {
+    const NodeBudget b = l->budget();
+    if (b.source != NodeBudget::Source::kAssignment || b.revision != rev) return false;
+  }
+  return true;
+}
+
+// The coordinator and two node links, each with its own etcd user and role (docs/fleet.md
+// "Security": per-node roles).
 TEST_F(EtcdSecureLive, CoordinatorAndNodeLinksRunOverTlsAndAuth) {
-  start(0);
+  start(0, /*per_node_roles=*/true);
   if (!cluster_) return;
   CoordinatorOptions co;
   co.site = "sec";
@@ -270,7 +329,7 @@ TEST_F(EtcdSecureLive, CoordinatorAndNodeLinksRunOverTlsAndAuth) {
   co.refresh_s = 1;
   co.default_budget_w = 1600;
   co.tick_s = 0.05;
-  auto coord = Coordinator::Start(secure_options(), co);
+  auto coord = Coordinator::Start(coordinator_options(), co);
   ASSERT_TRUE(coord.ok()) << coord.status().message();
   ASSERT_TRUE(eventually(5, [&] { return (*coord)->leader(); }));
   std::vector<std::unique_ptr<NodeLink>> links;
@@ -287,20 +346,12 @@ TEST_F(EtcdSecureLive, CoordinatorAndNodeLinksRunOverTlsAndAuth) {
     r.min_w = 100;
     r.draw_w = 600;
     r.cap_w = 600;
-    auto l = NodeLink::Start(secure_options(), lo, r);
+    auto l = NodeLink::Start(node_options(lo.node), lo, r);
     ASSERT_TRUE(l.ok()) << l.status().message();
     links.push_back(std::move(l).value());
   }
   const int64_t rev = (*coord)->stats().leader_rev;
-  EXPECT_TRUE(eventually(8,
-                         [&] {
-                           for (const auto& l : links) {
-                             const NodeBudget b = l->budget();
-                             if (b.source != NodeBudget::Source::kAssignment || b.revision != rev)
-                               return false;
-                           }
-                           return true;
-                         }))
+  EXPECT_TRUE(eventually(8, [&] { return all_on(links, rev); }))
       << "links did not follow the leader over TLS+auth: leader rev " << rev << " now "
       << (*coord)->stats().leader_rev << ", elections " << (*coord)->stats().elections_won
       << "; n0 " << links[0]->budget().reason << " rev " << links[0]->budget().revision
@@ -310,6 +361,57 @@ TEST_F(EtcdSecureLive, CoordinatorAndNodeLinksRunOverTlsAndAuth) {
   for (const auto& l : links) sum += l->budget().watts;
   EXPECT_LE(sum, 1600 + 1e-6);
   EXPECT_GT(sum, 0);
+
+  // An agent's credentials write its own node key (and its off marker) only: etcd refuses
+  // another node's assignment, its own, another node's record, the budget, the grid schedule
+  // and the election, so a compromised node cannot steer the others or fence the leader.
+  auto n0 = EtcdClient::Create(node_options("n0"));
+  ASSERT_TRUE(n0.ok()) << n0.status().message();
+  EXPECT_TRUE(n0->put(off_key("sec", "n0"), "{}").ok());
+  EXPECT_TRUE(n0->erase(off_key("sec", "n0")).ok());
+  const std::string forged =
+      R"({"watts":1500,"revision":)" + std::to_string(rev) + R"(,"expires_unix_s":9999999999})";
+  for (const std::string& key : {assign_key("sec", "n1"), assign_key("sec", "n0"),
+                                 node_key("sec", "n1"), off_key("sec", "n1"), budget_key("sec"),
+                                 grid_target_key("sec"), election_name("sec") + "/forged"}) {
+    auto r = n0->put(key, forged);
+    ASSERT_FALSE(r.ok()) << key << ": node n0's write accepted";
+    EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied)
+        << key << ": " << r.status().message();
+  }
+  EXPECT_FALSE(n0->txn({}, {TxnOp::Put(assign_key("sec", "n1"), forged)}).ok());
+  // Nothing changed: n1 still on the leader's assignment, never the forged 1500 W.
+  EXPECT_TRUE(all_on(links, rev));
+  EXPECT_LT(links[1]->budget().watts, 1500);
+}
+
+// After an etcd rebuild (or a restore from an older snapshot) the store's index is below the
+// one a simple token names, and etcd 3.4 waits for its index to catch up (seconds) before it
+// answers "invalid auth token": a client whose requests time out first never saw the answer
+// and kept the dead token, so nodes stayed on their safe shares (the fault campaign's
+// etcd_rebuilt_empty). The client must drop a token whose request timed out.
+TEST_F(EtcdSecureLive, AClientReauthenticatesAfterEtcdIsRebuilt) {
+  start(0);
+  if (!cluster_) return;
+  EtcdClientOptions o = secure_options();
+  o.request_timeout_s = 0.5;  // a node link's: lease TTL / 3 or less
+  o.call_timeout_s = 1;
+  auto c = EtcdClient::Create(o);
+  ASSERT_TRUE(c.ok());
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(c->put("/flexwatt/t/a", std::to_string(i)).ok());
+  ASSERT_TRUE(cluster_->rebuild_empty().ok());
+  ASSERT_NO_FATAL_FAILURE(set_up_auth(false));  // the operator sets users and roles up again
+  const auto t0 = std::chrono::steady_clock::now();
+  Status last = Status::Ok();
+  EXPECT_TRUE(eventually(8,
+                         [&] {
+                           last = c->put("/flexwatt/t/a", "after").status();
+                           return last.ok();
+                         }))
+      << "still failing 8 s after the rebuild: " << last.message();
+  std::printf("put accepted %.2f s after auth was set up again, %zu authentications\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+              size_t(c->authentications()));
 }
 
 // ---- configuration (no etcd needed) ----

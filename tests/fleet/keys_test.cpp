@@ -162,5 +162,23 @@ TEST(Keys, GridScheduleRoundTripsAndReadsALoneTarget) {
   EXPECT_NE(bad.status().message().find("events[0]"), std::string::npos);
 }
 
+TEST(FleetKeys, JoinMarkerRoundTripAndErrors) {
+  EXPECT_EQ(join_key("s1", "n7"), "/flexwatt/s1/join/n7");
+  auto n = node_of_key("s1", "/flexwatt/s1/join/n7");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, "n7");
+  JoinMarker m;
+  m.min_w = 400;
+  auto back = decode_join(encode(m), "k");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(back->min_w, 400);
+  auto bad = decode_join(R"({"min_w":-1})", "/flexwatt/s1/join/n7");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("/flexwatt/s1/join/n7: min_w"), std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(decode_join(R"({"min_w":1,"x":2})", "k").ok());
+  EXPECT_FALSE(decode_join(R"({})", "k").ok());
+}
+
 }  // namespace
 }  // namespace fw::fleet
