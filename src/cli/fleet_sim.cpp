@@ -74,14 +74,18 @@ int run_fleet_sim(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--dr-depth", o.dr_depth, "dr: target = (1 - depth) x baseline (default 0.25)")
       ->check(finite_in(0, 1, true));
+  bool no_curves = false;
   app.add_flag("--site-loop", o.site_loop,
                "coordinators run the closed site loop under the grid target");
   app.add_option("--site-loop-ki", o.site_loop_ki_per_s,
                  "the site loop's integral gain, W per W s (default 0.1)")
       ->check(finite_in(0, 10));
+  app.add_flag("--no-draw-curves", no_curves,
+               "nodes publish no draw curve: the site loop runs without feed-forward");
   app.add_flag("--json", json, "print the report as JSON");
   add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  o.draw_curves = !no_curves;
   std::stringstream ss(etcd);
   for (std::string e; std::getline(ss, e, ',');) {
     if (!e.empty()) o.etcd.push_back(e);

@@ -347,7 +347,28 @@ bool Coordinator::round(const std::string& reason) {
     const double line =
         std::min(effective_budget_w(in.site_w, in.grid, in.now_unix_s),
                  effective_budget_w(in.site_w, in.grid, in.now_unix_s + in.lookahead_s));
-    const double split = site_loop_.update(in.now_unix_s, power, line, line < in.site_w);
+    // Feed-forward from the nodes' published draw curves (keys.hpp): the site's draw at a
+    // split, through this allocator; a node without a curve is taken to draw its share. The
+    // joiners' floors that plan_split leaves unassigned (one, plus each pending joiner's) are
+    // left out of the split here too.
+    std::vector<NodeRecord> recs;
+    bool curves = false;
+    for (const auto& [node, r] : in.live) {
+      recs.push_back(r);
+      curves |= !r.draw_curve.empty();
+    }
+    double room_w = std::max(0.0, in.joiner_reserve_w);  // as plan_split leaves it
+    for (const auto& [node, min_w] : in.pending) room_w += std::max(0.0, min_w);
+    SiteDrawModel model;
+    if (curves) {
+      model = [&](double split_w) {
+        const std::vector<double> w = allocator_->split(std::max(0.0, split_w - room_w), recs);
+        double p = 0;
+        for (size_t i = 0; i < recs.size(); ++i) p += curve_draw_w(recs[i].draw_curve, w[i]);
+        return p;
+      };
+    }
+    const double split = site_loop_.update(in.now_unix_s, power, line, line < in.site_w, model);
     in.track_w = std::clamp(split - line, 0.0, std::max(0.0, in.site_w - line));
     in.reclaim = !(line < in.site_w);  // split_plan.hpp "reclaim": the loop re-splits instead
   }

@@ -57,7 +57,7 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
     SiteLoopOptions& so = o.site_loop;
     FW_ASSIGN_OR_RETURN(so.enabled, l.get_bool("enabled", false));
     FW_ASSIGN_OR_RETURN(so.period_s, l.get_double("period_s", 1, 0.05, 60));
-    FW_ASSIGN_OR_RETURN(so.ki_per_s, l.get_double("ki_per_s", 0.1, 0, 10));
+    FW_ASSIGN_OR_RETURN(so.ki_per_s, l.get_double("ki_per_s", SiteLoopOptions{}.ki_per_s, 0, 10));
     FW_ASSIGN_OR_RETURN(so.z, l.get_double("z", 2, 0, 10));
   }
   if (root.has("openadr")) {

@@ -25,7 +25,7 @@
 //   site_loop:                       # the closed site loop under grid targets (site_loop.hpp)
 //     enabled: false
 //     period_s: 1                    # rounds while an event binds
-//     ki_per_s: 0.1                  # integral gain
+//     ki_per_s: 0.1                  # integral gain (site_loop.hpp)
 //     z: 2                           # margin = z x measured noise
 //   openadr:                         # OpenADR 3.1 VEN (openadr_ven.hpp; absent: none)
 //     vtn_url: http://vtn.example:8080/openadr3/3.1.0   # required, http only

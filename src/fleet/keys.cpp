@@ -1,5 +1,6 @@
 #include "fleet/keys.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -181,7 +182,7 @@ std::string encode(const NodeRecord& r) {
     if (j.min_w > 0) o["min_w"] = j.min_w;
     jobs.push_back(std::move(o));
   }
-  return Json{{"node", r.node},
+  Json out = {{"node", r.node},
               {"gpus", r.gpus},
               {"nameplate_w", r.nameplate_w},
               {"min_w", r.min_w},
@@ -190,8 +191,30 @@ std::string encode(const NodeRecord& r) {
               {"jobs", std::move(jobs)},
               {"time_unix_s", r.time_unix_s},
               {"safe_w", r.safe_w},
-              {"uncontrolled_w", r.uncontrolled_w}}
-      .dump();
+              {"uncontrolled_w", r.uncontrolled_w}};
+  if (!r.draw_curve.empty()) {
+    Json c = Json::array();
+    for (const auto& [b, d] : r.draw_curve) c.push_back(Json::array({b, d}));
+    out["draw_curve"] = std::move(c);
+  }
+  return out.dump();
+}
+
+double curve_draw_w(const std::vector<std::pair<double, double>>& curve, double budget_w) {
+  if (curve.empty()) return budget_w;
+  if (budget_w <= curve.front().first) {
+    const double b0 = curve.front().first;
+    return b0 > 0 ? std::min(budget_w, curve.front().second * std::max(0.0, budget_w) / b0)
+                  : curve.front().second;
+  }
+  for (size_t i = 1; i < curve.size(); ++i) {
+    if (budget_w <= curve[i].first) {
+      const auto& [b0, d0] = curve[i - 1];
+      const auto& [b1, d1] = curve[i];
+      return d0 + (d1 - d0) * (budget_w - b0) / (b1 - b0);
+    }
+  }
+  return curve.back().second;
 }
 
 Result<NodeRecord> decode_node(std::string_view text, std::string_view where) {
@@ -223,6 +246,28 @@ Result<NodeRecord> decode_node(std::string_view text, std::string_view where) {
   if (job_gpus > gpus) {
     return f.error("jobs",
                    "use " + std::to_string(job_gpus) + " GPUs, node has " + std::to_string(gpus));
+  }
+  if (auto c = j.find("draw_curve"); c != j.end()) {
+    f.mark("draw_curve");
+    if (!c->is_array()) return f.error("draw_curve", "not an array");
+    if (c->size() < 2 || c->size() > kMaxCurvePoints) {
+      return f.error("draw_curve", "needs 2.." + std::to_string(kMaxCurvePoints) + " points");
+    }
+    for (size_t i = 0; i < c->size(); ++i) {
+      const Json& p = (*c)[i];
+      const std::string field = "draw_curve[" + std::to_string(i) + "]";
+      if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number()) {
+        return f.error(field, "not a [budget_w, draw_w] pair");
+      }
+      const double b = p[0].get<double>(), d = p[1].get<double>();
+      if (!std::isfinite(b) || b < 0 || b > kMaxNodeW)
+        return f.error(field, "budget_w out of range");
+      if (!std::isfinite(d) || d < 0 || d > kMaxNodeW) return f.error(field, "draw_w out of range");
+      if (!r.draw_curve.empty() && !(b > r.draw_curve.back().first)) {
+        return f.error(field, "budgets must increase");
+      }
+      r.draw_curve.emplace_back(b, d);
+    }
   }
   FW_RETURN_IF_ERROR(f.no_unknown());
   r.gpus = static_cast<int>(gpus);

@@ -74,7 +74,17 @@ struct NodeRecord {
   double time_unix_s = 0;     // when measured
   double safe_w = 0;          // the node's configured static safe share (0: not told), >= 0
   double uncontrolled_w = 0;  // predicted draw without caps (grid BASELINE; 0: nameplate)
+  // The node's draw curve (optional, JSON "draw_curve": [[budget_w, draw_w], ...]): the mean
+  // draw of its jobs at each node budget, budgets strictly increasing, 2..kMaxCurvePoints
+  // points, 0 <= draw_w <= kMaxNodeW (a job's cap sweep; the coordinator's site loop uses it
+  // as feed-forward, site_loop.hpp). Empty: none published.
+  std::vector<std::pair<double, double>> draw_curve;
 };
+
+inline constexpr size_t kMaxCurvePoints = 64;
+// The curve's draw at budget_w: linear between points, the end points' draw outside them
+// (below the first point: scaled down with the budget, never above it). Empty curve: budget_w.
+double curve_draw_w(const std::vector<std::pair<double, double>>& curve, double budget_w);
 
 struct Assignment {
   double watts = 0;           // node GPU budget, >= 0

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace fw::fleet {
@@ -16,57 +17,151 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-void SiteLoop::noise(double now_s, double measured_w, double line_w) {
-  if (block_start_s_ < 0) {
-    block_start_s_ = now_s;
-    block_line_lo_ = block_line_hi_ = line_w;
-  }
-  if (now_s - block_start_s_ >= o_.block_s && block_n_ > 0) {
-    const double mean = block_sum_ / block_n_;
-    const double tol = 0.005 * std::max(block_line_hi_, 1.0);
-    const bool steady = block_line_hi_ - block_line_lo_ <= tol;
-    steady_blocks_ =
-        steady && std::abs(block_line_hi_ - prev_line_) <= tol ? steady_blocks_ + 1 : 0;
-    // Two blocks of the same line before this one: the site has followed a move of the line.
-    if (have_prev_ && steady_blocks_ >= 3) {
-      diffs_.push_back(mean - prev_mean_);
-      while (static_cast<int>(diffs_.size()) > o_.blocks) diffs_.pop_front();
+// The model's draw over the last judge_s, at the splits then in force.
+double SiteLoop::mean_model(double now_s, const SiteDrawModel& model) const {
+  double sum = 0;
+  int n = 0;
+  for (auto it = samples_.rbegin(); it != samples_.rend() && it->t > now_s - o_.judge_s; ++it) {
+    if (it->split > 0) {
+      sum += model(it->split);
+      ++n;
     }
-    have_prev_ = true;
-    prev_mean_ = mean;
-    prev_line_ = block_line_hi_;
-    block_start_s_ = now_s;
-    block_sum_ = 0;
-    block_n_ = 0;
-    block_line_lo_ = block_line_hi_ = line_w;
   }
-  block_sum_ += measured_w;
-  ++block_n_;
-  block_line_lo_ = std::min(block_line_lo_, line_w);
-  block_line_hi_ = std::max(block_line_hi_, line_w);
-  if (diffs_.size() >= 3) {
-    std::vector<double> d(diffs_.begin(), diffs_.end());
-    const double med = median(d);
-    for (double& x : d) x = std::abs(x - med);
-    sigma_w_ = 1.4826 * median(d) / std::sqrt(2.0);
-    if (o_.judge_s > o_.block_s) sigma_w_ *= std::sqrt(o_.block_s / o_.judge_s);
-  } else {
-    sigma_w_ = 0.01 * line_w;
-  }
+  return n ? sum / n : model(split_w_);
 }
 
-double SiteLoop::update(double now_s, double measured_w, double line_w, bool binding) {
+double SiteLoop::trailing_mean(double now_s, double span_s) const {
+  double sum = 0;
+  int n = 0;
+  for (auto it = samples_.rbegin(); it != samples_.rend() && it->t > now_s - span_s; ++it) {
+    sum += it->measured;
+    ++n;
+  }
+  return n ? sum / n : 0;
+}
+
+// Whether the line stayed steady (or far above the site) over samples after from_s, and they
+// cover from_s.
+bool SiteLoop::steady_since(double from_s) const {
+  if (samples_.empty() || samples_.front().t > from_s) return false;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, top = -lo;
+  for (const Sample& s : samples_) {
+    if (s.t < from_s) continue;
+    lo = std::min(lo, s.line);
+    hi = std::max(hi, s.line);
+    top = std::max(top, s.measured);
+  }
+  return hi - lo <= 0.005 * std::max(hi, 1.0) || lo >= 1.1 * top;
+}
+
+void SiteLoop::noise(double now_s) {
+  const double span = 1.5 * o_.judge_s;
+  // One sample at or before now - span stays: it shows the window is covered.
+  while (samples_.size() > 1 && samples_[1].t <= now_s - span) samples_.pop_front();
+  while (!means_.empty() && means_.front().t < now_s - o_.judge_s) means_.pop_front();
+  while (!diffs_.empty() && diffs_.front().t < now_s - o_.noise_window_s) diffs_.pop_front();
+  if (steady_since(now_s - span)) {
+    const double m = trailing_mean(now_s, o_.judge_s);
+    // The steady mean closest to half a window ago.
+    const double want = now_s - 0.5 * o_.judge_s;
+    const Mean* old = nullptr;
+    for (const Mean& x : means_) {
+      if (!old || std::abs(x.t - want) < std::abs(old->t - want)) old = &x;
+    }
+    if (old && std::abs(old->t - want) <= std::max(1.5 * o_.period_s, 0.1 * o_.judge_s)) {
+      diffs_.push_back({now_s, m - old->mean});
+    }
+    means_.push_back({now_s, m});
+  }
+  if (static_cast<int>(diffs_.size()) >= o_.min_noise_samples) {
+    std::vector<double> d;
+    for (const Mean& x : diffs_) d.push_back(x.mean);
+    const double med = median(d);
+    for (double& x : d) x = std::abs(x - med);
+    sigma_w_ = 1.4826 * median(d);
+    have_sigma_ = true;
+  } else if (steady_since(now_s - o_.judge_s)) {
+    // Too few: the samples of the last window as if independent (sd / sqrt(samples)).
+    double sum = 0, sum2 = 0;
+    int n = 0;
+    for (const Sample& s : samples_) {
+      if (s.t <= now_s - o_.judge_s) continue;
+      sum += s.measured;
+      sum2 += s.measured * s.measured;
+      ++n;
+    }
+    if (n >= 10) {
+      const double mean = sum / n;
+      sigma_w_ = std::sqrt(std::max(0.0, sum2 / n - mean * mean) / n);
+      have_sigma_ = true;
+    }
+  }
+  if (!have_sigma_) sigma_w_ = 0.01 * std::max(0.0, samples_.back().line);
+}
+
+double SiteLoop::update(double now_s, double measured_w, double line_w, bool binding,
+                        const SiteDrawModel& model) {
   const double dt = last_s_ < 0 ? 0 : std::clamp(now_s - last_s_, 0.0, 5 * o_.period_s);
   last_s_ = now_s;
-  noise(now_s, measured_w, line_w);
-  margin_w_ = std::max(o_.z * sigma_w_, o_.min_margin_frac * line_w);
-  if (!o_.enabled || !binding) {
-    integral_w_ = 0;
-    return line_w;
+  if (!samples_.empty() &&
+      std::abs(line_w - samples_.back().line) > 0.001 * std::max(std::abs(line_w), 1.0)) {
+    last_move_s_ = now_s;
   }
-  integral_w_ += o_.ki_per_s * (line_w - margin_w_ - measured_w) * dt;
-  integral_w_ = std::clamp(integral_w_, 0.0, o_.max_boost_frac * std::max(0.0, line_w));
-  return line_w + integral_w_;
+  samples_.push_back({now_s, measured_w, line_w, 0, 0});
+  noise(now_s);
+  margin_w_ = std::max(o_.z * sigma_w_, o_.min_margin_frac * line_w);
+  if (!o_.enabled || !binding || line_w <= 0) {
+    integral_w_ = 0;
+    dip_ = false;
+    dip_until_s_ = -1;
+    base_w_ = split_w_ = std::max(0.0, line_w);
+    return split_w_;
+  }
+  const double top_w = (1 + o_.max_boost_frac) * line_w;
+  const double want_w = line_w - margin_w_;
+  // Feed-forward: the split at which the model predicts line - margin.
+  base_w_ = line_w;
+  if (model) {
+    if (model(top_w) <= want_w) {
+      base_w_ = top_w;
+    } else if (model(line_w) < want_w) {
+      double lo = line_w, hi = top_w;
+      for (int k = 0; k < 40; ++k) {
+        const double mid = 0.5 * (lo + hi);
+        (model(mid) < want_w ? lo : hi) = mid;
+      }
+      base_w_ = lo;
+    }
+  }
+  const double since_move =
+      last_move_s_ < 0 ? std::numeric_limits<double>::infinity() : now_s - last_move_s_;
+  // A dip: the judged mean well under what the model predicts at the split in force.
+  if (model && since_move >= o_.judge_s && split_w_ > 0 &&
+      trailing_mean(now_s, o_.judge_s) <
+          mean_model(now_s, model) - std::max(o_.dip_frac * line_w, 2 * margin_w_)) {
+    if (!(now_s < dip_until_s_)) {
+      // A new dip: what the integral raised while the window filled with it is taken back.
+      for (auto it = samples_.rbegin(); it != samples_.rend(); ++it) {
+        if (it->t <= now_s - o_.judge_s) {
+          integral_w_ = std::min(integral_w_, it->integral);
+          break;
+        }
+      }
+    }
+    dip_until_s_ = now_s + o_.dip_hold_s;
+  }
+  dip_ = now_s < dip_until_s_;
+  // The integral on each measurement: a duty cycle's low phase raises the split while it
+  // lasts (the nodes in their high phase take what the others leave), a dip does not.
+  const double e = want_w - measured_w;
+  if (!(e > 0 && dip_)) integral_w_ += o_.ki_per_s * e * dt;
+  const double bound = o_.max_boost_frac * line_w;
+  integral_w_ = std::clamp(integral_w_, model ? -bound : 0.0, bound);
+  split_w_ = std::clamp(base_w_ + integral_w_, line_w, top_w);
+  integral_w_ = split_w_ - base_w_;  // no wind-up against the split's bounds
+  samples_.back().split = split_w_;
+  samples_.back().integral = integral_w_;
+  return split_w_;
 }
 
 }  // namespace fw::fleet

@@ -1,30 +1,49 @@
 #pragma once
 // SiteLoop: the coordinator's closed site loop under a grid target (the loop of
 // `flexwatt dr replay`, docs/flexibility.md, on the fleet's measurements): every loop period,
-// on the site's measured power (the sum of the live nodes' reported draw), it gives the
-// split the watts the nodes leave unused below their shares, so the site tracks the target
-// instead of sitting under it.
+// on the site's measured power (the sum of the live nodes' reported draw), it sets the split
+// so that the site's judging-window means sit a margin under the line, instead of the nodes'
+// shares summing to the line while their jobs draw less than their shares.
 //
-// Contract (deterministic, no clock, no I/O):
+// Contract (deterministic, no clock, no I/O). Per update(now, measured, line, binding, model):
 //   line      = the effective budget now (grid target with its ramps; the coordinator's)
-//   sigma     = the measured noise of the site: the robust sd (1.4826 · MAD) of the first
-//               differences of block_s block means of the measured power, / sqrt(2), over the
-//               last `blocks` differences of blocks on a line that had not moved for the two
-//               blocks before (a grid ramp or step moves the site's mean, and the site follows
-//               it with a lag: that is not noise; a slow drift moves the mean, not the
-//               differences); before three such differences, 1 % of the line. Scaled to the
-//               judging window: sigma x sqrt(block_s / judge_s) when judge_s > block_s (the sd
-//               of judge_s means of blocks that vary independently; the target is judged on
-//               1-minute means)
+//   window    = the trailing judge_s mean of the measured power (the target is judged on
+//               1-minute means); "steady" while the line stayed within 0.5 % over the last
+//               1.5 judge_s, or stayed above 1.1 x every measured value there (the site runs
+//               free of it: before an event)
+//   sigma     = the measured noise of the judging window: the robust sd (1.4826 · MAD) of
+//               m(t) − m(t − judge_s/2), m the trailing judge_s mean, over the last
+//               noise_window_s of steady updates (white noise: exactly the sd of judge_s
+//               means; a duty cycle about as long as the window mostly cancels in m, as it
+//               does in the judged means, though this reads it ~3x high: conservative);
+//               before min_noise_samples of them, the sd of the last judge_s of steady
+//               samples / sqrt(their count) (as if independent), and before any steady
+//               window, 1 % of the line; kept while the line moves
 //   margin    = z · sigma, at least min_margin_frac of the line
-//   integral  += ki_per_s · (line − margin − measured) · dt, held within [0, max_boost_frac ·
-//               line]: it only hands back what the site leaves unused (never below the open
-//               loop's split, so a 0 W line still drives every node to its floor)
-//   split     = line + integral (what the allocator splits; safe shares stay on the line)
-//   While no grid event binds (line at the site budget) the loop is idle: the integral is
-//   reset, the split is the line.
+//   model     = optional feed-forward: the predicted site draw at a split (the coordinator
+//               builds it from the nodes' published draw curves, keys.hpp NodeRecord
+//               draw_curve, and its allocator). With it the loop's base is the split at which
+//               the model predicts line − margin (bisection); without it, the line.
+//   integral  += ki · e · dt, e = line − margin − measured, on each update: the correction of
+//               the model's error (without a model it does all the work). It follows a duty
+//               cycle (about ki × swing / (2π / period)): a low phase of some nodes raises the
+//               split while it lasts, so the nodes in their high phase take what the others
+//               leave, which the judged means average out. Raises frozen while a dip is seen (with
+//               a model: the judge-window mean below the model's mean prediction at the splits then
+//               in force by more than max(dip_frac x line, 2 x margin), and for dip_hold_s after;
+//               at a new dip the integral goes back to (at most) its value judge_s before, what it
+//               raised while the window filled with the dip: a checkpoint or evaluation dip is not
+//               chased; a duty cycle about a window long cancels in the
+//               window, so it is not taken for one). Bounded: |integral| <= max_boost_frac ·
+//               line (>= 0 without a model).
+//   split     = clamp(base + integral, line, (1 + max_boost_frac) · line), the integral
+//               clamped back when the split is (no wind-up). Never below the line: a 0 W line
+//               still drives every node to its floor.
+//   While no grid event binds (line at the site budget) or when disabled, the split is the
+//   line and the integral is reset (the noise is still measured).
 
 #include <deque>
+#include <functional>
 
 namespace fw::fleet {
 
@@ -33,36 +52,51 @@ struct SiteLoopOptions {
   double period_s = 1;    // rounds at least this often while an event binds
   double ki_per_s = 0.1;  // integral gain (W per W·s of tracking error)
   double z = 2;           // margin = z · sigma
-  double block_s = 10;    // noise blocks
-  int blocks = 12;        // trailing blocks in sigma
   double judge_s = 60;    // the window the target is judged on
+  double noise_window_s = 600;
+  int min_noise_samples = 20;
   double min_margin_frac = 0.002;
-  double max_boost_frac = 0.5;  // integral at most this fraction of the line
+  double max_boost_frac = 0.5;  // |integral| and split − line at most this fraction of the line
+  double dip_frac = 0.05;
+  double dip_hold_s = 60;
 };
+
+// Predicted site draw (W) at a split (W).
+using SiteDrawModel = std::function<double(double split_w)>;
 
 class SiteLoop {
  public:
   explicit SiteLoop(SiteLoopOptions o = {}) : o_(o) {}
-  // One loop step at now_s: measured site power, the line, and whether an event binds.
-  // Returns the split.
-  double update(double now_s, double measured_w, double line_w, bool binding);
+  // One loop step at now_s: measured site power, the line, whether an event binds, and the
+  // optional feed-forward model. Returns the split.
+  double update(double now_s, double measured_w, double line_w, bool binding,
+                const SiteDrawModel& model = {});
   double sigma_w() const { return sigma_w_; }
   double margin_w() const { return margin_w_; }
   double integral_w() const { return integral_w_; }
+  double base_w() const { return base_w_; }  // the feed-forward split (the line without model)
+  bool dip() const { return dip_; }
   const SiteLoopOptions& options() const { return o_; }
 
  private:
-  void noise(double now_s, double measured_w, double line_w);
+  struct Sample {
+    double t, measured, line, split, integral;  // split, integral: after this update
+  };
+  struct Mean {
+    double t, mean;
+  };
+  void noise(double now_s);
+  double trailing_mean(double now_s, double span_s) const;
+  bool steady_since(double from_s) const;
+  double mean_model(double now_s, const SiteDrawModel& model) const;
 
   SiteLoopOptions o_;
-  double last_s_ = -1;
-  double integral_w_ = 0, sigma_w_ = 0, margin_w_ = 0;
-  double block_start_s_ = -1, block_sum_ = 0, block_line_lo_ = 0, block_line_hi_ = 0;
-  int block_n_ = 0;
-  bool have_prev_ = false;
-  int steady_blocks_ = 0;  // blocks in a row on the same line
-  double prev_mean_ = 0, prev_line_ = 0;
-  std::deque<double> diffs_;
+  double last_s_ = -1, last_move_s_ = -1, dip_until_s_ = -1, split_w_ = 0;
+  double integral_w_ = 0, sigma_w_ = 0, margin_w_ = 0, base_w_ = 0;
+  bool dip_ = false, have_sigma_ = false;
+  std::deque<Sample> samples_;  // the last 1.5 judge_s
+  std::deque<Mean> means_;      // trailing judge_s means of steady updates
+  std::deque<Mean> diffs_;      // m(t) - m(t - judge_s / 2), stamped t
 };
 
 }  // namespace fw::fleet

@@ -57,6 +57,22 @@ TEST(FleetKeys, NodeRoundTrip) {
   EXPECT_EQ(d->jobs[1].min_w, 0);
 }
 
+// A node's draw curve (the site loop's feed-forward) round-trips, is optional, and is read by
+// curve_draw_w between and outside its points.
+TEST(FleetKeys, NodeDrawCurveRoundTripsAndInterpolates) {
+  NodeRecord n = sample_node();
+  EXPECT_EQ(nlohmann::json::parse(encode(n)).count("draw_curve"), 0u);
+  n.draw_curve = {{1600, 1500}, {3600, 3000}, {5600, 4200}};
+  auto d = decode_node(encode(n), "k");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->draw_curve.size(), 3u);
+  EXPECT_EQ(d->draw_curve[1], std::make_pair(3600.0, 3000.0));
+  EXPECT_DOUBLE_EQ(curve_draw_w(d->draw_curve, 2600), 2250);
+  EXPECT_DOUBLE_EQ(curve_draw_w(d->draw_curve, 9000), 4200);
+  EXPECT_DOUBLE_EQ(curve_draw_w(d->draw_curve, 800), 750);  // scaled under the first point
+  EXPECT_DOUBLE_EQ(curve_draw_w({}, 1234), 1234);           // none: the share is drawn
+}
+
 // Decoding errors name the key and the field.
 void expect_error(const Result<NodeRecord>& r, const std::string& fragment) {
   ASSERT_FALSE(r.ok());
@@ -92,6 +108,20 @@ TEST(FleetKeys, NodeStrictErrorsNameTheField) {
   expect_error(with([](auto& j) { j["draw_w"] = 1e300; }), "draw_w: must be <=");
   expect_error(with([](auto& j) { j["time_unix_s"] = 1e300; }), "time_unix_s: must be <=");
   expect_error(with([](auto& j) { j["jobs"][0]["pfi"] = 1e9; }), "jobs[0].pfi: must be <= 100");
+  expect_error(with([](auto& j) { j["draw_curve"] = 1; }), "draw_curve: not an array");
+  expect_error(with([](auto& j) { j["draw_curve"] = {{1, 2}}; }), "draw_curve: needs 2..64");
+  expect_error(with([](auto& j) {
+                 j["draw_curve"] = {{1, 2}, {1, 3}};
+               }),
+               "draw_curve[1]: budgets must increase");
+  expect_error(with([](auto& j) {
+                 j["draw_curve"] = {{1, 2}, {2, -3}};
+               }),
+               "draw_curve[1]: draw_w out of range");
+  expect_error(with([](auto& j) {
+                 j["draw_curve"] = {{1, 2}, {2}};
+               }),
+               "draw_curve[1]: not a [budget_w, draw_w] pair");
 }
 
 TEST(FleetKeys, AssignmentBudgetGridRoundTripAndErrors) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "fleet/coordinator_config.hpp"
@@ -62,11 +63,9 @@ TEST(SiteLoop, NeverHandsBackBelowTheOpenLoopOrAboveTheBound) {
 }
 
 // The margin is sized to the measured noise on the judging window: white noise of sd s per 1 s
-// sample has 60 s means of sd s / sqrt(60) (estimated from 10 s blocks); the margin is z times
-// that.
+// sample has 60 s means of sd s / sqrt(60); the margin is z times that.
 TEST(SiteLoop, MarginIsZTimesTheMeasuredNoiseOfBlockMeans) {
   SiteLoopOptions o = on();
-  o.blocks = 60;
   SiteLoop loop(o);
   Rng rng(7);
   const double s = 50;
@@ -85,6 +84,94 @@ TEST(SiteLoop, MarginIsZTimesTheMeasuredNoiseOfBlockMeans) {
     cut.update(k, line - 50 + rng.normal(0.0, s), line, k >= 300);
   }
   EXPECT_NEAR(cut.sigma_w(), s / std::sqrt(60.0), 0.3 * s / std::sqrt(60.0));
+}
+
+// A site whose jobs share a duty cycle (the simulated pretraining: ~40 s bursts, ~17 s low
+// phases) swings by several percent second to second, but its 1-minute means, on which the
+// target is judged, hardly move: the margin is sized to those, not to the swing.
+TEST(SiteLoop, MarginOfADutyCycledSiteIsTheNoiseOfItsMinuteMeans) {
+  SiteLoop loop(on());
+  Rng rng(3);
+  std::vector<double> x;
+  for (int k = 0; k < 900; ++k) {
+    const double m = 900 + 50 * std::sin(2 * M_PI * k / 57.0) + rng.normal(0.0, 5);
+    x.push_back(m);
+    loop.update(k, m, 1000, false);
+  }
+  // The sd of the trailing 60 s means of the last 600 s, as the judge sees them.
+  double sum = 0, sum2 = 0;
+  int n = 0;
+  for (int k = 300; k < 900; ++k) {
+    double s = 0;
+    for (int j = k - 59; j <= k; ++j) s += x[j];
+    sum += s / 60;
+    sum2 += (s / 60) * (s / 60);
+    ++n;
+  }
+  const double sd = std::sqrt(sum2 / n - (sum / n) * (sum / n));
+  std::printf("duty-cycled site: sd of 1-minute means %.2f W, sigma %.2f W, margin %.2f W\n", sd,
+              loop.sigma_w(), loop.margin_w());
+  // Far under the swing (sd 35 W), not under the judged means' own noise; conservative.
+  EXPECT_LE(loop.sigma_w(), 0.2 * 50 / std::sqrt(2.0));
+  EXPECT_GE(loop.sigma_w(), 0.5 * sd);
+  EXPECT_LE(loop.margin_w(), 0.015 * 1000);
+}
+
+// With a model of the site's draw at a split (the nodes' curves), the loop sets the split the
+// model says draws line - margin as soon as the event binds: no minute-long rise of an
+// integral, and no correction beyond the model's error.
+TEST(SiteLoop, FeedForwardFromTheModelThenIntegralOnItsError) {
+  SiteLoop loop(on());
+  const double line = 1000;
+  const SiteDrawModel model = [](double split) { return 0.8 * split; };
+  // The jobs really draw 82 % of what they get (the model is 2.5 % off).
+  double split = line, measured = 0;
+  for (int k = 0; k < 120; ++k) loop.update(k, 800 + (k % 2), 1300, false, model);
+  for (int k = 120; k < 1200; ++k) {
+    measured = 0.82 * split;
+    split = loop.update(k, measured, line, true, model);
+    if (k == 120) {  // at once: the model's split, plus one step of the integral
+      EXPECT_NEAR(loop.base_w(), (line - loop.margin_w()) / 0.8, 1e-6);
+      EXPECT_NEAR(split, loop.base_w() + loop.integral_w(), 1e-9);
+      EXPECT_LE(std::abs(loop.integral_w()), 0.2 * line);
+    }
+  }
+  EXPECT_NEAR(measured, line - loop.margin_w(), 0.002 * line);
+  EXPECT_LT(loop.integral_w(), 0);  // the model's error, corrected
+  EXPECT_LE(loop.margin_w(), 0.01 * line);
+}
+
+// A checkpoint dip (the jobs draw 10 % less than the model says for three minutes): once the
+// loop has seen it, it takes back what it raised meanwhile and raises no more, so the site does
+// not overshoot when the jobs resume.
+TEST(SiteLoop, ADipIsNotChased) {
+  SiteLoop loop(on());
+  const double line = 1000;
+  const SiteDrawModel model = [](double split) { return 0.8 * split; };
+  double split = line;
+  for (int k = 0; k < 120; ++k) loop.update(k, 800, 1300, false, model);
+  double before = 0, worst_after = 0, end_of_dip = 0;
+  std::vector<double> drawn;
+  for (int k = 120; k < 1000; ++k) {
+    const bool dip = k >= 400 && k < 580;
+    const double measured = (dip ? 0.72 : 0.8) * split;
+    drawn.push_back(measured);
+    split = loop.update(k, measured, line, true, model);
+    if (k == 399) before = split;
+    if (k == 579) end_of_dip = split;
+    if (k >= 640) {  // the judged 1-minute means once the jobs are back
+      double m = 0;
+      for (size_t j = drawn.size() - 60; j < drawn.size(); ++j) m += drawn[j] / 60;
+      worst_after = std::max(worst_after, m);
+    }
+    if (dip && k >= 460) {
+      EXPECT_TRUE(loop.dip()) << k;
+    }
+  }
+  std::printf("dip: split before %.1f, at its end %.1f; worst 1-minute mean after %.1f of %.0f\n",
+              before, end_of_dip, worst_after, line);
+  EXPECT_LE(end_of_dip, before + 0.01 * line);
+  EXPECT_LE(worst_after, line);  // the site back from the dip, not above the line
 }
 
 NodeRecord node(const std::string& name, double draw_w) {

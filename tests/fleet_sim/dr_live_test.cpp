@@ -33,7 +33,7 @@ struct Tick {
 // Eight simulated 4-GPU pretraining nodes (the node scenario trimmed to 4 GPUs; no duty-cycle
 // low phase in the run's seconds) under one coordinator with the site loop; a grid target of
 // 75 % of the measured baseline from 4.5 s to 10 s (ramp down 1 s, up 0.5 s); 10 Hz ticks for
-// 14 s. Loop gains for a run of seconds: period 0.2 s, ki 0.5/s, noise blocks of 0.5 s.
+// 14 s. Loop gains for a run of seconds: period 0.2 s, ki 0.5/s, judged on 0.5 s means.
 TEST(DrLive, SiteTracksACutAndTheRaiseAfterItReachesTheNodes) {
   FW_REQUIRE_TOOL(!testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
   auto cluster = EtcdCluster::Start(1);
@@ -72,9 +72,7 @@ TEST(DrLive, SiteTracksACutAndTheRaiseAfterItReachesTheNodes) {
   co.site_loop.enabled = true;
   co.site_loop.period_s = 0.2;
   co.site_loop.ki_per_s = 0.5;
-  co.site_loop.block_s = 0.5;
-  co.site_loop.blocks = 20;
-  co.site_loop.judge_s = 0.5;  // seconds-long hold: judged on the blocks themselves
+  co.site_loop.judge_s = 0.5;  // seconds-long hold: judged on half-second means
   auto coord = Coordinator::Start(eo, co);
   ASSERT_TRUE(coord.ok()) << coord.status().message();
   for (auto& n : nodes) {

@@ -138,6 +138,7 @@ class FleetSim {
   int64_t late_ticks_ = 0, safe_ticks_ = 0;
   double max_lateness_s_ = 0;
   std::vector<Row> rows_;
+  std::vector<DrawCurvePoint> curve_;  // "dr": the node job's cap sweep
 };
 
 Status FleetSim::join(Node& n) {
@@ -179,6 +180,17 @@ Status FleetSim::prepare_site() {
     }
     n.sim = std::make_unique<SimNode>(n.name, s, o_.seed * 1000 + i,
                                       o_.job_pfi.empty() ? 0.0 : o_.job_pfi[i]);
+    if (i == 0 && dr()) {
+      // The node job's cap sweep (its draw and throughput curve), published by every node
+      // when the site loop runs with feed-forward; reported in any case (the bound on the
+      // jobs' performance at the target's depth).
+      FW_ASSIGN_OR_RETURN(curve_, probe_draw_curve(s, o_.seed * 1000));
+    }
+    if (dr() && o_.site_loop && o_.draw_curves) {
+      std::vector<std::pair<double, double>> c;
+      for (const auto& p : curve_) c.emplace_back(p.budget_w, p.draw_w);
+      n.sim->set_draw_curve(std::move(c));
+    }
     // The uncapped draw a node settles at: its twin over the first minute.
     SimNode probe(n.name, s, o_.seed * 1000 + i);
     double e = 0;
@@ -428,6 +440,31 @@ Json FleetSim::dr_report() const {
   j["target_w"] = target;
   j["site_loop"] = o_.site_loop;
   j["site_loop_ki_per_s"] = o_.site_loop_ki_per_s;
+  j["draw_curves"] = o_.site_loop && o_.draw_curves;
+  // The node job's sweep, and what it allows: the throughput at the node budget whose draw is
+  // the target's share (every node runs the same job, so the equal split is the best one on
+  // this concave curve), over the hold.
+  Json curve = Json::array();
+  for (const auto& p : curve_) {
+    curve.push_back(
+        {{"budget_w", p.budget_w}, {"draw_w", p.draw_w}, {"throughput_rel", p.throughput_rel}});
+  }
+  j["draw_curve"] = curve;
+  if (curve_.size() >= 2 && !nodes_.empty() && baseline_w_ > 0) {
+    const double share = target / double(o_.nodes);
+    double best = curve_.back().throughput_rel;
+    for (size_t k = 1; k < curve_.size(); ++k) {
+      const auto& a = curve_[k - 1];
+      const auto& b = curve_[k];
+      if (share >= a.draw_w && share <= b.draw_w && b.draw_w > a.draw_w) {
+        best = a.throughput_rel +
+               (b.throughput_rel - a.throughput_rel) * (share - a.draw_w) / (b.draw_w - a.draw_w);
+        break;
+      }
+      if (share < curve_.front().draw_w) best = curve_.front().throughput_rel;
+    }
+    j["hold_performance_at_target_on_curve"] = best;
+  }
   Json per_job = Json::array();
   double sum = 0, hold_sum = 0;
   int n = 0;
@@ -552,10 +589,13 @@ Json dr_scores(const std::vector<DrTraceRow>& rows, double baseline_w, double ho
       break;
     }
   }
-  // Tumbling windows of w seconds over the hold: {minutes above, windows above, windows}.
+  // Tumbling windows of w seconds over the hold: {minutes above, windows above, windows}, and
+  // the mean of max(0, target - window mean).
+  double under_sum = 0;
   auto windows = [&](double w, double* minutes, int* above, int* count) {
     *minutes = 0;
     *above = *count = 0;
+    under_sum = 0;
     for (double from = hold_from_s; from < hold_to_s - 1e-9; from += w) {
       const double to = std::min(hold_to_s, from + w);
       double sum = 0;
@@ -568,6 +608,7 @@ Json dr_scores(const std::vector<DrTraceRow>& rows, double baseline_w, double ho
       }
       if (n == 0) continue;
       ++*count;
+      under_sum += std::max(0.0, target - sum / n);
       if (sum / n > target + tol) {
         ++*above;
         *minutes += (to - from) / 60;
@@ -576,8 +617,9 @@ Json dr_scores(const std::vector<DrTraceRow>& rows, double baseline_w, double ho
   };
   double minutes = 0, minutes10 = 0;
   int above = 0, count = 0, above10 = 0, count10 = 0;
-  windows(60, &minutes, &above, &count);
   windows(10, &minutes10, &above10, &count10);
+  windows(60, &minutes, &above, &count);
+  const double overcut_1min = count ? under_sum / count / std::max(baseline_w, 1e-9) : 0.0;
   double overcut = 0, worst_1min = 0;
   int hold_n = 0;
   for (const auto& r : rows) {
@@ -623,6 +665,7 @@ Json dr_scores(const std::vector<DrTraceRow>& rows, double baseline_w, double ho
           {"windows_10s_above_fraction", count10 ? double(above10) / count10 : 0.0},
           {"worst_1min_excess_frac", worst_1min},
           {"mean_overcut_frac", hold_n ? overcut / hold_n / std::max(baseline_w, 1e-9) : 0.0},
+          {"mean_overcut_1min_frac", overcut_1min},
           {"ramp_down_s", ramp_down >= 0 ? Json(ramp_down) : Json(nullptr)},
           {"release_recovered_frac", end_free > 0 ? end_site / end_free : 0.0}};
 }

@@ -44,7 +44,11 @@ struct FleetSimOptions {
   double dr_depth = 0.25;           // "dr": target = (1 - depth) x measured baseline
   bool site_loop = false;           // the coordinators' closed site loop (site_loop.hpp)
   double site_loop_ki_per_s = 0.1;  // its integral gain (SiteLoopOptions::ki_per_s)
-  double phase_spread_s = 60;       // jobs' phase offsets drawn in [0, this)
+  // "dr" with the site loop: every node publishes the node job's draw curve (sim_node.hpp
+  // probe_draw_curve, measured once on node 0's scenario and seed before the run) as the
+  // loop's feed-forward; false: none (the loop's integral alone).
+  bool draw_curves = true;
+  double phase_spread_s = 60;  // jobs' phase offsets drawn in [0, this)
   std::string allocator = "equal";
   double lease_ttl_s = 3;       // coordinators'
   double node_lease_ttl_s = 5;  // node links'
@@ -65,7 +69,9 @@ int fleet_sim_jobs(const FleetSimOptions& options);
 //                          (tolerance_frac x baseline), counted in minutes (a partial last
 //                          window counts its share)
 //   windows_10s_above      the same on 10 s means, as a fraction of the hold's 10 s windows
-//   mean_overcut_frac      mean over the hold of max(0, target - power) / baseline
+//   mean_overcut_frac      mean over the hold of max(0, target - power) / baseline (per tick:
+//                          the site's tick-to-tick swing under the target counts)
+//   mean_overcut_1min_frac the same on the tumbling 1-minute means (the tracking alone)
 //   ramp_down_s            from the ramp's start until the site's trailing 10 s mean is first
 //                          at or below target + tolerance
 //   release_recovered_frac the site's mean over the last 0.05 D / its uncapped twin's mean

@@ -15,6 +15,9 @@ SimNode::SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed,
     caps_w_.push_back(g.default_cap_w);
   }
   for (const JobInfo& j : capped_->info().jobs) job_names_.push_back(j.name);
+  // The simulated energy counters step every 100 ms of integration steps (sim/cluster.cpp).
+  const double dt = scenario.sim.dt_s;
+  counter_period_s_ = std::max(1.0, std::round(0.1 / dt)) * dt;
 }
 
 double SimNode::min_w() const {
@@ -35,10 +38,13 @@ double SimNode::cap_w() const {
   return s;
 }
 
-double SimNode::mean_power(const Snapshot& s, Meter& m, double t_s) {
+double SimNode::mean_power(const Snapshot& s, Meter& m, double t_s, double counter_period_s) {
   double p = 0;
   const bool first = m.energy_j.empty();
   m.energy_j.resize(s.gpus.size(), 0);
+  // The counters hold the energy up to their last step, not up to t_s: a mean over the ticks'
+  // own spans would read 2 or 3 counter steps per 0.25 s tick as 0.8x / 1.2x the power.
+  t_s = std::floor(t_s / counter_period_s + 1e-9) * counter_period_s;
   const double dt = t_s - m.t_s;
   for (size_t i = 0; i < s.gpus.size(); ++i) {
     const GpuReading& g = s.gpus[i];
@@ -65,8 +71,8 @@ Status SimNode::step(double t_s, double budget_w) {
   FW_RETURN_IF_ERROR(capped_->read(t_s, snap_));
   FW_RETURN_IF_ERROR(free_->read(t_s, snap_free_));
   // The energy counters step every 100 ms: a mean over less than that is the sensor's power.
-  power_w_ = mean_power(snap_, meter_, t_s);
-  uncontrolled_w_ = mean_power(snap_free_, meter_free_, t_s);
+  power_w_ = mean_power(snap_, meter_, t_s, counter_period_s_);
+  uncontrolled_w_ = mean_power(snap_free_, meter_free_, t_s, counter_period_s_);
   tokens_ = tokens_free_ = 0;
   for (const JobReading& j : snap_.jobs) tokens_ += j.tokens_total;
   for (const JobReading& j : snap_free_.jobs) tokens_free_ += j.tokens_total;
@@ -93,7 +99,39 @@ NodeRecord SimNode::record(double time_unix_s) const {
   }
   if (!pfi.empty()) set_job_pfi(r, pfi);
   r.time_unix_s = time_unix_s;
+  r.draw_curve = curve_;
   return r;
+}
+
+Result<std::vector<DrawCurvePoint>> probe_draw_curve(const sim::Scenario& scenario, uint64_t seed,
+                                                     int points, double settle_s, double measure_s,
+                                                     double tick_s) {
+  if (points < 2 || !(measure_s > 0) || !(tick_s > 0) || settle_s < 0) {
+    return Status::InvalidArgument("probe_draw_curve: need points >= 2, measure_s > 0, tick_s > 0");
+  }
+  std::vector<DrawCurvePoint> out;
+  const SimNode shape("probe", scenario, seed);
+  for (int k = 0; k < points; ++k) {
+    const double b = shape.min_w() + (shape.nameplate_w() - shape.min_w()) * k / (points - 1);
+    SimNode n("probe", scenario, seed);
+    double e = 0, tok0 = 0, free0 = 0;
+    int m = 0;
+    for (int64_t i = 1;; ++i) {
+      const double t = double(i) * tick_s;
+      if (t > settle_s + measure_s + 1e-9) break;
+      FW_RETURN_IF_ERROR(n.step(t, b));
+      if (t <= settle_s + 1e-9) {
+        tok0 = n.tokens();
+        free0 = n.tokens_uncontrolled();
+        continue;
+      }
+      e += n.power_w();
+      ++m;
+    }
+    const double free = n.tokens_uncontrolled() - free0;
+    out.push_back({b, m ? e / m : 0, free > 0 ? (n.tokens() - tok0) / free : 0});
+  }
+  return out;
 }
 
 }  // namespace fw::fleet

@@ -8,8 +8,9 @@
 //  - step(t_s, budget_w) applies the node budget as equal per-GPU caps, budget / GPUs clamped
 //    to the GPUs' cap range (a budget below the floor puts every GPU at its minimum cap, as the
 //    agent does), then advances both clusters to virtual time t_s (non-decreasing).
-//  - power_w() / uncontrolled_w(): the mean GPU power of the node over the last step, from the
-//    simulated energy counters (sensor power where a GPU has none); tokens(): cumulative
+//  - power_w() / uncontrolled_w(): the mean GPU power of the node between the energy counters'
+//    last steps at or before the previous and this step (they step every 100 ms; sensor power
+//    where a GPU has none, or while no counter step has passed); tokens(): cumulative
 //    trained tokens of the node's jobs, capped and uncapped.
 //  - record(): the node's registration (NodeRecord) as an agent writes it: gpus, nameplate and
 //    floor from the GPUs' cap range, draw, caps, uncontrolled draw (the grid baseline), one
@@ -45,13 +46,15 @@ class SimNode {
   double tokens_uncontrolled() const { return tokens_free_; }
   double pfi() const { return pfi_; }
   NodeRecord record(double time_unix_s) const;
+  // The draw curve the node publishes in its record (keys.hpp NodeRecord::draw_curve).
+  void set_draw_curve(std::vector<std::pair<double, double>> curve) { curve_ = std::move(curve); }
 
  private:
   struct Meter {
     std::vector<double> energy_j;
     double t_s = 0;
   };
-  static double mean_power(const Snapshot& s, Meter& m, double t_s);
+  static double mean_power(const Snapshot& s, Meter& m, double t_s, double counter_period_s);
 
   std::string name_;
   std::vector<std::string> job_names_;
@@ -60,7 +63,19 @@ class SimNode {
   Snapshot snap_, snap_free_;
   Meter meter_, meter_free_;
   double power_w_ = 0, uncontrolled_w_ = 0, tokens_ = 0, tokens_free_ = 0, pfi_ = 0;
-  double t_s_ = 0;
+  double t_s_ = 0, counter_period_s_ = 0.1;
+  std::vector<std::pair<double, double>> curve_;
 };
+
+// A node job's cap sweep on the simulator: a node of `scenario` (seed `seed`) run at each of
+// `points` node budgets evenly from its floor to its nameplate, each for settle_s then
+// measure_s of virtual time (fresh node per budget, job started at 0). Per budget: the mean
+// draw over the measured span and the tokens trained there relative to the uncapped twin.
+struct DrawCurvePoint {
+  double budget_w = 0, draw_w = 0, throughput_rel = 0;
+};
+Result<std::vector<DrawCurvePoint>> probe_draw_curve(const sim::Scenario& scenario, uint64_t seed,
+                                                     int points = 9, double settle_s = 20,
+                                                     double measure_s = 171, double tick_s = 0.25);
 
 }  // namespace fw::fleet
