@@ -121,6 +121,8 @@ Status run_episode(const EvalRequest& req, const registry::ControllerEnv& env,
   }
   Status s = loop.run();
   result = loop.result();
+  result.decision_wall_s = loop.decision_wall_s();
+  result.decisions = loop.decisions();
   if (!rec || !s.ok()) return s;
   const nlohmann::json meta = {{"producer", "flexwatt eval"},
                                {"version", kVersion},
@@ -420,6 +422,13 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.name = specs[c].name;
     row.notes = prepared[c].notes;
     row.prepare_s = prepare_s[c];
+    double dec_s = 0, n_dec = 0;
+    for (const EpisodeResult& e : episodes) {
+      dec_s += e.decision_wall_s;
+      n_dec += static_cast<double>(e.decisions);
+    }
+    row.decisions = n_dec;
+    row.decision_us = n_dec > 0 ? dec_s / n_dec * 1e6 : 0;
     if (i_energy >= 0) {
       add_energy_vs({results.begin() + i_energy * ns, results.begin() + (i_energy + 1) * ns}, row);
     }
