@@ -452,7 +452,7 @@ drift_table() {
       def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
       def us(x): if x == null then "-" elif x < 10 then (x * 100 | round / 100 | tostring) else (x | round | tostring) end;
       .controllers[] | (.notes.recalibration_cost_s // 0) as $c |
-      "| \(.name)\(if .notes.kind != null then " (" + .notes.kind + ")" else "" end) `\(.label // .name)` | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \($c | round) | \(if .vs_reference == null then "-" else pct(.vs_reference.completed_step_tokens * $d / ($d + $c)) end) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(us($cost[.label // .name])) |"' \
+      "| `\(.label // .name)`\(if ((.notes.kind // "") | test("hindsight")) then " (HINDSIGHT: upper ref.)" else "" end) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \($c | round) | \(if .vs_reference == null then "-" else pct(.vs_reference.completed_step_tokens * $d / ($d + $c)) end) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(us($cost[.label // .name])) |"' \
       "$tmp/$s.json"
     echo
   } >>"$out"
