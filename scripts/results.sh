@@ -545,21 +545,73 @@ else  # keep the last results-all's coordinator section
 fi
 
 # ---- drift: non-stationary 7B GRPO scenarios (docs/control.md, issue 30) — begin ----
-# Appends to docs/results.md the three completion-length drift scenarios (growing, U-shaped,
-# declining: docs/simulator.md "Completion-length drift") with the operator's baselines:
-# static calibrated once on the first 600 s (the reference, tok/ref), recalibrated every
-# 1800 s (cap only, knobs held; and the whole joint search) with the recalibrations' lost work
-# counted (net tokens = tokens x D / (D + cost)), the hindsight per-segment fixed setting (an
-# upper reference no one can deploy),
-# against uncontrolled, threshold, pid, the shipped PPO policy, the mpc planner on its online
-# twin and the look-ahead reference; then the stationary grpo-7b-a100 with mpc against the
-# joint-grid fixed setting (adaptivity's cost where nothing changes).
-# Evaluation seeds 1-2, the scenarios' 9000 s (the stationary one's 1800 s).
+# Appends to docs/results.md the non-stationary families (results-all only), each row against
+# the operator's baselines: the joint fixed setting calibrated once on the start (the
+# reference, tok/ref), recalibrated every N s (the 7B family also cap only, knobs held) with
+# the recalibrations' lost work counted (net tokens = tokens x D / (D + cost)), and the
+# hindsight per-segment fixed setting (an upper reference no one can deploy); against
+# uncontrolled, pid, the shipped PPO policy, the mpc planner on its online twin (and on 7B the
+# threshold rule and the look-ahead reference). Families: 7B completion-length drift (growing,
+# U-shaped, declining: docs/simulator.md "Completion-length drift"), 72B drift (the same three
+# shapes over 33 h), the 7B unannounced budget steps, the 16-GPU fleet with job churn; then the
+# stationary grpo-7b-a100 with mpc against the joint-grid fixed setting. Every row's decision
+# cost (wall us per update() call, one thread per scenario; eval's `decision_us` lines) is
+# measured in the same run. Evaluation seeds 1-2.
 DRIFT_SEEDS=${DRIFT_SEEDS:-2}
 DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc,lookahead"
 DRIFT_STAT_CTL="static,static:calib_s=600,mpc"
+# 72B: steps of 900-1900 s, so the calibration spans an hour, recalibration every 20000 s,
+# hindsight per 40000 s segment; mpc replans hourly on 5400 s twin episodes (options compared
+# with the defaults on validation seed 500001 only: docs/control.md "mpc").
+MPC72="mpc:replan_s=3600,horizon_s=5400,fit_window_s=7200"
+DRIFT72_CTL="uncontrolled,static:calib_s=3600,static:calib_s=3600,recal_s=20000,static:recal_s=40000,pid:knob=caps,ppo:$P72,$MPC72"
+# Budget steps at 3000 s and 6000 s: the operator recalibrates every 1800 s (at 1800, 3600, ...:
+# it learns of a step at its next recalibration); the hindsight segments are the budget levels
+# (recal_s=3000); plain `static` calibrates on whole episodes against the whole schedule
+# (foresight, labelled so).
+STEPS_CTL="uncontrolled,static,static:calib_s=600,static:calib_s=600,recal_s=1800,static:recal_s=3000,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc"
+CHURN_CTL="uncontrolled,static:calib_s=1800,static:calib_s=1800,recal_s=1800,static:recal_s=1800,fleet,mpc"
+# drift_eval NAME REF CTL: the eval of scenarios/NAME.yaml into $tmp/NAME.{txt,json} (a
+# failure leaves its message as the text and an empty row list).
+drift_eval() {
+  local args="scenarios/$1.yaml --seeds $DRIFT_SEEDS --reference $2 --controllers $3"
+  echo "results: $1" >&2
+  # shellcheck disable=SC2086
+  if ! "$bin" eval $args --wide --threads 1 --json-out "$tmp/$1.json" >"$tmp/$1.txt" 2>"$tmp/$1.err"; then
+    echo "FAILED: $(tail -1 "$tmp/$1.err")" >"$tmp/$1.txt"
+    echo '{"controllers": []}' >"$tmp/$1.json"
+  fi
+}
+# drift_table NAME REF CTL: the section of one scenario: its command, eval's table and the
+# baselines table with each row's decision cost.
+drift_table() {
+  local s=$1 args="scenarios/$1.yaml --seeds $DRIFT_SEEDS --reference $2 --controllers $3" cost
+  cost=$(awk '$1 == "decision_us" { printf "%s\t%s\n", $5, $2 }' "$tmp/$s.txt" |
+    jq -R -s 'split("\n") | map(select(length > 0) | split("\t") | {(.[0]): (.[1] | tonumber)}) | add // {}')
+  {
+    echo "### $s"
+    echo
+    echo '```'
+    echo "flexwatt eval $args"
+    echo '```'
+    echo
+    echo '```'
+    grep -v "^(wall \|^  decision_us \|^decision cost " "$tmp/$s.txt"
+    echo '```'
+    echo
+    echo "| row | step tokens | tok/ref | recal cost s | net tok/ref | tokens/MWh vs ref | viol (offset mean) | steps violating | us/decision |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    jq -r --argjson d "$(jq '.duration_s // 9000' "$tmp/$s.json" 2>/dev/null || echo 9000)" --argjson cost "$cost" '
+      def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
+      def us(x): if x == null then "-" elif x < 10 then (x * 100 | round / 100 | tostring) else (x | round | tostring) end;
+      .controllers[] | (.notes.recalibration_cost_s // 0) as $c |
+      "| `\(.label // .name)`\(if ((.notes.kind // "") | test("hindsight")) then " (HINDSIGHT: upper ref.)" else "" end) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \($c | round) | \(if .vs_reference == null then "-" else pct(.vs_reference.completed_step_tokens * $d / ($d + $c)) end) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(us($cost[.label // .name])) |"' \
+      "$tmp/$s.json"
+    echo
+  } >>"$out"
+}
 drift_results() {
-  local s args
+  local s
   {
     echo "## Non-stationary scenarios: 7B GRPO with drifting completion lengths"
     echo
@@ -571,45 +623,43 @@ drift_results() {
     echo "(calib_s 0) is the HINDSIGHT per-segment fixed setting: an upper reference no one can deploy."
     echo "\`lookahead\` clones the simulator (a reference, never deployable). \`mpc\` plans on a twin"
     echo "fitted online from the run's own telemetry (docs/control.md \"mpc\"): its searches run on"
-    echo "the twin, so they cost CPU (\`plans_by_seed\` in its notes), not node time. Evaluation seeds 1-$DRIFT_SEEDS."
+    echo "the twin, so they cost CPU (\`plans_by_seed\` in its notes), not node time. \`us/decision\`:"
+    echo "wall microseconds per call of the row's update() in the same run (one thread per scenario,"
+    echo "on a shared machine; mpc's off-thread search is not in it: docs/control.md). Evaluation seeds 1-$DRIFT_SEEDS."
     echo
   } >>"$out"
   local scen="grpo-7b-a100-drift grpo-7b-a100-drift-u grpo-7b-a100-drift-decline"
-  for s in $scen; do  # the three runs at once, one thread each
-    echo "results: $s" >&2
-    args="scenarios/$s.yaml --seeds $DRIFT_SEEDS --reference static:calib_s=600 --controllers $DRIFT_CTL"
-    # shellcheck disable=SC2086
-    ( if ! "$bin" eval $args --wide --threads 1 --json-out "$tmp/$s.json" >"$tmp/$s.txt" 2>"$tmp/$s.err"; then
-        echo "FAILED: $(tail -1 "$tmp/$s.err")" >"$tmp/$s.txt"
-        echo '{"controllers": []}' >"$tmp/$s.json"
-      fi ) &
-  done
+  local scen72="grpo-72b-a100x4-drift grpo-72b-a100x4-drift-u grpo-72b-a100x4-drift-decline"
+  # Every run at once, one thread each (the 7B ones are the longest).
+  for s in $scen; do drift_eval "$s" static:calib_s=600 "$DRIFT_CTL" & done
+  for s in $scen72; do drift_eval "$s" static:calib_s=3600 "$DRIFT72_CTL" & done
+  drift_eval grpo-7b-a100-budget-steps static:calib_s=600 "$STEPS_CTL" &
+  drift_eval fleet-16xa100-churn static:calib_s=1800 "$CHURN_CTL" &
   wait
-  for s in $scen; do
-    args="scenarios/$s.yaml --seeds $DRIFT_SEEDS --reference static:calib_s=600 --controllers $DRIFT_CTL"
-    {
-      echo "### $s"
-      echo
-      echo '```'
-      echo "flexwatt eval $args"
-      echo '```'
-      echo
-      echo '```'
-      grep -v "^(wall " "$tmp/$s.txt"
-      echo '```'
-      echo
-      echo "| row | step tokens | tok/ref | recal cost s | net tok/ref | tokens/MWh vs ref | viol (offset mean) | steps violating |"
-      echo "|---|---|---|---|---|---|---|---|"
-      jq -r --argjson d "$(jq '.duration_s // 9000' "$tmp/$s.json" 2>/dev/null || echo 9000)" '
-        def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
-        .controllers[] | (.notes.recalibration_cost_s // 0) as $c |
-        "| \(.name) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \($c | round) | \(if .vs_reference == null then "-" else pct(.vs_reference.completed_step_tokens * $d / ($d + $c)) end) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % |"' \
-        "$tmp/$s.json"
-      echo
-    } >>"$out"
-  done
+  for s in $scen; do drift_table "$s" static:calib_s=600 "$DRIFT_CTL"; done
+  {
+    echo "### 72B GRPO with drifting completion lengths"
+    echo
+    echo "grpo-72b-a100x4 over 33.3 h with the three shapes (docs/simulator.md); reference"
+    echo "\`static:calib_s=3600\` (the joint fixed setting calibrated on the first hour), recalibration"
+    echo "every 20000 s, the hindsight per 40000 s segment; the shipped 72B policy was trained on the"
+    echo "rollout scenario. mpc with hourly replans on 5400 s twin episodes."
+    echo
+  } >>"$out"
+  for s in $scen72; do drift_table "$s" static:calib_s=3600 "$DRIFT72_CTL"; done
+  {
+    echo "### Unannounced budget steps and fleet churn"
+    echo
+    echo "grpo-7b-a100-budget-steps: the operator's fixed setting recalibrated every 1800 s learns of a"
+    echo "step at its next recalibration; \`static:recal_s=3000\` is the hindsight per budget level;"
+    echo "plain \`static\` is calibrated on whole episodes against the whole schedule (FORESIGHT)."
+    echo "fleet-16xa100-churn: jobs arrive and leave (scenario file); reference \`static:calib_s=1800\`."
+    echo
+  } >>"$out"
+  drift_table grpo-7b-a100-budget-steps static:calib_s=600 "$STEPS_CTL"
+  drift_table fleet-16xa100-churn static:calib_s=1800 "$CHURN_CTL"
   # Stationary: mpc against the joint-grid fixed setting calibrated on whole episodes.
-  args="scenarios/grpo-7b-a100.yaml --seeds $DRIFT_SEEDS --reference static --controllers $DRIFT_STAT_CTL"
+  local args="scenarios/grpo-7b-a100.yaml --seeds $DRIFT_SEEDS --reference static --controllers $DRIFT_STAT_CTL"
   {
     echo "### grpo-7b-a100 (stationary)"
     echo

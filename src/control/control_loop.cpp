@@ -1,5 +1,6 @@
 #include "control/control_loop.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <exception>
 
@@ -47,6 +48,8 @@ Status ControlLoop::restart() {
 
 Status ControlLoop::reset_controllers() {
   merged_ = blank_command(plant_.info());
+  decision_wall_s_ = 0;
+  decisions_ = 0;
   try {
     for (Slot& s : controllers_) {
       s.next_tick = stepper_.tick();
@@ -83,7 +86,11 @@ Result<bool> ControlLoop::decide() {
     decided = true;
     Command c;
     try {
+      const auto t0 = std::chrono::steady_clock::now();
       c = s.c->update(obs);
+      decision_wall_s_ +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ++decisions_;
     } catch (const std::exception& e) {
       s.next_tick = tick + 1;  // due again at the next tick
       return Status::Internal("controller " + s.c->name() + " threw: " + e.what());

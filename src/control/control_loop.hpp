@@ -100,6 +100,11 @@ class ControlLoop {
   }
   const SafetyLimiter& limiter() const { return stepper_.limiter(); }
   int64_t write_failures() const { return write_failures_; }
+  // Decision cost, a measurement only (it never feeds back into the loop or its results):
+  // wall time spent inside the controllers' update() (steady_clock around each call) and the
+  // number of calls, summed over controllers since start()/restart().
+  double decision_wall_s() const { return decision_wall_s_; }
+  int64_t decisions() const { return decisions_; }
   const Status& first_write_error() const { return first_write_error_; }
 
  private:
@@ -118,6 +123,8 @@ class ControlLoop {
   std::vector<Slot> controllers_;
   int64_t ticks_ = 0;
   int64_t write_failures_ = 0;
+  double decision_wall_s_ = 0;
+  int64_t decisions_ = 0;
   Status first_write_error_;
 };
 

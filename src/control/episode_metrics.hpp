@@ -62,6 +62,11 @@ struct EpisodeResult {
   // its budget units (a step violates when any of them does), pooled over jobs.
   int64_t steps_judged = 0, steps_violating = 0;
   LimiterStats limiter;
+  // Decision cost (ControlLoop::decision_wall_s/decisions, set by the episode's runner): wall
+  // time inside the controllers' update() and the number of calls. A measurement of this
+  // machine, not of the plant: never in a JSON that must be identical run to run.
+  double decision_wall_s = 0;
+  int64_t decisions = 0;
 };
 
 inline constexpr int kWindowOffsets = 6;

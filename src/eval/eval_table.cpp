@@ -154,6 +154,20 @@ std::string calibration_lines(const EvalRequest& req, const EvalReport& report) 
   return s;
 }
 
+// One line per row: wall µs per update() call (ControllerSummary::decision_us), the calls, the
+// label last (labels hold spaces-free commas and colons; scripts read the first two fields).
+std::string decision_cost_lines(const EvalReport& report) {
+  std::string s =
+      "\ndecision cost (wall us per update() call on this machine, all seeds; not in the JSON):";
+  char line[1024];
+  for (const ControllerSummary& r : report.controllers) {
+    std::snprintf(line, sizeof line, "\n  decision_us %.3f calls %.0f %s", r.decision_us,
+                  r.decisions, r.label.c_str());
+    s += line;
+  }
+  return s + "\n";
+}
+
 }  // namespace
 
 std::vector<TableColumn> eval_table_columns(const std::vector<double>& windows_s) {
@@ -293,6 +307,7 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report,
   s += main_table(req, report, style);
   s += curve_table(req, report, style);
   s += wrap_text(calibration_lines(req, report), style.width, "    ");
+  s += decision_cost_lines(report);
   char line[1024];
   std::snprintf(line, sizeof line, "\n%s(wall %.1f s)\n",
                 req.out_dir.empty() ? "" : ("traces: " + req.out_dir + "/  ").c_str(),

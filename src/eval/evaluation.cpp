@@ -90,7 +90,18 @@ Result<registry::ControllerEnv> make_env(const EvalRequest& req) {
   env.declared = std::make_shared<const sim::Scenario>(scenario);
   env.make_plant_at = [sc](double t0_s) -> PlantFactory {
     auto shifted = std::make_shared<sim::Scenario>(*sc);
-    for (sim::JobSpec& j : shifted->jobs) j.grpo.curve_shift_s = t0_s;
+    for (sim::JobSpec& j : shifted->jobs) {
+      j.grpo.curve_shift_s = t0_s;
+      // The job schedule as from t0: arrivals and departures after t0 move with it; a job gone
+      // by t0 never starts.
+      if (j.end_s <= t0_s) {
+        j.start_s = 1e12;
+        j.end_s = std::numeric_limits<double>::infinity();
+      } else {
+        j.start_s = std::max(0.0, j.start_s - t0_s);
+        j.end_s -= t0_s;
+      }
+    }
     return [shifted](uint64_t seed) { return sim::make_plant(*shifted, seed); };
   };
   const uint64_t cal_base = calibration_base(req.seeds);
@@ -121,6 +132,8 @@ Status run_episode(const EvalRequest& req, const registry::ControllerEnv& env,
   }
   Status s = loop.run();
   result = loop.result();
+  result.decision_wall_s = loop.decision_wall_s();
+  result.decisions = loop.decisions();
   if (!rec || !s.ok()) return s;
   const nlohmann::json meta = {{"producer", "flexwatt eval"},
                                {"version", kVersion},
@@ -420,6 +433,13 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.name = specs[c].name;
     row.notes = prepared[c].notes;
     row.prepare_s = prepare_s[c];
+    double dec_s = 0, n_dec = 0;
+    for (const EpisodeResult& e : episodes) {
+      dec_s += e.decision_wall_s;
+      n_dec += static_cast<double>(e.decisions);
+    }
+    row.decisions = n_dec;
+    row.decision_us = n_dec > 0 ? dec_s / n_dec * 1e6 : 0;
     if (i_energy >= 0) {
       add_energy_vs({results.begin() + i_energy * ns, results.begin() + (i_energy + 1) * ns}, row);
     }

@@ -71,6 +71,10 @@ struct ControllerSummary {
   // Wall time of preparing the row (static's calibration search), s: in the table, not in the
   // JSON (which stays byte-identical run to run).
   double prepare_s = 0;
+  // Decision cost: wall µs per call of the controller's update(), pooled over the row's
+  // episodes (ControlLoop::decision_wall_s / decisions; one core of this machine, whatever
+  // else it runs), and the calls. In the table only, like prepare_s.
+  double decision_us = 0, decisions = 0;
   std::vector<EpisodeResult> episodes;  // one per seed, in seed order
 };
 

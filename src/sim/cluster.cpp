@@ -98,6 +98,10 @@ void Cluster::step() {
       step_pipeline(j, t0);
       continue;
     }
+    if (t0 + 1e-9 >= s.end_s) {  // departed: no context, no progress (JobSpec::end_s)
+      st.started = false;
+      continue;
+    }
     if (!st.started) {
       if (t0 + 1e-9 < s.start_s) continue;
       start_job(s, st, sim_.dt_s);

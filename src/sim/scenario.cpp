@@ -177,8 +177,8 @@ void add_knob_keys(JobKind kind, std::vector<std::string>& out) {
   }
 }
 
-const std::vector<std::string> kCommonJobKeys = {"name",    "kind", "gpus",           "first_gpu",
-                                                 "start_s", "tp",   "start_offset_s", "hetero"};
+const std::vector<std::string> kCommonJobKeys = {
+    "name", "kind", "gpus", "first_gpu", "start_s", "end_s", "tp", "start_offset_s", "hetero"};
 const std::vector<std::string> kGrpoKeys = [] {
   std::vector<std::string> k = {"model", "generation_only",
                                 // [[t_s, factor], ...]: the median completion length's
@@ -392,6 +392,11 @@ Status parse_jobs(const ConfigNode& n, const std::vector<ClusterGpu>& gpus, Star
     }
     next_gpu = static_cast<int>(first + count);
     FW_GET(j.start_s, e.get_double("start_s", 0, 0, 1e9));
+    if (e.has("end_s")) {
+      FW_GET(j.end_s, e.get_double("end_s", 0, 0, 1e9));
+      if (!(j.end_s > j.start_s)) return e["end_s"].error("must be after start_s");
+      if (j.kind == JobKind::kPipeline) return e["end_s"].error("not for pipeline jobs");
+    }
     if (e.has("start_offset_s") && start != StartStrategy::kManual) {
       return e["start_offset_s"].error(
           "conflicts with fleet.start: " + std::string(start_strategy_name(start)) +
@@ -507,6 +512,7 @@ nlohmann::json Scenario::to_json() const {
                         {"start_s", x.start_s},
                         {"preset", x.preset},
                         {"start_offset_s", x.start_offset_s}};
+    if (std::isfinite(x.end_s)) o["end_s"] = x.end_s;
     if (x.kind == JobKind::kPipeline) {
       o.update(pipeline_job_json(x));
       jobs_j.push_back(o);

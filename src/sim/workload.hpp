@@ -9,6 +9,7 @@
 // See docs/simulator.md for the equations.
 
 #include <array>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -138,6 +139,9 @@ struct JobSpec {
   std::string preset;  // model / workload preset name
   std::vector<int> gpus;
   double start_s = 0;  // the job (and its CUDA contexts) starts here
+  // The job leaves here (its process exits: its GPUs idle without a CUDA context, its
+  // counters stop); infinity: it runs to the end of the trace. end_s > start_s.
+  double end_s = std::numeric_limits<double>::infinity();
   // Phase offset: at start_s the job is already start_offset_s into its run (it was run
   // alone, unthrottled, for that long before the trace begins; its progress counters
   // restart at 0). Set per job or by the scenario's fleet.start strategy (fleet_start.hpp).

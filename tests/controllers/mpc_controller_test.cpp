@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -89,6 +92,81 @@ TEST(MpcController, ShieldKeepsEveryTrailingWindowUnderTheBudget) {
       EXPECT_GT(r.sliding_violation_rate, 0.01);
       EXPECT_GT(r.worst_sliding_ratio, 1.005);
       EXPECT_EQ(ctrl.shield_decisions(), 0);
+    }
+  }
+}
+
+// A node that draws `scale` times what the simulator does at every operating point, caps
+// included: its readings (power, energy, enforced cap) are the inner plant's × scale, and a
+// commanded cap c is the inner plant's c / scale (held at the inner ladder's floor, so its
+// lowest cap draws above the commanded floor). A twin built from the declared scenario
+// under-predicts it by 1 − 1/scale.
+class HotterPlant : public Plant {
+ public:
+  HotterPlant(std::unique_ptr<Plant> inner, double scale)
+      : inner_(std::move(inner)), scale_(scale) {}
+  const PlantInfo& info() const override { return inner_->info(); }
+  Status read(double now_s, Snapshot& out) override {
+    FW_RETURN_IF_ERROR(inner_->read(now_s, out));
+    for (GpuReading& g : out.gpus) {
+      g.power_w *= scale_;
+      g.power_instant_w *= scale_;
+      g.energy_j *= scale_;
+      g.cap_w *= scale_;
+    }
+    return Status::Ok();
+  }
+  Status write(const Command& cmd) override {
+    Command c = cmd;
+    const PlantInfo& in = inner_->info();
+    for (size_t i = 0; i < c.power_cap_w.size() && i < in.gpus.size(); ++i) {
+      if (!std::isnan(c.power_cap_w[i])) {
+        c.power_cap_w[i] = std::max(in.gpus[i].min_cap_w, c.power_cap_w[i] / scale_);
+      }
+    }
+    return inner_->write(c);
+  }
+
+ private:
+  std::unique_ptr<Plant> inner_;
+  double scale_;
+};
+
+// The twin is the declared scenario; the node draws 10 % more. The plans found on the twin
+// (replanned every 300 s) break the budget on this node without the shield; with it, every
+// trailing window stays under the budget.
+TEST(MpcController, ShieldHoldsTheBudgetWithATwinThatUnderPredictsPowerByTenPercent) {
+  const sim::Scenario s = grpo_7b();
+  auto probe = sim::make_plant(s, 1);
+  for (bool shield : {false, true}) {
+    MpcConfig c = config(probe->info(), shield);
+    c.replan_s = 300;
+    std::vector<MpcPlanEvent> events;
+    MpcController ctrl(c, std::make_unique<FixedTwin>(&s), unsafe_setting(),
+                       [&events](const MpcPlanEvent& e) { events.push_back(e); });
+    HotterPlant plant(sim::make_plant(s, 500001), 1.10);
+    LoopConfig lc;
+    lc.duration_s = 1500;
+    ControlLoop loop(plant, s.budget, lc);
+    loop.add_controller(&ctrl);
+    ASSERT_TRUE(loop.run().ok());
+    const EpisodeResult r = loop.result();
+    ASSERT_GE(events.size(), 4u);
+    EXPECT_TRUE(events.back().found);
+    EXPECT_LE(ctrl.setting().predicted_worst_ratio, 1.0);  // safe on the twin
+    std::printf(
+        "[mpc-mismatch] shield %s: sliding violations %.4f, worst window %.4f x budget, "
+        "offset violations %.4f, shielded decisions %lld\n",
+        shield ? "on" : "off", r.sliding_violation_rate, r.worst_sliding_ratio,
+        r.offset_violation_rate, static_cast<long long>(ctrl.shield_decisions()));
+    if (shield) {
+      EXPECT_EQ(r.sliding_violation_rate, 0.0);
+      EXPECT_LE(r.worst_sliding_ratio, 1.0);
+      EXPECT_EQ(r.offset_violation_rate, 0.0);
+      EXPECT_GT(ctrl.shield_decisions(), 0);
+    } else {  // the twin's plans are not safe on this node
+      EXPECT_GT(r.sliding_violation_rate, 0.0);
+      EXPECT_GT(r.worst_sliding_ratio, 1.0);
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,28 @@ TEST(GrpoTwin, ScenarioDropsTheCurvesAndTakesTheFittedMedian) {
   EXPECT_DOUBLE_EQ(t.jobs[0].grpo.completion_median_tokens, 160);  // as declared
   EXPECT_DOUBLE_EQ(t.jobs[0].grpo.curve_shift_s, 0);
   EXPECT_DOUBLE_EQ(twin_scenario(s, {231.5}).jobs[0].grpo.completion_median_tokens, 231.5);
+}
+
+// With churn the twin carries the jobs running at its refit, from its start and for good;
+// jobs not arrived yet or gone never start in it (no knowledge of the schedule ahead).
+TEST(GrpoTwin, ScenarioHoldsTheJobsRunningNow) {
+  auto s = sim::load_scenario(
+      std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/fleet-16xa100-churn.yaml", {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto present = [](const sim::Scenario& t) {
+    std::string out;
+    for (const sim::JobSpec& j : t.jobs) {
+      EXPECT_TRUE(std::isinf(j.end_s)) << j.name;
+      out += j.start_s == 0 ? '1' : (j.start_s > 1e9 ? '0' : '?');
+    }
+    return out;
+  };
+  // jobs: 72b-a (leaves 7200), 72b-b (arrives 3600), 14b-a (leaves 5400), 14b-b, 7b-a (leaves
+  // 9000), 7b-b, 7b-c (arrives 1800), 7b-d (arrives 7200)
+  EXPECT_EQ(present(twin_scenario(*s, {}, 0)), "10111100");
+  EXPECT_EQ(present(twin_scenario(*s, {}, 4000)), "11111110");
+  EXPECT_EQ(present(twin_scenario(*s, {}, 7200)), "01011111");
+  EXPECT_EQ(present(twin_scenario(*s, {}, 9500)), "01010111");
 }
 
 TEST(GrpoTwin, RefitsOnlyFromWhatItObserved) {

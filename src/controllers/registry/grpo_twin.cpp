@@ -1,13 +1,22 @@
 #include "controllers/registry/grpo_twin.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace fw::registry {
+namespace {
+constexpr double kNeverStartsS = 1e12;  // after any horizon
+}  // namespace
 
-sim::Scenario twin_scenario(const sim::Scenario& declared, const std::vector<double>& medians) {
+sim::Scenario twin_scenario(const sim::Scenario& declared, const std::vector<double>& medians,
+                            double now_s) {
   sim::Scenario s = declared;
   for (size_t j = 0; j < s.jobs.size(); ++j) {
-    sim::GrpoParams& g = s.jobs[j].grpo;
+    sim::JobSpec& js = s.jobs[j];
+    const bool present = js.start_s <= now_s + 1e-9 && now_s + 1e-9 < js.end_s;
+    js.start_s = present ? 0.0 : kNeverStartsS;
+    js.end_s = std::numeric_limits<double>::infinity();
+    sim::GrpoParams& g = js.grpo;
     g.completion_len_curve.clear();  // the future: never declared, never seen
     g.curve_shift_s = 0;
     if (j < medians.size() && std::isfinite(medians[j]) && medians[j] > 0) {
@@ -56,7 +65,7 @@ Result<MpcTwin::Fit> GrpoTwin::refit(double now_s) {
     return Status::Unavailable("twin: fewer than " + std::to_string(cfg_.min_steps) +
                                " completed steps in the fit window");
   }
-  auto sc = std::make_shared<const sim::Scenario>(twin_scenario(*declared_, medians));
+  auto sc = std::make_shared<const sim::Scenario>(twin_scenario(*declared_, medians, now_s));
   Fit out;
   out.plants = [sc](uint64_t seed) { return sim::make_plant(*sc, seed); };
   out.figures = {{"jobs", jobs}, {"window_s", cfg_.window_s}};

@@ -22,8 +22,12 @@
 namespace fw::registry {
 
 // `declared` with its curves removed and each GRPO job's completion median set from
-// `medians` (plant job order; a NaN or missing entry keeps the declared median).
-sim::Scenario twin_scenario(const sim::Scenario& declared, const std::vector<double>& medians);
+// `medians` (plant job order; a NaN or missing entry keeps the declared median), its jobs as
+// present at now_s: a job running then (start_s <= now_s < end_s) runs from the twin's start
+// and never leaves; any other (not arrived yet, or gone) never starts — the planner knows
+// which jobs run now, not when the next one arrives or leaves.
+sim::Scenario twin_scenario(const sim::Scenario& declared, const std::vector<double>& medians,
+                            double now_s = 0);
 
 class GrpoTwin : public MpcTwin {
  public:
