@@ -140,7 +140,11 @@ Result<PipelinePrediction> predict(const ZeusRun& r, const PipelineFit& fit, con
   for (int p = 0; p < r.dp; ++p) caps.insert(caps.end(), r.caps_w.begin(), r.caps_w.end());
   auto it = pipeline_iteration(*spec, caps);
   if (!it.ok()) return it.status();
-  return PipelinePrediction{r, it->time_s, it->energy_j};
+  PipelinePrediction out;
+  out.run = r;
+  out.time_s = it->time_s;
+  out.energy_j = it->energy_j;
+  return out;
 }
 
 }  // namespace
