@@ -1,6 +1,7 @@
 // flexwatt pipeline plan: per-stage power caps that remove energy bloat from a 1F1B pipeline,
 // planned from a stage profile (pipeline/planner.hpp).
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +12,8 @@
 #include "pipeline/one_f_one_b.hpp"
 #include "pipeline/planner.hpp"
 #include "pipeline/stage_profile.hpp"
+#include "sim/gpu_model.hpp"
+#include "sim/pipeline_fit.hpp"
 
 namespace fw::cli {
 namespace {
@@ -127,6 +130,116 @@ void print_table(const pipeline::Plan& p, const std::string& path) {
   std::printf("  planned in %.3f s (%.3f s CPU)\n", p.planning_s, p.planning_cpu_s);
 }
 
+// `pipeline validate`: fit each model's uniform-limit Zeus runs, predict its per-stage-limit
+// runs (sim/pipeline_fit.hpp), every row. Simulated against measured.
+struct ValidateSet {
+  const char* file;  // <file>_zeus_{global,local}.csv
+  const char* gpu;
+  double blocking_w;
+};
+constexpr ValidateSet kValidateSets[] = {{"A100", "a100-pcie-80gb", 83.64}, {"A40", "a40", 70.38}};
+
+int run_validate(const std::string& dir, bool gpu_model, bool json) {
+  const auto model = gpu_model ? sim::PipelineModel::kGpuModel : sim::PipelineModel::kCapResponse;
+  nlohmann::json out{{"model", gpu_model ? "gpu-model" : "cap-response"},
+                     {"data", dir},
+                     {"simulated_vs_measured", true},
+                     {"tolerance", 0.05},
+                     {"sets", nlohmann::json::array()}};
+  for (const auto& set : kValidateSets) {
+    const std::string base = dir + "/" + set.file;
+    auto global = sim::read_zeus_csv(base + "_zeus_global.csv");
+    if (!global.ok()) return fail("pipeline", global.status());
+    auto local = sim::read_zeus_csv(base + "_zeus_local.csv");
+    if (!local.ok()) return fail("pipeline", local.status());
+    auto v = sim::validate_pipeline_runs(*global, *local, *sim::find_gpu_preset(set.gpu),
+                                         set.blocking_w, model, !gpu_model);
+    if (!v.ok()) return fail("pipeline", v.status());
+    nlohmann::json js{{"file", set.file},
+                      {"gpu", set.gpu},
+                      {"blocking_w", set.blocking_w},
+                      {"fits", nlohmann::json::array()},
+                      {"rows", nlohmann::json::array()}};
+    if (!json) std::printf("%s (%s, blocking %.2f W)\n", set.file, set.gpu, set.blocking_w);
+    for (const auto& f : v->fits) {
+      js["fits"].push_back({{"model", f.model},
+                            {"partition", f.partition},
+                            {"t_unit_s", f.t_unit_s},
+                            {"imbalance", f.imbalance},
+                            {"head", f.head},
+                            {"uncapped_w", f.response.uncapped_w},
+                            {"uniform_max_err", f.max_err}});
+      if (!json) {
+        std::printf(
+            "  fit %-17s imbalance %.2f head %.2f%s: uniform runs max |err| %.1f %%\n",
+            f.model.c_str(), f.imbalance, f.head,
+            gpu_model
+                ? ""
+                : (" uncapped " + std::to_string(int(f.response.uncapped_w + 0.5)) + " W").c_str(),
+            100 * f.max_err);
+      }
+    }
+    int within = 0, split_within = 0, split_rows = 0;
+    if (!json) {
+      std::printf("  %-17s %-11s %-32s %9s %9s %7s %7s | %7s %7s\n", "model", "partition", "caps W",
+                  "time s", "measured", "d time", "d energy", "split t", "split e");
+    }
+    for (const auto& r : v->rows) {
+      const bool ok = std::abs(r.time_err()) <= 0.05 && std::abs(r.energy_err()) <= 0.05;
+      within += ok;
+      const bool has_split = std::isfinite(r.split_time_s);
+      const double st = has_split ? r.split_time_s / r.run.time_s - 1 : NAN;
+      const double se = has_split ? r.split_energy_j / r.run.energy_j - 1 : NAN;
+      if (has_split) {
+        ++split_rows;
+        split_within += std::abs(st) <= 0.05 && std::abs(se) <= 0.05;
+      }
+      std::string caps;
+      for (double c : r.run.caps_w) caps += std::to_string(static_cast<int>(c)) + " ";
+      nlohmann::json row{{"model", r.run.model},
+                         {"partition", r.run.partition},
+                         {"line", r.run.line},
+                         {"caps_w", r.run.caps_w},
+                         {"time_s", r.time_s},
+                         {"measured_time_s", r.run.time_s},
+                         {"energy_j", r.energy_j},
+                         {"measured_energy_j", r.run.energy_j},
+                         {"time_err", r.time_err()},
+                         {"energy_err", r.energy_err()},
+                         {"within", ok}};
+      if (has_split) {
+        row["split_time_err"] = st;
+        row["split_energy_err"] = se;
+        row["split_work"] = r.split_work;
+      }
+      js["rows"].push_back(row);
+      if (!json) {
+        const std::string part =
+            r.run.partition == "uniform_transformer" ? "uniform" : r.run.partition.substr(7);
+        char split[40] = "      -       -";
+        if (has_split) std::snprintf(split, sizeof split, "%+6.1f%% %+6.1f%%", 100 * st, 100 * se);
+        std::printf("  %-17s %-11.11s %-32s %9.2f %9.2f %+6.1f%% %+6.1f%% | %s%s\n",
+                    r.run.model.c_str(), part.c_str(), caps.c_str(), r.time_s, r.run.time_s,
+                    100 * r.time_err(), 100 * r.energy_err(), split, ok ? "" : "  MISS");
+      }
+    }
+    js["within"] = within;
+    js["split_within"] = split_within;
+    js["split_rows"] = split_rows;
+    if (!json) {
+      std::printf("  %d of %zu rows within +-5 %% in time and energy", within, v->rows.size());
+      if (!gpu_model) {
+        std::printf("; with the work split fitted to the rows themselves (diagnostic): %d of %d",
+                    split_within, split_rows);
+      }
+      std::printf("\n");
+    }
+    out["sets"].push_back(js);
+  }
+  if (json) std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
 int run_pipeline(int argc, char** argv) {
   CLI::App app(
       "Plan per-stage power caps for a pipeline-parallel (1F1B) job from a stage profile\n"
@@ -178,7 +291,19 @@ int run_pipeline(int argc, char** argv) {
                    "allowed and runs the profile's highest clock)")
       ->check(finite_in(0, 5000, true));
   plan_cmd->add_flag("--json", json, "print JSON");
+  auto* val_cmd = app.add_subcommand(
+      "validate",
+      "simulator vs the measured Zeus runs: fit each model's uniform-limit runs "
+      "(*_zeus_global.csv), predict its per-stage-limit runs (*_zeus_local.csv), every row");
+  std::string data_dir = "data/perseus";
+  bool gpu_model = false;
+  val_cmd->add_option("--data", data_dir, "folder with the artifact's CSVs (data/perseus)");
+  val_cmd->add_flag("--gpu-model", gpu_model,
+                    "use the GPU power model's clock for a cap (the earlier model) in place of "
+                    "the cap response measured on the uniform runs");
+  val_cmd->add_flag("--json", json, "print JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  if (*val_cmd) return run_validate(data_dir, gpu_model, json);
 
   const hw::GpuCatalogEntry* gpu = hw::find_gpu(gpu_name);
   if (!gpu) {

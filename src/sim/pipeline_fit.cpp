@@ -117,6 +117,7 @@ Result<PipelineJobSpec> pipeline_spec_for(const ZeusRun& r, const PipelineFit& f
   double mean = 0;
   for (double u : *units) mean += u / r.pp;
   for (double& u : *units) u = mean + fit.imbalance * (u - mean);
+  units->back() += fit.head * mean;
   PipelineJobSpec s;
   s.gpu = &gpu;
   s.microbatches = r.microbatches;
@@ -124,6 +125,7 @@ Result<PipelineJobSpec> pipeline_spec_for(const ZeusRun& r, const PipelineFit& f
   s.tp = r.tp;
   s.load = fit.load;
   s.blocking_w = blocking_w;
+  s.cap_response = fit.response;
   for (double u : *units) s.stages.push_back({fit.t_unit_s * u, 2 * fit.t_unit_s * u});
   return s;
 }
@@ -138,7 +140,11 @@ Result<PipelinePrediction> predict(const ZeusRun& r, const PipelineFit& fit, con
   for (int p = 0; p < r.dp; ++p) caps.insert(caps.end(), r.caps_w.begin(), r.caps_w.end());
   auto it = pipeline_iteration(*spec, caps);
   if (!it.ok()) return it.status();
-  return PipelinePrediction{r, it->time_s, it->energy_j};
+  PipelinePrediction out;
+  out.run = r;
+  out.time_s = it->time_s;
+  out.energy_j = it->energy_j;
+  return out;
 }
 
 }  // namespace
@@ -203,9 +209,189 @@ Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const Gp
   return out;
 }
 
+Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
+                                          double blocking_w) {
+  if (runs.empty()) return Status::InvalidArgument("no runs to fit");
+  std::vector<const ZeusRun*> by_cap;
+  for (const auto& r : runs) {
+    for (double c : r.caps_w) {
+      if (c != r.caps_w.front()) {
+        return Status::InvalidArgument("line " + std::to_string(r.line) +
+                                       ": per-stage limits in a uniform-limit fit");
+      }
+    }
+    by_cap.push_back(&r);
+  }
+  std::sort(by_cap.begin(), by_cap.end(),
+            [](const ZeusRun* a, const ZeusRun* b) { return a->caps_w[0] < b->caps_w[0]; });
+  CapResponse resp;
+  const double t_top = by_cap.back()->time_s;
+  for (const ZeusRun* r : by_cap) {
+    if (!resp.cap_w.empty() && r->caps_w[0] <= resp.cap_w.back()) {
+      return Status::InvalidArgument("line " + std::to_string(r->line) + ": a second run at " +
+                                     std::to_string(r->caps_w[0]) + " W");
+    }
+    resp.cap_w.push_back(r->caps_w[0]);
+    resp.speed.push_back(std::min(1.0, t_top / r->time_s));
+  }
+  if (resp.cap_w.size() < 2) return Status::InvalidArgument("fewer than two caps to fit");
+  // A run slower at a higher cap than at a lower one (noise) cannot be a speed: keep the
+  // speed non-decreasing in the cap (from the top down).
+  for (size_t i = resp.speed.size() - 1; i-- > 0;) {
+    resp.speed[i] = std::min(resp.speed[i], resp.speed[i + 1]);
+  }
+  const ZeusRun& r0 = *by_cap.back();
+  auto units = partition_units(r0.partition, r0.pp);
+  if (!units.ok()) return units.status();
+  double sum = 0, mx = 0;
+  for (double u : *units) {
+    sum += u;
+    mx = std::max(mx, u);
+  }
+  PipelineFit fit;
+  fit.model = r0.model;
+  fit.partition = r0.partition;
+  fit.total_units = sum;
+  fit.response = resp;
+  const double t0 = r0.time_s / (3 * (sum + (r0.microbatches - 1) * mx));
+  const double top_cap = resp.cap_w.back();
+  // x = (log(t_unit / t0), imbalance, head, uncapped_w / top cap)
+  auto make = [&](const std::array<double, 4>& x) {
+    PipelineFit f = fit;
+    f.t_unit_s = t0 * std::exp(x[0]);
+    f.imbalance = x[1];
+    f.head = x[2];
+    f.response.uncapped_w = x[3] * top_cap;
+    return f;
+  };
+  auto cost = [&](const std::array<double, 4>& x) {
+    const PipelineFit f = make(x);
+    double c = 0;
+    for (const auto& r : runs) {
+      auto p = predict(r, f, gpu, blocking_w);
+      if (!p.ok()) return 1e9;
+      c += p->time_err() * p->time_err() + p->energy_err() * p->energy_err();
+    }
+    return c;
+  };
+  std::array<double, 4> best{};
+  double best_c = 1e300;
+  const double lo_w = blocking_w / top_cap;
+  for (double k0 : {0.2, 0.8}) {  // starts: nearly balanced, and the layer counts
+    int evals = 0;
+    const auto x = nelder_mead<4>(cost, {0, k0, 0.1, 0.95}, {0.1, 0.2, 0.1, 0.05}, {-2, 0, 0, lo_w},
+                                  {2, 1.5, 1, 1.2}, 1200, &evals);
+    fit.evals += evals;
+    if (cost(x) < best_c) {
+      best_c = cost(x);
+      best = x;
+    }
+  }
+  PipelineFit out = make(best);
+  out.evals = fit.evals;
+  for (const auto& r : runs) {
+    auto p = predict(r, out, gpu, blocking_w);
+    if (!p.ok()) return p.status();
+    out.max_err = std::max({out.max_err, std::abs(p->time_err()), std::abs(p->energy_err())});
+  }
+  return out;
+}
+
+namespace {
+
+// The work-split diagnostic: per-stage work (relative) fitted by coordinate descent to `fit`'s
+// own per-stage-limit rows and uniform rows, from S starts (stage j heaviest), the rest of the
+// physics unchanged. Returns the work per stage relative to the heaviest, and fills the rows.
+std::vector<double> fit_work_split(const PipelineFit& fit, const std::vector<ZeusRun>& uniform,
+                                   std::vector<PipelinePrediction*>& rows, const GpuPreset& gpu,
+                                   double blocking_w) {
+  const int S = uniform.front().pp;
+  const ZeusRun* top = &uniform.front();
+  for (const auto& r : uniform) {
+    if (r.caps_w[0] > top->caps_w[0]) top = &r;
+  }
+  auto spec_for = [&](const ZeusRun& r, const std::vector<double>& w) {
+    PipelineJobSpec s;
+    s.gpu = &gpu;
+    s.microbatches = r.microbatches;
+    s.dp = r.dp;
+    s.tp = r.tp;
+    s.blocking_w = blocking_w;
+    s.cap_response = fit.response;
+    for (double x : w) s.stages.push_back({x, 2 * x});
+    return s;
+  };
+  auto run = [&](const ZeusRun& r, const std::vector<double>& w) -> std::pair<double, double> {
+    const PipelineJobSpec s = spec_for(r, w);
+    std::vector<double> caps;
+    for (int p = 0; p < r.dp; ++p) caps.insert(caps.end(), r.caps_w.begin(), r.caps_w.end());
+    auto it = pipeline_iteration(s, caps);
+    if (!it.ok()) return {NAN, NAN};
+    return {it->time_s, it->energy_j};
+  };
+  // Scale the work so the top uniform run keeps its time.
+  auto scaled = [&](std::vector<double> w) {
+    const double t = run(*top, w).first;
+    for (double& x : w) x *= top->time_s / t;
+    return w;
+  };
+  auto cost = [&](const std::vector<double>& w0) {
+    const std::vector<double> w = scaled(w0);
+    double c = 0;
+    auto add = [&](const ZeusRun& r) {
+      const auto [t, e] = run(r, w);
+      c += std::pow(t / r.time_s - 1, 2) + std::pow(e / r.energy_j - 1, 2);
+    };
+    for (const auto& r : uniform) add(r);
+    for (const auto* p : rows) add(p->run);
+    return std::isfinite(c) ? c : 1e9;
+  };
+  std::vector<double> best;
+  double best_c = 1e300;
+  for (int j = 0; j < S; ++j) {
+    std::vector<double> w(static_cast<size_t>(S), 0.85);
+    w[j] = 1;
+    double c = cost(w);
+    for (double step = 0.1; step > 0.004;) {
+      bool better = false;
+      for (int s = 0; s < S; ++s) {
+        for (double d : {step, -step}) {
+          std::vector<double> w2 = w;
+          w2[s] = std::clamp(w2[s] + d, 0.2, 1.5);
+          const double c2 = cost(w2);
+          if (c2 < c) {
+            c = c2;
+            w = w2;
+            better = true;
+          }
+        }
+      }
+      if (!better) step /= 2;
+    }
+    if (c < best_c) {
+      best_c = c;
+      best = w;
+    }
+  }
+  const std::vector<double> w = scaled(best);
+  const double mx = *std::max_element(w.begin(), w.end());
+  std::vector<double> rel;
+  for (double x : w) rel.push_back(x / mx);
+  for (auto* p : rows) {
+    const auto [t, e] = run(p->run, w);
+    p->split_time_s = t;
+    p->split_energy_j = e;
+    p->split_work = rel;
+  }
+  return rel;
+}
+
+}  // namespace
+
 Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& global,
                                                   const std::vector<ZeusRun>& local,
-                                                  const GpuPreset& gpu, double blocking_w) {
+                                                  const GpuPreset& gpu, double blocking_w,
+                                                  PipelineModel model, bool work_split_diagnostic) {
   PipelineValidation v;
   std::map<std::pair<std::string, std::string>, std::vector<ZeusRun>> groups;
   std::vector<std::pair<std::string, std::string>> order;
@@ -215,7 +401,9 @@ Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& gl
     groups[key].push_back(r);
   }
   for (const auto& key : order) {
-    auto f = fit_pipeline_runs(groups[key], gpu, blocking_w);
+    auto f = model == PipelineModel::kCapResponse
+                 ? fit_cap_response_runs(groups[key], gpu, blocking_w)
+                 : fit_pipeline_runs(groups[key], gpu, blocking_w);
     if (!f.ok()) return f.status().with_context(key.first);
     v.fits.push_back(*f);
   }
@@ -230,7 +418,17 @@ Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& gl
     if (!fit) continue;
     auto p = predict(r, *fit, gpu, blocking_w);
     if (!p.ok()) return p.status().with_context(r.model);
+    p->split_time_s = p->split_energy_j = NAN;
     v.rows.push_back(*p);
+  }
+  if (model == PipelineModel::kCapResponse && work_split_diagnostic) {
+    for (const auto& f : v.fits) {
+      std::vector<PipelinePrediction*> rows;
+      for (auto& p : v.rows) {
+        if (p.run.model == f.model && p.run.partition == f.partition) rows.push_back(&p);
+      }
+      if (!rows.empty()) fit_work_split(f, groups[{f.model, f.partition}], rows, gpu, blocking_w);
+    }
   }
   return v;
 }

@@ -40,6 +40,10 @@ struct PipelineFit {
   // Stage work = mean + imbalance · (units_s − mean): 1 follows the layer count, 0 balanced.
   double imbalance = 1;
   Load load;
+  // Extra work on the last stage (the head and loss), as a share of the mean stage's work.
+  double head = 0;
+  // Not empty: the measured cap response (fit_cap_response_runs) replaces the GPU model.
+  CapResponse response;
   double max_err = 0;  // largest |relative error| over the fitted runs (time or energy)
   int evals = 0;
 };
@@ -52,9 +56,23 @@ Result<PipelineJobSpec> pipeline_spec_for(const ZeusRun& r, const PipelineFit& f
 Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
                                       double blocking_w);
 
+// The same work parameters (t_unit, imbalance, head) with the measured cap response in place
+// of the GPU model: speed and power under a cap come from the runs themselves (every GPU at one
+// limit), so the fit reproduces them up to the work split; the GPU model's constants are not
+// used (the GPU's cap range still clamps the caps). The work split is the one parameter a uniform
+// limit hardly sees (every stage slows by the same factor): imbalance and head are set by the runs'
+// blocking energy alone. InvalidArgument when a run has per-stage limits or the runs have fewer
+// than two caps.
+Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
+                                          double blocking_w);
+
 struct PipelinePrediction {
   ZeusRun run;
   double time_s = 0, energy_j = 0;
+  // Diagnostic, not a prediction: the same physics with each stage's work fitted to this
+  // model's per-stage-limit runs themselves (and its uniform runs); NaN where not computed.
+  double split_time_s = 0, split_energy_j = 0;
+  std::vector<double> split_work;  // the fitted work per stage, relative to the heaviest
   double time_err() const { return time_s / run.time_s - 1; }
   double energy_err() const { return energy_j / run.energy_j - 1; }
 };
@@ -65,8 +83,14 @@ struct PipelineValidation {
   std::vector<PipelineFit> fits;
   std::vector<PipelinePrediction> rows;
 };
+// model kGpuModel: fit_pipeline_runs; kCapResponse: fit_cap_response_runs, and with
+// work_split_diagnostic the diagnostic of PipelinePrediction (rows of the fitted partition
+// only; seconds of CPU per 8-stage model).
+enum class PipelineModel { kGpuModel, kCapResponse };
 Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& global,
                                                   const std::vector<ZeusRun>& local,
-                                                  const GpuPreset& gpu, double blocking_w);
+                                                  const GpuPreset& gpu, double blocking_w,
+                                                  PipelineModel model = PipelineModel::kGpuModel,
+                                                  bool work_split_diagnostic = false);
 
 }  // namespace fw::sim

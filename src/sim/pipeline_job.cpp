@@ -7,6 +7,24 @@
 
 namespace fw::sim {
 
+double CapResponse::speed_at(double cap) const {
+  const size_t n = cap_w.size();
+  if (n == 0 || cap >= cap_w.back()) return 1.0;
+  if (cap <= cap_w.front()) {
+    if (n < 2) return speed.front();
+    const double slope = (speed[1] - speed[0]) / (cap_w[1] - cap_w[0]);
+    return std::max(0.05, speed[0] + slope * (cap - cap_w[0]));
+  }
+  const size_t i = static_cast<size_t>(std::upper_bound(cap_w.begin(), cap_w.end(), cap) -
+                                       cap_w.begin());  // cap_w[i-1] <= cap < cap_w[i]
+  const double t = (cap - cap_w[i - 1]) / (cap_w[i] - cap_w[i - 1]);
+  return speed[i - 1] + t * (speed[i] - speed[i - 1]);
+}
+
+double CapResponse::compute_w(double cap, double margin_frac) const {
+  return std::min(cap * (1 - margin_frac), uncapped_w);
+}
+
 Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
                                              std::span<const double> caps_w, double now_s) {
   const int S = static_cast<int>(spec.stages.size());
@@ -33,7 +51,8 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
   std::vector<double> busy_share(static_cast<size_t>(spec.dp) * S, 1.0);
   std::vector<double> compute_pw(static_cast<size_t>(spec.dp) * S, 0.0);
   std::vector<std::vector<double>> last_busy;
-  const int rounds = spec.average_over_iteration ? 8 : 1;
+  const bool measured = !spec.cap_response.empty();
+  const int rounds = spec.average_over_iteration && !measured ? 8 : 1;
   for (int round = 0; round < rounds; ++round) {
     out.pipeline_time_s.clear();
     std::vector<std::vector<double>> stage_busy(static_cast<size_t>(spec.dp));
@@ -51,10 +70,12 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
         const double setpoint = cap * (1 - spec.margin_frac);
         const double share = std::clamp(busy_share[p * S + s], 0.05, 1.0);
         const double compute_w = (setpoint - (1 - share) * spec.blocking_w) / share;
-        const double x = clock_for_cap(*spec.gpu, load, compute_w, 1.0);
+        const double x = measured ? spec.cap_response.speed_at(cap)
+                                  : clock_for_cap(*spec.gpu, load, compute_w, 1.0);
         out.clock_x[p * S + s] = x;
-        const double slow = factor / clock_speed(load.c, x);
-        const double power = gpu_power_w(*spec.gpu, load, x);
+        const double slow = factor / (measured ? x : clock_speed(load.c, x));
+        const double power = measured ? spec.cap_response.compute_w(cap, spec.margin_frac)
+                                      : gpu_power_w(*spec.gpu, load, x);
         compute_pw[p * S + s] = power;
         const double t[2] = {spec.stages[s].forward_s * slow, spec.stages[s].backward_s * slow};
         for (int k = 0; k < 2; ++k) {

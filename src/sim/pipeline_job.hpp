@@ -38,6 +38,22 @@ struct PipelineStraggler {
   int stage = -1;  // -1: every stage of the pipeline
 };
 
+// A cap response measured on the job itself (sim/pipeline_fit.hpp: from runs at one power
+// limit for every GPU): a stage whose GPU computes under cap P works at speed(P) of its rate at
+// the highest measured cap and draws min(P · (1 − margin_frac), uncapped_w) while computing
+// (the cap binds the power while computing: no averaging with the waits; docs/simulator.md).
+// speed is piecewise linear in P between the measured caps, 1 at and above the last one, and
+// extrapolated linearly from the lowest two below the first (at low clocks power is close to
+// affine in the clock), never below 0.05.
+struct CapResponse {
+  std::vector<double> cap_w;  // increasing
+  std::vector<double> speed;  // at each cap, in (0, 1], non-decreasing, the last one 1
+  double uncapped_w = 0;      // power while computing where the cap does not bind
+  bool empty() const { return cap_w.empty(); }
+  double speed_at(double cap_w) const;
+  double compute_w(double cap_w, double margin_frac) const;
+};
+
 struct PipelineJobSpec {
   const GpuPreset* gpu = nullptr;
   int microbatches = 1;  // per pipeline per iteration
@@ -52,6 +68,9 @@ struct PipelineJobSpec {
   // false: it bounds the power while computing.
   bool average_over_iteration = true;
   std::vector<PipelineStraggler> stragglers;
+  // When not empty, replaces the GPU model's clock for a cap (the load is then unused) and
+  // average_over_iteration; clock_x in the result is then the speed.
+  CapResponse cap_response;
 };
 
 struct PipelineIteration {

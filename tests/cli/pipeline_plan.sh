@@ -2,7 +2,7 @@
 # End-to-end: `flexwatt pipeline plan` on the Perseus artifact's GPT-3 175B A100-SXM profile
 # (12 micro-batches: the schedule saves at least 90 % of Perseus's published 15.20 % within the
 # 1.2 % time budget; the fields --json promises), --help, and bad input (file:line:field,
-# exit 2).
+# exit 2); `pipeline validate`: --help and bad input (a missing data folder, a bad cell).
 # Usage: bash pipeline_plan.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -37,4 +37,13 @@ expect_exit2 "unknown gpu" "--gpu: unknown 'x100'" pipeline plan "$prof" --gpu x
 expect_exit2 "batch not a multiple" "--global-batch" pipeline plan "$prof" --microbatches 7
 expect_exit2 "no blocking power" "--blocking-w" pipeline plan "$prof" --gpu h100-sxm5
 expect_exit2 "bad slowdown" "slowdown-max" pipeline plan "$prof" --slowdown-max -1
+check "validate --help" bash -c "'$bin' pipeline validate --help | grep -q -- --gpu-model"
+expect_exit2 "validate: missing data" "$out/nodata/A100_zeus_global.csv" pipeline validate \
+  --data "$out/nodata"
+mkdir -p "$out/zeus"
+printf 'model_name,partition_method,dp,tp,pp,num_microbatches,power_limit_0,time,energy\nm,uniform_transformer,1,1,1,4,300,1.0,x\n' \
+  >"$out/zeus/A100_zeus_global.csv"
+cp "$out/zeus/A100_zeus_global.csv" "$out/zeus/A100_zeus_local.csv"
+expect_exit2 "validate: bad cell" "A100_zeus_global.csv:2: energy: not a number" pipeline validate \
+  --data "$out/zeus"
 finish pipeline_plan

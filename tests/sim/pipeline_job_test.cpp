@@ -91,15 +91,40 @@ TEST(PipelineJob, RejectsAWrongNumberOfCaps) {
   EXPECT_FALSE(pipeline_iteration(s, caps).ok());
 }
 
+TEST(PipelineJob, MeasuredCapResponseByHand) {
+  CapResponse r{{150, 200, 300}, {0.5, 0.8, 1.0}, 280};
+  EXPECT_NEAR(r.speed_at(250), 0.9, 1e-12);
+  EXPECT_NEAR(r.speed_at(175), 0.65, 1e-12);
+  EXPECT_NEAR(r.speed_at(100), 0.2, 1e-12);  // extrapolated from 150 and 200 W
+  EXPECT_NEAR(r.speed_at(10), 0.05, 1e-12);  // floor
+  EXPECT_EQ(r.speed_at(350), 1.0);
+  EXPECT_NEAR(r.compute_w(200, 0.015), 197, 1e-9);
+  EXPECT_EQ(r.compute_w(300, 0.015), 280);  // the cap does not bind
+  // Two balanced stages, 4 micro-batches, both at 200 W: T = 3 · (2 + 3) / 0.8; each GPU
+  // computes 4 · 3 / 0.8 = 15 s at 197 W and waits 3.75 s at 80 W. The load is not used.
+  PipelineJobSpec s = balanced(2, 4, 1);
+  s.load = {9, 9, 0.01};
+  s.cap_response = r;
+  std::vector<double> caps{200, 200};
+  auto it = pipeline_iteration(s, caps);
+  ASSERT_TRUE(it.ok());
+  EXPECT_NEAR(it->time_s, 18.75, 1e-9);
+  EXPECT_NEAR(it->energy_j, 2 * (197 * 15 + 80 * 3.75), 1e-6);
+  EXPECT_NEAR(it->clock_x[0], 0.8, 1e-12);
+}
+
 // Fit each model's uniform-limit runs, predict its per-stage-limit runs; print every row.
 void validate(const char* gpu_key, const char* preset, double blocking_w, int* within, int* rows,
-              double* global_max) {
+              double* global_max, PipelineModel model = PipelineModel::kGpuModel,
+              int* split_within = nullptr, int* fits_within_3pct = nullptr) {
+  const bool diagnose = split_within != nullptr;
   const std::string dir = std::string(FLEXWATT_SOURCE_DIR) + "/data/perseus/";
   auto global = read_zeus_csv(dir + gpu_key + "_zeus_global.csv");
   auto local = read_zeus_csv(dir + gpu_key + "_zeus_local.csv");
   ASSERT_TRUE(global.ok()) << global.status().message();
   ASSERT_TRUE(local.ok()) << local.status().message();
-  auto v = validate_pipeline_runs(*global, *local, *find_gpu_preset(preset), blocking_w);
+  auto v = validate_pipeline_runs(*global, *local, *find_gpu_preset(preset), blocking_w, model,
+                                  diagnose);
   ASSERT_TRUE(v.ok()) << v.status().message();
   *global_max = 0;
   for (const auto& f : v->fits) {
@@ -109,6 +134,7 @@ void validate(const char* gpu_key, const char* preset, double blocking_w, int* w
         gpu_key, f.model.c_str(), f.partition.c_str(), f.t_unit_s, f.imbalance, f.load.u, f.load.m,
         f.load.c, 100 * f.max_err);
     *global_max = std::max(*global_max, f.max_err);
+    if (fits_within_3pct) *fits_within_3pct += f.max_err <= 0.03;
   }
   *within = 0;
   *rows = static_cast<int>(v->rows.size());
@@ -122,6 +148,10 @@ void validate(const char* gpu_key, const char* preset, double blocking_w, int* w
         100 * r.time_err(), r.energy_j, r.run.energy_j, 100 * r.energy_err());
     EXPECT_TRUE(std::isfinite(r.time_err()) && std::isfinite(r.energy_err()));
     *within += std::abs(r.time_err()) <= 0.05 && std::abs(r.energy_err()) <= 0.05;
+    if (split_within && std::isfinite(r.split_time_s)) {
+      *split_within += std::abs(r.split_time_s / r.run.time_s - 1) <= 0.05 &&
+                       std::abs(r.split_energy_j / r.run.energy_j - 1) <= 0.05;
+    }
   }
   std::printf("%s: %d of %d per-stage-limit rows within +-5 %% in both time and energy\n", gpu_key,
               *within, *rows);
@@ -140,6 +170,35 @@ TEST(PipelineJob, PredictsTheMeasuredPerStageLimitRuns) {
   validate("A40", "a40", 70.38, &within, &rows, &global_max);
   EXPECT_EQ(rows, 47);
   EXPECT_GE(within, 3);
+}
+
+// The uniform-limit runs themselves: the GPU model's clock for a cap (assumed A40 and
+// A100-PCIe constants) reproduces them within 3.7-6.5 % (A100) and 12.5-29.0 % (A40), no fit
+// within 3 %. The cap response measured on them was required to bring every fit within 3 %;
+// measured: 8 of 11 (A40 bert 3.1 %, gpt3-6.7b 5.5 %, t5-3b 11.1 %, whose measured time falls
+// as the cap falls from 300 to 200 W). The bounds hold that: >= 8 within 3 %, all within 12 %.
+// Then the per-stage-limit runs:
+TEST(PipelineJob, PredictsThePerStageLimitRunsFromTheMeasuredCapResponse) {
+  // Measured (docs/simulator.md "Validation"): the ±5 % target per row is NOT met; the
+  // bounds hold the figures measured with this model (a regression guard, not the target),
+  // and the work-split diagnostic's, which shows the physics other than the work split.
+  int within = 0, rows = 0, split = 0, fits = 0;
+  double global_max = 0, max_fit = 0;
+  // The diagnostic runs on the 4-stage A100 models only (the 8-stage A40 one takes a minute:
+  // `flexwatt pipeline validate` prints it).
+  validate("A100", "a100-pcie-80gb", 83.64, &within, &rows, &global_max,
+           PipelineModel::kCapResponse, &split, &fits);
+  max_fit = global_max;
+  EXPECT_EQ(rows, 35);
+  EXPECT_GE(within, 2);
+  EXPECT_GE(split, 28);  // of the 29 rows of the fitted partitions
+  validate("A40", "a40", 70.38, &within, &rows, &global_max, PipelineModel::kCapResponse, nullptr,
+           &fits);
+  max_fit = std::max(max_fit, global_max);
+  EXPECT_EQ(rows, 47);
+  EXPECT_GE(within, 10);
+  EXPECT_GE(fits, 8);
+  EXPECT_LE(max_fit, 0.12);
 }
 
 }  // namespace
