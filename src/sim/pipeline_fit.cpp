@@ -147,6 +147,19 @@ Result<PipelinePrediction> predict(const ZeusRun& r, const PipelineFit& fit, con
   return out;
 }
 
+// The fits' objective: the sum over runs of squared relative time and energy errors of `fit`'s
+// predictions; 1e9 when a run cannot be predicted (outside the model's range).
+double squared_run_error(const std::vector<ZeusRun>& runs, const PipelineFit& fit,
+                         const GpuPreset& gpu, double blocking_w) {
+  double c = 0;
+  for (const auto& r : runs) {
+    auto p = predict(r, fit, gpu, blocking_w);
+    if (!p.ok()) return 1e9;
+    c += p->time_err() * p->time_err() + p->energy_err() * p->energy_err();
+  }
+  return c;
+}
+
 }  // namespace
 
 Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
@@ -178,14 +191,7 @@ Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const Gp
     return f;
   };
   auto cost = [&](const std::array<double, 5>& x) {
-    const PipelineFit f = make(x);
-    double c = 0;
-    for (const auto& r : runs) {
-      auto p = predict(r, f, gpu, blocking_w);
-      if (!p.ok()) return 1e9;
-      c += p->time_err() * p->time_err() + p->energy_err() * p->energy_err();
-    }
-    return c;
+    return squared_run_error(runs, make(x), gpu, blocking_w);
   };
   std::array<double, 5> best{};
   double best_c = 1e300;
@@ -265,14 +271,7 @@ Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, cons
     return f;
   };
   auto cost = [&](const std::array<double, 4>& x) {
-    const PipelineFit f = make(x);
-    double c = 0;
-    for (const auto& r : runs) {
-      auto p = predict(r, f, gpu, blocking_w);
-      if (!p.ok()) return 1e9;
-      c += p->time_err() * p->time_err() + p->energy_err() * p->energy_err();
-    }
-    return c;
+    return squared_run_error(runs, make(x), gpu, blocking_w);
   };
   std::array<double, 4> best{};
   double best_c = 1e300;
