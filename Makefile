@@ -100,7 +100,8 @@ results: build
 	bash scripts/results.sh $(BUILD)/flexwatt
 
 # results plus the slower tables (docs/caps.md's balanced and H100/H200 scenarios, the fleet
-# run of docs/fleet.md on etcd, the analyze-vs-engines table of docs/analysis.md: bench-deps).
+# run and fault campaign of docs/fleet.md on etcd, the analyze-vs-engines table of
+# docs/analysis.md: bench-deps).
 results-all: build bench-deps
 	bash scripts/results.sh --all $(BUILD)/flexwatt
 

@@ -459,9 +459,19 @@ bench_results() {
     { echo "results: bench failed (docs/analysis.md left as it was)" >&2; exit 1; }
   splice docs/analysis.md bench-engines "$tmp/bench.md"
 }
+# fleet_faults_results: docs/fleet.md's fault-campaign summary from one campaign
+# (scripts/fleet_faults_table.sh: TLS + auth etcd, 2 coordinators, 4 simulated agents; about
+# 3 min). A failed campaign stops results-all, the doc unchanged.
+fleet_faults_results() {
+  echo "results: fleet fault campaign (about 3 min of wall-clock time)" >&2
+  FLEXWATT="$bin" bash scripts/fleet_faults_table.sh 4 >"$tmp/fleet-faults.md" ||
+    { echo "results: fleet fault campaign failed (docs/fleet.md left as it was)" >&2; exit 1; }
+  splice docs/fleet.md fleet-faults "$tmp/fleet-faults.md"
+}
 # results-all only (a plain run leaves these tables as the last results-all wrote them).
 if [ "$all" = 1 ]; then
   fleet_sim_results
+  fleet_faults_results
   caps_targets_results
   bench_results
 fi

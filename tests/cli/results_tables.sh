@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The results-all table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, bench_table.sh):
+# The results-all table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
+# bench_table.sh):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -60,6 +61,13 @@ check "fleet_sim_table.sh: an unknown flag is exit 2" test "$rc" = 2
 FLEXWATT_ETCD="$tmp/no-etcd" bash "$src/scripts/fleet_sim_table.sh" --nodes 2 --duration-s 5 "$bin" \
   >"$tmp/o" 2>"$tmp/e"; rc=$?
 check "fleet_sim_table.sh: no etcd is exit 1" test "$rc" = 1
+bash "$src/scripts/fleet_faults_table.sh" x >/dev/null 2>&1; rc=$?
+check "fleet_faults_table.sh: AGENTS x is exit 2" test "$rc" = 2
+bash "$src/scripts/fleet_faults_table.sh" 4 5 >/dev/null 2>&1; rc=$?
+check "fleet_faults_table.sh: two arguments is exit 2" test "$rc" = 2
+FLEXWATT="$bin" FLEXWATT_ETCD="$tmp/no-etcd" bash "$src/scripts/fleet_faults_table.sh" 2 \
+  >"$tmp/ff.md" 2>/dev/null; rc=$?
+check "fleet_faults_table.sh: no etcd is exit 1, nothing on stdout" test "$rc" = 1 -a ! -s "$tmp/ff.md"
 check "... saying so, and no table" sh -c "grep -q 'not found' '$tmp/e' && ! grep -q '^|' '$tmp/o'"
 bash "$src/scripts/bench_table.sh" "$bin" >/dev/null 2>&1; rc=$?
 check "bench_table.sh: a missing argument is exit 2" test "$rc" = 2
