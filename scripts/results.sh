@@ -432,6 +432,16 @@ else  # keep the last results-all's refinement section
   awk '/^## Refinement/ { p = 1; print; next } p && /^## / { exit } p' "$tmp/prev-results.md" >>"$out"
 fi
 
+# calibration_results: docs/simulator.md's "Calibration" table from one run of test_sim's
+# [calib] lines and `flexwatt fit` on the public A100 sweep (scripts/calib_table.py; ~30 s).
+calibration_results() {
+  echo "results: calibration (test_sim [calib] lines)" >&2
+  python3 scripts/calib_table.py "$bin" "$(dirname "$bin")/tests/test_sim" . >"$tmp/calib.md" ||
+    { echo "results: calibration failed (docs/simulator.md left as it was)" >&2; exit 1; }
+  splice docs/simulator.md calibration "$tmp/calib.md"
+}
+calibration_results
+
 # ---- results-all tables written by scripts of their own (docs/fleet.md, caps.md, analysis.md) — begin ----
 # fleet_sim_results: docs/fleet.md's "Measured: fleet run" block from one real-time run
 # (scripts/fleet_sim_table.sh: a 3-member etcd on loopback, 64 simulated 8-GPU nodes, 300 s of

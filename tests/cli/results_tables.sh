@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The results-all table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
-# bench_table.sh):
+# The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
+# bench_table.sh, calib_table.py):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -61,6 +61,13 @@ check "fleet_sim_table.sh: an unknown flag is exit 2" test "$rc" = 2
 FLEXWATT_ETCD="$tmp/no-etcd" bash "$src/scripts/fleet_sim_table.sh" --nodes 2 --duration-s 5 "$bin" \
   >"$tmp/o" 2>"$tmp/e"; rc=$?
 check "fleet_sim_table.sh: no etcd is exit 1" test "$rc" = 1
+python3 "$src/scripts/calib_table.py" "$bin" >/dev/null 2>&1; rc=$?
+check "calib_table.py: a missing argument is exit 2" test "$rc" = 2
+printf '#!/bin/sh\necho "[calib] grpo-7b shipped scenario: worst tumbling 30 s mean 320.0 W"\n' >"$tmp/fake_sim"
+chmod +x "$tmp/fake_sim"
+python3 "$src/scripts/calib_table.py" "$bin" "$tmp/fake_sim" "$src" >"$tmp/calib.md" 2>"$tmp/calib.err"; rc=$?
+check "calib_table.py: a test_sim without the [calib] lines it needs is exit 1" test "$rc" = 1
+check "calib_table.py: and names the line it missed" grep -q 'no \[calib\] line matches' "$tmp/calib.err"
 bash "$src/scripts/fleet_faults_table.sh" x >/dev/null 2>&1; rc=$?
 check "fleet_faults_table.sh: AGENTS x is exit 2" test "$rc" = 2
 bash "$src/scripts/fleet_faults_table.sh" 4 5 >/dev/null 2>&1; rc=$?
