@@ -442,6 +442,19 @@ calibration_results() {
 }
 calibration_results
 
+# pipeline_plan_results: docs/caps.md's two `flexwatt pipeline plan` tables against Perseus
+# (scripts/pipeline_table.sh at --slowdown-max 0.012 and at 0; ~10 s). The planning CPU column
+# moves with the machine.
+pipeline_plan_results() {
+  echo "results: pipeline plan (GPT-3 175B, held-out Bloom)" >&2
+  bash scripts/pipeline_table.sh "$bin" >"$tmp/pplan.md" &&
+    bash scripts/pipeline_table.sh "$bin" 0 >"$tmp/pplan0.md" ||
+    { echo "results: pipeline plan failed (docs/caps.md left as it was)" >&2; exit 1; }
+  splice docs/caps.md pipeline-plan "$tmp/pplan.md"
+  splice docs/caps.md pipeline-plan-equal-time "$tmp/pplan0.md"
+}
+pipeline_plan_results
+
 # ---- results-all tables written by scripts of their own (docs/fleet.md, caps.md, analysis.md) — begin ----
 # fleet_sim_results: docs/fleet.md's "Measured: fleet run" block from one real-time run
 # (scripts/fleet_sim_table.sh: a 3-member etcd on loopback, 64 simulated 8-GPU nodes, 300 s of
