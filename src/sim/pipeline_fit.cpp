@@ -160,6 +160,17 @@ double squared_run_error(const std::vector<ZeusRun>& runs, const PipelineFit& fi
   return c;
 }
 
+// fit.max_err = the largest relative time or energy error of fit's predictions over runs.
+Status set_max_err(const std::vector<ZeusRun>& runs, const GpuPreset& gpu, double blocking_w,
+                   PipelineFit& fit) {
+  for (const auto& r : runs) {
+    auto p = predict(r, fit, gpu, blocking_w);
+    if (!p.ok()) return p.status();
+    fit.max_err = std::max({fit.max_err, std::abs(p->time_err()), std::abs(p->energy_err())});
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
@@ -200,18 +211,14 @@ Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const Gp
     const auto x = nelder_mead<5>(cost, {0, 1.0, 0.3, c0, 0.5}, {0.2, 0.3, 0.2, 0.1, 0.3},
                                   {-2, 0.05, 0, 0.05, 0}, {2, 3, 3, 1, 1}, 1500, &evals);
     fit.evals += evals;
-    if (cost(x) < best_c) {
-      best_c = cost(x);
+    if (const double c = cost(x); c < best_c) {
+      best_c = c;
       best = x;
     }
   }
   PipelineFit out = make(best);
   out.evals = fit.evals;
-  for (const auto& r : runs) {
-    auto p = predict(r, out, gpu, blocking_w);
-    if (!p.ok()) return p.status();
-    out.max_err = std::max({out.max_err, std::abs(p->time_err()), std::abs(p->energy_err())});
-  }
+  FW_RETURN_IF_ERROR(set_max_err(runs, gpu, blocking_w, out));
   return out;
 }
 
@@ -281,18 +288,14 @@ Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, cons
     const auto x = nelder_mead<4>(cost, {0, k0, 0.1, 0.95}, {0.1, 0.2, 0.1, 0.05}, {-2, 0, 0, lo_w},
                                   {2, 1.5, 1, 1.2}, 1200, &evals);
     fit.evals += evals;
-    if (cost(x) < best_c) {
-      best_c = cost(x);
+    if (const double c = cost(x); c < best_c) {
+      best_c = c;
       best = x;
     }
   }
   PipelineFit out = make(best);
   out.evals = fit.evals;
-  for (const auto& r : runs) {
-    auto p = predict(r, out, gpu, blocking_w);
-    if (!p.ok()) return p.status();
-    out.max_err = std::max({out.max_err, std::abs(p->time_err()), std::abs(p->energy_err())});
-  }
+  FW_RETURN_IF_ERROR(set_max_err(runs, gpu, blocking_w, out));
   return out;
 }
 

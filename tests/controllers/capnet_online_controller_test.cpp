@@ -8,14 +8,13 @@
 #include <cstdio>
 
 #include "control/control_loop.hpp"
+#include "pipeline_episode.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw {
 namespace {
 
-std::string source_path(const std::string& rel) {
-  return std::string(FLEXWATT_SOURCE_DIR) + "/" + rel;
-}
+using testing::source_path;
 
 // Records, around the controller, the caps it holds for the job's GPUs at each decision.
 class Recorder : public Controller {
@@ -46,21 +45,10 @@ class Recorder : public Controller {
   CapNetOnlineController& c_;
 };
 
-struct Episode {
-  double energy_j = 0, tokens = 0;
-};
+using Episode = testing::PipelineEpisode;
 
 Episode run(const sim::Scenario& s, Controller* c) {
-  auto plant = sim::make_cluster(s, 1);
-  LoopConfig cfg;
-  cfg.duration_s = s.duration_s;
-  cfg.windows_s = {30};
-  cfg.history_s = 150;
-  ControlLoop loop(*plant, s.budget, cfg);
-  if (c) loop.add_controller(c);
-  EXPECT_TRUE(loop.run().ok());
-  const EpisodeResult r = loop.result();
-  return {r.energy_j, r.tokens};
+  return testing::run_pipeline_episode(s, c, /*history_s=*/150);
 }
 
 TEST(CapNetOnline, RefusesBadOptions) {

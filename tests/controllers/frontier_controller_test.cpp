@@ -9,15 +9,14 @@
 #include <cstdio>
 
 #include "control/control_loop.hpp"
+#include "pipeline_episode.hpp"
 #include "sim/pipeline_profile.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw {
 namespace {
 
-std::string source_path(const std::string& rel) {
-  return std::string(FLEXWATT_SOURCE_DIR) + "/" + rel;
-}
+using testing::source_path;
 
 FrontierConfig config_for(const sim::Scenario& s) {
   const sim::JobSpec& j = s.jobs.at(0);
@@ -62,21 +61,9 @@ class Recorder : public Controller {
   FrontierController& c_;
 };
 
-struct Episode {
-  double energy_j = 0, tokens = 0;
-};
+using Episode = testing::PipelineEpisode;
 
-Episode run(const sim::Scenario& s, Controller* c) {
-  auto plant = sim::make_cluster(s, 1);
-  LoopConfig cfg;
-  cfg.duration_s = s.duration_s;
-  cfg.windows_s = {30};
-  ControlLoop loop(*plant, s.budget, cfg);
-  if (c) loop.add_controller(c);
-  EXPECT_TRUE(loop.run().ok());
-  const EpisodeResult r = loop.result();
-  return {r.energy_j, r.tokens};
-}
+Episode run(const sim::Scenario& s, Controller* c) { return testing::run_pipeline_episode(s, c); }
 
 TEST(FrontierController, WritesAtStepBoundariesAndSavesWithinTheSlowdown) {
   auto s = sim::load_scenario(source_path("scenarios/caps-pp8-a40-x16.yaml"), {"duration_s=400"});

@@ -473,19 +473,10 @@ TEST_F(CoordinatorLive, AJoinerAtItsFloorFitsInAFullyAllocatedBudget) {
   }
   links.push_back(link(*cluster_, "s11", "n2", 1000));
   double max_w = 0;
-  const auto t0 = Clock::now();
-  while (seconds_since(t0) < 3) {
-    double sum = 0;
-    for (const auto& l : links) {
-      const double w = l->budget().watts;
-      sum += w;
-      NodeRecord r = record(l->options().node);
-      r.cap_w = w;
-      r.time_unix_s = unix_now();
-      l->update(r);
-    }
-    max_w = std::max(max_w, sum);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    BudgetSampler agents(&links);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    max_w = agents.max_w();
   }
   EXPECT_TRUE(all_assigned(links)) << "the joiner got no assignment within 3 s";
   EXPECT_LE(max_w, 3000 + 1e-6);
@@ -525,19 +516,10 @@ TEST_F(CoordinatorLive, AnnouncedJoinersAtTheirFloorsFitTogether) {
   links.push_back(link(*cluster_, "s12", "n2", 1000));
   links.push_back(link(*cluster_, "s12", "n3", 1000));
   double max_w = 0;
-  const auto t0 = Clock::now();
-  while (seconds_since(t0) < 3) {
-    double sum = 0;
-    for (const auto& l : links) {
-      const double w = l->budget().watts;
-      sum += w;
-      NodeRecord r = record(l->options().node);
-      r.cap_w = w;
-      r.time_unix_s = unix_now();
-      l->update(r);
-    }
-    max_w = std::max(max_w, sum);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    BudgetSampler agents(&links);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    max_w = agents.max_w();
   }
   EXPECT_TRUE(all_assigned(links)) << "the joiners got no assignment within 3 s";
   EXPECT_LE(max_w, 3000 + 1e-6);
