@@ -461,9 +461,10 @@ pipeline_plan_results
 # wall-clock time; about 5 min). Needs etcd: a failed run stops results-all, the doc unchanged.
 fleet_sim_results() {
   echo "results: fleet-sim (about 5 min of wall-clock time)" >&2
-  bash scripts/fleet_sim_table.sh "$bin" >"$tmp/fleet-sim.md" ||
+  bash scripts/fleet_sim_table.sh --keep "$tmp/fleet-sim-run" "$bin" >"$tmp/fleet-sim.md" ||
     { echo "results: fleet-sim failed (docs/fleet.md left as it was)" >&2; exit 1; }
   splice docs/fleet.md fleet-sim-site "$tmp/fleet-sim.md"
+  fleet_scale_results "$tmp/fleet-sim-run/report.json"
 }
 # caps_targets_results: docs/caps.md's "Targets" table from the caps runs above (the balanced
 # and imbalanced JSONs in $tmp), bench/capnet_bench and the shipped policies' training logs
@@ -491,6 +492,19 @@ fleet_faults_results() {
     { echo "results: fleet fault campaign failed (docs/fleet.md left as it was)" >&2; exit 1; }
   splice docs/fleet.md fleet-faults "$tmp/fleet-faults.md"
 }
+# ---- evid: tables that were typed (issue 25, w5-evid) — begin ----
+# fleet_scale_results REPORT: docs/fleet.md's "Scale on paper" tables from the fleet-sim run's
+# report.json (fleet_sim_results above) and one fleet_split_bench run (scripts/fleet_scale_table.py
+# states the estimate's formulas; seconds).
+fleet_scale_results() {
+  echo "results: fleet scale (fleet_split_bench)" >&2
+  "$(dirname "$bin")/bench/fleet_split_bench" --benchmark_format=json --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true >"$tmp/fleet-split.json" 2>"$tmp/fleet-split.err" &&
+    python3 scripts/fleet_scale_table.py "$1" "$tmp/fleet-split.json" >"$tmp/fleet-scale.md" ||
+    { echo "results: fleet scale failed (docs/fleet.md left as it was)" >&2; exit 1; }
+  splice docs/fleet.md fleet-scale "$tmp/fleet-scale.md"
+}
+# ---- evid — end ----
 # results-all only (a plain run leaves these tables as the last results-all wrote them).
 if [ "$all" = 1 ]; then
   fleet_sim_results

@@ -78,4 +78,40 @@ check "fleet_faults_table.sh: no etcd is exit 1, nothing on stdout" test "$rc" =
 check "... saying so, and no table" sh -c "grep -q 'not found' '$tmp/e' && ! grep -q '^|' '$tmp/o'"
 bash "$src/scripts/bench_table.sh" "$bin" >/dev/null 2>&1; rc=$?
 check "bench_table.sh: a missing argument is exit 2" test "$rc" = 2
+# fleet_scale_table.py on a canned fleet-sim report and fleet_split_bench JSON: rates per node,
+# the estimate's columns by its formulas; bad input exit 2, a missing file exit 1.
+cat >"$tmp/report.json" <<'EOF'
+{"nodes": 64, "duration_s": 300, "realloc_latency_s": {"count": 77, "p50": 0.020, "p99": 0.092},
+ "etcd_writes_per_s": {"assignment_keys": 64.0, "coordinator_txns": 1.25, "node_registrations": 32.0}}
+EOF
+{
+  printf '{"context": {"num_cpus": 2, "load_avg": [1.5]}, "benchmarks": ['
+  for i in 0 1 2 3; do
+    for n in 1000 10000; do
+      printf '{"name": "BM_Split/%s/%s_median", "run_name": "BM_Split/%s/%s", "aggregate_name": "median", "real_time": %s, "time_unit": "ms"},' \
+        "$i" "$n" "$i" "$n" "$((n / 1000))"
+    done
+  done
+  printf '{"name": "BM_DecodeNodes/10000_median", "run_name": "BM_DecodeNodes/10000", "aggregate_name": "median", "real_time": 50, "time_unit": "ms"}]}'
+} >"$tmp/split.json"
+check "fleet_scale_table.py runs" python3 "$src/scripts/fleet_scale_table.py" "$tmp/report.json" "$tmp/split.json" >"$tmp/scale.md"
+check "per node: 32/s over 64 nodes is 0.5/s" grep -q '^| registration puts | 0.50/s (32.0/s for 64) |' "$tmp/scale.md"
+check "decode 50 ms for 10,000 records: 5 us each" grep -q 'decoding a record 5.0 µs (200,000 records/s)' "$tmp/scale.md"
+# 10,000 nodes: 1 key/s each -> 10,000/s in >= 78 txns of 128; round = 1.8 * 10000 / 64 (281) +
+# 50 + 10 (greedy at 10,000) + ceil(10000 / 64) * 7.7 (1209) = 1550 ms: 1,600 at two digits.
+check "10,000 nodes: the rates times the count" grep -q '^| registration puts | 32.0/s | 250/s | 500/s | 5,000/s |$' "$tmp/scale.md"
+check "10,000 nodes: assignment keys in txns of 128" grep -q '| 10,000/s in ≥ 78 txns/s |$' "$tmp/scale.md"
+check "10,000 nodes: the round's four terms and their sum" grep -q '| 280 + 50 + 10 + 1,200 ≈ \*\*1,600 ms\*\* |$' "$tmp/scale.md"
+check "64 nodes: the measured round beside its estimate" grep -q '| p50 20 ms (estimate ' "$tmp/scale.md"
+python3 "$src/scripts/fleet_scale_table.py" "$tmp/report.json" >/dev/null 2>&1; rc=$?
+check "fleet_scale_table.py: one argument is exit 2" test "$rc" = 2
+python3 "$src/scripts/fleet_scale_table.py" "$tmp/nowhere.json" "$tmp/split.json" >/dev/null 2>&1; rc=$?
+check "fleet_scale_table.py: a missing report is exit 1" test "$rc" = 1
+jq 'del(.etcd_writes_per_s.assignment_keys)' "$tmp/report.json" >"$tmp/report-bad.json"
+python3 "$src/scripts/fleet_scale_table.py" "$tmp/report-bad.json" "$tmp/split.json" >"$tmp/o" 2>"$tmp/e"; rc=$?
+check "fleet_scale_table.py: a report without a field is exit 2" test "$rc" = 2
+check "... naming the file and the field" grep -q 'report-bad.json: field etcd_writes_per_s.assignment_keys missing' "$tmp/e"
+echo '{"benchmarks": []}' >"$tmp/split-bad.json"
+python3 "$src/scripts/fleet_scale_table.py" "$tmp/report.json" "$tmp/split-bad.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "fleet_scale_table.py: a bench without BM_Split is exit 2, naming it" sh -c "test $rc = 2 && grep -q 'no benchmark BM_Split/0/1000' '$tmp/e'"
 finish results_tables
