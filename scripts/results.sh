@@ -504,6 +504,30 @@ fleet_scale_results() {
     { echo "results: fleet scale failed (docs/fleet.md left as it was)" >&2; exit 1; }
   splice docs/fleet.md fleet-scale "$tmp/fleet-scale.md"
 }
+# caps_adapt_results: docs/caps.md's "Adaptation" table (scripts/caps_adapt_table.sh) from the
+# caps runs above (the two imbalanced scenarios and caps-adapt-pipeline-a100x8) and two more of
+# the adaptation scenario: balanced -> 0.4 at 600 s, and 64 GPUs (about 40 s on 2 cores).
+caps_adapt_results() {
+  local pol name set
+  pol=$(ls policies/capnet-*.json | paste -sd, -)
+  for r in "caps-adapt-balanced-to-0.4-a100x8|--set jobs.0.hetero={imbalance: 0, change_at_s: 600, imbalance_after: 0.4}" \
+           "caps-adapt-pipeline-a100x64|--set gpus.0.count=64 --set jobs.0.gpus=64 --set budget.watts=25600"; do
+    IFS='|' read -r name set <<<"$r"
+    echo "results: $name" >&2
+    if [ "$name" = caps-adapt-balanced-to-0.4-a100x8 ]; then
+      "$bin" caps scenarios/caps-adapt-pipeline-a100x8.yaml --seeds 5 --policies "$pol" --threads 2 --json \
+        --set 'jobs.0.hetero={imbalance: 0, change_at_s: 600, imbalance_after: 0.4}' >"$tmp/caps-caps-$name.json"
+    else
+      # shellcheck disable=SC2086
+      "$bin" caps scenarios/caps-adapt-pipeline-a100x8.yaml --seeds 5 --policies "$pol" --threads 2 --json \
+        $set >"$tmp/caps-caps-$name.json"
+    fi || { echo "results: $name failed (docs/caps.md left as it was)" >&2; exit 1; }
+  done
+  bash scripts/caps_adapt_table.sh "$tmp" >"$tmp/caps-adapt.md" ||
+    { echo "results: caps adaptation table failed (docs/caps.md left as it was)" >&2; exit 1; }
+  splice docs/caps.md caps-adapt "$tmp/caps-adapt.md"
+}
+caps_adapt_results
 # ---- evid — end ----
 # results-all only (a plain run leaves these tables as the last results-all wrote them).
 if [ "$all" = 1 ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
-# bench_table.sh, calib_table.py):
+# bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -114,4 +114,33 @@ check "... naming the file and the field" grep -q 'report-bad.json: field etcd_w
 echo '{"benchmarks": []}' >"$tmp/split-bad.json"
 python3 "$src/scripts/fleet_scale_table.py" "$tmp/report.json" "$tmp/split-bad.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "fleet_scale_table.py: a bench without BM_Split is exit 2, naming it" sh -c "test $rc = 2 && grep -q 'no benchmark BM_Split/0/1000' '$tmp/e'"
+# caps_adapt_table.sh on canned caps JSONs: capnet's range over alpha 0.1-0.5 (0.1-0.3 on 64
+# GPUs; 0.55 and 1.0 never in it), the per-GPU static points' margin over uniform, the changed
+# cases bold; a missing JSON exit 1, not a directory exit 2.
+adapt_json() {  # U01 P01 U05 P05 PG1 PG2: capnet alpha 0.1 and 0.5 margins, two per-GPU points
+  jq -n --argjson u1 "$1" --argjson p1 "$2" --argjson u5 "$3" --argjson p5 "$4" --argjson g1 "$5" --argjson g2 "$6" '
+    {arms: [{name: "uncapped", family: "uncapped", margin_vs_uniform: 0, margin_vs_per_gpu: 0},
+      {name: "per-gpu:r=0.97", family: "per-gpu", margin_vs_uniform: $g1, margin_vs_per_gpu: 0},
+      {name: "per-gpu:r=0.94", family: "per-gpu", margin_vs_uniform: $g2, margin_vs_per_gpu: 0},
+      {name: "capnet:alpha=0.10", family: "capnet", margin_vs_uniform: $u1, margin_vs_per_gpu: $p1},
+      {name: "capnet:alpha=0.50", family: "capnet", margin_vs_uniform: $u5, margin_vs_per_gpu: $p5},
+      {name: "capnet:alpha=0.55", family: "capnet", margin_vs_uniform: -0.5, margin_vs_per_gpu: -0.5},
+      {name: "capnet:alpha=1.00", family: "capnet", margin_vs_uniform: 0, margin_vs_per_gpu: 0}]}'
+}
+mkdir -p "$tmp/adapt"
+adapt_json 0.038 0.006 0.048 0.021 0.005 0.035 >"$tmp/adapt/caps-caps-pipeline-imbalance-a100x8.json"
+adapt_json 0.042 0.031 0.037 0.0365 -0.012 0.012 >"$tmp/adapt/caps-caps-adapt-pipeline-a100x8.json"
+adapt_json 0.023 0.023 0.033 0.035 -0.012 -0.001 >"$tmp/adapt/caps-caps-adapt-balanced-to-0.4-a100x8.json"
+adapt_json 0.046 0.007 -0.004 -0.003 0.013 0.054 >"$tmp/adapt/caps-caps-pipeline-imbalance-a100x64.json"
+adapt_json 0.041 0.045 -0.004 -0.003 -0.04 -0.008 >"$tmp/adapt/caps-caps-adapt-pipeline-a100x64.json"
+check "caps_adapt_table.sh runs" bash "$src/scripts/caps_adapt_table.sh" "$tmp/adapt" >"$tmp/adapt.md"
+check "a header and five cases" test "$(grep -c '^| ' "$tmp/adapt.md")" = 6
+check "8 GPUs, no change: ranges over alpha 0.1-0.5, 0.55 and 1.0 left out" grep -q '^| 8 GPUs, 0.3, no change .* | +3.8 to +4.8 | +0.6 to +2.1 | +0.5 to +3.5 |$' "$tmp/adapt.md"
+check "8 GPUs redrawn: the per-GPU margin bold, 3.65 points shown +3.7" grep -q '^| 8 GPUs, 0.3 redrawn .* | +3.7 to +4.2 | \*\*+3.1 to +3.7\*\* | −1.2 to +1.2 |$' "$tmp/adapt.md"
+check "64 GPUs: alpha <= 0.3 only (0.5's negative margins out)" grep -q '^| 64 GPUs, 0.3 redrawn at 600 s | +4.1 to +4.1 (α ≤ 0.3) | \*\*+4.5 to +4.5\*\* (α ≤ 0.3) | −4.0 to −0.8 |$' "$tmp/adapt.md"
+rm "$tmp/adapt/caps-caps-adapt-pipeline-a100x64.json"
+bash "$src/scripts/caps_adapt_table.sh" "$tmp/adapt" >/dev/null 2>"$tmp/e"; rc=$?
+check "caps_adapt_table.sh: a missing JSON is exit 1, naming it" sh -c "test $rc = 1 && grep -q 'caps-caps-adapt-pipeline-a100x64.json missing' '$tmp/e'"
+bash "$src/scripts/caps_adapt_table.sh" "$tmp/nowhere" >/dev/null 2>&1; rc=$?
+check "caps_adapt_table.sh: no such directory is exit 2" test "$rc" = 2
 finish results_tables
