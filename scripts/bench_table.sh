@@ -6,12 +6,14 @@
 # count. Wall-clock: the figures move with the machine's load, which the block states. Part of
 # `make results-all` (scripts/results.sh splices it between the bench-engines markers).
 # Needs what `make bench-deps` installs (python3-pandas; DuckDB and Polars in bench/node_modules).
-#   scripts/bench_table.sh FLEXWATT_BIN ANALYZE_BENCH_BIN
+# With FLOOR_MD it also writes there the parse-floor table of the same run (parse_floor's lines,
+# then one BM_AnalysisOnly run of ANALYZE_BENCH_BIN; scripts/parse_floor_table.sh).
+#   scripts/bench_table.sh FLEXWATT_BIN ANALYZE_BENCH_BIN [FLOOR_MD]
 # Exit 2 on bad arguments, 1 when a dependency is missing or the bench fails (counts differ).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# = 2 ] || { echo "usage: scripts/bench_table.sh FLEXWATT_BIN ANALYZE_BENCH_BIN" >&2; exit 2; }
-bin=$1 bench=$2
+[ $# = 2 ] || [ $# = 3 ] || { echo "usage: scripts/bench_table.sh FLEXWATT_BIN ANALYZE_BENCH_BIN [FLOOR_MD]" >&2; exit 2; }
+bin=$1 bench=$2 floor_md=${3:-}
 [ -x "$bin" ] || { echo "bench_table.sh: $bin is not an executable" >&2; exit 2; }
 [ -x "$bench" ] || { echo "bench_table.sh: $bench is not an executable" >&2; exit 2; }
 py=/usr/bin/python3
@@ -22,6 +24,11 @@ polars_v=$(jq -r .version bench/node_modules/nodejs-polars/package.json 2>/dev/n
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$py" bench/analyze_vs_pandas.py "$bin" "$bench" >"$tmp/out.txt" 2>"$tmp/err.txt" ||
   { echo "bench_table.sh: bench/analyze_vs_pandas.py failed:" >&2; tail -5 "$tmp/out.txt" "$tmp/err.txt" >&2; exit 1; }
+if [ -n "$floor_md" ]; then
+  "$bench" --benchmark_filter=BM_AnalysisOnly --benchmark_format=json >"$tmp/ao.json" 2>"$tmp/ao.err" ||
+    { echo "bench_table.sh: $bench --benchmark_filter=BM_AnalysisOnly failed" >&2; exit 1; }
+  bash scripts/parse_floor_table.sh "$tmp/out.txt" "$tmp/ao.json" >"$floor_md"
+fi
 before=$(sed -n 's/.*load average before \([0-9.]*\).*/\1/p' "$tmp/out.txt")
 after=$(sed -n 's/.*load average after \([0-9.]*\).*/\1/p' "$tmp/out.txt")
 trace=$(sed -n 's/^trace: [^(]*(\([0-9]*\) rows, \([0-9]*\) MB).*/\1 rows, \2 MB/p' "$tmp/out.txt")

@@ -479,9 +479,10 @@ caps_targets_results() {
 # bench/analyze_vs_pandas.py (scripts/bench_table.sh; a few minutes; make bench-deps first).
 bench_results() {
   echo "results: bench (analyze against pandas, DuckDB and Polars)" >&2
-  bash scripts/bench_table.sh "$bin" "$(dirname "$bin")/bench/analyze_bench" >"$tmp/bench.md" ||
+  bash scripts/bench_table.sh "$bin" "$(dirname "$bin")/bench/analyze_bench" "$tmp/bench-floor.md" >"$tmp/bench.md" ||
     { echo "results: bench failed (docs/analysis.md left as it was)" >&2; exit 1; }
   splice docs/analysis.md bench-engines "$tmp/bench.md"
+  splice docs/analysis.md bench-floor "$tmp/bench-floor.md"  # evid (issue 25): the parse-floor table
 }
 # fleet_faults_results: docs/fleet.md's fault-campaign summary from one campaign
 # (scripts/fleet_faults_table.sh: TLS + auth etcd, 2 coordinators, 4 simulated agents; about

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
-# bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh):
+# bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -143,4 +143,26 @@ bash "$src/scripts/caps_adapt_table.sh" "$tmp/adapt" >/dev/null 2>"$tmp/e"; rc=$
 check "caps_adapt_table.sh: a missing JSON is exit 1, naming it" sh -c "test $rc = 1 && grep -q 'caps-caps-adapt-pipeline-a100x64.json missing' '$tmp/e'"
 bash "$src/scripts/caps_adapt_table.sh" "$tmp/nowhere" >/dev/null 2>&1; rc=$?
 check "caps_adapt_table.sh: no such directory is exit 2" test "$rc" = 2
+# parse_floor_table.sh on a canned bench/analyze_vs_pandas.py output and BM_AnalysisOnly JSON.
+cat >"$tmp/bench-out.txt" <<'EOF'
+trace: /tmp/flexwatt_bench/10000000/gpus.csv (10000000 rows, 599 MB), budget 4400.0 W on the node; 2 CPUs, load average before 1.40 1.00 0.90
+flexwatt analyze (default):        0.280 s    35.71 M rows/s  CPU 0.527 s
+pandas:                            1.954 s     5.12 M rows/s  CPU 1.900 s
+parse floor, one thread, 10000000 rows (1 lines not taken), best of 3:
+  split only (no power/energy conversion): 0.098 s    9.8 ns/row
+  split + scalar conversion (the reader's): 0.212 s   21.2 ns/row
+  split + 8-digit SWAR conversion:          0.269 s   26.9 ns/row
+  scalar and SWAR columns identical: yes
+EOF
+echo '{"benchmarks": [{"name": "BM_AnalysisOnly/iterations:3/real_time", "run_name": "BM_AnalysisOnly/iterations:3/real_time", "real_time": 158.0, "time_unit": "ms"}]}' >"$tmp/ao.json"
+check "parse_floor_table.sh runs" bash "$src/scripts/parse_floor_table.sh" "$tmp/bench-out.txt" "$tmp/ao.json" >"$tmp/floor.md"
+check "the scalar conversion row" grep -q "^| split + the reader's number conversion | 0.212 s (21.2 ns a row) |$" "$tmp/floor.md"
+check "the SWAR row says whether its columns were identical" grep -q '^| split + an 8-digit SWAR conversion (same values, checked: yes) | 0.269 s (26.9 ns a row) |$' "$tmp/floor.md"
+check "the analysis alone: 158 ms over 10 M rows is 15.8 ns a row" grep -q '^| the analysis alone (`BM_AnalysisOnly`) | 0.158 s (15.8 ns a row) |$' "$tmp/floor.md"
+check "analyze's and pandas' CPU" sh -c "grep -q '| 0.527 s (two threads) |\$' '$tmp/floor.md' && grep -q '^| pandas, CPU (wall) | 1.900 s (1.954 s) |\$' '$tmp/floor.md'"
+grep -v '^  split + 8-digit' "$tmp/bench-out.txt" >"$tmp/bench-out-bad.txt"
+bash "$src/scripts/parse_floor_table.sh" "$tmp/bench-out-bad.txt" "$tmp/ao.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "parse_floor_table.sh: an output without the SWAR line is exit 2, naming it" sh -c "test $rc = 2 && grep -q 'no line .split + 8-digit SWAR' '$tmp/e'"
+bash "$src/scripts/parse_floor_table.sh" "$tmp/bench-out.txt" "$tmp/nowhere.json" >/dev/null 2>&1; rc=$?
+check "parse_floor_table.sh: a missing JSON is exit 1" test "$rc" = 1
 finish results_tables
