@@ -529,6 +529,50 @@ caps_adapt_results() {
   splice docs/caps.md caps-adapt "$tmp/caps-adapt.md"
 }
 caps_adapt_results
+# bench_timing_results: the benchmark timings of docs/control.md (mpc), docs/flexibility.md
+# (allocation), docs/caps.md (capnet) from one run of each bench (scripts/bench_timings.py;
+# about 15 s); with --all also docs/agent-api.md's current agent (agent_bench: 3 endpoints x 3 s
+# and a 20 s slowloris) and docs/control.md's look-ahead cost (two evals, about 2 min).
+bench_timing_results() {
+  local b kind benchdir la spec t0 c0 t1 c1 runs
+  benchdir=$(dirname "$bin")/bench
+  for b in "mpc|mpc_bench|control.md" "allocation|allocation_bench|flexibility.md" "capnet|capnet_bench|caps.md"; do
+    IFS='|' read -r kind b doc <<<"$b"
+    echo "results: bench $b" >&2
+    "$benchdir/$b" --benchmark_format=json >"$tmp/bench-$kind.json" 2>"$tmp/bench-$kind.err" &&
+      python3 scripts/bench_timings.py "$kind" "$tmp/bench-$kind.json" >"$tmp/bench-$kind.md" ||
+      { echo "results: bench $b failed (docs/$doc left as it was)" >&2; exit 1; }
+    splice "docs/$doc" "bench-$kind" "$tmp/bench-$kind.md"
+  done
+  [ "$all" = 1 ] || return 0
+  echo "results: agent_bench (about 30 s)" >&2
+  la=$(cut -d' ' -f1 /proc/loadavg)
+  "$benchdir/agent_bench" --clients 8 --seconds 3 --json >"$tmp/agent-clients.json" &&
+    "$benchdir/agent_bench" --slowloris 40 --seconds 20 --json >"$tmp/agent-slow.json" &&
+    jq -n --argjson la "$la" --slurpfile c "$tmp/agent-clients.json" --slurpfile s "$tmp/agent-slow.json" \
+      '{load_avg: $la, clients: $c[0], slowloris: $s[0]}' >"$tmp/bench-agent.json" &&
+    python3 scripts/bench_timings.py agent "$tmp/bench-agent.json" >"$tmp/bench-agent.md" ||
+    { echo "results: agent_bench failed (docs/agent-api.md left as it was)" >&2; exit 1; }
+  splice docs/agent-api.md bench-agent "$tmp/bench-agent.md"
+  echo "results: look-ahead cost (two evals, about 2 min)" >&2
+  la=$(cut -d' ' -f1 /proc/loadavg) runs=()
+  for spec in lookahead lookahead:fixed_candidates=0; do
+    # wall from the clock, CPU from this shell's children (user + system) before and after
+    t0=$(date +%s.%N) c0=$(awk '{print $16 + $17}' /proc/$$/stat)
+    "$bin" eval scenarios/grpo-7b-a100.yaml --seeds 5 --threads 1 --controllers "$spec" \
+      --json-out "$tmp/la-$spec.json" >/dev/null 2>"$tmp/la.err" ||
+      { echo "results: eval $spec failed (docs/control.md left as it was)" >&2; exit 1; }
+    t1=$(date +%s.%N) c1=$(awk '{print $16 + $17}' /proc/$$/stat)
+    runs+=("$(jq -c --arg s "$spec" --argjson w "$(echo "$t1 - $t0" | bc)" \
+      --argjson c "$(echo "($c1 - $c0) / $(getconf CLK_TCK)" | bc -l)" \
+      '{spec: $s, wall_s: $w, cpu_s: $c, eval: .}' "$tmp/la-$spec.json")")
+  done
+  printf '%s\n' "${runs[@]}" | jq -s --argjson la "$la" '{load_avg: $la, runs: .}' >"$tmp/bench-lookahead.json"
+  python3 scripts/bench_timings.py lookahead "$tmp/bench-lookahead.json" >"$tmp/bench-lookahead.md" ||
+    { echo "results: look-ahead cost table failed (docs/control.md left as it was)" >&2; exit 1; }
+  splice docs/control.md bench-lookahead "$tmp/bench-lookahead.md"
+}
+bench_timing_results
 # ---- evid — end ----
 # results-all only (a plain run leaves these tables as the last results-all wrote them).
 if [ "$all" = 1 ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
-# bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh):
+# bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
+# bench_timings.py):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -165,4 +166,35 @@ bash "$src/scripts/parse_floor_table.sh" "$tmp/bench-out-bad.txt" "$tmp/ao.json"
 check "parse_floor_table.sh: an output without the SWAR line is exit 2, naming it" sh -c "test $rc = 2 && grep -q 'no line .split + 8-digit SWAR' '$tmp/e'"
 bash "$src/scripts/parse_floor_table.sh" "$tmp/bench-out.txt" "$tmp/nowhere.json" >/dev/null 2>&1; rc=$?
 check "parse_floor_table.sh: a missing JSON is exit 1" test "$rc" = 1
+# bench_timings.py on canned Google Benchmark / agent_bench / eval JSON.
+gb() {  # NAME REAL CPU UNIT [LABEL]...: one benchmarks array entry per 4 or 5 fields
+  printf '{"name": "%s", "run_name": "%s", "real_time": %s, "cpu_time": %s, "time_unit": "%s", "label": "%s"}' "$1" "$1" "$2" "$3" "$4" "${5:-}"
+}
+printf '{"context": {"load_avg": [3.5], "num_cpus": 2}, "benchmarks": [%s, %s, %s]}' \
+  "$(gb BM_MpcDecision 0.3 0.29 us)" "$(gb BM_MpcRefit 11 11 us)" "$(gb BM_MpcReplan/iterations:5 168 160 ms)" >"$tmp/mpc.json"
+check "bench_timings.py mpc runs" python3 "$src/scripts/bench_timings.py" mpc "$tmp/mpc.json" >"$tmp/mpc.md"
+check "mpc: the replan, and amortised over 1200 decisions (168 ms / 1200 + 0.3 us = 140 us)" sh -c \
+  "grep -q '^| a whole replan (refit and search) | 168 ms | 160 ms |\$' '$tmp/mpc.md' && grep -q '| 140 µs | 134 µs |\$' '$tmp/mpc.md'"
+check "mpc: the load average stated" grep -q 'load average 3.50, 2 CPUs' "$tmp/mpc.md"
+printf '{"benchmarks": [%s, %s]}' "$(gb BM_Allocate/4/1 155 150 us 'optimal concave (100 jobs, 30 % cut)')" \
+  "$(gb BM_Allocate/4/0 1100 1000 us 'optimal non-concave (100 jobs, 30 % cut)')" >"$tmp/alloc.json"
+check "bench_timings.py allocation: one row per method, both curve kinds" sh -c \
+  "python3 '$src/scripts/bench_timings.py' allocation '$tmp/alloc.json' | grep -q '^| optimal | 155 µs | 1.1 ms | 150 µs / 1 ms |\$'"
+printf '{"benchmarks": [%s, %s]}' "$(gb BM_CapNetDecide64 67800 60000 ns)" "$(gb BM_CapNetOnlineDecide64 7000 2200 ns)" >"$tmp/capnet.json"
+check "bench_timings.py capnet: the target judged on CPU (60 us: missed, 2.2 us: met)" sh -c \
+  "python3 '$src/scripts/bench_timings.py' capnet '$tmp/capnet.json' >'$tmp/capnet.md' && grep -q '| 67.8 µs | 60 µs | \*\*missed\*\* |\$' '$tmp/capnet.md' && grep -q '| 7 µs | 2.2 µs | met |\$' '$tmp/capnet.md'"
+jq -n '{load_avg: 2.0, clients: {clients: 8, seconds: 3, endpoints: [{endpoint: "GET /v1/status", requests_per_s: 61799.4, p50_ms: 0.116, p99_ms: 0.427, max_ms: 3, errors: 0}]},
+  slowloris: {idle_connections: 40, trickling_connections: 40, seconds: 20, probes: 397, probes_ok: 397, probes_failed: 0, probe_p50_ms: 0.2, probe_p99_ms: 3.2, probe_max_ms: 5.2}}' >"$tmp/agent.json"
+check "bench_timings.py agent: the endpoint and the slowloris rows" sh -c \
+  "python3 '$src/scripts/bench_timings.py' agent '$tmp/agent.json' >'$tmp/agent.md' && grep -q '^| GET /v1/status | 61,799 | 0.116 | 0.427 | 3.000 | 0 |\$' '$tmp/agent.md' && grep -q '^| 40 + 40 | 397 | 397 | 0 | 0.2 | 3.2 | 5.2 |\$' '$tmp/agent.md'"
+jq -n '{load_avg: 2.0, runs: [{spec: "lookahead", wall_s: 45.3, cpu_s: 44.31, eval: {controllers: [{progress: {completed_step_tokens: {mean: 143880.4}}, violation_rate_offsets: {rate: {mean: 0.0474}}}]}}]}' >"$tmp/la.json"
+check "bench_timings.py lookahead: wall, CPU, tokens, violations" sh -c \
+  "python3 '$src/scripts/bench_timings.py' lookahead '$tmp/la.json' | grep -q '^| \`lookahead\` | 45.3 s | 44.3 s | 143,880 | 4.74 % |\$'"
+python3 "$src/scripts/bench_timings.py" bogus "$tmp/mpc.json" >/dev/null 2>&1; rc=$?
+check "bench_timings.py: an unknown KIND is exit 2" test "$rc" = 2
+python3 "$src/scripts/bench_timings.py" mpc "$tmp/nowhere.json" >/dev/null 2>&1; rc=$?
+check "bench_timings.py: a missing JSON is exit 1" test "$rc" = 1
+printf '{"benchmarks": [%s]}' "$(gb BM_MpcDecision 0.3 0.29 us)" >"$tmp/mpc-bad.json"
+python3 "$src/scripts/bench_timings.py" mpc "$tmp/mpc-bad.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "bench_timings.py: a bench without BM_MpcRefit is exit 2, naming it" sh -c "test $rc = 2 && grep -q 'no benchmark BM_MpcRefit' '$tmp/e'"
 finish results_tables
