@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
 # bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
-# bench_timings.py):
+# bench_timings.py, results_summary.py):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -197,4 +197,12 @@ check "bench_timings.py: a missing JSON is exit 1" test "$rc" = 1
 printf '{"benchmarks": [%s]}' "$(gb BM_MpcDecision 0.3 0.29 us)" >"$tmp/mpc-bad.json"
 python3 "$src/scripts/bench_timings.py" mpc "$tmp/mpc-bad.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "bench_timings.py: a bench without BM_MpcRefit is exit 2, naming it" sh -c "test $rc = 2 && grep -q 'no benchmark BM_MpcRefit' '$tmp/e'"
+# results_summary.py on the repository's docs/results.md: one table per scenario, every row
+# against its reference; a missing file exit 1, two arguments exit 2.
+check "results_summary.py reads docs/results.md" python3 "$src/scripts/results_summary.py" "$src/docs/results.md" >"$tmp/summary.md"
+check "... with the fleet run's fleet row against its joint reference" grep -q '^| `fleet` | `static:knob=gen_concurrency+caps` |' "$tmp/summary.md"
+python3 "$src/scripts/results_summary.py" "$tmp/nowhere.md" >/dev/null 2>&1; rc=$?
+check "results_summary.py: a missing file is exit 1" test "$rc" = 1
+python3 "$src/scripts/results_summary.py" a b >/dev/null 2>&1; rc=$?
+check "results_summary.py: two arguments is exit 2" test "$rc" = 2
 finish results_tables
