@@ -14,6 +14,7 @@ set -euo pipefail
 dir=$1
 [ -d "$dir" ] || { echo "caps_adapt_table.sh: $dir is not a directory" >&2; exit 2; }
 command -v jq >/dev/null || { echo "caps_adapt_table.sh: jq not installed" >&2; exit 1; }
+err=$(mktemp); trap 'rm -f "$err"' EXIT
 echo "| case (command below) | capnet vs uniform frontier | capnet vs per-GPU static frontier | per-GPU static vs uniform |"
 echo "|---|---|---|---|"
 # name|label|largest alpha in the range|bold the per-GPU margin (a change mid-run)
@@ -37,6 +38,6 @@ for c in "caps-pipeline-imbalance-a100x8|8 GPUs, 0.3, no change (\`caps-pipeline
         (if $amax < 0.5 then " (α ≤ \($amax))" else "" end) as $q
         | range([$cn[].margin_vs_per_gpu]) as $p
         | "| \($l) | \(range([$cn[].margin_vs_uniform]))\($q) | \(if $bold == "bold" then "**\($p)**" else $p end)\($q) | \(range([$pg[].margin_vs_uniform])) |"
-      end' "$f" 2>"$dir/.adapt.err" ||
-    { echo "caps_adapt_table.sh: $f: $(tail -1 "$dir/.adapt.err")" >&2; exit 1; }
+      end' "$f" 2>"$err" ||
+    { echo "caps_adapt_table.sh: $f: $(tail -1 "$err")" >&2; exit 1; }
 done

@@ -517,11 +517,11 @@ caps_adapt_results() {
     echo "results: $name" >&2
     if [ "$name" = caps-adapt-balanced-to-0.4-a100x8 ]; then
       "$bin" caps scenarios/caps-adapt-pipeline-a100x8.yaml --seeds 5 --policies "$pol" --threads 2 --json \
-        --set 'jobs.0.hetero={imbalance: 0, change_at_s: 600, imbalance_after: 0.4}' >"$tmp/caps-caps-$name.json"
+        --set 'jobs.0.hetero={imbalance: 0, change_at_s: 600, imbalance_after: 0.4}' >"$tmp/caps-$name.json"
     else
       # shellcheck disable=SC2086
       "$bin" caps scenarios/caps-adapt-pipeline-a100x8.yaml --seeds 5 --policies "$pol" --threads 2 --json \
-        $set >"$tmp/caps-caps-$name.json"
+        $set >"$tmp/caps-$name.json"
     fi || { echo "results: $name failed (docs/caps.md left as it was)" >&2; exit 1; }
   done
   bash scripts/caps_adapt_table.sh "$tmp" >"$tmp/caps-adapt.md" ||
