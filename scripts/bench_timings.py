@@ -153,7 +153,8 @@ def lookahead(d, path):
         die(2, f"{path}: runs is empty")
     print(f"One run each, 5 seeds × 1800 s of the simulated 7B job ({load_line(d, path)}):")
     print()
-    print("| `flexwatt eval scenarios/grpo-7b-a100.yaml --seeds 5 --controllers SPEC` | wall | CPU | step tokens | viol (offset mean) |")
+    print("| `flexwatt eval scenarios/grpo-7b-a100.yaml --seeds 5 --threads 1 --controllers SPEC` | wall | CPU | "
+          "step tokens | viol (offset mean) |")
     print("|---|---|---|---|---|")
     for r in runs:
         tok = need(r, path, "eval", "controllers", 0, "progress", "completed_step_tokens", "mean")

@@ -554,7 +554,7 @@ bench_timing_results() {
     python3 scripts/bench_timings.py agent "$tmp/bench-agent.json" >"$tmp/bench-agent.md" ||
     { echo "results: agent_bench failed (docs/agent-api.md left as it was)" >&2; exit 1; }
   splice docs/agent-api.md bench-agent "$tmp/bench-agent.md"
-  echo "results: look-ahead cost (two evals, about 2 min)" >&2
+  echo "results: look-ahead cost (two evals, about 5 min)" >&2
   la=$(cut -d' ' -f1 /proc/loadavg) runs=()
   for spec in lookahead lookahead:fixed_candidates=0; do
     # wall from the clock, CPU from this shell's children (user + system) before and after
