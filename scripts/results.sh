@@ -532,7 +532,8 @@ caps_adapt_results
 # bench_timing_results: the benchmark timings of docs/control.md (mpc), docs/flexibility.md
 # (allocation), docs/caps.md (capnet) from one run of each bench (scripts/bench_timings.py;
 # about 15 s); with --all also docs/agent-api.md's current agent (agent_bench: 3 endpoints x 3 s
-# and a 20 s slowloris) and docs/control.md's look-ahead cost (two evals, about 2 min).
+# and a 20 s slowloris) and docs/control.md's look-ahead cost (two evals of 5 x 1800 s on one
+# thread: ~5 min at load 9).
 bench_timing_results() {
   local b kind benchdir la spec t0 c0 t1 c1 runs
   benchdir=$(dirname "$bin")/bench
