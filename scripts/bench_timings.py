@@ -6,7 +6,7 @@ machine's load: every table says the load average its bench saw.
 
 Usage: scripts/bench_timings.py KIND JSON
   mpc         build/bench/mpc_bench --benchmark_format=json (BM_MpcDecision, BM_MpcRefit, BM_MpcReplan)
-  allocation  build/bench/allocation_bench --benchmark_format=json (BM_Allocate, 5 methods x 2 curve kinds)
+  allocation  build/bench/allocation_bench --benchmark_format=json (BM_Allocate, every method x 2 curve kinds)
   capnet      build/bench/capnet_bench --benchmark_format=json (BM_CapNetDecide64, BM_CapNetOnlineDecide64)
   agent       {"load_avg": L, "clients": agent_bench --json, "slowloris": agent_bench --slowloris N --json}
   lookahead   {"load_avg": L, "runs": [{"spec", "wall_s", "cpu_s", "eval": eval --json-out}]}

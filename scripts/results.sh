@@ -529,6 +529,10 @@ caps_adapt_results() {
   splice docs/caps.md caps-adapt "$tmp/caps-adapt.md"
 }
 caps_adapt_results
+# docs/caps.md's training table from the shipped capnet policies' logs (instant).
+python3 scripts/capnet_training_table.py policies >"$tmp/caps-training.md" ||
+  { echo "results: capnet training table failed (docs/caps.md left as it was)" >&2; exit 1; }
+splice docs/caps.md caps-training "$tmp/caps-training.md"
 # bench_timing_results: the benchmark timings of docs/control.md (mpc), docs/flexibility.md
 # (allocation), docs/caps.md (capnet) from one run of each bench (scripts/bench_timings.py;
 # about 15 s); with --all also docs/agent-api.md's current agent (agent_bench: 3 endpoints x 3 s

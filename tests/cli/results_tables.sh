@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
 # bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
-# bench_timings.py, results_summary.py):
+# bench_timings.py, results_summary.py, capnet_training_table.py):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -205,4 +205,18 @@ python3 "$src/scripts/results_summary.py" "$tmp/nowhere.md" >/dev/null 2>&1; rc=
 check "results_summary.py: a missing file is exit 1" test "$rc" = 1
 python3 "$src/scripts/results_summary.py" a b >/dev/null 2>&1; rc=$?
 check "results_summary.py: two arguments is exit 2" test "$rc" = 2
+# capnet_training_table.py on two canned training logs: the best validation iteration (the
+# first of equal scores), the iterations and the wall time; a bad number exit 2 naming the
+# line, no log exit 1.
+mkdir -p "$tmp/pol" "$tmp/nopol"
+printf 'iteration,mean_reward,best_member_reward,validation,wall_s\n1,0,0,,1.5\n10,0,0,0.0100,12\n20,0,0,0.0300,24\n30,0,0,0.0300,36\n40,0,0,0.0200,47.6\n' >"$tmp/pol/capnet-a100-alpha0.2.train.csv"
+printf 'iteration,mean_reward,best_member_reward,validation,wall_s\n10,0,0,0.0500,10\n' >"$tmp/pol/capnet-a100-alpha0.10.train.csv"
+check "capnet_training_table.py runs" python3 "$src/scripts/capnet_training_table.py" "$tmp/pol" >"$tmp/ct.md"
+check "the first best validation iteration, the iterations, the wall" grep -q '^| `capnet-a100-alpha0.2.json` | 0.2 | 20 | 0.0300 | 40 | 48 s |$' "$tmp/ct.md"
+check "rows in the order of alpha" sh -c "grep '^| .capnet' '$tmp/ct.md' | head -1 | grep -q 'alpha0.10'"
+printf 'iteration,mean_reward,best_member_reward,validation,wall_s\n1,0,0,x,1\n' >"$tmp/pol/capnet-a100-alpha0.3.train.csv"
+python3 "$src/scripts/capnet_training_table.py" "$tmp/pol" >/dev/null 2>"$tmp/e"; rc=$?
+check "capnet_training_table.py: a bad number is exit 2, naming the line" sh -c "test $rc = 2 && grep -q 'alpha0.3.train.csv:2:' '$tmp/e'"
+python3 "$src/scripts/capnet_training_table.py" "$tmp/nopol" >/dev/null 2>&1; rc=$?
+check "capnet_training_table.py: no log is exit 1" test "$rc" = 1
 finish results_tables
