@@ -533,6 +533,15 @@ caps_adapt_results
 python3 scripts/capnet_training_table.py policies >"$tmp/caps-training.md" ||
   { echo "results: capnet training table failed (docs/caps.md left as it was)" >&2; exit 1; }
 splice docs/caps.md caps-training "$tmp/caps-training.md"
+# docs/operators.md's knob-authority tables (flexwatt authority, under a second each).
+for r in "72b|grpo-72b-a100x4|" "72b-rollout|grpo-72b-a100x4-rollout|0.15-0.25" "7b|grpo-7b-a100|"; do
+  IFS='|' read -r name sc band <<<"$r"
+  # shellcheck disable=SC2086
+  "$bin" authority "scenarios/$sc.yaml" --json >"$tmp/authority-$name.json" &&
+    bash scripts/authority_table.sh "$tmp/authority-$name.json" $band >"$tmp/authority-$name.md" ||
+    { echo "results: authority $sc failed (docs/operators.md left as it was)" >&2; exit 1; }
+  splice docs/operators.md "authority-$name" "$tmp/authority-$name.md"
+done
 # bench_timing_results: the benchmark timings of docs/control.md (mpc), docs/flexibility.md
 # (allocation), docs/caps.md (capnet) from one run of each bench (scripts/bench_timings.py;
 # about 15 s); with --all also docs/agent-api.md's current agent (agent_bench: 3 endpoints x 3 s

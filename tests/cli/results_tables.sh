@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
 # bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
-# bench_timings.py, results_summary.py, capnet_training_table.py):
+# bench_timings.py, results_summary.py, capnet_training_table.py, authority_table.sh):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -219,4 +219,18 @@ python3 "$src/scripts/capnet_training_table.py" "$tmp/pol" >/dev/null 2>"$tmp/e"
 check "capnet_training_table.py: a bad number is exit 2, naming the line" sh -c "test $rc = 2 && grep -q 'alpha0.3.train.csv:2:' '$tmp/e'"
 python3 "$src/scripts/capnet_training_table.py" "$tmp/nopol" >/dev/null 2>&1; rc=$?
 check "capnet_training_table.py: no log is exit 1" test "$rc" = 1
+# authority_table.sh on a canned `flexwatt authority --json`: the swings, the ratio, the band.
+jq -n '{scenario: "s", job_gpus: 4, seed: 1, duration_s: 1800, knobs: [
+  {knob: "gen_concurrency", has_authority: true, mean_power_swing: 0.174, peak_window_swing: 0.201, peak_sample_swing: 0.011, throughput_ratio: 4.972, settings: [{value: 2}, {value: 16}]},
+  {knob: "group_size", has_authority: false, mean_power_swing: 0.031, peak_window_swing: 0.028, peak_sample_swing: 0.019, throughput_ratio: 1.18, settings: [{value: 2}, {value: 16}]}]}' >"$tmp/auth.json"
+check "authority_table.sh: a knob's range, swings, ratio and authority" sh -c \
+  "bash '$src/scripts/authority_table.sh' '$tmp/auth.json' | grep -q '^| gen_concurrency (2..16) | 17.4 % | 20.1 % | 1.1 % | 4.97× | yes |\$'"
+check "authority_table.sh: 17.4 % inside 15-25 %: met" sh -c \
+  "bash '$src/scripts/authority_table.sh' '$tmp/auth.json' 0.15-0.25 | grep -q '^| gen_concurrency .* | yes | met |\$'"
+check "authority_table.sh: outside 0.20-0.25: missed" sh -c \
+  "bash '$src/scripts/authority_table.sh' '$tmp/auth.json' 0.20-0.25 | grep -q '| yes | \*\*missed\*\* |\$'"
+bash "$src/scripts/authority_table.sh" "$tmp/auth.json" 15-25 >/dev/null 2>&1; rc=$?
+check "authority_table.sh: a band in percent, not fractions, is exit 2" test "$rc" = 2
+bash "$src/scripts/authority_table.sh" "$tmp/nowhere.json" >/dev/null 2>&1; rc=$?
+check "authority_table.sh: a missing JSON is exit 1" test "$rc" = 1
 finish results_tables
