@@ -548,7 +548,7 @@ done
 # and a 20 s slowloris) and docs/control.md's look-ahead cost (two evals of 5 x 1800 s on one
 # thread: ~5 min at load 9).
 bench_timing_results() {
-  local b kind benchdir la spec t0 c0 t1 c1 runs
+  local b kind doc benchdir la spec t0 c0 t1 c1 runs
   benchdir=$(dirname "$bin")/bench
   for b in "mpc|mpc_bench|control.md" "allocation|allocation_bench|flexibility.md" "capnet|capnet_bench|caps.md"; do
     IFS='|' read -r kind b doc <<<"$b"
