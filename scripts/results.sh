@@ -542,15 +542,17 @@ for r in "72b|grpo-72b-a100x4|" "72b-rollout|grpo-72b-a100x4-rollout|0.15-0.25" 
     { echo "results: authority $sc failed (docs/operators.md left as it was)" >&2; exit 1; }
   splice docs/operators.md "authority-$name" "$tmp/authority-$name.md"
 done
-# bench_timing_results: the benchmark timings of docs/control.md (mpc), docs/flexibility.md
-# (allocation), docs/caps.md (capnet) from one run of each bench (scripts/bench_timings.py;
-# about 15 s); with --all also docs/agent-api.md's current agent (agent_bench: 3 endpoints x 3 s
-# and a 20 s slowloris) and docs/control.md's look-ahead cost (two evals of 5 x 1800 s on one
-# thread: ~5 min at load 9).
+# bench_timing_results: the benchmark timings of docs/caps.md (capnet_bench, ~5 s) from one run
+# (scripts/bench_timings.py); with --all also docs/control.md's mpc_bench (~70 s at load 7) and
+# docs/flexibility.md's allocation_bench (~30 s), docs/agent-api.md's current agent (agent_bench:
+# 3 endpoints x 3 s and a 20 s slowloris) and docs/control.md's look-ahead cost (two evals of
+# 5 x 1800 s on one thread: ~5 min at load 9).
 bench_timing_results() {
   local b kind doc benchdir la spec t0 c0 t1 c1 runs
   benchdir=$(dirname "$bin")/bench
-  for b in "mpc|mpc_bench|control.md" "allocation|allocation_bench|flexibility.md" "capnet|capnet_bench|caps.md"; do
+  local list="capnet|capnet_bench|caps.md"
+  [ "$all" = 1 ] && list="$list mpc|mpc_bench|control.md allocation|allocation_bench|flexibility.md"
+  for b in $list; do
     IFS='|' read -r kind b doc <<<"$b"
     echo "results: bench $b" >&2
     "$benchdir/$b" --benchmark_format=json >"$tmp/bench-$kind.json" 2>"$tmp/bench-$kind.err" &&
