@@ -11,7 +11,7 @@ set -euo pipefail
 [ $# = 1 ] || [ $# = 2 ] || { echo "usage: scripts/authority_table.sh JSON [LOW-HIGH]" >&2; exit 2; }
 json=$1 band=${2:-}
 [ -f "$json" ] || { echo "authority_table.sh: $json: no such file" >&2; exit 1; }
-lo= hi=
+lo='' hi=''
 if [ -n "$band" ]; then
   [[ $band =~ ^(0?\.[0-9]+)-(0?\.[0-9]+)$ ]] || { echo "authority_table.sh: BAND '$band' is not LOW-HIGH (fractions)" >&2; exit 2; }
   lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
