@@ -542,6 +542,10 @@ for r in "72b|grpo-72b-a100x4|" "72b-rollout|grpo-72b-a100x4-rollout|0.15-0.25" 
     { echo "results: authority $sc failed (docs/operators.md left as it was)" >&2; exit 1; }
   splice docs/operators.md "authority-$name" "$tmp/authority-$name.md"
 done
+# docs/simulator.md's fit-cases table from test_sim's FitCases [fit-case] lines (under a second).
+python3 scripts/fit_cases_table.py "$(dirname "$bin")/tests/test_sim" >"$tmp/fit-cases.md" ||
+  { echo "results: fit cases failed (docs/simulator.md left as it was)" >&2; exit 1; }
+splice docs/simulator.md fit-cases "$tmp/fit-cases.md"
 # bench_timing_results: the benchmark timings of docs/caps.md (capnet_bench, ~5 s) from one run
 # (scripts/bench_timings.py); with --all also docs/control.md's mpc_bench (~70 s at load 7) and
 # docs/flexibility.md's allocation_bench (~30 s), docs/agent-api.md's current agent (agent_bench:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
 # bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
-# bench_timings.py, results_summary.py, capnet_training_table.py, authority_table.sh):
+# bench_timings.py, results_summary.py, capnet_training_table.py, authority_table.sh,
+# fit_cases_table.py):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -233,4 +234,31 @@ bash "$src/scripts/authority_table.sh" "$tmp/auth.json" 15-25 >/dev/null 2>&1; r
 check "authority_table.sh: a band in percent, not fractions, is exit 2" test "$rc" = 2
 bash "$src/scripts/authority_table.sh" "$tmp/nowhere.json" >/dev/null 2>&1; rc=$?
 check "authority_table.sh: a missing JSON is exit 1" test "$rc" = 1
+# fit_cases_table.py on canned [fit-case] lines: the twin against the log in per cent (log first),
+# the worst 'means above' error, the case's own figures; a case without its lines exit 2, no
+# file exit 1.
+{
+  for c in aperiodic periodic "two pause populations" "rare long pauses" setup light; do
+    echo "[fit-case] $c: mean 2000 vs 1980 W, p95 3000 vs 2991 W, peak30 3000 vs 3048 W"
+    for b in 3000 3100; do
+      for w in " 1" " 5" 30; do echo "[fit-case] $c: budget $b W, $w s means above: 0.100 vs 0.0${w// /}0"; done
+    done
+  done
+  echo "[fit-case] aperiodic: max acf 1-5 s 0.30 vs 0.23; node sd 66.7 vs 62.5 W"
+  echo "[fit-case] periodic: dominant period 3.00 vs 3.00 s"
+  echo "[fit-case] rare long: 27 regular every 29.1 s, 17.1 s; 2 long, 110.5 s, every 412 s"
+  echo "[fit-case] setup: span from 120 s, 27 low phases every 49.8 s"
+  echo "[fit-case] light: 3 low phases"
+  echo "[fit-case] mid-training start: every 38.8 s (true 40), jitter 0.039 (true 0.05)"
+} >"$tmp/fit.txt"
+check "fit_cases_table.py runs" python3 "$src/scripts/fit_cases_table.py" --from "$tmp/fit.txt" >"$tmp/fit.md"
+# mean -1.0 %, p95 -0.3 %, peak +1.6 %; worst error |0.100 - 0.010| = 0.090 (the 1 s windows).
+check "aperiodic: twin vs log, the worst error, acf and sd twin first" grep -q '^| aperiodic training .* | −1.0 % | −0.3 % | +1.6 % | 0.090 | max acf 1–5 s 0.23 (log 0.30), node sd 62.5 vs 66.7 W |$' "$tmp/fit.md"
+check "two populations: no other column" grep -q '^| two populations: .* | 0.090 | |$' "$tmp/fit.md"
+check "mid-training: the spacing and jitter" grep -q '| spacing 38.8 s (true 40), jitter 0.039 (true 0.05) |$' "$tmp/fit.md"
+grep -v 'light: 3 low' "$tmp/fit.txt" >"$tmp/fit-bad.txt"
+python3 "$src/scripts/fit_cases_table.py" --from "$tmp/fit-bad.txt" >/dev/null 2>"$tmp/e"; rc=$?
+check "fit_cases_table.py: a case without its line is exit 2, naming it" sh -c "test $rc = 2 && grep -q \"case 'light'\" '$tmp/e'"
+python3 "$src/scripts/fit_cases_table.py" --from "$tmp/nowhere.txt" >/dev/null 2>&1; rc=$?
+check "fit_cases_table.py: a missing file is exit 1" test "$rc" = 1
 finish results_tables
