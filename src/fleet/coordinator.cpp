@@ -385,6 +385,8 @@ bool Coordinator::round(const std::string& reason) {
     in.binding = line < in.site_w;
     in.pause_stagger_s = options_.pause_stagger_s;
     in.last_pause_change_unix_s = last_pause_change_s_;
+    // Pausing judges the feed-forward split (the curves' answer), not the integral's swing.
+    if (model) in.pause_split_w = std::clamp(site_loop_.base_w(), line, in.site_w);
   }
   const Plan plan = plan_split(in, *allocator_);
   if (plan.pause_changed) last_pause_change_s_ = in.now_unix_s;

@@ -98,6 +98,9 @@ void reclaim_idle(const PlanInput& in, const std::vector<NodeRecord>& nodes,
 // others through the allocator.
 std::vector<double> split_running(const PlanInput& in, const Allocator& allocator,
                                   const std::vector<NodeRecord>& nodes, double budget_w, Plan* p) {
+  // What pausing judges by: the same budget at the feed-forward split when given.
+  const double judged_w =
+      in.pause_split_w > 0 ? budget_w + (in.pause_split_w - p->split_w) : budget_w;
   const std::vector<CurveJob> jobs = curve_jobs(nodes);
   std::set<std::string> paused;
   for (const CurveJob& j : jobs) {
@@ -113,9 +116,9 @@ std::vector<double> split_running(const PlanInput& in, const Allocator& allocato
     const CurveJob* resume = nullptr;
     for (const CurveJob& j : jobs) {
       if (paused.count(j.id)) {
-        const bool fits = floors_w + 1.1 * (j.tier_floor_w - j.floor_w) <= budget_w;
+        const bool fits = floors_w + 1.1 * (j.tier_floor_w - j.floor_w) <= judged_w;
         if (!resume && (!in.binding || fits)) resume = &j;
-      } else if (j.pausable && in.binding && floors_w > budget_w + 1e-6) {
+      } else if (j.pausable && in.binding && floors_w > judged_w + 1e-6) {
         if (!pause || j.tier_min < pause->tier_min ||
             (j.tier_min == pause->tier_min && j.tier_floor_w > pause->tier_floor_w)) {
           pause = &j;

@@ -49,12 +49,14 @@
 //               others are split as above from what is left. At most one change per
 //               pause_stagger_s (since last_pause_change_unix_s): while binding, when the
 //               running jobs' tier floors (tier_floor_w) plus the paused jobs' floors exceed
-//               what is left to split, the pausable running job with the lowest tier_min
-//               (then the largest tier floor) pauses: the caps cannot reach the target above
-//               the tiers; a paused job resumes when its tier floor fits again with 10 %
-//               to spare, or once no event binds (binding false). Nothing bounds how long a
-//               job stays paused but the event (the replay's whole-run tier budget needs the
-//               jobs' progress, which the records do not carry).
+//               what is left to split at pause_split_w (the site loop's feed-forward split:
+//               where the curves draw the target, not the integral's swing with the duty
+//               cycles; 0: split_w) less the held shares and the joiner room, the pausable running
+//               job with the lowest tier_min (then the largest tier floor) pauses: the caps cannot
+//               reach the target above the tiers; a paused job resumes when its tier floor fits
+//               again with 10 % to spare, or once no event binds (binding false). Nothing bounds
+//               how long a job stays paused but the event (the replay's whole-run tier budget needs
+//               the jobs' progress, which the records do not carry).
 //   freed     = nodes with an off marker and no live record: their assignment is deleted.
 //   settling  = until settle_until_unix_s (expiry_s after this leader won its election), a
 //               live node without an assignment key from an earlier leader (none, or one
@@ -96,7 +98,8 @@ struct PlanInput {
   bool reclaim = true;         // see "reclaim" (the coordinator: false while the site loop tracks)
   double pause_stagger_s = 0;  // see "pausing" (0: no pausing; paused jobs stay paused)
   double last_pause_change_unix_s = -1e300;
-  bool binding = false;  // a grid event binds (pausing)
+  double pause_split_w = 0;  // see "pausing" (0: the split)
+  bool binding = false;      // a grid event binds (pausing)
 };
 
 struct Plan {

@@ -555,6 +555,13 @@ TEST(SplitPlan, PausesAPausableJobOnlyWhenTheTiersCannotReachTheTargetStaggered)
   off.assigned = in.assigned;
   q = plan_split(off, **made);
   EXPECT_TRUE(q.paused_jobs.empty());
+  // Pausing judges the feed-forward split when given (the curves reach the target above the
+  // tiers there; the split itself swings with the integral): no pause.
+  in = pause_input(deep, true);
+  in.pause_split_w = tiers_w + 500;
+  EXPECT_TRUE(plan_split(in, **made).paused_jobs.empty());
+  in.pause_split_w = deep;
+  EXPECT_EQ(plan_split(in, **made).paused_jobs, std::set<std::string>{"pt"});
   // Without pausing (stagger 0) nothing pauses however deep.
   in = pause_input(deep, true);
   in.pause_stagger_s = 0;
