@@ -12,6 +12,7 @@
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/text_file.hpp"
+#include "allocation/allocation.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/node_link.hpp"
 #include "fleet/sim/sim_node.hpp"
@@ -557,6 +558,25 @@ Json FleetSim::dr_report() const {
       curves[w] = a;
     }
     j["mix_curves"] = curves;
+    // What the jobs' own sweeps allow over the hold: the best split of the target's draw on
+    // their draw -> throughput curves (src/allocation, optimal), tiers as floors, weighted as
+    // above; exact tracking and a perfect plant.
+    std::vector<allocation::Job> req;
+    for (const FleetSimMixJob& m : mix_) {
+      allocation::Job a;
+      a.name = m.name;
+      for (const auto& p : mix_curves_.at(m.workload)) {
+        const double w = p.draw_w * m.nodes;
+        if (!a.curve.empty() && !(w > a.curve.back().power_w)) continue;
+        a.curve.push_back({w, std::max(1e-9, m.tier_min / weights * p.throughput_rel)});
+      }
+      a.max_slowdown = 1 - m.tier_min;
+      req.push_back(std::move(a));
+    }
+    const allocation::Allocation best =
+        allocation::allocate(req, target, allocation::Method::kOptimal);
+    j["hold_performance_at_target_on_curves"] = best.feasible ? Json(best.total_throughput)
+                                                              : Json(nullptr);
     return j;
   }
   int n = 0;
