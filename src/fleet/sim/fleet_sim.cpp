@@ -9,10 +9,10 @@
 #include <memory>
 #include <thread>
 
+#include "allocation/allocation.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/text_file.hpp"
-#include "allocation/allocation.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/node_link.hpp"
 #include "fleet/sim/sim_node.hpp"
@@ -575,8 +575,8 @@ Json FleetSim::dr_report() const {
     }
     const allocation::Allocation best =
         allocation::allocate(req, target, allocation::Method::kOptimal);
-    j["hold_performance_at_target_on_curves"] = best.feasible ? Json(best.total_throughput)
-                                                              : Json(nullptr);
+    j["hold_performance_at_target_on_curves"] =
+        best.feasible ? Json(best.total_throughput) : Json(nullptr);
     return j;
   }
   int n = 0;
