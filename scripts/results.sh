@@ -605,32 +605,33 @@ fi
 # ---- dr: demand response against the field demonstration (issue 28) ----
 # The replays of docs/flexibility.md ("flexwatt dr replay", seconds) on every run; the 64-node
 # event through the coordinators of docs/fleet.md ("demand response through the coordinator":
-# three fleet-sim runs of 8 minutes each on a real etcd, scripts/fleet_sim.sh) with --all only,
-# else that section of the last results-all is kept. The measured series are the field
-# demonstration's (../shared/data/emerald-phoenix).
+# five fleet-sim runs of 8 minutes each on a real etcd, scripts/fleet_sim.sh: the single job
+# open loop, integral only, curves; the APS job mix with the curves allocator, without and with
+# idle reclaim) with --all only, else that section of the last results-all is kept. The
+# measured series are the field demonstration's (../shared/data/emerald-phoenix).
 DR_DATA=${DR_DATA:-../shared/data/emerald-phoenix}
 dr_results() {
   local f label sc total extra
   echo "results: dr replay" >&2
   {
-    echo "| replay | minutes above target | mean over-cut | ramp down | weighted performance | every job ≥ tier | projection vs measured RMSE |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| replay | minutes above target | mean over-cut | ramp down | weighted performance | every job ≥ tier | projection vs measured RMSE | plant-model check: the field's per-job levels as actions, RMSE |"
+    echo "|---|---|---|---|---|---|---|---|"
   } >"$tmp/dr-replay.md"
-  for f in "APS 2025-05-01|scenarios/dr/aps-2025-05-01.yaml|aps_job_power_w.csv|--field-projection $DR_DATA/aps_projection_w.csv" \
+  for f in "APS 2025-05-01|scenarios/dr/aps-2025-05-01.yaml|aps_job_power_w.csv|--field-projection $DR_DATA/aps_projection_w.csv --field-actions $DR_DATA/aps_job_power_w.csv" \
            "CAISO re-enactment|scenarios/dr/caiso-reenactment.yaml|caiso_reenactment_total_w.csv|"; do
     IFS='|' read -r label sc total extra <<<"$f"
     # shellcheck disable=SC2086
     "$bin" dr replay "$sc" --measured-total "$DR_DATA/$total" $extra --json >"$tmp/dr.json"
     jq -r --arg l "$label" '
       def p(x): if x == null then "—" else "\(x * 10000 | round / 100) %" end;
-      "| \($l) | \(.minutes_above_target * 100 | round / 100) | \(p(.mean_overcut_frac)) | \(.ramp_down_s | if . == null then "—" else "\(. * 10 | round / 10) s" end) | \(.weighted_performance * 10000 | round / 10000) | \(if .all_jobs_at_tier then "yes" else "no" end) | \(p(.projected_vs_measured_rmse_frac)) |"' \
+      "| \($l) | \(.minutes_above_target * 100 | round / 100) | \(p(.mean_overcut_frac)) | \(.ramp_down_s | if . == null then "—" else "\(. * 10 | round / 10) s" end) | \(.weighted_performance * 10000 | round / 10000) | \(if .all_jobs_at_tier then "yes" else "no" end) | \(p(.projected_vs_measured_rmse_frac)) | \(p(.plant_model_check.projected_vs_measured_rmse_frac)) |"' \
       "$tmp/dr.json" >>"$tmp/dr-replay.md"
   done
   {
     echo "## dr: replays of the field demonstration's events (docs/flexibility.md)"
     echo
     echo '```'
-    echo "flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --measured-total $DR_DATA/aps_job_power_w.csv --field-projection $DR_DATA/aps_projection_w.csv --json"
+    echo "flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --measured-total $DR_DATA/aps_job_power_w.csv --field-projection $DR_DATA/aps_projection_w.csv --field-actions $DR_DATA/aps_job_power_w.csv --json"
     echo "flexwatt dr replay scenarios/dr/caiso-reenactment.yaml --measured-total $DR_DATA/caiso_reenactment_total_w.csv --json"
     echo '```'
     echo
@@ -639,33 +640,42 @@ dr_results() {
   } >>"$out"
   splice docs/flexibility.md dr-replay "$tmp/dr-replay.md"
 }
+# dr_fleet_row LABEL REPORT: one row of the coordinator table from a fleet-sim report.json.
+dr_fleet_row() {
+  jq -r --arg l "$1" '
+    def p(x): "\(x * 10000 | round / 100) %";
+    .dr as $d | "| \($l) | \($d.minutes_above_target * 100 | round / 100) | \(p($d.mean_overcut_frac)) / \(p($d.mean_overcut_1min_frac)) | \($d.ramp_down_s | if . == null then "—" else "\(. * 10 | round / 10) s" end) | \($d.weighted_performance * 1000 | round / 1000) / \($d.weighted_hold_performance * 1000 | round / 1000) | \(if $d.all_jobs_at_tier == null then "—" elif $d.all_jobs_at_tier then "yes" else "no" end) | \($d.pause_changes // 0) | \($d.release_recovered_frac * 1000 | round / 1000) | \(.late_ticks) |"' "$2"
+}
+# The nodes and length of the coordinator runs (DR_FLEET_NODES=12 DR_FLEET_DURATION=120 for a
+# short check of the block; the docs' table is the default).
+DR_FLEET_NODES=${DR_FLEET_NODES:-64}
+DR_FLEET_DURATION=${DR_FLEET_DURATION:-480}
 dr_fleet_results() {
-  local arm label args r
-  echo "results: dr through the coordinator (3 x 8 min)" >&2
+  local arm label args r n=$DR_FLEET_NODES d=$DR_FLEET_DURATION
+  echo "results: dr through the coordinator (5 x $d s)" >&2
   {
-    echo "| arm (fleet-sim --scenario dr --nodes 64 --duration-s 480) | minutes above target | mean over-cut (ticks / 1-minute means) | ramp down | weighted performance (whole / hold) | after release / twins | late ticks |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| arm (fleet-sim --scenario dr --nodes $n --duration-s $d) | minutes above target | mean over-cut (ticks / 1-minute means) | ramp down | weighted performance (whole / hold) | every job ≥ tier | pauses + resumes | after release / twins | late ticks |"
+    echo "|---|---|---|---|---|---|---|---|---|"
   } >"$tmp/dr-fleet.md"
   for arm in "open loop (split = target)|" "site loop, integral only|--site-loop --no-draw-curves" \
-             "site loop, curves as feed-forward|--site-loop"; do
+             "site loop, curves as feed-forward|--site-loop" \
+             "APS job mix, curves allocator, site loop|--mix aps --allocator curves --site-loop" \
+             "APS job mix, as above + idle reclaim|--mix aps --allocator curves --site-loop --site-loop-reclaim"; do
     IFS='|' read -r label args <<<"$arm"
     # shellcheck disable=SC2086
-    FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes 64 --duration-s 480 $args \
+    FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes "$n" --duration-s "$d" $args \
       --out "$tmp/drfs" >"$tmp/drfs.log" 2>&1 ||
-      { echo "| $label | FAILED: $(tail -1 "$tmp/drfs.log") | | | | | |" >>"$tmp/dr-fleet.md"; continue; }
-    jq -r --arg l "$label" '
-      def p(x): "\(x * 10000 | round / 100) %";
-      .dr as $d | "| \($l) | \($d.minutes_above_target * 100 | round / 100) | \(p($d.mean_overcut_frac)) / \(p($d.mean_overcut_1min_frac)) | \($d.ramp_down_s | if . == null then "—" else "\(. * 10 | round / 10) s" end) | \($d.weighted_performance * 1000 | round / 1000) / \($d.weighted_hold_performance * 1000 | round / 1000) | \($d.release_recovered_frac * 1000 | round / 1000) | \(.late_ticks) |"' \
-      "$tmp/drfs/report.json" >>"$tmp/dr-fleet.md"
-    r=$(jq -r '.dr.hold_performance_at_target_on_curve // empty' "$tmp/drfs/report.json")
+      { echo "| $label | FAILED: $(tail -1 "$tmp/drfs.log") | | | | | | | |" >>"$tmp/dr-fleet.md"; continue; }
+    dr_fleet_row "$label" "$tmp/drfs/report.json" >>"$tmp/dr-fleet.md"
+    case $args in *--mix*) ;; *) r=$(jq -r '.dr.hold_performance_at_target_on_curve // empty' "$tmp/drfs/report.json") ;; esac
   done
   [ -n "${r:-}" ] && echo "
-The node job's own sweep allows a hold performance of $(echo "$r" | awk '{printf "%.3f", $1}') at the target's share (equal split; every node runs the same job)." >>"$tmp/dr-fleet.md"
+The single job's own sweep allows a hold performance of $(echo "$r" | awk '{printf "%.3f", $1}') at the target's share (equal split; every node runs the same job). The mix: the APS event's six jobs (scenarios/dr/aps-2025-05-01.yaml) on the simulator's llama-8b-ft and mpt-13b-pt fits, tiers 0.75 / 0.9 / 0.5 (docs/fleet.md)." >>"$tmp/dr-fleet.md"
   {
-    echo "## dr: the 64-node event through the coordinator (docs/fleet.md)"
+    echo "## dr: the $n-node event through the coordinator (docs/fleet.md)"
     echo
     echo '```'
-    echo "scripts/fleet_sim.sh --scenario dr --nodes 64 --duration-s 480 [--site-loop [--no-draw-curves]] --out DIR"
+    echo "scripts/fleet_sim.sh --scenario dr --nodes $n --duration-s $d [--site-loop [--no-draw-curves]] [--mix aps --allocator curves --site-loop [--site-loop-reclaim]] --out DIR"
     echo '```'
     echo
     cat "$tmp/dr-fleet.md"
@@ -677,7 +687,7 @@ dr_results
 if [ "$all" = 1 ]; then
   dr_fleet_results
 else  # keep the last results-all's coordinator section
-  awk '/^## dr: the 64-node event/ { p = 1; print; next } p && /^## / { exit } p' "$tmp/prev-results.md" >>"$out"
+  awk '/^## dr: the [0-9]+-node event/ { p = 1; print; next } p && /^## / { exit } p' "$tmp/prev-results.md" >>"$out"
 fi
 
 # ---- drift: non-stationary 7B GRPO scenarios (docs/control.md, issue 30) — begin ----

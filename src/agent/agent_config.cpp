@@ -106,8 +106,9 @@ Status parse_limiter(const ConfigNode& n, LimiterConfig& l) {
 Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_map()) return n.error("expected a map");
-  FW_RETURN_IF_ERROR(n.reject_unknown({"etcd", "site", "node", "safe_share_w", "lease_ttl_s",
-                                       "allow_unauthenticated_writes", "etcd_tls", "etcd_auth"}));
+  FW_RETURN_IF_ERROR(
+      n.reject_unknown({"etcd", "site", "node", "safe_share_w", "lease_ttl_s",
+                        "allow_unauthenticated_writes", "etcd_tls", "etcd_auth", "draw_curve"}));
   const ConfigNode etcd = n["etcd"];
   if (!etcd.is_sequence() || etcd.size() == 0) return etcd.error("a non-empty list of URLs");
   for (size_t i = 0; i < etcd.size(); ++i) {
@@ -124,6 +125,24 @@ Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
   FW_ASSIGN_OR_RETURN(f.lease_ttl_s, n.get_double("lease_ttl_s", f.lease_ttl_s, 2, 60));
   FW_ASSIGN_OR_RETURN(f.allow_unauthenticated_writes,
                       n.get_bool("allow_unauthenticated_writes", f.allow_unauthenticated_writes));
+  if (const ConfigNode c = n["draw_curve"]; c.defined()) {
+    if (!c.is_sequence() || c.size() < 2 || c.size() > 64) {
+      return c.error("a list of 2..64 [cap_w, draw_w] pairs (the job's sweep per GPU)");
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      const ConfigNode p = c.at(i);
+      if (!p.is_sequence() || p.size() != 2) return p.error("expected [cap_w, draw_w]");
+      FW_ASSIGN_OR_RETURN(double cap, p.at(0).as_double());
+      FW_ASSIGN_OR_RETURN(double draw, p.at(1).as_double());
+      if (!(cap >= 0 && cap <= 5000) || !(draw >= 0 && draw <= 5000)) {
+        return p.error("cap_w and draw_w must be in [0, 5000] W");
+      }
+      if (!f.draw_curve.empty() && !(cap > f.draw_curve.back().first)) {
+        return p.error("caps must increase");
+      }
+      f.draw_curve.emplace_back(cap, draw);
+    }
+  }
   return Status::Ok();
 }
 

@@ -31,6 +31,11 @@ struct AgentFleetConfig {
   // budget is the coordinator's) unless this is true; the API is then loopback or the Unix
   // socket only (a non-loopback TCP host needs a token file anyway).
   bool allow_unauthenticated_writes = false;
+  // fleet.draw_curve: the node job's sweep per GPU, [[cap_w, draw_w], ...] (caps increasing,
+  // 2..64 points), published as the node's draw curve (scaled by its GPUs) for the
+  // coordinator's site loop; empty: the node publishes the curve it measures
+  // (fleet_budget.hpp MeasuredDrawCurve).
+  std::vector<std::pair<double, double>> draw_curve;
   bool enabled() const { return !etcd.empty(); }
 };
 

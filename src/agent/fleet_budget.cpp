@@ -38,6 +38,34 @@ fleet::NodeRecord fleet_record(const std::string& node, const PlantInfo& info,
   return r;
 }
 
+void MeasuredDrawCurve::add(double budget_w, double draw_w) {
+  if (!std::isfinite(budget_w) || !std::isfinite(draw_w) || !(nameplate_w_ > floor_w_)) return;
+  const double x = (budget_w - floor_w_) / (nameplate_w_ - floor_w_);
+  const int k = std::clamp(static_cast<int>(std::floor(x * kBins)), 0, kBins - 1);
+  bins_[k].budget += std::clamp(budget_w, floor_w_, nameplate_w_);
+  bins_[k].draw += std::max(0.0, draw_w);
+  ++bins_[k].n;
+}
+
+std::vector<std::pair<double, double>> MeasuredDrawCurve::curve() const {
+  std::vector<std::pair<double, double>> out;
+  for (const Bin& b : bins_) {
+    if (b.n < min_samples_) continue;
+    const double budget = b.budget / b.n;
+    if (!out.empty() && !(budget > out.back().first)) continue;
+    out.emplace_back(budget, b.draw / b.n);
+  }
+  if (out.size() < 2) out.clear();
+  return out;
+}
+
+std::vector<std::pair<double, double>> node_draw_curve(
+    const std::vector<std::pair<double, double>>& per_gpu, int gpus) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& [cap, draw] : per_gpu) out.emplace_back(cap * gpus, draw * gpus);
+  return out;
+}
+
 double node_floor_w(const PlantInfo& info) {
   double w = 0;
   for (const GpuInfo& g : info.gpus) w += g.min_cap_w;

@@ -8,6 +8,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "control/command.hpp"
 #include "control/plant.hpp"
@@ -30,6 +32,35 @@ double node_floor_w(const PlantInfo& info);
 // minimum by the same fraction of its headroom above the minimum, so the sum is exactly that;
 // every GPU of the command is then set. Returns whether it changed the command. A node's
 // controller may still lift caps up to its share in low-draw phases; never above it.
+// The draw curve a node measured (keys.hpp NodeRecord::draw_curve, the coordinator's site-loop
+// feed-forward) when none is configured: its mean draw against the node budget in force, in
+// kBins equal bins of budget between the floor and the nameplate; a point per bin with at
+// least min_samples samples (mean budget, mean draw), budgets increasing by construction.
+// Fewer than 2 such bins: no curve (a node that only ran uncapped knows one point). The
+// means are over the whole run (a job that changes its draw shifts them slowly).
+class MeasuredDrawCurve {
+ public:
+  static constexpr int kBins = 8;
+  MeasuredDrawCurve(double floor_w, double nameplate_w, int min_samples = 20)
+      : floor_w_(floor_w), nameplate_w_(nameplate_w), min_samples_(min_samples) {}
+  void add(double budget_w, double draw_w);
+  std::vector<std::pair<double, double>> curve() const;
+
+ private:
+  struct Bin {
+    double budget = 0, draw = 0;
+    int n = 0;
+  };
+  double floor_w_, nameplate_w_;
+  int min_samples_;
+  Bin bins_[kBins];
+};
+
+// A job's sweep per GPU ([cap_w, draw_w] pairs, caps increasing: `flexwatt sweep`'s cap and
+// realized power columns) as the node's draw curve: both scaled by the node's GPUs.
+std::vector<std::pair<double, double>> node_draw_curve(
+    const std::vector<std::pair<double, double>>& per_gpu, int gpus);
+
 bool clamp_caps_to_share(Command& command, const PlantInfo& info, const Snapshot& latest,
                          double share_w);
 

@@ -13,6 +13,12 @@ Result<std::unique_ptr<FleetFollower>> FleetFollower::start(const AgentFleetConf
                                                             const PlantInfo& info) {
   auto f = std::make_unique<FleetFollower>();
   f->node_ = cfg.node.empty() ? hostname : cfg.node;
+  f->configured_curve_ = node_draw_curve(cfg.draw_curve, static_cast<int>(info.gpus.size()));
+  f->measured_ = std::make_unique<MeasuredDrawCurve>(node_floor_w(info), [&] {
+    double w = 0;
+    for (const auto& g : info.gpus) w += g.max_cap_w;
+    return w;
+  }());
   fleet::EtcdClientOptions etcd;
   etcd.endpoints = cfg.etcd;
   etcd.security = cfg.etcd_security;
@@ -41,7 +47,14 @@ std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const S
       }
     }
   }
-  link_->update(fleet_record(node_, plant.info(), latest, unix_now_s(), job_pfi));
+  fleet::NodeRecord rec = fleet_record(node_, plant.info(), latest, unix_now_s(), job_pfi);
+  if (!configured_curve_.empty()) {
+    rec.draw_curve = configured_curve_;
+  } else if (measured_) {
+    if (now_w > 0) measured_->add(now_w, rec.draw_w);
+    rec.draw_curve = measured_->curve();
+  }
+  link_->update(rec);
   const fleet::NodeBudget b = link_->budget();
   FleetBudget out;
   out.watts = std::max(b.watts, node_floor_w(plant.info()));

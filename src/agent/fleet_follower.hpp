@@ -8,6 +8,9 @@
 //     stands: a lower budget is taken at once; a raise waits until it is above 0.5 W (the only
 //     deadband); a change of source (assignment, awaiting the first, safe share) always
 //     counts. Below the node's floor (a 0 W target) the floor: every GPU at its minimum cap.
+//   The record carries a draw curve (the coordinator's site-loop feed-forward): cfg.draw_curve
+//     (the job's sweep) when configured, else the curve the node measured (MeasuredDrawCurve
+//     of the budget in force against the node's draw, once it has two points).
 //   leave(): drops the registration (the share is held back: the restored caps may draw).
 // The loop thread only.
 
@@ -18,6 +21,7 @@
 
 #include "agent/agent_config.hpp"
 #include "agent/agent_state.hpp"
+#include "agent/fleet_budget.hpp"
 #include "agent/job_registry.hpp"
 #include "core/status.hpp"
 #include "fleet/node_link.hpp"
@@ -46,6 +50,8 @@ class FleetFollower {
  private:
   std::unique_ptr<fleet::NodeLink> link_;
   std::string node_;
+  std::vector<std::pair<double, double>> configured_curve_;  // per node (scaled)
+  std::unique_ptr<MeasuredDrawCurve> measured_;
 };
 
 }  // namespace fw::agent

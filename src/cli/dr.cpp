@@ -3,6 +3,7 @@
 // (studies/dr_replay.hpp has the scores).
 
 #include <cstdio>
+#include <optional>
 
 #include "cli/flag_checks.hpp"
 #include "cli/progress.hpp"
@@ -29,7 +30,7 @@ int run_dr(int argc, char** argv) {
       "  flexwatt dr replay event.yaml --method uncapped     # the site without the loop",
       "dr");
   app.require_subcommand(1);
-  std::string event, method = "optimal", svg, measured, projection, html;
+  std::string event, method = "optimal", svg, measured, projection, html, actions;
   bool json = false, quiet = false;
   double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1;
   uint64_t seed = 0;
@@ -55,6 +56,11 @@ int run_dr(int argc, char** argv) {
                      "a measured site total (CSV: timestamp, total) to compare the replay with");
   replay->add_option("--field-projection", projection,
                      "a field simulator's projection (CSV: timestamp, W; a step function)");
+  replay->add_option(
+      "--field-actions", actions,
+      "the field's per-job power (CSV: timestamp, one column per job named by the job's name "
+      "first, e.g. aps_job_power_w.csv) replayed as actions beside the loop: the plant-model "
+      "check (with --measured-total: its RMSE against the total)");
   replay
       ->add_option("--tolerance", tolerance,
                    "scoring tolerance, share of baseline (default: the event's, else 0.01)")
@@ -99,6 +105,20 @@ int run_dr(int argc, char** argv) {
   auto r = studies::run_dr_replay(*ev, opt);
   progress.finish();
   if (!r.ok()) return fail("dr", r.status());
+  // The plant-model check: the field's per-job levels as the actions (not a policy).
+  std::optional<studies::DrReplayResult> check;
+  if (!actions.empty()) {
+    studies::DrReplayOptions a = opt;
+    a.progress = nullptr;
+    for (const auto& job : ev->jobs) {
+      auto s = studies::read_dr_series(actions, job.name);
+      if (!s.ok()) return fail("dr", s.status());
+      a.field_actions.push_back(*s);
+    }
+    auto c = studies::run_dr_replay(*ev, a);
+    if (!c.ok()) return fail("dr", c.status());
+    check = std::move(*c);
+  }
   if (!svg.empty()) {
     Status st = write_text_file(svg, studies::dr_replay_svg(*r));
     if (!st.ok()) return fail("dr", st);
@@ -112,8 +132,30 @@ int run_dr(int argc, char** argv) {
     Status st = write_text_file(html, report::report_html(page));
     if (!st.ok()) return fail("dr", st);
   }
-  std::printf("%s", json ? (studies::dr_replay_json(*r).dump(2) + "\n").c_str()
-                         : studies::dr_replay_table(*r).c_str());
+  if (json) {
+    nlohmann::json j = studies::dr_replay_json(*r);
+    if (check) {
+      nlohmann::json c = {{"label", "the field's per-job power levels replayed as actions"},
+                          {"actions", actions},
+                          {"minutes_above_target", check->minutes_above_target},
+                          {"mean_overcut_frac", check->mean_overcut_frac}};
+      if (check->vs_measured) {
+        c["projected_vs_measured_rmse_frac"] = check->vs_measured->rmse_frac;
+        c["event_rmse_frac"] = check->vs_measured->event_rmse_frac;
+      }
+      j["plant_model_check"] = c;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s", studies::dr_replay_table(*r).c_str());
+  if (check && check->vs_measured) {
+    std::printf(
+        "plant-model check (the field's per-job levels as actions, %s): projection vs measured "
+        "RMSE %.2f %% of the mean (event only %.2f %%)\n",
+        actions.c_str(), 100 * check->vs_measured->rmse_frac,
+        100 * check->vs_measured->event_rmse_frac);
+  }
   return 0;
 }
 

@@ -57,7 +57,8 @@ int run_fleet_sim(int argc, char** argv) {
                  "simulated GPUs per node (default: the node scenario's)");
   app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)")
       ->check(finite_in(20, 86400));
-  app.add_option("--allocator", o.allocator, "equal | proportional | pfi | greedy");
+  app.add_option("--allocator", o.allocator,
+                 "equal | proportional | pfi | greedy | curves | curves-greedy");
   app.add_option("--budget-fraction", o.budget_fraction,
                  "site budget as a fraction of the uncontrolled draw (default 0.75)")
       ->check(finite_in(0, 2, true));
@@ -82,6 +83,16 @@ int run_fleet_sim(int argc, char** argv) {
       ->check(finite_in(0, 10));
   app.add_flag("--no-draw-curves", no_curves,
                "nodes publish no draw curve: the site loop runs without feed-forward");
+  app.add_option("--mix", o.mix,
+                 "dr: the nodes' job mix: aps (the APS event's jobs of dr replay, their tiers "
+                 "and curves; default: every node the node scenario's job)")
+      ->check(CLI::IsMember({"aps"}));
+  app.add_option("--pause-stagger-s", o.pause_stagger_s,
+                 "dr with the site loop: least seconds between two pauses/resumes (default 10; "
+                 "0: never pause)")
+      ->check(finite_in(0, 3600));
+  app.add_flag("--site-loop-reclaim", o.site_loop_reclaim,
+               "dr with the site loop: also reclaim idle headroom between nodes each round");
   app.add_flag("--json", json, "print the report as JSON");
   add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -126,6 +137,16 @@ int run_fleet_sim(int argc, char** argv) {
         d["weighted_performance"].get<double>(), d["weighted_hold_performance"].get<double>(),
         d["release_recovered_frac"].get<double>());
     std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());  // fits 120 columns
+    if (d.contains("mix")) {
+      std::snprintf(line, sizeof line,
+                    "mix %s, allocator %s: over-cut on 1-minute means %.2f %%; every job at or "
+                    "above its tier: %s; pauses and resumes %lld",
+                    d["mix"].get<std::string>().c_str(), o.allocator.c_str(),
+                    100 * d["mean_overcut_1min_frac"].get<double>(),
+                    d["all_jobs_at_tier"].get<bool>() ? "yes" : "no",
+                    (long long)d["pause_changes"].get<int64_t>());
+      std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());
+    }
     return 0;
   }
   std::snprintf(

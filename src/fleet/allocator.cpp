@@ -1,6 +1,7 @@
 #include "fleet/allocator.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 namespace fw::fleet {
@@ -112,7 +113,97 @@ std::vector<double> JobAllocator::split(double budget_w,
   return out;
 }
 
+std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes) {
+  std::vector<CurveJob> jobs;
+  std::map<std::string, size_t> by_id;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeRecord& n = nodes[i];
+    const bool curve = n.throughput_curve.size() >= 2 && !n.jobs.empty();
+    const std::string id = curve ? n.jobs.front().id : "(node) " + n.node;
+    auto it = by_id.find(id);
+    if (it == by_id.end()) {
+      it = by_id.emplace(id, jobs.size()).first;
+      CurveJob j;
+      j.id = id;
+      if (curve) {
+        j.tier_min = n.jobs.front().tier_min;
+        j.pausable = n.jobs.front().pausable;
+      }
+      jobs.push_back(std::move(j));
+    }
+    CurveJob& j = jobs[it->second];
+    j.nodes.push_back(i);
+    j.gpus += std::max(1, n.gpus);
+    j.floor_w += n.min_w;
+  }
+  double tiers = 0;
+  for (const auto& j : jobs) tiers += j.tier_min;
+  for (CurveJob& j : jobs) {
+    const NodeRecord& first = nodes[j.nodes.front()];
+    const double weight = tiers > 0 ? j.tier_min / tiers : 1.0 / double(jobs.size());
+    if (first.throughput_curve.size() >= 2 && !first.jobs.empty()) {
+      const double per_gpu = double(j.gpus) / std::max(1, first.gpus);
+      j.job.name = j.id;
+      for (const auto& [b, t] : first.throughput_curve) {
+        const double p = b * per_gpu;
+        // allocation::validate: power ascending, throughput positive.
+        j.job.curve.push_back({p, std::max(1e-9, weight * t)});
+      }
+      j.job.max_slowdown = j.tier_min > 0 ? std::clamp(1 - j.tier_min, 0.0, 1.0) : 1.0;
+    } else {
+      const double frac = std::clamp(first.min_w / std::max(first.nameplate_w, 1e-9), 1e-3, 0.999);
+      j.job = allocation::job_from_pfi(j.id, first.nameplate_w, weight, 1.0, frac, 1.0);
+    }
+    j.tier_floor_w = allocation::floor_w(j.job);
+  }
+  return jobs;
+}
+
+std::vector<double> CurveAllocator::split(double budget_w,
+                                          const std::vector<NodeRecord>& nodes) const {
+  std::vector<CurveJob> jobs = curve_jobs(nodes);
+  double floors_w = 0;
+  for (const auto& j : jobs) floors_w += j.floor_w;
+  if (jobs.empty() || budget_w < floors_w) return EqualAllocator().split(budget_w, nodes);
+  std::vector<allocation::Job> req;
+  for (const auto& j : jobs) req.push_back(j.job);
+  auto a = allocation::allocate(req, budget_w, method_);
+  if (!a.feasible) {
+    // The tiers do not fit: every job down to its curve's floor (the caller may pause).
+    for (auto& j : req) j.max_slowdown = 1;
+    a = allocation::allocate(req, budget_w, method_);
+  }
+  if (!a.feasible) return EqualAllocator().split(budget_w, nodes);
+  std::vector<double> out(nodes.size(), 0.0);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    for (size_t i : jobs[k].nodes) {
+      const double share = a.power_w[k] * std::max(1, nodes[i].gpus) / double(jobs[k].gpus);
+      out[i] = std::clamp(share, nodes[i].min_w, nodes[i].nameplate_w);
+    }
+  }
+  // The nodes' floors may lift a share above the curve's (curves below min_w): the sum stays
+  // within the budget by taking the excess back from the nodes above their floors.
+  double sum = std::accumulate(out.begin(), out.end(), 0.0);
+  if (sum > budget_w + 1e-6) {
+    std::vector<double> lo, hi, w;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      lo.push_back(nodes[i].min_w);
+      hi.push_back(out[i]);
+      w.push_back(std::max(out[i], 1e-9));
+    }
+    out = water_fill(budget_w, lo, hi, w);
+  }
+  return out;
+}
+
 Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name) {
+  if (name == "curves") {
+    return std::unique_ptr<Allocator>(new CurveAllocator("curves", allocation::Method::kOptimal));
+  }
+  if (name == "curves-greedy") {
+    return std::unique_ptr<Allocator>(
+        new CurveAllocator("curves-greedy", allocation::Method::kGreedy));
+  }
   if (name == "equal") return std::unique_ptr<Allocator>(new EqualAllocator());
   if (name == "proportional") return std::unique_ptr<Allocator>(new ProportionalAllocator());
   if (name == "pfi") {
@@ -121,9 +212,11 @@ Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name) {
   if (name == "greedy") {
     return std::unique_ptr<Allocator>(new JobAllocator("greedy", allocation::Method::kGreedy));
   }
-  return Status::InvalidArgument("allocator \"" + std::string(name) +
-                                 "\": choose equal or proportional (per node), pfi or greedy "
-                                 "(per job, src/allocation)");
+  return Status::InvalidArgument(
+      "allocator \"" + std::string(name) +
+      "\": choose equal or proportional (per node), pfi or greedy "
+      "(per job, src/allocation), curves or curves-greedy (per job on the "
+      "published curves, tiers as floors)");
 }
 
 }  // namespace fw::fleet

@@ -74,7 +74,46 @@ class JobAllocator final : public Allocator {
   allocation::Method method_;
 };
 
-// "equal" | "proportional" | "pfi" | "greedy"; InvalidArgument naming the choices otherwise.
+// A job of the site on its nodes' published curves (CurveAllocator): the live nodes whose first
+// job record has the same id (a node without one is a job of its own). Its allocation::Job:
+// power = node budget per GPU x the job's GPUs at each point of its first node's
+// throughput_curve (every node of a job runs the same work), throughput = weight x t_rel, weight
+// = tier_min / sum(tier_min) over the jobs (1 / jobs when none has a tier: what the field
+// demonstration scored, as `dr replay`), max_slowdown = 1 - tier_min (the tier is a floor on the
+// job's throughput under the cut; without a tier, 1). A node without a throughput curve: a job
+// of its own, allocation::job_from_pfi(P_max = nameplate, PFI 1, floor min_w).
+struct CurveJob {
+  std::string id;
+  std::vector<size_t> nodes;  // indices into the records
+  int gpus = 0;
+  double tier_min = 0;
+  bool pausable = false;
+  allocation::Job job;
+  double floor_w = 0;       // sum of its nodes' min_w
+  double tier_floor_w = 0;  // allocation::floor_w(job): the least budget that keeps its tier
+};
+std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes);
+
+// The split of `flexwatt dr replay` (studies/dr_site_loop.hpp step 3) in the coordinator, the
+// same code (src/allocation) on the jobs' published curves: "curves" (kOptimal) and
+// "curves-greedy" (kGreedy) over curve_jobs(); each node of a job gets the job's watts x its GPUs
+// / the job's GPUs, within [min_w, nameplate_w]. When the tiers' floors do not fit the budget,
+// the split again without tiers (the coordinator's site loop pauses a pausable job then,
+// split_plan.hpp "pausing"); below the nodes' floors, EqualAllocator.
+class CurveAllocator final : public Allocator {
+ public:
+  CurveAllocator(std::string name, allocation::Method method)
+      : name_(std::move(name)), method_(method) {}
+  std::string name() const override { return name_; }
+  std::vector<double> split(double budget_w, const std::vector<NodeRecord>& nodes) const override;
+
+ private:
+  std::string name_;
+  allocation::Method method_;
+};
+
+// "equal" | "proportional" | "pfi" | "greedy" | "curves" | "curves-greedy"; InvalidArgument
+// naming the choices otherwise.
 Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name);
 
 }  // namespace fw::fleet

@@ -351,9 +351,18 @@ bool Coordinator::round(const std::string& reason) {
     // split, through this allocator; a node without a curve is taken to draw its share. The
     // joiners' floors that plan_split leaves unassigned (one, plus each pending joiner's) are
     // left out of the split here too.
+    // Nodes of paused jobs (their assignments say pause) hold their floors and draw what they
+    // draw now.
     std::vector<NodeRecord> recs;
     bool curves = false;
+    double paused_floor_w = 0, paused_draw_w = 0;
     for (const auto& [node, r] : in.live) {
+      auto a = in.assigned.find(node);
+      if (a != in.assigned.end() && a->second.pause) {
+        paused_floor_w += r.min_w;
+        paused_draw_w += r.draw_w;
+        continue;
+      }
       recs.push_back(r);
       curves |= !r.draw_curve.empty();
     }
@@ -362,17 +371,25 @@ bool Coordinator::round(const std::string& reason) {
     SiteDrawModel model;
     if (curves) {
       model = [&](double split_w) {
-        const std::vector<double> w = allocator_->split(std::max(0.0, split_w - room_w), recs);
-        double p = 0;
+        const std::vector<double> w =
+            allocator_->split(std::max(0.0, split_w - room_w - paused_floor_w), recs);
+        double p = paused_draw_w;
         for (size_t i = 0; i < recs.size(); ++i) p += curve_draw_w(recs[i].draw_curve, w[i]);
         return p;
       };
     }
     const double split = site_loop_.update(in.now_unix_s, power, line, line < in.site_w, model);
     in.track_w = std::clamp(split - line, 0.0, std::max(0.0, in.site_w - line));
-    in.reclaim = !(line < in.site_w);  // split_plan.hpp "reclaim": the loop re-splits instead
+    // split_plan.hpp "reclaim": the loop re-splits instead, unless asked for both.
+    in.reclaim = !(line < in.site_w) || options_.site_loop_reclaim;
+    in.binding = line < in.site_w;
+    in.pause_stagger_s = options_.pause_stagger_s;
+    in.last_pause_change_unix_s = last_pause_change_s_;
+    // Pausing judges the feed-forward split (the curves' answer), not the integral's swing.
+    if (model) in.pause_split_w = std::clamp(site_loop_.base_w(), line, in.site_w);
   }
   const Plan plan = plan_split(in, *allocator_);
+  if (plan.pause_changed) last_pause_change_s_ = in.now_unix_s;
   if (in.site_w <= 0) return true;
 
   std::vector<TxnOp> down, up;
@@ -384,8 +401,11 @@ bool Coordinator::round(const std::string& reason) {
     a.reason = reason;
     a.safe_w = plan.safe_w.at(node);
     a.reserve_w = plan.reserve_w.at(node);
+    a.pause = plan.paused_nodes.count(node) > 0;
     auto prev = in.assigned.find(node);
-    const bool raise = prev == in.assigned.end() || w > prev->second.watts + 1e-6;
+    // A pause lowers (its floor); a resume raises.
+    const bool raise = prev == in.assigned.end() || w > prev->second.watts + 1e-6 ||
+                       (prev->second.pause && !a.pause);
     (raise ? up : down).push_back(TxnOp::Put(assign_key(site, node), encode(a)));
   }
   for (const auto& node : plan.freed) {
@@ -420,6 +440,8 @@ bool Coordinator::round(const std::string& reason) {
   stats_.last_split_w = plan.split_w;
   stats_.site_loop_margin_w = site_loop_.margin_w();
   stats_.site_loop_integral_w = site_loop_.integral_w();
+  stats_.paused_jobs.assign(plan.paused_jobs.begin(), plan.paused_jobs.end());
+  stats_.pause_changes += plan.pause_changed;
   if (since >= 0) {
     if (stats_.latencies_s.size() >= 10000) stats_.latencies_s.erase(stats_.latencies_s.begin());
     stats_.latencies_s.push_back(t_done - since);

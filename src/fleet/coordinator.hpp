@@ -54,6 +54,13 @@ struct CoordinatorOptions {
   // binds, a round at least every site_loop.period_s ("track") splits the line plus what the
   // nodes' measured draw leaves unused.
   SiteLoopOptions site_loop;
+  // With the site loop on and a grid event binding: pause a pausable job (split_plan.hpp
+  // "pausing") when the tiers' floors do not fit, at most one pause or resume per this many
+  // seconds (0: never pause).
+  double pause_stagger_s = 0;
+  // Reclaim idle headroom (split_plan.hpp "reclaim") while the site loop tracks too (default
+  // off: the loop re-splits the unused watts itself; docs/fleet.md measures both).
+  bool site_loop_reclaim = false;
 };
 
 // A change of the site's ramp state (grid.hpp ramp_state), seen by the leader each tick:
@@ -89,6 +96,8 @@ struct CoordinatorStats {
   double last_split_w = 0;     // what the last round split (effective + site loop)
   double site_loop_margin_w = 0;
   double site_loop_integral_w = 0;
+  std::vector<std::string> paused_jobs;  // after the last round
+  int64_t pause_changes = 0;             // pauses and resumes while leading
   std::string ramp_state = "idle";
   std::vector<RampEvent> ramp_events;  // while leading, oldest first (last 1,000)
 };
@@ -147,6 +156,7 @@ class Coordinator {
   bool ramp_seen_ = false;  // the first state seen after a round is the start, not an event
   double won_at_s_ = 0;     // when this member last won the election (unix s; run thread)
   SiteLoop site_loop_;      // run thread only
+  double last_pause_change_s_ = -1e300;  // run thread only (split_plan.hpp "pausing")
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -151,9 +151,39 @@ Result<JobRecord> decode_job(const Json& j, const std::string& where) {
   FW_RETURN_IF_ERROR(f.number("elasticity", &r.elasticity, true, 0));
   FW_RETURN_IF_ERROR(f.number("pfi", &r.pfi, true, 0, 100));
   FW_RETURN_IF_ERROR(f.number("min_w", &r.min_w, false, 0, kMaxNodeW));
+  FW_RETURN_IF_ERROR(f.number("tier_min", &r.tier_min, false, 0, 1));
+  FW_RETURN_IF_ERROR(f.boolean("pausable", &r.pausable, false));
   FW_RETURN_IF_ERROR(f.no_unknown());
   r.gpus = static_cast<int>(gpus);
   return r;
+}
+
+// A [[budget_w, value], ...] curve of a node record (draw_curve, throughput_curve): 2..
+// kMaxCurvePoints points, budgets in [0, kMaxNodeW] strictly increasing, values in [0, max_v].
+Status decode_curve(Fields& f, const Json& j, const char* name, const char* value_name,
+                    double max_v, std::vector<std::pair<double, double>>* out) {
+  auto c = j.find(name);
+  if (c == j.end()) return Status::Ok();
+  f.mark(name);
+  if (!c->is_array()) return f.error(name, "not an array");
+  if (c->size() < 2 || c->size() > kMaxCurvePoints) {
+    return f.error(name, "needs 2.." + std::to_string(kMaxCurvePoints) + " points");
+  }
+  for (size_t i = 0; i < c->size(); ++i) {
+    const Json& p = (*c)[i];
+    const std::string field = std::string(name) + "[" + std::to_string(i) + "]";
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number()) {
+      return f.error(field, std::string("not a [budget_w, ") + value_name + "] pair");
+    }
+    const double b = p[0].get<double>(), d = p[1].get<double>();
+    if (!std::isfinite(b) || b < 0 || b > kMaxNodeW) return f.error(field, "budget_w out of range");
+    if (!std::isfinite(d) || d < 0 || d > max_v) {
+      return f.error(field, std::string(value_name) + " out of range");
+    }
+    if (!out->empty() && !(b > out->back().first)) return f.error(field, "budgets must increase");
+    out->emplace_back(b, d);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -180,6 +210,8 @@ std::string encode(const NodeRecord& r) {
               {"elasticity", j.elasticity},
               {"pfi", j.pfi}};
     if (j.min_w > 0) o["min_w"] = j.min_w;
+    if (j.tier_min > 0) o["tier_min"] = j.tier_min;
+    if (j.pausable) o["pausable"] = true;
     jobs.push_back(std::move(o));
   }
   Json out = {{"node", r.node},
@@ -196,6 +228,11 @@ std::string encode(const NodeRecord& r) {
     Json c = Json::array();
     for (const auto& [b, d] : r.draw_curve) c.push_back(Json::array({b, d}));
     out["draw_curve"] = std::move(c);
+  }
+  if (!r.throughput_curve.empty()) {
+    Json c = Json::array();
+    for (const auto& [b, t] : r.throughput_curve) c.push_back(Json::array({b, t}));
+    out["throughput_curve"] = std::move(c);
   }
   return out.dump();
 }
@@ -247,28 +284,8 @@ Result<NodeRecord> decode_node(std::string_view text, std::string_view where) {
     return f.error("jobs",
                    "use " + std::to_string(job_gpus) + " GPUs, node has " + std::to_string(gpus));
   }
-  if (auto c = j.find("draw_curve"); c != j.end()) {
-    f.mark("draw_curve");
-    if (!c->is_array()) return f.error("draw_curve", "not an array");
-    if (c->size() < 2 || c->size() > kMaxCurvePoints) {
-      return f.error("draw_curve", "needs 2.." + std::to_string(kMaxCurvePoints) + " points");
-    }
-    for (size_t i = 0; i < c->size(); ++i) {
-      const Json& p = (*c)[i];
-      const std::string field = "draw_curve[" + std::to_string(i) + "]";
-      if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number()) {
-        return f.error(field, "not a [budget_w, draw_w] pair");
-      }
-      const double b = p[0].get<double>(), d = p[1].get<double>();
-      if (!std::isfinite(b) || b < 0 || b > kMaxNodeW)
-        return f.error(field, "budget_w out of range");
-      if (!std::isfinite(d) || d < 0 || d > kMaxNodeW) return f.error(field, "draw_w out of range");
-      if (!r.draw_curve.empty() && !(b > r.draw_curve.back().first)) {
-        return f.error(field, "budgets must increase");
-      }
-      r.draw_curve.emplace_back(b, d);
-    }
-  }
+  FW_RETURN_IF_ERROR(decode_curve(f, j, "draw_curve", "draw_w", kMaxNodeW, &r.draw_curve));
+  FW_RETURN_IF_ERROR(decode_curve(f, j, "throughput_curve", "t_rel", 1.5, &r.throughput_curve));
   FW_RETURN_IF_ERROR(f.no_unknown());
   r.gpus = static_cast<int>(gpus);
   return r;
@@ -279,6 +296,7 @@ std::string encode(const Assignment& r) {
   if (!r.reason.empty()) j["reason"] = r.reason;
   if (r.safe_w > 0) j["safe_w"] = r.safe_w;
   if (r.reserve_w > 0) j["reserve_w"] = r.reserve_w;
+  if (r.pause) j["pause"] = true;
   return j.dump();
 }
 
@@ -292,6 +310,7 @@ Result<Assignment> decode_assignment(std::string_view text, std::string_view whe
   FW_RETURN_IF_ERROR(f.string("reason", &r.reason, false, false));
   FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.number("reserve_w", &r.reserve_w, false, 0, kMaxNodeW));
+  FW_RETURN_IF_ERROR(f.boolean("pause", &r.pause, false));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }

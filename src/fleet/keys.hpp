@@ -61,6 +61,12 @@ struct JobRecord {
   double elasticity = 0;  // d(throughput)/d(power) relative: 0 inelastic .. 1 (>= 0)
   double pfi = 0;         // power flexibility index (docs/elasticity), >= 0
   double min_w = 0;       // floor the job needs to make progress (0: none)
+  // Demand response (optional, additive; JSON "tier_min", "pausable"): the least throughput
+  // relative to uncapped the job may be held at (its flexibility tier, 0 .. 1; 0: none), and
+  // whether the coordinator may pause it when caps alone cannot reach a grid target. The
+  // job's id names it across nodes: records with the same id are one job (split_plan.hpp).
+  double tier_min = 0;
+  bool pausable = false;
 };
 
 struct NodeRecord {
@@ -79,6 +85,10 @@ struct NodeRecord {
   // points, 0 <= draw_w <= kMaxNodeW (a job's cap sweep; the coordinator's site loop uses it
   // as feed-forward, site_loop.hpp). Empty: none published.
   std::vector<std::pair<double, double>> draw_curve;
+  // The node's throughput curve (optional, JSON "throughput_curve": [[budget_w, t_rel], ...]):
+  // its jobs' throughput relative to uncapped at each node budget, the same rules as
+  // draw_curve, 0 <= t_rel <= 1.5 (the "curves" allocator, allocator.hpp). Empty: none.
+  std::vector<std::pair<double, double>> throughput_curve;
 };
 
 inline constexpr size_t kMaxCurvePoints = 64;
@@ -99,6 +109,10 @@ struct Assignment {
   // reported cap_w newer than this write): max(watts, reported caps, the previous reserve
   // while unconfirmed). A departed node's share is held back at max(watts, safe_w, reserve_w).
   double reserve_w = 0;
+  // The node's job is paused by the coordinator's site loop (optional, additive; JSON "pause":
+  // true): the node stops the job and holds its GPUs at watts (its floor) until an assignment
+  // without it (split_plan.hpp "pausing").
+  bool pause = false;
 };
 
 // A pending joiner's announcement: the floor its GPUs will hold once its agent starts.

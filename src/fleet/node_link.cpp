@@ -168,6 +168,7 @@ NodeBudget NodeLink::budget(double now_unix_s) const {
     b.revision = assignment_->revision;
     b.expires_unix_s = assignment_->expires_unix_s;
     b.reason = assignment_->reason;
+    b.pause = assignment_->pause;
     return b;
   }
   b.source = NodeBudget::Source::kSafeShare;

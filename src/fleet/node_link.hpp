@@ -70,6 +70,7 @@ struct NodeBudget {
   std::string
       reason;  // assignment's reason, or "expired" / "deleted" / "awaiting_first_assignment"
   bool awaiting_first = false;  // no assignment received yet since Start
+  bool pause = false;           // the assignment in force says pause (keys.hpp Assignment)
 };
 
 class NodeLink {

@@ -94,6 +94,68 @@ void reclaim_idle(const PlanInput& in, const std::vector<NodeRecord>& nodes,
   for (size_t i : idle) w[i] = keep[i] + back * (w[i] - keep[i]);
 }
 
+// The split with pausing (split_plan.hpp "pausing"): the paused jobs' nodes at their floors, the
+// others through the allocator.
+std::vector<double> split_running(const PlanInput& in, const Allocator& allocator,
+                                  const std::vector<NodeRecord>& nodes, double budget_w, Plan* p) {
+  // What pausing judges by: the same budget at the feed-forward split when given.
+  const double judged_w =
+      in.pause_split_w > 0 ? budget_w + (in.pause_split_w - p->split_w) : budget_w;
+  const std::vector<CurveJob> jobs = curve_jobs(nodes);
+  std::set<std::string> paused;
+  for (const CurveJob& j : jobs) {
+    for (size_t i : j.nodes) {
+      auto a = in.assigned.find(nodes[i].node);
+      if (a != in.assigned.end() && a->second.pause) paused.insert(j.id);
+    }
+  }
+  if (in.pause_stagger_s > 0 && in.now_unix_s - in.last_pause_change_unix_s >= in.pause_stagger_s) {
+    double floors_w = 0;
+    for (const CurveJob& j : jobs) floors_w += paused.count(j.id) ? j.floor_w : j.tier_floor_w;
+    const CurveJob* pause = nullptr;
+    const CurveJob* resume = nullptr;
+    for (const CurveJob& j : jobs) {
+      if (paused.count(j.id)) {
+        const bool fits = floors_w + 1.1 * (j.tier_floor_w - j.floor_w) <= judged_w;
+        if (!resume && (!in.binding || fits)) resume = &j;
+      } else if (j.pausable && in.binding && floors_w > judged_w + 1e-6) {
+        if (!pause || j.tier_min < pause->tier_min ||
+            (j.tier_min == pause->tier_min && j.tier_floor_w > pause->tier_floor_w)) {
+          pause = &j;
+        }
+      }
+    }
+    if (pause) {
+      paused.insert(pause->id);
+      p->pause_changed = true;
+    } else if (resume) {
+      paused.erase(resume->id);
+      p->pause_changed = true;
+    }
+  }
+  std::vector<NodeRecord> running;
+  std::vector<size_t> index;
+  double paused_w = 0;
+  std::vector<double> w(nodes.size(), 0.0);
+  for (const CurveJob& j : jobs) {
+    for (size_t i : j.nodes) {
+      if (paused.count(j.id)) {
+        w[i] = nodes[i].min_w;
+        paused_w += nodes[i].min_w;
+        p->paused_nodes.insert(nodes[i].node);
+      } else {
+        running.push_back(nodes[i]);
+        index.push_back(i);
+      }
+    }
+  }
+  p->paused_jobs = paused;
+  if (paused.empty()) return allocator.split(budget_w, nodes);
+  const std::vector<double> r = allocator.split(std::max(0.0, budget_w - paused_w), running);
+  for (size_t k = 0; k < index.size(); ++k) w[index[k]] = r[k];
+  return w;
+}
+
 }  // namespace
 
 Plan plan_split(const PlanInput& in, const Allocator& allocator) {
@@ -127,8 +189,8 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator) {
     if (!in.live.count(node)) room_w += std::max(0.0, min_w);
   }
   p.joiner_w = std::clamp(left_w - floors_w, 0.0, room_w);
-  std::vector<double> w = allocator.split(left_w - p.joiner_w, nodes);
-  if (in.reclaim && !p.below_floors) reclaim_idle(in, nodes, w);
+  std::vector<double> w = split_running(in, allocator, nodes, left_w - p.joiner_w, &p);
+  if (in.reclaim && !p.below_floors && p.paused_nodes.empty()) reclaim_idle(in, nodes, w);
   const bool settling = in.now_unix_s < in.settle_until_unix_s;
   for (size_t i = 0; i < nodes.size(); ++i) {
     double watts = w[i];

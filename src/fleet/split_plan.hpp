@@ -42,6 +42,21 @@
 //               markers, keys.hpp, of nodes not live yet: `pending`) add their floors to it,
 //               one per pending joiner: announced joiners fit however many join at once; an
 //               unannounced one fits if it is alone between two rounds.
+//   pausing   = with pause_stagger_s > 0 (the coordinator's site loop while a grid event binds,
+//               with a "curves" allocator): jobs are curve_jobs() of the live records
+//               (allocator.hpp); a job is paused while a current assignment of one of its live
+//               nodes says pause. Each paused job's nodes get their floor min_w and pause; the
+//               others are split as above from what is left. At most one change per
+//               pause_stagger_s (since last_pause_change_unix_s): while binding, when the
+//               running jobs' tier floors (tier_floor_w) plus the paused jobs' floors exceed
+//               what is left to split at pause_split_w (the site loop's feed-forward split:
+//               where the curves draw the target, not the integral's swing with the duty
+//               cycles; 0: split_w) less the held shares and the joiner room, the pausable running
+//               job with the lowest tier_min (then the largest tier floor) pauses: the caps cannot
+//               reach the target above the tiers; a paused job resumes when its tier floor fits
+//               again with 10 % to spare, or once no event binds (binding false). Nothing bounds
+//               how long a job stays paused but the event (the replay's whole-run tier budget needs
+//               the jobs' progress, which the records do not carry).
 //   freed     = nodes with an off marker and no live record: their assignment is deleted.
 //   settling  = until settle_until_unix_s (expiry_s after this leader won its election), a
 //               live node without an assignment key from an earlier leader (none, or one
@@ -79,8 +94,12 @@ struct PlanInput {
   int64_t leader_rev = 0;                 // this leader's fencing revision (settling)
   double joiner_reserve_w = 0;            // see "joiner" (0: none)
   std::map<std::string, double> pending;  // pending joiners not live yet: node -> floor min_w
-  double track_w = 0;   // site loop: watts split above the effective budget (>= 0)
-  bool reclaim = true;  // see "reclaim" (the coordinator: false while the site loop tracks)
+  double track_w = 0;          // site loop: watts split above the effective budget (>= 0)
+  bool reclaim = true;         // see "reclaim" (the coordinator: false while the site loop tracks)
+  double pause_stagger_s = 0;  // see "pausing" (0: no pausing; paused jobs stay paused)
+  double last_pause_change_unix_s = -1e300;
+  double pause_split_w = 0;  // see "pausing" (0: the split)
+  bool binding = false;      // a grid event binds (pausing)
 };
 
 struct Plan {
@@ -95,6 +114,9 @@ struct Plan {
   std::vector<std::string> held;            // departed, share reserved
   std::vector<std::string> freed;           // off: assignment to delete
   bool below_floors = false;                // live floors exceed what is left: site over budget
+  std::set<std::string> paused_jobs;        // job ids paused after this round ("pausing")
+  std::set<std::string> paused_nodes;       // their live nodes (assignments say pause)
+  bool pause_changed = false;               // this round paused or resumed a job
 };
 
 Plan plan_split(const PlanInput& in, const Allocator& allocator);

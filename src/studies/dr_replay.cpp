@@ -182,10 +182,30 @@ DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, do
 
 }  // namespace
 
+// DrReplayOptions::field_actions at time t: the caps whose curve power is each job's level.
+DrCommand field_command(const DrEvent& ev, const std::vector<DrNode>& nodes,
+                        const std::vector<DrSeries>& actions, double t) {
+  DrCommand c;
+  c.job_pause.assign(ev.jobs.size(), false);
+  std::vector<double> cap(ev.jobs.size());
+  for (size_t j = 0; j < ev.jobs.size(); ++j) {
+    const DrJobSpec& job = ev.jobs[j];
+    const double per_gpu = dr_series_hold_at(actions[j], t) / std::max(1, job.gpus);
+    c.job_pause[j] = per_gpu < 0.05 * job.curve.back().power_w;
+    cap[j] = dr_cap_for(job, per_gpu);
+  }
+  for (const DrNode& n : nodes) c.node_cap_w.push_back(cap[size_t(n.job)]);
+  return c;
+}
+
 Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& opt) {
+  if (!opt.field_actions.empty() && opt.field_actions.size() != ev.jobs.size()) {
+    return Status::InvalidArgument("field actions: need one series per job (" +
+                                   std::to_string(ev.jobs.size()) + ")");
+  }
   const bool control = opt.method != "uncapped";
   DrLoopOptions lo = opt.loop;
-  if (control) {
+  if (control && opt.field_actions.empty()) {
     auto m = allocation::parse_method(opt.method);
     if (!m.ok()) {
       return Status::InvalidArgument("--method: '" + opt.method +
@@ -214,8 +234,12 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
       t_rel[j][k] = r.job_t_rel[j];
       if (r.job_paused[j]) paused_s[j] += dt;
     }
-    DrCommand cmd = loop.update(r);
-    if (control) plant.write(cmd, t);
+    if (!opt.field_actions.empty()) {
+      plant.write(field_command(ev, plant.nodes(), opt.field_actions, t), t);
+    } else {
+      DrCommand cmd = loop.update(r);
+      if (control) plant.write(cmd, t);
+    }
     if (opt.progress && ((k + 1) % 1000 == 0 || k + 1 == n)) {
       opt.progress(static_cast<size_t>(k + 1), static_cast<size_t>(n));
     }
@@ -223,7 +247,7 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
 
   DrReplayResult res;
   res.event_path = ev.path;
-  res.method = opt.method;
+  res.method = opt.field_actions.empty() ? opt.method : "field-actions";
   res.seed = ev.seed;
   res.sample_period_s = dt;
   res.duration_s = ev.duration_s;

@@ -38,6 +38,14 @@ struct DrReplayOptions {
   DrLoopOptions loop;
   std::optional<DrSeries> measured_total;
   std::optional<DrSeries> field_projection;
+  // The field's own actions (the plant-model check): per job of the event, in its order, the
+  // job's measured power over time (e.g. its column of aps_job_power_w.csv). When given, the
+  // loop is replaced by them: every sample each job's nodes are capped at the cap whose curve
+  // power is the job's level then (zero-order hold of the rows) per GPU, and a job whose level
+  // is under 5 % of its uncapped curve power per GPU is paused; the method reads
+  // "field-actions". Compared with the measured total this checks the plant (curves, noise,
+  // dips, lag), not a policy. Nothing is fitted to the total.
+  std::vector<DrSeries> field_actions;
   // Called every 1000 samples and at the end with (samples done, samples in the event).
   std::function<void(size_t, size_t)> progress;
 };

@@ -82,7 +82,9 @@ bool parse_dr_timestamp(const std::string& raw, double& out_s) {
   return true;
 }
 
-Result<DrSeries> read_dr_series(const std::string& path) {
+Result<DrSeries> read_dr_series(const std::string& path) { return read_dr_series(path, ""); }
+
+Result<DrSeries> read_dr_series(const std::string& path, const std::string& column_prefix) {
   FW_ASSIGN_OR_RETURN(auto r, CsvReader::open(path));
   if (!r->next()) {
     FW_RETURN_IF_ERROR(r->status());
@@ -90,7 +92,15 @@ Result<DrSeries> read_dr_series(const std::string& path) {
   }
   const auto& h = r->fields();
   int col = -1;
-  for (int i = 1; i < static_cast<int>(h.size()); ++i) {
+  if (!column_prefix.empty()) {
+    for (int i = 1; i < static_cast<int>(h.size()) && col < 0; ++i) {
+      if (std::string(h[i]).rfind(column_prefix, 0) == 0) col = i;
+    }
+    if (col < 0) {
+      return Status::InvalidArgument(path + ":1: header: no column named " + column_prefix + "...");
+    }
+  }
+  for (int i = 1; i < static_cast<int>(h.size()) && column_prefix.empty(); ++i) {
     if (lower(std::string(h[i])).rfind("total", 0) == 0) col = i;
   }
   if (col < 0 && h.size() == 2) col = 1;

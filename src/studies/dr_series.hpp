@@ -19,6 +19,10 @@ struct DrSeries {
 };
 
 Result<DrSeries> read_dr_series(const std::string& path);
+// The same for the first column (after the timestamp) whose name starts with column_prefix
+// (e.g. a job's column of aps_job_power_w.csv, "ft_llama_8b_dolly" for
+// "ft_llama_8b_dolly-txw0sl4h"); InvalidArgument naming path:1 when none does.
+Result<DrSeries> read_dr_series(const std::string& path, const std::string& column_prefix);
 
 // Seconds since 0000-03-01 of a timestamp as above (for differences only); false if malformed.
 bool parse_dr_timestamp(const std::string& s, double& out_s);

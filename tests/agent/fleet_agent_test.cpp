@@ -311,6 +311,74 @@ TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
   std::filesystem::remove_all(dir);
 }
 
+// A node publishes a draw curve for the coordinator's site loop (issue 28): the job's sweep
+// when configured (fleet.draw_curve, per GPU), else the curve it measures.
+TEST(FleetAgentLive, PublishesTheConfiguredDrawCurveOnTheSimBackend) {
+  FW_REQUIRE_TOOL(!fleet::testing::etcd_binary().empty(), "etcd (Debian package etcd-server)");
+  auto cluster = fleet::testing::EtcdCluster::Start(1);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  AgentConfig cfg = live_config(**cluster, dir);
+  cfg.fleet.draw_curve = {{100, 99.9}, {250, 244.1}, {400, 345.6}};
+  fleet::EtcdClientOptions eo;
+  eo.endpoints = cfg.fleet.etcd;
+  auto etcd = fleet::EtcdClient::Create(eo);
+  ASSERT_TRUE(etcd.ok());
+  ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 310));
+  {
+    NodeAgent a(cfg);
+    ASSERT_TRUE(a.start().ok());
+    auto curve = [&]() -> std::vector<std::pair<double, double>> {
+      auto got = etcd->get(fleet::node_key("s1", "n1"));
+      if (!got.ok() || got->kvs.size() != 1) return {};
+      auto rec = fleet::decode_node(got->kvs[0].value, "node");
+      return rec.ok() ? rec->draw_curve : std::vector<std::pair<double, double>>{};
+    };
+    StepClock clock;
+    const double t0 = unix_now();
+    a.run(clock, [&] { return !curve().empty() || unix_now() - t0 > 20; });
+    const auto c = curve();
+    ASSERT_EQ(c.size(), 3u);  // one GPU in grpo-7b-a100: the sweep as configured
+    EXPECT_DOUBLE_EQ(c[1].first, 250);
+    EXPECT_DOUBLE_EQ(c[1].second, 244.1);
+    EXPECT_TRUE(a.shutdown().ok());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FleetAgentConfig, MeasuredDrawCurveBinsTheBudgetInForce) {
+  MeasuredDrawCurve m(800, 3200, 5);
+  EXPECT_TRUE(m.curve().empty());
+  for (int k = 0; k < 10; ++k) m.add(3200, 2900);  // uncapped only: one point, no curve
+  EXPECT_TRUE(m.curve().empty());
+  for (int k = 0; k < 4; ++k) m.add(1600, 1500);  // under min_samples
+  EXPECT_TRUE(m.curve().empty());
+  m.add(1610, 1510);
+  const auto c = m.curve();
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_NEAR(c[0].first, 1602, 1e-9);
+  EXPECT_NEAR(c[0].second, 1502, 1e-9);
+  EXPECT_DOUBLE_EQ(c[1].first, 3200);
+  EXPECT_DOUBLE_EQ(c[1].second, 2900);
+  // The configured sweep, scaled by the node's GPUs; the config names its errors.
+  EXPECT_EQ(node_draw_curve({{100, 99}, {400, 345}}, 8),
+            (std::vector<std::pair<double, double>>{{800, 792}, {3200, 2760}}));
+  const std::string base =
+      "fleet:\n  etcd: [http://127.0.0.1:2379]\n  site: s1\n  safe_share_w: 900\n";
+  auto ok = parse_agent_config(base + "  draw_curve: [[100, 99.9], [400, 345.6]]\n", "a.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->fleet.draw_curve.size(), 2u);
+  auto bad = parse_agent_config(base + "  draw_curve: [[400, 345.6], [100, 99.9]]\n", "a.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("caps must increase"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("a.yaml"), std::string::npos);
+  bad = parse_agent_config(base + "  draw_curve: [[100, 99.9]]\n", "a.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("2..64"), std::string::npos);
+}
+
 TEST(FleetAgentConfig, ShareGuardLowersCapsTowardTheirMinimum) {
   PlantInfo info;
   info.gpus.resize(2);

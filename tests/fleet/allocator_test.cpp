@@ -420,4 +420,152 @@ TEST(SplitPlan, IdleHeadroomGoesToANodeHeldAtItsShare) {
 }
 
 }  // namespace
+
+// A node of job `id` with a concave throughput curve t(b) = 1 - k (1 - b / nameplate)^2 at five
+// budgets from its floor to its nameplate (the jobs' published sweeps).
+NodeRecord curve_node(std::string name, std::string id, double k, double tier, bool pausable) {
+  NodeRecord r = node(std::move(name), 8, 800, 3200, 2000);
+  JobRecord j;
+  j.id = std::move(id);
+  j.gpus = 8;
+  j.tier_min = tier;
+  j.pausable = pausable;
+  r.jobs.push_back(j);
+  for (int p = 0; p < 5; ++p) {
+    const double b = 800 + 600.0 * p;
+    const double x = 1 - b / 3200;
+    r.throughput_curve.emplace_back(b, 1 - k * x * x);
+    r.draw_curve.emplace_back(b, 0.9 * b);
+  }
+  return r;
+}
+
+// The site of the tests below: two nodes of a steep job (tier 0.9), two of a flat one (0.75),
+// two of a pausable pretraining job (0.5).
+std::vector<NodeRecord> curve_site() {
+  return {curve_node("a0", "steep", 1.6, 0.9, false), curve_node("a1", "steep", 1.6, 0.9, false),
+          curve_node("b0", "flat", 0.4, 0.75, false), curve_node("b1", "flat", 0.4, 0.75, false),
+          curve_node("c0", "pt", 0.9, 0.5, true),     curve_node("c1", "pt", 0.9, 0.5, true)};
+}
+
+TEST(Allocator, CurvesSplitIsTheReplaysAllocationOnTheJobsCurves) {
+  auto made = make_allocator("curves");
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  const std::vector<NodeRecord> nodes = curve_site();
+  const double budget = 0.75 * 6 * 3200;
+  const std::vector<double> w = (*made)->split(budget, nodes);
+  ASSERT_EQ(w.size(), nodes.size());
+  EXPECT_LE(sum(w), budget + 1e-6);
+  EXPECT_GE(sum(w), budget - 1);
+  // The same request through src/allocation (the code `dr replay` splits with): per job the
+  // curve at 2 nodes' budgets, throughput weighted by tier / sum of tiers, max_slowdown 1 - tier.
+  const std::vector<CurveJob> jobs = curve_jobs(nodes);
+  ASSERT_EQ(jobs.size(), 3u);
+  std::vector<allocation::Job> req;
+  for (const auto& j : jobs) req.push_back(j.job);
+  const auto a = allocation::allocate(req, budget, allocation::Method::kOptimal);
+  ASSERT_TRUE(a.feasible);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    for (size_t i : jobs[k].nodes) EXPECT_NEAR(w[i], a.power_w[k] / 2, 1e-6) << nodes[i].node;
+  }
+  EXPECT_NEAR(jobs[0].job.curve.back().throughput, 0.9 / 2.15, 1e-9);  // weight tier / sum
+  // Not the equal split: the steep job keeps more, the flat one gives more.
+  EXPECT_GT(w[0], w[2] + 100);
+  // Every job at or above its tier on its own curve.
+  for (const auto& j : jobs) {
+    const size_t i = j.nodes.front();
+    const double t = curve_draw_w(nodes[i].throughput_curve, w[i]);
+    EXPECT_GE(t, j.tier_min - 1e-9) << j.id;
+  }
+  auto g = make_allocator("curves-greedy");
+  ASSERT_TRUE(g.ok());
+  const std::vector<double> wg = (*g)->split(budget, nodes);
+  for (size_t i = 0; i < nodes.size(); ++i) EXPECT_NEAR(wg[i], w[i], 1e-3);  // concave: same
+}
+
+TEST(Allocator, CurvesDropTheTiersWhenTheyDoNotFitAndStayWithinTheBudget) {
+  auto made = make_allocator("curves");
+  ASSERT_TRUE(made.ok());
+  const std::vector<NodeRecord> nodes = curve_site();
+  const std::vector<CurveJob> jobs = curve_jobs(nodes);
+  double tiers_w = 0;
+  for (const auto& j : jobs) tiers_w += j.tier_floor_w;
+  const double budget = tiers_w - 500;  // above the nodes' floors (4800 W), below the tiers
+  ASSERT_GT(budget, 6 * 800);
+  const std::vector<double> w = (*made)->split(budget, nodes);
+  EXPECT_LE(sum(w), budget + 1e-6);
+  for (size_t i = 0; i < nodes.size(); ++i) EXPECT_GE(w[i], nodes[i].min_w - 1e-9);
+}
+
+PlanInput pause_input(double target_w, bool binding) {
+  PlanInput in;
+  in.now_unix_s = 1000;
+  in.site_w = 6 * 3200;
+  in.grid.events.push_back({});
+  in.grid.events.back().value_w = target_w;
+  in.grid.events.back().start_unix_s = 0;
+  in.grid.events.back().end_unix_s = binding ? 1e9 : 1;
+  for (const auto& r : curve_site()) in.live[r.node] = r;
+  in.pause_stagger_s = 30;
+  in.binding = binding;
+  return in;
+}
+
+TEST(SplitPlan, PausesAPausableJobOnlyWhenTheTiersCannotReachTheTargetStaggered) {
+  auto made = make_allocator("curves");
+  ASSERT_TRUE(made.ok());
+  const std::vector<CurveJob> jobs = curve_jobs(curve_site());
+  double tiers_w = 0;
+  for (const auto& j : jobs) tiers_w += j.tier_floor_w;
+  // A target the tiers fit: nobody pauses.
+  Plan p = plan_split(pause_input(tiers_w + 200, true), **made);
+  EXPECT_TRUE(p.paused_jobs.empty());
+  EXPECT_FALSE(p.pause_changed);
+  // Below the tiers' floors: the pausable job pauses, its nodes at their floors, the rest split.
+  const double deep = tiers_w - 1500;
+  p = plan_split(pause_input(deep, true), **made);
+  ASSERT_EQ(p.paused_jobs, std::set<std::string>{"pt"});
+  EXPECT_TRUE(p.pause_changed);
+  EXPECT_EQ(p.paused_nodes, (std::set<std::string>{"c0", "c1"}));
+  EXPECT_NEAR(p.watts.at("c0"), 800, 1e-9);
+  double total = 0;
+  for (const auto& [n, w] : p.watts) total += w;
+  EXPECT_LE(total, deep + 1e-6);
+  EXPECT_GT(p.watts.at("a0"), p.watts.at("b0"));  // the steep job keeps more
+  // The pause is carried by the assignments; within the stagger nothing changes, even when
+  // the target is back up.
+  PlanInput in = pause_input(6 * 3200, true);
+  for (const auto& [n, w] : p.watts) {
+    Assignment a;
+    a.watts = w;
+    a.pause = p.paused_nodes.count(n) > 0;
+    in.assigned[n] = a;
+  }
+  in.last_pause_change_unix_s = in.now_unix_s - 10;
+  Plan q = plan_split(in, **made);
+  EXPECT_EQ(q.paused_jobs, std::set<std::string>{"pt"});
+  EXPECT_FALSE(q.pause_changed);
+  // After the stagger it resumes (its tier floor fits again).
+  in.last_pause_change_unix_s = in.now_unix_s - 31;
+  q = plan_split(in, **made);
+  EXPECT_TRUE(q.paused_jobs.empty());
+  EXPECT_TRUE(q.pause_changed);
+  // No event binding: a paused job resumes.
+  PlanInput off = pause_input(6 * 3200, false);
+  off.assigned = in.assigned;
+  q = plan_split(off, **made);
+  EXPECT_TRUE(q.paused_jobs.empty());
+  // Pausing judges the feed-forward split when given (the curves reach the target above the
+  // tiers there; the split itself swings with the integral): no pause.
+  in = pause_input(deep, true);
+  in.pause_split_w = tiers_w + 500;
+  EXPECT_TRUE(plan_split(in, **made).paused_jobs.empty());
+  in.pause_split_w = deep;
+  EXPECT_EQ(plan_split(in, **made).paused_jobs, std::set<std::string>{"pt"});
+  // Without pausing (stagger 0) nothing pauses however deep.
+  in = pause_input(deep, true);
+  in.pause_stagger_s = 0;
+  EXPECT_TRUE(plan_split(in, **made).paused_jobs.empty());
+}
+
 }  // namespace fw::fleet

@@ -73,6 +73,37 @@ TEST(FleetKeys, NodeDrawCurveRoundTripsAndInterpolates) {
   EXPECT_DOUBLE_EQ(curve_draw_w({}, 1234), 1234);           // none: the share is drawn
 }
 
+TEST(FleetKeys, DemandResponseFieldsRoundTripAndAreAdditive) {
+  NodeRecord n = sample_node();
+  // Absent by default: older readers see the same record.
+  const nlohmann::json plain = nlohmann::json::parse(encode(n));
+  EXPECT_EQ(plain.count("throughput_curve"), 0u);
+  EXPECT_EQ(plain["jobs"][0].count("tier_min"), 0u);
+  EXPECT_EQ(plain["jobs"][0].count("pausable"), 0u);
+  n.jobs[0].tier_min = 0.75;
+  n.jobs[0].pausable = true;
+  n.throughput_curve = {{1600, 0.4}, {3600, 0.9}, {5600, 1.0}};
+  auto d = decode_node(encode(n), "k");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_DOUBLE_EQ(d->jobs[0].tier_min, 0.75);
+  EXPECT_TRUE(d->jobs[0].pausable);
+  EXPECT_FALSE(d->jobs[1].pausable);
+  ASSERT_EQ(d->throughput_curve.size(), 3u);
+  EXPECT_EQ(d->throughput_curve[1], std::make_pair(3600.0, 0.9));
+  Assignment a;
+  a.watts = 800;
+  a.revision = 3;
+  a.expires_unix_s = 10;
+  EXPECT_EQ(nlohmann::json::parse(encode(a)).count("pause"), 0u);
+  a.pause = true;
+  auto da = decode_assignment(encode(a), "k");
+  ASSERT_TRUE(da.ok()) << da.status().message();
+  EXPECT_TRUE(da->pause);
+  auto bad = decode_assignment(R"({"watts":1,"revision":1,"expires_unix_s":1,"pause":1})", "k");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("pause: not a boolean"), std::string::npos);
+}
+
 // Decoding errors name the key and the field.
 void expect_error(const Result<NodeRecord>& r, const std::string& fragment) {
   ASSERT_FALSE(r.ok());
@@ -122,6 +153,14 @@ TEST(FleetKeys, NodeStrictErrorsNameTheField) {
                  j["draw_curve"] = {{1, 2}, {2}};
                }),
                "draw_curve[1]: not a [budget_w, draw_w] pair");
+  expect_error(with([](auto& j) {
+                 j["throughput_curve"] = {{1, 0.5}, {2, 1.6}};
+               }),
+               "throughput_curve[1]: t_rel out of range");
+  expect_error(with([](auto& j) { j["jobs"][0]["tier_min"] = 1.5; }),
+               "jobs[0].tier_min: must be <= 1");
+  expect_error(with([](auto& j) { j["jobs"][0]["pausable"] = "yes"; }),
+               "jobs[0].pausable: not a boolean");
 }
 
 TEST(FleetKeys, AssignmentBudgetGridRoundTripAndErrors) {

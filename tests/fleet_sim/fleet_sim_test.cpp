@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "fleet/sim/sim_node.hpp"
+#include "sim/scenario.hpp"
+
 namespace fw::fleet {
 namespace {
 
@@ -24,6 +27,55 @@ TEST(FleetSim, OnePositivePfiPerSimulatedJob) {
   r = run_fleet_sim(o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("must be > 0"), std::string::npos);
+}
+
+TEST(FleetSim, ApsMixScalesTheFieldsGpusOntoTheNodes) {
+  auto m = fleet_sim_mix("aps", 64);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->size(), 6u);
+  // 32, 32, 48, 32, 48, 48 GPUs of 240 over 64 nodes: 8.53, 8.53, 12.8, 8.53, 12.8, 12.8.
+  std::vector<int> nodes;
+  for (const auto& j : *m) nodes.push_back(j.nodes);
+  EXPECT_EQ(nodes, (std::vector<int>{9, 8, 13, 8, 13, 13}));
+  EXPECT_EQ((*m)[0].name, "ft_llama_8b_dolly");
+  EXPECT_DOUBLE_EQ((*m)[0].tier_min, 0.75);
+  EXPECT_TRUE((*m)[4].pausable);
+  EXPECT_FALSE((*m)[1].pausable);
+  auto small = fleet_sim_mix("aps", 6);
+  ASSERT_TRUE(small.ok());
+  for (const auto& j : *small) EXPECT_EQ(j.nodes, 1);
+  EXPECT_FALSE(fleet_sim_mix("aps", 5).ok());
+  EXPECT_FALSE(fleet_sim_mix("caiso", 64).ok());
+  FleetSimOptions o;
+  o.etcd = {"http://127.0.0.1:1"};
+  o.out_dir = "/nonexistent";
+  o.mix = "aps";
+  auto r = run_fleet_sim(o);  // scenario site
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("mix: only with scenario dr"), std::string::npos);
+}
+
+TEST(SimNode, APausedJobStandsStillAndItsGpusIdle) {
+  auto sc = sim::load_scenario(
+      std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/caps-pretrain-a100x8.yaml", {});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  sim::Scenario s = *sc;
+  for (auto& j : s.jobs) j.start_s = 0;
+  SimNode n("n", s, 7);
+  double t = 0;
+  for (; t < 20; t += 0.25) ASSERT_TRUE(n.step(t, n.nameplate_w()).ok());
+  const double running_w = n.power_w(), tokens = n.tokens();
+  ASSERT_GT(tokens, 0);
+  for (; t < 30; t += 0.25) ASSERT_TRUE(n.step(t, n.min_w(), true).ok());
+  EXPECT_TRUE(n.paused());
+  EXPECT_DOUBLE_EQ(n.tokens(), tokens);  // no progress while paused
+  EXPECT_LT(n.power_w(), 0.5 * running_w);
+  EXPECT_LT(n.power_w(), n.min_w());  // idle GPUs draw under the minimum caps
+  EXPECT_GT(n.tokens_uncontrolled(), tokens);
+  for (; t < 40; t += 0.25) ASSERT_TRUE(n.step(t, n.nameplate_w()).ok());
+  EXPECT_FALSE(n.paused());
+  EXPECT_NEAR(n.paused_s(), 10, 0.3);
+  EXPECT_GT(n.tokens(), tokens);  // it resumes where it stopped
 }
 
 }  // namespace

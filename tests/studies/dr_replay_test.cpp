@@ -260,6 +260,57 @@ TEST_F(DrReplay, MeasuredTotalAndFieldProjection) {
               std::sqrt((9e6 + 0 + 9e6) / 3) / 30000, 1e-3);
 }
 
+TEST_F(DrReplay, FieldActionsReplayEachJobsMeasuredLevelAsThePlantModelCheck) {
+  auto ev = load_dr_event(write("event.yaml", kIssueYaml));
+  ASSERT_TRUE(ev.ok());
+  // The field's per-job power, 1-minute rows: ft at 80 % of its uncapped draw from 5400 s,
+  // pt at 0 W (paused) from 6000 s to 12000 s, both at their uncapped level otherwise.
+  const double ft_w = 32 * ev->jobs[0].curve.back().power_w;
+  const double pt_w = 48 * ev->jobs[1].curve.back().power_w;
+  std::string rows = "timestamp,ft-x1,pt-y2,total (W)\n";
+  for (int m = 0; m < 400; ++m) {
+    const double t = 60.0 * m;
+    const double f = t >= 5400 ? 0.8 * ft_w : ft_w;
+    const double p = t >= 6000 && t < 12000 ? 0 : pt_w;
+    char line[128];
+    std::snprintf(line, sizeof line, "2025-05-01 %02d:%02d:00,%.1f,%.1f,%.1f\n", 16 + m / 60,
+                  m % 60, f, p, f + p);
+    rows += line;
+  }
+  const std::string csv = write("jobs.csv", rows);
+  DrReplayOptions o;
+  auto total = read_dr_series(csv);
+  ASSERT_TRUE(total.ok()) << total.status().message();
+  o.measured_total = *total;
+  for (const auto& j : ev->jobs) {
+    auto s = read_dr_series(csv, j.name);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    o.field_actions.push_back(*s);
+  }
+  EXPECT_EQ(o.field_actions[1].column, "pt-y2");
+  auto r = run_dr_replay(*ev, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->method, "field-actions");
+  // The plant follows the actions: the paused span, and the total within a few % of the rows'.
+  EXPECT_NEAR(r->jobs[1].paused_s, 6000, 120);
+  ASSERT_TRUE(r->vs_measured.has_value());
+  EXPECT_LT(r->vs_measured->rmse_frac, 0.03);
+  // The tracking replay against the same total is a different policy: far off.
+  DrReplayOptions loop = o;
+  loop.field_actions.clear();
+  auto tr = run_dr_replay(*ev, loop);
+  ASSERT_TRUE(tr.ok());
+  EXPECT_GT(tr->vs_measured->rmse_frac, 2 * r->vs_measured->rmse_frac);
+  // Errors: a job without its column, and a count that does not match the jobs.
+  auto missing = read_dr_series(csv, "infer");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("jobs.csv:1: header: no column named infer"),
+            std::string::npos)
+      << missing.status().message();
+  o.field_actions.pop_back();
+  EXPECT_FALSE(run_dr_replay(*ev, o).ok());
+}
+
 TEST(DrSeries, Timestamps) {
   double a = 0, b = 0;
   ASSERT_TRUE(parse_dr_timestamp("2025-05-01 23:59:30-07:00", a));

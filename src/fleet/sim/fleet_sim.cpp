@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "allocation/allocation.hpp"
 #include "core/format.hpp"
 #include "core/rng.hpp"
 #include "core/text_file.hpp"
@@ -34,6 +35,7 @@ struct Node {
   double joined_unix_s = 0;
   double started_t_s = -1;  // run time at which its job started (first assignment)
   double budget_w = 0;      // last applied
+  bool pause = false;       // last applied (the assignment's pause)
   double hold_tokens[2] = {0, 0}, hold_tokens_free[2] = {0, 0};  // at the hold's start
 };
 
@@ -139,6 +141,10 @@ class FleetSim {
   double max_lateness_s_ = 0;
   std::vector<Row> rows_;
   std::vector<DrawCurvePoint> curve_;  // "dr": the node job's cap sweep
+  // The mix (fleet_sim_mix): its jobs, each node's job (-1: none), each workload's sweep.
+  std::vector<FleetSimMixJob> mix_;
+  std::vector<int> job_of_;
+  std::map<std::string, std::vector<DrawCurvePoint>> mix_curves_;
 };
 
 Status FleetSim::join(Node& n) {
@@ -168,11 +174,27 @@ Status FleetSim::prepare_site() {
   Rng rng(o_.seed);
   extra_ = dr() ? 0 : std::max(1, o_.nodes / 8);
   nodes_.resize(size_t(o_.nodes + extra_));
+  job_of_.assign(nodes_.size(), -1);
+  std::map<std::string, sim::Scenario> mix_scenarios;
+  if (!o_.mix.empty()) {
+    FW_ASSIGN_OR_RETURN(mix_, fleet_sim_mix(o_.mix, o_.nodes));
+    size_t i = 0;
+    for (size_t k = 0; k < mix_.size(); ++k) {
+      for (int m = 0; m < mix_[k].nodes; ++m) job_of_[i++] = int(k);
+      const std::string& w = mix_[k].workload;
+      if (mix_scenarios.count(w)) continue;
+      std::vector<std::string> ov = overrides;
+      ov.push_back("jobs.0.workload=" + w);
+      FW_ASSIGN_OR_RETURN(sim::Scenario ms, sim::load_scenario(o_.node_scenario, ov));
+      mix_scenarios.emplace(w, std::move(ms));
+    }
+  }
   double uncontrolled_w = 0, nameplate_w = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
     n.name = "node-" + std::to_string(i);
-    sim::Scenario s = node_scenario_;
+    const FleetSimMixJob* job = job_of_[i] >= 0 ? &mix_[size_t(job_of_[i])] : nullptr;
+    sim::Scenario s = job ? mix_scenarios.at(job->workload) : node_scenario_;
     const double offset_s = o_.phase_spread_s * rng.uniform();
     for (auto& j : s.jobs) {
       j.start_s = 0;  // the job starts with the node's first assignment
@@ -180,15 +202,29 @@ Status FleetSim::prepare_site() {
     }
     n.sim = std::make_unique<SimNode>(n.name, s, o_.seed * 1000 + i,
                                       o_.job_pfi.empty() ? 0.0 : o_.job_pfi[i]);
-    if (i == 0 && dr()) {
+    if (i == 0 && dr() && !job) {
       // The node job's cap sweep (its draw and throughput curve), published by every node
       // when the site loop runs with feed-forward; reported in any case (the bound on the
       // jobs' performance at the target's depth).
       FW_ASSIGN_OR_RETURN(curve_, probe_draw_curve(s, o_.seed * 1000));
     }
+    const std::vector<DrawCurvePoint>* curve = &curve_;
+    if (job) {
+      // One sweep per workload, on its first node's scenario and seed.
+      auto it = mix_curves_.find(job->workload);
+      if (it == mix_curves_.end()) {
+        FW_ASSIGN_OR_RETURN(auto c, probe_draw_curve(s, o_.seed * 1000 + i));
+        it = mix_curves_.emplace(job->workload, std::move(c)).first;
+      }
+      curve = &it->second;
+      n.sim->set_job(job->name, job->tier_min, job->pausable);
+      std::vector<std::pair<double, double>> t;
+      for (const auto& p : *curve) t.emplace_back(p.budget_w, std::min(1.5, p.throughput_rel));
+      n.sim->set_throughput_curve(std::move(t));
+    }
     if (dr() && o_.site_loop && o_.draw_curves) {
       std::vector<std::pair<double, double>> c;
-      for (const auto& p : curve_) c.emplace_back(p.budget_w, p.draw_w);
+      for (const auto& p : *curve) c.emplace_back(p.budget_w, p.draw_w);
       n.sim->set_draw_curve(std::move(c));
     }
     // The uncapped draw a node settles at: its twin over the first minute.
@@ -232,6 +268,8 @@ Status FleetSim::start_coordinators() {
     co.campaign_timeout_s = 0.5;
     co.site_loop.enabled = o_.site_loop;
     co.site_loop.ki_per_s = o_.site_loop_ki_per_s;
+    co.pause_stagger_s = o_.pause_stagger_s;
+    co.site_loop_reclaim = o_.site_loop_reclaim;
     FW_ASSIGN_OR_RETURN(auto c, Coordinator::Start(eo_, co));
     coords_.push_back(std::move(c));
   }
@@ -344,11 +382,12 @@ Status FleetSim::gpus_step(double t, double* site, double* free, int* active, in
       }
       *on_safe += b.source == NodeBudget::Source::kSafeShare;
       n.budget_w = b.watts;
+      n.pause = b.pause;
       ++*active;
     }
     if (n.started_t_s < 0) continue;
     // A crashed node keeps its last caps.
-    FW_RETURN_IF_ERROR(n.sim->step(t - n.started_t_s, n.budget_w));
+    FW_RETURN_IF_ERROR(n.sim->step(t - n.started_t_s, n.budget_w, n.pause));
     *site += n.sim->power_w();
     *free += n.sim->uncontrolled_w();
     if (n.state == Node::State::kActive) n.link->update(n.sim->record(unix_now()));
@@ -440,6 +479,13 @@ Json FleetSim::dr_report() const {
   j["target_w"] = target;
   j["site_loop"] = o_.site_loop;
   j["site_loop_ki_per_s"] = o_.site_loop_ki_per_s;
+  j["site_loop_reclaim"] = o_.site_loop && o_.site_loop_reclaim;
+  j["allocator"] = o_.allocator;
+  {
+    int64_t changes = 0;
+    for (const auto& c : coords_) changes += c->stats().pause_changes;
+    j["pause_changes"] = changes;
+  }
   j["draw_curves"] = o_.site_loop && o_.draw_curves;
   // The node job's sweep, and what it allows: the throughput at the node budget whose draw is
   // the target's share (every node runs the same job, so the equal split is the best one on
@@ -466,7 +512,73 @@ Json FleetSim::dr_report() const {
     j["hold_performance_at_target_on_curve"] = best;
   }
   Json per_job = Json::array();
-  double sum = 0, hold_sum = 0;
+  double sum = 0, hold_sum = 0, weights = 0;
+  bool at_tier = true;
+  if (!mix_.empty()) {
+    // Per job of the mix: its nodes' tokens over their twins' (whole run; hold only),
+    // weighted by tier_min / sum(tier_min) as `dr replay` scores.
+    for (size_t k = 0; k < mix_.size(); ++k) {
+      double tok = 0, free = 0, htok = 0, hfree = 0, paused_s = 0;
+      for (size_t i = 0; i < nodes_.size(); ++i) {
+        if (job_of_[i] != int(k)) continue;
+        const Node& node = nodes_[i];
+        tok += node.sim->tokens();
+        free += node.sim->tokens_uncontrolled();
+        htok += node.hold_tokens[1] - node.hold_tokens[0];
+        hfree += node.hold_tokens_free[1] - node.hold_tokens_free[0];
+        paused_s = std::max(paused_s, node.sim->paused_s());
+      }
+      const double whole = free > 0 ? tok / free : 0.0, hold = hfree > 0 ? htok / hfree : 0.0;
+      const FleetSimMixJob& m = mix_[k];
+      per_job.push_back({{"name", m.name},
+                         {"workload", m.workload},
+                         {"nodes", m.nodes},
+                         {"tier_min", m.tier_min},
+                         {"pausable", m.pausable},
+                         {"paused_s", paused_s},
+                         {"performance", whole},
+                         {"hold_performance", hold}});
+      sum += m.tier_min * whole;
+      hold_sum += m.tier_min * hold;
+      weights += m.tier_min;
+      at_tier &= whole >= m.tier_min;
+    }
+    j["per_job"] = per_job;
+    j["mix"] = o_.mix;
+    j["weighted_performance"] = weights > 0 ? sum / weights : 0.0;
+    j["weighted_hold_performance"] = weights > 0 ? hold_sum / weights : 0.0;
+    j["all_jobs_at_tier"] = at_tier;
+    Json curves = Json::object();
+    for (const auto& [w, c] : mix_curves_) {
+      Json a = Json::array();
+      for (const auto& p : c) {
+        a.push_back(
+            {{"budget_w", p.budget_w}, {"draw_w", p.draw_w}, {"throughput_rel", p.throughput_rel}});
+      }
+      curves[w] = a;
+    }
+    j["mix_curves"] = curves;
+    // What the jobs' own sweeps allow over the hold: the best split of the target's draw on
+    // their draw -> throughput curves (src/allocation, optimal), tiers as floors, weighted as
+    // above; exact tracking and a perfect plant.
+    std::vector<allocation::Job> req;
+    for (const FleetSimMixJob& m : mix_) {
+      allocation::Job a;
+      a.name = m.name;
+      for (const auto& p : mix_curves_.at(m.workload)) {
+        const double w = p.draw_w * m.nodes;
+        if (!a.curve.empty() && !(w > a.curve.back().power_w)) continue;
+        a.curve.push_back({w, std::max(1e-9, m.tier_min / weights * p.throughput_rel)});
+      }
+      a.max_slowdown = 1 - m.tier_min;
+      req.push_back(std::move(a));
+    }
+    const allocation::Allocation best =
+        allocation::allocate(req, target, allocation::Method::kOptimal);
+    j["hold_performance_at_target_on_curves"] =
+        best.feasible ? Json(best.total_throughput) : Json(nullptr);
+    return j;
+  }
   int n = 0;
   for (const auto& node : nodes_) {
     if (!(node.sim->tokens_uncontrolled() > 0)) continue;
@@ -575,6 +687,46 @@ void FleetSim::shutdown() {
 
 }  // namespace
 
+Result<std::vector<FleetSimMixJob>> fleet_sim_mix(const std::string& mix, int nodes) {
+  if (mix != "aps") return Status::InvalidArgument("fleet-sim: mix: '" + mix + "' is not aps");
+  // scenarios/dr/aps-2025-05-01.yaml's jobs. The simulator has no inference workload: the
+  // inference jobs run the llama-8b-ft fit (the A100 sweep's infer_llama_8b and
+  // ft_llama_8b_dolly rows are within 3 points of each other at every cap: 0.23/0.24 at 100 W,
+  // 0.78/0.81 at 200 W, 0.93/0.95 at 300 W); both pretraining jobs run the mpt-13b-pt fit, as
+  // the replay gives them pt_mpt_13b_lg's curve.
+  std::vector<FleetSimMixJob> jobs = {
+      {"ft_llama_8b_dolly", 32, "llama-8b-ft", 0.75, false, 0},
+      {"infer_llama_8b-bw9rr4h2", 32, "llama-8b-ft", 0.9, false, 0},
+      {"infer_llama_8b-kxymm0ql", 48, "llama-8b-ft", 0.9, false, 0},
+      {"infer_llama_8b-stsiwyqz", 32, "llama-8b-ft", 0.9, false, 0},
+      {"pt_mpt_13b_sm", 48, "mpt-13b-pt", 0.5, true, 0},
+      {"pt_mpt_7b_fast", 48, "mpt-13b-pt", 0.5, true, 0},
+  };
+  if (nodes < int(jobs.size())) {
+    return Status::InvalidArgument("fleet-sim: mix aps needs at least " +
+                                   std::to_string(jobs.size()) + " nodes");
+  }
+  int total = 0;
+  for (const auto& j : jobs) total += j.field_gpus;
+  // Largest remainder of field_gpus / total x nodes, every job at least one node.
+  std::vector<std::pair<double, size_t>> rest;
+  int given = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const double q = double(jobs[k].field_gpus) * nodes / total;
+    jobs[k].nodes = std::max(1, int(std::floor(q)));
+    given += jobs[k].nodes;
+    rest.push_back({q - std::floor(q), k});
+  }
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t r = 0; given < nodes; ++r, ++given) ++jobs[rest[r % rest.size()].second].nodes;
+  for (size_t r = rest.size(); given > nodes; ++r) {  // the floors of 1 took more
+    auto& j = jobs[rest[r % rest.size()].second];
+    if (j.nodes > 1) --j.nodes, --given;
+  }
+  return jobs;
+}
+
 int fleet_sim_jobs(const FleetSimOptions& o) {
   return o.scenario == "dr" ? o.nodes : o.nodes + std::max(1, o.nodes / 8);
 }
@@ -680,6 +832,10 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
   }
   if (!(o.dr_depth > 0 && o.dr_depth < 1)) {
     return Status::InvalidArgument("fleet-sim: dr_depth: must be in (0, 1)");
+  }
+  if (!o.mix.empty()) {
+    if (o.scenario != "dr") return Status::InvalidArgument("fleet-sim: mix: only with scenario dr");
+    FW_RETURN_IF_ERROR(fleet_sim_mix(o.mix, o.nodes).status());
   }
   if (!o.job_pfi.empty()) {
     if (int(o.job_pfi.size()) != fleet_sim_jobs(o)) {

@@ -48,7 +48,16 @@ struct FleetSimOptions {
   // probe_draw_curve, measured once on node 0's scenario and seed before the run) as the
   // loop's feed-forward; false: none (the loop's integral alone).
   bool draw_curves = true;
-  double phase_spread_s = 60;  // jobs' phase offsets drawn in [0, this)
+  // "dr": the nodes' job mix. "" : every node runs the node scenario's job. "aps": the APS
+  // event's jobs of `dr replay` (scenarios/dr/aps-2025-05-01.yaml; fleet_sim_mix below) on the
+  // simulator's workloads: node budget GPUs as the node scenario's, the jobs' GPU counts scaled
+  // onto the nodes; every node publishes its job's id, tier_min, pausable and its workload's
+  // throughput curve (probe_draw_curve, one per workload), and its draw curve as above.
+  std::string mix;
+  double pause_stagger_s = 10;
+  bool site_loop_reclaim = false;  // CoordinatorOptions::site_loop_reclaim  // the coordinators'
+                                   // (CoordinatorOptions::pause_stagger_s)
+  double phase_spread_s = 60;      // jobs' phase offsets drawn in [0, this)
   std::string allocator = "equal";
   double lease_ttl_s = 3;       // coordinators'
   double node_lease_ttl_s = 5;  // node links'
@@ -60,6 +69,19 @@ struct FleetSimOptions {
   std::vector<double> job_pfi;
   std::string out_dir;
 };
+
+// A job of a mix: its name (the replay's), GPUs in the field, the simulator workload that stands
+// in for it, its tier and whether it may be paused.
+struct FleetSimMixJob {
+  std::string name;
+  int field_gpus = 0;
+  std::string workload;
+  double tier_min = 0;
+  bool pausable = false;
+  int nodes = 0;  // nodes of the run (largest remainder of field_gpus / sum x nodes, >= 1)
+};
+// The "aps" mix over `nodes` nodes (InvalidArgument for another mix or fewer nodes than jobs).
+Result<std::vector<FleetSimMixJob>> fleet_sim_mix(const std::string& mix, int nodes);
 
 // Simulated jobs of a run: nodes + max(1, nodes / 8) ("site"), nodes ("dr").
 int fleet_sim_jobs(const FleetSimOptions& options);

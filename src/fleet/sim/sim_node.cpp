@@ -6,7 +6,8 @@
 namespace fw::fleet {
 
 SimNode::SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed, double pfi)
-    : name_(std::move(name)), pfi_(pfi) {
+    : name_(std::move(name)), idle_scenario_(scenario), seed_(seed), pfi_(pfi) {
+  for (auto& j : idle_scenario_.jobs) j.start_s = 1e12;  // never starts: the GPUs idle
   capped_ = sim::make_cluster(scenario, seed);
   free_ = std::make_unique<sim::Cluster>(*capped_);
   for (const GpuInfo& g : capped_->info().gpus) {
@@ -59,7 +60,7 @@ double SimNode::mean_power(const Snapshot& s, Meter& m, double t_s, double count
   return p;
 }
 
-Status SimNode::step(double t_s, double budget_w) {
+Status SimNode::step(double t_s, double budget_w, bool pause) {
   if (!(t_s >= t_s_)) return Status::InvalidArgument("SimNode::step: time went back");
   Command c;
   const double per_gpu = budget_w / std::max(1, gpus());
@@ -67,11 +68,23 @@ Status SimNode::step(double t_s, double budget_w) {
     caps_w_[i] = std::clamp(per_gpu, min_cap_w_[i], max_cap_w_[i]);
   }
   c.power_cap_w = caps_w_;
-  FW_RETURN_IF_ERROR(capped_->write(c));
-  FW_RETURN_IF_ERROR(capped_->read(t_s, snap_));
+  if (paused_) paused_s_ += t_s - t_s_;
+  paused_ = pause;
+  if (pause) {
+    // The job stands still; the GPUs idle (an idle twin, stepped only while paused).
+    if (!idle_) idle_ = sim::make_cluster(idle_scenario_, seed_);
+    FW_RETURN_IF_ERROR(idle_->write(c));
+    FW_RETURN_IF_ERROR(idle_->read(t_s, snap_idle_));
+    power_w_ = mean_power(snap_idle_, meter_idle_, t_s, counter_period_s_);
+  } else {
+    // The job's own time: the run time less the time it spent paused.
+    FW_RETURN_IF_ERROR(capped_->write(c));
+    FW_RETURN_IF_ERROR(capped_->read(t_s - paused_s_, snap_));
+    power_w_ = mean_power(snap_, meter_, t_s - paused_s_, counter_period_s_);
+    meter_idle_ = Meter{};
+  }
   FW_RETURN_IF_ERROR(free_->read(t_s, snap_free_));
   // The energy counters step every 100 ms: a mean over less than that is the sensor's power.
-  power_w_ = mean_power(snap_, meter_, t_s, counter_period_s_);
   uncontrolled_w_ = mean_power(snap_free_, meter_free_, t_s, counter_period_s_);
   tokens_ = tokens_free_ = 0;
   for (const JobReading& j : snap_.jobs) tokens_ += j.tokens_total;
@@ -94,12 +107,17 @@ NodeRecord SimNode::record(double time_unix_s) const {
   for (size_t j = 0; j < jobs.size(); ++j) {
     const int g = static_cast<int>(jobs[j].gpus.size());
     const double share = gpus() > 0 ? double(g) / gpus() : 0;
-    r.jobs.push_back({name_ + "." + job_names_[j], g, r.draw_w * share, 0, 0, 0});
-    if (pfi_ > 0) pfi[name_ + "." + job_names_[j]] = pfi_;
+    const std::string id = job_id_.empty() ? name_ + "." + job_names_[j] : job_id_;
+    JobRecord jr{id, g, r.draw_w * share, 0, 0, 0};
+    jr.tier_min = tier_min_;
+    jr.pausable = pausable_;
+    r.jobs.push_back(jr);
+    if (pfi_ > 0) pfi[id] = pfi_;
   }
   if (!pfi.empty()) set_job_pfi(r, pfi);
   r.time_unix_s = time_unix_s;
   r.draw_curve = curve_;
+  r.throughput_curve = tput_curve_;
   return r;
 }
 

@@ -8,6 +8,10 @@
 //  - step(t_s, budget_w) applies the node budget as equal per-GPU caps, budget / GPUs clamped
 //    to the GPUs' cap range (a budget below the floor puts every GPU at its minimum cap, as the
 //    agent does), then advances both clusters to virtual time t_s (non-decreasing).
+//  - step(t_s, budget_w, pause = true): the node's job is paused (keys.hpp Assignment pause):
+//    its cluster does not advance (the job makes no progress and resumes where it stopped);
+//    the node draws what its GPUs draw with no job started (an idle twin of the scenario, made
+//    at the first pause, the job's start never reached); the uncapped twin runs on.
 //  - power_w() / uncontrolled_w(): the mean GPU power of the node between the energy counters'
 //    last steps at or before the previous and this step (they step every 100 ms; sensor power
 //    where a GPU has none, or while no counter step has passed); tokens(): cumulative
@@ -33,7 +37,9 @@ class SimNode {
   // `pfi` > 0 is published with every job (0: none).
   SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed, double pfi = 0);
 
-  Status step(double t_s, double budget_w);
+  Status step(double t_s, double budget_w, bool pause = false);
+  bool paused() const { return paused_; }
+  double paused_s() const { return paused_s_; }  // virtual time spent paused
 
   const std::string& name() const { return name_; }
   int gpus() const { return static_cast<int>(min_cap_w_.size()); }
@@ -48,6 +54,17 @@ class SimNode {
   NodeRecord record(double time_unix_s) const;
   // The draw curve the node publishes in its record (keys.hpp NodeRecord::draw_curve).
   void set_draw_curve(std::vector<std::pair<double, double>> curve) { curve_ = std::move(curve); }
+  // The throughput curve it publishes (keys.hpp NodeRecord::throughput_curve).
+  void set_throughput_curve(std::vector<std::pair<double, double>> curve) {
+    tput_curve_ = std::move(curve);
+  }
+  // Its jobs' records (keys.hpp JobRecord): the job id all nodes of one site job share
+  // (default: "<node>.<sim job>"), tier and pausable.
+  void set_job(std::string id, double tier_min, bool pausable) {
+    job_id_ = std::move(id);
+    tier_min_ = tier_min;
+    pausable_ = pausable;
+  }
 
  private:
   struct Meter {
@@ -58,7 +75,17 @@ class SimNode {
 
   std::string name_;
   std::vector<std::string> job_names_;
-  std::unique_ptr<sim::Cluster> capped_, free_;
+  std::unique_ptr<sim::Cluster> capped_, free_, idle_;
+  sim::Scenario idle_scenario_;
+  uint64_t seed_ = 0;
+  bool paused_ = false;
+  double paused_s_ = 0;
+  Snapshot snap_idle_;
+  Meter meter_idle_;
+  std::string job_id_;
+  double tier_min_ = 0;
+  bool pausable_ = false;
+  std::vector<std::pair<double, double>> tput_curve_;
   std::vector<double> min_cap_w_, max_cap_w_, caps_w_;
   Snapshot snap_, snap_free_;
   Meter meter_, meter_free_;
