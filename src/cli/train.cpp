@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "cli/flag_checks.hpp"
 #include "cli/progress.hpp"
@@ -71,6 +72,22 @@ void add_recipe_flags(CLI::App& app, fw::rl::TrainRequest& r) {
                  "reward lost per knob moved (reward unit: 1000 tokens)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--len-curves", r.len_curves,
+                 "draw a completion-length curve per episode, of one of these shapes "
+                 "(comma-separated: growing, u, declining), over the episode; factors on the "
+                 "job's median completion length drawn log-uniform in --len-range (default: "
+                 "none, lengths as the scenario has them)");
+  app.add_option("--len-range", r.len_range,
+                 "LO,HI: range of the drawn curve's factors (with --len-curves)")
+      ->capture_default_str();
+  app.add_option("--budget-steps", r.budget_steps,
+                 "draw 0..N unannounced budget steps per episode, at times uniform in "
+                 "[0.15, 0.85] x --episode-s (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 16));
+  app.add_option("--budget-step-range", r.budget_step_range,
+                 "LO,HI: each step's budget as a factor on the episode's first budget")
+      ->capture_default_str();
   app.add_option("--minibatches", r.ppo.num_minibatches, "minibatches per epoch")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -100,11 +117,18 @@ int run_train(int argc, char** argv) {
       "Training episodes use plant seeds >= 2^41, disjoint from evaluation seeds.\n\nExample:\n"
       "  flexwatt train scenarios/grpo-7b-a100.yaml --iterations 800 --envs 10 --period-s 3 "
       "--actions level --knobs gen_concurrency,group_size,power_cap --violation-penalty 6 "
-      "--excess-penalty 40 --margin 0.03 --seed 2 --out policies/grpo-7b-a100.json",
+      "--excess-penalty 40 --margin 0.03 --seed 2 --out policies/grpo-7b-a100.json\n"
+      "Over a family (drift curves and budget steps drawn per episode; docs/rl.md):\n"
+      "  flexwatt train scenarios/grpo-7b-a100.yaml --len-curves growing,u,declining "
+      "--len-range 0.5,2.5 --budget-steps 2 --budget-step-range 0.85,1.1 --out p.json",
       "train");
   fw::rl::TrainRequest r;
   bool json = false, quiet = false;
-  app.add_option("scenario", r.scenario_path, "scenario YAML file")->required();
+  std::vector<std::string> scenarios;
+  app.add_option("scenario", scenarios,
+                 "scenario YAML file; several make a family, each episode drawing one of them "
+                 "with the training seed (same jobs in each)")
+      ->required();
   app.add_option("--out", r.out, "policy file to write (JSON)")->required();
   app.add_option("--iterations", r.iterations, "PPO iterations")
       ->capture_default_str()
@@ -123,6 +147,8 @@ int run_train(int argc, char** argv) {
   app.add_flag("--json", json, "print the final summary as JSON on stdout");
   add_quiet_flag(app, quiet);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  r.scenario_path = scenarios.front();
+  r.family.assign(scenarios.begin() + 1, scenarios.end());
   // The command as given, every flag included (argv[0] is the verb).
   r.command_line = "flexwatt";
   for (int i = 0; i < argc; ++i) r.command_line += " " + fw::rl::shell_quote(argv[i]);

@@ -30,7 +30,19 @@
 // in [budget_scale_lo, budget_scale_hi], and every `ranges` entry set to a uniform draw
 // (scenario overrides "key=value", e.g. jobs.0.completion_median_tokens). The plant seed is
 // plant_seed_base + (reset seed mod plant_seed_base): disjoint from evaluation seeds below it.
+//
+// Training over a family (docs/rl.md "Training over a family"), each part off by default and
+// then drawing nothing, so earlier recipes draw exactly as before. After the draws above, in
+// this order: the family member (create() with several factories: one drawn uniformly per
+// episode); a completion-length curve (len_curves non-empty: a shape drawn uniformly, its
+// factors log-uniform in [len_factor_lo, len_factor_hi], over [0, episode_s], given to the
+// factory as the override len_curve_key=[[t, f], ...]); budget steps (max_budget_steps > 0:
+// 0..max steps drawn uniformly, at times uniform in [0.15, 0.85] x episode_s, each a factor
+// uniform in [budget_step_lo, budget_step_hi] on the episode's first budget; they replace the
+// member's schedule from the first step on). The agent learns of a step when it happens: the
+// observation is divided by the budget in force, as a controller's.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,6 +75,13 @@ struct RandomRange {
   bool integer = false;
 };
 
+// Shapes of a drawn completion-length curve (the drift scenarios' three: growing, U, declining).
+enum class LenCurveShape { kGrowing = 0, kU = 1, kDeclining = 2 };
+inline constexpr const char* kLenCurveShapeNames[] = {"growing", "u", "declining"};
+// "growing,u,declining" (any non-empty subset, comma-separated) -> shapes; InvalidArgument
+// naming the unknown shape otherwise.
+Result<std::vector<LenCurveShape>> parse_len_curve_shapes(const std::string& csv);
+
 struct PlantEnvConfig {
   double sample_period_s = 0.5;
   double decision_period_s = 5;  // rounded up to whole samples; kPhase: the minimum period
@@ -86,6 +105,12 @@ struct PlantEnvConfig {
   double budget_scale_lo = 1, budget_scale_hi = 1;
   std::vector<RandomRange> ranges;
   uint64_t plant_seed_base = uint64_t{1} << 41;
+  // Family randomisation (see the header comment); off by default.
+  std::vector<LenCurveShape> len_curves;  // empty: no curve drawn
+  double len_factor_lo = 0.5, len_factor_hi = 2.5;
+  std::string len_curve_key = "jobs.0.completion_len_curve";
+  int max_budget_steps = 0;  // 0: no steps drawn
+  double budget_step_lo = 0.85, budget_step_hi = 1.1;
 };
 
 // Running totals of the current episode (reset by reset()).
@@ -107,6 +132,11 @@ class PlantEnv : public Env {
   static int rollout_steps(const PlantEnvConfig& config);
   // Probes the factory once (seed plant_seed_base, no overrides) for the nominal budget.
   static Result<std::unique_ptr<PlantEnv>> create(EpisodeFactory factory, PlantEnvConfig config);
+  // A family of scenarios: one factory per member, each probed once (seed plant_seed_base)
+  // for its nominal budget; every member must give a plant with the driven job. One member
+  // is drawn per episode (header comment); a single factory draws nothing, as create() above.
+  static Result<std::unique_ptr<PlantEnv>> create(std::vector<EpisodeFactory> family,
+                                                  PlantEnvConfig config);
 
   const ObsSpec& obs_spec() const override;
   const ActionSpec& action_spec() const override;
@@ -120,18 +150,34 @@ class PlantEnv : public Env {
   // Overrides drawn for the current episode.
   const std::vector<std::string>& overrides() const { return overrides_; }
   double nominal_budget_w() const { return nominal_budget_w_; }
+  // The family: members, the member of the current episode, its drawn curve and shape (empty
+  // / kGrowing when none is drawn) and its budget schedule (after the drawn steps).
+  size_t family_size() const { return factories_.size(); }
+  size_t member() const { return member_; }
+  const std::vector<std::array<double, 2>>& len_curve() const { return len_curve_; }
+  LenCurveShape len_shape() const { return len_shape_; }
+  const BudgetSchedule& episode_budget() const { return ep_.budget; }
+  // Episodes finished (truncated) so far in this process, per member.
+  const std::vector<int>& member_episodes() const { return member_episodes_; }
   // Time of the newest sample, s (the time of the next decision after step()).
   double time_s() const { return stepper_.latest().time_s; }
 
  private:
-  PlantEnv(EpisodeFactory factory, PlantEnvConfig config, double nominal_budget_w);
+  PlantEnv(std::vector<EpisodeFactory> family, PlantEnvConfig config,
+           std::vector<double> nominal_budget_w);
   // Senses the stepper's current tick and accounts it (energy, windows). Returns the window
   // penalty.
   Result<double> tick();
 
-  EpisodeFactory factory_;
+  std::vector<EpisodeFactory> factories_;
   PlantEnvConfig cfg_;
-  double nominal_budget_w_;
+  std::vector<double> nominal_w_;  // per member: its first budget entry
+  double nominal_budget_w_;        // member 0's
+  std::vector<char> schedule_;     // per member: its budget is a schedule (scaled, not overridden)
+  size_t member_ = 0;
+  std::vector<std::array<double, 2>> len_curve_;
+  LenCurveShape len_shape_ = LenCurveShape::kGrowing;
+  std::vector<int> member_episodes_;
   int64_t every_ = 1, every_max_ = 1, ticks_ = 1;
 
   PlantEpisode ep_;

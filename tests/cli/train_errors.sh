@@ -16,6 +16,16 @@ expect2 "bad window rule" "window-rule" train "$scn" --window-rule hopping --out
 expect2 "bad decide-on" "decide-on" train "$scn" --decide-on step --out "$tmp/p.json"
 expect2 "max period below period" "max-period-s" train "$scn" --decide-on phase --period-s 20 \
   --max-period-s 10 --out "$tmp/p.json"
+# A bad family spec (training over a family, docs/rl.md) names the field.
+expect2 "unknown curve shape" "--len-curves: unknown shape 'zigzag'" train "$scn" \
+  --len-curves growing,zigzag --out "$tmp/p.json"
+expect2 "len range upside down" "--len-range 2.5,0.5" train "$scn" --len-curves u \
+  --len-range 2.5,0.5 --out "$tmp/p.json"
+expect2 "step range not a range" "--budget-step-range 0.9" train "$scn" --budget-steps 1 \
+  --budget-step-range 0.9 --out "$tmp/p.json"
+expect2 "family member with other jobs" "caps-pretrain-a100x1.yaml: a family member" train \
+  "$scn" "$src/scenarios/caps-pretrain-a100x1.yaml" --out "$tmp/p.json"
+expect2 "missing family member" "nope.yaml" train "$scn" nope.yaml --out "$tmp/p.json"
 jq '.metadata.decide_on = "sometimes"' "$src/policies/grpo-7b-a100.json" >"$tmp/rule.json"
 expect2 "bad decide_on in policy" "decide_on is 'sometimes'" eval "$scn" \
   --controllers "ppo:$tmp/rule.json"

@@ -47,6 +47,13 @@ jq -e '.action.categories == [22, 10]' "$tmp/l.json" >/dev/null || fail "level a
 [ "$(jq -c '.action.names' "$tmp/c.json")" = '["group_size","power_cap"]' ] || fail "cap spec"
 "$bin" eval "$scn" --controllers "ppo:$tmp/c.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
   || fail "eval with a power-cap policy"
+# A family: two files and a drawn drift; both files are drawn, the family is recorded.
+"$bin" train "$scn" "$src/scenarios/grpo-7b-a100-drift.yaml" --iterations 4 --envs 2 \
+  --episode-s 60 --seed 3 --len-curves growing,u,declining --budget-steps 2 --json \
+  --out "$tmp/f.json" >"$tmp/f.out" 2>&1 || fail "train over a family: $(cat "$tmp/f.out")"
+jq -e '.family_draws | length == 2 and all(. > 0)' "$tmp/f.out" >/dev/null \
+  || fail "family draws: $(cat "$tmp/f.out")"
+jq -e '.metadata.family.members | length == 2' "$tmp/f.json" >/dev/null || fail "family members"
 "$bin" eval "$scn" --controllers "ppo:$tmp/p.json" --seeds 1 --duration-s 60 >"$tmp/eval.txt" 2>&1 \
   || fail "eval with the trained policy: $(cat "$tmp/eval.txt")"
 grep -q "ppo:" "$tmp/eval.txt" || fail "eval table lacks the ppo row"

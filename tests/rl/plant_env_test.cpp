@@ -417,6 +417,117 @@ TEST(PlantEnv, RandomisesBudgetAndKeepsTrainingSeedsApart) {
   for (uint64_t s : fx.seen_seeds) EXPECT_GE(s, c.plant_seed_base);
 }
 
+// A family of two factories: each reset draws one member from the reset seed (same seed, same
+// member), every member is drawn, and the budget of a member with a schedule is kept.
+TEST(PlantEnvFamily, DrawsEveryMemberFromTheSeed) {
+  std::vector<int> built(2, 0);
+  std::vector<EpisodeFactory> family;
+  for (int m = 0; m < 2; ++m) {
+    family.push_back(
+        [&built, m](uint64_t, const std::vector<std::string>&) -> Result<PlantEpisode> {
+          ++built[static_cast<size_t>(m)];
+          PlantEpisode ep;
+          ep.plant = std::make_unique<ScriptedPlant>();
+          ep.budget = gpu_budget(m == 0 ? 300.0 : 250.0);
+          return ep;
+        });
+  }
+  auto env = PlantEnv::create(family, small_config());
+  ASSERT_TRUE(env.ok()) << env.status().message();
+  EXPECT_EQ((*env)->family_size(), 2u);
+  std::array<double, kPlantObsDim> obs{};
+  std::vector<int> drawn(2, 0);
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    ASSERT_TRUE((*env)->reset(seed, obs).ok());
+    const size_t m = (*env)->member();
+    ASSERT_LT(m, 2u);
+    ++drawn[m];
+    EXPECT_EQ((*env)->episode_budget().entries.front().budget.watts, m == 0 ? 300.0 : 250.0);
+  }
+  EXPECT_GT(drawn[0], 0);
+  EXPECT_GT(drawn[1], 0);
+  ASSERT_TRUE((*env)->reset(5, obs).ok());
+  const size_t m5 = (*env)->member();
+  ASSERT_TRUE((*env)->reset(6, obs).ok());
+  ASSERT_TRUE((*env)->reset(5, obs).ok());
+  EXPECT_EQ((*env)->member(), m5);
+  EXPECT_EQ(built[0] + built[1], 2 + 23);  // one probe per member, then one per reset
+  EXPECT_FALSE(PlantEnv::create(std::vector<EpisodeFactory>{}, small_config()).ok());
+}
+
+// The completion-length curve of each episode: one of the configured shapes over the episode,
+// factors inside [len_factor_lo, len_factor_hi]; growing rises, declining falls, u dips.
+TEST(PlantEnvFamily, DrawsALengthCurvePerEpisode) {
+  EnvFixture fx;
+  PlantEnvConfig c = small_config();
+  c.len_curves = {LenCurveShape::kGrowing, LenCurveShape::kU, LenCurveShape::kDeclining};
+  c.len_factor_lo = 0.5;
+  c.len_factor_hi = 2.5;
+  auto env = fx.make(c);
+  std::array<double, kPlantObsDim> obs{};
+  std::vector<int> shapes(3, 0);
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    ASSERT_TRUE(env->reset(seed, obs).ok());
+    const std::vector<std::string>& ov = fx.seen_overrides.back();
+    ASSERT_EQ(ov.size(), 1u);
+    const std::string key = "jobs.0.completion_len_curve=";
+    ASSERT_EQ(ov[0].rfind(key, 0), 0u) << ov[0];
+    const std::vector<std::array<double, 2>> pts = env->len_curve();
+    ASSERT_GE(pts.size(), 2u);
+    EXPECT_EQ(pts.front()[0], 0);
+    EXPECT_EQ(pts.back()[0], c.episode_s);
+    for (const auto& p : pts) {
+      EXPECT_GE(p[1], 0.5);
+      EXPECT_LE(p[1], 2.5);
+    }
+    const LenCurveShape sh = env->len_shape();
+    ++shapes[static_cast<size_t>(sh)];
+    if (sh == LenCurveShape::kGrowing) {
+      EXPECT_EQ(pts.size(), 2u);
+      EXPECT_LE(pts[0][1], pts[1][1]);
+    } else if (sh == LenCurveShape::kDeclining) {
+      EXPECT_EQ(pts.size(), 2u);
+      EXPECT_GE(pts[0][1], pts[1][1]);
+    } else {
+      ASSERT_EQ(pts.size(), 3u);
+      EXPECT_LE(pts[1][1], pts[0][1]);
+      EXPECT_LE(pts[1][1], pts[2][1]);
+    }
+  }
+  for (int n : shapes) EXPECT_GT(n, 0);
+}
+
+// Budget steps: up to max_budget_steps unannounced steps, inside the episode's middle, each a
+// factor in [budget_step_lo, budget_step_hi] on the first budget; the reward's judge follows
+// the schedule (a step down makes the same power violate).
+TEST(PlantEnvFamily, DrawsBudgetStepsInsideTheEpisode) {
+  EnvFixture fx;
+  PlantEnvConfig c = small_config();
+  c.episode_s = 600;
+  c.max_budget_steps = 2;
+  c.budget_step_lo = 0.85;
+  c.budget_step_hi = 1.1;
+  auto env = fx.make(c);
+  std::array<double, kPlantObsDim> obs{};
+  std::vector<int> counts(3, 0);
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    ASSERT_TRUE(env->reset(seed, obs).ok());
+    const BudgetSchedule& b = env->episode_budget();
+    ASSERT_GE(b.entries.size(), 1u);
+    ASSERT_LE(b.entries.size(), 3u);
+    ++counts[b.entries.size() - 1];
+    EXPECT_EQ(b.entries[0].budget.watts, 300);
+    for (size_t i = 1; i < b.entries.size(); ++i) {
+      EXPECT_GT(b.entries[i].start_s, b.entries[i - 1].start_s);
+      EXPECT_GE(b.entries[i].start_s, 0.15 * c.episode_s);
+      EXPECT_LE(b.entries[i].start_s, 0.85 * c.episode_s);
+      EXPECT_GE(b.entries[i].budget.watts, 300 * 0.85 - 1e-9);
+      EXPECT_LE(b.entries[i].budget.watts, 300 * 1.1 + 1e-9);
+    }
+  }
+  for (int n : counts) EXPECT_GT(n, 0);  // 0, 1 and 2 steps all drawn
+}
+
 TEST(PlantEnv, RejectsAJobThePlantLacks) {
   auto env = PlantEnv::create(
       [](uint64_t, const std::vector<std::string>&) -> Result<PlantEpisode> {

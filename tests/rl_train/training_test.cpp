@@ -92,6 +92,82 @@ TEST_F(TrainingSession, KnobsLeftOutKeepTheirConfiguredValue) {
   EXPECT_FALSE(run_training(r).ok());
 }
 
+// A family of two scenario files: every episode draws one member with the training seed, and
+// over 2 envs x 6 iterations both are drawn; the policy records the family.
+TEST_F(TrainingSession, FamilyOfTwoFilesDrawsBoth) {
+  TrainRequest r = tiny(6);
+  const std::string src = FLEXWATT_SOURCE_DIR;
+  r.family = {src + "/scenarios/grpo-7b-a100-drift.yaml"};
+  auto s = run_training(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->family_draws.size(), 2u);
+  EXPECT_GT(s->family_draws[0], 0);
+  EXPECT_GT(s->family_draws[1], 0);
+  EXPECT_EQ(s->family_draws[0] + s->family_draws[1], 12);  // one episode per env and iteration
+  const nlohmann::json m = rl::Policy::load(s->policy)->metadata();
+  ASSERT_EQ(m["family"]["members"].size(), 2u);
+  EXPECT_EQ(m["family"]["members"][1], src + "/scenarios/grpo-7b-a100-drift.yaml");
+  EXPECT_EQ(s->to_json()["family_draws"].size(), 2u);
+}
+
+// A drawn completion-length curve and budget steps are recorded in the policy's metadata.
+TEST_F(TrainingSession, DriftRandomisationIsRecorded) {
+  TrainRequest r = tiny(1);
+  r.len_curves = "growing,u,declining";
+  r.len_range = "0.5,2.5";
+  r.budget_steps = 2;
+  auto s = run_training(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const nlohmann::json m = rl::Policy::load(s->policy)->metadata();
+  EXPECT_EQ(m["family"]["len_curves"], nlohmann::json({"growing", "u", "declining"}));
+  EXPECT_EQ(m["family"]["len_range"], nlohmann::json({0.5, 2.5}));
+  EXPECT_EQ(m["family"]["budget_steps"], 2);
+  // Without the options the recipe is the earlier one: no family entry, so old checkpoints
+  // still resume.
+  auto plain = run_training(tiny(1));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(rl::Policy::load(plain->policy)->metadata()["recipe"].contains("family"));
+}
+
+// Bad family specs are refused, naming the field (the CLI exits 2 on InvalidArgument).
+TEST_F(TrainingSession, BadFamilySpecIsRefused) {
+  const std::string src = FLEXWATT_SOURCE_DIR;
+  struct Case {
+    const char* what;
+    TrainRequest r;
+    const char* message;
+  };
+  std::vector<Case> cases;
+  TrainRequest shape = tiny(1);
+  shape.len_curves = "growing,zigzag";
+  cases.push_back({"unknown shape", shape, "--len-curves: unknown shape 'zigzag'"});
+  TrainRequest range = tiny(1);
+  range.len_curves = "growing";
+  range.len_range = "2.5,0.5";
+  cases.push_back({"range upside down", range, "--len-range"});
+  TrainRequest range_text = tiny(1);
+  range_text.len_curves = "u";
+  range_text.len_range = "0.5";
+  cases.push_back({"range of one value", range_text, "--len-range"});
+  TrainRequest step = tiny(1);
+  step.budget_steps = 1;
+  step.budget_step_range = "1.1,0.9";
+  cases.push_back({"step range upside down", step, "--budget-step-range"});
+  TrainRequest layout = tiny(1);
+  layout.family = {src + "/scenarios/caps-pretrain-a100x1.yaml"};
+  cases.push_back({"member with another job", layout, "caps-pretrain-a100x1.yaml"});
+  TrainRequest missing = tiny(1);
+  missing.family = {src + "/scenarios/nope.yaml"};
+  cases.push_back({"missing member", missing, "nope.yaml"});
+  for (const Case& c : cases) {
+    auto s = run_training(c.r);
+    ASSERT_FALSE(s.ok()) << c.what;
+    EXPECT_EQ(s.status().exit_code(), 2) << c.what;
+    EXPECT_NE(s.status().message().find(c.message), std::string::npos)
+        << c.what << ": " << s.status().message();
+  }
+}
+
 TEST(ShellQuote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(shell_quote("a.json"), "a.json");
   EXPECT_EQ(shell_quote("a b"), "'a b'");

@@ -80,16 +80,69 @@ rl::PlantEnvConfig env_config(const TrainRequest& r, const sim::Scenario& scenar
   return ec;
 }
 
+// "LO,HI" with 0 < LO <= HI; InvalidArgument naming the flag otherwise.
+Status parse_range(const std::string& flag, const std::string& text, double& lo, double& hi) {
+  const size_t comma = text.find(',');
+  const auto bad = [&] {
+    return Status::InvalidArgument(flag + " " + text + ": expected LO,HI with 0 < LO <= HI");
+  };
+  if (comma == std::string::npos) return bad();
+  try {
+    size_t a = 0, b = 0;
+    lo = std::stod(text.substr(0, comma), &a);
+    hi = std::stod(text.substr(comma + 1), &b);
+    if (a != comma || b != text.size() - comma - 1) return bad();
+  } catch (const std::exception&) {
+    return bad();
+  }
+  if (!(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) return bad();
+  return Status::Ok();
+}
+
+// The family options into the environment's config (rl/plant_env.hpp).
+Status apply_family(const TrainRequest& r, rl::PlantEnvConfig& ec) {
+  if (!r.len_curves.empty()) {
+    auto shapes = rl::parse_len_curve_shapes(r.len_curves);
+    if (!shapes.ok()) return shapes.status().with_context("--len-curves");
+    ec.len_curves = *shapes;
+    FW_RETURN_IF_ERROR(parse_range("--len-range", r.len_range, ec.len_factor_lo, ec.len_factor_hi));
+  }
+  if (r.budget_steps < 0) return Status::InvalidArgument("--budget-steps must be >= 0");
+  ec.max_budget_steps = r.budget_steps;
+  if (r.budget_steps > 0) {
+    FW_RETURN_IF_ERROR(parse_range("--budget-step-range", r.budget_step_range, ec.budget_step_lo,
+                                   ec.budget_step_hi));
+  }
+  return Status::Ok();
+}
+
+bool family_on(const TrainRequest& r) {
+  return !r.family.empty() || !r.len_curves.empty() || r.budget_steps > 0;
+}
+
+// The family's description, in the recipe and the policy metadata (only when on).
+nlohmann::json family_json(const TrainRequest& r, const rl::PlantEnvConfig& ec) {
+  nlohmann::json members = nlohmann::json::array({r.scenario_path});
+  for (const auto& m : r.family) members.push_back(m);
+  nlohmann::json shapes = nlohmann::json::array();
+  for (rl::LenCurveShape sh : ec.len_curves) shapes.push_back(rl::kLenCurveShapeNames[int(sh)]);
+  nlohmann::json f = {{"members", members}, {"len_curves", shapes}};
+  if (!ec.len_curves.empty()) f["len_range"] = {ec.len_factor_lo, ec.len_factor_hi};
+  f["budget_steps"] = ec.max_budget_steps;
+  if (ec.max_budget_steps > 0) f["budget_step_range"] = {ec.budget_step_lo, ec.budget_step_hi};
+  return f;
+}
+
 // Episodes re-parse the scenario text with the request's overrides and the draw's.
-rl::EpisodeFactory episode_factory(const TrainRequest& r) {
+rl::EpisodeFactory episode_factory(const std::string& path, const std::vector<std::string>& sets) {
   std::string text;
   {
-    std::ifstream f(r.scenario_path);
+    std::ifstream f(path);
     std::stringstream ss;
     ss << f.rdbuf();
     text = ss.str();
   }
-  return [text, name = r.scenario_path, base = r.sets](
+  return [text, name = path, base = sets](
              uint64_t plant_seed, const std::vector<std::string>& ov) -> Result<rl::PlantEpisode> {
     std::vector<std::string> all = base;
     all.insert(all.end(), ov.begin(), ov.end());
@@ -127,6 +180,7 @@ nlohmann::json recipe_json(const TrainRequest& r, const rl::PlantEnvConfig& ec,
     recipe["max_decision_period_s"] = r.max_period_s;
   }
   if (r.churn_penalty != 0.02) recipe["churn_penalty"] = r.churn_penalty;
+  if (family_on(r)) recipe["family"] = family_json(r, ec);
   return recipe;
 }
 
@@ -234,6 +288,7 @@ nlohmann::json policy_metadata(const TrainRequest& r, const sim::Scenario& scena
                            {"window_rule", r.window_rule}}},
                          {"recipe", recipe},
                          {"command", r.command_line}};
+  if (family_on(r)) meta["family"] = family_json(r, ec);
   for (const auto& g : scenario.gpus) meta["gpu_models"].push_back(g.model);
   for (const auto& rr : ec.ranges) {
     meta["randomization"]["ranges"].push_back({{"key", rr.key}, {"lo", rr.lo}, {"hi", rr.hi}});
@@ -246,10 +301,11 @@ Result<std::unique_ptr<rl::PpoTrainer>> make_trainer(const TrainRequest& r,
                                                      const rl::PlantEnvConfig& ec,
                                                      rl::PpoConfig& pc,
                                                      std::vector<rl::PlantEnv*>& plant_envs) {
-  const rl::EpisodeFactory factory = episode_factory(r);
+  std::vector<rl::EpisodeFactory> family = {episode_factory(r.scenario_path, r.sets)};
+  for (const auto& m : r.family) family.push_back(episode_factory(m, r.sets));
   std::vector<std::unique_ptr<rl::Env>> envs;
   for (int e = 0; e < r.envs; ++e) {
-    auto env = rl::PlantEnv::create(factory, ec);
+    auto env = rl::PlantEnv::create(family, ec);
     if (!env.ok()) return env.status().with_context(r.scenario_path);
     plant_envs.push_back(env->get());
     envs.push_back(std::move(env).value());
@@ -297,6 +353,7 @@ nlohmann::json TrainSummary::to_json() const {
           {"last_mean_return", num_or_null(last_mean_return)},
           {"last_violation_rate", num_or_null(last_violation_rate)},
           {"wall_s", wall_s},
+          {"family_draws", family_draws},
           {"simulated", true}};
 }
 
@@ -322,7 +379,28 @@ Result<TrainSummary> run_training(const TrainRequest& r,
     }
   }
   FW_ASSIGN_OR_RETURN(const sim::Scenario scenario, sim::load_scenario(r.scenario_path, r.sets));
-  const rl::PlantEnvConfig ec = env_config(r, scenario, mask);
+  // Every family member loads, and shares the first member's job layout (one policy drives
+  // job 0 of each); a drawn length curve needs a GRPO job 0 everywhere.
+  std::vector<sim::Scenario> members = {scenario};
+  for (const auto& m : r.family) {
+    FW_ASSIGN_OR_RETURN(sim::Scenario s, sim::load_scenario(m, r.sets));
+    if (s.jobs.size() != scenario.jobs.size() ||
+        (!s.jobs.empty() && s.jobs[0].kind != scenario.jobs[0].kind)) {
+      return Status::InvalidArgument("scenario " + m + ": a family member must have the jobs of " +
+                                     r.scenario_path + " (same count, job 0 of the same kind)");
+    }
+    members.push_back(std::move(s));
+  }
+  if (!r.len_curves.empty()) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (members[i].jobs.empty() || members[i].jobs[0].kind != sim::JobKind::kGrpo) {
+        return Status::InvalidArgument("--len-curves: " + (i ? r.family[i - 1] : r.scenario_path) +
+                                       ": job 0 is not a GRPO job (no completion lengths)");
+      }
+    }
+  }
+  rl::PlantEnvConfig ec = env_config(r, scenario, mask);
+  FW_RETURN_IF_ERROR(apply_family(r, ec));
   rl::PpoConfig pc = r.ppo;
   pc.seed = static_cast<uint64_t>(r.seed);
   std::vector<rl::PlantEnv*> plant_envs;
@@ -378,6 +456,12 @@ Result<TrainSummary> run_training(const TrainRequest& r,
   FW_RETURN_IF_ERROR(trainer->policy(meta).save(r.out));
   out.iterations = trainer->iteration();
   out.total_steps = trainer->total_steps();
+  out.family_draws.assign(1 + r.family.size(), 0);
+  for (const rl::PlantEnv* pe : plant_envs) {
+    for (size_t m = 0; m < out.family_draws.size(); ++m) {
+      out.family_draws[m] += pe->member_episodes()[m];
+    }
+  }
   return out;
 }
 

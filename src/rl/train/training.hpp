@@ -26,6 +26,9 @@ rl::PpoConfig default_train_ppo_config();
 // Every field is a `flexwatt train` flag; the defaults are the shipped policy's recipe.
 struct TrainRequest {
   std::string scenario_path;
+  // More scenario files: with scenario_path, a family; each episode draws one member
+  // (docs/rl.md "Training over a family"). Every member gets `sets`.
+  std::vector<std::string> family;
   std::vector<std::string> sets;  // scenario overrides, key.path=value
   std::string out;                // policy file (JSON)
   std::string log_path;           // empty: <stem>.train.csv
@@ -45,6 +48,13 @@ struct TrainRequest {
   std::string decide_on = "period";      // or phase
   double max_period_s = 60;
   double churn_penalty = 0.02;
+  // Drift randomisation per episode (rl/plant_env.hpp), off by default: completion-length
+  // curve shapes ("growing,u,declining"; empty: none), their factor range "LO,HI", and up to
+  // budget_steps unannounced budget steps with factors in budget_step_range "LO,HI".
+  std::string len_curves;
+  std::string len_range = "0.5,2.5";
+  int budget_steps = 0;
+  std::string budget_step_range = "0.85,1.1";
   rl::PpoConfig ppo = default_train_ppo_config();  // seed and num_steps are set by the session
   std::string command_line;                        // recorded in the policy's metadata
 };
@@ -60,6 +70,7 @@ struct TrainSummary {
   int iterations = 0;
   long total_steps = 0;
   double last_mean_return = 0, last_violation_rate = 0, wall_s = 0;  // NaN when none
+  std::vector<int> family_draws;  // episodes finished per family member (this process)
   // The JSON of `flexwatt train --json`.
   nlohmann::json to_json() const;
 };
