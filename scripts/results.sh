@@ -639,6 +639,30 @@ dr_results() {
     echo
   } >>"$out"
   splice docs/flexibility.md dr-replay "$tmp/dr-replay.md"
+  # The targets table (seeds 1-5 of both replays, the field's total by the same rules) and the
+  # variants table (which parts of the loop matter): ~60 replays, ~8 s.
+  bash scripts/dr_tables.sh "$bin" "$DR_DATA" "$tmp"
+  {
+    echo "### dr replay against the targets (seeds 1-5; scripts/dr_tables.sh)"
+    echo
+    cat "$tmp/dr-targets.md"
+    echo
+    echo "### dr replay variants (APS)"
+    echo
+    cat "$tmp/dr-variants.md"
+    echo
+  } >>"$out"
+  splice docs/flexibility.md dr-targets "$tmp/dr-targets.md"
+  splice docs/flexibility.md dr-variants "$tmp/dr-variants.md"
+  # docs/fleet.md's offline harness of the site loop (virtual time, no etcd), seeds 1-4, ~10 s.
+  bash scripts/site_loop_sim_table.sh "$(dirname "$bin")/tests/test_fleet_sim" "$tmp/site-loop-sim.md"
+  {
+    echo "### Site loop, offline harness (docs/fleet.md; scripts/site_loop_sim_table.sh)"
+    echo
+    cat "$tmp/site-loop-sim.md"
+    echo
+  } >>"$out"
+  splice docs/fleet.md site-loop-sim "$tmp/site-loop-sim.md"
 }
 # dr_fleet_row LABEL REPORT: one row of the coordinator table from a fleet-sim report.json.
 dr_fleet_row() {

@@ -2,7 +2,7 @@
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
 # bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
 # bench_timings.py, results_summary.py, capnet_training_table.py, authority_table.sh,
-# fit_cases_table.py):
+# fit_cases_table.py, dr_tables.sh, site_loop_sim_table.sh):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -261,4 +261,41 @@ python3 "$src/scripts/fit_cases_table.py" --from "$tmp/fit-bad.txt" >/dev/null 2
 check "fit_cases_table.py: a case without its line is exit 2, naming it" sh -c "test $rc = 2 && grep -q \"case 'light'\" '$tmp/e'"
 python3 "$src/scripts/fit_cases_table.py" --from "$tmp/nowhere.txt" >/dev/null 2>&1; rc=$?
 check "fit_cases_table.py: a missing file is exit 1" test "$rc" = 1
+# dr_tables.sh with a stand-in flexwatt whose replays print canned scores: the verdicts follow
+# them (an over-cut of 3 % is missed, a 0.95 performance met); bad usage exit 2, a missing
+# data file exit 1. site_loop_sim_table.sh on a stand-in test binary's canned lines.
+mkdir -p "$tmp/drdata" "$tmp/drout"
+for f in aps_job_power_w.csv aps_projection_w.csv caiso_reenactment_total_w.csv; do echo "timestamp,total" >"$tmp/drdata/$f"; done
+cat >"$tmp/fakefw" <<'FW'
+#!/bin/sh
+jq -n '{minutes_above_target: 0, mean_overcut_frac: 0.03, ramp_down_s: 60, all_jobs_at_tier: true,
+  weighted_performance: 0.95, projected_vs_measured_rmse_frac: 0.04, vs_measured: {event_rmse_frac: 0.05},
+  measured: {minutes_above_target: 0, mean_overcut_frac: 0.1, ramp_down_s: 318},
+  field_vs_measured: {rmse_frac: 0.04}, field_vs_measured_at_row_time: {rmse_frac: 0.047},
+  per_job: [{name: "ft", performance: 0.97, tier_min: 0.75}]}'
+FW
+chmod +x "$tmp/fakefw"
+check "dr_tables.sh runs" bash "$src/scripts/dr_tables.sh" "$tmp/fakefw" "$tmp/drdata" "$tmp/drout"
+check "dr_tables.sh: a 3 % over-cut is missed" grep -q '^| mean over-cut ≤ 2 % of baseline | \*\*3 %\*\* .* | \*\*missed\*\* |$' "$tmp/drout/dr-targets.md"
+check "dr_tables.sh: performance 0.95 is met" grep -q '^| weighted performance ≥ 0.94 | \*\*0.95\*\* .* | met |$' "$tmp/drout/dr-targets.md"
+check "dr_tables.sh: a header and 15 variants" test "$(grep -c "^| " "$tmp/drout/dr-variants.md")" = 16
+bash "$src/scripts/dr_tables.sh" "$tmp/fakefw" "$tmp/drdata" >/dev/null 2>&1; rc=$?
+check "dr_tables.sh: bad usage is exit 2" test "$rc" = 2
+rm "$tmp/drdata/aps_projection_w.csv"
+bash "$src/scripts/dr_tables.sh" "$tmp/fakefw" "$tmp/drdata" "$tmp/drout" >/dev/null 2>&1; rc=$?
+check "dr_tables.sh: a missing data file is exit 1" test "$rc" = 1
+cat >"$tmp/fakesls" <<'SLS'
+#!/bin/sh
+for a in "0, curves 0" "1, curves 0" "1, curves 1"; do
+  echo "[site-loop-sim] simulated, 64 nodes, loop $a: {\"mean_overcut_frac\":0.0221,\"mean_overcut_1min_frac\":0.0066} performance 0.9067 hold 0.8"
+done
+SLS
+chmod +x "$tmp/fakesls"
+check "site_loop_sim_table.sh runs" bash "$src/scripts/site_loop_sim_table.sh" "$tmp/fakesls" "$tmp/sls.md"
+check "site_loop_sim_table.sh: per tick / per minute in per cent, per seed" grep -q '^| integral only (no curves) | 2.21 / 0.66 % | 2.21 / 0.66 % | 2.21 / 0.66 % | 2.21 / 0.66 % | 0.907–0.907 |$' "$tmp/sls.md"
+printf '#!/bin/sh\necho nothing\n' >"$tmp/fakesls"
+bash "$src/scripts/site_loop_sim_table.sh" "$tmp/fakesls" "$tmp/sls.md" >/dev/null 2>&1; rc=$?
+check "site_loop_sim_table.sh: no lines is exit 1" test "$rc" = 1
+bash "$src/scripts/site_loop_sim_table.sh" "$tmp/fakesls" >/dev/null 2>&1; rc=$?
+check "site_loop_sim_table.sh: bad usage is exit 2" test "$rc" = 2
 finish results_tables
