@@ -62,7 +62,7 @@ verdict() { if [ "$1" = true ]; then echo met; else echo "**missed**"; fi; }
   echo "| target | APS replay | CAISO replay | field, same rules (APS / CAISO) | verdict (every seed, both replays) |"
   echo "|---|---|---|---|---|"
   ok=$([ "$(worst aps .minutes_above_target max)" = 0 ] && [ "$(worst caiso .minutes_above_target max)" = 0 ] && echo true || echo false)
-  echo "| 0 minutes above target (1 % tolerance) | $(cell aps .minutes_above_target n) (with \`--tolerance 0\`: $tol0) | $(cell caiso .minutes_above_target n) | $(jq -r '.measured.minutes_above_target' "$f_aps") / $(jq -r '.measured.minutes_above_target' "$f_caiso") | $(verdict $ok) |"
+  echo "| 0 minutes above target (1 % tolerance) | $(cell aps .minutes_above_target n) (with \`--tolerance 0\`: $tol0) | $(cell caiso .minutes_above_target n) | $(jq -r '.measured.minutes_above_target' "$f_aps") / $(jq -r '.measured.minutes_above_target' "$f_caiso") | $(verdict "$ok") |"
   ok=$(jq -s -r 'map(.mean_overcut_frac) | max <= 0.02' "$work"/aps-?.json "$work"/caiso-?.json)
   echo "| mean over-cut ≤ 2 % of baseline | $(cell aps .mean_overcut_frac pc) | $(cell caiso .mean_overcut_frac pc) | $(jq -r '"\(.measured.mean_overcut_frac * 10000 | round / 100) %"' "$f_aps") / $(jq -r '"\(.measured.mean_overcut_frac * 10000 | round / 100) %"' "$f_caiso") | $(verdict "$ok") |"
   ok=$(jq -s -r 'map(.ramp_down_s // 1e9) | max <= 300' "$work"/aps-?.json "$work"/caiso-?.json)
@@ -108,7 +108,7 @@ variant_rows=(
       replay "v$i" $aps --seed "$s" $args
       files+=("$work/v$i.json")
     done
-    jq -s -r --arg l "$label" --arg s "$(echo $vseeds | tr ' ' ',')" '
+    jq -s -r --arg l "$label" --arg s "$(echo "$vseeds" | tr ' ' ',')" '
       def pc(x): "\(x * 1000 | round / 10) %";
       def span(f; g): (map(f) | min) as $a | (map(f) | max) as $b | ($a | g) as $x | ($b | g) as $y | if $x == $y then $x else "\($x)–\($y)" end;
       "| \($l) | \($s) | \(map(.minutes_above_target * 100 | round / 100 | tostring) | join(", ")) | \(span(.mean_overcut_frac; pc(.))) | \(span(.weighted_performance; (. * 10000 | round / 10000 | tostring))) |"' "${files[@]}"

@@ -22,6 +22,7 @@ for s in $seeds; do
     exit 1
   }
 done
+# shellcheck disable=SC2086  # one argument per seed
 python3 - "$work" "$out" $seeds <<'PY'
 import json, re, sys
 work, out, seeds = sys.argv[1], sys.argv[2], sys.argv[3:]
