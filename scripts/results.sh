@@ -120,19 +120,22 @@ row() {  # RUN LABEL-SUBSTRING TEXT
   jq -r --arg l "$2" --arg t "$3" '
     def pct(x): if x == null then "-" else ((x - 1) * 1000 | round / 10 | tostring) + " %" end;
     .controllers as $all |
+    ([$all[] | select(.name == "static")][0].progress.completed_step_tokens.mean) as $st |
     .controllers[] | select(.name | contains($l)) | .reference as $ref |
+    (if $st == null then "-" elif $ref == "static" or .name == "static" then "(the reference)"
+     else pct(.progress.completed_step_tokens.mean / $st) end) as $every |
     ([$all[] | select(.name == $ref)][0].violation_rate_offsets.rate.mean) as $rv |
     (if .name == $ref then "(the reference)"
      elif .vs_reference.completed_step_tokens >= 1 and .violation_rate_offsets.rate.mean <= $rv + 0.0005 then "this row"
      elif .vs_reference.completed_step_tokens >= 1 then "the fixed reference (this row breaks the budget more)"
      elif $rv > .violation_rate_offsets.rate.mean + 0.0005 then "neither (the fixed reference makes more tokens but breaks the budget more)"
      else "the fixed reference" end) as $win |
-    "| \($t) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.violation_rate_sliding.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(.progress.steps_per_hour.mean * 10 | round / 10) | \($ref) | \($win) |"' \
+    "| \($t) | \(.progress.completed_step_tokens.mean | round) | \(pct(.vs_reference.completed_step_tokens)) | \(pct(.vs_reference.tokens_per_mwh)) | \(.violation_rate_offsets.rate.mean * 10000 | round / 100) % | \(.violation_rate_sliding.rate.mean * 10000 | round / 100) % | \(.steps_violating.mean * 1000 | round / 10) % | \(.progress.steps_per_hour.mean * 10 | round / 10) | \($ref) | \($win) | \($every) |"' \
     "$tmp/$1.json" | head -1
 }
 {
-  echo "| | step tokens | vs reference | tokens/MWh vs reference | viol (offset mean) | sliding | steps violating | steps/h | reference | wins on step tokens |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| | step tokens | vs reference | tokens/MWh vs reference | viol (offset mean) | sliding | steps violating | steps/h | reference | wins on step tokens | step tokens vs \`static\` (every actuator) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   row 7b-knobs "ppo:" "7B, PPO knobs only"
   row 7b-knobs "threshold" "7B, threshold (knobs)"
   row 7b-knobs "pid" "7B, pid (knobs)"
