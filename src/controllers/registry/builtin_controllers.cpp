@@ -28,6 +28,7 @@
 #include "controllers/uncontrolled_controller.hpp"
 #include "controllers/zeus_controller.hpp"
 #include "core/confined_file.hpp"
+#include "hw/gpu_catalog.hpp"
 #include "rl/capnet_controller.hpp"
 #include "rl/ppo_controller.hpp"
 #include "sim/cluster.hpp"
@@ -943,8 +944,9 @@ ControllerEntry frontier_entry() {
             return Status::InvalidArgument("frontier: microbatches=N is required with a file");
           }
           c.dp = std::max(1, static_cast<int>(o.number("dp")));
-          c.blocking_w =
-              env.info.gpus.empty() ? 0 : pipeline::default_blocking_w(env.info.gpus.front().model);
+          const hw::GpuCatalogEntry* g =
+              env.info.gpus.empty() ? nullptr : hw::find_gpu(env.info.gpus.front().model);
+          c.blocking_w = g ? g->blocking_w : 0;  // the catalogue's (0: unknown)
         }
         if (o.number("microbatches") > 0)
           c.microbatches = static_cast<int>(o.number("microbatches"));
