@@ -134,10 +134,9 @@ void print_table(const pipeline::Plan& p, const std::string& path) {
 // runs (sim/pipeline_fit.hpp), every row. Simulated against measured.
 struct ValidateSet {
   const char* file;  // <file>_zeus_{global,local}.csv
-  const char* gpu;
-  double blocking_w;
+  const char* gpu;   // its blocking power: the catalogue's (hw/gpu_catalog.hpp)
 };
-constexpr ValidateSet kValidateSets[] = {{"A100", "a100-pcie-80gb", 83.64}, {"A40", "a40", 70.38}};
+constexpr ValidateSet kValidateSets[] = {{"A100", "a100-pcie-80gb"}, {"A40", "a40"}};
 
 int run_validate(const std::string& dir, bool gpu_model, bool json) {
   const auto model = gpu_model ? sim::PipelineModel::kGpuModel : sim::PipelineModel::kCapResponse;
@@ -152,15 +151,16 @@ int run_validate(const std::string& dir, bool gpu_model, bool json) {
     if (!global.ok()) return fail("pipeline", global.status());
     auto local = sim::read_zeus_csv(base + "_zeus_local.csv");
     if (!local.ok()) return fail("pipeline", local.status());
-    auto v = sim::validate_pipeline_runs(*global, *local, *sim::find_gpu_preset(set.gpu),
-                                         set.blocking_w, model, !gpu_model);
+    const sim::GpuPreset& preset = *sim::find_gpu_preset(set.gpu);
+    auto v =
+        sim::validate_pipeline_runs(*global, *local, preset, preset.blocking_w, model, !gpu_model);
     if (!v.ok()) return fail("pipeline", v.status());
     nlohmann::json js{{"file", set.file},
                       {"gpu", set.gpu},
-                      {"blocking_w", set.blocking_w},
+                      {"blocking_w", preset.blocking_w},
                       {"fits", nlohmann::json::array()},
                       {"rows", nlohmann::json::array()}};
-    if (!json) std::printf("%s (%s, blocking %.2f W)\n", set.file, set.gpu, set.blocking_w);
+    if (!json) std::printf("%s (%s, blocking %.2f W)\n", set.file, set.gpu, preset.blocking_w);
     for (const auto& f : v->fits) {
       js["fits"].push_back({{"model", f.model},
                             {"partition", f.partition},
@@ -277,7 +277,8 @@ int run_pipeline(int argc, char** argv) {
       ->check(finite_in(1, 10));
   plan_cmd
       ->add_option("--blocking-w", blocking_w,
-                   "power of a waiting GPU (default: A100 83.64, A40 70.38 W)")
+                   "power of a waiting GPU (default: the catalogue's for --gpu: A100 83.64, "
+                   "A40 70.38 W; none for H100/H200)")
       ->check(finite_in(0, 2000, true));
   plan_cmd
       ->add_option("--segments", opt.segments,
@@ -310,7 +311,7 @@ int run_pipeline(int argc, char** argv) {
     return fail("pipeline", Status::InvalidArgument("--gpu: unknown '" + gpu_name +
                                                     "' (known: " + hw::gpu_names() + ")"));
   }
-  opt.blocking_w = blocking_w > 0 ? blocking_w : pipeline::default_blocking_w(gpu_name);
+  opt.blocking_w = blocking_w > 0 ? blocking_w : gpu->blocking_w;  // the catalogue's (0: unknown)
   if (!(opt.blocking_w > 0)) {
     return fail("pipeline", Status::InvalidArgument("--blocking-w: no default for '" + gpu_name +
                                                     "'; give the power of a waiting GPU"));

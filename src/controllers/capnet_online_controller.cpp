@@ -61,6 +61,7 @@ void CapNetOnlineController::window_means(const Observation& obs, double since_s
   std::fill(p_.begin(), p_.end(), 0.0);
   const SnapshotRing& h = *obs.history;
   int used = 0;
+  size_t oldest = 0;
   for (size_t age = 0; age < h.size(); ++age) {
     const Snapshot& s = h.at_age(age);
     if (age > 0 && s.time_s <= since_s) break;
@@ -70,10 +71,38 @@ void CapNetOnlineController::window_means(const Observation& obs, double since_s
       p_[k] += std::isfinite(r.power_w) ? r.power_w : 0.0;
     }
     ++used;
+    oldest = age;
   }
+  // Mean power from the energy counter over the last whole iteration (between the two latest
+  // step boundaries in the history), else over the window: power samples at 2 Hz, or a window
+  // shorter than an iteration, alias with it (a pipeline GPU swings between compute and
+  // blocking power within an iteration).
+  const int job = cfg_.job;
+  size_t b_age = 0, a_age = oldest;
+  int found = 0;
+  for (size_t age = 0; age + 1 < h.size() && found < 2; ++age) {
+    const Snapshot& x = h.at_age(age);
+    const Snapshot& y = h.at_age(age + 1);
+    if (static_cast<size_t>(job) >= x.jobs.size() || static_cast<size_t>(job) >= y.jobs.size())
+      break;
+    if (x.jobs[job].steps_total > y.jobs[job].steps_total) {
+      (found == 0 ? b_age : a_age) = age;
+      ++found;
+    }
+  }
+  if (found < 2) {
+    b_age = 0;
+    a_age = oldest;
+  }
+  const Snapshot& a = h.at_age(a_age);
+  const Snapshot& b = h.at_age(b_age);
+  const double span_s = b.time_s - a.time_s;
   for (size_t k = 0; k < gpus_.size(); ++k) {
     a_[k] /= used;
     p_[k] /= used;
+    const double e0 = a.gpus[gpus_[k]].energy_j, e1 = b.gpus[gpus_[k]].energy_j;
+    if (span_s >= 1 && std::isfinite(e0) && std::isfinite(e1) && e1 > e0)
+      p_[k] = (e1 - e0) / span_s;
   }
 }
 

@@ -12,8 +12,25 @@ const pipeline::ClockPoint* point_at(const pipeline::InstrProfile& p, double mhz
   return p.points.empty() ? nullptr : &p.points.front();
 }
 
+const pipeline::ClockPoint* fastest(const pipeline::InstrProfile& p) {
+  const pipeline::ClockPoint* best = nullptr;
+  for (const auto& pt : p.points)
+    if (!best || pt.freq_mhz > best->freq_mhz) best = &pt;
+  return best;
+}
+
+// The rank phase (0 warm-up, 1 steady, 2 cool-down) of a planner phase slot: fill is part of
+// warm-up and drain of cool-down (the planner's three segments; sim::RankPhase).
+int rank_phase_of(int slot) {
+  const auto p = static_cast<pipeline::Phase>(slot);
+  if (p == pipeline::Phase::kFill || p == pipeline::Phase::kWarmup) return 0;
+  if (p == pipeline::Phase::kSteady) return 1;
+  return 2;
+}
+
 pipeline::PlanOptions plan_options(const FrontierConfig& c, double factor) {
   pipeline::PlanOptions o;
+  o.segments = c.schedule ? 3 : 5;
   o.microbatches = c.microbatches;
   o.tp = 1;
   o.global_batch = c.microbatches * c.dp;
@@ -25,13 +42,104 @@ pipeline::PlanOptions plan_options(const FrontierConfig& c, double factor) {
 
 }  // namespace
 
-std::vector<double> FrontierController::caps_for(
+double PhaseTable::max_cap_over(size_t s, double a, double b, double scale) const {
+  const double T = time_s * scale;
+  if (s >= caps_w.size() || !(T > 0)) return 0;
+  const double x[4] = {0, steady_s[s] * scale, cool_s[s] * scale, T};
+  double w = 0;
+  for (double k = std::floor(a / T); k * T <= b; k += 1) {
+    for (int ph = 0; ph < 3; ++ph) {
+      const double lo = k * T + x[ph], hi = k * T + x[ph + 1];
+      if (hi > lo && lo <= b && hi > a) w = std::max(w, caps_w[s][ph]);
+    }
+  }
+  return w;
+}
+
+PhaseTable FrontierController::table_for(
     const FrontierConfig& cfg,
     const std::vector<std::array<pipeline::CapSetting, pipeline::kPhases>>& m, double time_s,
     double max_cap_w) {
+  PhaseTable t;
+  const int S = static_cast<int>(m.size());
+  if (S < 1) return t;
+  const pipeline::OneFOneB dag(S, cfg.microbatches);
+  std::vector<double> d(static_cast<size_t>(S) * 2 * pipeline::kPhases, 0.0), end;
+  std::vector<double> e_op(d.size(), 0.0);
+  for (int s = 0; s < S; ++s) {
+    for (int k = 0; k < 2; ++k) {
+      const auto instr = static_cast<pipeline::Instr>(k);
+      const pipeline::InstrProfile& prof = cfg.profile.at(s, instr);
+      for (int ph = 0; ph < pipeline::kPhases; ++ph) {
+        const pipeline::CapSetting& set = m[s][ph];
+        const pipeline::ClockPoint* pt =
+            set.uncapped ? fastest(prof)
+                         : point_at(prof, k == 0 ? set.forward_mhz : set.backward_mhz);
+        if (!pt) continue;
+        const int slot = pipeline::OneFOneB::slot(s, instr, static_cast<pipeline::Phase>(ph));
+        d[slot] = pt->time_s;
+        e_op[slot] = pt->energy_j;
+      }
+    }
+  }
+  const double t_dag = dag.iteration_time(d.data(), end);
+  t.time_s = time_s > 0 ? time_s : t_dag;
+  t.caps_w.assign(static_cast<size_t>(S), {max_cap_w, max_cap_w, max_cap_w});
+  t.steady_s.assign(static_cast<size_t>(S), 0.0);
+  t.cool_s.assign(static_cast<size_t>(S), 0.0);
+  std::vector<double> first_steady(S, -1), first_cool(S, -1), last_end(S, 0);
+  const auto& ops = dag.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const int s = ops[i].stage;
+    const int slot = pipeline::OneFOneB::slot(s, ops[i].instr, ops[i].phase);
+    const double start = end[i] - d[slot];
+    const int rp = rank_phase_of(static_cast<int>(ops[i].phase));
+    if (rp == 1 && first_steady[s] < 0) first_steady[s] = start;
+    if (rp == 2 && first_cool[s] < 0) first_cool[s] = start;
+    last_end[s] = std::max(last_end[s], end[i]);
+  }
+  for (int s = 0; s < S; ++s) {
+    t.steady_s[s] = std::max(0.0, first_steady[s]);  // no warm-up (last stage): from 0
+    t.cool_s[s] = first_cool[s] >= 0 ? first_cool[s] : last_end[s];  // none: when it is done
+    // The stage's planned busy share of the iteration, and each phase's compute power.
+    double busy = 0;
+    std::array<double, 3> e{}, tt{};
+    std::array<bool, 3> capped{};
+    for (int k = 0; k < 2; ++k) {
+      for (int ph = 0; ph < pipeline::kPhases; ++ph) {
+        const int n =
+            dag.count(s, static_cast<pipeline::Instr>(k), static_cast<pipeline::Phase>(ph));
+        const int slot = pipeline::OneFOneB::slot(s, static_cast<pipeline::Instr>(k),
+                                                  static_cast<pipeline::Phase>(ph));
+        busy += n * d[slot];
+        const int rp = rank_phase_of(ph);
+        e[rp] += n * e_op[slot];
+        tt[rp] += n * d[slot];
+        if (n > 0 && !m[s][ph].uncapped) capped[rp] = true;
+      }
+    }
+    const double share = t.time_s > 0 ? std::min(1.0, busy / t.time_s) : 1.0;
+    for (int rp = 0; rp < 3; ++rp) {
+      if (!(tt[rp] > 0) || !capped[rp]) continue;  // no ops (it waits) or uncapped: max
+      const double pc = e[rp] / tt[rp];
+      const double w = cfg.average_over_iteration ? pc * share + cfg.blocking_w * (1 - share) : pc;
+      t.caps_w[s][rp] = std::min(max_cap_w, w / (1 - cfg.margin_frac));
+    }
+    // A phase without ops (the last stage's warm-up and cool-down: it waits) keeps the
+    // steady cap (no clock to set; no switch for nothing).
+    for (int rp : {0, 2})
+      if (!(tt[rp] > 0)) t.caps_w[s][rp] = t.caps_w[s][1];
+  }
+  return t;
+}
+
+std::vector<double> FrontierController::caps_for(
+    const FrontierConfig& cfg,
+    const std::vector<std::array<pipeline::CapSetting, pipeline::kPhases>>& m, double time_s,
+    double max_cap_w, int phase) {
   std::vector<double> caps;
   for (size_t s = 0; s < m.size(); ++s) {
-    const pipeline::CapSetting& set = m[s][0];  // constant mode: every phase alike
+    const pipeline::CapSetting& set = m[s][phase];  // constant mode: every phase alike
     if (set.uncapped) {
       caps.push_back(max_cap_w);
       continue;
@@ -59,6 +167,9 @@ Result<FrontierController> FrontierController::create(const FrontierConfig& cfg)
   FrontierController c(cfg);
   FW_ASSIGN_OR_RETURN(c.base_, pipeline::plan_pipeline(cfg.profile, plan_options(cfg, 1)));
   c.base_caps_w_ = caps_for(cfg, c.base_.constant.stages, c.base_.constant.pipeline_time_s, 1e9);
+  if (cfg.schedule) {
+    c.base_table_ = table_for(cfg, c.base_.schedule.stages, c.base_.schedule.pipeline_time_s, 1e9);
+  }
   return c;
 }
 
@@ -75,12 +186,46 @@ void FrontierController::reset(const PlantInfo& info) {
   settled_at_s_ = 0;
   util_sum_.assign(gpus_.size(), 0.0);
   util_n_ = 0;
+  step_util_.assign(gpus_.size(), 0.0);
+  step_util_n_ = 0;
+  step_armed_ = false;
+  strag_ref_act_ = -1;
+  quick_releases_ = 0;
   first_boundary_t_ = -1;
   ref_step_s_ = 0;
   factor_ = 1;
   straggler_ = -1;
   replans_ = 0;
+  step_start_s_ = -1;
+  written_.assign(gpus_.size(), kUnset);
+  table_in_force_ = false;
+  other_table_ = {};
   want(-1, {});
+}
+
+Command FrontierController::write_schedule(const Observation& obs) {
+  Command c;
+  if (step_start_s_ < 0 || base_table_.caps_w.empty()) return c;
+  const double t = obs.time_s - step_start_s_;
+  const size_t S = base_caps_w_.size();
+  std::vector<double> caps(n_gpus_, kUnset);
+  bool any = false;
+  for (size_t k = 0; k < gpus_.size(); ++k) {
+    const int p = static_cast<int>(k / S);
+    const size_t s = k % S;
+    const bool other = straggler_ >= 0 && p != straggler_ && !other_table_.caps_w.empty();
+    const PhaseTable& tb = other ? other_table_ : base_table_;
+    const double scale = straggler_ >= 0 && p == straggler_ ? factor_ : 1.0;
+    const double w =
+        std::min(max_cap_w_, tb.max_cap_over(s, t + cfg_.lead_down_s, t + cfg_.lead_up_s, scale));
+    if (std::isfinite(written_[k]) && std::abs(w - written_[k]) < 0.5) continue;
+    if (static_cast<size_t>(gpus_[k]) >= n_gpus_) continue;
+    caps[gpus_[k]] = w;
+    written_[k] = w;
+    any = true;
+  }
+  if (any) c.power_cap_w = std::move(caps);
+  return c;
 }
 
 void FrontierController::want(int straggler, const std::vector<double>& other_caps) {
@@ -105,15 +250,29 @@ Command FrontierController::update(const Observation& obs) {
   // Step boundary: the job's first busy sample, or its step count grew.
   const bool boundary = last_steps_ < 0 || jr.steps_total > last_steps_;
   last_steps_ = jr.steps_total;
+  // Schedule mode: the step began between the last sample and this one (half a period back).
+  if (cfg_.schedule && boundary)
+    step_start_s_ = std::max(0.0, obs.time_s - 0.5 * obs.sample_period_s);
   if (pending_ && boundary) {
-    c.power_cap_w = wanted_;
+    if (cfg_.schedule) {
+      table_in_force_ = true;
+      std::fill(written_.begin(), written_.end(), kUnset);
+      c = write_schedule(obs);
+    } else {
+      c.power_cap_w = wanted_;
+    }
     pending_ = false;
     settled_at_s_ = obs.time_s + cfg_.settle_s;
     std::fill(util_sum_.begin(), util_sum_.end(), 0.0);
     util_n_ = 0;
+    std::fill(step_util_.begin(), step_util_.end(), 0.0);
+    step_util_n_ = 0;
+    step_armed_ = false;  // from the first boundary after settling
+    strag_ref_act_ = -1;  // measured again under the plan now written
     first_boundary_t_ = -1;
     return c;
   }
+  if (cfg_.schedule && table_in_force_) c = write_schedule(obs);
   if (pending_ || obs.time_s < settled_at_s_) return c;
   if (boundary) {
     if (first_boundary_t_ < 0) {
@@ -123,26 +282,60 @@ Command FrontierController::update(const Observation& obs) {
     last_boundary_t_ = obs.time_s;
     last_boundary_steps_ = jr.steps_total;
   }
-  for (size_t k = 0; k < gpus_.size(); ++k) {
-    const int g = gpus_[k];
-    if (static_cast<size_t>(g) < snap.gpus.size()) util_sum_[k] += snap.gpus[g].sm_util;
-  }
-  ++util_n_;
-  if (obs.time_s < settled_at_s_ + cfg_.measure_s || cfg_.dp < 2) return c;
-  // Each pipeline's activity against the others', stage by stage.
   const int dp = static_cast<int>(gpus_.size() / S);
-  std::vector<double> ratio(dp, 1.0);
-  for (int p = 0; p < dp; ++p) {
+  // Pipeline p's activity against the others', stage by stage, over the sums `u`.
+  auto ratio_of = [&](int p, const std::vector<double>& u) {
     double r = 0;
     for (size_t s = 0; s < S; ++s) {
       double others = 0;
       for (int q = 0; q < dp; ++q)
-        if (q != p) others += util_sum_[q * S + s];
+        if (q != p) others += u[q * S + s];
       others /= dp - 1;
-      r += others > 0 ? util_sum_[p * S + s] / others : 1.0;
+      r += others > 0 ? u[p * S + s] / others : 1.0;
     }
-    ratio[p] = r / static_cast<double>(S);
+    return r / static_cast<double>(S);
+  };
+  // Release, checked at every step boundary on the last whole step: the straggler's own
+  // activity (the share of time its GPUs compute, mean over its stages) against its level over
+  // the first whole step under the straggler plan. A recovered straggler does its work in 1/F
+  // of the time while the iteration keeps the others' (slowed) pace, so its activity drops by
+  // ~1 − 1/F. (Its activity *ratio* to the others does not tell: the others, slowed to its
+  // pace, compute as much of the iteration as it does — releasing on that ratio released and
+  // re-found the straggler every ~40 s.)
+  if (boundary) {
+    if (step_armed_ && step_util_n_ > 0 && straggler_ >= 0 && dp >= 2) {
+      double a = 0;
+      for (size_t s = 0; s < S; ++s) a += step_util_[straggler_ * S + s];
+      a /= static_cast<double>(S) * step_util_n_;
+      if (strag_ref_act_ < 0) {
+        strag_ref_act_ = a;
+      } else if (a < strag_ref_act_ * (1 - cfg_.threshold)) {  // recovered
+        straggler_ = -1;
+        factor_ = 1;
+        other_table_ = {};
+        ++replans_;
+        ++quick_releases_;
+        want(-1, {});
+        return c;
+      }
+    }
+    std::fill(step_util_.begin(), step_util_.end(), 0.0);
+    step_util_n_ = 0;
+    step_armed_ = true;  // the next sums cover a whole step
   }
+  for (size_t k = 0; k < gpus_.size(); ++k) {
+    const int g = gpus_[k];
+    if (static_cast<size_t>(g) < snap.gpus.size()) {
+      util_sum_[k] += snap.gpus[g].sm_util;
+      if (step_armed_) step_util_[k] += snap.gpus[g].sm_util;
+    }
+  }
+  ++util_n_;
+  if (step_armed_) ++step_util_n_;
+  if (obs.time_s < settled_at_s_ + cfg_.measure_s || dp < 2) return c;
+  // Each pipeline's activity against the others', stage by stage.
+  std::vector<double> ratio(dp, 1.0);
+  for (int p = 0; p < dp; ++p) ratio[p] = ratio_of(p, util_sum_);
   const double step_s =
       last_boundary_steps_ > first_boundary_steps_
           ? (last_boundary_t_ - first_boundary_t_) / (last_boundary_steps_ - first_boundary_steps_)
@@ -153,13 +346,6 @@ Command FrontierController::update(const Observation& obs) {
   settled_at_s_ = obs.time_s;  // next measurement over the next measure_s
   const int top = static_cast<int>(std::max_element(ratio.begin(), ratio.end()) - ratio.begin());
   if (straggler_ < 0 && ratio[top] <= 1 + cfg_.threshold && step_s > 0) ref_step_s_ = step_s;
-  if (straggler_ >= 0 && ratio[straggler_] < 1 - cfg_.threshold) {  // recovered
-    straggler_ = -1;
-    factor_ = 1;
-    ++replans_;
-    want(-1, {});
-    return c;
-  }
   if (ratio[top] > 1 + cfg_.threshold && (straggler_ < 0 || top == straggler_)) {
     // F from the step time against the reference under the base plan (the straggler keeps the
     // base caps, so its iteration is F times as long); from the activity ratio when no
@@ -173,6 +359,9 @@ Command FrontierController::update(const Observation& obs) {
     straggler_ = top;
     factor_ = f;
     ++replans_;
+    if (cfg_.schedule) {
+      other_table_ = table_for(cfg_, plan->schedule.others, plan->schedule.time_s, max_cap_w_);
+    }
     want(top, caps_for(cfg_, plan->constant.others, plan->constant.others_time_s, max_cap_w_));
   }
   return c;

@@ -6,12 +6,24 @@
 // sim/pipeline_profile.hpp); it reads nothing else about the job but what a node sees: step
 // counts, per-GPU power, SM activity and clock.
 //
-// Plan: the planner's constant mode (one cap per stage; the simulator's pipeline jobs resolve
-// iterations, not their 1F1B phases, so the planner's phase schedule has nothing to act on)
-// at ≤ slowdown_max. A stage setting's clocks become a cap: with `average_over_iteration`
-// (the simulator's default) the stage's iteration-average power at those clocks (compute
-// energy plus blocking_w for the rest of the planned iteration), else its compute power;
-// divided by (1 − margin_frac), the firmware's setpoint margin. Uncapped: the device's max.
+// Plan: the planner's constant mode (one cap per stage) at ≤ slowdown_max, or with `schedule`
+// its schedule mode in three segments (one cap per stage for each 1F1B phase: warm-up, steady,
+// cool-down; planner.hpp `segments` 3). A stage setting's clocks become a cap: with
+// `average_over_iteration` (the simulator's default) the stage's iteration-average power at
+// those clocks (compute power for its planned busy share of the iteration, blocking_w for the
+// rest), else its compute power; divided by (1 − margin_frac), the firmware's setpoint margin.
+// Uncapped: the device's max.
+//
+// Schedule mode, keyed to the job's step boundaries: a controller sees the step count only
+// (JobReading::steps_total, at the loop's sample period), so a step starts, as far as it
+// knows, half a sample period before the first sample where the count grew; each stage's
+// phases start at the plan's offsets from there (the planned 1F1B critical path: a rank
+// enters a phase when it starts that phase's first op; the last stage has no warm-up and no
+// cool-down, its ops done it waits). The cap in force from t is the highest of the planned
+// phase caps over [t + lead_down_s, t + lead_up_s]: a lowering is written lead_down_s before
+// its phase starts and a raise lead_up_s before (the simulator's cap settling: clock lags
+// 0.2 s down and 1.5 s up, one time constant each; assumption, tested in
+// tests/controllers/frontier_controller_test.cpp). Re-anchored at every step boundary.
 //
 // Schedule keyed to the job's step boundaries: caps are written only on the first sample
 // where the job's step count has grown since the decision (never mid-step).
@@ -27,10 +39,14 @@
 // reference step time (measured under the base plan while no pipeline straggled), or, with no
 // reference yet, F_current · r. The plan
 // is redone with straggler_factor F and the other pipelines get its `others` caps (the
-// straggler keeps the base plan's). When the straggler's ratio falls below 1 − threshold (it
-// now waits: recovered), the base plan returns. Claims the cap actuator; never reads the
-// budget.
+// straggler keeps the base plan's). Release, checked at every step boundary on the last whole
+// step (a stale straggler plan slows every pipeline to the straggler's pace, a loss; a late
+// onset only saves less): when the straggler's own activity falls below (1 − threshold) of
+// its activity over its first whole step under the straggler plan (recovered, it computes
+// its work in 1/F of the time), the base plan returns. Claims the cap actuator; never reads
+// the budget.
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -54,6 +70,20 @@ struct FrontierConfig {
   double measure_s = 30;
   double threshold = 0.03;
   double period_s = 0.5;
+  bool schedule = false;     // the planner's schedule mode (three phases), else constant
+  double lead_up_s = 1.5;    // schedule: a raise is written this long before its phase
+  double lead_down_s = 0.2;  // schedule: a lowering this long before
+};
+
+// A schedule's timetable for one pipeline: per stage, its cap in each 1F1B phase (warm-up,
+// steady, cool-down) and when its steady and cool-down phases start in the planned iteration.
+struct PhaseTable {
+  std::vector<std::array<double, 3>> caps_w;
+  std::vector<double> steady_s, cool_s;
+  double time_s = 0;  // the planned iteration (the table repeats with it)
+  // The highest cap of stage s over the phases that meet [a, b] (times from an iteration's
+  // start, wrapped with time_s · scale; scale stretches the offsets for a straggler).
+  double max_cap_over(size_t s, double a, double b, double scale = 1) const;
 };
 
 class FrontierController : public Controller {
@@ -73,16 +103,29 @@ class FrontierController : public Controller {
   double straggler_factor() const { return factor_; }  // 1: none in force
   int straggler_pipeline() const { return straggler_; }
   int replans() const { return replans_; }
+  int releases() const { return quick_releases_; }  // straggler plans released
 
-  // The caps (per stage) that give setting `m`'s clocks over an iteration of time_s.
-  static std::vector<double> caps_for(
+  // Schedule mode: the base plan's timetable (empty in constant mode), and the current step's
+  // start as the controller sees it (-1 before the job's first busy sample).
+  const PhaseTable& base_table() const { return base_table_; }
+  double step_start_s() const { return step_start_s_; }
+  // The timetable of setting `m` (a schedule) over an iteration of time_s (the plan's).
+  static PhaseTable table_for(
       const FrontierConfig& cfg,
       const std::vector<std::array<pipeline::CapSetting, pipeline::kPhases>>& m, double time_s,
       double max_cap_w);
 
+  // The caps (per stage) that give setting `m`'s clocks over an iteration of time_s (constant
+  // mode: phase slot 0; `phase` picks another slot of a schedule).
+  static std::vector<double> caps_for(
+      const FrontierConfig& cfg,
+      const std::vector<std::array<pipeline::CapSetting, pipeline::kPhases>>& m, double time_s,
+      double max_cap_w, int phase = 0);
+
  private:
   explicit FrontierController(FrontierConfig cfg) : cfg_(std::move(cfg)) {}
   void want(int straggler, const std::vector<double>& other_caps);
+  Command write_schedule(const Observation& obs);
 
   FrontierConfig cfg_;
   pipeline::Plan base_;
@@ -96,12 +139,22 @@ class FrontierController : public Controller {
   double settled_at_s_ = 0;       // activity from here on is under the written caps
   std::vector<double> util_sum_;  // per job GPU, since settled_at_s_
   int util_n_ = 0;
+  std::vector<double> step_util_;  // per job GPU, since the last step boundary (settled)
+  int step_util_n_ = 0;
+  bool step_armed_ = false;    // step_util_ sums a whole step (from a boundary after settling)
+  double strag_ref_act_ = -1;  // the straggler's activity over its first whole step, planned
+  int quick_releases_ = 0;
   double first_boundary_t_ = -1, first_boundary_steps_ = 0;  // step boundaries measured
   double last_boundary_t_ = 0, last_boundary_steps_ = 0;
   double ref_step_s_ = 0;  // step time under the base plan, no straggler (0: not measured)
   double factor_ = 1;
   int straggler_ = -1;
   int replans_ = 0;
+  // Schedule mode.
+  PhaseTable base_table_, other_table_;
+  double step_start_s_ = -1;     // the current step's start, as seen (-1: none yet)
+  std::vector<double> written_;  // per job GPU, the cap last written (NaN: none)
+  bool table_in_force_ = false;  // the schedule is written (after the first boundary)
 };
 
 }  // namespace fw

@@ -22,6 +22,9 @@ constexpr GpuCatalogEntry kCatalog[] = {
         .sm_clock_min_mhz = 210,   // assumption: throttling floor = idle clock
         .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
         .hbm_gb = 80,
+        .blocking_w = 83.64,  // Perseus artifact notebook (ml-energy/zeus, branch kronos,
+                              // evaluation.ipynb) p_blocking A100: its A100-PCIe runs and
+                              // the A100-SXM emulation use the same figure
         .family = "a100",
     },
     {
@@ -38,6 +41,7 @@ constexpr GpuCatalogEntry kCatalog[] = {
         .sm_clock_min_mhz = 345,   // assumption: throttling floor = idle clock
         .power_avg_1s = true,      // §2.2: Hopper power.draw = trailing 1 s average
         .hbm_gb = 80,
+        .blocking_w = 0,  // unknown: no measurement found (--blocking-w / blocking_w required)
         .family = "h100",
     },
     {
@@ -54,6 +58,7 @@ constexpr GpuCatalogEntry kCatalog[] = {
         .sm_clock_min_mhz = 345,       // assumption
         .power_avg_1s = true,          // §2.2
         .hbm_gb = 141,                 // §1b
+        .blocking_w = 0,  // unknown: no measurement found (--blocking-w / blocking_w required)
         .family = "h200",
     },
     {
@@ -70,6 +75,7 @@ constexpr GpuCatalogEntry kCatalog[] = {
         .sm_clock_min_mhz = 210,   // assumption
         .power_avg_1s = false,     // assumption: Ampere, as GA100 (§2.2)
         .hbm_gb = 48,              // datasheet: 48 GB GDDR6
+        .blocking_w = 70.38,       // Perseus artifact notebook p_blocking A40
         .family = "",              // matched by name only (no family fallback for it)
     },
     {
@@ -86,7 +92,9 @@ constexpr GpuCatalogEntry kCatalog[] = {
         .sm_clock_min_mhz = 210,   // assumption
         .power_avg_1s = false,     // §2.2: GA100 power.draw is instantaneous
         .hbm_gb = 80,
-        .family = "a100",  // second of its family: a100-sxm4-80gb stands for "a100"
+        .blocking_w = 83.64,  // Perseus artifact notebook p_blocking A100 (measured on its
+                              // A100-PCIe runs)
+        .family = "a100",     // second of its family: a100-sxm4-80gb stands for "a100"
     },
 };
 

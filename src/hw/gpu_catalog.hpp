@@ -32,6 +32,10 @@ struct GpuCatalogEntry {
   double sm_clock_min_mhz;  // lowest clock the firmware throttles to under a cap
   bool power_avg_1s;        // power.draw is a trailing 1 s average (Hopper); else instantaneous
   double hbm_gb;            // device memory
+  // Power of a GPU that waits in point-to-point communication (a pipeline stage blocking for a
+  // neighbour): measured, from the Perseus artifact's notebook (p_blocking); 0 where flexwatt
+  // has no measurement (the pipeline planner and pipeline scenarios then demand it).
+  double blocking_w;
   // Lower-case family a device name that matches no entry exactly is recognised by (a
   // substring: "a100" for "NVIDIA A100-SXM4-40GB"); the first entry of a family in catalogue
   // order stands for it. Empty: matched by name only.

@@ -318,14 +318,6 @@ class Search {
 
 }  // namespace
 
-double default_blocking_w(const std::string& gpu) {
-  // Perseus artifact (ml-energy/zeus, branch kronos, evaluation.ipynb): p_blocking A100
-  // 83.64 W (its A100-PCIe runs and the A100-SXM emulation), A40 70.38 W.
-  if (gpu.rfind("a100", 0) == 0) return 83.64;
-  if (gpu == "a40") return 70.38;
-  return 0;
-}
-
 Result<Plan> plan_pipeline(const StageProfile& profile, const PlanOptions& opt) {
   const auto t_start = std::chrono::steady_clock::now();
   if (opt.microbatches < 1) return Status::InvalidArgument("--microbatches: must be >= 1");

@@ -42,17 +42,14 @@ struct PlanOptions {
   int global_batch = 1536;  // micro-batches per iteration over all pipelines
   double slowdown_max = 0.012;
   double straggler_factor = 1;  // 1: no straggler
-  double blocking_w = 0;        // per GPU while waiting; REQUIRES > 0
+  double blocking_w = 0;        // per GPU while waiting; REQUIRES > 0 (default for a GPU:
+                                // hw::GpuCatalogEntry::blocking_w, 0 where unknown)
   double min_cap_w = 0;         // the device's settable cap range (caps outside are not used;
   double max_cap_w = 1e9;       // uncapped is always allowed)
   // Schedule segments per stage: 5 = fill, warm-up, steady, cool-down, drain (one_f_one_b.hpp);
   // 3 = warm-up (fill included), steady, cool-down (drain included).
   int segments = 5;
 };
-
-// Default blocking power of a catalogue GPU (the Perseus artifact's notebook: A100 83.64 W,
-// A40 70.38 W); 0 when flexwatt has no figure for it.
-double default_blocking_w(const std::string& gpu_name);
 
 // One stage's setting for one phase (or the whole iteration).
 struct CapSetting {

@@ -13,11 +13,12 @@
 // its settings are whole, and handed to the workload, which says when it applies
 // (workload.hpp responds_to_knob(): gen_concurrency at once to admission, group_size from the
 // next GRPO step). A knob the job does not respond to is ignored.
-// Pipeline jobs (sim/pipeline_scenario.hpp, sim/cluster_pipeline.cpp) step at the iteration
-// level instead: each GPU's cap, filtered with the clock lags (clock_tau_s down,
-// clock_up_tau_s up: the cap's settling time), sets its stage's clock through
-// sim::pipeline_iteration; the job progresses at 1 / iteration time per second and the GPU
-// draws its stage's iteration-average power (compute and blocking).
+// Pipeline jobs (sim/pipeline_scenario.hpp, sim/cluster_pipeline.cpp) step op by op instead:
+// each GPU's cap, filtered with the clock lags (clock_tau_s down, clock_up_tau_s up: the cap's
+// settling time), sets its stage's clock through sim::pipeline_iteration; the 1F1B ops run in
+// simulated time (sim::PipelineRun: a GPU computes at the clock in force when an op starts
+// and blocks between ops) and the GPU draws, each step, its compute and blocking power over
+// that step.
 
 #include <array>
 #include <memory>
@@ -73,6 +74,10 @@ class Cluster : public Plant {
   const JobSpec& job_spec(int j) const { return specs_[j]; }
   // Pipeline job j's iteration in force (nullptr for other jobs or before it starts).
   const PipelineIteration* pipeline_state(int j) const;
+  // Pipeline job j's phase-resolved run (nullptr for other jobs): what its framework's hooks
+  // report (each rank's 1F1B phase, when the current step began). Not in the Snapshot: a
+  // controller sees the step count (JobReading::steps_total) only.
+  const PipelineRun* pipeline_run(int j) const;
 
  private:
   struct Gpu {
@@ -97,10 +102,11 @@ class Cluster : public Plant {
   // Pipeline jobs (cluster_pipeline.cpp).
   struct PipeState {
     bool evaluated = false;
-    double progress = 0;         // of the current iteration, [0, 1)
-    std::vector<double> caps_w;  // the settled caps the iteration was evaluated with
-    uint64_t stragglers_on = 0;  // bit k: straggler k in force at the evaluation
-    PipelineIteration iter;
+    std::vector<double> caps_w;            // the settled caps the iteration was evaluated with
+    uint64_t stragglers_on = 0;            // bit k: straggler k in force at the evaluation
+    PipelineIteration iter;                // at the settled caps: clocks, powers, busy shares
+    PipelineRun run;                       // the iterations op by op (phase-resolved)
+    std::vector<double> energy_j, busy_s;  // per rank, over the last step
   };
   void step_pipeline(size_t j, double t0);
   std::vector<PipeState> pipes_;  // per job (unused for other kinds)

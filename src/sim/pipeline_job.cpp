@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "pipeline/one_f_one_b.hpp"
 
@@ -50,6 +51,7 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
   // critical path: a fixed point, found by iterating from busy share 1.
   std::vector<double> busy_share(static_cast<size_t>(spec.dp) * S, 1.0);
   std::vector<double> compute_pw(static_cast<size_t>(spec.dp) * S, 0.0);
+  std::vector<double> op_slow(static_cast<size_t>(spec.dp) * S, 1.0);
   std::vector<std::vector<double>> last_busy;
   const bool measured = !spec.cap_response.empty();
   const int rounds = spec.average_over_iteration && !measured ? 8 : 1;
@@ -77,6 +79,7 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
         const double power = measured ? spec.cap_response.compute_w(cap, spec.margin_frac)
                                       : gpu_power_w(*spec.gpu, load, x);
         compute_pw[p * S + s] = power;
+        op_slow[p * S + s] = 1 / (measured ? x : clock_speed(load.c, x));
         const double t[2] = {spec.stages[s].forward_s * slow, spec.stages[s].backward_s * slow};
         for (int k = 0; k < 2; ++k) {
           for (int ph = 0; ph < pipeline::kPhases; ++ph) {
@@ -121,7 +124,144 @@ Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
                          : compute_pw[i];
     }
   }
+  out.compute_w = std::move(compute_pw);
+  out.op_slow = std::move(op_slow);
   return out;
+}
+
+RankPhase rank_phase(pipeline::Phase p) {
+  switch (p) {
+    case pipeline::Phase::kFill:
+    case pipeline::Phase::kWarmup:
+      return RankPhase::kWarmup;
+    case pipeline::Phase::kSteady:
+      return RankPhase::kSteady;
+    case pipeline::Phase::kCooldown:
+    case pipeline::Phase::kDrain:
+      return RankPhase::kCooldown;
+  }
+  return RankPhase::kSteady;
+}
+
+PipelineRun::PipelineRun(const PipelineJobSpec& spec)
+    : S_(static_cast<int>(spec.stages.size())),
+      M_(spec.microbatches),
+      dp_(spec.dp),
+      work_(spec.stages),
+      stragglers_(spec.stragglers),
+      blocking_w_(spec.blocking_w),
+      dag_(std::max(1, S_), std::max(1, M_)) {
+  const auto& ops = dag_.ops();
+  stage_ops_.assign(static_cast<size_t>(S_), {});
+  for (size_t i = 0; i < ops.size(); ++i) {
+    stage_ops_[ops[i].stage].push_back(static_cast<int>(i));  // in the stage's own order
+    op_phase_.push_back(rank_phase(ops[i].phase));
+  }
+  const size_t ranks = static_cast<size_t>(dp_) * S_;
+  pending_.assign(ranks, {});
+  pending_head_.assign(ranks, 0);
+}
+
+void PipelineRun::begin_iteration(double t) {
+  const size_t n = dag_.ops().size();
+  iter_start_s_ = t;
+  iter_end_s_ = t;
+  end_.assign(static_cast<size_t>(dp_) * n, std::numeric_limits<double>::quiet_NaN());
+  next_.assign(static_cast<size_t>(dp_) * S_, 0);
+  unscheduled_ = static_cast<int>(static_cast<size_t>(dp_) * n);
+}
+
+void PipelineRun::schedule_ready(double until) {
+  const auto& ops = dag_.ops();
+  const size_t n = ops.size();
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int p = 0; p < dp_; ++p) {
+      double* end = end_.data() + static_cast<size_t>(p) * n;
+      for (int s = 0; s < S_; ++s) {
+        const size_t k = static_cast<size_t>(p) * S_ + s;
+        const std::vector<int>& seq = stage_ops_[s];
+        size_t& nx = next_[k];
+        while (nx < seq.size()) {
+          const pipeline::OneFOneB::Op& op = ops[seq[nx]];
+          double start = iter_start_s_;
+          if (op.prev >= 0) start = std::max(start, end[op.prev]);  // started: the stage's order
+          if (op.dep >= 0) {
+            if (std::isnan(end[op.dep])) break;  // the neighbour has not started it
+            start = std::max(start, end[op.dep]);
+          }
+          if (start >= until) break;  // starts in a later window
+          double factor = 1;
+          for (const auto& st : stragglers_) {
+            if (st.pipeline == p && (st.stage < 0 || st.stage == s) && start >= st.start_s &&
+                start < st.end_s)
+              factor *= st.factor;
+          }
+          const double work =
+              op.instr == pipeline::Instr::kForward ? work_[s].forward_s : work_[s].backward_s;
+          const double e = start + work * rate_slow_[k] * factor;
+          end[seq[nx]] = e;
+          pending_[k].push_back({start, e, rate_w_[k]});
+          iter_end_s_ = std::max(iter_end_s_, e);
+          --unscheduled_;
+          ++nx;
+          moved = true;
+        }
+      }
+    }
+  }
+}
+
+int PipelineRun::advance(double t0, double dt, std::span<const double> slow,
+                         std::span<const double> compute_w, std::span<double> energy_j,
+                         std::span<double> busy_s) {
+  const size_t ranks = static_cast<size_t>(dp_) * S_;
+  rate_slow_.assign(slow.begin(), slow.end());
+  rate_w_.assign(compute_w.begin(), compute_w.end());
+  const double t1 = t0 + dt;
+  if (!started_) {
+    started_ = true;
+    begin_iteration(t0);
+  }
+  int done = 0;
+  for (;;) {
+    schedule_ready(t1);
+    if (unscheduled_ > 0 || iter_end_s_ > t1 + 1e-9) break;
+    ++done;  // every pipeline's last op ended: the all-reduce, then the next iteration
+    begin_iteration(iter_end_s_);
+  }
+  for (size_t k = 0; k < ranks; ++k) {
+    std::vector<Interval>& q = pending_[k];
+    size_t& h = pending_head_[k];
+    double busy = 0, e = 0;
+    for (size_t i = h; i < q.size() && q[i].start < t1; ++i) {
+      const double ov = std::min(q[i].end, t1) - std::max(q[i].start, t0);
+      if (ov > 0) {
+        busy += ov;
+        e += ov * q[i].power_w;
+      }
+    }
+    while (h < q.size() && q[h].end <= t1) ++h;
+    if (h > 64) {
+      q.erase(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(h));
+      h = 0;
+    }
+    energy_j[k] += e + blocking_w_ * std::max(0.0, dt - busy);
+    busy_s[k] += busy;
+  }
+  now_s_ = t1;
+  return done;
+}
+
+RankPhase PipelineRun::phase(size_t k) const {
+  if (!started_ || S_ < 1) return RankPhase::kWarmup;
+  const size_t s = k % static_cast<size_t>(S_), p = k / static_cast<size_t>(S_);
+  const std::vector<int>& seq = stage_ops_[s];
+  const size_t nx = next_[k];
+  const double* end = end_.data() + p * dag_.ops().size();
+  if (nx > 0 && end[seq[nx - 1]] > now_s_) return op_phase_[seq[nx - 1]];  // running
+  if (nx < seq.size()) return op_phase_[seq[nx]];                          // waiting for it
+  return RankPhase::kCooldown;  // done, waiting at the all-reduce
 }
 
 }  // namespace fw::sim

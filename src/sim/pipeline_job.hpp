@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/status.hpp"
+#include "pipeline/one_f_one_b.hpp"
 #include "sim/gpu_model.hpp"
 
 namespace fw::sim {
@@ -81,11 +82,75 @@ struct PipelineIteration {
   // Per pipeline and stage (p * stages + s), one GPU of the stage: its power averaged over the
   // iteration (compute and blocking) and the share of the iteration it computes.
   std::vector<double> gpu_power_w, busy_share;
+  // Per pipeline and stage: the power while computing at the cap, and the op time multiplier
+  // at its clock (1 / speed; stragglers not included), for PipelineRun.
+  std::vector<double> compute_w, op_slow;
 };
 
 // REQUIRES: caps_w.size() == dp · stages (one cap per stage of each pipeline; the tp GPUs of
 // a stage share it). InvalidArgument for a spec that is not runnable.
 Result<PipelineIteration> pipeline_iteration(const PipelineJobSpec& spec,
                                              std::span<const double> caps_w, double now_s = 0);
+
+// A rank's 1F1B phase as the job reports it (the framework's schedule loops: Megatron's
+// warm-up, steady 1F1B and cool-down loops): the phase of the op the rank runs or waits for;
+// fill is part of warm-up and drain of cool-down (pipeline/one_f_one_b.hpp's five segments
+// merged to three). After its last op, until the iteration ends, a rank stays in cool-down.
+enum class RankPhase { kWarmup = 0, kSteady = 1, kCooldown = 2 };
+RankPhase rank_phase(pipeline::Phase p);
+
+// Phase-resolved execution of a pipeline job's iterations in simulated time (sim::Cluster
+// steps it; docs/simulator.md "Pipeline jobs in scenarios"). Each op of the 1F1B DAG of every
+// pipeline starts when its predecessor on the stage and its dependency on the neighbour stage
+// have ended; its duration is its work at f_max × the op time multiplier of its GPU in force
+// when it starts (PipelineIteration::op_slow at the caps settled then) × the straggler factor
+// in force at its start; while it runs the GPU draws the compute power in force at its start,
+// and blocking_w while it waits. The next iteration starts when every pipeline's last op has
+// ended (the all-reduce takes no time). At constant caps this is pipeline_iteration's
+// iteration, op by op: same iteration time, same energy per iteration (tested).
+class PipelineRun {
+ public:
+  PipelineRun() = default;
+  explicit PipelineRun(const PipelineJobSpec& spec);
+
+  // Runs [t0, t0 + dt): starts every op whose start falls before t0 + dt. slow and compute_w
+  // are per pipeline and stage (PipelineIteration's op_slow, compute_w at the caps in force).
+  // Adds each stage GPU's energy over the window (one GPU of the stage) to energy_j and its
+  // time computing to busy_s (both per pipeline and stage); returns the iterations that ended
+  // in the window (at or before t0 + dt).
+  int advance(double t0, double dt, std::span<const double> slow, std::span<const double> compute_w,
+              std::span<double> energy_j, std::span<double> busy_s);
+
+  // When the current iteration started (the last step boundary), s.
+  double iteration_start_s() const { return iter_start_s_; }
+  // Rank k's (p · stages + s) phase at the end of the last window.
+  RankPhase phase(size_t k) const;
+  bool started() const { return started_; }
+
+ private:
+  struct Interval {
+    double start, end, power_w;
+  };
+  void begin_iteration(double t);
+  void schedule_ready(double until);  // starts the ready ops that begin before `until`
+
+  int S_ = 0, M_ = 0, dp_ = 0;
+  std::vector<PipelineStageWork> work_;
+  std::vector<PipelineStraggler> stragglers_;
+  double blocking_w_ = 0;
+  pipeline::OneFOneB dag_{1, 1};
+  std::vector<std::vector<int>> stage_ops_;  // per stage, its ops (indices into dag_.ops())
+  std::vector<RankPhase> op_phase_;          // per op
+  bool started_ = false;
+  double iter_start_s_ = 0;
+  std::vector<double> end_;   // per pipeline × op: end time, NaN before it starts
+  std::vector<size_t> next_;  // per pipeline × stage: its next op (index into stage_ops_)
+  std::vector<std::vector<Interval>> pending_;  // per rank: ops started, not yet accounted
+  std::vector<size_t> pending_head_;
+  std::vector<double> rate_slow_, rate_w_;  // the rates for the ops started in this window
+  int unscheduled_ = 0;                     // ops of this iteration not yet started
+  double iter_end_s_ = 0;                   // max end of the started ops
+  double now_s_ = 0;                        // end of the last window
+};
 
 }  // namespace fw::sim

@@ -100,7 +100,7 @@ Status parse_pipeline_job(const ConfigNode& n, const ClusterGpu& gpu, JobSpec& j
     return n["gpus"].error("a pipeline job needs stages × dp = " + std::to_string(S * dp) +
                            " GPUs, has " + std::to_string(j.gpus.size()));
   }
-  const double def_block = pipeline::default_blocking_w(std::string(gpu.preset->name));
+  const double def_block = gpu.preset->blocking_w;  // hw/gpu_catalog.hpp (0: unknown)
   if (def_block <= 0 && !n.has("blocking_w")) {
     return n.error("missing key 'blocking_w' (no default for " + std::string(gpu.preset->name) +
                    ")");

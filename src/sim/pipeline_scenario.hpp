@@ -11,8 +11,9 @@
 //                    dense-pt workload's forward load)
 //   microbatches     per pipeline per iteration (12)
 //   dp               data-parallel pipelines (1)
-//   blocking_w       a waiting GPU's power (the Perseus notebook's figure for A100 and A40;
-//                    required for other GPUs)
+//   blocking_w       a waiting GPU's power (default: the catalogue's, hw::GpuCatalogEntry::
+//                    blocking_w — the Perseus notebook's figure for A100 and A40; required
+//                    for GPUs without one)
 //   tokens_per_iter  trained tokens per iteration, whole job (1536 · 2048)
 //   cap_averaging    iteration | compute: what the cap bounds (PipelineJobSpec)
 //   stragglers       [{pipeline, stage (-1: all), factor, start_s, end_s}, ...]

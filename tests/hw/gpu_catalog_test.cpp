@@ -73,3 +73,25 @@ TEST(GpuCatalog, EveryEntryIsConsistent) {
 
 }  // namespace
 }  // namespace fw::hw
+
+namespace fw::hw {
+namespace {
+
+// Issue 27: a waiting (point-to-point blocking) GPU's power comes from the catalogue, with its
+// source (the Perseus artifact's notebook: A100 83.64 W, A40 70.38 W); unknown (0) where no
+// measurement was found, so that planner and scenarios demand it.
+TEST(GpuCatalog, BlockingPowerFromTheArtifactNotebook) {
+  EXPECT_DOUBLE_EQ(find_gpu("a100-sxm4-80gb")->blocking_w, 83.64);
+  EXPECT_DOUBLE_EQ(find_gpu("a100-pcie-80gb")->blocking_w, 83.64);
+  EXPECT_DOUBLE_EQ(find_gpu("a40")->blocking_w, 70.38);
+  EXPECT_EQ(find_gpu("h100-sxm5")->blocking_w, 0);
+  EXPECT_EQ(find_gpu("h200-sxm")->blocking_w, 0);
+  for (const GpuCatalogEntry& g : gpu_catalog()) {
+    SCOPED_TRACE(std::string(g.name));
+    EXPECT_GE(g.blocking_w, 0);
+    EXPECT_LT(g.blocking_w, g.min_cap_w);  // a waiting GPU draws less than any cap allows
+  }
+}
+
+}  // namespace
+}  // namespace fw::hw

@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "pipeline/one_f_one_b.hpp"
 #include "sim/pipeline_fit.hpp"
 
 namespace fw::sim {
@@ -89,6 +91,144 @@ TEST(PipelineJob, RejectsAWrongNumberOfCaps) {
   auto s = balanced(2, 4, 2);
   std::vector<double> caps(3, 300);
   EXPECT_FALSE(pipeline_iteration(s, caps).ok());
+}
+
+// ---- Phase-resolved iterations (sim::PipelineRun) -----------------------------------------
+
+// Runs `run` in windows of dt at constant rates (`it`'s) until `iterations` iterations ended;
+// returns the energy of every GPU up to the end of that window and the end of the last one.
+struct RunResult {
+  double energy_j = 0, end_s = 0, window_end_s = 0;
+};
+RunResult run_iterations(PipelineRun& run, const PipelineIteration& it, int iterations, double dt) {
+  const size_t n = it.op_slow.size();
+  std::vector<double> e(n, 0.0), busy(n, 0.0);
+  RunResult r;
+  int done = 0;
+  double t = 0;
+  for (int w = 0; done < iterations && w < 10000000; ++w) {
+    done += run.advance(t, dt, it.op_slow, it.compute_w, e, busy);
+    t += dt;
+  }
+  for (double x : e) r.energy_j += x;
+  r.end_s = run.iteration_start_s();
+  r.window_end_s = t;
+  return r;
+}
+
+// At constant caps the phase-resolved run is the iteration model op by op: the same iteration
+// time and the same energy per iteration (the brief's ~0.1 %; exact up to the last window).
+TEST(PipelineJob, PhaseResolvedRunMatchesTheIterationModelAtConstantCaps) {
+  struct Case {
+    const char* name;
+    PipelineJobSpec spec;
+    std::vector<double> caps;
+  };
+  std::vector<Case> cases;
+  {
+    auto s = balanced(4, 6, 1);
+    cases.push_back({"balanced uncapped", s, std::vector<double>(4, s.gpu->max_cap_w)});
+  }
+  {
+    auto s = balanced(4, 8, 2);
+    s.stages = {{1.0, 2.0}, {0.6, 1.2}, {0.8, 1.6}, {0.5, 1.0}};
+    s.average_over_iteration = true;
+    s.stragglers.push_back({1, 1.3, 0, 1e300});  // in force the whole run
+    cases.push_back(
+        {"imbalanced, averaging, straggler", s, {300, 200, 250, 180, 300, 300, 220, 170}});
+  }
+  {
+    auto s = balanced(3, 12, 1);
+    s.stages = {{0.3, 0.6}, {0.2, 0.4}, {0.25, 0.5}};
+    s.cap_response = {{150, 200, 300}, {0.5, 0.8, 1.0}, 280};
+    cases.push_back({"measured cap response", s, {300, 170, 230}});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto it = pipeline_iteration(c.spec, c.caps, 0);
+    ASSERT_TRUE(it.ok()) << it.status().message();
+    PipelineRun run(c.spec);
+    const int k = 40;
+    const double dt = 0.01;
+    const RunResult r = run_iterations(run, *it, k, dt);
+    EXPECT_NEAR(r.end_s, k * it->time_s, 1e-9 * k * it->time_s);
+    // Energy up to the window's end: k iterations and the next one's first < dt.
+    double max_w = 0;
+    for (double w : it->compute_w) max_w = std::max(max_w, w);
+    const double tail = (r.window_end_s - r.end_s) * max_w * static_cast<double>(c.caps.size());
+    EXPECT_NEAR(r.energy_j, k * it->energy_j, tail + 1e-9 * r.energy_j);
+    EXPECT_NEAR(r.energy_j / (k * it->energy_j), 1.0, 1e-3);
+  }
+}
+
+// Each rank reports the phase of the op it runs or waits for, from the 1F1B schedule: stage s
+// runs min(S − 1 − s, N) warm-up forwards, then steady pairs, then cool-down backwards; the
+// last stage has no warm-up.
+TEST(PipelineJob, RanksReportTheirOneFOneBPhase) {
+  auto s = balanced(4, 8, 1);  // ops F = 1 s, B = 2 s at f_max
+  std::vector<double> caps(4, s.gpu->max_cap_w);
+  auto it = pipeline_iteration(s, caps, 0);
+  ASSERT_TRUE(it.ok());
+  PipelineRun run(s);
+  std::vector<double> e(4), busy(4);
+  int w = 0;  // windows of 0.1 s run
+  auto at = [&](double t_end) {
+    for (; (w + 1) * 0.1 <= t_end + 1e-9; ++w)
+      run.advance(w * 0.1, 0.1, it->op_slow, it->compute_w, e, busy);
+  };
+  ASSERT_NEAR(it->time_s, 33, 1e-9);  // (S − 1 + N)(F + B)
+  at(0.5);  // stage 0 runs its first forward (fill); stage 3 waits for its first (steady) one
+  EXPECT_EQ(run.phase(0), RankPhase::kWarmup);
+  EXPECT_EQ(run.phase(1), RankPhase::kWarmup);
+  EXPECT_EQ(run.phase(3), RankPhase::kSteady);
+  at(2.5);  // stage 2 runs its one warm-up forward (2–3 s)
+  EXPECT_EQ(run.phase(0), RankPhase::kWarmup);
+  EXPECT_EQ(run.phase(2), RankPhase::kWarmup);
+  at(3.5);  // stage 0: three warm-up forwards (0–3 s), then its first steady forward
+  EXPECT_EQ(run.phase(0), RankPhase::kSteady);
+  EXPECT_EQ(run.phase(2), RankPhase::kSteady);
+  at(32.5);  // the last backward of stage 0 (drain, 31–33 s); stage 3 ended at 27 s
+  EXPECT_EQ(run.phase(0), RankPhase::kCooldown);
+  EXPECT_EQ(run.phase(3), RankPhase::kCooldown);
+  EXPECT_DOUBLE_EQ(run.iteration_start_s(), 0);
+  at(33.5);
+  EXPECT_NEAR(run.iteration_start_s(), 33, 1e-9);
+  EXPECT_EQ(run.phase(0), RankPhase::kWarmup);
+}
+
+// A GPU's clock follows its cap per phase: the first stage 1.5× slower only while it is in
+// warm-up (switched at the window where it reports steady) gives the critical path of the 1F1B
+// DAG with only its warm-up forwards 1.5× longer. Times are binary fractions (exact).
+TEST(PipelineJob, ARatePerPhaseSlowsThatPhaseOnly) {
+  auto s = balanced(4, 8, 1);
+  for (auto& st : s.stages) st = {0.0625, 0.125};
+  PipelineRun run(s);
+  std::vector<double> e(4), busy(4), slow(4, 1.0), power(4, 200.0);
+  const double dt = 0.03125;  // the warm-up forwards end at 3 · 0.09375 = 9 windows
+  int done = 0;
+  bool switched = false;
+  for (int w = 0; done < 1 && w < 100000; ++w) {
+    const bool warm = run.phase(0) == RankPhase::kWarmup;
+    if (!warm && !switched) {
+      switched = true;
+      EXPECT_DOUBLE_EQ(w * dt, 3 * 0.09375);  // the phase report at the boundary
+    }
+    slow[0] = warm && !switched ? 1.5 : 1.0;
+    done += run.advance(w * dt, dt, slow, power, e, busy);
+  }
+  const pipeline::OneFOneB dag(4, 8);
+  pipeline::OpDurations d(4);
+  for (int st = 0; st < 4; ++st) {
+    for (int p = 0; p < pipeline::kPhases; ++p) {
+      const bool warm = st == 0 && (p == 0 || p == 1);  // fill and warm-up forwards
+      d[st][0][p] = 0.0625 * (warm ? 1.5 : 1.0);
+      d[st][1][p] = 0.125;
+    }
+  }
+  std::vector<double> scratch;
+  const double want = dag.iteration_time(d, scratch);
+  EXPECT_GT(want, 11 * 0.1875);  // the warm-up forwards are on the fill path
+  EXPECT_NEAR(run.iteration_start_s(), want, 1e-12);
 }
 
 TEST(PipelineJob, MeasuredCapResponseByHand) {

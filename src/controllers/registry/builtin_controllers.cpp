@@ -28,6 +28,7 @@
 #include "controllers/uncontrolled_controller.hpp"
 #include "controllers/zeus_controller.hpp"
 #include "core/confined_file.hpp"
+#include "hw/gpu_catalog.hpp"
 #include "rl/capnet_controller.hpp"
 #include "rl/ppo_controller.hpp"
 #include "sim/cluster.hpp"
@@ -913,7 +914,11 @@ ControllerEntry frontier_entry() {
                  "what a cap bounds: power over the iteration, or while computing"),
        D::number("settle_s", "8", 0, 600, "assumed cap settling time, s"),
        D::number("measure_s", "30", 1, 1e5, "activity measured per straggler decision, s"),
-       D::number("threshold", "0.03", 0.001, 1, "relative activity gap that is a straggler")},
+       D::number("threshold", "0.03", 0.001, 1, "relative activity gap that is a straggler"),
+       D::choice("mode", "constant", {"constant", "schedule"},
+                 "constant: a cap per stage; schedule: a cap per stage per 1F1B phase"),
+       D::number("lead_up_s", "1.5", 0, 60, "schedule: a raise written this long ahead, s"),
+       D::number("lead_down_s", "0.2", 0, 60, "schedule: a lowering written this long ahead, s")},
       [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
         FrontierConfig c;
         const int job = static_cast<int>(o.number("job"));
@@ -943,8 +948,9 @@ ControllerEntry frontier_entry() {
             return Status::InvalidArgument("frontier: microbatches=N is required with a file");
           }
           c.dp = std::max(1, static_cast<int>(o.number("dp")));
-          c.blocking_w =
-              env.info.gpus.empty() ? 0 : pipeline::default_blocking_w(env.info.gpus.front().model);
+          const hw::GpuCatalogEntry* g =
+              env.info.gpus.empty() ? nullptr : hw::find_gpu(env.info.gpus.front().model);
+          c.blocking_w = g ? g->blocking_w : 0;  // the catalogue's (0: unknown)
         }
         if (o.number("microbatches") > 0)
           c.microbatches = static_cast<int>(o.number("microbatches"));
@@ -955,6 +961,12 @@ ControllerEntry frontier_entry() {
         c.settle_s = o.number("settle_s");
         c.measure_s = o.number("measure_s");
         c.threshold = o.number("threshold");
+        c.schedule = o.text("mode") == "schedule";
+        c.lead_up_s = o.number("lead_up_s");
+        c.lead_down_s = o.number("lead_down_s");
+        if (c.lead_down_s > c.lead_up_s) {
+          return Status::InvalidArgument("frontier: lead_down_s must be <= lead_up_s");
+        }
         FW_ASSIGN_OR_RETURN(FrontierController proto, FrontierController::create(c));
         return PreparedController{
             [proto](uint64_t) { return std::make_unique<FrontierController>(proto); }};
