@@ -99,7 +99,8 @@ Result<PreparedController> prepare_mpc(const DeclaredOptions& o, const Controlle
   }());
   p.notes["initial_setting"] = set;
   p.notes["twin"] =
-      "the declared scenario without its completion-length curves; each GRPO job's completion "
+      "the declared scenario without its completion-length curves, stragglers and pauses; each "
+      "GRPO job's completion "
       "median refitted every replan_s from the completed steps of the trailing fit window";
   p.notes["planning"] = {{"seeds", env.calibration_seeds},
                          {"horizon_s", c.search.base.duration_s},
