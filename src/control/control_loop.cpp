@@ -50,6 +50,7 @@ Status ControlLoop::reset_controllers() {
   merged_ = blank_command(plant_.info());
   decision_wall_s_ = 0;
   decisions_ = 0;
+  decision_cost_ = {};
   try {
     for (Slot& s : controllers_) {
       s.next_tick = stepper_.tick();
@@ -86,10 +87,13 @@ Result<bool> ControlLoop::decide() {
     decided = true;
     Command c;
     try {
+      const double cpu0 = thread_cpu_s();
       const auto t0 = std::chrono::steady_clock::now();
       c = s.c->update(obs);
-      decision_wall_s_ +=
+      const double wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      decision_wall_s_ += wall_s;
+      decision_cost_.add(wall_s, thread_cpu_s() - cpu0);
       ++decisions_;
     } catch (const std::exception& e) {
       s.next_tick = tick + 1;  // due again at the next tick

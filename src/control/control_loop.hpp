@@ -42,6 +42,7 @@
 
 #include "control/budget.hpp"
 #include "control/controller.hpp"
+#include "control/decision_cost.hpp"
 #include "control/episode_metrics.hpp"
 #include "control/plant.hpp"
 #include "control/recorder.hpp"
@@ -102,9 +103,11 @@ class ControlLoop {
   int64_t write_failures() const { return write_failures_; }
   // Decision cost, a measurement only (it never feeds back into the loop or its results):
   // wall time spent inside the controllers' update() (steady_clock around each call) and the
-  // number of calls, summed over controllers since start()/restart().
+  // number of calls, summed over controllers since start()/restart(); decision_cost() keeps
+  // each call's wall and thread-CPU time (max, quantiles: control/decision_cost.hpp).
   double decision_wall_s() const { return decision_wall_s_; }
   int64_t decisions() const { return decisions_; }
+  const DecisionCost& decision_cost() const { return decision_cost_; }
   const Status& first_write_error() const { return first_write_error_; }
 
  private:
@@ -125,6 +128,7 @@ class ControlLoop {
   int64_t write_failures_ = 0;
   double decision_wall_s_ = 0;
   int64_t decisions_ = 0;
+  DecisionCost decision_cost_;
   Status first_write_error_;
 };
 

@@ -19,6 +19,7 @@
 #include "analysis/windows.hpp"
 #include "control/budget.hpp"
 #include "control/budget_units.hpp"
+#include "control/decision_cost.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
 #include "control/window_judge.hpp"
@@ -67,6 +68,7 @@ struct EpisodeResult {
   // machine, not of the plant: never in a JSON that must be identical run to run.
   double decision_wall_s = 0;
   int64_t decisions = 0;
+  DecisionCost decision_cost;  // each call's wall and thread CPU (ControlLoop::decision_cost)
 };
 
 inline constexpr int kWindowOffsets = 6;

@@ -134,6 +134,7 @@ Status run_episode(const EvalRequest& req, const registry::ControllerEnv& env,
   result = loop.result();
   result.decision_wall_s = loop.decision_wall_s();
   result.decisions = loop.decisions();
+  result.decision_cost = loop.decision_cost();
   if (!rec || !s.ok()) return s;
   const nlohmann::json meta = {{"producer", "flexwatt eval"},
                                {"version", kVersion},
@@ -434,12 +435,19 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     row.notes = prepared[c].notes;
     row.prepare_s = prepare_s[c];
     double dec_s = 0, n_dec = 0;
+    DecisionCost cost;
     for (const EpisodeResult& e : episodes) {
       dec_s += e.decision_wall_s;
       n_dec += static_cast<double>(e.decisions);
+      cost.merge(e.decision_cost);
     }
     row.decisions = n_dec;
     row.decision_us = n_dec > 0 ? dec_s / n_dec * 1e6 : 0;
+    row.decision_max_us = cost.wall_max_s * 1e6;
+    row.decision_p99_us = cost.wall_quantile_s(0.99) * 1e6;
+    row.decision_cpu_us = cost.cpu_mean_s() * 1e6;
+    row.decision_cpu_max_us = cost.cpu_max_s * 1e6;
+    row.decision_cpu_p99_us = cost.cpu_quantile_s(0.99) * 1e6;
     if (i_energy >= 0) {
       add_energy_vs({results.begin() + i_energy * ns, results.begin() + (i_energy + 1) * ns}, row);
     }

@@ -75,6 +75,10 @@ struct ControllerSummary {
   // episodes (ControlLoop::decision_wall_s / decisions; one core of this machine, whatever
   // else it runs), and the calls. In the table only, like prepare_s.
   double decision_us = 0, decisions = 0;
+  // The worst call and the 99th percentile (within 5 %, conservative: DecisionCost), wall; the
+  // calling thread's CPU per call (mean, max, p99: waits and other threads' work are not in it).
+  double decision_max_us = 0, decision_p99_us = 0;
+  double decision_cpu_us = 0, decision_cpu_max_us = 0, decision_cpu_p99_us = 0;
   std::vector<EpisodeResult> episodes;  // one per seed, in seed order
 };
 

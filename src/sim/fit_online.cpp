@@ -69,19 +69,53 @@ std::vector<JobLengthFit> OnlineGrpoFit::fit(double now_s) const {
     const DeclaredGrpoJob& d = jobs_[j];
     f.median_tokens = d.completion_median_tokens;
     if (!d.grpo) continue;
-    double tokens = 0;
+    double tokens = 0, st = 0;  // st: Σ seqs · end time
     for (auto it = track_[j].done.rbegin(); it != track_[j].done.rend(); ++it) {
       if (it->end_s <= now_s - cfg_.window_s) break;
       if (it->end_s > now_s) continue;
       tokens += it->tokens;
       f.seqs += it->seqs;
+      st += it->seqs * it->end_s;
       ++f.steps;
     }
     if (f.steps < std::max(1, cfg_.min_steps) || f.seqs <= 0) continue;
     f.fitted = true;
     f.mean_tokens = tokens / f.seqs;
-    f.median_tokens =
-        median_for_clipped_mean(f.mean_tokens, d.completion_sigma, d.completion_max_tokens);
+    f.projected_mean_tokens = f.mean_tokens;
+    if (cfg_.trend_ahead_s > 0 && f.steps >= std::max(3, cfg_.min_steps)) {
+      // Weighted least squares of per-step mean tokens y on end time t (weights: sequences)
+      // over the trend window; the line passes through the fit window's (t_bar, mean).
+      const double t_bar = st / f.seqs;
+      const double tw = cfg_.trend_window_s > 0 ? cfg_.trend_window_s : cfg_.window_s;
+      double w = 0, wt = 0, wy = 0;
+      for (auto it = track_[j].done.rbegin(); it != track_[j].done.rend(); ++it) {
+        if (it->end_s <= now_s - tw) break;
+        if (it->end_s > now_s || it->seqs <= 0) continue;
+        w += it->seqs;
+        wt += it->seqs * it->end_s;
+        wy += it->tokens;
+      }
+      double sxy = 0, sxx = 0;
+      if (w > 0) {
+        const double tm = wt / w, ym = wy / w;
+        for (auto it = track_[j].done.rbegin(); it != track_[j].done.rend(); ++it) {
+          if (it->end_s <= now_s - tw) break;
+          if (it->end_s > now_s || it->seqs <= 0) continue;
+          const double dt = it->end_s - tm;
+          sxy += it->seqs * dt * (it->tokens / it->seqs - ym);
+          sxx += it->seqs * dt * dt;
+        }
+      }
+      if (sxx > 0) {
+        f.slope_tokens_per_s = sxy / sxx;
+        const double k = std::max(1.0, cfg_.trend_max_factor);
+        f.projected_mean_tokens =
+            std::clamp(f.mean_tokens + f.slope_tokens_per_s * (now_s + cfg_.trend_ahead_s - t_bar),
+                       f.mean_tokens / k, f.mean_tokens * k);
+      }
+    }
+    f.median_tokens = median_for_clipped_mean(f.projected_mean_tokens, d.completion_sigma,
+                                              d.completion_max_tokens);
   }
   return out;
 }

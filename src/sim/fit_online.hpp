@@ -44,14 +44,28 @@ struct DeclaredGrpoJob {
 struct OnlineFitConfig {
   double window_s = 900;  // trailing window of completed steps a fit pools
   int min_steps = 3;      // fewer completed steps in the window: no fit for the job
+  // Trend extrapolation (0: none, the default): per-step mean completion tokens regressed on
+  // the steps' end times over trend_window_s (least squares weighted by sequences) and the line
+  // projected to now_s + trend_ahead_s (a planner passes half its horizon: the middle of the
+  // plan), bounded to [mean / trend_max_factor, mean · trend_max_factor] of the window's mean;
+  // the median is then fitted to the projected mean. Needs >= max(3, min_steps) steps.
+  double trend_ahead_s = 0;
+  double trend_max_factor = 1.5;
+  // The regression's window (its slope from the steps ending in (now_s − trend_window_s,
+  // now_s]; the line through the fit window's weighted mean); 0: window_s.
+  double trend_window_s = 0;
 };
 
 struct JobLengthFit {
   bool fitted = false;       // enough steps in the window
   int steps = 0;             // completed steps pooled
   double seqs = 0;           // sequences in them
-  double mean_tokens = 0;    // decode tokens per sequence
+  double mean_tokens = 0;    // decode tokens per sequence, the window's (no trend)
   double median_tokens = 0;  // fitted median (the declared one when !fitted)
+  // With OnlineFitConfig::trend_ahead_s > 0: the regression's slope (tokens per sequence per
+  // s) and the bounded projected mean the median was fitted to (mean_tokens otherwise).
+  double slope_tokens_per_s = 0;
+  double projected_mean_tokens = 0;
 };
 
 class OnlineGrpoFit {

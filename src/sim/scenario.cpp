@@ -183,7 +183,10 @@ const std::vector<std::string> kGrpoKeys = [] {
   std::vector<std::string> k = {"model", "generation_only",
                                 // [[t_s, factor], ...]: the median completion length's
                                 // factor over trace time (parse_len_curve()); default none
-                                "completion_len_curve"};
+                                "completion_len_curve",
+                                // [{factor, start_s, end_s}, ...] and [{start_s, end_s,
+                                // every_s, length_s, sm, mem}, ...]: parse_phase_mix()
+                                "stragglers", "pauses"};
   add_names(kGrpoParamKeys, k);
   add_knob_keys(JobKind::kGrpo, k);
   return k;
@@ -277,6 +280,59 @@ Status parse_len_curve(const ConfigNode& job, GrpoParams& g) {
   return Status::Ok();
 }
 
+// stragglers: [{factor (1..100, required), start_s (>= 0, default 0), end_s (> start_s,
+// default never)}, ...]; pauses: [{start_s (default 0), end_s (> start_s, default never),
+// every_s (> 0, required), length_s (> 0, required), sm (default 0), mem (default 0.08)},
+// ...] (GrpoParams::stragglers / pauses). Absent: none.
+Status parse_phase_mix(const ConfigNode& job, GrpoParams& g) {
+  g.stragglers.clear();
+  g.pauses.clear();
+  const ConfigNode st = job["stragglers"];
+  if (st.defined()) {
+    if (!st.is_sequence())
+      return st.error("stragglers: expected a list of {factor, start_s, end_s}");
+    for (size_t i = 0; i < st.size(); ++i) {
+      const ConfigNode e = st.at(i);
+      if (!e.is_map()) return e.error("stragglers: expected {factor, start_s, end_s}");
+      FW_RETURN_IF_ERROR(e.reject_unknown({"factor", "start_s", "end_s"}));
+      if (!e.has("factor")) return e.error("stragglers: missing key 'factor'");
+      GrpoParams::Straggler x;
+      FW_GET(x.factor, e.get_double("factor", 1, 1, 100));
+      FW_GET(x.start_s, e.get_double("start_s", 0, 0, 1e9));
+      FW_GET(x.end_s, e.get_double("end_s", 1e300, 0, 1e300));
+      if (x.end_s <= x.start_s) return e["end_s"].error("stragglers: end_s must be after start_s");
+      g.stragglers.push_back(x);
+    }
+  }
+  const ConfigNode ps = job["pauses"];
+  if (ps.defined()) {
+    if (!ps.is_sequence()) {
+      return ps.error("pauses: expected a list of {start_s, end_s, every_s, length_s, sm, mem}");
+    }
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const ConfigNode e = ps.at(i);
+      if (!e.is_map())
+        return e.error("pauses: expected {start_s, end_s, every_s, length_s, sm, mem}");
+      FW_RETURN_IF_ERROR(
+          e.reject_unknown({"start_s", "end_s", "every_s", "length_s", "sm", "mem"}));
+      for (const char* k : {"every_s", "length_s"}) {
+        if (!e.has(k)) return e.error(std::string("pauses: missing key '") + k + "'");
+      }
+      GrpoParams::Pause z;
+      FW_GET(z.start_s, e.get_double("start_s", 0, 0, 1e9));
+      FW_GET(z.end_s, e.get_double("end_s", 1e300, 0, 1e300));
+      if (z.end_s <= z.start_s) return e["end_s"].error("pauses: end_s must be after start_s");
+      FW_GET(z.every_s, e.get_double("every_s", 0, 1e-3, 1e9));
+      FW_GET(z.length_s, e.get_double("length_s", 0, 1e-3, 1e9));
+      FW_GET(z.load.u, e.get_double("sm", 0, 0, 2));
+      FW_GET(z.load.m, e.get_double("mem", 0.08, 0, 4));
+      z.load.c = 0;
+      g.pauses.push_back(z);
+    }
+  }
+  return Status::Ok();
+}
+
 // The knob keys of a job, from the actuator table (every per-job row the job's kind responds
 // to, workload.hpp responds_to_knob()): the range keys (min in [lo, hi], max in [min, hi]),
 // then the setting (in [min, max]; an integer when the row's settings are whole).
@@ -319,6 +375,7 @@ Status parse_grpo(const ConfigNode& n, const ClusterGpu& gpu, JobSpec& j) {
   FW_RETURN_IF_ERROR(read_keys(n, kGrpoParamKeys, g));
   FW_GET(g.generation_only, n.get_bool("generation_only", false));
   FW_RETURN_IF_ERROR(parse_len_curve(n, g));
+  FW_RETURN_IF_ERROR(parse_phase_mix(n, g));
   g.kv_capacity_seqs = kv_capacity_seqs(g, gpu.preset->hbm_gb);
   const double free_gb =
       0.9 * gpu.preset->hbm_gb - g.model->weights_gb / g.tp - g.model->trainer_reserve_gb;
@@ -526,6 +583,20 @@ nlohmann::json Scenario::to_json() const {
       o["generation_only"] = x.grpo.generation_only;
       if (!x.grpo.completion_len_curve.empty()) {
         o["completion_len_curve"] = x.grpo.completion_len_curve;
+      }
+      for (const GrpoParams::Straggler& st : x.grpo.stragglers) {
+        nlohmann::json e = {{"factor", st.factor}, {"start_s", st.start_s}};
+        if (st.end_s < 1e299) e["end_s"] = st.end_s;
+        o["stragglers"].push_back(e);
+      }
+      for (const GrpoParams::Pause& z : x.grpo.pauses) {
+        nlohmann::json e = {{"start_s", z.start_s},
+                            {"every_s", z.every_s},
+                            {"length_s", z.length_s},
+                            {"sm", z.load.u},
+                            {"mem", z.load.m}};
+        if (z.end_s < 1e299) e["end_s"] = z.end_s;
+        o["pauses"].push_back(e);
       }
     } else {
       o["kind"] = "pretrain";

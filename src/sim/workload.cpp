@@ -417,6 +417,24 @@ double completion_len_factor(const GrpoParams& p, double t_s) {
   return c[i - 1][1] + w * (c[i][1] - c[i - 1][1]);
 }
 
+const GrpoParams::Pause* grpo_pause_at(const GrpoParams& p, double t_s) {
+  const double t = t_s + p.curve_shift_s;
+  for (const GrpoParams::Pause& z : p.pauses) {
+    if (t < z.start_s || t >= z.end_s) continue;
+    if (std::fmod(t - z.start_s, z.every_s + z.length_s) >= z.every_s) return &z;
+  }
+  return nullptr;
+}
+
+double grpo_straggler_factor(const GrpoParams& p, double t_s) {
+  const double t = t_s + p.curve_shift_s;
+  double f = 1.0;
+  for (const GrpoParams::Straggler& x : p.stragglers) {
+    if (t >= x.start_s && t < x.end_s) f *= x.factor;
+  }
+  return f;
+}
+
 int kv_capacity_seqs(const GrpoParams& p, double hbm_gb) {
   // Assumption: the inference engine may use 90 % of device memory (vLLM's default
   // gpu_memory_utilization); it reserves KV space for prompt + max completion per sequence.
@@ -462,7 +480,16 @@ void start_job(const JobSpec& spec, WorkloadState& st, double dt_s) {
 Load advance_job(const JobSpec& spec, WorkloadState& st, double dt_s, double x) {
   Acc acc;
   if (spec.kind == JobKind::kGrpo) {
-    advance_grpo(spec, st, dt_s, x, acc);
+    const GrpoParams& g = spec.grpo;
+    if (g.pauses.empty() && g.stragglers.empty()) {
+      advance_grpo(spec, st, dt_s, x, acc);
+    } else if (const GrpoParams::Pause* pz = grpo_pause_at(g, st.run_s)) {
+      acc.add(pz->load, dt_s);  // no progress: the job's state is held
+    } else {
+      // A straggler: the job's work for dt_s / factor; its GPUs idle (load 0) the rest.
+      // (u and m are averaged over dt_s below, so the idle share lowers them.)
+      advance_grpo(spec, st, dt_s / grpo_straggler_factor(g, st.run_s), x, acc);
+    }
     st.run_s += dt_s;
   } else {
     advance_pretrain(spec, st, dt_s, x, acc);

@@ -90,12 +90,38 @@ struct GrpoParams {
   // points; the clip at completion_max_tokens stays). Empty (the default): no drift.
   std::vector<std::array<double, 2>> completion_len_curve;
   // Trace time the job's curve starts at: a plant built "as at time t0" (a recalibration's
-  // calibration runs on the workload as it is then) has curve_shift_s = t0. Default 0.
+  // calibration runs on the workload as it is then) has curve_shift_s = t0. Default 0. It
+  // shifts the stragglers and pauses below as well.
   double curve_shift_s = 0;
+  // Stragglers (scenario key `stragglers`: [{factor, start_s, end_s}, ...]; docs/simulator.md
+  // "Stragglers and phase-mix pauses (GRPO)"): while start_s <= t < end_s (the job's time, as
+  // the curve's) one GPU or node of the job is `factor` (> 1) times slower; the job moves in
+  // lockstep, so its work advances at 1/factor of its rate and its GPUs spend the rest of the
+  // time waiting with no activity (load 0 for that share). Overlapping stragglers multiply.
+  struct Straggler {
+    double factor = 1, start_s = 0, end_s = 0;
+  };
+  std::vector<Straggler> stragglers;
+  // Phase-mix pauses (scenario key `pauses`: [{start_s, end_s, every_s, length_s, sm, mem},
+  // ...]): within [start_s, end_s) of the job's time, after every every_s of work a pause of
+  // length_s (the pattern restarts at start_s: paused when (t − start_s) mod (every_s +
+  // length_s) >= every_s) at load {sm, mem, compute share 0}: evaluation, checkpoint or
+  // data-loader stall; the job makes no progress in it (its state is held). The first pause
+  // in force wins; pauses take precedence over stragglers.
+  struct Pause {
+    double start_s = 0, end_s = 0, every_s = 0, length_s = 0;
+    PhaseLoad load{0.0, 0.08, 0.0};
+  };
+  std::vector<Pause> pauses;
 };
 
 // The completion-length factor at trace time t_s (1 without a curve).
 double completion_len_factor(const GrpoParams& p, double t_s);
+// The pause in force at job time t_s (curve_shift_s added), or nullptr.
+const GrpoParams::Pause* grpo_pause_at(const GrpoParams& p, double t_s);
+// The product of the stragglers' factors in force at job time t_s (curve_shift_s added); 1
+// without one.
+double grpo_straggler_factor(const GrpoParams& p, double t_s);
 
 struct PretrainParams {
   PretrainModel model;

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "controllers/pid_controller.hpp"
 #include "controllers/uncontrolled_controller.hpp"
@@ -100,6 +103,69 @@ TEST(ControlLoop, EachControllerAtItsOwnPeriod) {
   EXPECT_EQ(slow.times, (std::vector<double>{0, 10, 20}));
   ASSERT_GE(odd.times.size(), 2u);
   EXPECT_DOUBLE_EQ(odd.times[1], 1.0);  // 0.7 s rounded up to whole ticks
+}
+
+// Costs a known amount at two decisions: busy CPU at t = 5 s, a sleep (wall, no CPU) at 10 s.
+class CostlyController : public Controller {
+ public:
+  std::string name() const override { return "costly"; }
+  double period_s() const override { return 0.5; }
+  ActuatorSet claims() const override { return {}; }
+  Command update(const Observation& obs) override {
+    if (std::abs(obs.time_s - 5.0) < 1e-9) {
+      // 4 ms of this thread's CPU (however long a loaded machine takes to give it).
+      const double t0 = thread_cpu_s();
+      volatile double x = 0;
+      while (thread_cpu_s() - t0 < 0.004) x = x + 1;
+    } else if (std::abs(obs.time_s - 10.0) < 1e-9) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(8));
+    }
+    return {};
+  }
+};
+
+// The decision cost keeps the worst call and the tail, not only the mean: one 8 ms wait and
+// one 4 ms busy call among 120 cheap ones move the mean by ~0.1 ms but the max to >= 8 ms
+// (wall) and >= 4 ms (thread CPU: the sleep costs no CPU); p99 of 120 calls is the second
+// worst call (>= 4 ms wall); the median stays far below 1 ms.
+TEST(ControlLoop, DecisionCostKeepsMaxAndTail) {
+  FirstOrderPlant plant(1);
+  const BudgetSchedule budget = one_budget(300);
+  CostlyController c;
+  LoopConfig lc;
+  lc.duration_s = 60;
+  ControlLoop loop(plant, budget, lc);
+  loop.add_controller(&c);
+  ASSERT_TRUE(loop.run().ok());
+  const DecisionCost& d = loop.decision_cost();
+  EXPECT_EQ(d.calls, 120);
+  EXPECT_GE(d.wall_max_s, 0.008);
+  EXPECT_GE(d.cpu_max_s, 0.004);
+  EXPECT_LT(d.cpu_max_s, 0.008);  // the sleep is not CPU
+  EXPECT_GE(d.wall_quantile_s(0.99), 0.004);
+  EXPECT_LE(d.wall_quantile_s(0.99), d.wall_max_s);
+  EXPECT_LT(d.wall_quantile_s(0.5), 0.001);
+  EXPECT_NEAR(d.wall_mean_s(), loop.decision_wall_s() / 120.0, 1e-12);
+  // The episode's result carries it.
+  EXPECT_EQ(loop.result().decision_cost.calls, 0);  // set by the episode's runner, not finish()
+}
+
+TEST(DecisionCost, QuantilesWithinOneBinAndMerge) {
+  DecisionCost a, b;
+  for (int i = 1; i <= 100; ++i) a.add(i * 1e-6, i * 0.5e-6);  // 1..100 us
+  b.add(0.02, 0.001);
+  EXPECT_DOUBLE_EQ(a.wall_max_s, 100e-6);
+  const double p90 = a.wall_quantile_s(0.9);  // the 90th call: 90 us
+  EXPECT_GE(p90, 90e-6);
+  EXPECT_LE(p90, 90e-6 * DecisionCost::kBinRatio);
+  EXPECT_DOUBLE_EQ(a.wall_quantile_s(1.0), 100e-6);
+  a.merge(b);
+  EXPECT_EQ(a.calls, 101);
+  EXPECT_DOUBLE_EQ(a.wall_max_s, 0.02);
+  EXPECT_DOUBLE_EQ(a.cpu_max_s, 0.001);
+  EXPECT_DOUBLE_EQ(a.wall_quantile_s(1.0), 0.02);
+  EXPECT_LE(a.wall_quantile_s(0.99), 100e-6 * DecisionCost::kBinRatio);
+  EXPECT_EQ(DecisionCost().wall_quantile_s(0.99), 0.0);
 }
 
 class ThrowingController : public Controller {

@@ -32,6 +32,21 @@ TEST(GrpoTwin, ScenarioDropsTheCurvesAndTakesTheFittedMedian) {
   EXPECT_DOUBLE_EQ(twin_scenario(s, {231.5}).jobs[0].grpo.completion_median_tokens, 231.5);
 }
 
+// Stragglers and pauses are the future too (unannounced): the twin carries neither.
+TEST(GrpoTwin, ScenarioDropsStragglersAndPauses) {
+  sim::Scenario s = drift();
+  s.jobs[0].grpo.stragglers.push_back({2.0, 100, 200});
+  sim::GrpoParams::Pause z;
+  z.start_s = 0;
+  z.end_s = 1000;
+  z.every_s = 60;
+  z.length_s = 30;
+  s.jobs[0].grpo.pauses.push_back(z);
+  const sim::Scenario t = twin_scenario(s, {});
+  EXPECT_TRUE(t.jobs[0].grpo.stragglers.empty());
+  EXPECT_TRUE(t.jobs[0].grpo.pauses.empty());
+}
+
 // With churn the twin carries the jobs running at its refit, from its start and for good;
 // jobs not arrived yet or gone never start in it (no knowledge of the schedule ahead).
 TEST(GrpoTwin, ScenarioHoldsTheJobsRunningNow) {

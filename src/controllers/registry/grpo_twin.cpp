@@ -18,6 +18,8 @@ sim::Scenario twin_scenario(const sim::Scenario& declared, const std::vector<dou
     js.end_s = std::numeric_limits<double>::infinity();
     sim::GrpoParams& g = js.grpo;
     g.completion_len_curve.clear();  // the future: never declared, never seen
+    g.stragglers.clear();            // unannounced: the twin knows none
+    g.pauses.clear();
     g.curve_shift_s = 0;
     if (j < medians.size() && std::isfinite(medians[j]) && medians[j] > 0) {
       g.completion_median_tokens = medians[j];

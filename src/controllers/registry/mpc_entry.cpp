@@ -72,6 +72,9 @@ Result<PreparedController> prepare_mpc(const DeclaredOptions& o, const Controlle
   sim::OnlineFitConfig fc;
   fc.window_s = o.number("fit_window_s");
   fc.min_steps = o.integer("min_steps");
+  fc.trend_ahead_s = o.text("trend") == "on" ? 0.5 * c.search.base.duration_s : 0;
+  fc.trend_max_factor = o.number("trend_max");
+  fc.trend_window_s = o.number("trend_window_s");
 
   // The first plan: the search on the declared twin (no telemetry yet), against the budget in
   // force at the start. Runs once per eval, on the CPU; no node time.
@@ -99,7 +102,8 @@ Result<PreparedController> prepare_mpc(const DeclaredOptions& o, const Controlle
   }());
   p.notes["initial_setting"] = set;
   p.notes["twin"] =
-      "the declared scenario without its completion-length curves; each GRPO job's completion "
+      "the declared scenario without its completion-length curves, stragglers and pauses; each "
+      "GRPO job's completion "
       "median refitted every replan_s from the completed steps of the trailing fit window";
   p.notes["planning"] = {{"seeds", env.calibration_seeds},
                          {"horizon_s", c.search.base.duration_s},
@@ -134,6 +138,13 @@ ControllerEntry mpc_entry() {
        D::number("fit_window_s", "900", 10, 1e7,
                  "trailing window of completed steps the twin is refitted from, s"),
        D::integer("min_steps", "3", 1, 1000, "fewest completed steps in the window to refit"),
+       D::choice("trend", "off", {"on", "off"},
+                 "refit: project the window's completion-length trend to the middle of the "
+                 "horizon (horizon_s / 2 ahead), bounded by trend_max"),
+       D::number("trend_max", "1.5", 1, 10,
+                 "trend: the projected mean stays within the window's mean x / this factor"),
+       D::number("trend_window_s", "3600", 10, 1e7,
+                 "trend: the slope's window of completed steps, s"),
        D::integer("candidates", "12", 2, 1000, "cap settings tried in the coarse scan"),
        D::integer("grid", "0", 0, 1000,
                   "search: coarse grid points per outer knob; 0 = auto (as static)"),
