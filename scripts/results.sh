@@ -597,6 +597,18 @@ bench_timing_results() {
   splice docs/control.md bench-lookahead "$tmp/bench-lookahead.md"
 }
 bench_timing_results
+# pipeline_validate_results: docs/simulator.md's two `flexwatt pipeline validate` tables (the
+# cap response measured on the uniform runs, and the GPU model; ~100 s of CPU: results-all).
+pipeline_validate_results() {
+  echo "results: pipeline validate (Perseus zeus_global -> zeus_local)" >&2
+  local data=${PERSEUS_DATA:-../shared/data/perseus}
+  "$bin" pipeline validate --data "$data" --json >"$tmp/pv.json" &&
+    "$bin" pipeline validate --data "$data" --gpu-model --json >"$tmp/pvg.json" &&
+    python3 scripts/pipeline_validate_table.py "$tmp/pv.json" "$tmp/pvg.json" "$tmp" ||
+    { echo "results: pipeline validate failed (docs/simulator.md left as it was)" >&2; exit 1; }
+  splice docs/simulator.md pipeline-validate-gpu-model "$tmp/pipeline-validate-gpu-model.md"
+  splice docs/simulator.md pipeline-validate "$tmp/pipeline-validate.md"
+}
 # ---- evid — end ----
 # results-all only (a plain run leaves these tables as the last results-all wrote them).
 if [ "$all" = 1 ]; then
@@ -604,6 +616,7 @@ if [ "$all" = 1 ]; then
   fleet_faults_results
   caps_targets_results
   bench_results
+  pipeline_validate_results
 fi
 # ---- results-all tables written by scripts of their own — end ----
 # ---- dr: demand response against the field demonstration (issue 28) ----
@@ -783,7 +796,7 @@ drift_table() {
     echo '```'
     echo
     echo '```'
-    grep -v "^(wall \|^  decision_us \|^decision cost " "$tmp/$s.txt"
+    grep -v "^(wall \|^  decision_us \|^  decision_cpu_us \|^decision cost " "$tmp/$s.txt"
     echo '```'
     echo
     echo "| row | step tokens | tok/ref | recal cost s | net tok/ref | tokens/MWh vs ref | viol (offset mean) | steps violating | us/decision (mean / max / p99) |"

@@ -154,21 +154,22 @@ std::string calibration_lines(const EvalRequest& req, const EvalReport& report) 
   return s;
 }
 
-// One line per row: wall µs per update() call (ControllerSummary::decision_us), the calls, the
-// label (labels hold spaces-free commas and colons), then name-value pairs: the worst call
-// and the 99th percentile (wall), the calling thread's CPU per call (mean, max, p99). Fields:
-// $2 mean, $4 calls, $5 label, $7 max, $9 p99, $11 cpu mean, $13 cpu max, $15 cpu p99.
+// Two lines per row, each within 120 columns for a label of ~50 characters: the wall µs per
+// update() call (ControllerSummary::decision_us), the calls, the label (labels hold
+// spaces-free commas and colons), the worst call and the 99th percentile; then the calling
+// thread's CPU per call (mean, label, max, p99). Fields: `decision_us` $2 mean, $4 calls,
+// $5 label, $7 max, $9 p99; `decision_cpu_us` $2 mean, $3 label, $5 max, $7 p99.
 std::string decision_cost_lines(const EvalReport& report) {
   std::string s =
-      "\ndecision cost (us per update() call on this machine, all seeds; wall: mean, max_us, "
-      "p99_us; the calling thread's CPU: cpu_us, cpu_max_us, cpu_p99_us; not in the JSON):";
+      "\ndecision cost (us per update() call, all seeds; wall, then the calling thread's CPU; "
+      "not in the JSON):";
   char line[1024];
   for (const ControllerSummary& r : report.controllers) {
     std::snprintf(line, sizeof line,
-                  "\n  decision_us %.3f calls %.0f %s max_us %.1f p99_us %.2f cpu_us %.3f "
-                  "cpu_max_us %.1f cpu_p99_us %.2f",
+                  "\n  decision_us %.3f calls %.0f %s max_us %.1f p99_us %.2f"
+                  "\n  decision_cpu_us %.3f %s max_us %.1f p99_us %.2f",
                   r.decision_us, r.decisions, r.label.c_str(), r.decision_max_us, r.decision_p99_us,
-                  r.decision_cpu_us, r.decision_cpu_max_us, r.decision_cpu_p99_us);
+                  r.decision_cpu_us, r.label.c_str(), r.decision_cpu_max_us, r.decision_cpu_p99_us);
     s += line;
   }
   return s + "\n";

@@ -18,8 +18,8 @@ check "svg written" grep -q "<svg" "$tmp/p.svg"
 pp="$src/scenarios/caps-pp4-a100pcie-x8-straggler.yaml"
 check "caps on a pipeline job" "$bin" caps "$pp" --seeds 1 --quick --set duration_s=300 \
   --set 'jobs.0.stragglers=[{pipeline: 1, factor: 1.2, start_s: 100, end_s: 200}]' --json >"$tmp/pp.json"
-check "pipeline: a frontier arm that saves energy" jqt '[.arms[] | select(.family == "frontier")] |
-  length == 1 and .[0].energy_saved > 0' "$tmp/pp.json"
+check "pipeline: two frontier arms (constant caps, the per-phase schedule) that save energy" jqt '[.arms[] | select(.family == "frontier")] |
+  (map(.name) == ["frontier", "frontier:schedule"]) and all(.energy_saved > 0)' "$tmp/pp.json"
 check "pipeline: capnet online saves energy, no profile" jqt '[.arms[] | select(.name == "capnet:online")] |
   length == 1 and .[0].family == "capnet" and .[0].energy_saved > 0 and (.[0].cost | startswith("none"))' "$tmp/pp.json"
 check "pipeline: an EnvPipe-like arm (slack only)" jqt '[.arms[] | select(.family == "envpipe")] |

@@ -2,7 +2,7 @@
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
 # bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
 # bench_timings.py, results_summary.py, capnet_training_table.py, authority_table.sh,
-# fit_cases_table.py, dr_tables.sh, site_loop_sim_table.sh):
+# fit_cases_table.py, dr_tables.sh, site_loop_sim_table.sh, pipeline_validate_table.py):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -298,4 +298,22 @@ bash "$src/scripts/site_loop_sim_table.sh" "$tmp/fakesls" "$tmp/sls.md" >/dev/nu
 check "site_loop_sim_table.sh: no lines is exit 1" test "$rc" = 1
 bash "$src/scripts/site_loop_sim_table.sh" "$tmp/fakesls" >/dev/null 2>&1; rc=$?
 check "site_loop_sim_table.sh: bad usage is exit 2" test "$rc" = 2
+# pipeline_validate_table.py on two canned validate outputs: the stage counts from the rows'
+# caps, the rows within 5 % per term, both models side by side; JSON without sets exit 2, no
+# file exit 1.
+pv_json() {  # WITHIN ERR: one A100-PCIe set of two 4-stage rows
+  jq -n --argjson w "$1" --argjson e "$2" '{sets: [{gpu: "a100-pcie-80gb", within: $w, split_rows: 2, split_within: 1,
+    fits: [{model: "m1", uniform_max_err: 0.004}, {model: "m2", uniform_max_err: 0.01}],
+    rows: [{caps_w: [300, 300, 250, 200], time_err: 0.01, energy_err: $e}, {caps_w: [300, 200, 200, 200], time_err: -0.2, energy_err: 0.03}]}]}'
+}
+pv_json 1 -0.06 >"$tmp/pv.json"
+pv_json 0 0.02 | jq 'del(.sets[0].split_rows)' >"$tmp/pvg.json"
+check "pipeline_validate_table.py runs" python3 "$src/scripts/pipeline_validate_table.py" "$tmp/pv.json" "$tmp/pvg.json" "$tmp"
+check "pipeline_validate_table.py: the GPU model's rows per term and largest errors" grep -q '^| A100-PCIe, 4 stages (`a100-pcie-80gb`) | 0.4–1.0 % | \*\*0 of 2\*\* (time 1, energy 2) | time 20.0 %, energy 3.0 % |$' "$tmp/pipeline-validate-gpu-model.md"
+check "pipeline_validate_table.py: both models and the split diagnostic" grep -q '^| A100-PCIe, 4 stages | 0.4–1.0 %, largest m2 (GPU model: 0.4–1.0 %) | \*\*1 of 2\*\* (GPU model: 0 of 2) | 1 of 2 |$' "$tmp/pipeline-validate.md"
+echo '{"rows": []}' >"$tmp/pvbad.json"
+python3 "$src/scripts/pipeline_validate_table.py" "$tmp/pvbad.json" "$tmp/pvg.json" "$tmp" >/dev/null 2>&1; rc=$?
+check "pipeline_validate_table.py: JSON without sets is exit 2" test "$rc" = 2
+python3 "$src/scripts/pipeline_validate_table.py" "$tmp/nowhere.json" "$tmp/pvg.json" "$tmp" >/dev/null 2>&1; rc=$?
+check "pipeline_validate_table.py: a missing file is exit 1" test "$rc" = 1
 finish results_tables
