@@ -122,7 +122,7 @@ row() {  # RUN LABEL-SUBSTRING TEXT
     .controllers as $all |
     ([$all[] | select(.name == "static")][0].progress.completed_step_tokens.mean) as $st |
     .controllers[] | select(.name | contains($l)) | .reference as $ref |
-    (if $st == null then "-" elif $ref == "static" or .name == "static" then "(the reference)"
+    (if $st == null then "-" elif $ref == "static" or .name == "static" then "as vs reference"
      else pct(.progress.completed_step_tokens.mean / $st) end) as $every |
     ([$all[] | select(.name == $ref)][0].violation_rate_offsets.rate.mean) as $rv |
     (if .name == $ref then "(the reference)"

@@ -272,11 +272,13 @@ jq -n '{minutes_above_target: 0, mean_overcut_frac: 0.03, ramp_down_s: 60, all_j
   weighted_performance: 0.95, projected_vs_measured_rmse_frac: 0.04, vs_measured: {event_rmse_frac: 0.05},
   measured: {minutes_above_target: 0, mean_overcut_frac: 0.1, ramp_down_s: 318},
   field_vs_measured: {rmse_frac: 0.04}, field_vs_measured_at_row_time: {rmse_frac: 0.047},
-  per_job: [{name: "ft", performance: 0.97, tier_min: 0.75}]}'
+  per_job: [{name: "ft", performance: 0.97, tier_min: 0.75}],
+  plant_model_check: {projected_vs_measured_rmse_frac: 0.0267, event_rmse_frac: 0.03}}'
 FW
 chmod +x "$tmp/fakefw"
 check "dr_tables.sh runs" bash "$src/scripts/dr_tables.sh" "$tmp/fakefw" "$tmp/drdata" "$tmp/drout"
 check "dr_tables.sh: a 3 % over-cut is missed" grep -q '^| mean over-cut ≤ 2 % of baseline | \*\*3 %\*\* .* | \*\*missed\*\* |$' "$tmp/drout/dr-targets.md"
+check "dr_tables.sh: the plant-model check, 2.67 %, met" grep -q "^| plant-model check: .* | \*\*2.67 %\*\* (event only 3 %) | .* | APS met as a plant check" "$tmp/drout/dr-targets.md"
 check "dr_tables.sh: performance 0.95 is met" grep -q '^| weighted performance ≥ 0.94 | \*\*0.95\*\* .* | met |$' "$tmp/drout/dr-targets.md"
 check "dr_tables.sh: a header and 15 variants" test "$(grep -c "^| " "$tmp/drout/dr-variants.md")" = 16
 bash "$src/scripts/dr_tables.sh" "$tmp/fakefw" "$tmp/drdata" >/dev/null 2>&1; rc=$?
