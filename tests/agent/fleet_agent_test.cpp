@@ -179,6 +179,13 @@ AgentConfig live_config(const fleet::testing::EtcdCluster& cluster, const std::s
   return cfg;
 }
 
+// A client of the agent's etcd endpoints (the test's view of the site's keys).
+Result<fleet::EtcdClient> client_of(const AgentConfig& cfg) {
+  fleet::EtcdClientOptions eo;
+  eo.endpoints = cfg.fleet.etcd;
+  return fleet::EtcdClient::Create(eo);
+}
+
 // A 0 W assignment (a 0 W grid target split by the coordinator) drives every GPU of the node
 // to its floor, its minimum cap: the agent must not skip budgets <= 0.
 TEST(FleetAgentLive, ZeroWattAssignmentDrivesTheNodeToItsFloor) {
@@ -188,9 +195,7 @@ TEST(FleetAgentLive, ZeroWattAssignmentDrivesTheNodeToItsFloor) {
   char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
   const std::string dir = ::mkdtemp(tmpl);
   const AgentConfig cfg = live_config(**cluster, dir);
-  fleet::EtcdClientOptions eo;
-  eo.endpoints = cfg.fleet.etcd;
-  auto etcd = fleet::EtcdClient::Create(eo);
+  auto etcd = client_of(cfg);
   ASSERT_TRUE(etcd.ok());
   ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 0));
   {
@@ -230,9 +235,7 @@ TEST(FleetAgentLive, CapsNeverSumAboveTheShare) {
   const std::string dir = ::mkdtemp(tmpl);
   AgentConfig cfg = live_config(**cluster, dir);
   cfg.controller = "static:knob=cap,value=400,period_s=0.1";
-  fleet::EtcdClientOptions eo;
-  eo.endpoints = cfg.fleet.etcd;
-  auto etcd = fleet::EtcdClient::Create(eo);
+  auto etcd = client_of(cfg);
   ASSERT_TRUE(etcd.ok());
   ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 200));
   {
@@ -268,9 +271,7 @@ TEST(FleetAgentLive, RegistersAndTakesTheAssignedBudget) {
   char tmpl[] = "/tmp/fw_fleet_agent_XXXXXX";
   const std::string dir = ::mkdtemp(tmpl);
   const AgentConfig cfg = live_config(**cluster, dir);
-  fleet::EtcdClientOptions eo;
-  eo.endpoints = cfg.fleet.etcd;
-  auto etcd = fleet::EtcdClient::Create(eo);
+  auto etcd = client_of(cfg);
   ASSERT_TRUE(etcd.ok());
   ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 310));
   {
@@ -321,9 +322,7 @@ TEST(FleetAgentLive, PublishesTheConfiguredDrawCurveOnTheSimBackend) {
   const std::string dir = ::mkdtemp(tmpl);
   AgentConfig cfg = live_config(**cluster, dir);
   cfg.fleet.draw_curve = {{100, 99.9}, {250, 244.1}, {400, 345.6}};
-  fleet::EtcdClientOptions eo;
-  eo.endpoints = cfg.fleet.etcd;
-  auto etcd = fleet::EtcdClient::Create(eo);
+  auto etcd = client_of(cfg);
   ASSERT_TRUE(etcd.ok());
   ASSERT_NO_FATAL_FAILURE(assign_as_leader(*etcd, 310));
   {
