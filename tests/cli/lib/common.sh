@@ -32,6 +32,18 @@ need_tool() {
   exit 0
 }
 
+# explain_process NAME PID LOG...: after a failed check, say whether the background process PID
+# still runs (and its exit status when it does not) and print the last lines of each LOG, so a
+# failure in CI names its cause. Prints nothing when no check has failed yet.
+explain_process() {
+  local name=$1 pid=$2 rc; shift 2
+  [ "$fails" -eq 0 ] && return 0
+  if kill -0 "$pid" 2>/dev/null; then echo "  $name (pid $pid) is running"
+  else wait "$pid" 2>/dev/null; rc=$?; echo "  $name (pid $pid) has exited: status $rc"; fi
+  for log in "$@"; do [ -s "$log" ] && { echo "  --- last lines of $log"; tail -n 15 "$log"; }; done
+  return 0
+}
+
 # finish NAME: exit 1 when any check failed.
 finish() {
   if [ "$fails" -ne 0 ]; then echo "$1: $fails check(s) failed"; exit 1; fi
