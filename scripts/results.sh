@@ -269,7 +269,8 @@ caps_results() {
 
 # caps_pipeline: docs/caps.md's pipeline table (results:caps-pipeline), one row per CAPS_PIPELINE
 # run: the uniform and per-GPU static frontiers at 1.2 % lost, the offline `frontier` (constant
-# caps per stage, and `frontier:schedule`: a cap per stage per 1F1B phase), capnet
+# caps per stage, and `frontier:schedule`: a cap per stage per 1F1B phase; `frontier:loss-rule`:
+# the constant plan at capnet online's loss rule, the equal-guarantee reference), capnet
 # online (its share of the frontier's saving; its margin over the per-GPU static frontier at its
 # own loss), the EnvPipe-like arm, Zeus with and without its profiling, the best shipped capnet
 # policy at <= 1.2 % lost, and the targets (issue 27; the seed's -20.1 % / -17.8 % are constants:
@@ -277,8 +278,8 @@ caps_results() {
 caps_pipeline() {
   local s
   {
-    echo "| scenario | uniform / per-GPU static frontier at 1.2 % | frontier (offline profile) | frontier:schedule | capnet online | online / frontier | online vs per-GPU static, pt | EnvPipe-like | Zeus (profiling in run); held | shipped capnet ≤ 1.2 % | targets (online) | seed (online) |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| scenario | uniform / per-GPU static frontier at 1.2 % | frontier (offline profile) | frontier:schedule | frontier, loss rule | capnet online | online / frontier | online / frontier, loss rule | online vs per-GPU static, pt | EnvPipe-like | Zeus (profiling in run); held | shipped capnet ≤ 1.2 % | targets (online) | seed (online) |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for s in $CAPS_PIPELINE; do
       jq -r --arg s "$s" '
         def p(x): (x * 10000 | round) as $r | ($r | if . < 0 then -. else . end) as $m
@@ -287,12 +288,13 @@ caps_pipeline() {
         def pt(a): if a == null then "-" else "\(p(a.energy_saved)) / \(p(a.throughput_lost))" end;
         def arm(n): ([.arms[] | select(.name == n)] | .[0]);
         def mm(c): if c then "met" else "**missed**" end;
-        (arm("frontier")) as $f | (arm("frontier:schedule")) as $fs | (arm("capnet:online")) as $o | (arm("envpipe-like")) as $e
+        (arm("frontier")) as $f | (arm("frontier:schedule")) as $fs | (arm("frontier:loss-rule")) as $fr | (arm("capnet:online")) as $o | (arm("envpipe-like")) as $e
         | (arm("zeus:eta=0.5")) as $z | (arm("zeus:held")) as $zh
         | ([.arms[] | select(.family == "capnet" and .name != "capnet:online" and .throughput_lost <= 0.012 and .energy_saved > 0)]
            | if length == 0 then "none saves" else (max_by(.energy_saved) | "\(.name | sub("capnet:"; "")) \(pt(.))") end) as $cn
         | ($o != null and $o.throughput_lost <= 0.012) as $inloss
         | (if $f == null or $o == null then "-" else (1000 * $o.energy_saved / $f.energy_saved | round / 10 | tostring) + " %" end) as $share
+        | (if $fr == null or $o == null then "-" else (1000 * $o.energy_saved / $fr.energy_saved | round / 10 | tostring) + " %" end) as $share_r
         | (if $o == null or $f == null then "-" else
              "≥ 90 %: " + mm($inloss and $o.energy_saved >= 0.9 * $f.energy_saved)
              + (if ($s | test("straggler")) then "; ≥ 5 pt: " + mm($inloss and $o.margin_vs_per_gpu >= 0.05) else "" end)
@@ -300,7 +302,7 @@ caps_pipeline() {
         | (if ($s | test("a100x8")) then {pub: 0.201, txt: "−20.1 % at 1.1 %"}
            elif ($s | test("a100x64")) then {pub: 0.178, txt: "−17.8 % at 1.2 %"} else null end) as $pub
         | (if $pub == null or $o == null then "-" else $pub.txt + ": " + mm($inloss and $o.energy_saved >= $pub.pub) end) as $seed
-        | "| \($s) | \(p(.best_at_low_loss.uniform_frontier)) / \(p(.best_at_low_loss.per_gpu_frontier)) | \(pt($f)) | \(pt($fs)) | \(pt($o)) | \($share) | \(if $o == null then "-" else (if $o.margin_vs_per_gpu >= 0 then "+" else "" end) + p($o.margin_vs_per_gpu) end) | \(pt($e)) | \(pt($z)); held \(pt($zh)) | \($cn) | \($t) | \($seed) |"' \
+        | "| \($s) | \(p(.best_at_low_loss.uniform_frontier)) / \(p(.best_at_low_loss.per_gpu_frontier)) | \(pt($f)) | \(pt($fs)) | \(pt($fr)) | \(pt($o)) | \($share) | \($share_r) | \(if $o == null then "-" else (if $o.margin_vs_per_gpu >= 0 then "+" else "" end) + p($o.margin_vs_per_gpu) end) | \(pt($e)) | \(pt($z)); held \(pt($zh)) | \($cn) | \($t) | \($seed) |"' \
         "$tmp/caps-$s.json"
     done
   } >"$tmp/caps-pipeline.md"

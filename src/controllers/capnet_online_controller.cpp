@@ -6,15 +6,17 @@
 namespace fw {
 
 Result<CapNetOnlineController> CapNetOnlineController::create(const CapNetOnlineConfig& c) {
-  const bool ok = c.job >= 0 && c.stages >= 0 && c.period_s > 0 && c.calib_s >= 0 &&
-                  c.settle_s >= 0 && c.settle_s < c.period_s && c.target_loss > 0 && c.band >= 0 &&
-                  c.band < c.target_loss && c.gain >= 0 && c.excess_gain > 0 &&
-                  c.max_step_frac > 0 && c.max_step_frac <= 1 && c.probe_frac >= 0 &&
-                  c.cross_min > 0 && c.cross_gain >= 0 && c.cross_step_frac >= 0;
+  const bool ok =
+      c.job >= 0 && c.stages >= 0 && c.period_s > 0 && c.calib_s >= 0 && c.settle_s >= 0 &&
+      c.settle_s < c.period_s && c.target_loss >= 0 && c.loss_max > 0 && c.loss_max < 1 &&
+      c.horizon_s > 0 && c.band >= 0 && c.band < (c.target_loss > 0 ? c.target_loss : c.loss_max) &&
+      c.gain >= 0 && c.excess_gain > 0 && c.max_step_frac > 0 && c.max_step_frac <= 1 &&
+      c.probe_frac >= 0 && c.cross_min > 0 && c.cross_gain >= 0 && c.cross_step_frac >= 0;
   if (!ok) {
     return Status::InvalidArgument(
         "capnet-online: needs job >= 0, stages >= 0, period_s > settle_s >= 0, calib_s >= 0, "
-        "0 <= band < target_loss, gain, excess_gain > 0, 0 < max_step_frac <= 1");
+        "target_loss >= 0, 0 < loss_max < 1, horizon_s > 0, 0 <= band < the target (or "
+        "loss_max), gain, excess_gain > 0, 0 < max_step_frac <= 1");
   }
   return CapNetOnlineController(c);
 }
@@ -32,6 +34,8 @@ void CapNetOnlineController::reset(const PlantInfo& info) {
   last_write_s_ = -1e300;
   calibrated_ = false;
   loss_ = 0;
+  iter_s_ = 0;
+  target_ = cfg_.target_loss > 0 ? cfg_.target_loss : cfg_.loss_max;
   a_ref_.assign(n, 0.0);
   a_.assign(n, 0.0);
   p_.assign(n, 0.0);
@@ -106,6 +110,33 @@ void CapNetOnlineController::window_means(const Observation& obs, double since_s
   }
 }
 
+void CapNetOnlineController::measure_iteration(const Observation& obs) {
+  const SnapshotRing& h = *obs.history;
+  const int job = cfg_.job;
+  double first = -1, last = -1;
+  int n = 0;
+  for (size_t age = 0; age + 1 < h.size(); ++age) {
+    const Snapshot& x = h.at_age(age);
+    const Snapshot& y = h.at_age(age + 1);
+    if (y.time_s < first_busy_s_) break;
+    if (static_cast<size_t>(job) >= x.jobs.size() || static_cast<size_t>(job) >= y.jobs.size())
+      break;
+    if (x.jobs[job].steps_total > y.jobs[job].steps_total) {
+      if (last < 0) last = x.time_s;
+      first = x.time_s;
+      ++n;
+    }
+  }
+  // Mean spacing of the boundaries seen; until two, the span without one bounds it from below.
+  const double span_s = n >= 2 ? (last - first) / (n - 1) : obs.time_s - first_busy_s_;
+  if (n >= 2) iter_s_ = span_s;
+  if (cfg_.target_loss > 0) {
+    target_ = cfg_.target_loss;
+  } else {
+    target_ = std::max(cfg_.band + 1e-4, cfg_.loss_max - span_s / cfg_.horizon_s);
+  }
+}
+
 const Command& CapNetOnlineController::decide(const Observation& obs) {
   std::fill(cmd_.power_cap_w.begin(), cmd_.power_cap_w.end(), kUnset);
   const Snapshot& now = obs.latest();
@@ -118,6 +149,7 @@ const Command& CapNetOnlineController::decide(const Observation& obs) {
     if (t < first_busy_s_ + cfg_.calib_s) return cmd_;
     // Reference activity: every sample since the job's first busy one (uncapped throughout).
     window_means(obs, first_busy_s_);
+    measure_iteration(obs);
     a_ref_ = a_;
     for (int p = 0; p < pipes_; ++p) {
       int best = p * stages_;
@@ -128,6 +160,7 @@ const Command& CapNetOnlineController::decide(const Observation& obs) {
     calibrated_ = true;
     return cmd_;
   }
+  if (iter_s_ <= 0) measure_iteration(obs);  // no two step boundaries in the calibration yet
   window_means(obs, std::max(t - cfg_.period_s, last_write_s_) + cfg_.settle_s);
   // Loss: the smallest iteration-time ratio over pipelines whose sentinel is uncapped.
   double rmin = 1e300;
@@ -153,7 +186,7 @@ const Command& CapNetOnlineController::decide(const Observation& obs) {
     for (int q = st; q < n; q += stages_) top = std::max(top, a_[q]);
     xslack_[k] = top > 0 ? std::max(0.0, 1 - a_[k] / top) : 0.0;
   }
-  const double target = cfg_.target_loss;
+  const double target = target_;
   if (loss_ <= target + cfg_.band) {
     if (lowered_) backoff_ = std::min(1.0, backoff_ * 1.5);  // the last step held
     prev_caps_ = caps_;

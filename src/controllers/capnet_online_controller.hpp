@@ -39,7 +39,13 @@
 //   its maximum cap is raised by min(1, excess_gain · (loss − target) / target) · w_g ·
 //   (max − cap), w_g in [0.2, 1] larger for less slack (those now on the critical path);
 // - otherwise the caps hold.
-// Constants (the defaults) were chosen on seeds 1001–1002 of the four caps-pp4-a100pcie /
+// Loss target (target_loss = 0, the default): loss_max − T_iter / horizon_s, T_iter the
+// uncapped iteration time measured from the job's step counter during calibration (mean
+// spacing of the step boundaries seen; until two are seen, the span without one). A token count
+// of completed iterations over horizon_s lags the time slowdown by up to one iteration, so a
+// slowdown held at this target keeps the completed-step loss ≤ loss_max (w6: the fixed 1.0 %
+// before left 0.2 % of the budget unspent on short iterations). target_loss > 0 fixes it.
+// Other constants (the defaults) were chosen on seeds 1001–1002 of the four caps-pp4-a100pcie /
 // caps-pp8-a40 scenarios (docs/caps.md): the most energy saved with every loss ≤ 1.2 %.
 // GPUs of other jobs, and every GPU while the job is idle, keep their caps. Claims the cap
 // actuator; never reads the budget. decide() allocates nothing after reset().
@@ -58,8 +64,10 @@ struct CapNetOnlineConfig {
   double period_s = 10;
   double calib_s = 30;
   double settle_s = 4;            // samples of a period younger than this after a write are used
-  double target_loss = 0.010;     // the slowdown the search aims at (fraction)
-  double band = 0.0005;           // dead band around it
+  double target_loss = 0;         // the slowdown the search aims at (fraction); 0: the rule
+  double loss_max = 0.012;        // the rule's loss bound (completed-step tokens, fraction)
+  double horizon_s = 3600;        // the rule's scored span, s (one iteration of granularity)
+  double band = 0.0005;           // dead band around the target
   double gain = 0.5;              // lowering step per unit of slack, of the GPU's power
   double excess_gain = 0.5;       // raising step per unit of relative excess loss
   double max_step_frac = 0.05;    // largest lowering per decision, of TDP
@@ -85,6 +93,10 @@ class CapNetOnlineController : public Controller {
   // Introspection (tests): the last loss estimate, whether calibrated, the requested caps of
   // the job's GPUs (in job order), and each pipeline's sentinel (job GPU index).
   double loss_estimate() const { return loss_; }
+  // The slowdown aimed at (target_loss, or the rule's), and the measured uncapped iteration
+  // time (0 until two step boundaries were seen).
+  double target() const { return target_; }
+  double iteration_s() const { return iter_s_; }
   bool calibrated() const { return calibrated_; }
   const std::vector<double>& caps_w() const { return caps_; }
   const std::vector<int>& sentinels() const { return sentinel_; }
@@ -93,6 +105,8 @@ class CapNetOnlineController : public Controller {
   explicit CapNetOnlineController(CapNetOnlineConfig cfg) : cfg_(cfg) {}
   // Mean SM activity and power of the job's GPUs over samples read after since_s.
   void window_means(const Observation& obs, double since_s);
+  // Updates iter_s_ and target_ from the step boundaries in the history since first_busy_s_.
+  void measure_iteration(const Observation& obs);
 
   CapNetOnlineConfig cfg_;
   std::vector<int> gpus_;  // the job's plant GPUs
@@ -101,6 +115,7 @@ class CapNetOnlineController : public Controller {
   double last_write_s_ = -1e300;
   bool calibrated_ = false;
   double loss_ = 0;
+  double target_ = 0, iter_s_ = 0;
   std::vector<double> a_ref_, a_, p_, caps_, max_, min_, tdp_, ratio_, xslack_, prev_caps_;
   double backoff_ = 1;
   bool lowered_ = false;

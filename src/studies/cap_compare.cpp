@@ -77,6 +77,17 @@ Result<std::vector<Arm>> build_arms(const CapCompareRequest& req) {
         {"frontier:schedule", "frontier",
          [sched] { return std::make_unique<FrontierController>(sched); },
          "offline profile " + std::to_string(registry::frontier_profile_points(fc)) + " points"});
+    // The same plan held to capnet online's loss rule (capnet_online_controller.hpp): planned
+    // slowdown 1.2 % less one planned uncapped iteration over 3600 s, so that its completed-step
+    // loss, like capnet online's, stays within 1.2 % (`frontier` plans the whole 1.2 % of time
+    // and loses up to one iteration more in completed steps). The equal-guarantee reference.
+    FrontierConfig rc = fc;
+    rc.slowdown_max = std::max(0.0, 0.012 - proto.base_plan().baseline_time_s / 3600);
+    FW_ASSIGN_OR_RETURN(FrontierController rule, FrontierController::create(rc));
+    arms.push_back(
+        {"frontier:loss-rule", "frontier-rule",
+         [rule] { return std::make_unique<FrontierController>(rule); },
+         "offline profile " + std::to_string(registry::frontier_profile_points(rc)) + " points"});
     // EnvPipe-like: the same offline profile, slack only (no planned time increase).
     FrontierConfig ec = fc;
     ec.slowdown_max = 0;

@@ -20,6 +20,10 @@ check "caps on a pipeline job" "$bin" caps "$pp" --seeds 1 --quick --set duratio
   --set 'jobs.0.stragglers=[{pipeline: 1, factor: 1.2, start_s: 100, end_s: 200}]' --json >"$tmp/pp.json"
 check "pipeline: two frontier arms (constant caps, the per-phase schedule) that save energy" jqt '[.arms[] | select(.family == "frontier")] |
   (map(.name) == ["frontier", "frontier:schedule"]) and all(.energy_saved > 0)' "$tmp/pp.json"
+check "pipeline: the plan held to capnet online's loss rule (saves, loses no more than frontier)" jqt '
+  [.arms[] | select(.family == "frontier-rule")] as $r | [.arms[] | select(.name == "frontier")][0] as $f |
+  ($r | length == 1) and $r[0].name == "frontier:loss-rule" and $r[0].energy_saved > 0 and
+  $r[0].throughput_lost <= $f.throughput_lost' "$tmp/pp.json"
 check "pipeline: capnet online saves energy, no profile" jqt '[.arms[] | select(.name == "capnet:online")] |
   length == 1 and .[0].family == "capnet" and .[0].energy_saved > 0 and (.[0].cost | startswith("none"))' "$tmp/pp.json"
 check "pipeline: an EnvPipe-like arm (slack only)" jqt '[.arms[] | select(.family == "envpipe")] |

@@ -854,7 +854,12 @@ ControllerEntry capnet_online_entry() {
           {D::integer("job", "0", 0, 4096, "the pipeline job's index"),
            D::integer("stages", "0", 0, 4096,
                       "GPUs per pipeline (0: the simulated job's stages, else one pipeline)"),
-           D::number("target", "0.01", 0.0001, 0.5, "slowdown the search aims at (fraction)"),
+           D::number("target", "0", 0, 0.5,
+                     "slowdown the search aims at (fraction; 0: loss_max - one iteration over "
+                     "horizon_s)"),
+           D::number("loss_max", "0.012", 0.0001, 0.5,
+                     "completed-step loss bound of the target rule (fraction)"),
+           D::number("horizon_s", "3600", 1, 1e7, "scored span of the target rule, s"),
            D::number("band", "0.0005", 0, 0.5, "dead band around the target (fraction)"),
            D::number("calib_s", "30", 0, 1e5,
                      "uncapped reference span after the first busy "
@@ -879,6 +884,8 @@ ControllerEntry capnet_online_entry() {
               }
             }
             c.target_loss = o.number("target");
+            c.loss_max = o.number("loss_max");
+            c.horizon_s = o.number("horizon_s");
             c.band = o.number("band");
             c.calib_s = o.number("calib_s");
             c.period_s = o.number("period_s");
