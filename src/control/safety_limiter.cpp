@@ -6,6 +6,7 @@
 
 #include "control/actuators/actuator_table.hpp"
 #include "control/budget_units.hpp"
+#include "control/snapshot_ring.hpp"
 
 namespace fw {
 namespace {
@@ -163,7 +164,7 @@ void SafetyLimiter::shield(Command& out, const Observation& obs) {
   const double notch_w = cfg_.cap_notch_w > 0 ? cfg_.cap_notch_w : 1.0;
   if (engaged_.size() != nu) engaged_.assign(nu, 0);
   unit_mean_w_.assign(nu, 0.0);
-  unit_recent_w_.assign(nu, 0.0);
+  unit_next_w_.assign(nu, 0.0);
   unit_notches_.assign(nu, 0.0);
   auto draw_w = [&](int g) {
     const double p =
@@ -187,17 +188,38 @@ void SafetyLimiter::shield(Command& out, const Observation& obs) {
     const double above = std::floor((knobs_[j][k] - kr.min) / step + 1e-9);
     return above >= 1 ? job_w / above : 0.0;
   };
+  const SnapshotRing& hist = *obs.history;
+  const size_t n = static_cast<size_t>(
+      std::max(1.0, std::round(obs.budget->window_s / std::max(obs.sample_period_s, 1e-9))));
+  const size_t k_prev = std::min(hist.size(), n - 1);  // the samples the next window keeps
+  const double headroom_w = cfg_.shield_release_frac * budget_w;
   for (size_t u = 0; u < nu; ++u) {
     const double m = obs.unit_mean_w(u, obs.budget->window_s);
+    const double r = obs.unit_mean_w(u, cfg_.shield_recent_s);
+    // The most the unit may draw from now on, constantly, so that every trailing window ending
+    // in the next window length stays under B: min over h = 1..n of
+    // ((k + h)·B − Σ newest k samples) / h, k = min(n − h, history).
+    prefix_w_.assign(k_prev + 1, 0.0);
+    for (size_t a = 0; a < k_prev; ++a) {
+      prefix_w_[a + 1] = prefix_w_[a] + unit_power_w(hist.at_age(a), units.units[u]);
+    }
+    double next_w = std::numeric_limits<double>::infinity();
+    for (size_t h = 1; h <= n; ++h) {
+      const size_t k = std::min(n - h, k_prev);
+      const double hd = static_cast<double>(h);
+      next_w = std::min(next_w, ((static_cast<double>(k) + hd) * budget_w - prefix_w_[k]) / hd);
+    }
     unit_mean_w_[u] = m;
-    unit_recent_w_[u] = obs.unit_mean_w(u, cfg_.shield_recent_s);
-    if (m > trigger_w) {
+    unit_next_w_[u] = next_w;
+    const bool over = m > trigger_w || r > next_w - cfg_.shield_trigger_frac * budget_w;
+    if (over) {
       engaged_[u] = 1;
     } else if (m <= release_w) {
       engaged_[u] = 0;
     }
-    if (!(m > trigger_w)) continue;
-    const double excess_w = unit_recent_w_[u] - (release_w - std::max(0.0, m - budget_w));
+    if (!over) continue;
+    const double target_w = std::min(release_w - std::max(0.0, m - budget_w), next_w - headroom_w);
+    const double excess_w = r - target_w;
     if (!(excess_w > 0)) continue;
     double per_notch_w = 0;
     for (size_t j = 0; j < nj; ++j) {
@@ -206,10 +228,10 @@ void SafetyLimiter::shield(Command& out, const Observation& obs) {
         per_notch_w += job_notch_w(j, u);
       }
     }
-    const double n = per_notch_w > 0 ? std::ceil(excess_w / per_notch_w - 1e-9)
-                                     : static_cast<double>(cfg_.shield_max_notches);
+    const double notches = per_notch_w > 0 ? std::ceil(excess_w / per_notch_w - 1e-9)
+                                           : static_cast<double>(cfg_.shield_max_notches);
     unit_notches_[u] =
-        std::clamp(n, 1.0, static_cast<double>(std::max(1, cfg_.shield_max_notches)));
+        std::clamp(notches, 1.0, static_cast<double>(std::max(1, cfg_.shield_max_notches)));
   }
   for (size_t j = 0; j < nj; ++j) {
     const auto& ju = units.units_of_job[j];
@@ -219,7 +241,10 @@ void SafetyLimiter::shield(Command& out, const Observation& obs) {
     for (int u : ju) {
       notches = std::max(notches, unit_notches_[u]);
       any_engaged = any_engaged || engaged_[u] != 0;
-      room = room && unit_mean_w_[u] + job_notch_w(j, static_cast<size_t>(u)) <= release_w;
+      const double one_w = job_notch_w(j, static_cast<size_t>(u));
+      room = room && unit_mean_w_[u] + one_w <= release_w &&
+             obs.unit_mean_w(static_cast<size_t>(u), cfg_.shield_recent_s) + one_w <=
+                 unit_next_w_[u] - headroom_w;
     }
     const int k = shield_knob_[j];
     const bool cut = notches > 0 && now - last_cut_s_[j] >= cfg_.shield_settle_s - 1e-9;

@@ -12,20 +12,26 @@
 //   5. budget shield (optional, every call: the loop calls apply() at every tick when it is
 //      on, with an empty request between decisions). Per budget unit u, with B the budget,
 //      m the trailing budget.window_s mean and r the mean of the newest shield_recent_s:
-//      - engage when m > (1 − shield_trigger_frac)·B; release when m ≤ (1 − shield_release_frac)·B
-//        (hysteresis: between the two the cut is held);
-//      - while m is over the trigger, every job on u gets a ceiling on its shield actuator
+//      - N = the most the unit may draw from now on, constantly, so that every trailing window
+//        ending within the next window length stays under B (n samples a window, S_k the sum
+//        of the newest k): min over h = 1..n of ((k + h)·B − S_k) / h, k = min(n − h, history);
+//      - engage when m > (1 − shield_trigger_frac)·B or r > N − shield_trigger_frac·B (the
+//        next window would break); release when m ≤ (1 − shield_release_frac)·B and neither
+//        holds (hysteresis: in between the cut is held);
+//      - while engaging, every job on u gets a ceiling on its shield actuator
 //        (its exposed knob of lowest shield_rank in kActuatorTable: gen_concurrency, then
 //        group_size; its GPUs' caps without knobs or with shield_on_caps) lowered by
 //        n = ceil(excess / w_per_notch) notches, 1 ≤ n ≤ shield_max_notches, where
-//        excess = r − ((1 − shield_release_frac)·B − max(0, m − B)) (the draw that brings
-//        the window back), and w_per_notch is the unit's W per notch of every job on it, from
-//        its own readings: cap_notch_w per GPU drawing at its cap for caps; for a knob the
-//        job's draw on u over its notches above the knob's minimum (linear through 0: it
-//        overestimates the notches needed, the safe side). No cut when excess ≤ 0 or within
-//        shield_settle_s of the job's last cut (the readings have not shown it yet);
+//        excess = r − min((1 − shield_release_frac)·B − max(0, m − B), N − shield_release_frac·B)
+//        (the draw that brings the window back and keeps the next one under), and w_per_notch is
+//        the unit's W per notch of every job on it, from its own readings: cap_notch_w per GPU
+//        drawing at its cap for caps; for a knob the job's draw on u over its notches above the
+//        knob's minimum (linear through 0: it overestimates the notches needed, the safe side). No
+//        cut when excess ≤ 0 or within shield_settle_s of the job's last cut (the readings have not
+//        shown it yet);
 //      - released on every unit of a job, its ceiling rises one notch every shield_raise_s
-//        while each unit's m plus one notch of its draw stays at or under the release level,
+//        while each unit's m and r plus one notch of its draw stay at or under the release
+//        level and N − shield_release_frac·B,
 //        and goes away at the top of the range;
 //      - the setting written is min(the controller's last request, the ceiling). The
 //        shield ignores slew and dwell.
@@ -101,7 +107,7 @@ class SafetyLimiter {
   std::vector<char> engaged_;
   std::vector<KnobValues> wanted_knobs_;
   std::vector<double> wanted_caps_w_;
-  std::vector<double> unit_mean_w_, unit_recent_w_, unit_notches_;  // per tick, kept
+  std::vector<double> unit_mean_w_, unit_next_w_, unit_notches_, prefix_w_;  // per tick, kept
 };
 
 }  // namespace fw

@@ -119,8 +119,9 @@ TEST(SafetyLimiter, LimitsChangePerDecisionAndDwell) {
   EXPECT_DOUBLE_EQ(lim.apply(f.cap(300), f.obs).power_cap_w[0], 300);
 }
 
-// The cut is sized from the readings: 350 W against 300 W (mean and recent draw) must come
-// down to 285 W − 50 W = 235 W, an excess of 115 W.
+// The cut is sized from the readings: 350 W against 300 W over 2 s windows (4 samples). The
+// next window keeps 3 samples of 350 W, so the next sample may draw N = 4·300 − 3·350 = 150 W;
+// the target is min(285 − 50, 150 − 15) = 135 W, an excess of 215 W.
 TEST(SafetyLimiter, ShieldStepsDownBySizedNotchesWhateverTheControllerSays) {
   Fixture f(/*power_w=*/350);  // over the 300 W budget
   LimiterConfig cfg;
@@ -128,10 +129,11 @@ TEST(SafetyLimiter, ShieldStepsDownBySizedNotchesWhateverTheControllerSays) {
   SafetyLimiter lim(cfg);
   lim.reset(f.plant.info(), f.snap);
   const Command out = lim.apply(f.knob(16), f.obs);  // the controller asks for more
-  // 350 W over 15 notches above the knob's minimum: 23.3 W a notch, ceil(115 / 23.3) = 5.
-  EXPECT_DOUBLE_EQ(out.knobs[0][0], 11);
+  // 350 W over 15 notches above the knob's minimum: 23.3 W a notch, ceil(215 / 23.3) = 10,
+  // bounded at 8.
+  EXPECT_DOUBLE_EQ(out.knobs[0][0], 8);
   EXPECT_EQ(lim.stats().shield_steps, 1);
-  // On caps when asked to: from the draw (350 W), ceil(115 / 10) = 12 notches, bounded at 8.
+  // On caps when asked to: from the draw (350 W), ceil(215 / 10) = 22 notches, bounded at 8.
   cfg.shield_on_caps = true;
   SafetyLimiter caps(cfg);
   caps.reset(f.plant.info(), f.snap);
