@@ -762,13 +762,13 @@ STEPS_CTL="uncontrolled,static,static:calib_s=600,static:calib_s=600,recal_s=180
 CHURN_CTL="uncontrolled,static:calib_s=1800,static:calib_s=1800,recal_s=1800,static:recal_s=1800,fleet,mpc"
 # Phase-mix shifts (7B: data-loader stalls, none, checkpoints) with the 7B family's rows but the
 # look-ahead (CPU); stragglers on the fleet with the churn rows. The churn and straggler
-# fleets also run with the SafetyLimiter's budget shield on every row (--shield): the
-# same-information baseline for an unannounced change is the nominal calibration plus the
-# shield (the grid-event block's rule).
+# fleets also run with the SafetyLimiter's budget shield on every row, acting on the caps
+# (--shield-on-caps): the same-information baseline for an unannounced change is the nominal
+# calibration plus the shield (the grid-event block's rule).
 PHASE_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc"
 # Shielded runs add the once-calibrated setting deciding every 0.5 s tick (period_s=0.5): the
-# limiter's shield acts only at ticks where a controller decided (docs/control.md), so at
-# static's default 10 s period it steps a notch every 10 s.
+# limiter's shield acts at every tick whatever the controller's period (docs/control.md), so
+# the two rows should match (a check that the period no longer matters).
 PHASE_SH_CTL="$PHASE_CTL,static:calib_s=600,period_s=0.5"
 CHURN_SH_CTL="uncontrolled,static:calib_s=1800,static:calib_s=1800,period_s=0.5,static:recal_s=1800,fleet,mpc"
 # drift_eval NAME REF CTL [EXTRA [TAG]]: the eval of scenarios/NAME.yaml (EXTRA: more eval
@@ -841,10 +841,10 @@ drift_results() {
   for s in $scen72; do drift_eval "$s" static:calib_s=3600 "$DRIFT72_CTL" & done
   drift_eval grpo-7b-a100-budget-steps static:calib_s=600 "$STEPS_CTL" &
   drift_eval fleet-16xa100-churn static:calib_s=1800 "$CHURN_CTL" &
-  drift_eval fleet-16xa100-churn static:calib_s=1800 "$CHURN_SH_CTL" --shield -shield &
+  drift_eval fleet-16xa100-churn static:calib_s=1800 "$CHURN_SH_CTL" --shield-on-caps -shield &
   drift_eval grpo-7b-a100-phase-mix static:calib_s=600 "$PHASE_CTL" &
-  drift_eval grpo-7b-a100-phase-mix static:calib_s=600 "$PHASE_SH_CTL" --shield -shield &
-  drift_eval fleet-16xa100-straggler static:calib_s=1800 "$CHURN_SH_CTL" --shield -shield &
+  drift_eval grpo-7b-a100-phase-mix static:calib_s=600 "$PHASE_SH_CTL" --shield-on-caps -shield &
+  drift_eval fleet-16xa100-straggler static:calib_s=1800 "$CHURN_SH_CTL" --shield-on-caps -shield &
   wait
   for s in $scen; do drift_table "$s" static:calib_s=600 "$DRIFT_CTL"; done
   {
@@ -869,24 +869,24 @@ drift_results() {
   drift_table grpo-7b-a100-budget-steps static:calib_s=600 "$STEPS_CTL"
   drift_table fleet-16xa100-churn static:calib_s=1800 "$CHURN_CTL"
   {
-    echo "fleet-16xa100-churn with the budget shield on every row (\`--shield\`): the same-information"
-    echo "baseline for an unannounced change is the once-calibrated setting plus the shield."
+    echo "fleet-16xa100-churn with the budget shield on every row, on the caps (\`--shield-on-caps\`): the"
+    echo "same-information baseline for an unannounced change is the once-calibrated setting plus the shield."
     echo
   } >>"$out"
-  drift_table fleet-16xa100-churn static:calib_s=1800 "$CHURN_SH_CTL" --shield -shield
+  drift_table fleet-16xa100-churn static:calib_s=1800 "$CHURN_SH_CTL" --shield-on-caps -shield
   {
     echo "### Phase-mix shifts and stragglers"
     echo
     echo "grpo-7b-a100-phase-mix: data-loader stalls (8 s after every 24 s of work) for 3000 s, then"
     echo "none, then a 60 s checkpoint every 300 s (scenario file); the 7B family's rows but the"
-    echo "look-ahead; then again with the budget shield on every row (\`--shield\`, the same-information"
-    echo "baseline for an unannounced change). fleet-16xa100-straggler: a 72B node 1.5x slower"
-    echo "3600-7200 s, a 14B pair 2x slower 5400-9000 s (scenario file), every row shielded."
+    echo "look-ahead; then again with the budget shield on every row, on the caps (\`--shield-on-caps\`,"
+    echo "the same-information baseline for an unannounced change). fleet-16xa100-straggler: a 72B node"
+    echo "1.5x slower 3600-7200 s, a 14B pair 2x slower 5400-9000 s (scenario file), every row shielded."
     echo
   } >>"$out"
   drift_table grpo-7b-a100-phase-mix static:calib_s=600 "$PHASE_CTL"
-  drift_table grpo-7b-a100-phase-mix static:calib_s=600 "$PHASE_SH_CTL" --shield -shield
-  drift_table fleet-16xa100-straggler static:calib_s=1800 "$CHURN_SH_CTL" --shield -shield
+  drift_table grpo-7b-a100-phase-mix static:calib_s=600 "$PHASE_SH_CTL" --shield-on-caps -shield
+  drift_table fleet-16xa100-straggler static:calib_s=1800 "$CHURN_SH_CTL" --shield-on-caps -shield
   # Stationary: mpc against the joint-grid fixed setting calibrated on whole episodes.
   local args="scenarios/grpo-7b-a100.yaml --seeds $DRIFT_SEEDS --reference static --controllers $DRIFT_STAT_CTL"
   {

@@ -54,7 +54,8 @@ int run_eval(int argc, char** argv) {
   int64_t seed_base = 1;
   double duration_s = 0;
   std::vector<std::string> sets;
-  bool json = false, list = false, shield = false, quiet = false, wide = false;
+  bool json = false, list = false, shield = false, shield_on_caps = false, quiet = false,
+       wide = false;
   int threads = 2;
   app.add_option("scenario", scenario_path, "scenario file (YAML)");
   app.add_option("--controllers", controllers_arg,
@@ -85,6 +86,8 @@ int run_eval(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   app.add_flag("--shield", shield,
                "turn on the SafetyLimiter's budget shield for every controller");
+  app.add_flag("--shield-on-caps", shield_on_caps,
+               "the shield (turned on by this flag) cuts the GPUs' caps, not the jobs' knobs");
   app.add_flag("--json", json, "print the results as JSON on stdout");
   app.add_option("--json-out", json_out,
                  "also write the results as JSON to this file (the table still goes to stdout)");
@@ -119,6 +122,7 @@ int run_eval(int argc, char** argv) {
   req->out_dir = out_dir;
   req->threads = threads;
   req->shield = shield;
+  req->shield_on_caps = shield_on_caps;
   req->reference = reference;
   const bool caps_scenario = req->scenario.name.rfind("caps-", 0) == 0;
   req->energy_vs = app.count("--energy-vs") ? (energy_vs == "none" ? "" : energy_vs)

@@ -127,7 +127,9 @@ Status ControlLoop::act(const Command& cmd) {
 Status ControlLoop::step_impl() {
   FW_RETURN_IF_ERROR(sense());
   FW_ASSIGN_OR_RETURN(const bool decided, decide());
-  if (decided) (void)act(merged_);
+  // The shield acts at every tick (an empty request between decisions): a trailing window
+  // over budget is answered at the next tick, not the next decision.
+  if (decided || stepper_.limiter().config().budget_shield) (void)act(merged_);
   advance();
   return Status::Ok();
 }

@@ -11,6 +11,8 @@
 //      were added, later non-NaN entries winning;
 //   3. if any controller decided, Stepper::act(): the SafetyLimiter turns the merged command
 //      into the one written (the shield acts here even when the controllers asked for nothing).
+//      With the limiter's budget shield on, act() runs at every tick (an empty command between
+//      decisions), so the shield acts every sample period, not every decision.
 // Deterministic: same plant state, controllers and config → same trace, bit for bit.
 // Never throws: an exception escaping a controller or plant becomes an Internal status.
 // A failed read ends the episode with its status; a failed write is counted and skipped.
@@ -19,7 +21,8 @@
 // The phases of a tick, for a driver that acts between them (the node agent's wall-clock loop:
 // its fail-safe and share guard sit between decide() and act(); runtime/realtime_driver.hpp
 // times the ticks). step() is exactly sense(); decide(); act(merged()) when it decided;
-// advance() — so a phased driver runs the schedule, merge, claims and limiter of `eval`:
+// advance() (act() at every tick with the shield on) — so a phased driver runs the schedule,
+// merge, claims and limiter of `eval`:
 //   sense()    Stepper::sense() (a failed read is returned; the driver decides what follows);
 //   decide()   step 2 above; true when any controller decided. A controller that throws is
 //              Internal (the merge of that tick is then incomplete) and is due again at the

@@ -4,9 +4,14 @@
 #include <cmath>
 #include <limits>
 
+#include "control/actuators/actuator_table.hpp"
+#include "control/budget_units.hpp"
+#include "control/snapshot_ring.hpp"
+
 namespace fw {
 namespace {
 constexpr double kNever = -std::numeric_limits<double>::infinity();
+constexpr double kNone = std::numeric_limits<double>::infinity();
 
 bool absurd(double v, double hi) {
   return !std::isfinite(v) || v < 0 || v > 10 * std::max(hi, 1.0);
@@ -39,6 +44,24 @@ void SafetyLimiter::reset(const PlantInfo& info, const Snapshot& first) {
       knobs_[j][k] = std::isfinite(read) ? read : info.jobs[j].default_knobs[k];
     }
   }
+  // The shield: each job's actuator (its knob of lowest shield rank, or the caps), no ceiling.
+  shield_knob_.assign(nj, -1);
+  for (size_t j = 0; j < nj; ++j) {
+    for (int i = 0; i < kNumKnobs && !cfg_.shield_on_caps; ++i) {
+      const int k = kKnobShieldOrder[i];
+      if (info.jobs[j].knob_ranges[k].available && std::isfinite(knobs_[j][k])) {
+        shield_knob_[j] = k;
+        break;
+      }
+    }
+  }
+  knob_ceiling_.assign(nj, kNone);
+  last_cut_s_.assign(nj, kNever);
+  last_raise_s_.assign(nj, kNever);
+  cap_ceiling_w_.assign(ng, kNone);
+  engaged_.clear();
+  wanted_knobs_ = knobs_;
+  wanted_caps_w_ = caps_w_;
 }
 
 // Steps 2–4 for one actuator; returns the value to write (NaN: unchanged).
@@ -81,8 +104,6 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
     return out;
   }
   const double now = obs.time_s;
-  const std::vector<double> prev_caps = caps_w_;
-  const std::vector<KnobValues> prev_knobs = knobs_;
 
   if (!req.power_cap_w.empty() && req.power_cap_w.size() != ng) {
     ++stats_.rejected;
@@ -95,6 +116,7 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
         ++stats_.rejected;
         continue;
       }
+      wanted_caps_w_[g] = std::clamp(r, gi.min_cap_w, gi.max_cap_w);
       const double v = limit_one(r, caps_w_[g], gi.min_cap_w, gi.max_cap_w, 0,
                                  cfg_.max_cap_change_w, cap_changed_s_[g], now);
       if (!std::isnan(v)) out.power_cap_w[g] = caps_w_[g] = v;
@@ -114,6 +136,7 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
         }
         const double max_change =
             std::max(cfg_.max_knob_change_frac * (kr.max - kr.min), kr.step > 0 ? kr.step : 1.0);
+        wanted_knobs_[j][k] = round_to_step(r, kr.min, kr.max, kr.step);
         const double v = limit_one(r, knobs_[j][k], kr.min, kr.max, kr.step, max_change,
                                    knob_changed_s_[j][k], now);
         if (!std::isnan(v)) out.knobs[j][k] = knobs_[j][k] = v;
@@ -121,46 +144,157 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
     }
   }
 
-  if (cfg_.budget_shield && obs.units != nullptr && obs.budget != nullptr) {
-    for (size_t u = 0; u < obs.units->size(); ++u) {
-      if (obs.unit_mean_w(u, obs.budget->window_s) <= obs.budget->watts) continue;
-      for (size_t j = 0; j < nj; ++j) {
-        const auto& ju = obs.units->units_of_job[j];
-        if (std::find(ju.begin(), ju.end(), static_cast<int>(u)) == ju.end()) continue;
-        int knob = -1;
-        for (int i = 0; i < kNumKnobs && !cfg_.shield_on_caps; ++i) {
-          const int k = kKnobShieldOrder[i];
-          if (info.jobs[j].knob_ranges[k].available && std::isfinite(knobs_[j][k])) {
-            knob = k;
-            break;
-          }
-        }
-        if (knob >= 0) {
-          const KnobRange& kr = info.jobs[j].knob_ranges[knob];
-          const double step = kr.step > 0 ? kr.step : 1.0;
-          // min(limited request, previous − one notch), never below the range.
-          const double v = std::max(kr.min, std::min(knobs_[j][knob], prev_knobs[j][knob] - step));
-          if (v < knobs_[j][knob]) {
-            ++stats_.shield_steps;
-            out.knobs[j][knob] = knobs_[j][knob] = v;
-            knob_changed_s_[j][knob] = now;
-          }
-          continue;
-        }
-        for (int g : info.jobs[j].gpus) {
-          if (g < 0 || g >= static_cast<int>(ng)) continue;
-          const double v = std::max(info.gpus[g].min_cap_w,
-                                    std::min(caps_w_[g], prev_caps[g] - cfg_.cap_notch_w));
-          if (v < caps_w_[g]) {
-            ++stats_.shield_steps;
-            out.power_cap_w[g] = caps_w_[g] = v;
-            cap_changed_s_[g] = now;
-          }
-        }
-      }
-    }
+  if (cfg_.budget_shield && obs.units != nullptr && obs.budget != nullptr &&
+      obs.history != nullptr && obs.history->size() > 0) {
+    shield(out, obs);
   }
   return out;
+}
+
+// Step 5 (the header's contract). Long by design: engage/release, sizing, cut, raise and
+// write are one rule per job and read together.
+void SafetyLimiter::shield(Command& out, const Observation& obs) {
+  const PlantInfo& info = *info_;
+  const BudgetUnits& units = *obs.units;
+  const Snapshot& latest = obs.latest();
+  const size_t nu = units.size(), nj = info.jobs.size(), ng = info.gpus.size();
+  const double budget_w = obs.budget->watts, now = obs.time_s;
+  const double trigger_w = (1.0 - cfg_.shield_trigger_frac) * budget_w;
+  const double release_w = (1.0 - cfg_.shield_release_frac) * budget_w;
+  const double notch_w = cfg_.cap_notch_w > 0 ? cfg_.cap_notch_w : 1.0;
+  if (engaged_.size() != nu) engaged_.assign(nu, 0);
+  unit_mean_w_.assign(nu, 0.0);
+  unit_next_w_.assign(nu, 0.0);
+  unit_notches_.assign(nu, 0.0);
+  auto draw_w = [&](int g) {
+    const double p =
+        g >= 0 && static_cast<size_t>(g) < latest.gpus.size() ? latest.gpus[g].power_w : kUnset;
+    return std::isfinite(p) ? p : 0.0;
+  };
+  // W per notch of job j on unit u, from the unit's own newest readings.
+  auto job_notch_w = [&](size_t j, size_t u) {
+    double gpus_on_u = 0, job_w = 0;
+    for (int g : info.jobs[j].gpus) {
+      if (g < 0 || static_cast<size_t>(g) >= ng || units.unit_of_gpu[g] != static_cast<int>(u)) {
+        continue;
+      }
+      gpus_on_u += 1;
+      job_w += draw_w(g);
+    }
+    const int k = shield_knob_[j];
+    if (k < 0) return gpus_on_u * notch_w;
+    const KnobRange& kr = info.jobs[j].knob_ranges[k];
+    const double step = kr.step > 0 ? kr.step : 1.0;
+    const double above = std::floor((knobs_[j][k] - kr.min) / step + 1e-9);
+    return above >= 1 ? job_w / above : 0.0;
+  };
+  const SnapshotRing& hist = *obs.history;
+  const size_t n = static_cast<size_t>(
+      std::max(1.0, std::round(obs.budget->window_s / std::max(obs.sample_period_s, 1e-9))));
+  const size_t k_prev = std::min(hist.size(), n - 1);  // the samples the next window keeps
+  const double headroom_w = cfg_.shield_release_frac * budget_w;
+  for (size_t u = 0; u < nu; ++u) {
+    const double m = obs.unit_mean_w(u, obs.budget->window_s);
+    const double r = obs.unit_mean_w(u, cfg_.shield_recent_s);
+    // The most the unit may draw from now on, constantly, so that every trailing window ending
+    // in the next window length stays under B: min over h = 1..n of
+    // ((k + h)·B − Σ newest k samples) / h, k = min(n − h, history).
+    prefix_w_.assign(k_prev + 1, 0.0);
+    for (size_t a = 0; a < k_prev; ++a) {
+      prefix_w_[a + 1] = prefix_w_[a] + unit_power_w(hist.at_age(a), units.units[u]);
+    }
+    double next_w = std::numeric_limits<double>::infinity();
+    for (size_t h = 1; h <= n; ++h) {
+      const size_t k = std::min(n - h, k_prev);
+      const double hd = static_cast<double>(h);
+      next_w = std::min(next_w, ((static_cast<double>(k) + hd) * budget_w - prefix_w_[k]) / hd);
+    }
+    unit_mean_w_[u] = m;
+    unit_next_w_[u] = next_w;
+    const bool over = m > trigger_w || r > next_w - cfg_.shield_trigger_frac * budget_w;
+    if (over) {
+      engaged_[u] = 1;
+    } else if (m <= release_w) {
+      engaged_[u] = 0;
+    }
+    if (!over) continue;
+    const double target_w = std::min(release_w - std::max(0.0, m - budget_w), next_w - headroom_w);
+    const double excess_w = r - target_w;
+    if (!(excess_w > 0)) continue;
+    double per_notch_w = 0;
+    for (size_t j = 0; j < nj; ++j) {
+      const auto& ju = units.units_of_job[j];
+      if (std::find(ju.begin(), ju.end(), static_cast<int>(u)) != ju.end()) {
+        per_notch_w += job_notch_w(j, u);
+      }
+    }
+    const double notches = per_notch_w > 0 ? std::ceil(excess_w / per_notch_w - 1e-9)
+                                           : static_cast<double>(cfg_.shield_max_notches);
+    unit_notches_[u] =
+        std::clamp(notches, 1.0, static_cast<double>(std::max(1, cfg_.shield_max_notches)));
+  }
+  for (size_t j = 0; j < nj; ++j) {
+    const auto& ju = units.units_of_job[j];
+    if (ju.empty()) continue;
+    double notches = 0;
+    bool any_engaged = false, room = true;
+    for (int u : ju) {
+      notches = std::max(notches, unit_notches_[u]);
+      any_engaged = any_engaged || engaged_[u] != 0;
+      const double one_w = job_notch_w(j, static_cast<size_t>(u));
+      room = room && unit_mean_w_[u] + one_w <= release_w &&
+             obs.unit_mean_w(static_cast<size_t>(u), cfg_.shield_recent_s) + one_w <=
+                 unit_next_w_[u] - headroom_w;
+    }
+    const int k = shield_knob_[j];
+    const bool cut = notches > 0 && now - last_cut_s_[j] >= cfg_.shield_settle_s - 1e-9;
+    const bool raise = !any_engaged && room && now - last_raise_s_[j] >= cfg_.shield_raise_s - 1e-9;
+    if (k >= 0) {
+      const KnobRange& kr = info.jobs[j].knob_ranges[k];
+      const double step = kr.step > 0 ? kr.step : 1.0;
+      double& ceiling = knob_ceiling_[j];
+      const bool active = std::isfinite(ceiling);
+      if (cut) {
+        ceiling = std::max(kr.min, std::min(ceiling, knobs_[j][k]) - notches * step);
+        last_cut_s_[j] = last_raise_s_[j] = now;
+      } else if (active && raise) {
+        ceiling += step;
+        last_raise_s_[j] = now;
+        if (ceiling >= kr.max - 1e-9) ceiling = kNone;
+      }
+      if (!active && !std::isfinite(ceiling)) continue;
+      const double v = std::min(wanted_knobs_[j][k], ceiling);
+      if (!std::isfinite(v) || std::abs(v - knobs_[j][k]) < 1e-9) continue;
+      if (v < knobs_[j][k]) ++stats_.shield_steps;
+      out.knobs[j][k] = knobs_[j][k] = v;
+      knob_changed_s_[j][k] = now;
+      continue;
+    }
+    if (cut) last_cut_s_[j] = last_raise_s_[j] = now;
+    const bool raised = !cut && raise;
+    if (raised) last_raise_s_[j] = now;
+    for (int g : info.jobs[j].gpus) {
+      if (g < 0 || static_cast<size_t>(g) >= ng) continue;
+      const GpuInfo& gi = info.gpus[g];
+      double& ceiling = cap_ceiling_w_[g];
+      const bool active = std::isfinite(ceiling);
+      if (cut) {
+        // From the draw when the GPU runs under its cap: a cut above the draw does nothing.
+        const double base =
+            std::min({ceiling, caps_w_[g], std::ceil(draw_w(g) / notch_w) * notch_w});
+        ceiling = std::max(gi.min_cap_w, base - notches * notch_w);
+      } else if (active && raised) {
+        ceiling += notch_w;
+        if (ceiling >= gi.max_cap_w - 1e-9) ceiling = kNone;
+      }
+      if (!active && !std::isfinite(ceiling)) continue;
+      const double v = std::min(wanted_caps_w_[g], ceiling);
+      if (!std::isfinite(v) || std::abs(v - caps_w_[g]) < 1e-9) continue;
+      if (v < caps_w_[g]) ++stats_.shield_steps;
+      out.power_cap_w[g] = caps_w_[g] = v;
+      cap_changed_s_[g] = now;
+    }
+  }
 }
 
 }  // namespace fw

@@ -9,11 +9,32 @@
 //   2. clamp to the device's settable cap range / the knob's range (knobs rounded to step);
 //   3. slew: at most max_cap_change_w / max_knob_change_frac·(knob range) per decision;
 //   4. dwell: an actuator changed less than min_dwell_s ago holds its value;
-//   5. budget shield (optional): when the trailing budget.window_s mean of a budget unit
-//      exceeded the budget, every job on that unit steps one notch below min(its current
-//      setting, the request) — its exposed knob of lowest shield_rank (kActuatorTable:
-//      gen_concurrency, then group_size) or, without knobs or with shield_on_caps, its GPUs'
-//      caps by cap_notch_w. The shield ignores dwell.
+//   5. budget shield (optional, every call: the loop calls apply() at every tick when it is
+//      on, with an empty request between decisions). Per budget unit u, with B the budget,
+//      m the trailing budget.window_s mean and r the mean of the newest shield_recent_s:
+//      - N = the most the unit may draw from now on, constantly, so that every trailing window
+//        ending within the next window length stays under B (n samples a window, S_k the sum
+//        of the newest k): min over h = 1..n of ((k + h)·B − S_k) / h, k = min(n − h, history);
+//      - engage when m > (1 − shield_trigger_frac)·B or r > N − shield_trigger_frac·B (the
+//        next window would break); release when m ≤ (1 − shield_release_frac)·B and neither
+//        holds (hysteresis: in between the cut is held);
+//      - while engaging, every job on u gets a ceiling on its shield actuator
+//        (its exposed knob of lowest shield_rank in kActuatorTable: gen_concurrency, then
+//        group_size; its GPUs' caps without knobs or with shield_on_caps) lowered by
+//        n = ceil(excess / w_per_notch) notches, 1 ≤ n ≤ shield_max_notches, where
+//        excess = r − min((1 − shield_release_frac)·B − max(0, m − B), N − shield_release_frac·B)
+//        (the draw that brings the window back and keeps the next one under), and w_per_notch is
+//        the unit's W per notch of every job on it, from its own readings: cap_notch_w per GPU
+//        drawing at its cap for caps; for a knob the job's draw on u over its notches above the
+//        knob's minimum (linear through 0: it overestimates the notches needed, the safe side). No
+//        cut when excess ≤ 0 or within shield_settle_s of the job's last cut (the readings have not
+//        shown it yet);
+//      - released on every unit of a job, its ceiling rises one notch every shield_raise_s
+//        while each unit's m and r plus one notch of its draw stay at or under the release
+//        level and N − shield_release_frac·B,
+//        and goes away at the top of the range;
+//      - the setting written is min(the controller's last request, the ceiling). The
+//        shield ignores slew and dwell.
 // Each altered actuator value counts one intervention of its kind. "Current" is the last
 // value the limiter let through, initialised from the first snapshot by reset().
 
@@ -33,6 +54,13 @@ struct LimiterConfig {
   bool budget_shield = false;
   bool shield_on_caps = false;
   double cap_notch_w = 10;
+  // Shield tuning (the contract above). Defaults chosen a priori, not tuned on any seed.
+  double shield_trigger_frac = 0.02;  // engage above (1 − this)·B
+  double shield_release_frac = 0.05;  // release at or under (1 − this)·B; the cut's target
+  double shield_recent_s = 1.0;       // span of the "recent draw" r
+  double shield_settle_s = 2.0;       // no new cut of a job this soon after its last
+  double shield_raise_s = 10.0;       // a released ceiling rises one notch this often
+  int shield_max_notches = 8;         // most notches per cut
 };
 
 struct LimiterStats {
@@ -60,6 +88,7 @@ class SafetyLimiter {
   const std::vector<KnobValues>& knobs() const { return knobs_; }
 
  private:
+  void shield(Command& out, const Observation& obs);
   double limit_one(double req, double cur, double lo, double hi, double step, double max_change,
                    double& last_change_s, double now_s);
   LimiterConfig cfg_;
@@ -69,6 +98,16 @@ class SafetyLimiter {
   std::vector<double> cap_changed_s_;
   std::vector<std::array<double, kNumKnobs>> knob_changed_s_;
   LimiterStats stats_;
+  // Shield state (sized by reset()): per job its shield actuator (knob index, -1: caps),
+  // the knob ceiling (+inf: none), the last cut and raise times; per GPU the cap ceiling;
+  // per unit engaged; the controller's last request per knob and cap (clamped).
+  std::vector<int> shield_knob_;
+  std::vector<double> knob_ceiling_, last_cut_s_, last_raise_s_;
+  std::vector<double> cap_ceiling_w_;
+  std::vector<char> engaged_;
+  std::vector<KnobValues> wanted_knobs_;
+  std::vector<double> wanted_caps_w_;
+  std::vector<double> unit_mean_w_, unit_next_w_, unit_notches_, prefix_w_;  // per tick, kept
 };
 
 }  // namespace fw

@@ -1,6 +1,7 @@
 #include "controllers/mpc_controller.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 
@@ -43,6 +44,12 @@ void MpcController::reset(const PlantInfo&) {
   last_shield_s_ = -1e300;
   shield_decisions_ = 0;
   replans_ = 0;
+  skipped_replans_ = 0;
+}
+
+bool MpcController::plan_ready() const {
+  return pending_.valid() &&
+         pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
 ActuatorSet MpcController::claims() const {
@@ -52,7 +59,13 @@ ActuatorSet MpcController::claims() const {
 }
 
 void MpcController::replan(const Observation& obs) {
-  if (pending_.valid()) finish_plan(obs.time_s);  // a search still pending: take it first
+  if (pending_.valid()) {  // a search still pending: take it first, or skip this replan
+    if (!cfg_.wait_for_plan && !plan_ready()) {
+      ++skipped_replans_;
+      return;
+    }
+    finish_plan(obs.time_s);
+  }
   // The twin's last under-prediction of the worst trailing window (observed over windows the
   // shield left alone, once a whole window of the setting was seen).
   if (observed_worst_ > 0) {
@@ -178,7 +191,10 @@ Command MpcController::update(const Observation& obs) {
   if (obs.time_s - plan_start_s_ >= window_s && obs.time_s - last_shield_s_ > window_s) {
     observed_worst_ = std::max(observed_worst_, obs.worst_ratio(window_s));
   }
-  if (pending_.valid() && obs.time_s >= apply_at_s_ - 1e-9) finish_plan(obs.time_s);
+  if (pending_.valid() && obs.time_s >= apply_at_s_ - 1e-9 &&
+      (cfg_.wait_for_plan || plan_ready())) {
+    finish_plan(obs.time_s);
+  }
   if (obs.time_s >= next_replan_s_ - 1e-9) {
     replan(obs);
     while (next_replan_s_ <= obs.time_s + 1e-9) next_replan_s_ += cfg_.replan_s;

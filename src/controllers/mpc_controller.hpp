@@ -26,10 +26,16 @@
 // the SafetyLimiter like every command.
 //
 // Decision cost: the refit runs at the replan decision; the search (about 0.2 s of CPU at the
-// defaults, bench/mpc_bench.cpp) runs off the decision thread and its setting takes effect
-// plan_delay_s after the replan, at the first decision at or after that time — a fixed delay,
-// so an episode does not depend on thread timing (that decision waits for the search if it is
-// not done). plan_delay_s = 0: the search runs inside the replan decision.
+// defaults, bench/mpc_bench.cpp) runs off the decision thread. No decision waits for it
+// (wait_for_plan = false, the default): every decision uses the last finished plan; a
+// finished search's setting takes effect at the first decision at or after plan_delay_s
+// after its replan at which it is done; a replan due while a search is still in flight is
+// skipped (counted: skipped_replans()). On a node paced by the wall clock a 0.2 s search is
+// done well within plan_delay_s, so the setting takes effect at plan_delay_s; in a simulation
+// that runs faster than real time it takes effect later (then the episode depends on thread
+// timing). wait_for_plan = true: the decision at plan_delay_s waits for the search (a fixed
+// delay: the episode does not depend on thread timing). plan_delay_s = 0: the search runs
+// inside the replan decision.
 //
 // Contract: as Controller. Never reads a clock; the twin's randomness comes from the search's
 // seeds (config). A failed refit or a search with no safe setting keeps the setting in force.
@@ -87,9 +93,10 @@ struct MpcConfig {
   // grid and refinement.
   JointCalibrationConfig search;
   bool shield = true;
-  double guard_w = 5;        // shield: kept free in every trailing window, W per GPU
-  double max_margin = 0.05;  // largest uncertainty margin, fraction of the budget
-  double plan_delay_s = 10;  // the search's setting takes effect this long after the replan
+  double guard_w = 5;          // shield: kept free in every trailing window, W per GPU
+  double max_margin = 0.05;    // largest uncertainty margin, fraction of the budget
+  double plan_delay_s = 10;    // the search's setting takes effect this long after the replan
+  bool wait_for_plan = false;  // true: the decision at plan_delay_s waits for the search
 };
 
 // One replan, for the row's notes.
@@ -120,11 +127,15 @@ class MpcController : public Controller {
   double margin() const { return margin_; }
   int shield_decisions() const { return shield_decisions_; }  // decisions the shield capped
   int replans() const { return replans_; }
+  // Replans skipped because the previous search was still in flight (wait_for_plan false).
+  int skipped_replans() const { return skipped_replans_; }
 
  private:
   void replan(const Observation& obs);
   // Takes the pending search's result (waiting for it) and starts its setting at time_s.
   void finish_plan(double time_s);
+  // True when the pending search has finished (never waits).
+  bool plan_ready() const;
   void apply_shield(const Observation& obs, Command& c);
 
   MpcConfig cfg_;
@@ -139,7 +150,7 @@ class MpcController : public Controller {
   double margin_ = 0;
   // Uncertainty tracking since the last plan: the worst untouched trailing window observed.
   double plan_start_s_ = 0, observed_worst_ = 0, last_shield_s_ = -1e300;
-  int shield_decisions_ = 0, replans_ = 0;
+  int shield_decisions_ = 0, replans_ = 0, skipped_replans_ = 0;
   std::vector<double> known_;  // the shield's prefix sums (kept: no allocation once warm)
 };
 

@@ -106,7 +106,8 @@ Result<registry::ControllerEnv> make_env(const EvalRequest& req) {
   };
   const uint64_t cal_base = calibration_base(req.seeds);
   env.calibration_seeds = {cal_base, cal_base + 1};
-  env.limiter.budget_shield = req.shield;
+  env.limiter.budget_shield = req.shield || req.shield_on_caps;
+  env.limiter.shield_on_caps = req.shield_on_caps;
   return env;
 }
 

@@ -30,6 +30,7 @@ struct EvalRequest {
   size_t traced_seeds = SIZE_MAX;  // with out_dir: keep traces of the first N seeds only
   int threads = 2;
   bool shield = false;
+  bool shield_on_caps = false;  // with shield: it acts on the caps even where knobs exist
   // The row every other row is compared with: a label (the spec as written) or a registry
   // name (its first row). Empty: the first row named "static", if any. It is never a row
   // that reports an unsafe calibration (run_evaluation() refuses one).

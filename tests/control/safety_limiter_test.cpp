@@ -119,26 +119,102 @@ TEST(SafetyLimiter, LimitsChangePerDecisionAndDwell) {
   EXPECT_DOUBLE_EQ(lim.apply(f.cap(300), f.obs).power_cap_w[0], 300);
 }
 
-TEST(SafetyLimiter, ShieldStepsDownWhateverTheControllerSays) {
+// The cut is sized from the readings: 350 W against 300 W over 2 s windows (4 samples). The
+// next window keeps 3 samples of 350 W, so the next sample may draw N = 4·300 − 3·350 = 150 W;
+// the target is min(285 − 50, 150 − 15) = 135 W, an excess of 215 W.
+TEST(SafetyLimiter, ShieldStepsDownBySizedNotchesWhateverTheControllerSays) {
   Fixture f(/*power_w=*/350);  // over the 300 W budget
   LimiterConfig cfg;
   cfg.budget_shield = true;
   SafetyLimiter lim(cfg);
   lim.reset(f.plant.info(), f.snap);
   const Command out = lim.apply(f.knob(16), f.obs);  // the controller asks for more
-  EXPECT_DOUBLE_EQ(out.knobs[0][0], 15);             // one notch below 16
+  // 350 W over 15 notches above the knob's minimum: 23.3 W a notch, ceil(215 / 23.3) = 10,
+  // bounded at 8.
+  EXPECT_DOUBLE_EQ(out.knobs[0][0], 8);
   EXPECT_EQ(lim.stats().shield_steps, 1);
-  // On caps when asked to.
+  // On caps when asked to: from the draw (350 W), ceil(215 / 10) = 22 notches, bounded at 8.
   cfg.shield_on_caps = true;
   SafetyLimiter caps(cfg);
   caps.reset(f.plant.info(), f.snap);
-  EXPECT_DOUBLE_EQ(caps.apply(f.cap(400), f.obs).power_cap_w[0], 390);
+  EXPECT_DOUBLE_EQ(caps.apply(f.cap(400), f.obs).power_cap_w[0], 270);
   // Under budget the shield is quiet.
   Fixture under(250);
   SafetyLimiter quiet(cfg);
   quiet.reset(under.plant.info(), under.snap);
   EXPECT_DOUBLE_EQ(quiet.apply(under.knob(12), under.obs).knobs[0][0], 12);
   EXPECT_EQ(quiet.stats().shield_steps, 0);
+}
+
+// Asks for the same knobs every period_s (an operator's fixed setting).
+class FixedKnobsController : public Controller {
+ public:
+  explicit FixedKnobsController(double period_s = 10) : period_s_(period_s) {}
+  std::string name() const override { return "fixed"; }
+  double period_s() const override { return period_s_; }
+  ActuatorSet claims() const override { return all_actuators(); }
+  Command update(const Observation& obs) override {
+    Command c = blank_command(*obs.plant);
+    c.knobs[0][0] = 16;
+    c.knobs[0][1] = 16;
+    return c;
+  }
+
+ private:
+  double period_s_;
+};
+
+// Runs the fixed setting (460 W of demand against a 300 W node budget, 30 s windows) with the
+// shield on for 600 s; returns the ticks from 90 s on whose trailing 30 s mean exceeded the
+// budget and the mean draw over the last 300 s.
+struct ShieldRun {
+  int over_ticks = 0;
+  double late_mean_w = 0;
+};
+ShieldRun run_shielded(bool on_caps, double period_s) {
+  FirstOrderPlant plant(11);
+  const BudgetSchedule budget = one_budget(300);
+  FixedKnobsController fixed(period_s);
+  LoopConfig lc;
+  lc.duration_s = 600;
+  LimiterConfig lim;
+  lim.budget_shield = true;
+  lim.shield_on_caps = on_caps;
+  ControlLoop loop(plant, budget, lc, lim);
+  loop.add_controller(&fixed);
+  EXPECT_TRUE(loop.start().ok());
+  std::vector<double> draw;
+  ShieldRun r;
+  double late_sum = 0;
+  int late_n = 0;
+  while (!loop.done()) {
+    const double t = loop.time_s();
+    EXPECT_TRUE(loop.step().ok());
+    draw.push_back(loop.latest().gpus[0].power_w);
+    const size_t k = std::min<size_t>(draw.size(), 60);
+    double sum = 0;
+    for (size_t i = draw.size() - k; i < draw.size(); ++i) sum += draw[i];
+    if (t >= 90 && sum / static_cast<double>(k) > 300 + 1e-9) ++r.over_ticks;
+    if (t >= 300) {
+      late_sum += draw.back();
+      ++late_n;
+    }
+  }
+  r.late_mean_w = late_sum / std::max(1, late_n);
+  return r;
+}
+
+// The shield holds the window: once it has had 90 s, no trailing window is over the budget,
+// and it does not starve the job to get there (the draw stays at 80 % of the budget or more),
+// whether it acts on the knob or on the caps, and whatever the controller's period.
+TEST(SafetyLimiter, ShieldHoldsTheTrailingWindowUnderBudget) {
+  for (bool on_caps : {false, true}) {
+    for (double period_s : {10.0, 0.5}) {
+      const ShieldRun r = run_shielded(on_caps, period_s);
+      EXPECT_EQ(r.over_ticks, 0) << "on_caps " << on_caps << " period " << period_s;
+      EXPECT_GE(r.late_mean_w, 240) << "on_caps " << on_caps << " period " << period_s;
+    }
+  }
 }
 
 // A controller that asks for garbage every tick.

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "control/control_loop.hpp"
 #include "sim/scenario.hpp"
@@ -63,6 +64,7 @@ MpcConfig config(const PlantInfo& info, bool shield) {
   c.search.base.seeds = {1000001};
   c.search.base.duration_s = 300;
   c.search.grid = 3;
+  c.wait_for_plan = true;  // plans take effect at plan_delay_s exactly (deterministic)
   return c;
 }
 
@@ -212,6 +214,7 @@ TEST(MpcController, OffThreadSearchIsDeterministic) {
     MpcConfig c = config(probe->info(), true);
     c.replan_s = 200;
     c.plan_delay_s = delay;
+    c.wait_for_plan = true;  // the deterministic mode: the decision at plan_delay_s waits
     MpcController ctrl(c, std::make_unique<FixedTwin>(&s), unsafe_setting());
     runs.push_back(run(s, ctrl, 450));
     caps.push_back(ctrl.setting().value);
@@ -219,6 +222,53 @@ TEST(MpcController, OffThreadSearchIsDeterministic) {
   EXPECT_EQ(runs[0].tokens, runs[1].tokens);
   EXPECT_EQ(runs[0].energy_j, runs[1].energy_j);
   EXPECT_EQ(caps[0], caps[2]);  // the same search, applied 10 s later
+}
+
+// A twin whose plants take 20 ms each to make: a search of tens of twin episodes takes
+// seconds of wall time (an injected slow planner).
+class SlowTwin : public MpcTwin {
+ public:
+  explicit SlowTwin(const sim::Scenario* s) : s_(s) {}
+  void reset() override {}
+  void observe(const Snapshot&) override {}
+  Result<Fit> refit(double) override {
+    const sim::Scenario* s = s_;
+    return Fit{[s](uint64_t seed) {
+                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                 return sim::make_plant(*s, seed);
+               },
+               {{"slow", true}}};
+  }
+
+ private:
+  const sim::Scenario* s_;
+};
+
+// No decision waits for the search: while a slow search is in flight (seconds), every
+// decision's wall time stays bounded and the last finished plan (here the initial setting)
+// is used; the search's setting takes effect once it has finished.
+TEST(MpcController, DecisionNeverWaitsForASlowSearch) {
+  const sim::Scenario s = grpo_7b();
+  auto probe = sim::make_plant(s, 1);
+  MpcConfig c = config(probe->info(), true);
+  c.replan_s = 100;
+  c.plan_delay_s = 10;
+  c.wait_for_plan = false;
+  std::vector<MpcPlanEvent> events;
+  MpcController ctrl(c, std::make_unique<SlowTwin>(&s), unsafe_setting(),
+                     [&events](const MpcPlanEvent& e) { events.push_back(e); });
+  auto plant = sim::make_plant(s, 500001);
+  LoopConfig lc;
+  lc.duration_s = 300;
+  ControlLoop loop(*plant, s.budget, lc);
+  loop.add_controller(&ctrl);
+  ASSERT_TRUE(loop.run().ok());
+  // 50 ms: five times the 10 ms target, for a loaded test machine; a wait for the
+  // search is seconds (17.5 s on the old code with 100 ms plants).
+  EXPECT_LT(loop.decision_cost().wall_max_s, 0.05);
+  EXPECT_EQ(loop.decisions(), 600);
+  EXPECT_GE(ctrl.skipped_replans(), 1);          // at 200 s the search was still running
+  EXPECT_DOUBLE_EQ(ctrl.setting().fraction, 1);  // the last finished plan: the initial one
 }
 
 }  // namespace

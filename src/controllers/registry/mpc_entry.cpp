@@ -61,6 +61,7 @@ Result<PreparedController> prepare_mpc(const DeclaredOptions& o, const Controlle
   c.guard_w = o.number("guard_w");
   c.max_margin = o.number("max_margin");
   c.plan_delay_s = o.number("plan_delay_s");
+  c.wait_for_plan = o.text("wait") == "block";
   c.search.actuators = acts;
   c.search.grid = o.integer("grid");
   c.search.refine = o.text("refine") == "on";
@@ -156,6 +157,10 @@ ControllerEntry mpc_entry() {
        D::number("plan_delay_s", "10", 0, 1e6,
                  "the search runs off the decision thread; its setting takes effect this long "
                  "after the replan (0: inside the replan decision)"),
+       D::choice("wait", "never", {"never", "block"},
+                 "never: no decision waits for the search (the last finished plan is used; in a "
+                 "simulation faster than real time the episode then depends on thread timing); "
+                 "block: the decision at plan_delay_s waits for it (deterministic)"),
        D::number("max_margin", "0.05", 0, 0.5,
                  "largest uncertainty margin kept free at a replan, fraction of the budget")},
       prepare_mpc};
