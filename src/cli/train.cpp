@@ -212,9 +212,9 @@ int run_train(int argc, char** argv) {
     } else {
       const auto& f = s->report;
       std::printf(
-          "flexwatt train --imitate %s — SIMULATED %s: %d episodes, %ld decisions, rollouts "
-          "%.1f s CPU, fit %.1f s CPU\n"
-          "held-out decisions: %s all factors equal to the teacher's, loss %s\n"
+          "flexwatt train --imitate %s — SIMULATED %s: %d episodes, %ld decisions\n"
+          "rollouts %.1f s CPU, fit %.1f s CPU\n"
+          "held-out decisions equal to the teacher's (every factor): %s, loss %s\n"
           "policy %s  log %s\n",
           imitate.c_str(), s->scenario_name.c_str(), s->episodes, s->samples, s->rollout_cpu_s,
           s->fit_cpu_s, f.value("holdout_exact", nlohmann::json()).dump().c_str(),
