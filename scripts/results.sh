@@ -745,7 +745,10 @@ fi
 # cost (wall us per update() call, one thread per scenario; eval's `decision_us` lines) is
 # measured in the same run. Evaluation seeds 1-2.
 DRIFT_SEEDS=${DRIFT_SEEDS:-2}
-DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc,lookahead"
+# The policy distilled from mpc (imitation, docs/rl.md "Imitation of a planner"; chosen on
+# validation seeds by policies/README.md's rule): its row beside mpc's on the three drift files.
+PIM7=policies/grpo-7b-a100-imit-mpc.json
+DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc,ppo:$PIM7,lookahead"
 DRIFT_STAT_CTL="static,static:calib_s=600,mpc"
 # 72B: steps of 900-1900 s, so the calibration spans an hour, recalibration every 20000 s,
 # hindsight per 40000 s segment; mpc replans hourly on 5400 s twin episodes (options compared
