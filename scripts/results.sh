@@ -747,7 +747,11 @@ fi
 # cost (wall us per update() call, one thread per scenario; eval's `decision_us` lines) is
 # measured in the same run. Evaluation seeds 1-2.
 DRIFT_SEEDS=${DRIFT_SEEDS:-2}
-DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc,lookahead"
+# The policy distilled from mpc (imitation, docs/rl.md "Imitation of a planner"; chosen on
+# validation seeds by policies/README.md's rule): its row beside mpc's on the three drift files
+# and the budget steps.
+PIM7=policies/grpo-7b-a100-imit-mpc.json
+DRIFT_CTL="uncontrolled,static:calib_s=600,static:calib_s=600,recal_s=1800,recal=inner,static:calib_s=600,recal_s=1800,static:recal_s=1800,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc,ppo:$PIM7,lookahead"
 DRIFT_STAT_CTL="static,static:calib_s=600,mpc"
 # 72B: steps of 900-1900 s, so the calibration spans an hour, recalibration every 20000 s,
 # hindsight per 40000 s segment; mpc replans hourly on 5400 s twin episodes (options compared
@@ -758,7 +762,7 @@ DRIFT72_CTL="uncontrolled,static:calib_s=3600,static:calib_s=3600,recal_s=20000,
 # it learns of a step at its next recalibration); the hindsight segments are the budget levels
 # (recal_s=3000); plain `static` calibrates on whole episodes against the whole schedule
 # (foresight, labelled so).
-STEPS_CTL="uncontrolled,static,static:calib_s=600,static:calib_s=600,recal_s=1800,static:recal_s=3000,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc"
+STEPS_CTL="uncontrolled,static,static:calib_s=600,static:calib_s=600,recal_s=1800,static:recal_s=3000,threshold:knob=caps,pid:knob=caps,ppo:$P7,mpc,ppo:$PIM7"
 CHURN_CTL="uncontrolled,static:calib_s=1800,static:calib_s=1800,recal_s=1800,static:recal_s=1800,fleet,mpc"
 # Phase-mix shifts (7B: data-loader stalls, none, checkpoints) with the 7B family's rows but the
 # look-ahead (CPU); stragglers on the fleet with the churn rows. The churn and straggler

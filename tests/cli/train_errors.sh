@@ -39,5 +39,16 @@ jq '.observation.names[1] = "power_11s_rel"' "$src/policies/grpo-7b-a100.json" \
   >"$tmp/renamed.json"
 expect2 "mismatched observation spec" "observation spec does not match.*power_11s_rel" \
   eval "$scn" --controllers "ppo:$tmp/renamed.json"
+# Imitation (--imitate, docs/rl.md "Imitation of a planner").
+expect2 "unknown teacher" "--imitate: unknown controller 'nosuch'" train "$scn" --imitate nosuch \
+  --actions level --out "$tmp/p.json"
+expect2 "imitate without level actions" "--imitate: needs --actions level" train "$scn" \
+  --imitate mpc --out "$tmp/p.json"
+expect2 "imitate with resume" "--imitate: --resume is not supported" train "$scn" --imitate mpc \
+  --actions level --resume "$tmp/bad_ckpt.json" --out "$tmp/p.json"
+expect2 "imitate bad teacher option" "horizon" train "$scn" --imitate mpc:horizon_s=-1 \
+  --actions level --episode-s 30 --teacher-episodes 1 --out "$tmp/p.json"
+expect2 "no teacher episodes" "teacher-episodes" train "$scn" --imitate mpc --actions level \
+  --teacher-episodes 0 --out "$tmp/p.json"
 if [ $fails -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "train_errors: all checks passed"

@@ -60,4 +60,15 @@ grep -q "ppo:" "$tmp/eval.txt" || fail "eval table lacks the ppo row"
 "$bin" train "$scn" --iterations 3 --envs 2 --episode-s 120 --seed 3 --out "$tmp/p.json" \
   --resume "$tmp/p.ckpt.json" >/dev/null 2>&1 || fail "resume"
 [ "$(wc -l <"$tmp/p.train.csv")" -eq 4 ] || fail "resumed run should append one row"
+# Imitation of mpc: one short teacher episode, two epochs; the policy loads as ppo: and records
+# its teacher; the dataset has one row per 3 s decision (120 s: 40) plus its header.
+"$bin" train "$scn" --imitate mpc --actions level --period-s 3 \
+  --knobs gen_concurrency,group_size,power_cap --len-curves growing --episode-s 120 \
+  --teacher-episodes 1 --fit-epochs 2 --seed 3 --json --dataset "$tmp/i.csv" --out "$tmp/i.json" \
+  >"$tmp/i.out" 2>&1 || fail "train --imitate: $(cat "$tmp/i.out")"
+[ "$(jq -r '.metadata.imitation.teacher' "$tmp/i.json")" = mpc ] || fail "imitation teacher"
+[ "$(jq -r '.samples' "$tmp/i.out")" = 40 ] || fail "imitation samples: $(cat "$tmp/i.out")"
+[ "$(wc -l <"$tmp/i.csv")" -eq 41 ] || fail "imitation dataset rows"
+"$bin" eval "$scn" --controllers "ppo:$tmp/i.json" --seeds 1 --duration-s 60 >/dev/null 2>&1 \
+  || fail "eval with an imitated policy"
 echo "train_smoke: all checks passed"

@@ -14,6 +14,7 @@
 #include "rl/plant_env.hpp"
 #include "rl/plant_features.hpp"
 #include "rl/ppo_trainer.hpp"
+#include "rl/train/training_setup.hpp"
 #include "sim/cluster.hpp"
 #include "sim/scenario.hpp"
 
@@ -154,8 +155,8 @@ rl::EpisodeFactory episode_factory(const std::string& path, const std::vector<st
   };
 }
 
-nlohmann::json recipe_json(const TrainRequest& r, const rl::PlantEnvConfig& ec,
-                           const rl::PpoConfig& pc) {
+nlohmann::json recipe_json_impl(const TrainRequest& r, const rl::PlantEnvConfig& ec,
+                                const rl::PpoConfig& pc) {
   nlohmann::json recipe = {{"scenario_path", r.scenario_path},
                            {"overrides", r.sets},
                            {"envs", r.envs},
@@ -261,9 +262,9 @@ Pooled take_finished(const std::vector<rl::PlantEnv*>& envs) {
   return p;
 }
 
-nlohmann::json policy_metadata(const TrainRequest& r, const sim::Scenario& scenario,
-                               const rl::PlantEnvConfig& ec, const nlohmann::json& recipe,
-                               double nominal_budget_w) {
+nlohmann::json policy_metadata_impl(const TrainRequest& r, const sim::Scenario& scenario,
+                                    const rl::PlantEnvConfig& ec, const nlohmann::json& recipe,
+                                    double nominal_budget_w) {
   nlohmann::json meta = {{"scenario_family", scenario.name},
                          {"scenario_path", r.scenario_path},
                          {"overrides", r.sets},
@@ -299,10 +300,9 @@ nlohmann::json policy_metadata(const TrainRequest& r, const sim::Scenario& scena
 // A trainer over req.envs fresh environments; plant_envs gets views of them.
 Result<std::unique_ptr<rl::PpoTrainer>> make_trainer(const TrainRequest& r,
                                                      const rl::PlantEnvConfig& ec,
+                                                     const std::vector<rl::EpisodeFactory>& family,
                                                      rl::PpoConfig& pc,
                                                      std::vector<rl::PlantEnv*>& plant_envs) {
-  std::vector<rl::EpisodeFactory> family = {episode_factory(r.scenario_path, r.sets)};
-  for (const auto& m : r.family) family.push_back(episode_factory(m, r.sets));
   std::vector<std::unique_ptr<rl::Env>> envs;
   for (int e = 0; e < r.envs; ++e) {
     auto env = rl::PlantEnv::create(family, ec);
@@ -322,6 +322,15 @@ Result<std::unique_ptr<rl::PpoTrainer>> make_trainer(const TrainRequest& r,
 }
 
 }  // namespace
+
+nlohmann::json train_policy_metadata(const TrainRequest& r, const TrainSetup& setup,
+                                     const nlohmann::json& recipe, double nominal_budget_w) {
+  return policy_metadata_impl(r, setup.scenario, setup.ec, recipe, nominal_budget_w);
+}
+
+nlohmann::json train_family_json(const TrainRequest& r, const TrainSetup& setup) {
+  return family_on(r) ? family_json(r, setup.ec) : nlohmann::json(nullptr);
+}
 
 rl::PpoConfig default_train_ppo_config() {
   rl::PpoConfig pc;
@@ -357,8 +366,7 @@ nlohmann::json TrainSummary::to_json() const {
           {"simulated", true}};
 }
 
-Result<TrainSummary> run_training(const TrainRequest& r,
-                                  const std::function<void(const TrainProgress&)>& progress) {
+Result<TrainSetup> prepare_train_setup(const TrainRequest& r) {
   const auto parsed_mask = rl::parse_knob_mask(r.knobs);
   if (!parsed_mask.ok()) return parsed_mask.status().with_context("--knobs");
   const unsigned mask = *parsed_mask;
@@ -399,12 +407,26 @@ Result<TrainSummary> run_training(const TrainRequest& r,
       }
     }
   }
-  rl::PlantEnvConfig ec = env_config(r, scenario, mask);
-  FW_RETURN_IF_ERROR(apply_family(r, ec));
+  TrainSetup out;
+  out.mask = mask;
+  out.ec = env_config(r, scenario, mask);
+  FW_RETURN_IF_ERROR(apply_family(r, out.ec));
+  out.family = {episode_factory(r.scenario_path, r.sets)};
+  for (const auto& m : r.family) out.family.push_back(episode_factory(m, r.sets));
+  out.scenario = scenario;
+  return out;
+}
+
+Result<TrainSummary> run_training(const TrainRequest& r,
+                                  const std::function<void(const TrainProgress&)>& progress) {
+  FW_ASSIGN_OR_RETURN(TrainSetup setup, prepare_train_setup(r));
+  const sim::Scenario& scenario = setup.scenario;
+  const rl::PlantEnvConfig& ec = setup.ec;
   rl::PpoConfig pc = r.ppo;
   pc.seed = static_cast<uint64_t>(r.seed);
   std::vector<rl::PlantEnv*> plant_envs;
-  FW_ASSIGN_OR_RETURN(std::unique_ptr<rl::PpoTrainer> trainer, make_trainer(r, ec, pc, plant_envs));
+  FW_ASSIGN_OR_RETURN(std::unique_ptr<rl::PpoTrainer> trainer,
+                      make_trainer(r, ec, setup.family, pc, plant_envs));
   TrainSummary out;
   out.scenario_name = scenario.name;
   out.policy = r.out;
@@ -413,7 +435,7 @@ Result<TrainSummary> run_training(const TrainRequest& r,
                                : r.out;
   out.checkpoint = stem + ".ckpt.json";
   out.log = r.log_path.empty() ? stem + ".train.csv" : r.log_path;
-  const nlohmann::json recipe = recipe_json(r, ec, pc);
+  const nlohmann::json recipe = recipe_json_impl(r, ec, pc);
   if (!r.resume.empty()) {
     FW_RETURN_IF_ERROR(restore_checkpoint(*trainer, r.resume, recipe));
     if (trainer->iteration() >= r.iterations) {
@@ -452,7 +474,7 @@ Result<TrainSummary> run_training(const TrainRequest& r,
   log.reset();
   out.wall_s = elapsed();
   const nlohmann::json meta =
-      policy_metadata(r, scenario, ec, recipe, plant_envs.front()->nominal_budget_w());
+      policy_metadata_impl(r, scenario, ec, recipe, plant_envs.front()->nominal_budget_w());
   FW_RETURN_IF_ERROR(trainer->policy(meta).save(r.out));
   out.iterations = trainer->iteration();
   out.total_steps = trainer->total_steps();
