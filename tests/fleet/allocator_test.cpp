@@ -497,6 +497,47 @@ TEST(Allocator, CurvesDropTheTiersWhenTheyDoNotFitAndStayWithinTheBudget) {
   for (size_t i = 0; i < nodes.size(); ++i) EXPECT_GE(w[i], nodes[i].min_w - 1e-9);
 }
 
+// A one-GPU node of job `id` (tier 0.3) publishing `curve` as its throughput curve.
+NodeRecord bumpy_node(std::string name, std::vector<std::pair<double, double>> curve) {
+  NodeRecord r = node(name, 1, curve.front().first, curve.back().first, curve.back().first);
+  JobRecord j;
+  j.id = std::move(name);
+  j.gpus = 1;
+  j.tier_min = 0.3;
+  r.jobs.push_back(j);
+  r.throughput_curve = std::move(curve);
+  return r;
+}
+
+// The published sweeps are noisy: a point measured high (a bump) must not draw budget to it.
+// Job b's raw curve is 0.5, 0.6, 0.95, 0.96 at 100..400 W (its concave envelope: 0.5, 0.725,
+// 0.95, 0.96, 0.225 per 100 W up to 300 W); job a's is linear, 0.3 per 100 W up to 300 W. On
+// the envelopes a takes its nameplate first and b the rest (a 300 W, b 250 W of 550 W); on the
+// raw points the optimum lands b on its bump (a 250, b 300: 0.85 + 0.95 > 1.0 + 0.775).
+TEST(Allocator, CurvesSplitOnTheUpperConcaveEnvelopeNotOnABumpOfTheRawSweep) {
+  const std::vector<NodeRecord> nodes = {
+      bumpy_node("a", {{100, 0.4}, {200, 0.7}, {300, 1.0}}),
+      bumpy_node("b", {{100, 0.5}, {200, 0.6}, {300, 0.95}, {400, 0.96}})};
+  auto made = make_allocator("curves");
+  ASSERT_TRUE(made.ok());
+  const std::vector<double> w = (*made)->split(550, nodes);
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NEAR(w[0], 300, 1e-3);
+  EXPECT_NEAR(w[1], 250, 1e-3);
+  // The jobs' curves are the envelopes: concave and monotone in budget (weights 1/2 each).
+  const std::vector<CurveJob> jobs = curve_jobs(nodes);
+  ASSERT_EQ(jobs.size(), 2u);
+  ASSERT_EQ(jobs[1].job.curve.size(), 4u);
+  EXPECT_NEAR(jobs[1].job.curve[1].throughput, 0.5 * 0.725, 1e-9);
+  EXPECT_NEAR(jobs[1].job.curve[2].throughput, 0.5 * 0.95, 1e-9);
+  // A last point measured below the one before (noise at the nameplate) is lifted to it.
+  const auto env = upper_concave_envelope({{100, 0.5}, {200, 0.9}, {300, 1.0}, {400, 0.97}});
+  ASSERT_EQ(env.size(), 4u);
+  EXPECT_DOUBLE_EQ(env[3].second, 1.0);
+  EXPECT_DOUBLE_EQ(env[0].second, 0.5);
+  EXPECT_DOUBLE_EQ(env[1].second, 0.9);
+}
+
 PlanInput pause_input(double target_w, bool binding) {
   PlanInput in;
   in.now_unix_s = 1000;
