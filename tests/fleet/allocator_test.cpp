@@ -610,3 +610,101 @@ TEST(SplitPlan, PausesAPausableJobOnlyWhenTheTiersCannotReachTheTargetStaggered)
 }
 
 }  // namespace fw::fleet
+
+namespace fw::fleet {
+
+// A job is paused at most (1 - tier_min) of the event's span (its whole-run tier: the uncut
+// spans count at 1 and the rest of the event it runs at or above its tier floor): when the
+// paused job's budget is spent, the next pausable job pauses first (the site stays within the
+// target), and one stagger later the first resumes.
+TEST(SplitPlan, APausedJobResumesWithinItsTierAndTheNextPausableJobTakesItsTurnStaggered) {
+  auto made = make_allocator("curves");
+  ASSERT_TRUE(made.ok());
+  const std::vector<NodeRecord> site = {
+      curve_node("a0", "steep", 1.6, 0.9, false), curve_node("a1", "steep", 1.6, 0.9, false),
+      curve_node("p0", "pt1", 1.6, 0.5, true),    curve_node("p1", "pt1", 1.6, 0.5, true),
+      curve_node("q0", "pt2", 1.4, 0.5, true),    curve_node("q1", "pt2", 1.4, 0.5, true)};
+  const std::vector<CurveJob> jobs = curve_jobs(site);
+  double tiers_w = 0;
+  for (const auto& j : jobs) {
+    tiers_w += j.tier_floor_w;
+    if (j.pausable) {
+      ASSERT_GT(j.tier_floor_w - j.floor_w, 900) << j.id;  // pausing frees it
+    }
+  }
+  PlanInput in;
+  in.now_unix_s = 1000;
+  in.site_w = 6 * 3200;
+  in.grid.events.push_back({});
+  const double target_w = tiers_w - 900;  // one pausable job paused is enough
+  in.grid.events.back().value_w = target_w;
+  in.grid.events.back().start_unix_s = 0;
+  in.grid.events.back().end_unix_s = 1e9;
+  for (const auto& r : site) in.live[r.node] = r;
+  in.pause_stagger_s = 10;
+  in.binding = true;
+  in.event_span_s = 600;  // a pause budget of 300 s per job of tier 0.5
+  auto apply = [&](const Plan& p) {
+    in.assigned.clear();
+    for (const auto& [n, w] : p.watts) {
+      Assignment a;
+      a.watts = w;
+      a.pause = p.paused_nodes.count(n) > 0;
+      in.assigned[n] = a;
+    }
+    if (p.pause_changed) in.last_pause_change_unix_s = in.now_unix_s;
+  };
+  Plan p = plan_split(in, **made);
+  ASSERT_EQ(p.paused_jobs.size(), 1u);
+  const std::string first = *p.paused_jobs.begin();
+  const std::string second = first == "pt1" ? "pt2" : "pt1";
+  apply(p);
+  // Within its budget it stays paused.
+  in.now_unix_s += 100;
+  in.paused_s[first] = 100;
+  p = plan_split(in, **made);
+  EXPECT_EQ(p.paused_jobs, std::set<std::string>{first});
+  EXPECT_FALSE(p.pause_changed);
+  apply(p);
+  // Its budget spent: the other pauses first (both paused for one stagger) ...
+  in.now_unix_s += 200;
+  in.paused_s[first] = 300;
+  p = plan_split(in, **made);
+  EXPECT_EQ(p.paused_jobs, (std::set<std::string>{first, second}));
+  EXPECT_TRUE(p.pause_changed);
+  apply(p);
+  // ... nothing within the stagger ...
+  in.now_unix_s += 5;
+  p = plan_split(in, **made);
+  EXPECT_EQ(p.paused_jobs, (std::set<std::string>{first, second}));
+  apply(p);
+  // ... then the first resumes.
+  in.now_unix_s += 6;
+  in.paused_s[second] = 11;
+  p = plan_split(in, **made);
+  EXPECT_EQ(p.paused_jobs, std::set<std::string>{second});
+  EXPECT_TRUE(p.pause_changed);
+  double total = 0;
+  for (const auto& [n, w] : p.watts) total += w;
+  EXPECT_LE(total, target_w + 1e-6);
+  apply(p);
+  // The first does not pause again (its budget is spent) when the second's runs out: the
+  // second resumes and the tiers give way (the allocator drops them).
+  in.now_unix_s += 300;
+  in.paused_s[second] = 300;
+  p = plan_split(in, **made);
+  EXPECT_TRUE(p.paused_jobs.empty());
+  EXPECT_TRUE(p.pause_changed);
+  // Without a span (event_span_s 0) a paused job stays paused through the event.
+  in.event_span_s = 0;
+  in.assigned.clear();
+  in.paused_s.clear();
+  in.last_pause_change_unix_s = -1e300;
+  p = plan_split(in, **made);
+  apply(p);
+  in.now_unix_s += 1000;
+  in.paused_s[first] = 1000;
+  EXPECT_EQ(plan_split(in, **made).paused_jobs, std::set<std::string>{first});
+}
+
+}  // namespace fw::fleet
