@@ -460,6 +460,7 @@ bool Coordinator::round(const std::string& reason) {
   stats_.last_split_w = plan.split_w;
   stats_.site_loop_margin_w = site_loop_.margin_w();
   stats_.site_loop_integral_w = site_loop_.integral_w();
+  stats_.site_loop_dip = site_loop_.dip();
   stats_.paused_jobs.assign(plan.paused_jobs.begin(), plan.paused_jobs.end());
   stats_.pause_changes += plan.pause_changed;
   if (since >= 0) {

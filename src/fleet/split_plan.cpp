@@ -125,7 +125,11 @@ std::vector<double> split_running(const PlanInput& in, const Allocator& allocato
     const CurveJob* resume = nullptr;
     for (const CurveJob& j : jobs) {
       if (paused.count(j.id)) {
-        const bool fits = floors_w + 1.1 * (j.tier_floor_w - j.floor_w) <= judged_w;
+        // Its idle nodes draw under their floors, which the feed-forward split counts as room:
+        // that room goes when the job runs again, so it counts against the resume.
+        double idle_w = 0;
+        for (size_t i : j.nodes) idle_w += std::max(0.0, nodes[i].min_w - nodes[i].draw_w);
+        const bool fits = floors_w + 1.1 * (j.tier_floor_w - j.floor_w) + idle_w <= judged_w;
         if (!resume && (!in.binding || fits || spent(j))) resume = &j;
       } else if (j.pausable && in.binding && !spent(j) && floors_w > judged_w + 1e-6) {
         if (!pause || j.tier_min < pause->tier_min ||

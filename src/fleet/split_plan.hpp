@@ -54,7 +54,10 @@
 //               cycles; 0: split_w) less the held shares and the joiner room, the pausable running
 //               job with the lowest tier_min (then the largest tier floor) pauses: the caps cannot
 //               reach the target above the tiers; a paused job resumes when its tier floor fits
-//               again with 10 % to spare, or once no event binds (binding false). With
+//               again with 10 % to spare and with what its idle nodes draw under their floors
+//               (min_w - draw_w: room in the feed-forward split that goes when it runs; without
+//               it the job resumed and paused again every stagger), or once no event binds
+//               (binding false). With
 //               event_span_s > 0 a job is paused at most (1 - tier_min) x event_span_s in the event
 //               (paused_s): its whole-run tier holds if it runs at or above its tier floor the rest
 //               of the time (the uncut spans count at 1). A job whose pause budget is spent counts

@@ -708,3 +708,43 @@ TEST(SplitPlan, APausedJobResumesWithinItsTierAndTheNextPausableJobTakesItsTurnS
 }
 
 }  // namespace fw::fleet
+
+namespace fw::fleet {
+
+// A paused job's nodes draw idle, under the floors they are assigned: the loop's feed-forward
+// split (pause_split_w) is then higher by what they leave, which goes away when the job runs
+// again. Judged without it, the job resumed, the split fell and it paused again (fleet-sim, 12
+// nodes at -35 %: pt_mpt_7b_fast paused and resumed 3 times in 60 s). A paused job resumes only
+// when its tier floor fits with what its nodes leave under their floors counted against it.
+TEST(SplitPlan, APausedJobDoesNotResumeOnTheWattsItsOwnIdleNodesLeave) {
+  auto made = make_allocator("curves");
+  ASSERT_TRUE(made.ok());
+  const std::vector<CurveJob> jobs = curve_jobs(curve_site());
+  double tiers_w = 0, pt_gap_w = 0;
+  for (const auto& j : jobs) {
+    tiers_w += j.tier_floor_w;
+    if (j.id == "pt") pt_gap_w = j.tier_floor_w - j.floor_w;
+  }
+  // pt paused, its two nodes drawing 300 W each (idle) on their 800 W floors.
+  PlanInput in = pause_input(6 * 3200, true);
+  for (const auto& r : curve_site()) {
+    Assignment a;
+    a.watts = r.min_w;
+    a.pause = r.jobs.front().id == "pt";
+    in.assigned[r.node] = a;
+  }
+  in.live["c0"].draw_w = in.live["c1"].draw_w = 300;
+  in.grid.events.back().value_w = tiers_w - pt_gap_w;  // the others' tiers plus pt's floors
+  // The feed-forward split is 900 W above what pt needs at its tier floor, less than the 2 x 500 W
+  // its idle nodes leave under their floors.
+  in.pause_split_w = tiers_w - pt_gap_w + 900 + 1.1 * pt_gap_w;
+  Plan p = plan_split(in, **made);
+  EXPECT_EQ(p.paused_jobs, std::set<std::string>{"pt"});
+  EXPECT_FALSE(p.pause_changed);
+  // With room for its tier floor and its nodes' running draw, it resumes.
+  in.pause_split_w += 1000;
+  p = plan_split(in, **made);
+  EXPECT_TRUE(p.paused_jobs.empty());
+}
+
+}  // namespace fw::fleet
