@@ -665,6 +665,7 @@ Json FleetSim::collect_report() {
       {"node_scenario", node_scenario_.name},
       {"simulated", true},
       {"nodes", o_.nodes},
+      {"seed", o_.seed},
       {"extra_nodes_joining", extra_},
       {"gpus_per_node", nodes_.empty() ? 0 : nodes_[0].sim->gpus()},
       {"duration_s", D_},
