@@ -389,7 +389,7 @@ bool Coordinator::round(const std::string& reason) {
     if (model) in.pause_split_w = std::clamp(site_loop_.base_w(), line, in.site_w);
     // Each job's pause budget (split_plan.hpp "pausing"): the seconds it has been paused in
     // this event (this leader's count; a new leader starts from 0), and the event's span (the
-    // lowest event in force; 0 when open-ended).
+    // lowest event in force; 0 when open-ended), kept until the line no longer binds.
     if (in.binding) {
       const double dt_s = last_pause_count_s_ > 0 ? in.now_unix_s - last_pause_count_s_ : 0.0;
       for (const std::string& id : paused_jobs_) paused_s_[id] += std::max(0.0, dt_s);
@@ -400,10 +400,15 @@ bool Coordinator::round(const std::string& reason) {
             e.start_unix_s <= in.now_unix_s && (e.end_unix_s <= 0 || in.now_unix_s < e.end_unix_s);
         if (now_in && (!low || *e.value_w < *low->value_w)) low = &e;
       }
-      in.event_span_s = low && low->end_unix_s > 0 ? low->end_unix_s - low->start_unix_s : 0.0;
+      if (low) event_span_s_ = low->end_unix_s > 0 ? low->end_unix_s - low->start_unix_s : 0.0;
+      in.event_span_s = event_span_s_;
+      // Past the event's end (its release ramp still binds the line) no job pauses and the
+      // paused ones resume, staggered: a 240 s fleet-sim run paused a job again on the ramp.
+      if (!low) in.binding = false;
     } else {
       paused_s_.clear();
       last_pause_count_s_ = -1;
+      event_span_s_ = 0;
     }
     in.paused_s = paused_s_;
   }

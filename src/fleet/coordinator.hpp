@@ -165,6 +165,7 @@ class Coordinator {
   std::set<std::string> paused_jobs_;
   std::map<std::string, double> paused_s_;
   double last_pause_count_s_ = -1;
+  double event_span_s_ = 0;  // the binding event's span, kept through its release ramp
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

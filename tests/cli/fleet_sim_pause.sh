@@ -24,6 +24,10 @@ assert any(e["job"] in paused_jobs and not e["paused"] for e in ev), "no paused 
 times = [e["t_s"] for e in ev]
 assert all(b - a >= 10 - 0.5 for a, b in zip(times, times[1:])), f"not staggered: {times}"
 span = 0.6 * r["duration_s"]
+# No pause once the event has ended (its release ramp still binds the line: a 240 s run paused
+# pt_mpt_7b_fast again there before the coordinator stopped pausing past the event's end).
+late = [e for e in ev if e["paused"] and e["t_s"] >= 0.85 * r["duration_s"]]
+assert not late, f"paused after the event: {late}"
 for j in d["per_job"]:
     assert j["performance"] >= j["tier_min"], j
     assert j["paused_s"] <= (1 - j["tier_min"]) * span + 10, j
