@@ -73,18 +73,9 @@ void SiteLoop::noise(double now_s) {
     }
     means_.push_back({now_s, m});
   }
-  // The noise at this line: the differences since it last moved, once there are enough of
-  // them; until then, the earlier estimate is kept (have_sigma_), else all of the window.
-  int at_line = 0;
-  for (const Mean& x : diffs_) at_line += x.t > last_move_s_;
-  const bool kept = have_sigma_ && last_move_s_ >= 0 && at_line < o_.min_noise_samples;
-  if (kept) {
-    // sigma_w_ as it was
-  } else if (static_cast<int>(diffs_.size()) >= o_.min_noise_samples) {
+  if (static_cast<int>(diffs_.size()) >= o_.min_noise_samples) {
     std::vector<double> d;
-    for (const Mean& x : diffs_) {
-      if (at_line < o_.min_noise_samples || x.t > last_move_s_) d.push_back(x.mean);
-    }
+    for (const Mean& x : diffs_) d.push_back(x.mean);
     const double med = median(d);
     for (double& x : d) x = std::abs(x - med);
     sigma_w_ = 1.4826 * median(d);
