@@ -695,7 +695,7 @@ DR_FLEET_NODES=${DR_FLEET_NODES:-64}
 DR_FLEET_DURATION=${DR_FLEET_DURATION:-480}
 dr_fleet_results() {
   local arm label args r n=$DR_FLEET_NODES d=$DR_FLEET_DURATION
-  echo "results: dr through the coordinator (5 x $d s)" >&2
+  echo "results: dr through the coordinator (5 arms + seeds 1-3 x $d s, one 240 s pause run)" >&2
   {
     echo "| arm (fleet-sim --scenario dr --nodes $n --duration-s $d) | minutes above target | mean over-cut (ticks / 1-minute means) | ramp down | weighted performance (whole / hold) | every job ≥ tier | pauses + resumes | after release / twins | late ticks |"
     echo "|---|---|---|---|---|---|---|---|---|"
@@ -725,6 +725,35 @@ The single job's own sweep allows a hold performance of $(echo "$r" | awk '{prin
     echo
   } >>"$out"
   splice docs/fleet.md dr-fleet "$tmp/dr-fleet.md"
+  # The default mix arm on seeds 1-3 (scripts/dr_fleet_seeds.sh: a row each, mean and range),
+  # and a deep cut that needs pausing (12 nodes, -43 %, seed 4: its pause timeline).
+  local s reports=()
+  for s in 1 2 3; do
+    FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes "$n" --duration-s "$d" \
+      --mix aps --allocator curves --site-loop --seed "$s" --out "$tmp/drfs-s$s" \
+      >"$tmp/drfs.log" 2>&1 || { echo "results: fleet-sim seed $s: $(tail -1 "$tmp/drfs.log")" >&2; exit 1; }
+    reports+=("$tmp/drfs-s$s/report.json")
+  done
+  bash scripts/dr_fleet_seeds.sh "${reports[@]}" >"$tmp/dr-fleet-seeds.md"
+  splice docs/fleet.md dr-fleet-seeds "$tmp/dr-fleet-seeds.md"
+  FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes 12 --duration-s 240 \
+    --dr-depth 0.43 --mix aps --allocator curves --site-loop --seed 4 --out "$tmp/drfs-pause" \
+    >"$tmp/drfs.log" 2>&1 || { echo "results: fleet-sim pause run: $(tail -1 "$tmp/drfs.log")" >&2; exit 1; }
+  dr_fleet_pause "$tmp/drfs-pause/report.json" >"$tmp/dr-fleet-pause.md"
+  splice docs/fleet.md dr-fleet-pause "$tmp/dr-fleet-pause.md"
+}
+# dr_fleet_pause REPORT: the deep-cut run's pause timeline and its jobs (fleet-sim report.json).
+dr_fleet_pause() {
+  jq -r '
+    def r(x; n): (x * n | round) / n;
+    .dr as $d |
+    "fleet-sim --scenario dr --nodes \(.nodes) --duration-s \(.duration_s) --dr-depth \($d.depth) --mix aps --allocator curves --site-loop --seed \(.seed) (simulated): event \(r(.duration_s * 0.25; 10))–\(r(.duration_s * 0.85; 10)) s, minutes above target \(r($d.minutes_above_target; 100)), mean over-cut \(r($d.mean_overcut_frac * 100; 100)) % (1-minute means \(r($d.mean_overcut_1min_frac * 100; 100)) %), pauses + resumes \($d.pause_changes), late ticks \(.late_ticks).",
+    "",
+    "| t (s) | job | |", "|---|---|---|",
+    ($d.pause_events[] | "| \(.t_s) | \(.job) | \(if .paused then "pauses" else "resumes" end) |"),
+    "",
+    "| job | tier | paused (s) | performance (whole / hold) | ≥ tier |", "|---|---|---|---|---|",
+    ($d.per_job[] | "| \(.name) | \(.tier_min) | \(r(.paused_s; 10)) | \(r(.performance; 1000)) / \(r(.hold_performance; 1000)) | \(if .performance >= .tier_min then "yes" else "no" end) |")' "$1"
 }
 dr_results
 if [ "$all" = 1 ]; then

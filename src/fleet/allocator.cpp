@@ -113,6 +113,39 @@ std::vector<double> JobAllocator::split(double budget_w,
   return out;
 }
 
+std::vector<std::pair<double, double>> upper_concave_envelope(
+    const std::vector<std::pair<double, double>>& curve) {
+  std::vector<std::pair<double, double>> out = curve;
+  const size_t n = curve.size();
+  if (n >= 3) {
+    // The upper hull (monotone chain): vertex indices, each turn clockwise.
+    std::vector<size_t> hull;
+    for (size_t i = 0; i < n; ++i) {
+      while (hull.size() >= 2) {
+        const auto& [x0, y0] = curve[hull[hull.size() - 2]];
+        const auto& [x1, y1] = curve[hull.back()];
+        const auto& [x2, y2] = curve[i];
+        // Drop the middle vertex when it lies on or under the chord from x0 to x2.
+        if ((y1 - y0) * (x2 - x0) <= (y2 - y0) * (x1 - x0)) {
+          hull.pop_back();
+        } else {
+          break;
+        }
+      }
+      hull.push_back(i);
+    }
+    for (size_t k = 0; k + 1 < hull.size(); ++k) {
+      const auto& [x0, y0] = curve[hull[k]];
+      const auto& [x1, y1] = curve[hull[k + 1]];
+      for (size_t i = hull[k] + 1; i < hull[k + 1]; ++i) {
+        out[i].second = x1 > x0 ? y0 + (y1 - y0) * (curve[i].first - x0) / (x1 - x0) : y1;
+      }
+    }
+  }
+  for (size_t i = 1; i < n; ++i) out[i].second = std::max(out[i].second, out[i - 1].second);
+  return out;
+}
+
 std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes) {
   std::vector<CurveJob> jobs;
   std::map<std::string, size_t> by_id;
@@ -144,7 +177,7 @@ std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes) {
     if (first.throughput_curve.size() >= 2 && !first.jobs.empty()) {
       const double per_gpu = double(j.gpus) / std::max(1, first.gpus);
       j.job.name = j.id;
-      for (const auto& [b, t] : first.throughput_curve) {
+      for (const auto& [b, t] : upper_concave_envelope(first.throughput_curve)) {
         const double p = b * per_gpu;
         // allocation::validate: power ascending, throughput positive.
         j.job.curve.push_back({p, std::max(1e-9, weight * t)});

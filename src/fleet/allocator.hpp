@@ -74,10 +74,20 @@ class JobAllocator final : public Allocator {
   allocation::Method method_;
 };
 
+// The least concave function above a sampled curve ([[x, y], ...], x ascending), made monotone
+// (non-decreasing) by holding its maximum: the same x, each y lifted to the envelope. A cap
+// sweep measured on the simulator or in the field is noisy and need not be concave; the split's
+// optimum lands on the points measured high (a bump draws budget to it, away from a job whose
+// curve is truly steeper), so CurveAllocator splits on the envelopes. Fewer than 3 points: the
+// running maximum only.
+std::vector<std::pair<double, double>> upper_concave_envelope(
+    const std::vector<std::pair<double, double>>& curve);
+
 // A job of the site on its nodes' published curves (CurveAllocator): the live nodes whose first
 // job record has the same id (a node without one is a job of its own). Its allocation::Job:
 // power = node budget per GPU x the job's GPUs at each point of its first node's
-// throughput_curve (every node of a job runs the same work), throughput = weight x t_rel, weight
+// throughput_curve (every node of a job runs the same work), on the curve's
+// upper_concave_envelope, throughput = weight x t_rel, weight
 // = tier_min / sum(tier_min) over the jobs (1 / jobs when none has a tier: what the field
 // demonstration scored, as `dr replay`), max_slowdown = 1 - tier_min (the tier is a floor on the
 // job's throughput under the cut; without a tier, 1). A node without a throughput curve: a job

@@ -387,9 +387,34 @@ bool Coordinator::round(const std::string& reason) {
     in.last_pause_change_unix_s = last_pause_change_s_;
     // Pausing judges the feed-forward split (the curves' answer), not the integral's swing.
     if (model) in.pause_split_w = std::clamp(site_loop_.base_w(), line, in.site_w);
+    // Each job's pause budget (split_plan.hpp "pausing"): the seconds it has been paused in
+    // this event (this leader's count; a new leader starts from 0), and the event's span (the
+    // lowest event in force; 0 when open-ended), kept until the line no longer binds.
+    if (in.binding) {
+      const double dt_s = last_pause_count_s_ > 0 ? in.now_unix_s - last_pause_count_s_ : 0.0;
+      for (const std::string& id : paused_jobs_) paused_s_[id] += std::max(0.0, dt_s);
+      last_pause_count_s_ = in.now_unix_s;
+      const GridTarget* low = nullptr;
+      for (const GridTarget& e : in.grid.events) {
+        const bool now_in =
+            e.start_unix_s <= in.now_unix_s && (e.end_unix_s <= 0 || in.now_unix_s < e.end_unix_s);
+        if (now_in && (!low || *e.value_w < *low->value_w)) low = &e;
+      }
+      if (low) event_span_s_ = low->end_unix_s > 0 ? low->end_unix_s - low->start_unix_s : 0.0;
+      in.event_span_s = event_span_s_;
+      // Past the event's end (its release ramp still binds the line) no job pauses and the
+      // paused ones resume, staggered: a 240 s fleet-sim run paused a job again on the ramp.
+      if (!low) in.binding = false;
+    } else {
+      paused_s_.clear();
+      last_pause_count_s_ = -1;
+      event_span_s_ = 0;
+    }
+    in.paused_s = paused_s_;
   }
   const Plan plan = plan_split(in, *allocator_);
   if (plan.pause_changed) last_pause_change_s_ = in.now_unix_s;
+  paused_jobs_ = plan.paused_jobs;
   if (in.site_w <= 0) return true;
 
   std::vector<TxnOp> down, up;
@@ -440,6 +465,7 @@ bool Coordinator::round(const std::string& reason) {
   stats_.last_split_w = plan.split_w;
   stats_.site_loop_margin_w = site_loop_.margin_w();
   stats_.site_loop_integral_w = site_loop_.integral_w();
+  stats_.site_loop_dip = site_loop_.dip();
   stats_.paused_jobs.assign(plan.paused_jobs.begin(), plan.paused_jobs.end());
   stats_.pause_changes += plan.pause_changed;
   if (since >= 0) {

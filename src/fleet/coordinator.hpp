@@ -26,6 +26,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,7 +57,8 @@ struct CoordinatorOptions {
   SiteLoopOptions site_loop;
   // With the site loop on and a grid event binding: pause a pausable job (split_plan.hpp
   // "pausing") when the tiers' floors do not fit, at most one pause or resume per this many
-  // seconds (0: never pause).
+  // seconds (0: never pause); a job is paused at most (1 - its tier_min) of the event's span,
+  // then the next pausable job takes its turn.
   double pause_stagger_s = 0;
   // Reclaim idle headroom (split_plan.hpp "reclaim") while the site loop tracks too (default
   // off: the loop re-splits the unused watts itself; docs/fleet.md measures both).
@@ -96,6 +98,7 @@ struct CoordinatorStats {
   double last_split_w = 0;     // what the last round split (effective + site loop)
   double site_loop_margin_w = 0;
   double site_loop_integral_w = 0;
+  bool site_loop_dip = false;            // the loop saw a dip at the last round (raises frozen)
   std::vector<std::string> paused_jobs;  // after the last round
   int64_t pause_changes = 0;             // pauses and resumes while leading
   std::string ramp_state = "idle";
@@ -157,6 +160,12 @@ class Coordinator {
   double won_at_s_ = 0;     // when this member last won the election (unix s; run thread)
   SiteLoop site_loop_;      // run thread only
   double last_pause_change_s_ = -1e300;  // run thread only (split_plan.hpp "pausing")
+  // Run thread only: the jobs paused after the last round, the seconds each has been paused in
+  // the binding event, and when they were last counted (-1: no event binds).
+  std::set<std::string> paused_jobs_;
+  std::map<std::string, double> paused_s_;
+  double last_pause_count_s_ = -1;
+  double event_span_s_ = 0;  // the binding event's span, kept through its release ramp
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

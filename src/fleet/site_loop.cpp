@@ -106,6 +106,7 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   if (!samples_.empty() &&
       std::abs(line_w - samples_.back().line) > 0.001 * std::max(std::abs(line_w), 1.0)) {
     last_move_s_ = now_s;
+    excess_.clear();  // the model's error is measured again at the new line
   }
   samples_.push_back({now_s, measured_w, line_w, 0, 0});
   noise(now_s);
@@ -135,10 +136,22 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   }
   const double since_move =
       last_move_s_ < 0 ? std::numeric_limits<double>::infinity() : now_s - last_move_s_;
-  // A dip: the judged mean well under what the model predicts at the split in force.
-  if (model && since_move >= o_.judge_s && split_w_ > 0 &&
-      trailing_mean(now_s, o_.judge_s) <
-          mean_model(now_s, model) - std::max(o_.dip_frac * line_w, 2 * margin_w_)) {
+  // A dip: the judged mean well under what the model predicts at the split in force, beyond the
+  // model's steady error (the median of its excess over the last noise window of updates
+  // outside dips at this line; the first such update is its own reference).
+  double excess_w = 0, steady_excess_w = 0;
+  const bool judged = model && since_move >= o_.judge_s && split_w_ > 0;
+  if (judged) {
+    excess_w = mean_model(now_s, model) - trailing_mean(now_s, o_.judge_s);
+    while (!excess_.empty() && excess_.front().t < now_s - o_.noise_window_s) excess_.pop_front();
+    steady_excess_w = excess_w;
+    if (!excess_.empty()) {
+      std::vector<double> v;
+      for (const Mean& x : excess_) v.push_back(x.mean);
+      steady_excess_w = median(v);
+    }
+  }
+  if (judged && excess_w - steady_excess_w > std::max(o_.dip_frac * line_w, 2 * margin_w_)) {
     if (!(now_s < dip_until_s_)) {
       // A new dip: what the integral raised while the window filled with it is taken back.
       for (auto it = samples_.rbegin(); it != samples_.rend(); ++it) {
@@ -151,6 +164,7 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     dip_until_s_ = now_s + o_.dip_hold_s;
   }
   dip_ = now_s < dip_until_s_;
+  if (judged && !dip_) excess_.push_back({now_s, excess_w});
   // The integral on each measurement: a duty cycle's low phase raises the split while it
   // lasts (the nodes in their high phase take what the others leave), a dip does not.
   const double e = want_w - measured_w;

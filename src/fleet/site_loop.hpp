@@ -30,7 +30,10 @@
 //               split while it lasts, so the nodes in their high phase take what the others
 //               leave, which the judged means average out. Raises frozen while a dip is seen (with
 //               a model: the judge-window mean below the model's mean prediction at the splits then
-//               in force by more than max(dip_frac x line, 2 x margin), and for dip_hold_s after;
+//               in force by more than max(dip_frac x line, 2 x margin) beyond the model's steady
+//               error: the median of that excess over the last noise_window_s of updates outside
+//               dips since the line last moved (the first one is its own reference: a dip under
+//               way when the judging starts is not seen), and for dip_hold_s after;
 //               at a new dip the integral goes back to (at most) its value judge_s before, what it
 //               raised while the window filled with the dip: a checkpoint or evaluation dip is not
 //               chased; a duty cycle about a window long cancels in the
@@ -97,6 +100,7 @@ class SiteLoop {
   std::deque<Sample> samples_;  // the last 1.5 judge_s
   std::deque<Mean> means_;      // trailing judge_s means of steady updates
   std::deque<Mean> diffs_;      // m(t) - m(t - judge_s / 2), stamped t
+  std::deque<Mean> excess_;     // the model's mean excess over the judged mean, outside dips
 };
 
 }  // namespace fw::fleet

@@ -109,16 +109,29 @@ std::vector<double> split_running(const PlanInput& in, const Allocator& allocato
       if (a != in.assigned.end() && a->second.pause) paused.insert(j.id);
     }
   }
+  // A job's pause budget in the event ("pausing"): spent once paused (1 - tier) x the span.
+  auto spent = [&](const CurveJob& j) {
+    if (!(in.event_span_s > 0)) return false;
+    const auto it = in.paused_s.find(j.id);
+    const double used_s = it == in.paused_s.end() ? 0.0 : it->second;
+    return used_s >= std::clamp(1 - j.tier_min, 0.0, 1.0) * in.event_span_s - 1e-9;
+  };
   if (in.pause_stagger_s > 0 && in.now_unix_s - in.last_pause_change_unix_s >= in.pause_stagger_s) {
-    double floors_w = 0;
-    for (const CurveJob& j : jobs) floors_w += paused.count(j.id) ? j.floor_w : j.tier_floor_w;
+    double floors_w = 0;  // a paused job whose budget is spent counts as running
+    for (const CurveJob& j : jobs) {
+      floors_w += paused.count(j.id) && !spent(j) ? j.floor_w : j.tier_floor_w;
+    }
     const CurveJob* pause = nullptr;
     const CurveJob* resume = nullptr;
     for (const CurveJob& j : jobs) {
       if (paused.count(j.id)) {
-        const bool fits = floors_w + 1.1 * (j.tier_floor_w - j.floor_w) <= judged_w;
-        if (!resume && (!in.binding || fits)) resume = &j;
-      } else if (j.pausable && in.binding && floors_w > judged_w + 1e-6) {
+        // Its idle nodes draw under their floors, which the feed-forward split counts as room:
+        // that room goes when the job runs again, so it counts against the resume.
+        double idle_w = 0;
+        for (size_t i : j.nodes) idle_w += std::max(0.0, nodes[i].min_w - nodes[i].draw_w);
+        const bool fits = floors_w + 1.1 * (j.tier_floor_w - j.floor_w) + idle_w <= judged_w;
+        if (!resume && (!in.binding || fits || spent(j))) resume = &j;
+      } else if (j.pausable && in.binding && !spent(j) && floors_w > judged_w + 1e-6) {
         if (!pause || j.tier_min < pause->tier_min ||
             (j.tier_min == pause->tier_min && j.tier_floor_w > pause->tier_floor_w)) {
           pause = &j;

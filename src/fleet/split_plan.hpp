@@ -54,9 +54,19 @@
 //               cycles; 0: split_w) less the held shares and the joiner room, the pausable running
 //               job with the lowest tier_min (then the largest tier floor) pauses: the caps cannot
 //               reach the target above the tiers; a paused job resumes when its tier floor fits
-//               again with 10 % to spare, or once no event binds (binding false). Nothing bounds
-//               how long a job stays paused but the event (the replay's whole-run tier budget needs
-//               the jobs' progress, which the records do not carry).
+//               again with 10 % to spare and with what its idle nodes draw under their floors
+//               (min_w - draw_w: room in the feed-forward split that goes when it runs; without
+//               it the job resumed and paused again every stagger), or once no event binds
+//               (binding false). With
+//               event_span_s > 0 a job is paused at most (1 - tier_min) x event_span_s in the event
+//               (paused_s): its whole-run tier holds if it runs at or above its tier floor the rest
+//               of the time (the uncut spans count at 1). A job whose pause budget is spent counts
+//               as running when the floors are judged, so the next pausable job (with budget left)
+//               pauses first, and at the next change the spent one resumes: the pause passes
+//               from job to job, staggered, and the site stays within the target meanwhile. A
+//               spent job never pauses again in the event; when no pausable job has budget left,
+//               the allocator drops the tiers (below). Without event_span_s nothing bounds a
+//               pause but the event.
 //   freed     = nodes with an off marker and no live record: their assignment is deleted.
 //   settling  = until settle_until_unix_s (expiry_s after this leader won its election), a
 //               live node without an assignment key from an earlier leader (none, or one
@@ -100,6 +110,10 @@ struct PlanInput {
   double last_pause_change_unix_s = -1e300;
   double pause_split_w = 0;  // see "pausing" (0: the split)
   bool binding = false;      // a grid event binds (pausing)
+  // See "pausing": per job id, the seconds it has been paused in the binding event (the
+  // coordinator counts them), and the event's span (grid target end - start; 0: no limit).
+  std::map<std::string, double> paused_s;
+  double event_span_s = 0;
 };
 
 struct Plan {

@@ -78,5 +78,48 @@ TEST(SimNode, APausedJobStandsStillAndItsGpusIdle) {
   EXPECT_GT(n.tokens(), tokens);  // it resumes where it stopped
 }
 
+// The probe measures each budget from the job's running state (a node run uncapped for warm_s,
+// copied per budget), not from a fresh node whose job starts at 0: the curve the split trusts
+// is the live run's. Each point equals a node run uncapped to warm_s, then at the budget.
+TEST(SimNode, DrawCurveProbeMeasuresFromTheRunningState) {
+  auto sc = sim::load_scenario(
+      std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/caps-pretrain-a100x8.yaml", {});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  sim::Scenario s = *sc;
+  for (auto& j : s.jobs) j.start_s = 0;
+  const double warm_s = 30, settle_s = 5, measure_s = 10, tick_s = 0.25;
+  auto probe = probe_draw_curve(s, 7, 2, settle_s, measure_s, tick_s, warm_s);
+  ASSERT_TRUE(probe.ok()) << probe.status().message();
+  ASSERT_EQ(probe->size(), 2u);
+  auto fresh = probe_draw_curve(s, 7, 2, settle_s, measure_s, tick_s);
+  ASSERT_TRUE(fresh.ok());
+  for (const DrawCurvePoint& p : *probe) {
+    SimNode n("by-hand", s, 7);
+    int64_t i = 1;
+    for (; double(i) * tick_s <= warm_s + 1e-9; ++i) {
+      ASSERT_TRUE(n.step(double(i) * tick_s, n.nameplate_w()).ok());
+    }
+    double e = 0, tok0 = 0, free0 = 0;
+    int m = 0;
+    for (;; ++i) {
+      const double t = double(i) * tick_s;
+      if (t > warm_s + settle_s + measure_s + 1e-9) break;
+      ASSERT_TRUE(n.step(t, p.budget_w).ok());
+      if (t <= warm_s + settle_s + 1e-9) {
+        tok0 = n.tokens();
+        free0 = n.tokens_uncontrolled();
+        continue;
+      }
+      e += n.power_w();
+      ++m;
+    }
+    EXPECT_NEAR(p.draw_w, e / m, 1e-6 * p.draw_w) << p.budget_w;
+    EXPECT_NEAR(p.throughput_rel, (n.tokens() - tok0) / (n.tokens_uncontrolled() - free0), 1e-9)
+        << p.budget_w;
+  }
+  // Not the fresh node's reading: the first seconds of a job are not its running state.
+  EXPECT_NE((*probe)[0].draw_w, (*fresh)[0].draw_w);
+}
+
 }  // namespace
 }  // namespace fw::fleet

@@ -137,6 +137,8 @@ class FleetSim {
   double baseline_sum_ = 0, baseline_w_ = 0;
   int64_t baseline_n_ = 0;
   // Tick timing: ticks that started more than a tick late, and the worst lateness.
+  std::vector<bool> job_paused_;       // per mix job (gpus_step)
+  Json pause_events_ = Json::array();  // [{t_s, job, paused}] as the mix's jobs change
   int64_t late_ticks_ = 0, safe_ticks_ = 0;
   double max_lateness_s_ = 0;
   std::vector<Row> rows_;
@@ -169,8 +171,9 @@ Status FleetSim::prepare_site() {
   trace_.open(o_.out_dir + "/trace.csv");
   if (!trace_) return Status::IoError(o_.out_dir + "/trace.csv: cannot write");
   trace_.precision(10);
-  trace_ << "t_s,site_w,budget_w,effective_w,active,on_safe_share,awaiting_first,held,leader,"
-            "ramp_state,keys_written,txns,node_puts,uncontrolled_w,split_w\n";
+  trace_
+      << "t_s,site_w,budget_w,effective_w,active,on_safe_share,awaiting_first,held,leader,"
+         "ramp_state,keys_written,txns,node_puts,uncontrolled_w,split_w,margin_w,integral_w,dip\n";
   Rng rng(o_.seed);
   extra_ = dr() ? 0 : std::max(1, o_.nodes / 8);
   nodes_.resize(size_t(o_.nodes + extra_));
@@ -190,6 +193,9 @@ Status FleetSim::prepare_site() {
     }
   }
   double uncontrolled_w = 0, nameplate_w = 0;
+  // The probes measure from the jobs' running state when the curves are first used: the
+  // event's start (0.25 D), the job run uncapped until then.
+  const double warm_s = 0.25 * o_.duration_s;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     Node& n = nodes_[i];
     n.name = "node-" + std::to_string(i);
@@ -206,14 +212,15 @@ Status FleetSim::prepare_site() {
       // The node job's cap sweep (its draw and throughput curve), published by every node
       // when the site loop runs with feed-forward; reported in any case (the bound on the
       // jobs' performance at the target's depth).
-      FW_ASSIGN_OR_RETURN(curve_, probe_draw_curve(s, o_.seed * 1000));
+      FW_ASSIGN_OR_RETURN(curve_, probe_draw_curve(s, o_.seed * 1000, 9, 20, 171, 0.25, warm_s));
     }
     const std::vector<DrawCurvePoint>* curve = &curve_;
     if (job) {
       // One sweep per workload, on its first node's scenario and seed.
       auto it = mix_curves_.find(job->workload);
       if (it == mix_curves_.end()) {
-        FW_ASSIGN_OR_RETURN(auto c, probe_draw_curve(s, o_.seed * 1000 + i));
+        FW_ASSIGN_OR_RETURN(auto c,
+                            probe_draw_curve(s, o_.seed * 1000 + i, 9, 20, 171, 0.25, warm_s));
         it = mix_curves_.emplace(job->workload, std::move(c)).first;
       }
       curve = &it->second;
@@ -392,6 +399,21 @@ Status FleetSim::gpus_step(double t, double* site, double* free, int* active, in
     *free += n.sim->uncontrolled_w();
     if (n.state == Node::State::kActive) n.link->update(n.sim->record(unix_now()));
   }
+  // The mix's pause timeline: a job is paused while any of its nodes is.
+  if (!mix_.empty()) {
+    job_paused_.resize(mix_.size(), false);
+    std::vector<bool> now(mix_.size(), false);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (job_of_[i] >= 0 && nodes_[i].started_t_s >= 0 && nodes_[i].pause) {
+        now[size_t(job_of_[i])] = true;
+      }
+    }
+    for (size_t k = 0; k < mix_.size(); ++k) {
+      if (now[k] == job_paused_[k]) continue;
+      job_paused_[k] = now[k];
+      pause_events_.push_back({{"t_s", t}, {"job", mix_[k].name}, {"paused", bool(now[k])}});
+    }
+  }
   return Status::Ok();
 }
 
@@ -399,7 +421,8 @@ void FleetSim::trace_row(double t, double site, double free, int active, int on_
                          int awaiting) {
   const double eff = effective_budget_w(current_site_w_, grid_, unix_now());
   int64_t keys = 0, txns = 0, puts = 0, held = 0;
-  double split = 0;
+  double split = 0, margin = 0, integral = 0;
+  bool dip = false;
   std::string leader = "none", ramp = "idle";
   for (size_t c = 0; c < coords_.size(); ++c) {
     const CoordinatorStats st = coords_[c]->stats();
@@ -410,13 +433,17 @@ void FleetSim::trace_row(double t, double site, double free, int active, int on_
       held = int64_t(st.last_plan.held.size());
       ramp = st.ramp_state;
       split = st.last_split_w;
+      margin = st.site_loop_margin_w;
+      integral = st.site_loop_integral_w;
+      dip = st.site_loop_dip;
     }
   }
   for (const auto& n : nodes_) puts += n.link ? n.link->puts() : 0;
   rows_.push_back({t, site, eff, free});
   trace_ << t << ',' << site << ',' << current_site_w_ << ',' << eff << ',' << active << ','
          << on_safe << ',' << awaiting << ',' << held << ',' << leader << ',' << ramp << ',' << keys
-         << ',' << txns << ',' << puts << ',' << free << ',' << split << '\n';
+         << ',' << txns << ',' << puts << ',' << free << ',' << split << ',' << margin << ','
+         << integral << ',' << int(dip) << '\n';
 }
 
 Status FleetSim::run_schedule() {
@@ -485,6 +512,7 @@ Json FleetSim::dr_report() const {
     int64_t changes = 0;
     for (const auto& c : coords_) changes += c->stats().pause_changes;
     j["pause_changes"] = changes;
+    j["pause_events"] = pause_events_;
   }
   j["draw_curves"] = o_.site_loop && o_.draw_curves;
   // The node job's sweep, and what it allows: the throughput at the node budget whose draw is
@@ -637,6 +665,7 @@ Json FleetSim::collect_report() {
       {"node_scenario", node_scenario_.name},
       {"simulated", true},
       {"nodes", o_.nodes},
+      {"seed", o_.seed},
       {"extra_nodes_joining", extra_},
       {"gpus_per_node", nodes_.empty() ? 0 : nodes_[0].sim->gpus()},
       {"duration_s", D_},

@@ -17,7 +17,8 @@
 // is the nodes' nameplate (never binds); nodes join over 0 - 0.05 D; the baseline is the
 // site's measured mean over 0.10 - 0.25 D; at 0.25 D the grid target (1 - dr_depth) x baseline
 // is sent, reached at 0.35 D after a ramp down of 0.05 D, held to 0.85 D, released with a ramp
-// of 0.05 D. No churn. The report's "dr" block scores the hold (dr_scores below).
+// of 0.05 D. No churn. The report's "dr" block scores the hold (dr_scores below); with a mix it
+// lists the jobs' pauses and resumes in order (dr.pause_events: [{t_s, job, paused}]).
 // A joining node's job starts once the node has its first assignment (GPUs idle until then).
 // Writes <out>/trace.csv (one row per tick) and <out>/report.json, returned too. The report
 // has the coordinators' ramp events and the ticks that started late (a loaded machine).
@@ -45,8 +46,9 @@ struct FleetSimOptions {
   bool site_loop = false;           // the coordinators' closed site loop (site_loop.hpp)
   double site_loop_ki_per_s = 0.1;  // its integral gain (SiteLoopOptions::ki_per_s)
   // "dr" with the site loop: every node publishes the node job's draw curve (sim_node.hpp
-  // probe_draw_curve, measured once on node 0's scenario and seed before the run) as the
-  // loop's feed-forward; false: none (the loop's integral alone).
+  // probe_draw_curve, measured once on node 0's scenario and seed before the run, from the
+  // job's running state at the event's start: warm_s = 0.25 D) as the loop's feed-forward;
+  // false: none (the loop's integral alone).
   bool draw_curves = true;
   // "dr": the nodes' job mix. "" : every node runs the node scenario's job. "aps": the APS
   // event's jobs of `dr replay` (scenarios/dr/aps-2025-05-01.yaml; fleet_sim_mix below) on the

@@ -8,8 +8,8 @@ namespace fw::fleet {
 SimNode::SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed, double pfi)
     : name_(std::move(name)), idle_scenario_(scenario), seed_(seed), pfi_(pfi) {
   for (auto& j : idle_scenario_.jobs) j.start_s = 1e12;  // never starts: the GPUs idle
-  capped_ = sim::make_cluster(scenario, seed);
-  free_ = std::make_unique<sim::Cluster>(*capped_);
+  capped_ = ClusterBox(sim::make_cluster(scenario, seed));
+  free_ = capped_;
   for (const GpuInfo& g : capped_->info().gpus) {
     min_cap_w_.push_back(g.min_cap_w);
     max_cap_w_.push_back(g.max_cap_w);
@@ -72,7 +72,7 @@ Status SimNode::step(double t_s, double budget_w, bool pause) {
   paused_ = pause;
   if (pause) {
     // The job stands still; the GPUs idle (an idle twin, stepped only while paused).
-    if (!idle_) idle_ = sim::make_cluster(idle_scenario_, seed_);
+    if (!idle_) idle_ = ClusterBox(sim::make_cluster(idle_scenario_, seed_));
     FW_RETURN_IF_ERROR(idle_->write(c));
     FW_RETURN_IF_ERROR(idle_->read(t_s, snap_idle_));
     power_w_ = mean_power(snap_idle_, meter_idle_, t_s, counter_period_s_);
@@ -123,22 +123,27 @@ NodeRecord SimNode::record(double time_unix_s) const {
 
 Result<std::vector<DrawCurvePoint>> probe_draw_curve(const sim::Scenario& scenario, uint64_t seed,
                                                      int points, double settle_s, double measure_s,
-                                                     double tick_s) {
-  if (points < 2 || !(measure_s > 0) || !(tick_s > 0) || settle_s < 0) {
-    return Status::InvalidArgument("probe_draw_curve: need points >= 2, measure_s > 0, tick_s > 0");
+                                                     double tick_s, double warm_s) {
+  if (points < 2 || !(measure_s > 0) || !(tick_s > 0) || settle_s < 0 || !(warm_s >= 0)) {
+    return Status::InvalidArgument(
+        "probe_draw_curve: need points >= 2, measure_s > 0, tick_s > 0, warm_s >= 0");
   }
   std::vector<DrawCurvePoint> out;
-  const SimNode shape("probe", scenario, seed);
+  SimNode warm("probe", scenario, seed);
+  int64_t first = 1;  // the first tick after the warm-up
+  for (; double(first) * tick_s <= warm_s + 1e-9; ++first) {
+    FW_RETURN_IF_ERROR(warm.step(double(first) * tick_s, warm.nameplate_w()));
+  }
   for (int k = 0; k < points; ++k) {
-    const double b = shape.min_w() + (shape.nameplate_w() - shape.min_w()) * k / (points - 1);
-    SimNode n("probe", scenario, seed);
+    const double b = warm.min_w() + (warm.nameplate_w() - warm.min_w()) * k / (points - 1);
+    SimNode n = warm;
     double e = 0, tok0 = 0, free0 = 0;
     int m = 0;
-    for (int64_t i = 1;; ++i) {
+    for (int64_t i = first;; ++i) {
       const double t = double(i) * tick_s;
-      if (t > settle_s + measure_s + 1e-9) break;
+      if (t > warm_s + settle_s + measure_s + 1e-9) break;
       FW_RETURN_IF_ERROR(n.step(t, b));
-      if (t <= settle_s + 1e-9) {
+      if (t <= warm_s + settle_s + 1e-9) {
         tok0 = n.tokens();
         free0 = n.tokens_uncontrolled();
         continue;

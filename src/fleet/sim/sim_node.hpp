@@ -31,6 +31,27 @@
 
 namespace fw::fleet {
 
+// A cluster owned by value: copying a SimNode copies its clusters' state (sim::Cluster is
+// copyable; the probe below runs copies of one running node).
+class ClusterBox {
+ public:
+  ClusterBox() = default;
+  explicit ClusterBox(std::unique_ptr<sim::Cluster> c) : c_(std::move(c)) {}
+  ClusterBox(const ClusterBox& o) : c_(o.c_ ? std::make_unique<sim::Cluster>(*o.c_) : nullptr) {}
+  ClusterBox& operator=(const ClusterBox& o) {
+    if (this != &o) c_ = o.c_ ? std::make_unique<sim::Cluster>(*o.c_) : nullptr;
+    return *this;
+  }
+  ClusterBox(ClusterBox&&) = default;
+  ClusterBox& operator=(ClusterBox&&) = default;
+  sim::Cluster* operator->() const { return c_.get(); }
+  sim::Cluster& operator*() const { return *c_; }
+  explicit operator bool() const { return c_ != nullptr; }
+
+ private:
+  std::unique_ptr<sim::Cluster> c_;
+};
+
 class SimNode {
  public:
   // `scenario`: the node's scenario (its GPUs and jobs); `seed`: the node's run seed;
@@ -75,7 +96,7 @@ class SimNode {
 
   std::string name_;
   std::vector<std::string> job_names_;
-  std::unique_ptr<sim::Cluster> capped_, free_, idle_;
+  ClusterBox capped_, free_, idle_;  // copied with the node
   sim::Scenario idle_scenario_;
   uint64_t seed_ = 0;
   bool paused_ = false;
@@ -94,15 +115,18 @@ class SimNode {
   std::vector<std::pair<double, double>> curve_;
 };
 
-// A node job's cap sweep on the simulator: a node of `scenario` (seed `seed`) run at each of
-// `points` node budgets evenly from its floor to its nameplate, each for settle_s then
-// measure_s of virtual time (fresh node per budget, job started at 0). Per budget: the mean
-// draw over the measured span and the tokens trained there relative to the uncapped twin.
+// A node job's cap sweep on the simulator: a node of `scenario` (seed `seed`) run uncapped for
+// warm_s of virtual time (its job's running state), then, from a copy of that state per budget,
+// at each of `points` node budgets evenly from its floor to its nameplate for settle_s then
+// measure_s. Per budget: the mean draw over the measured span and the tokens trained there
+// relative to the uncapped twin. warm_s = 0: a fresh node per budget, its job started at 0
+// (its first seconds are not the running state: the curve reads the live run off).
 struct DrawCurvePoint {
   double budget_w = 0, draw_w = 0, throughput_rel = 0;
 };
 Result<std::vector<DrawCurvePoint>> probe_draw_curve(const sim::Scenario& scenario, uint64_t seed,
                                                      int points = 9, double settle_s = 20,
-                                                     double measure_s = 171, double tick_s = 0.25);
+                                                     double measure_s = 171, double tick_s = 0.25,
+                                                     double warm_s = 0);
 
 }  // namespace fw::fleet
