@@ -9,9 +9,11 @@ set -u
 BIN="$1"; SRC="$2"
 T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# fleet-sim's APS mix names its scenarios relative to the source tree (ctest runs in build/).
+cd "$SRC" || fail "cannot enter $SRC"
 FLEXWATT="$BIN" bash "$SRC/scripts/fleet_sim.sh" --scenario dr --nodes 12 --duration-s 120 \
   --dr-depth 0.43 --mix aps --allocator curves --site-loop --seed 4 --out "$T/run" \
-  >"$T/log" 2>&1 || fail "fleet-sim: $(tail -3 "$T/log")"
+  >"$T/log" 2>&1 || fail "fleet-sim (exit $?): $(grep -v Killed "$T/log" | tail -8)"
 python3 - "$T/run/report.json" <<'PY' || fail "pause timeline ($(cat "$T/log"))"
 import json, sys
 r = json.load(open(sys.argv[1]))
