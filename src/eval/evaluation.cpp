@@ -89,19 +89,7 @@ Result<registry::ControllerEnv> make_env(const EvalRequest& req) {
   env.make_plant = [sc](uint64_t seed) { return sim::make_plant(*sc, seed); };
   env.declared = std::make_shared<const sim::Scenario>(scenario);
   env.make_plant_at = [sc](double t0_s) -> PlantFactory {
-    auto shifted = std::make_shared<sim::Scenario>(*sc);
-    for (sim::JobSpec& j : shifted->jobs) {
-      j.grpo.curve_shift_s = t0_s;
-      // The job schedule as from t0: arrivals and departures after t0 move with it; a job gone
-      // by t0 never starts.
-      if (j.end_s <= t0_s) {
-        j.start_s = 1e12;
-        j.end_s = std::numeric_limits<double>::infinity();
-      } else {
-        j.start_s = std::max(0.0, j.start_s - t0_s);
-        j.end_s -= t0_s;
-      }
-    }
+    auto shifted = std::make_shared<sim::Scenario>(sim::shifted_to(*sc, t0_s));
     return [shifted](uint64_t seed) { return sim::make_plant(*shifted, seed); };
   };
   const uint64_t cal_base = calibration_base(req.seeds);

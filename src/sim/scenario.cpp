@@ -1,6 +1,8 @@
 #include "sim/scenario.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/config.hpp"
 #include "sim/pipeline_scenario.hpp"
@@ -653,6 +655,21 @@ std::unique_ptr<Cluster> make_cluster(const Scenario& s, uint64_t seed) {
 
 std::unique_ptr<fw::Plant> make_plant(const Scenario& s, uint64_t seed) {
   return make_cluster(s, seed);
+}
+
+Scenario shifted_to(const Scenario& s, double t0_s) {
+  Scenario shifted = s;
+  for (JobSpec& j : shifted.jobs) {
+    j.grpo.curve_shift_s = t0_s;
+    if (j.end_s <= t0_s) {
+      j.start_s = 1e12;
+      j.end_s = std::numeric_limits<double>::infinity();
+    } else {
+      j.start_s = std::max(0.0, j.start_s - t0_s);
+      j.end_s -= t0_s;
+    }
+  }
+  return shifted;
 }
 
 }  // namespace fw::sim

@@ -66,4 +66,9 @@ std::vector<JobSpec> resolve_jobs(const Scenario& s, uint64_t seed);
 std::unique_ptr<Cluster> make_cluster(const Scenario& s, uint64_t seed);
 std::unique_ptr<fw::Plant> make_plant(const Scenario& s, uint64_t seed);
 
+// The scenario as seen from time t0_s on (a calibration run started at t0_s): completion-length
+// curves shifted by t0_s; arrivals and departures after t0_s move with it; a job gone by t0_s
+// never starts.
+Scenario shifted_to(const Scenario& s, double t0_s);
+
 }  // namespace fw::sim

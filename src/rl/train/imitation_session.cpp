@@ -36,17 +36,7 @@ Result<registry::ControllerEnv> controller_env(std::shared_ptr<const sim::Scenar
   env.make_plant = [sc](uint64_t seed) { return sim::make_plant(*sc, seed); };
   env.declared = sc;
   env.make_plant_at = [sc](double t0_s) -> PlantFactory {
-    auto shifted = std::make_shared<sim::Scenario>(*sc);
-    for (sim::JobSpec& j : shifted->jobs) {
-      j.grpo.curve_shift_s = t0_s;
-      if (j.end_s <= t0_s) {
-        j.start_s = 1e12;
-        j.end_s = std::numeric_limits<double>::infinity();
-      } else {
-        j.start_s = std::max(0.0, j.start_s - t0_s);
-        j.end_s -= t0_s;
-      }
-    }
+    auto shifted = std::make_shared<sim::Scenario>(sim::shifted_to(*sc, t0_s));
     return [shifted](uint64_t seed) { return sim::make_plant(*shifted, seed); };
   };
   env.calibration_seeds = {1000001, 1000002};
