@@ -47,6 +47,8 @@ fuzz-deps:
 
 # ccache, when the machine has it, makes rebuilds of unchanged files free (not required).
 CCACHE := $(shell command -v ccache)
+# ccache caches files built with a precompiled header only with these relaxed checks.
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 
 # CMAKE_FLAGS: extra configure flags (CI: -DFLEXWATT_WERROR=ON).
 $(BUILD)/Makefile: CMakeLists.txt
@@ -62,7 +64,8 @@ test: build
 # agent's tests (the job-traffic stress test, the HTTP limits, the loop and its restores) and
 # the control tests; under TSan also the fleet's threaded tests against a real etcd
 # (SAN_FLEET_FILTER of test_fleet: coordinator, node links, watches, lease keepers, TLS).
-# CI runs it after `make test`.
+# CI runs it after `make test`. The ASan build goes without precompiled headers: it is the
+# build that checks every file of the agent and control path includes what it uses.
 SAN_TESTS := test_agent test_control
 SAN_FILTER ?= *
 SAN_FLEET_FILTER ?= $(SAN_FLEET_FAST)
@@ -75,9 +78,9 @@ SAN_FLEET_FAST := CoordinatorLive.LeaderCrash*:CoordinatorLive.KilledEtcdMember*
 sanitize: deps
 	@set -e; for san in address thread; do \
 	  dir=build-$${san:0:1}san; echo "== $$san ($$dir)"; \
-	  fleet=; [ $$san = thread ] && fleet=test_fleet; \
+	  fleet=; pch=OFF; [ $$san = thread ] && fleet=test_fleet && pch=ON; \
 	  cmake -S . -B $$dir -DCMAKE_BUILD_TYPE=Debug -DFLEXWATT_SANITIZE=$$san \
-	    -DFLEXWATT_BUILD_BENCH=OFF $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null; \
+	    -DFLEXWATT_BUILD_BENCH=OFF -DFLEXWATT_PCH=$$pch $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null; \
 	  cmake --build $$dir -j $(JOBS) --target $(SAN_TESTS) $$fleet fake_nvml fake_nvml_old; \
 	  for t in $(SAN_TESTS) $$fleet; do \
 	    filter='$(SAN_FILTER)'; [ $$t = test_fleet ] && filter='$(SAN_FLEET_FILTER)'; \
