@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <limits>
 #include <memory>
 
 #include "control/control_loop.hpp"
