@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-dev \
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev jq clang-format \
+  libgtest-dev libgmock-dev libbenchmark-dev jq clang-format ccache \
   etcd-server etcd-client openssl prometheus chromium-headless-shell systemd shellcheck python3-yaml \
   python3-torch
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -98,15 +98,19 @@ demo: build
 dist: build
 	deploy/dist.sh $(BUILD) dist
 
-# Every figure behind README's results table and docs/results.md, regenerated (slow; not in test).
+# Every figure behind README's results table and docs/results.md, regenerated (slow; not in test)
+# in blocks (`bash scripts/results.sh --list`): BLOCK=NAME[,NAME...] runs those only; a block whose
+# binaries, code and inputs are unchanged is re-spliced from .results-cache/ without running, so
+# an interrupted run resumes where it stopped; FORCE=1 runs the blocks again.
+RESULTS_FLAGS = $(if $(BLOCK),--block '$(BLOCK)') $(if $(filter-out 0,$(FORCE)),--force)
 results: build
-	bash scripts/results.sh $(BUILD)/flexwatt
+	bash scripts/results.sh $(RESULTS_FLAGS) $(BUILD)/flexwatt
 
-# results plus the slower tables (docs/caps.md's balanced and H100/H200 scenarios, the fleet
-# run and fault campaign of docs/fleet.md on etcd, the analyze-vs-engines table of
-# docs/analysis.md: bench-deps).
+# results plus the slower blocks (docs/caps.md's balanced, H100/H200 and pipeline scenarios, the
+# fleet runs and fault campaign of docs/fleet.md on etcd, the analyze-vs-engines table of
+# docs/analysis.md: bench-deps, the drift tables, ...).
 results-all: build bench-deps
-	bash scripts/results.sh --all $(BUILD)/flexwatt
+	bash scripts/results.sh --all $(RESULTS_FLAGS) $(BUILD)/flexwatt
 
 # The fleet's fault campaign (docs/fleet.md, "Fault campaign"): 3 etcd members, 2
 # coordinators, 4 simulated agents on loopback, ~4 minutes; not part of `make test`.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "agent/agent_log.hpp"
 #include "agent/fleet_budget.hpp"
 #include "core/format.hpp"
 
@@ -12,8 +13,6 @@ namespace {
 
 // First calibration seed of calibrated controllers (static): eval's for its default seeds.
 constexpr uint64_t kCalibrationSeed = 1000001;
-
-void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
 
 }  // namespace
 

@@ -28,29 +28,29 @@
 namespace fw::agent {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 thread_local ServedConnection* tl_current = nullptr;
 
-Clock::duration span(double s) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+SteadyClock::duration span(double s) {
+  return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(s));
 }
 
-int ms_until(Clock::time_point t) {
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now()).count();
+int ms_until(SteadyClock::time_point t) {
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(t - SteadyClock::now()).count();
   return static_cast<int>(std::clamp<int64_t>(ms, 0, INT_MAX));
 }
 
 // Waits until `fd` has `events`, the deadline passes or `stop_fd` is readable:
 // 1 ready (or hung up: the next call says how), 0 deadline, -1 stopping or error.
-int wait_fd(int fd, short events, int stop_fd, Clock::time_point deadline) {
+int wait_fd(int fd, short events, int stop_fd, SteadyClock::time_point deadline) {
   for (;;) {
     pollfd p[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
     int n = ::poll(p, 2, ms_until(deadline));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 || p[1].revents != 0) return -1;
     if (n > 0) return 1;
-    if (Clock::now() >= deadline) return 0;
+    if (SteadyClock::now() >= deadline) return 0;
   }
 }
 
@@ -98,7 +98,7 @@ ServedConnection* current_connection() { return tl_current; }
 void ServedConnection::allow_body(size_t max_bytes) {
   body_allowed_ = true;
   body_budget_ = max_bytes;
-  body_deadline_ = Clock::now() + span(body_timeout_s_);
+  body_deadline_ = SteadyClock::now() + span(body_timeout_s_);
 }
 
 void ServedConnection::begin_request() {
@@ -136,7 +136,7 @@ class ConnStream final : public httplib::Stream {
     return ::poll(&p, 1, 0) > 0;
   }
   bool is_writable() const override {
-    return wait_fd(c_.fd_, POLLOUT, stop_fd_, Clock::now() + write_timeout_) == 1;
+    return wait_fd(c_.fd_, POLLOUT, stop_fd_, SteadyClock::now() + write_timeout_) == 1;
   }
   ssize_t read(char* ptr, size_t size) override {
     if (size == 0) return 0;
@@ -167,7 +167,7 @@ class ConnStream final : public httplib::Stream {
     }
   }
   ssize_t write(const char* ptr, size_t size) override {
-    auto deadline = Clock::now() + write_timeout_;
+    auto deadline = SteadyClock::now() + write_timeout_;
     for (;;) {
       ssize_t n = ::send(c_.fd_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n >= 0) return n;
@@ -189,7 +189,7 @@ class ConnStream final : public httplib::Stream {
  private:
   ServedConnection& c_;
   int stop_fd_;
-  Clock::duration write_timeout_;
+  SteadyClock::duration write_timeout_;
 };
 
 // The worker threads: serve one queued connection's request at a time.
@@ -299,8 +299,8 @@ class GatedServer::Poller {
 
   void run() {
     std::vector<epoll_event> events(256);
-    auto next_sweep = Clock::now() + kSweepEvery;
-    auto next_tick = Clock::now() + std::chrono::seconds(1);
+    auto next_sweep = SteadyClock::now() + kSweepEvery;
+    auto next_tick = SteadyClock::now() + std::chrono::seconds(1);
     for (;;) {
       int n = ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()),
                            ms_until(std::min(next_sweep, next_tick)));
@@ -325,7 +325,7 @@ class GatedServer::Poller {
         }
       }
       if (exit) break;
-      auto now = Clock::now();
+      auto now = SteadyClock::now();
       if (now >= next_sweep) {
         sweep(now);
         next_sweep = now + kSweepEvery;
@@ -379,7 +379,7 @@ class GatedServer::Poller {
                                                 : "too many open connections from this client");
       return close_conn(p);
     }
-    p->deadline_ = Clock::now() + span(lim_.idle_timeout_s);
+    p->deadline_ = SteadyClock::now() + span(lim_.idle_timeout_s);
     watch(p);
   }
 
@@ -394,7 +394,7 @@ class GatedServer::Poller {
       p->off_ = 0;
     }
     bool started = !p->buf_.empty();  // a pipelined request has begun
-    p->deadline_ = Clock::now() + span(started ? lim_.head_timeout_s : lim_.idle_timeout_s);
+    p->deadline_ = SteadyClock::now() + span(started ? lim_.head_timeout_s : lim_.idle_timeout_s);
     if (GatedServer::has_head(*p)) return dispatch(p);
     watch(p);
   }
@@ -430,7 +430,7 @@ class GatedServer::Poller {
       size_t want = std::min(sizeof tmp, ServedConnection::kMaxHeadBytes - have);
       ssize_t n = ::recv(c.fd_, tmp, want, 0);
       if (n > 0) {
-        if (have == 0) c.deadline_ = Clock::now() + span(lim_.head_timeout_s);
+        if (have == 0) c.deadline_ = SteadyClock::now() + span(lim_.head_timeout_s);
         c.buf_.append(tmp, static_cast<size_t>(n));
         continue;
       }
@@ -469,12 +469,12 @@ class GatedServer::Poller {
     c.drained_ = c.buf_.size() - c.off_;
     c.buf_.clear();
     c.off_ = c.scanned_ = 0;
-    c.deadline_ = Clock::now() + kDrainFor;
+    c.deadline_ = SteadyClock::now() + kDrainFor;
     if (s_.stopping_) return close_conn(p);
     if (!watched) watch(p);
   }
 
-  void sweep(Clock::time_point now) {
+  void sweep(SteadyClock::time_point now) {
     std::vector<ServedConnection*> due;
     for (auto& [p, c] : conns_) {
       if (now >= p->deadline_) due.push_back(p);
@@ -533,9 +533,9 @@ bool GatedServer::start_serving() {
   if (!poller_->ok() || stop_fd_ < 0) return false;
   listener_ = std::thread([this] { listen_after_bind(); });
   // httplib's stop() does nothing until the listener runs: wait (bounded) until it does.
-  auto deadline = Clock::now() + std::chrono::seconds(10);
+  auto deadline = SteadyClock::now() + std::chrono::seconds(10);
   while (!is_running()) {
-    if (Clock::now() > deadline) return false;
+    if (SteadyClock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
@@ -548,8 +548,8 @@ void GatedServer::shutdown() {
   if (stop_fd_ >= 0) (void)!::write(stop_fd_, &one, sizeof one);
   if (listener_.joinable()) {
     // stop() is a no-op until the listener runs (start_serving() waited for that).
-    auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (!is_running() && Clock::now() < deadline) {
+    auto deadline = SteadyClock::now() + std::chrono::seconds(10);
+    while (!is_running() && SteadyClock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     stop();
@@ -575,7 +575,7 @@ bool GatedServer::has_head(ServedConnection& c) {
   return false;
 }
 
-bool GatedServer::next_head_within(ServedConnection& c, Clock::duration linger) {
+bool GatedServer::next_head_within(ServedConnection& c, SteadyClock::duration linger) {
   if (c.off_ > 0) {  // drop what the last request consumed
     c.buf_.erase(0, c.off_);
     c.scanned_ = c.scanned_ > c.off_ ? c.scanned_ - c.off_ : 0;
@@ -583,7 +583,7 @@ bool GatedServer::next_head_within(ServedConnection& c, Clock::duration linger) 
   }
   if (has_head(c)) return true;
   if (c.buf_.size() >= ServedConnection::kMaxHeadBytes) return false;  // the poller says 431
-  if (wait_fd(c.fd_, POLLIN, stop_fd_, Clock::now() + linger) != 1) return false;
+  if (wait_fd(c.fd_, POLLIN, stop_fd_, SteadyClock::now() + linger) != 1) return false;
   char tmp[ServedConnection::kMaxHeadBytes];
   ssize_t n = ::recv(c.fd_, tmp, ServedConnection::kMaxHeadBytes - c.buf_.size(), MSG_DONTWAIT);
   if (n <= 0) return false;  // EOF and errors stay for the poller to see

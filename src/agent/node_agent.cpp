@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "agent/agent_log.hpp"
 #include "agent/fleet_follower.hpp"
 #include "agent/registry_channel.hpp"
 #include "agent/server.hpp"
@@ -18,8 +19,6 @@
 
 namespace fw::agent {
 namespace {
-
-void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
 
 std::string host_name() {
   char buf[256] = {};

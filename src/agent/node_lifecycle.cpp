@@ -6,14 +6,13 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "agent/agent_log.hpp"
 #include "agent/agent_tick.hpp"
 #include "core/format.hpp"
 #include "runtime/restore_file.hpp"
 
 namespace fw::agent {
 namespace {
-
-void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
 
 // A restore file that cannot be read (truncated by a crash mid-write, edited by hand): the caps
 // it saved are unknown, so neither a start nor --restore can go on by themselves. Names the way

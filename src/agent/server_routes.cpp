@@ -14,7 +14,7 @@ namespace fw::agent {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kJobId = "([A-Za-z0-9_.-]{1,64})";
 
@@ -178,13 +178,14 @@ void AgentServer::Impl::stream(const httplib::Request& req, httplib::Response& r
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
   auto limit = static_cast<uint64_t>(*max_events);
-  auto keepalive =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(cfg.keepalive_s));
+  auto keepalive = std::chrono::duration_cast<SteadyClock::duration>(
+      std::chrono::duration<double>(cfg.keepalive_s));
   res.set_chunked_content_provider(
       "text/event-stream",
       [this, limit, keepalive, last = uint64_t{0}, sent = uint64_t{0}](
           size_t, httplib::DataSink& sink) mutable {
-        auto p = hub.wait_newer(last, Clock::now() + keepalive, [this] { return cancelled(); });
+        auto p =
+            hub.wait_newer(last, SteadyClock::now() + keepalive, [this] { return cancelled(); });
         if (cancelled()) return false;
         std::string chunk;
         if (p->state.version > last) {
@@ -314,8 +315,8 @@ void AgentServer::Impl::get_knobs(const httplib::Request& req, httplib::Response
                      job_knobs_body(*now, *since < 0 || now->knob_version > *since).dump());
   }
   if (!take_waiter()) return send_error(res, 503, "too many open streams and long-polls");
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(*wait_s));
+  auto deadline = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                           std::chrono::duration<double>(*wait_s));
   auto j =
       jobs.wait_knobs(id, static_cast<uint64_t>(*since), deadline, [this] { return cancelled(); });
   release_waiter();

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "agent/agent_log.hpp"
+
 namespace fw::agent {
 namespace {
-
-void log_line(const std::string& msg) { std::fprintf(stderr, "flexwatt agent: %s\n", msg.c_str()); }
 
 // The highest N of the seg-N directories in `dir` (0 when none).
 int last_trace_segment(const std::string& dir) {

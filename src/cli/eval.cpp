@@ -72,7 +72,9 @@ int run_eval(int argc, char** argv) {
   app.add_option("--reference", reference,
                  "row the others are compared with (tok/ref): a controller as written in "
                  "--controllers or its name, or auto: each row against the joint static over "
-                 "the actuators its controller claims (added as a row when not listed); "
+                 "the actuators its controller claims (added as a row when not listed), or a "
+                 "listed fixed setting of those actuators that made more step tokens on the "
+                 "evaluation seeds at no more violations (the stronger reference); "
                  "default: the first static (never an unsafe one)");
   app.add_option("--energy-vs", energy_vs,
                  "add energy saved, throughput lost and EDP change (%) of every row against this "

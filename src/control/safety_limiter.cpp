@@ -64,22 +64,24 @@ void SafetyLimiter::reset(const PlantInfo& info, const Snapshot& first) {
   wanted_caps_w_ = caps_w_;
 }
 
-// Steps 2–4 for one actuator; returns the value to write (NaN: unchanged).
+// Steps 2–4 for one actuator; returns the value to write (NaN: unchanged). Slew and dwell
+// bind raises only: a lower cap or knob draws less, and a cut held back by them could keep the
+// node above the share it was cut to.
 double SafetyLimiter::limit_one(double req, double cur, double lo, double hi, double step,
                                 double max_change, double& last_change_s, double now_s) {
   if (req < lo - 1e-9 || req > hi + 1e-9) ++stats_.clamped;
   double v = round_to_step(req, lo, hi, step);
   if (std::isfinite(cur)) {
     const double d = v - cur;
-    if (std::abs(d) > max_change + 1e-9) {
+    if (d > max_change + 1e-9) {
       ++stats_.slew_limited;
       // The largest move allowed, on the ladder when there is one (at least one rung).
       const double move =
           step > 0 ? std::max(1.0, std::floor(max_change / step + 1e-9)) * step : max_change;
-      v = std::clamp(cur + std::copysign(move, d), lo, hi);
+      v = std::clamp(cur + move, lo, hi);
     }
     if (std::abs(v - cur) < 1e-9) return kUnset;
-    if (now_s - last_change_s < cfg_.min_dwell_s - 1e-9) {
+    if (v > cur && now_s - last_change_s < cfg_.min_dwell_s - 1e-9) {
       ++stats_.dwell_held;
       return kUnset;
     }

@@ -7,8 +7,11 @@
 //      a knob the job does not expose, or a vector of the wrong size → request ignored;
 //      NaN means "unchanged" (Command's contract) and is not an intervention;
 //   2. clamp to the device's settable cap range / the knob's range (knobs rounded to step);
-//   3. slew: at most max_cap_change_w / max_knob_change_frac·(knob range) per decision;
-//   4. dwell: an actuator changed less than min_dwell_s ago holds its value;
+//   3. slew: a raise of at most max_cap_change_w / max_knob_change_frac·(knob range) per
+//      decision;
+//   4. dwell: an actuator changed less than min_dwell_s ago is not raised;
+//      slew and dwell bind raises only: a cut (a lower cap or knob, less power) always passes,
+//      so a configured slew or dwell never holds a node above its share;
 //   5. budget shield (optional, every call: the loop calls apply() at every tick when it is
 //      on, with an empty request between decisions). Per budget unit u, with B the budget,
 //      m the trailing budget.window_s mean and r the mean of the newest shield_recent_s:

@@ -23,6 +23,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+std::string ascii_lower(std::string_view s) {
+  std::string o(s);
+  for (char& c : o)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return o;
+}
+
 bool parse_double(std::string_view s, double& out) {
   s = trim(s);
   if (s.empty()) return false;

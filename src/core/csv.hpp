@@ -35,6 +35,8 @@ Status parse_double_list(std::string_view s, std::string_view flag, std::vector<
 // Parses a base-10 integer (the whole view, spaces trimmed).
 bool parse_int64(std::string_view s, int64_t& out);
 std::string_view trim(std::string_view s);
+// `s` with ASCII letters lowered (header names, GPU names, job names compared case-blind).
+std::string ascii_lower(std::string_view s);
 
 class CsvReader {
  public:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <ctime>
 
@@ -75,6 +76,18 @@ std::string format_si_pm(double mean, double ci, int significant) {
   std::snprintf(b, sizeof b, "%.*f%s \u00b1%.*f%s", u.decimals, mean / u.scale, u.prefix,
                 u.decimals, ci / u.scale, u.prefix);
   return b;
+}
+
+std::string strprintf(const char* f, ...) {
+  va_list ap, again;
+  va_start(ap, f);
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, f, ap);
+  va_end(ap);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, f, again);
+  va_end(again);
+  return out;
 }
 
 double unix_now_s() {

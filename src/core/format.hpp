@@ -14,6 +14,9 @@
 //                           1000 no prefix; at or above 1e15 in T); "-" for NaN or ±Inf.
 //   format_si_pm(m, ci, n)  m as format_si, then " ±" and ci in m's prefix with m's decimals
 //                           ("1.11G ±0.47G"); m alone when ci is not finite.
+//   strprintf(f, ...)       printf into a std::string (any length); the compiler checks the
+//                           arguments against f (format attribute: -Wformat is an error
+//                           under FLEXWATT_WERROR).
 //   unix_now_s()            the wall clock (system_clock) in seconds since the Unix epoch.
 //   rfc3339_utc(t)          t (Unix seconds) as "YYYY-MM-DDTHH:MM:SS.mmmZ" (milliseconds
 //                           truncated).
@@ -31,6 +34,8 @@ std::string format_percent(double frac, int decimals = 1, bool signed_ = false,
 
 std::string format_si(double v, int significant = 3);
 std::string format_si_pm(double mean, double ci, int significant = 3);
+
+[[gnu::format(printf, 1, 2)]] std::string strprintf(const char* f, ...);
 
 double unix_now_s();
 std::string rfc3339_utc(double unix_s);

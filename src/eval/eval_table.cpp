@@ -267,7 +267,10 @@ std::string reference_text(const EvalReport& report) {
   if (!report.auto_reference) {
     return report.reference >= 0 ? report.controllers[report.reference].label : "none";
   }
-  std::string s = "auto, each row against the joint static over the actuators it claims (";
+  std::string s =
+      "auto, each row against the strongest safe fixed setting over the actuators it claims: "
+      "the joint static searched on the calibration seeds, or a listed fixed setting of those "
+      "actuators that made more step tokens here at no more violations (";
   std::vector<int> seen;
   for (size_t c = 0; c < report.controllers.size(); ++c) {
     const int r = report.reference_of(c);

@@ -334,11 +334,13 @@ std::string searched_names(const ActuatorSet& claims, const PlantInfo& info) {
 // controller claims (a row claiming none: over every actuator, plain `static`). A listed
 // calibrated static without pins that searched exactly that set serves; otherwise the spec is
 // appended to `specs` (and prepared) as an extra row. Fills row_ref (one per row of specs as
-// given, then the appended rows, which are their own reference).
+// given, then the appended rows, which are their own reference) and row_claims (the "+"-joined
+// actuator names each row's reference covers; the appended rows' own).
 Status auto_references(const registry::ControllerEnv& env, uint64_t seed,
                        std::vector<ControllerSpec>& specs,
                        std::vector<registry::PreparedController>& prepared,
-                       std::vector<int>& row_ref, std::vector<double>& prepare_s) {
+                       std::vector<int>& row_ref, std::vector<std::string>& row_claims,
+                       std::vector<double>& prepare_s) {
   const std::string all = searched_names(all_actuators(), env.info);
   auto serves = [&](size_t c, const std::string& names) {
     const nlohmann::json& n = prepared[c].notes;
@@ -347,10 +349,12 @@ Status auto_references(const registry::ControllerEnv& env, uint64_t seed,
   };
   const size_t n_rows = specs.size();
   row_ref.assign(n_rows, -1);
+  row_claims.assign(n_rows, "");
   for (size_t c = 0; c < n_rows; ++c) {
     std::unique_ptr<Controller> ctrl = prepared[c].make(seed);
     std::string names = ctrl ? searched_names(ctrl->claims(), env.info) : "";
     if (names.empty()) names = all;
+    row_claims[c] = names;
     int r = -1;
     for (size_t k = 0; k < specs.size() && r < 0; ++k) {
       if (serves(k, names)) r = static_cast<int>(k);
@@ -372,8 +376,75 @@ Status auto_references(const registry::ControllerEnv& env, uint64_t seed,
     }
     row_ref[c] = r;
   }
-  for (size_t c = n_rows; c < specs.size(); ++c) row_ref.push_back(static_cast<int>(c));
+  for (size_t c = n_rows; c < specs.size(); ++c) {
+    row_ref.push_back(static_cast<int>(c));
+    row_claims.push_back(prepared[c].notes.value("searched", std::string()));
+  }
   return Status::Ok();
+}
+
+// The actuators a fixed static row sets ("+"-separated names: what it searched, its pins, a
+// given value's actuator); empty when the row is not one fixed setting (a schedule, a
+// recalibration, per-level settings).
+std::vector<std::string> fixed_setting_actuators(const ControllerSummary& row) {
+  const nlohmann::json& n = row.notes;
+  if (row.name != "static" || n.contains("schedule") || n.contains("levels")) return {};
+  std::vector<std::string> out;
+  auto add = [&](const std::string& joined) {
+    size_t b = 0;
+    while (b <= joined.size()) {
+      const size_t e = std::min(joined.find('+', b), joined.size());
+      if (e > b) out.push_back(joined.substr(b, e - b));
+      b = e + 1;
+    }
+  };
+  if (n.contains("searched") && n["searched"].is_string()) add(n["searched"].get<std::string>());
+  if (n.contains("actuator") && n["actuator"].is_string()) add(n["actuator"].get<std::string>());
+  if (n.contains("hold") && n["hold"].is_object()) {
+    for (const auto& [k, v] : n["hold"].items()) out.push_back(k);
+  }
+  return out;
+}
+
+// --reference auto, second pass (on the evaluation seeds, after every row ran): a row that is
+// not itself a static gets, in place of the joint static searched on the calibration seeds,
+// the listed fixed setting over a subset of the same actuators that made the most step tokens
+// at no more offset-averaged violations than the searched one, when one made more. The joint
+// search keeps the best point on two calibration seeds; a listed corner of the same grid can
+// beat it on the evaluation seeds. Choosing with hindsight only ever strengthens the baseline,
+// so a controller's margin against it is never overstated. Returns the rows whose reference
+// moved (row -> the searched static it replaced) for the notes.
+std::vector<std::pair<size_t, int>> strongest_listed_references(
+    const std::vector<ControllerSpec>& specs, const std::vector<std::string>& row_claims,
+    EvalReport& report) {
+  std::vector<std::pair<size_t, int>> moved;
+  for (size_t c = 0; c < report.controllers.size() && c < row_claims.size(); ++c) {
+    if (specs[c].name == "static") continue;
+    const int searched = report.row_reference[c];
+    if (searched < 0) continue;
+    const std::string claims = "+" + row_claims[c] + "+";
+    int best = searched;
+    for (size_t k = 0; k < report.controllers.size(); ++k) {
+      const ControllerSummary& cand = report.controllers[k];
+      const std::vector<std::string> acts = fixed_setting_actuators(cand);
+      if (acts.empty() || !check_safe_reference(cand).ok()) continue;
+      bool within = true;
+      for (const std::string& a : acts)
+        within = within && claims.find("+" + a + "+") != std::string::npos;
+      const ControllerSummary& b = report.controllers[best];
+      if (within &&
+          cand.offset_violation_rate.mean <=
+              report.controllers[searched].offset_violation_rate.mean &&
+          cand.completed_tokens.mean > b.completed_tokens.mean) {
+        best = static_cast<int>(k);
+      }
+    }
+    if (best != searched) {
+      moved.emplace_back(c, searched);
+      report.row_reference[c] = best;
+    }
+  }
+  return moved;
 }
 
 }  // namespace
@@ -396,10 +467,11 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::vector<int> row_ref;
+  std::vector<std::string> row_claims;
   const bool auto_ref = req.reference == "auto";
   if (auto_ref) {
     FW_RETURN_IF_ERROR(
-        auto_references(env, req.seeds.front(), specs, prepared, row_ref, prepare_s));
+        auto_references(env, req.seeds.front(), specs, prepared, row_ref, row_claims, prepare_s));
   }
   const size_t n_rows = specs.size();  // the rows: the listed specs, then auto references
   FW_ASSIGN_OR_RETURN(const int i_energy, energy_baseline(req, specs));
@@ -450,6 +522,13 @@ Result<EvalReport> run_evaluation(const EvalRequest& req, const ProgressFn& prog
     report.row_reference = row_ref;
     for (size_t c = 0; c < report.controllers.size(); ++c) {
       FW_RETURN_IF_ERROR(check_safe_reference(report.controllers[row_ref[c]]));
+    }
+    for (const auto& [row, searched] : strongest_listed_references(specs, row_claims, report)) {
+      report.controllers[row].notes["reference_searched"] = report.controllers[searched].label;
+      report.controllers[row].notes["reference_rule"] =
+          "the listed fixed setting of a subset of this row's actuators that made more step "
+          "tokens than the searched joint static at no more offset-averaged violations on the "
+          "evaluation seeds (a hindsight choice: it only strengthens the reference)";
     }
   } else {
     FW_ASSIGN_OR_RETURN(report.reference, find_reference(req, report));

@@ -14,12 +14,6 @@
 namespace fw::sim {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
-
 // Runs one GPU with `model` at cap_w; mean power over whole iterations and iterations/s.
 PfiPoint simulate_point(const GpuPreset& gpu, const PretrainModel& model, double cap_w,
                         const SimParams& sim) {
@@ -59,7 +53,7 @@ PfiPoint simulate_point(const GpuPreset& gpu, const PretrainModel& model, double
 }
 
 const char* base_for_job(const std::string& job) {
-  const std::string j = lower(job);
+  const std::string j = ascii_lower(job);
   if (j.find("moe") != std::string::npos) return j.rfind("ft", 0) == 0 ? "moe-ft" : "moe-pt";
   if (j.rfind("ft", 0) == 0 || j.find("finetune") != std::string::npos) return "llama-8b-ft";
   if (j.rfind("infer", 0) == 0) return "llama-8b-ft";
@@ -85,7 +79,7 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
     return Status::InvalidArgument(path + ": empty file");
   }
   std::vector<std::string> h;
-  for (auto f : r->fields()) h.push_back(lower(f));
+  for (auto f : r->fields()) h.push_back(ascii_lower(f));
   // Column indices: job, cap, per-GPU power, throughput.
   int ij = -1, ic = -1, ip = -1, it = -1, itot = -1, ig = -1;
   for (int i = 0; i < static_cast<int>(h.size()); ++i) {

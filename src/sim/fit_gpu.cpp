@@ -15,19 +15,13 @@
 namespace fw::sim {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
-
 std::string trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return std::string(s);
 }
 
-std::vector<const GpuPreset*> presets() {
+std::vector<const GpuPreset*> catalog_presets() {
   std::vector<const GpuPreset*> out;
   for (const auto& g : hw::gpu_catalog())
     if (const GpuPreset* p = find_gpu_preset(g.name)) out.push_back(p);
@@ -66,8 +60,8 @@ const GpuPreset* gpu_from_device_name(const std::string& device_name) {
   const std::string n = trim(device_name);
   if (const hw::GpuCatalogEntry* s = hw::find_gpu_by_device_name(n))
     return find_gpu_preset(s->name);
-  if (const GpuPreset* p = find_gpu_preset(lower(n))) return p;
-  const hw::GpuCatalogEntry* f = hw::find_gpu_family(lower(n));
+  if (const GpuPreset* p = find_gpu_preset(ascii_lower(n))) return p;
+  const hw::GpuCatalogEntry* f = hw::find_gpu_family(ascii_lower(n));
   return f != nullptr ? find_gpu_preset(f->name) : nullptr;
 }
 
@@ -99,7 +93,7 @@ Result<const GpuPreset*> gpu_named_in_log(const std::string& path, std::string* 
   if (!c->next()) return static_cast<const GpuPreset*>(nullptr);
   int col = -1;
   for (size_t i = 0; i < c->fields().size(); ++i) {
-    if (lower(trim(c->fields()[i])) == "name") col = static_cast<int>(i);
+    if (ascii_lower(trim(c->fields()[i])) == "name") col = static_cast<int>(i);
   }
   if (col < 0 || !c->next() || static_cast<int>(c->fields().size()) <= col) {
     return static_cast<const GpuPreset*>(nullptr);
@@ -154,7 +148,7 @@ Result<GpuClass> gpu_for_log(const std::string& path, const PowerLog& log,
   }
   // G3: by the power levels, when one catalogue GPU fits them; G4: else ask for --gpu.
   std::vector<const GpuPreset*> cand;
-  for (const auto* g : presets())
+  for (const auto* g : catalog_presets())
     if (fits_levels(*g, p1, p99)) cand.push_back(g);
   if (cand.size() == 1) {
     return GpuClass{cand[0], "power levels (p1 " + w(p1) + ", p99 " + w(p99) +
@@ -192,7 +186,7 @@ Result<GpuClass> gpu_for_sweep(const MeasuredSweep& m, const std::string& given)
     return GpuClass{g, "--gpu"};
   }
   std::vector<const GpuPreset*> cand;
-  for (const auto* g : presets())
+  for (const auto* g : catalog_presets())
     if (holds(*g)) cand.push_back(g);
   if (cand.size() == 1) {
     return GpuClass{cand[0], "caps (" + w(m.points.front().cap_w) + " .. " +

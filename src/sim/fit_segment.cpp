@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.hpp"
+
 namespace fw::sim {
 namespace {
 
@@ -43,12 +45,6 @@ double two_means_threshold(const std::vector<double>& v) {
     if (nh > 0) hi = sh / nh;
   }
   return 0.5 * (lo + hi);
-}
-
-std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
 }
 
 }  // namespace
@@ -107,9 +103,9 @@ Segmentation segment_log(const std::vector<double>& x, double dt_s, double min_p
     std::vector<double> in(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(g.train_begin));
     g.lead_w = median(in);
     g.notes.push_back(
-        fmt("the first %.1f s (median %.0f W/GPU, training %.0f W) come before "
-            "training (idle, setup, or a pause the log starts in): left out",
-            static_cast<double>(g.train_begin) * dt_s, g.lead_w, g.train_w));
+        strprintf("the first %.1f s (median %.0f W/GPU, training %.0f W) come before "
+                  "training (idle, setup, or a pause the log starts in): left out",
+                  static_cast<double>(g.train_begin) * dt_s, g.lead_w, g.train_w));
   } else {
     g.starts_in_training = true;
   }
@@ -117,8 +113,8 @@ Segmentation segment_log(const std::vector<double>& x, double dt_s, double min_p
     g.train_end = runs.back().begin;
     std::vector<double> in(x.begin() + static_cast<std::ptrdiff_t>(g.train_end), x.end());
     g.tail_w = median(in);
-    g.notes.push_back(fmt("the last %.1f s (median %.0f W/GPU) come after training: left out",
-                          static_cast<double>(n - g.train_end) * dt_s, g.tail_w));
+    g.notes.push_back(strprintf("the last %.1f s (median %.0f W/GPU) come after training: left out",
+                                static_cast<double>(n - g.train_end) * dt_s, g.tail_w));
   }
   for (const auto& r : runs) {
     if (r.begin >= g.train_begin && r.end <= g.train_end && r.begin > 0 && r.end < n &&
@@ -195,16 +191,16 @@ Segmentation segment_log(const std::vector<double>& x, double dt_s, double min_p
       g.long_spacing_s = total / static_cast<double>(g.long_length_s.size());
     }
     g.notes.push_back(
-        fmt("two pause populations: %.0f regular (median %.1f s) and %.0f long "
-            "(median %.1f s): the long ones are modelled as checkpoints",
-            static_cast<double>(g.regular_length_s.size()), median(g.regular_length_s),
-            static_cast<double>(g.long_length_s.size()), median(g.long_length_s)));
+        strprintf("two pause populations: %.0f regular (median %.1f s) and %.0f long "
+                  "(median %.1f s): the long ones are modelled as checkpoints",
+                  static_cast<double>(g.regular_length_s.size()), median(g.regular_length_s),
+                  static_cast<double>(g.long_length_s.size()), median(g.long_length_s)));
   }
   if (g.starts_in_training && !g.pauses.empty()) {
     g.notes.push_back(
-        fmt("the log starts in training: its first burst (%.1f s) is partial and "
-            "not counted as a spacing",
-            static_cast<double>(g.pauses.front().begin - g.train_begin) * dt_s));
+        strprintf("the log starts in training: its first burst (%.1f s) is partial and "
+                  "not counted as a spacing",
+                  static_cast<double>(g.pauses.front().begin - g.train_begin) * dt_s));
   }
   // S7: steady training samples, guard_s away from any low sample and from the span's edges.
   const auto guard = static_cast<size_t>(std::ceil(guard_s / dt_s));

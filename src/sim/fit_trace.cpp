@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "core/format.hpp"
 #include "sim/fit.hpp"
 #include "sim/fit_dynamics.hpp"
 #include "sim/fit_segment.hpp"
@@ -90,12 +91,6 @@ Result<PowerLog> read_power_log(const std::string& path, double dt_s) {
 
 namespace {
 
-std::string fmt(const char* f, double a = 0, double b = 0, double c = 0, double d = 0) {
-  char buf[400];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
-
 double geo_mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += std::log(std::max(x, 1e-3));
@@ -156,11 +151,11 @@ Result<JobMix> solve_level_checked(const GpuPreset& gpu, const PretrainModel& ba
   const double top = uncapped_w(gpu, apply_mix(base, m), sp);
   if (target_w > top * 1.005) {
     return Status::InvalidArgument(
-        fmt("the log's training level %.0f W/GPU is above what ", target_w) +
+        strprintf("the log's training level %.0f W/GPU is above what ", target_w) +
         std::string(gpu.name) + " reaches with preset " + std::string(base.name) +
-        fmt(" at mix.sm's limit %.1f (%.0f W): the log is not from this GPU (check --gpu) or "
-            "needs another preset (--base)",
-            kSmMax, top));
+        strprintf(" at mix.sm's limit %.1f (%.0f W): the log is not from this GPU (check --gpu) or "
+                  "needs another preset (--base)",
+                  kSmMax, top));
   }
   m.sm = 0;
   const double floor_sm = uncapped_w(gpu, apply_mix(base, m), sp);
@@ -178,11 +173,11 @@ Result<JobMix> solve_level_checked(const GpuPreset& gpu, const PretrainModel& ba
   const double floor_all = uncapped_w(gpu, apply_mix(base, m), sp);
   if (target_w <= floor_all) {
     warnings->push_back(
-        fmt("mix.sm and mix.mem held at their limit 0: the log's training level "
-            "%.0f W/GPU is below the lowest the model draws in training (%.0f "
-            "W: context idle %.0f W plus the preset's non-fwd/bwd phases); the "
-            "twin trains %.0f W/GPU high",
-            target_w, floor_all, gpu.idle_ctx_w, floor_all - target_w));
+        strprintf("mix.sm and mix.mem held at their limit 0: the log's training level "
+                  "%.0f W/GPU is below the lowest the model draws in training (%.0f "
+                  "W: context idle %.0f W plus the preset's non-fwd/bwd phases); the "
+                  "twin trains %.0f W/GPU high",
+                  target_w, floor_all, gpu.idle_ctx_w, floor_all - target_w));
     return m;
   }
   double lo = 0, hi = mix.mem;
@@ -192,10 +187,10 @@ Result<JobMix> solve_level_checked(const GpuPreset& gpu, const PretrainModel& ba
   }
   m.mem = 0.5 * (lo + hi);
   warnings->push_back(
-      fmt("mix.sm held at its limit 0: the log's training level %.0f W/GPU is "
-          "below what the preset draws at mix.sm = 0 (%.0f W); mix.mem lowered "
-          "from %.3f to %.3f to reach it",
-          target_w, floor_sm, mix.mem, m.mem));
+      strprintf("mix.sm held at its limit 0: the log's training level %.0f W/GPU is "
+                "below what the preset draws at mix.sm = 0 (%.0f W); mix.mem lowered "
+                "from %.3f to %.3f to reach it",
+                target_w, floor_sm, mix.mem, m.mem));
   return m;
 }
 
@@ -217,9 +212,9 @@ void duty_load(const GpuPreset& gpu, double level_w, double* sm, double* mem,
   *sm = (level_w - gpu.idle_ctx_w - gpu.mem_power_w * *mem) / gpu.sm_power_w;
   if (*sm > 2) {
     warnings->push_back(
-        fmt("duty.sm held at its limit 2 (fitted %.2f): the pauses' level %.0f "
-            "W/GPU is beyond the model's",
-            *sm, level_w));
+        strprintf("duty.sm held at its limit 2 (fitted %.2f): the pauses' level %.0f "
+                  "W/GPU is beyond the model's",
+                  *sm, level_w));
     *sm = 2;
   }
   if (*sm >= 0) return;
@@ -227,19 +222,20 @@ void duty_load(const GpuPreset& gpu, double level_w, double* sm, double* mem,
   *mem = (level_w - gpu.idle_ctx_w) / gpu.mem_power_w;
   if (*mem >= 0) {
     notes->push_back(
-        fmt("duty.sm = 0 (no SM activity in the pauses) and duty.mem %.3f for their "
-            "level %.0f W/GPU",
-            *mem, level_w));
+        strprintf("duty.sm = 0 (no SM activity in the pauses) and duty.mem %.3f for their "
+                  "level %.0f W/GPU",
+                  *mem, level_w));
     return;
   }
   *mem = 0;
-  warnings->push_back(fmt("duty.sm and duty.mem held at their limit 0: the pauses' level %.0f "
-                          "W/GPU is below ",
-                          level_w) +
-                      std::string(gpu.name) +
-                      fmt("'s context-idle floor %.0f W (the lowest the model draws with a CUDA "
-                          "context at full clock); the twin's pauses sit %.0f W/GPU higher",
-                          gpu.idle_ctx_w, gpu.idle_ctx_w - level_w));
+  warnings->push_back(
+      strprintf("duty.sm and duty.mem held at their limit 0: the pauses' level %.0f "
+                "W/GPU is below ",
+                level_w) +
+      std::string(gpu.name) +
+      strprintf("'s context-idle floor %.0f W (the lowest the model draws with a CUDA "
+                "context at full clock); the twin's pauses sit %.0f W/GPU higher",
+                gpu.idle_ctx_w, gpu.idle_ctx_w - level_w));
 }
 
 }  // namespace
@@ -262,7 +258,7 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   f.duration_s = static_cast<double>(f.samples) * log.dt_s;
   if (f.duration_s < 60) {
     return Status::InvalidArgument(
-        fmt("the log holds %.0f s of training (at least 60 s needed)", f.duration_s));
+        strprintf("the log holds %.0f s of training (at least 60 s needed)", f.duration_s));
   }
   // F1: pauses. Regular ones → duty; rare long ones → checkpoints.
   double low_s = 0;
@@ -286,9 +282,9 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
     for (double* j : {&f.jitter, &f.length_jitter}) {
       if (*j > 2.0) {
         f.warnings.push_back(
-            fmt("duty jitter held at its limit 2.0 (measured %.2f): the pauses' "
-                "spacing or length is more irregular than a lognormal holds",
-                *j));
+            strprintf("duty jitter held at its limit 2.0 (measured %.2f): the pauses' "
+                      "spacing or length is more irregular than a lognormal holds",
+                      *j));
         *j = 2.0;
       }
     }
@@ -301,16 +297,16 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
     const double ckpt_w = gpu_power_w(gpu, {0.05, 0.10, 0.0}, 1.0);
     if (std::fabs(f.long_w - ckpt_w) > 0.1 * ckpt_w) {
       f.warnings.push_back(
-          fmt("the long pauses sit at %.0f W/GPU; the simulator's checkpoint "
-              "phase draws %.0f W (a fixed load, sm 0.05, mem 0.10): the "
-              "twin's long pauses are %+.0f W/GPU off",
-              f.long_w, ckpt_w, ckpt_w - f.long_w));
+          strprintf("the long pauses sit at %.0f W/GPU; the simulator's checkpoint "
+                    "phase draws %.0f W (a fixed load, sm 0.05, mem 0.10): the "
+                    "twin's long pauses are %+.0f W/GPU off",
+                    f.long_w, ckpt_w, ckpt_w - f.long_w));
     }
     if (f.long_phases < 2) {
       f.warnings.push_back(
-          fmt("one long pause only: its spacing (%.0f s of training) is the "
-              "log's training time, a lower bound",
-              f.long_every_s));
+          strprintf("one long pause only: its spacing (%.0f s of training) is the "
+                    "log's training time, a lower bound",
+                    f.long_every_s));
     }
   }
   // F2: steady level per GPU and its spread.
@@ -325,17 +321,17 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   f.high_w = mean_of(gpu_means);
   if (f.high_w < gpu.idle_ctx_w) {
     return Status::InvalidArgument(
-        fmt("the log's highest steady level, %.0f W/GPU, is below ", f.high_w) +
+        strprintf("the log's highest steady level, %.0f W/GPU, is below ", f.high_w) +
         std::string(gpu.name) +
-        fmt("'s context-idle power %.0f W: no training in the log, or another GPU (--gpu)",
-            gpu.idle_ctx_w));
+        strprintf("'s context-idle power %.0f W: no training in the log, or another GPU (--gpu)",
+                  gpu.idle_ctx_w));
   }
   f.offset_sd_frac = gpu_means.size() > 1 ? sd_of(gpu_means) / gpu.tdp_w : 0.0;
   if (f.offset_sd_frac > 0.5) {
     f.warnings.push_back(
-        fmt("hetero.offset_sd held at its limit 0.5 of TDP (measured %.2f): the "
-            "GPUs' training levels differ more than one job's do",
-            f.offset_sd_frac));
+        strprintf("hetero.offset_sd held at its limit 0.5 of TDP (measured %.2f): the "
+                  "GPUs' training levels differ more than one job's do",
+                  f.offset_sd_frac));
     f.offset_sd_frac = 0.5;
   }
   // F3: step time from the in-training autocorrelation (D2); without a period, a step short
@@ -348,13 +344,14 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   f.iter_jitter = 0.01;
   f.tokens_per_iter = 4096.0 * 256 * f.iter_s / base->iter_s;
   if (f.period_s > 0) {
-    f.notes.push_back(fmt("step time %.2f s: the in-training autocorrelation peaks there (%.2f)",
-                          f.period_s, f.acf_at_period));
+    f.notes.push_back(
+        strprintf("step time %.2f s: the in-training autocorrelation peaks there (%.2f)",
+                  f.period_s, f.acf_at_period));
   } else {
     f.notes.push_back(
-        fmt("no period in training (autocorrelation below 0.3 after 1 s): iter_s "
-            "%.1f s, whose phases average out within one reading",
-            kNoPeriodIterS));
+        strprintf("no period in training (autocorrelation below 0.3 after 1 s): iter_s "
+                  "%.1f s, whose phases average out within one reading",
+                  kNoPeriodIterS));
   }
   SimParams sp = sim;
   sp.noise_w = 0;
@@ -374,9 +371,9 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
       mix0.mem = std::clamp(su / nu, 0.0, 1.0);
       mem_from_log = true;
       f.notes.push_back(
-          fmt("mix.mem %.3f from the log's utilization.memory (mean over steady "
-              "training)",
-              mix0.mem));
+          strprintf("mix.mem %.3f from the log's utilization.memory (mean over steady "
+                    "training)",
+                    mix0.mem));
     }
   }
   FW_ASSIGN_OR_RETURN(f.mix, solve_level_checked(gpu, base_m, mix0, f.high_w, sp, &f.warnings));
@@ -401,12 +398,13 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
       model_swing(gpu, apply_mix(base_m, f.mix), f.iter_jitter, log.dt_s, sp, &var_sw, &acf_sw);
       if (m.comm_share <= 0.006 || m.comm_share >= 0.499) {
         f.warnings.push_back(
-            fmt("mix.comm_share held at its search limit %.3f: the log's periodic "
-                "swing (sd %.1f W/GPU) is beyond the preset's phase contrast",
-                m.comm_share, std::sqrt(target)));
+            strprintf("mix.comm_share held at its search limit %.3f: the log's periodic "
+                      "swing (sd %.1f W/GPU) is beyond the preset's phase contrast",
+                      m.comm_share, std::sqrt(target)));
       }
-      f.notes.push_back(fmt("mix.comm_share %.3f fitted to the periodic swing (sd %.1f W/GPU)",
-                            f.mix.comm_share, std::sqrt(target)));
+      f.notes.push_back(
+          strprintf("mix.comm_share %.3f fitted to the periodic swing (sd %.1f W/GPU)",
+                    f.mix.comm_share, std::sqrt(target)));
     }
   }
   // F5: noise. Independent per GPU in the simulator; the log's aperiodic part common to the
@@ -426,9 +424,9 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   if (f.noise_tau_s < 0.01 || f.noise_tau_s > 3600) {
     const double lim = f.noise_tau_s < 0.01 ? 0.01 : 3600;
     f.warnings.push_back(
-        fmt("hetero.noise_tau_s held at its limit %.2f s (fitted %.3g s from a "
-            "lag-0.5 s autocorrelation of %.2f)",
-            lim, f.noise_tau_s, r1));
+        strprintf("hetero.noise_tau_s held at its limit %.2f s (fitted %.3g s from a "
+                  "lag-0.5 s autocorrelation of %.2f)",
+                  lim, f.noise_tau_s, r1));
     f.noise_tau_s = lim;
   }
   if (read_var > 0) {
@@ -439,16 +437,16 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   }
   if (f.noise_sd_frac > 0.5) {
     f.warnings.push_back(
-        fmt("hetero.noise_sd held at its limit 0.5 of TDP (fitted %.2f)", f.noise_sd_frac));
+        strprintf("hetero.noise_sd held at its limit 0.5 of TDP (fitted %.2f)", f.noise_sd_frac));
     f.noise_sd_frac = 0.5;
   }
   if (n > 1 && common_ap > 0.2 * (common_ap + dyn.indep_var_w2)) {
-    f.notes.push_back(
-        fmt("%.0f %% of the in-training variance per GPU is common to the GPUs; "
-            "the twin's noise is independent per GPU, sized to keep the node's "
-            "variance (its per-GPU sd is %.1fx the log's)",
-            100 * common_ap / (common_ap + dyn.indep_var_w2),
-            std::sqrt((read_var + var_sw) / std::max(1e-9, dyn.common_var_w2 + dyn.indep_var_w2))));
+    f.notes.push_back(strprintf(
+        "%.0f %% of the in-training variance per GPU is common to the GPUs; "
+        "the twin's noise is independent per GPU, sized to keep the node's "
+        "variance (its per-GPU sd is %.1fx the log's)",
+        100 * common_ap / (common_ap + dyn.indep_var_w2),
+        std::sqrt((read_var + var_sw) / std::max(1e-9, dyn.common_var_w2 + dyn.indep_var_w2))));
   }
   if (f.long_phases > 0) {
     const double it_s = f.iter_s;  // iteration time at full clock (jitter's mean ≈ 1)
@@ -463,10 +461,10 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   const PowerLog span = slice_log(log, f.first_sample, f.samples);
   const LogStats st = log_stats(span, 0);
   f.budget_w = std::ceil(st.peak30_w / 10) * 10;
-  f.budget_reason =
-      fmt("the log's peak trailing 30 s mean (%.0f W): the job as measured stays "
-          "within it at the 30 s window",
-          st.peak30_w);
+  f.budget_reason = strprintf(
+      "the log's peak trailing 30 s mean (%.0f W): the job as measured stays "
+      "within it at the 30 s window",
+      st.peak30_w);
   return f;
 }
 
@@ -482,14 +480,17 @@ int tp_for(int gpus) {
 std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::string& name) {
   std::string head =
       "# Fitted by `flexwatt fit` to a measured uncapped power log (simulated twin).\n" +
-      fmt("# Measured per GPU: training %.1f W, %d regular pauses at %.1f W (median %.1f s of\n",
+      strprintf(
+          "# Measured per GPU: training %.1f W, %d regular pauses at %.1f W (median %.1f s of\n",
           f.high_w, f.low_phases, f.low_w, f.every_s) +
-      fmt("# training between them, %.1f s long)", f.length_s) +
-      (f.long_phases > 0 ? fmt(", %d long pauses at %.1f W (%.1f s, every %.0f s of training:\n#"
-                               " checkpoints)",
-                               f.long_phases, f.long_w, f.long_s, f.long_every_s)
-                         : std::string()) +
-      fmt("; spread sd %.4f of TDP, noise sd %.4f of TDP.\n", f.offset_sd_frac, f.noise_sd_frac) +
+      strprintf("# training between them, %.1f s long)", f.length_s) +
+      (f.long_phases > 0
+           ? strprintf(", %d long pauses at %.1f W (%.1f s, every %.0f s of training:\n#"
+                       " checkpoints)",
+                       f.long_phases, f.long_w, f.long_s, f.long_every_s)
+           : std::string()) +
+      strprintf("; spread sd %.4f of TDP, noise sd %.4f of TDP.\n", f.offset_sd_frac,
+                f.noise_sd_frac) +
       "# Budget: " + f.budget_reason + ".\n";
   for (const auto& w : f.warnings) head += "# warning: " + w + "\n";
   char buf[2400];

@@ -48,7 +48,7 @@ Result<Job> parse_sweep_ref(const ConfigNode& n, Job j, const std::string& base_
   return n["sweep_job"].error("no job '" + *job + "' in " + p);
 }
 
-Result<Job> parse_job(const ConfigNode& n, size_t index, const std::string& base_dir) {
+Result<Job> parse_allocation_job(const ConfigNode& n, size_t index, const std::string& base_dir) {
   FW_RETURN_IF_ERROR(
       n.reject_unknown({"name", "sla_pct", "curve", "pmax_w", "tmax", "pfi", "min_power_frac",
                         "draw_w", "sweep_csv", "sweep_job", "gpus", "throughput_scale"}));
@@ -101,7 +101,7 @@ Result<AllocateInput> parse_root(const ConfigNode& root, const std::string& base
   AllocateInput in;
   double pmax_sum = 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    auto j = parse_job(jobs.at(i), i, base_dir);
+    auto j = parse_allocation_job(jobs.at(i), i, base_dir);
     if (!j.ok()) return j.status();
     pmax_sum += j->curve.back().power_w;
     in.jobs.push_back(std::move(*j));

@@ -23,7 +23,7 @@ Result<DrDips> parse_dips(const ConfigNode& n) {
   return d;
 }
 
-Result<DrJobSpec> parse_job(const ConfigNode& n, size_t index, const std::string& base_dir) {
+Result<DrJobSpec> parse_dr_job(const ConfigNode& n, size_t index, const std::string& base_dir) {
   if (!n.is_map()) return n.error("expected a map {name, gpus, sweep_csv, sweep_job, tier_min}");
   FW_RETURN_IF_ERROR(
       n.reject_unknown({"name", "gpus", "sweep_csv", "sweep_job", "tier_min", "pausable",
@@ -147,7 +147,7 @@ Result<DrEvent> parse_root(const ConfigNode& root, const std::string& path,
   ConfigNode jobs = root["jobs"];
   if (!jobs.is_sequence() || jobs.size() == 0) return root.error("`jobs`: a non-empty list");
   for (size_t i = 0; i < jobs.size(); ++i) {
-    FW_ASSIGN_OR_RETURN(DrJobSpec j, parse_job(jobs.at(i), i, base_dir));
+    FW_ASSIGN_OR_RETURN(DrJobSpec j, parse_dr_job(jobs.at(i), i, base_dir));
     for (const auto& o : ev.jobs) {
       if (o.name == j.name) return jobs.at(i)["name"].error("duplicate job name '" + j.name + "'");
     }

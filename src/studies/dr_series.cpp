@@ -10,11 +10,6 @@
 namespace fw::studies {
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
   const int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -101,7 +96,7 @@ Result<DrSeries> read_dr_series(const std::string& path, const std::string& colu
     }
   }
   for (int i = 1; i < static_cast<int>(h.size()) && column_prefix.empty(); ++i) {
-    if (lower(std::string(h[i])).rfind("total", 0) == 0) col = i;
+    if (ascii_lower(h[i]).rfind("total", 0) == 0) col = i;
   }
   if (col < 0 && h.size() == 2) col = 1;
   if (col < 0) {

@@ -190,16 +190,56 @@ TEST_F(Channel, KnobLongPollWakesOnChange) {
   EXPECT_EQ(j["knobs"]["group_size"], 4);
 }
 
+// stop() wakes an open SSE stream (no end of its own: keep-alive every 15 s) and a knob
+// long-poll (wait_s 5, nothing changes): it returns, and both calls come back, within 2 s, well
+// before either would end by itself. A poll answered before the connection closes says
+// "changed": false (it was woken by the stop, not by a knob change).
 TEST_F(Channel, StopEndsOpenStreamsAndPolls) {
+  using Clock = std::chrono::steady_clock;
+  hub_.publish(testing::sample_state());  // the stream's first event shows it is open
   start();
-  tcp(kControl).Post("/v1/jobs", R"({"id": "j"})", "application/json");
-  std::thread poll([&] { tcp(kRead).Get("/v1/jobs/j/knobs?since=0&wait_s=5"); });
-  std::thread stream([&] { tcp(kRead).Get("/v1/stream"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  server_->stop();  // must return without waiting for the 5 s poll or the endless stream
-  poll.join();
+  auto reg = tcp(kControl).Post("/v1/jobs", R"({"id": "j"})", "application/json");
+  ASSERT_TRUE(reg);
+  ASSERT_EQ(reg->status, 201) << reg->body;
+  std::atomic<bool> streaming{false}, stream_done{false}, poll_done{false};
+  Clock::time_point stream_end, poll_end;  // read after the joins
+  httplib::Result polled{nullptr, httplib::Error::Unknown};
+  std::thread stream([&] {
+    tcp(kRead).Get("/v1/stream", [&](const char*, size_t) {
+      streaming = true;
+      return true;
+    });
+    stream_end = Clock::now();
+    stream_done = true;
+  });
+  std::thread poll([&] {
+    polled = tcp(kRead).Get("/v1/jobs/j/knobs?since=0&wait_s=5");
+    poll_end = Clock::now();
+    poll_done = true;
+  });
+  for (int i = 0; i < 1000 && !streaming; ++i) {  // at most 5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the poll is waiting by now
+  const bool was_streaming = streaming, stream_was_open = !stream_done, poll_was_open = !poll_done;
+  const auto t0 = Clock::now();
+  server_->stop();
+  const double stop_s = std::chrono::duration<double>(Clock::now() - t0).count();
   stream.join();
-  SUCCEED();
+  poll.join();
+  ASSERT_TRUE(was_streaming) << "the stream never sent its first event";
+  EXPECT_TRUE(stream_was_open) << "the stream ended before stop()";
+  EXPECT_TRUE(poll_was_open) << "the long-poll came back before stop(): "
+                             << (polled ? polled->body : httplib::to_string(polled.error()));
+  EXPECT_LT(stop_s, 2.0) << "stop() waited for the open stream or poll";
+  const double stream_s = std::chrono::duration<double>(stream_end - t0).count();
+  const double poll_s = std::chrono::duration<double>(poll_end - t0).count();
+  EXPECT_LT(stream_s, 2.0) << "the stream outlived stop()";
+  EXPECT_LT(poll_s, 2.0) << "the long-poll ran to its 5 s wait_s";
+  if (polled) {
+    EXPECT_EQ(polled->status, 200) << polled->body;
+    EXPECT_EQ(json::parse(polled->body)["changed"], false) << polled->body;
+  }
 }
 
 TEST_F(Channel, WaiterSlotsAreBounded) {

@@ -9,7 +9,9 @@
 #     100 s warm-up; here 100 s settling and 300 s measured, on the loop's clock, from another
 #     stretch of the run: the scenario's random slow phases make them differ by some %).
 #  2. fake NVML (the write path): the caps reach the device library (FAKE_NVML_STATE) during the
-#     sweep and the operator's static cap is back in force after it.
+#     sweep and the operator's static cap is back in force after it. The fake library is built
+#     with the binary (tests/telemetry/fake_nvml, a dependency of the flexwatt target), so a
+#     missing one is a broken build: the test fails at once rather than skip the write path.
 # Every wait is bounded (about 25 s in all).
 # Usage: sweep_agent.sh FLEXWATT_BIN SOURCE_DIR
 set -u
@@ -17,6 +19,7 @@ bin=$1
 src=$2
 build=$(dirname "$bin")
 fake=$build/tests/telemetry/fake_nvml/libnvidia-ml.so.1
+[ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
 source "$(dirname "$0")/lib/agent.sh"
 printf 'ops admin %s\nviewer read %s\n' admin-token-0123456789abcdef read-token-0123456789abcdef \
   >"$tmp/tokens"
@@ -84,11 +87,10 @@ check "  saying why" grep -q "read_only" "$tmp/ro.err"
 kill -TERM "$agent"; wait "$agent"
 
 # 2. fake NVML: the write path.
-if [ -f "$fake" ]; then
-  printf 'gpus 2\npower * 300\nlimits * min=100 max=400 default=400 enforced=400\n' >"$tmp/script.txt"
-  export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
-  caps() { { tr '\n' ' ' < "$tmp/state.txt"; } 2>/dev/null; }
-  start_agent fakenvml <<YAML
+printf 'gpus 2\npower * 300\nlimits * min=100 max=400 default=400 enforced=400\n' >"$tmp/script.txt"
+export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
+caps() { { tr '\n' ' ' < "$tmp/state.txt"; } 2>/dev/null; }
+start_agent fakenvml <<YAML
 backend: fake-nvml
 nvml_library: $fake
 period_s: 0.1
@@ -97,30 +99,27 @@ budget_w: 800
 job_silent_after_s: 0
 $agent_local
 YAML
-  curl -s --max-time 2 -X POST "http://127.0.0.1:$port/v1/jobs" -d '{"id": "j"}' >/dev/null
-  # The job's progress: tokens/s proportional to the cap in force (power is the fake's 300 W).
-  (tok=0; for _ in $(seq 200); do
-     c=$(cut -d' ' -f2 "$tmp/state.txt" 2>/dev/null | head -1); tok=$((tok + ${c:-0}))
-     curl -s --max-time 1 -X POST "http://127.0.0.1:$port/v1/jobs/j/progress" \
-       -d "{\"tokens_total\": $tok, \"steps_total\": 0}" >/dev/null; sleep 0.05; done) &
-  poster=$!
-  (for _ in $(seq 400); do caps; echo; sleep 0.05; done) >"$tmp/seen.txt" &
-  watcher=$!
-  "$bin" sweep --agent "$tmp/agent.sock" --caps 200 --dwell-s 0.5 --measure-s 1 --no-publish \
-    --json >"$tmp/fake.json" 2>"$tmp/fake.err"
-  rc=$?
-  check "fake NVML sweep succeeds ($(tail -1 "$tmp/fake.err"))" test $rc -eq 0
-  kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
-  check "200 W reached the device library during the sweep" grep -q "0 200 1 200" "$tmp/seen.txt"
-  check "the uncapped point 400 W too" grep -q "0 400 1 400" "$tmp/seen.txt"
-  check "T/Tmax at 200 W near 0.5 (tokens follow the cap)" \
-    jqt '.jobs[0].rows[0].t_rel > 0.3 and .jobs[0].rows[0].t_rel < 0.7' "$tmp/fake.json"
-  for _ in $(seq 20); do [ "$(caps)" = "0 250 1 250 " ] && break; sleep 0.1; done
-  check "the operator's 250 W is back after the sweep" test "$(caps)" = "0 250 1 250 "
-  kill "$poster" 2>/dev/null; wait "$poster" 2>/dev/null
-  kill -TERM "$agent"; wait "$agent"
-else
-  echo "note: fake NVML library not built at $fake: write-path part skipped"
-fi
+curl -s --max-time 2 -X POST "http://127.0.0.1:$port/v1/jobs" -d '{"id": "j"}' >/dev/null
+# The job's progress: tokens/s proportional to the cap in force (power is the fake's 300 W).
+(tok=0; for _ in $(seq 200); do
+   c=$(cut -d' ' -f2 "$tmp/state.txt" 2>/dev/null | head -1); tok=$((tok + ${c:-0}))
+   curl -s --max-time 1 -X POST "http://127.0.0.1:$port/v1/jobs/j/progress" \
+     -d "{\"tokens_total\": $tok, \"steps_total\": 0}" >/dev/null; sleep 0.05; done) &
+poster=$!
+(for _ in $(seq 400); do caps; echo; sleep 0.05; done) >"$tmp/seen.txt" &
+watcher=$!
+"$bin" sweep --agent "$tmp/agent.sock" --caps 200 --dwell-s 0.5 --measure-s 1 --no-publish \
+  --json >"$tmp/fake.json" 2>"$tmp/fake.err"
+rc=$?
+check "fake NVML sweep succeeds ($(tail -1 "$tmp/fake.err"))" test $rc -eq 0
+kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
+check "200 W reached the device library during the sweep" grep -q "0 200 1 200" "$tmp/seen.txt"
+check "the uncapped point 400 W too" grep -q "0 400 1 400" "$tmp/seen.txt"
+check "T/Tmax at 200 W near 0.5 (tokens follow the cap)" \
+  jqt '.jobs[0].rows[0].t_rel > 0.3 and .jobs[0].rows[0].t_rel < 0.7' "$tmp/fake.json"
+for _ in $(seq 20); do [ "$(caps)" = "0 250 1 250 " ] && break; sleep 0.1; done
+check "the operator's 250 W is back after the sweep" test "$(caps)" = "0 250 1 250 "
+kill "$poster" 2>/dev/null; wait "$poster" 2>/dev/null
+kill -TERM "$agent"; wait "$agent"
 echo "fails=$fails"
 [ "$fails" -eq 0 ]

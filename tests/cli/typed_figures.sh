@@ -4,13 +4,17 @@
 # new typed figure fails `make test`), and the rule itself on canned documents: an unmarked
 # figure table fails naming FILE:LINE, a spliced one, a labelled record, an allowlisted one and
 # a table without figures pass; a label without its commit, a stale allowlist entry and an
-# allowlist line without a reason do not. Fast: nothing is run but the script.
+# allowlist line without a reason do not. Then scripts/check_prose_figures.py (issue 42): the
+# repository passes; a figure typed into README prose, a hand edit of the README's headline
+# table or of a generated snippet, a hand-typed prose line in docs/results.md, a stale or
+# malformed prose allowlist entry fail, naming FILE:LINE. Fast: nothing is run but the scripts.
 # Usage: bash typed_figures.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 src=$(cd "$2" && pwd)
 source "$(dirname "$0")/lib/common.sh"
 scratch_dir tmp
 command -v python3 >/dev/null || need_tool python3
+command -v jq >/dev/null || need_tool jq
 guard=$src/scripts/check_typed_figures.py
 
 python3 "$guard" "$src" >"$tmp/repo.out" 2>&1; rc=$?
@@ -71,5 +75,87 @@ check "an unknown option is exit 2" test "$rc" = 2
 python3 "$guard" --help >help.txt; rc=$?
 check "--help prints the rule, exit 0" sh -c "test $rc = 0 && grep -q 'Record of one run' help.txt"
 python3 "$guard" --json --allow /dev/null d/typed.md >out.json 2>/dev/null
-check "--json lists the unlabelled table" sh -c "command -v jq >/dev/null || exit 0; jq -e '.ok == false and .unlabelled[0].line == 5' out.json >/dev/null"
+check "--json lists the unlabelled table" jqt '.ok == false and .unlabelled[0].line == 5' out.json
+
+# ---- figures in prose: scripts/check_prose_figures.py ----
+prose=$src/scripts/check_prose_figures.py
+pallow=$src/scripts/prose_figures_allow.txt
+python3 "$prose" "$src" >prose.out 2>&1; rc=$?
+check "the repository's README.md and guarded docs: every prose figure generated or allowed" test "$rc" = 0
+[ "$rc" = 0 ] || cat prose.out
+
+# A copy of README.md and docs/results.md (ROOT mode: the snippets and the headline table are
+# compared with docs/results.md).
+fresh() { rm -rf r; mkdir -p r/docs; cp "$src/README.md" r/; cp "$src/docs/results.md" r/docs/; }
+fresh
+check "a copy of README.md and docs/results.md passes" python3 "$prose" --allow "$pallow" r
+echo 'flexwatt makes +42.0 % more tokens.' >>r/README.md
+n=$(wc -l <r/README.md)
+python3 "$prose" --allow "$pallow" r >out 2>&1; rc=$?
+check "a figure invented in README prose fails (exit 1)" test "$rc" = 1
+check "... naming README.md, its line and the figure" grep -q "^README.md:$n: a figure in prose that no generator wrote: '+42.0 %'" out
+
+fresh
+n=$(grep -n '^| 7B, PPO knobs only | ' r/README.md | cut -d: -f1)
+sed -i 's/^| 7B, PPO knobs only | [0-9]* | [^|]* |/| 7B, PPO knobs only | 999999 | +55.0 % |/' r/README.md
+check "(the scratch README's headline row was edited)" grep -q '| 999999 | +55.0 % |' r/README.md
+python3 "$prose" --allow "$pallow" r >out 2>&1; rc=$?
+check "a headline row edited by hand inside the results markers fails (exit 1)" test "$rc" = 1
+check "... naming README.md:LINE and docs/results.md's Headline table" \
+  grep -q "^README.md:$n: the generated region 'results' differs from docs/results.md:[0-9]* (\"Headline table" out
+
+fresh
+n=$(awk '/results:readme-grid-event:begin/ { r = 1; next } /results:readme-grid-event:end/ { r = 0 }
+  r && /[0-9],[0-9][0-9][0-9]/ { print NR; exit }' r/README.md)
+sed -i -E "${n}s/[0-9]{1,3},[0-9]{3}/999,999/" r/README.md
+check "(a token count in the scratch README's grid-event snippet was edited)" grep -q '999,999' r/README.md
+python3 "$prose" --allow "$pallow" r >out 2>&1; rc=$?
+check "a figure edited by hand inside a readme-* snippet fails (exit 1)" test "$rc" = 1
+check "... naming the line and the generator" grep -q "^README.md:$n: results:readme-grid-event is not what scripts/readme_snippets.py writes" out
+fresh
+printf '\n<!-- results:readme-bogus:begin -->\nflexwatt wins.\n<!-- results:readme-bogus:end -->\n' >>r/README.md
+python3 "$prose" --allow "$pallow" r >out 2>&1; rc=$?
+check "a readme-* region no generator writes fails" sh -c "test $rc = 1 && grep -q 'readme-bogus is a region scripts/readme_snippets.py does not write' out"
+
+fresh
+echo 'Simulated. mpc had 98.7 % of the look-ahead reference'"'"'s tokens.' >>r/docs/results.md
+n=$(wc -l <r/docs/results.md)
+python3 "$prose" --allow "$pallow" r >out 2>&1; rc=$?
+check "a prose line typed into docs/results.md fails (exit 1)" test "$rc" = 1
+check "... naming docs/results.md:LINE" grep -q "^docs/results.md:$n: a prose line with figures ('98.7 %')" out
+
+fresh
+{ cat "$pallow"; echo 'README.md :: 12.5 % :: option: a value the README does not hold'; } >pallow.txt
+n=$(wc -l <pallow.txt)
+python3 "$prose" --allow pallow.txt r >out 2>&1; rc=$?
+check "a prose allowlist entry that matches no figure fails (stale)" test "$rc" = 1
+check "... saying which line to remove" grep -q "prose_figures_allow.txt:$n: no prose figure '12.5 %' in README.md" out
+echo 'README.md :: 30 s :: because' >pallow.txt
+python3 "$prose" --allow pallow.txt r >/dev/null 2>err; rc=$?
+check "a prose allowlist entry without its kind (unit:, option:, ...) is exit 2" test "$rc" = 2
+check "... naming the allowlist's line" grep -q 'pallow.txt:1: expected' err
+
+# The rule on canned prose (FILE.md mode, an empty allowlist).
+: >empty.txt
+fig() {  # NAME LINE: LINE in prose must fail
+  printf '# Doc\n\n%s\n' "$2" >d/p.md
+  python3 "$prose" --allow empty.txt d/p.md >out 2>&1; local rc=$?
+  check "$1 is a prose figure" sh -c "test $rc = 1 && grep -q '^d/p.md:3: a figure in prose' out"
+}
+fig "a percentage with a space" "It saves 7.4 % of the energy."
+fig "a signed percentage without a space" "It makes +13.6% more tokens."
+fig "a number with thousands separators" "It makes 124,150 step tokens."
+fig "a decimal" "It reaches a ratio of 0.949 against it."
+fig "a whole number with a result unit" "The run lasts 1800 s and draws 310 W."
+printf '# Doc\n\nOn an A100 x8 with `--budget 7.4` and gen_concurrency 16, seeds 1-5 (2026), see\n[the run](https://x.org/a/1.5) and `+42.0 %%` or arXiv 2608.11226, docs/sources.md §2.4.\n\n```\n+42.0 %%\n```\n\n<!-- results:t:begin -->\nIt makes +42.0 %% more.\n<!-- results:t:end -->\n' >d/names.md
+python3 "$prose" --allow empty.txt d/names.md >out 2>&1; rc=$?
+check "names, counts, code spans, links, fences and generated regions are not prose figures" test "$rc" = 0
+[ "$rc" = 0 ] || cat out
+python3 "$prose" --json --allow empty.txt d/p.md >out.json 2>/dev/null
+check "--json lists the finding with its line and figure" jqt '.ok == false and .findings[0].line == 3 and .findings[0].figure == "1800 s"' out.json
+python3 "$prose" --bogus >/dev/null 2>&1; rc=$?
+check "an unknown option is exit 2" test "$rc" = 2
+python3 "$prose" --help >help.txt; rc=$?
+check "--help documents the rule, exit 0" sh -c "test $rc = 0 && grep -q 'thousands separators' help.txt && grep -q 'published (SOURCE):' help.txt"
+check "... and names the docs not yet guarded" sh -c "grep -qi 'not yet guarded' help.txt && grep -q '^  docs/control.md: ' help.txt"
 finish typed_figures

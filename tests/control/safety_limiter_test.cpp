@@ -101,7 +101,11 @@ TEST(SafetyLimiter, ClampsToDeviceAndKnobRanges) {
   EXPECT_EQ(lim.stats().clamped, 4);
 }
 
-TEST(SafetyLimiter, LimitsChangePerDecisionAndDwell) {
+// Slew and dwell bind raises only: a cut (a lower cap, a lower knob: less power) passes at once
+// whatever max_cap_change_w, max_knob_change_frac and min_dwell_s say, so a configured slew or
+// dwell can never hold a node above the share it was cut to (issue 43). A raise right after a
+// cut waits the dwell and climbs by the slew.
+TEST(SafetyLimiter, LimitsRaisesPerDecisionAndDwellButPassesCuts) {
   Fixture f;
   LimiterConfig cfg;
   cfg.max_cap_change_w = 50;
@@ -109,14 +113,20 @@ TEST(SafetyLimiter, LimitsChangePerDecisionAndDwell) {
   cfg.min_dwell_s = 10;
   SafetyLimiter lim(cfg);
   lim.reset(f.plant.info(), f.snap);
-  EXPECT_DOUBLE_EQ(lim.apply(f.cap(200), f.obs).power_cap_w[0], 350);
-  EXPECT_DOUBLE_EQ(lim.apply(f.knob(1), f.obs).knobs[0][0], 13);
-  EXPECT_EQ(lim.stats().slew_limited, 2);
-  f.obs.time_s += 5;  // within the dwell
+  EXPECT_DOUBLE_EQ(lim.apply(f.cap(200), f.obs).power_cap_w[0], 200);  // a cut: whole
+  EXPECT_DOUBLE_EQ(lim.apply(f.knob(1), f.obs).knobs[0][0], 1);
+  EXPECT_EQ(lim.stats().slew_limited, 0);
+  f.obs.time_s += 5;  // within the dwell: a further cut passes, a raise holds
+  EXPECT_DOUBLE_EQ(lim.apply(f.cap(150), f.obs).power_cap_w[0], 150);
+  EXPECT_EQ(lim.stats().dwell_held, 0);
+  f.obs.time_s += 4;
   EXPECT_TRUE(std::isnan(lim.apply(f.cap(300), f.obs).power_cap_w[0]));
-  EXPECT_EQ(lim.stats().dwell_held, 1);
-  f.obs.time_s += 10;
-  EXPECT_DOUBLE_EQ(lim.apply(f.cap(300), f.obs).power_cap_w[0], 300);
+  EXPECT_TRUE(std::isnan(lim.apply(f.knob(16), f.obs).knobs[0][0]));
+  EXPECT_EQ(lim.stats().dwell_held, 2);
+  f.obs.time_s += 10;  // past the dwell: the raise climbs by the slew
+  EXPECT_DOUBLE_EQ(lim.apply(f.cap(300), f.obs).power_cap_w[0], 200);
+  EXPECT_DOUBLE_EQ(lim.apply(f.knob(16), f.obs).knobs[0][0], 4);
+  EXPECT_EQ(lim.stats().slew_limited, 4);  // the two held raises were over the slew too
 }
 
 // The cut is sized from the readings: 350 W against 300 W over 2 s windows (4 samples). The

@@ -38,16 +38,19 @@ TEST(Demo, WritesTheReportDirectoryAndTheComparison) {
     return r->report.controllers.front();
   };
   const ControllerSummary& ppo = row("ppo:" + d.policy_path);
-  const ControllerSummary& joint = row("static");
-  EXPECT_EQ(sim["reference"], "static");
-  EXPECT_EQ(joint.notes["searched"], "gen_concurrency+group_size+caps");
+  // The reference: the joint static or a listed fixed setting within the row's claims that made
+  // more step tokens at no more violations (evaluation.cpp strongest_listed_references).
+  EXPECT_EQ(row("static").notes["searched"], "gen_concurrency+group_size+caps");
+  const ControllerSummary& joint = row(sim["reference"].get<std::string>());
+  EXPECT_GE(joint.completed_tokens.mean, row("static").completed_tokens.mean);
+  EXPECT_LE(joint.offset_violation_rate.mean, row("static").offset_violation_rate.mean);
   EXPECT_NEAR(sim["tokens_vs_static"].get<double>(),
               ppo.completed_tokens.mean / joint.completed_tokens.mean - 1, 1e-12);
   EXPECT_NEAR(sim["tokens_per_mwh_vs_static"].get<double>(),
               ppo.tokens_per_mwh.mean / joint.tokens_per_mwh.mean - 1, 1e-12);
   const ControllerSummary& kppo = row("ppo:" + d.knobs_policy_path);
-  const ControllerSummary& kjoint = row(kDemoStaticKnobs);
-  EXPECT_EQ(sim["knobs_policy"]["reference"], kDemoStaticKnobs);
+  const ControllerSummary& kjoint = row(sim["knobs_policy"]["reference"].get<std::string>());
+  EXPECT_GE(kjoint.completed_tokens.mean, row(kDemoStaticKnobs).completed_tokens.mean);
   EXPECT_NEAR(sim["knobs_policy"]["tokens_vs_static"].get<double>(),
               kppo.completed_tokens.mean / kjoint.completed_tokens.mean - 1, 1e-12);
   EXPECT_TRUE(sim.contains("tokens_vs_static_cap"));
@@ -66,7 +69,7 @@ TEST(Demo, WritesTheReportDirectoryAndTheComparison) {
   // Ours as computed beside the published figure, on the same line.
   char ours[64];
   std::snprintf(ours, sizeof ours, "%+.1f %%", 100 * sim["tokens_vs_static"].get<double>());
-  const size_t at = text.find("tokens vs joint static reference");
+  const size_t at = text.find("tokens vs the reference");
   ASSERT_NE(at, std::string::npos) << text;
   const std::string line = text.substr(at, text.find('\n', at) - at);
   EXPECT_NE(line.find("+18.1 %"), std::string::npos) << line;

@@ -176,6 +176,11 @@ TEST(Fit, TraceFitReproducesMeanAndWindowShareOnTwoDutyCycles) {
         duty.c_str(), f->low_phases, f->every_s, f->length_s, a.mean_w, b.mean_w, a.share_above,
         b.share_above, a.peak30_w, b.peak30_w);
     EXPECT_GT(f->low_phases, 3);
+    // The YAML's header states the count as found (it was printed with %d from a double).
+    const std::string yaml = trace_fit_yaml(*f, gpu, "fitted");
+    EXPECT_NE(yaml.find(", " + std::to_string(f->low_phases) + " regular pauses at "),
+              std::string::npos)
+        << yaml.substr(0, 300);
     EXPECT_NEAR(b.mean_w, a.mean_w, 0.03 * a.mean_w);
     EXPECT_NEAR(b.share_above, a.share_above, 0.05 + 1e-9);
     EXPECT_NEAR(f->offset_sd_frac, 0.01, 0.008);

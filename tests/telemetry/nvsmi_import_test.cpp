@@ -12,7 +12,7 @@ namespace {
 
 using Read = testing::ImportRead;
 
-Read read(const std::string& name, const std::string& text, TraceReaderOptions o = {}) {
+Read read_nvsmi(const std::string& name, const std::string& text, TraceReaderOptions o = {}) {
   return testing::read_import("fw_nvsmi_" + name, text, o, TraceFormat::kNvidiaSmi);
 }
 
@@ -57,13 +57,14 @@ TEST(NvsmiImport, DetectsGpusPerLoop) {
 }
 
 TEST(NvsmiImport, WithIndexAndUnits) {
-  Read r = read("idx_units.csv",
-                "timestamp, index, power.draw [W], utilization.gpu [%], clocks.sm [MHz], "
-                "temperature.gpu, enforced.power.limit [W], memory.used [MiB]\n"
-                "2025/07/26 23:32:09.703, 0, 557.67 W, 45 %, 1410 MHz, 61, 700.00 W, 17 MiB\n"
-                "2025/07/26 23:32:09.704, 1, 560.00 W, [N/A], 1410 MHz, 60, 700.00 W, 17 MiB\n"
-                "2025/07/26 23:32:09.803, 0, 551.00 W, 50 %, [Not Supported], 61, 700.00 W, 1 MiB\n"
-                "2025/07/26 23:32:09.804, 1, 552.00 W, 51 %, 1400 MHz, 60, 700.00 W, 17 MiB\n");
+  Read r = read_nvsmi(
+      "idx_units.csv",
+      "timestamp, index, power.draw [W], utilization.gpu [%], clocks.sm [MHz], "
+      "temperature.gpu, enforced.power.limit [W], memory.used [MiB]\n"
+      "2025/07/26 23:32:09.703, 0, 557.67 W, 45 %, 1410 MHz, 61, 700.00 W, 17 MiB\n"
+      "2025/07/26 23:32:09.704, 1, 560.00 W, [N/A], 1410 MHz, 60, 700.00 W, 17 MiB\n"
+      "2025/07/26 23:32:09.803, 0, 551.00 W, 50 %, [Not Supported], 61, 700.00 W, 1 MiB\n"
+      "2025/07/26 23:32:09.804, 1, 552.00 W, 51 %, 1400 MHz, 60, 700.00 W, 17 MiB\n");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_EQ(r.rows[0].time_s, 0);
@@ -83,10 +84,11 @@ TEST(NvsmiImport, WithIndexAndUnits) {
 }
 
 TEST(NvsmiImport, WithIndexNounits) {
-  Read r = read("idx_nounits.csv",
-                "timestamp, index, power.draw [W], power.draw.instant [W], utilization.gpu [%]\n"
-                "2025/07/26 23:32:09.703, 0, 557.67, 601.5, 45\n"
-                "2025/07/26 23:32:09.703, 1, 300.25, 299.0, 5\n");
+  Read r =
+      read_nvsmi("idx_nounits.csv",
+                 "timestamp, index, power.draw [W], power.draw.instant [W], utilization.gpu [%]\n"
+                 "2025/07/26 23:32:09.703, 0, 557.67, 601.5, 45\n"
+                 "2025/07/26 23:32:09.703, 1, 300.25, 299.0, 5\n");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(r.rows[1].reading.power_w, 300.25);
@@ -114,7 +116,7 @@ std::string no_index_log(int gpus, int loops, bool units, int first_loop = 0) {
 
 TEST(NvsmiImport, WithoutIndexGpusNumberedByPositionInLoop) {
   for (bool units : {true, false}) {
-    Read r = read(units ? "noidx_u.csv" : "noidx_n.csv", no_index_log(8, 20, units));
+    Read r = read_nvsmi(units ? "noidx_u.csv" : "noidx_n.csv", no_index_log(8, 20, units));
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     ASSERT_EQ(r.rows.size(), 160u);
     EXPECT_EQ(r.meta["gpus_per_tick"], 8);
@@ -128,7 +130,7 @@ TEST(NvsmiImport, WithoutIndexGpusNumberedByPositionInLoop) {
   }
   TraceReaderOptions o;
   o.nvsmi_gpus_per_tick = 8;  // given and matching the data
-  Read r = read("noidx_given.csv", no_index_log(8, 5, true), o);
+  Read r = read_nvsmi("noidx_given.csv", no_index_log(8, 5, true), o);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.rows[5].reading.gpu, 5);
   EXPECT_EQ(r.meta["gpus_per_tick_source"], "given");
@@ -144,7 +146,7 @@ std::string trim_top(const std::string& log, int n) {
 
 TEST(NvsmiImport, TrimmedAtTheTopKeepsTheGpuNumbers) {
   for (auto [gpus, cut] : {std::pair{8, 1}, std::pair{4, 2}, std::pair{8, 7}}) {
-    Read r = read("trim.csv", trim_top(no_index_log(gpus, 30, true), cut));
+    Read r = read_nvsmi("trim.csv", trim_top(no_index_log(gpus, 30, true), cut));
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     EXPECT_EQ(r.meta["gpus_per_tick"], gpus);
     EXPECT_EQ(r.meta["loop_phase_rows"], gpus - cut);
@@ -163,7 +165,7 @@ TEST(NvsmiImport, GpuThatStopsReportingIsRefusedNotMisassigned) {
     std::string log = no_index_log(8, loops8, true);
     const std::string seven = no_index_log(7, loops8 + 40, true, loops8);
     log += seven.substr(seven.find('\n') + 1);
-    Read r = read("stop.csv", log);
+    Read r = read_nvsmi("stop.csv", log);
     ASSERT_FALSE(r.status.ok());
     EXPECT_NE(r.status.message().find(loops8 == 30 ? "GPUs cannot be told apart"
                                                    : "query-loop cycle changed"),
@@ -177,7 +179,7 @@ TEST(NvsmiImport, GivenGpusPerLoopIsCheckedAgainstTheData) {
   for (int n : {4, 16}) {
     TraceReaderOptions o;
     o.nvsmi_gpus_per_tick = n;
-    Read r = read("given_bad.csv", no_index_log(8, 30, true), o);
+    Read r = read_nvsmi("given_bad.csv", no_index_log(8, 30, true), o);
     ASSERT_FALSE(r.status.ok()) << n;
     EXPECT_NE(r.status.message().find("--nvsmi-gpus " + std::to_string(n)), std::string::npos)
         << r.status.message();
@@ -186,7 +188,7 @@ TEST(NvsmiImport, GivenGpusPerLoopIsCheckedAgainstTheData) {
   }
   TraceReaderOptions o;
   o.nvsmi_gpus_per_tick = 5000;
-  Read r = read("given_huge.csv", no_index_log(8, 30, true), o);
+  Read r = read_nvsmi("given_huge.csv", no_index_log(8, 30, true), o);
   EXPECT_NE(r.status.message().find("--nvsmi-gpus: must be"), std::string::npos)
       << r.status.message();
 }
@@ -200,7 +202,7 @@ TEST(NvsmiImport, IrregularStepsWithoutIdAreRefused) {
                   t % 1000);
     log += line;
   }
-  Read r = read("irregular.csv", log);
+  Read r = read_nvsmi("irregular.csv", log);
   ASSERT_FALSE(r.status.ok());
   EXPECT_NE(r.status.message().find("GPUs cannot be told apart"), std::string::npos)
       << r.status.message();
@@ -213,7 +215,7 @@ TEST(NvsmiImport, BusIdOrUuidIdentifiesGpus) {
       "2025/07/26 23:32:09.700, 00000000:1B:00.0, 200 W\n"
       "2025/07/26 23:32:09.800, 00000000:07:00.0, 100 W\n"
       "2025/07/26 23:32:09.801, 00000000:1B:00.0, 201 W\n";
-  Read r = read("busid.csv", log);
+  Read r = read_nvsmi("busid.csv", log);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.rows.size(), 3u);
   EXPECT_EQ(r.rows[0].reading.gpu, 1);
@@ -224,48 +226,48 @@ TEST(NvsmiImport, BusIdOrUuidIdentifiesGpus) {
 
 TEST(NvsmiImport, UnitsFromCellOrHeader) {
   const std::string hdr = "timestamp, index, power.draw [W]\n";
-  Read r = read("kw.csv", hdr +
-                              "2025/07/26 23:32:09.703, 0, 0.3 kW\n"
-                              "2025/07/26 23:32:09.803, 0, 300000 mW\n");
+  Read r = read_nvsmi("kw.csv", hdr +
+                                    "2025/07/26 23:32:09.703, 0, 0.3 kW\n"
+                                    "2025/07/26 23:32:09.803, 0, 300000 mW\n");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_DOUBLE_EQ(r.rows[0].reading.power_w, 300);
   EXPECT_DOUBLE_EQ(r.rows[1].reading.power_w, 300);
-  r = read("mw_hdr.csv",
-           "timestamp, index, power.draw [mW], energy [kJ]\n"
-           "2025/07/26 23:32:09.703, 0, 250000, 1.5\n");
+  r = read_nvsmi("mw_hdr.csv",
+                 "timestamp, index, power.draw [mW], energy [kJ]\n"
+                 "2025/07/26 23:32:09.703, 0, 250000, 1.5\n");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_DOUBLE_EQ(r.rows[0].reading.power_w, 250);
   EXPECT_DOUBLE_EQ(r.rows[0].reading.energy_j, 1500);
-  r = read("cut.csv", hdr +
-                          "2025/07/26 23:32:09.703, 0, 315.5 W\n"
-                          "2025/07/26 23:32:09.803, 0, 31\n"
-                          "2025/07/26 23:32:09.903, 0, 315.5 W\n");
+  r = read_nvsmi("cut.csv", hdr +
+                                "2025/07/26 23:32:09.703, 0, 315.5 W\n"
+                                "2025/07/26 23:32:09.803, 0, 31\n"
+                                "2025/07/26 23:32:09.903, 0, 315.5 W\n");
   EXPECT_NE(r.status.message().find("cut.csv:3: power.draw: cell missing its unit"),
             std::string::npos)
       << r.status.message();
-  r = read("wrong_unit.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 MHz\n");
+  r = read_nvsmi("wrong_unit.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 MHz\n");
   EXPECT_NE(r.status.message().find("wrong_unit.csv:2: power.draw: unit 'MHz' is not W"),
             std::string::npos)
       << r.status.message();
-  r = read("bad_hdr_unit.csv", "timestamp, index, power.draw [V]\n");
+  r = read_nvsmi("bad_hdr_unit.csv", "timestamp, index, power.draw [V]\n");
   EXPECT_NE(r.status.message().find("header unit [V]"), std::string::npos) << r.status.message();
 }
 
 TEST(NvsmiImport, ValuesNoGpuHasAreRefused) {
   const std::string hdr = "timestamp, index, power.draw [W], utilization.gpu [%]\n";
-  Read r = read("node_total.csv", hdr + "2025/07/26 23:32:09.703, 0, 5600 W, 50 %\n");
+  Read r = read_nvsmi("node_total.csv", hdr + "2025/07/26 23:32:09.703, 0, 5600 W, 50 %\n");
   EXPECT_NE(r.status.message().find("node_total.csv:2: power.draw: 5600 W is outside 0..5000 W"),
             std::string::npos)
       << r.status.message();
-  r = read("kw_as_w.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 kW, 50 %\n");
+  r = read_nvsmi("kw_as_w.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 kW, 50 %\n");
   EXPECT_NE(r.status.message().find("kw_as_w.csv:2: power.draw: 300000 W is outside"),
             std::string::npos)
       << r.status.message();
-  r = read("util.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 W, 250 %\n");
+  r = read_nvsmi("util.csv", hdr + "2025/07/26 23:32:09.703, 0, 300 W, 250 %\n");
   EXPECT_NE(r.status.message().find("util.csv:2: utilization.gpu: 2.5 is outside 0..1"),
             std::string::npos)
       << r.status.message();
-  r = read("ok.csv", hdr + "2025/07/26 23:32:09.703, 0, 4999 W, 100 %\n");
+  r = read_nvsmi("ok.csv", hdr + "2025/07/26 23:32:09.703, 0, 4999 W, 100 %\n");
   EXPECT_TRUE(r.status.ok()) << r.status.message();
 }
 
@@ -273,8 +275,8 @@ TEST(NvsmiImport, LogsAsTheyAreBomCrlfPartialLineRepeatedHeader) {
   const std::string hdr = "timestamp, index, power.draw [W]";
   const std::string rows =
       "2025/07/26 23:32:09.703, 0, 100 W\r\n2025/07/26 23:32:09.803, 0, 101 W\r\n";
-  Read r = read("bom.csv", "\xEF\xBB\xBF" + hdr + "\r\n" + rows + hdr + "\r\n" + rows +
-                               "2025/07/26 23:32:10.003, 0, 31");
+  Read r = read_nvsmi("bom.csv", "\xEF\xBB\xBF" + hdr + "\r\n" + rows + hdr + "\r\n" + rows +
+                                     "2025/07/26 23:32:10.003, 0, 31");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_EQ(r.rows[3].reading.power_w, 101);
@@ -300,7 +302,7 @@ TEST(NvsmiImport, MissingPowerIsAGapNotAnError) {
   const size_t comma = log.find(',', pos);
   const size_t comma2 = log.find(',', comma + 1);
   log.replace(comma + 2, comma2 - comma - 2, "[N/A]");
-  Read r = read("na_power.csv", log);
+  Read r = read_nvsmi("na_power.csv", log);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.missing, 1);
   EXPECT_EQ(r.rows.size(), 19u);
@@ -309,20 +311,20 @@ TEST(NvsmiImport, MissingPowerIsAGapNotAnError) {
 
 TEST(NvsmiImport, BadInputNamesFileAndLine) {
   const std::string hdr = "timestamp, index, power.draw [W]\n";
-  Read r = read("bad_ts.csv", hdr + "2025/07/26 23:32:09.703, 0, 5 W\nyesterday, 0, 5 W\n");
+  Read r = read_nvsmi("bad_ts.csv", hdr + "2025/07/26 23:32:09.703, 0, 5 W\nyesterday, 0, 5 W\n");
   EXPECT_NE(r.status.message().find("bad_ts.csv:3: timestamp"), std::string::npos)
       << r.status.message();
-  r = read("bad_p.csv", hdr + "2025/07/26 23:32:09.703, 0, lots W\n");
+  r = read_nvsmi("bad_p.csv", hdr + "2025/07/26 23:32:09.703, 0, lots W\n");
   EXPECT_NE(r.status.message().find("bad_p.csv:2: power.draw: not a number"), std::string::npos)
       << r.status.message();
-  r = read("neg_p.csv", hdr + "2025/07/26 23:32:09.703, 0, -5 W\n");
+  r = read_nvsmi("neg_p.csv", hdr + "2025/07/26 23:32:09.703, 0, -5 W\n");
   EXPECT_NE(r.status.message().find("neg_p.csv:2: power.draw: negative"), std::string::npos);
-  r = read("bad_idx.csv", hdr + "2025/07/26 23:32:09.703, x, 5 W\n");
+  r = read_nvsmi("bad_idx.csv", hdr + "2025/07/26 23:32:09.703, x, 5 W\n");
   EXPECT_NE(r.status.message().find("bad_idx.csv:2: index"), std::string::npos);
   TraceReaderOptions o;
   o.gpus = {0};
-  r = read("unk_idx.csv",
-           hdr + "2025/07/26 23:32:09.703, 0, 5 W\n2025/07/26 23:32:09.703, 3, 5 W\n", o);
+  r = read_nvsmi("unk_idx.csv",
+                 hdr + "2025/07/26 23:32:09.703, 0, 5 W\n2025/07/26 23:32:09.703, 3, 5 W\n", o);
   EXPECT_NE(r.status.message().find("unk_idx.csv:3: index: unknown GPU index 3"), std::string::npos)
       << r.status.message();
 }
