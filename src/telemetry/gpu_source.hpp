@@ -47,6 +47,11 @@ struct GpuSample {
   GpuReading reading;
   uint64_t clock_event_reasons = 0;  // NVML clocks-event (throttle) reason bit mask
   bool has_clock_event_reasons = false;
+  // Optional readings (utilisation, clock, temperature, clock-event reasons) that failed on this
+  // read with an error other than a lost GPU: left unset (NaN) in `reading`, the read itself
+  // succeeds; each entry names the call, the GPU and the error. Power and energy are required
+  // and fail the read.
+  std::vector<std::string> skipped;
 };
 
 class GpuTelemetrySource {

@@ -233,31 +233,42 @@ Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
                                    "nvmlDeviceGetEnforcedPowerLimit", gpu));
     r.cap_w = v * nvml::kSiPerMilli;
   }
+  // Optional readings: an error leaves the reading unset and is named in out.skipped; a lost
+  // GPU still fails the read (every later call on it fails too).
+  Status lost;
+  auto got = [&](nvml::Return rc, const std::string& call) {
+    if (rc == nvml::kSuccess) return true;
+    const Status st = lib_->check(rc, call, gpu);
+    if (rc == nvml::kErrorGpuIsLost) {
+      if (lost.ok()) lost = st;
+    } else {
+      out.skipped.push_back(st.message());
+    }
+    return false;
+  };
   if (d.has_util) {
     nvml::Utilization u{};
-    FW_RETURN_IF_ERROR(lib_->check(f.device_get_utilization_rates(d.handle, &u),
-                                   "nvmlDeviceGetUtilizationRates", gpu));
-    r.sm_util = u.gpu / 100.0;
-    r.mem_util = u.memory / 100.0;
+    if (got(f.device_get_utilization_rates(d.handle, &u), "nvmlDeviceGetUtilizationRates")) {
+      r.sm_util = u.gpu / 100.0;
+      r.mem_util = u.memory / 100.0;
+    }
   }
-  if (d.has_clock) {
-    FW_RETURN_IF_ERROR(lib_->check(f.device_get_clock_info(d.handle, nvml::kClockSm, &v),
-                                   "nvmlDeviceGetClockInfo", gpu));
+  if (d.has_clock &&
+      got(f.device_get_clock_info(d.handle, nvml::kClockSm, &v), "nvmlDeviceGetClockInfo")) {
     r.sm_clock_mhz = v;
   }
-  if (d.has_temp) {
-    FW_RETURN_IF_ERROR(lib_->check(f.device_get_temperature(d.handle, nvml::kTemperatureGpu, &v),
-                                   "nvmlDeviceGetTemperature", gpu));
+  if (d.has_temp && got(f.device_get_temperature(d.handle, nvml::kTemperatureGpu, &v),
+                        "nvmlDeviceGetTemperature")) {
     r.temp_c = v;
   }
   if (d.has_reasons) {
     unsigned long long reasons = 0;  // NOLINT(runtime/int)
-    FW_RETURN_IF_ERROR(lib_->check(f.device_get_clock_event_reasons(d.handle, &reasons),
-                                   lib_->clock_reasons_symbol(), gpu));
-    out.clock_event_reasons = reasons;
-    out.has_clock_event_reasons = true;
+    if (got(f.device_get_clock_event_reasons(d.handle, &reasons), lib_->clock_reasons_symbol())) {
+      out.clock_event_reasons = reasons;
+      out.has_clock_event_reasons = true;
+    }
   }
-  return Status::Ok();
+  return lost;
 }
 
 }  // namespace fw

@@ -25,10 +25,11 @@
 //   reasons G MASK                  clock-event reasons (decimal or 0x hex)
 //   lost G after_reads=N            GPU G falls off the bus at power read N+1: from then on
 //                                   every call on it returns NVML_ERROR_GPU_IS_LOST
-//   fail CALL CODE [gpu=G] [after=N]
+//   fail CALL CODE [gpu=G] [after=N] [times=K]
 //                                   CALL (an NVML function name, or '*') returns CODE
 //                                   (gpu_lost | not_supported | no_permission | invalid_argument
-//                                   | unknown | a number) after N successful calls (default 0)
+//                                   | unknown | a number) after N successful calls (default 0),
+//                                   K times (default: from then on), then succeeds again
 //
 // FAKE_NVML_STATE=FILE (optional) makes the management limits outlive the process, like a real
 // driver's: lines "G LIMIT_W" read at nvmlInit (after the script) and rewritten on every set.
@@ -74,6 +75,7 @@ struct Fail {
   nv::Return rc = nv::kErrorUnknown;
   int gpu = -1;
   long after = 0;
+  long times = -1;          // failures before the call recovers; -1: never recovers
   std::vector<long> calls;  // per GPU (index gpus.size() for calls not tied to a GPU)
 };
 
@@ -137,7 +139,7 @@ bool load_script(const char* path) {
       continue;
     }
     if (cmd == "fail") {
-      if (tok.size() < 3) return bad("fail CALL CODE [gpu=G] [after=N]");
+      if (tok.size() < 3) return bad("fail CALL CODE [gpu=G] [after=N] [times=K]");
       Fail f;
       f.call = tok[1];
       if (!parse_code(tok[2], f.rc)) return bad("unknown code " + tok[2]);
@@ -147,6 +149,8 @@ bool load_script(const char* path) {
           f.gpu = static_cast<int>(v);
         else if (kv(tok[i], "after", v))
           f.after = static_cast<long>(v);
+        else if (kv(tok[i], "times", v))
+          f.times = static_cast<long>(v);
         else
           return bad("unknown option " + tok[i]);
       }
@@ -239,7 +243,8 @@ nv::Return enter(const char* call, nv::Device h, int* gpu_out) {
   if (d.lost) return nv::kErrorGpuIsLost;
   for (Fail& f : g_fails) {
     if ((f.call == call || f.call == "*") && (f.gpu < 0 || f.gpu == gpu)) {
-      if (f.calls[gpu]++ >= f.after) return f.rc;
+      const long k = f.calls[gpu]++;
+      if (k >= f.after && (f.times < 0 || k < f.after + f.times)) return f.rc;
     }
   }
   return nv::kSuccess;
@@ -249,7 +254,8 @@ nv::Return enter_global(const char* call) {
   if (g_init_count <= 0) return nv::kErrorUninitialized;
   for (Fail& f : g_fails) {
     if ((f.call == call || f.call == "*") && f.gpu < 0) {
-      if (f.calls[g_gpus.size()]++ >= f.after) return f.rc;
+      const long k = f.calls[g_gpus.size()]++;
+      if (k >= f.after && (f.times < 0 || k < f.after + f.times)) return f.rc;
     }
   }
   return nv::kSuccess;
