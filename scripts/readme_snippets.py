@@ -285,11 +285,17 @@ def snip_7b_cap(d):
     m10 = d.hpct("7B, PPO knobs + cap, budget −10 %", "vs reference")
     p10 = d.hpct("7B, PPO knobs + cap, budget +10 %", "vs reference")
     tok_ok = t >= TARGET_TOKENS_7B and p >= TARGET_TPM_7B
+    ref_label = d.h(L, "reference")
+    ref = "" if ref_label == "static" else (
+        f"; PPO's reference is `{ref_label}`, which makes {tok(d.row('7b-cap', ref_label)['tokens'])} at "
+        f"{viol(d.row('7b-cap', ref_label)['viol'])} (`--reference auto` takes a listed fixed setting of "
+        f"PPO's actuators that made more step tokens at no more violations)")
     text = (f"- **7B, knobs + cap: violations {'met' if red <= TARGET_STEPS_VIOL_7B else 'missed'}, tokens "
             f"{'met' if tok_ok else 'missed'}; {verdict(d.h(L, 'wins on step tokens'))}.** The joint static "
-            f"(both knobs and the cap: {setting}) makes {tok(st['tokens'])} step tokens at {viol(st['viol'])}; "
-            f"PPO makes {sgn(t)} ({sgn(p)} tokens/MWh) at {viol(ppo['viol'])}, and {sgn(m10)} / {sgn(p10)} at "
-            f"a budget 10 % lower / higher.")
+            f"(both knobs and the cap: {setting}) makes {tok(st['tokens'])} step tokens at {viol(st['viol'])}"
+            f"{ref}; PPO makes {sgn(t)} ({sgn(p)} tokens/MWh) at {viol(ppo['viol'])} against it, and "
+            f"{sgn(m10)} / {sgn(p10)} at a budget 10 % lower / higher (each against the strongest fixed "
+            f"setting at that budget).")
     return wrap(text, "  ")
 
 

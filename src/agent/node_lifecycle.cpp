@@ -81,7 +81,8 @@ Status NodeLifecycle::take_caps(double share_w) {
                            " W): the share's caps until the loop decides"));
     Status s = fw::restore_caps(plant_->caps(), now);
     if (!s.ok()) return Status(s.code(), "restoring the caps of the previous run: " + s.message());
-    FW_RETURN_IF_ERROR(remove_restore_file(cfg_.restore_file));
+    // The file stays until the new one replaces it (atomically, below): a start that fails from
+    // here on leaves the only record of the caps found before the first write in place.
   }
   // Save before any write: the caps found (or the crashed run's, kept) are what every exit path
   // puts back; the caps in force now are what GPUs no controller sets are held at.

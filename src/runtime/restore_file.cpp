@@ -10,6 +10,7 @@
 
 #include "core/json_int.hpp"
 #include "core/text_file.hpp"
+#include "telemetry/reading_ranges.hpp"
 #include "telemetry/trace_reader.hpp"
 
 namespace fw {
@@ -84,10 +85,12 @@ Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) 
   r.pid = j.value("pid", 0);
   r.backend = j.value("backend", "");
   r.time_unix_s = j.value("time_unix_s", 0.0);
+  // Every entry is checked before any is used: a file that parses but holds an impossible cap
+  // or a GPU twice is refused whole (restoring the entries that pass would leave the others).
   for (const auto& c : j["caps"]) {
     if (!c.is_object() || !c.contains("gpu") || !c["gpu"].is_number_integer() ||
-        !c.contains("cap_w") || !c["cap_w"].is_number()) {
-      return bad("caps: each entry needs gpu (integer) and cap_w (number)");
+        !c.contains("cap_w") || !(c["cap_w"].is_number() || c["cap_w"].is_null())) {
+      return bad("caps: each entry needs gpu (integer) and cap_w (number, or null for none)");
     }
     // A corrupted 4294967296 must not narrow to GPU 0 and restore the wrong GPU.
     int64_t gpu = 0;
@@ -95,7 +98,17 @@ Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) 
       return bad("caps: gpu " + c["gpu"].dump() + " out of range 0.." +
                  std::to_string(kMaxGpuIndex));
     }
-    r.caps.push_back({static_cast<int>(gpu), c["cap_w"].get<double>()});
+    // null: the device had no readable cap when it was saved (NaN is written so): nothing to put
+    // back.
+    const double cap_w = c["cap_w"].is_null() ? kUnset : c["cap_w"].get<double>();
+    if (!std::isnan(cap_w) && !(cap_w > 0 && cap_w <= kMaxGpuPowerW)) {
+      return bad("caps: gpu " + std::to_string(gpu) + " cap_w " + c["cap_w"].dump() +
+                 " out of range (0, " + std::to_string(static_cast<int>(kMaxGpuPowerW)) + "] W");
+    }
+    for (const SavedCap& seen : r.caps) {
+      if (seen.gpu == gpu) return bad("caps: gpu " + std::to_string(gpu) + " twice");
+    }
+    r.caps.push_back({static_cast<int>(gpu), cap_w});
   }
   return std::optional<RestoreRecord>(std::move(r));
 }

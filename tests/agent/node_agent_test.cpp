@@ -159,6 +159,23 @@ TEST_F(NodeAgentTest, LeftoverRestoreFileIsRestoredAtStartAndASecondAgentIsRefus
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.message();
 }
 
+// Issue 44 N1: a start that fails after writing the share's caps (the restore file names a GPU
+// this config no longer manages) must keep the restore file: under Restart=on-failure it is the
+// only record of the caps found before the first write. It was removed before the new one was
+// written.
+TEST_F(NodeAgentTest, AFailedStartKeepsTheRestoreFile) {
+  RestoreRecord r{999999, cfg_.plant.backend, 0, {{0, 380}, {3, 390}}};  // above the share
+  ASSERT_TRUE(write_restore_file(cfg_.restore_file, r).ok());
+  NodeAgent a(cfg_);
+  EXPECT_FALSE(a.start().ok());
+  auto kept = read_restore_file(cfg_.restore_file);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  ASSERT_TRUE(kept.value().has_value()) << "the restore file was removed by a failed start";
+  EXPECT_EQ(kept.value()->pid, 999999);
+  ASSERT_EQ(kept.value()->caps.size(), 2u);
+  EXPECT_DOUBLE_EQ(kept.value()->caps[0].cap_w, 380);
+}
+
 // Sets nothing: the caps read are the ones the agent put in force at start.
 class HandsOffController : public Controller {
  public:

@@ -69,6 +69,33 @@ TEST(RestoreFile, ATornOrForeignFileIsAnError) {
   std::filesystem::remove_all(d);
 }
 
+// Issue 44 N3: a file that parses but holds an impossible cap or a GPU twice is refused whole
+// (it restored only some GPUs), naming the entry.
+TEST(RestoreFile, ImpossibleCapsAndDuplicateGpusAreRefusedWhole) {
+  std::string d = temp_dir();
+  std::string path = d + "/saved.json";
+  auto refused = [&](const std::string& caps, const std::string& why) {
+    std::ofstream(path, std::ios::trunc)
+        << "{\"format\": \"flexwatt-restore-1\", \"caps\": [" << caps << "]}";
+    auto r = read_restore_file(path);
+    EXPECT_FALSE(r.ok()) << caps;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+    }
+  };
+  refused("{\"gpu\": 0, \"cap_w\": 300}, {\"gpu\": 1, \"cap_w\": 1e9}", "cap_w 1000000000.0 out of range");
+  refused("{\"gpu\": 0, \"cap_w\": -5}", "cap_w -5");
+  refused("{\"gpu\": 0, \"cap_w\": 0}", "cap_w 0");
+  refused("{\"gpu\": 1, \"cap_w\": 300}, {\"gpu\": 1, \"cap_w\": 250}", "gpu 1 twice");
+  // null: the device had no readable cap (written as such); accepted, nothing to put back.
+  std::ofstream(path, std::ios::trunc)
+      << "{\"format\": \"flexwatt-restore-1\", \"caps\": [{\"gpu\": 0, \"cap_w\": null}]}";
+  auto ok = read_restore_file(path);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_TRUE(std::isnan(ok.value()->caps.at(0).cap_w));
+  std::filesystem::remove_all(d);
+}
+
 TEST(RestoreFile, RestoreCapsWritesEverySavedCapAndNamesUnmanagedGpus) {
   FakePowerCapActuator act({{0, {100, 400, 400}, 400}, {1, {100, 400, 400}, 400}});
   ASSERT_TRUE(act.set(0, 200).ok());
