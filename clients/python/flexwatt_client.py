@@ -22,6 +22,21 @@ import urllib.parse
 DEFAULT_SOCKET = "/run/flexwatt/agent.sock"
 
 
+def visible_gpu_uuids(env=None):
+    """The GPUs this process sees, by UUID: CUDA_VISIBLE_DEVICES, else NVIDIA_VISIBLE_DEVICES
+    (what the NVIDIA device plugin sets in a pod), when every entry is a UUID ("GPU-..." or
+    "MIG-..."); None otherwise. Indices there are not the host's NVML indices (a pod given host
+    GPUs 4-7 sees them as 0-3), so they are never guessed from."""
+    env = os.environ if env is None else env
+    for var in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
+        entries = [e.strip() for e in env.get(var, "").split(",") if e.strip()]
+        if entries and all(e.startswith(("GPU-", "MIG-")) for e in entries):
+            return entries
+        if entries:
+            return None
+    return None
+
+
 class FlexwattError(Exception):
     """An error answer from the agent: HTTP status and the agent's message."""
 
@@ -142,7 +157,15 @@ class FlexwattClient:
 
     def register_job(self, id=None, name=None, kind=None, gpus=None, knobs=None, pfi=None):
         """Registers a training job; returns a Job. knobs: {name: {min, max, step?, default?}}.
-        pfi: the job's Power Flexibility Index when known (reported in the agent's status)."""
+        pfi: the job's Power Flexibility Index when known (reported in the agent's status).
+        gpus: NVML indices as the agent's status lists them, GPU UUIDs ("GPU-..."), or
+        "visible": the UUIDs of visible_gpu_uuids() (ValueError when there are none)."""
+        if gpus == "visible":
+            gpus = visible_gpu_uuids()
+            if not gpus:
+                raise ValueError("gpus='visible': neither CUDA_VISIBLE_DEVICES nor "
+                                 "NVIDIA_VISIBLE_DEVICES lists GPU UUIDs; pass the UUIDs "
+                                 "(nvidia-smi -L) or the host's NVML indices")
         body = {}
         for k, v in (("id", id), ("name", name), ("kind", kind), ("gpus", gpus), ("knobs", knobs),
                      ("pfi", pfi)):

@@ -41,6 +41,13 @@ Result<std::unique_ptr<NvmlPowerCapActuator>> NvmlPowerCapActuator::open(
         d.constraints.default_w = mw * nvml::kSiPerMilli;
       }
     }
+    if (f.device_get_persistence_mode) {
+      int mode = nvml::kFeatureDisabled;
+      if (f.device_get_persistence_mode(d.handle, &mode) == nvml::kSuccess) {
+        d.persistence =
+            mode == nvml::kFeatureEnabled ? PersistenceMode::kOn : PersistenceMode::kOff;
+      }
+    }
     a->ids_.push_back(g);
     a->devs_.push_back(d);
   }

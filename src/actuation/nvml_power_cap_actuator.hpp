@@ -8,7 +8,9 @@
 // (nvmlDeviceGetPowerManagementLimit; the enforced limit when the library lacks it). A write is
 // nvmlDeviceSetPowerManagementLimit (rounded to the nearest mW) then
 // nvmlDeviceGetEnforcedPowerLimit. Without root the write is PermissionDenied. Every NVML
-// return code goes through nvml::NvmlLibrary::check (names the call and GPU).
+// return code goes through nvml::NvmlLibrary::check (names the call and GPU). open() also reads
+// each GPU's persistence mode (nvmlDeviceGetPersistenceMode, read only; any error or a library
+// without the call leaves it kUnknown, never an open error).
 //
 // The library may be shared with an NvmlGpuSource's (NVML is thread-safe; this object is not).
 
@@ -30,6 +32,7 @@ class NvmlPowerCapActuator : public PowerCapActuator {
   const std::vector<int>& gpus() const override { return ids_; }
   CapConstraints constraints(int gpu) const override { return dev(gpu).constraints; }
   Result<double> cap_w(int gpu) override;
+  PersistenceMode persistence_mode(int gpu) const override { return dev(gpu).persistence; }
 
  protected:
   Result<CapWrite> write(int gpu, double cap_w) override;
@@ -39,6 +42,7 @@ class NvmlPowerCapActuator : public PowerCapActuator {
     int gpu = -1;
     nvml::Device handle = nullptr;
     CapConstraints constraints;
+    PersistenceMode persistence = PersistenceMode::kUnknown;
   };
   explicit NvmlPowerCapActuator(std::shared_ptr<const nvml::NvmlLibrary> lib)
       : lib_(std::move(lib)) {}

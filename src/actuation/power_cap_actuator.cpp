@@ -12,6 +12,17 @@ bool PowerCapActuator::managed(int gpu) const {
 }
 
 Result<CapWrite> PowerCapActuator::set(int gpu, double cap_w) {
+  Result<CapWrite> w = checked_write(gpu, cap_w);
+  if (!w.ok() && managed(gpu)) ++write_failures_[gpu];
+  return w;
+}
+
+int64_t PowerCapActuator::write_failures(int gpu) const {
+  auto it = write_failures_.find(gpu);
+  return it == write_failures_.end() ? 0 : it->second;
+}
+
+Result<CapWrite> PowerCapActuator::checked_write(int gpu, double cap_w) {
   const std::string what = "set cap (GPU " + std::to_string(gpu) + ")";
   if (!managed(gpu)) {
     return Status::InvalidArgument(what + ": GPU not managed by this actuator");

@@ -12,9 +12,16 @@
 //   save() replaces the record. save_with(kept) is save() with the GPUs of `kept` recorded at
 //   kept's caps instead (a restarted agent keeps the caps the crashed run found, whatever it
 //   has put in force since); InvalidArgument for a GPU not managed or a non-finite cap.
+// - write_failures(gpu) counts the set() calls on that GPU that failed (validation included),
+//   over the actuator's life: restore() and every caller's writes alike.
+// - persistence_mode(gpu): the driver's persistence mode as found at open (read only: never
+//   set). Off, the driver may unload when no client holds the GPU, and the power limits set go
+//   with it. kUnknown where the device or library does not say (and in-memory actuators).
 // - Watts everywhere; unit conversion belongs to the implementation's device layer.
 // Not thread-safe: one writer per node (the caller serialises).
 
+#include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/status.hpp"
@@ -34,6 +41,8 @@ struct CapWrite {
   double enforced_w = kUnset;  // read back after the write
 };
 
+enum class PersistenceMode { kUnknown, kOff, kOn };
+
 struct SavedCap {
   int gpu = -1;
   double cap_w = kUnset;
@@ -49,8 +58,12 @@ class PowerCapActuator {
   // The cap in force now (the management limit the device was last given). REQUIRES: managed.
   virtual Result<double> cap_w(int gpu) = 0;
 
+  // REQUIRES: managed(gpu).
+  virtual PersistenceMode persistence_mode(int) const { return PersistenceMode::kUnknown; }
+
   bool managed(int gpu) const;
   Result<CapWrite> set(int gpu, double cap_w);
+  int64_t write_failures(int gpu) const;
   Status save();
   Status save_with(const std::vector<SavedCap>& kept);
   Status restore();
@@ -63,8 +76,11 @@ class PowerCapActuator {
   virtual Result<CapWrite> write(int gpu, double cap_w) = 0;
 
  private:
+  Result<CapWrite> checked_write(int gpu, double cap_w);
+
   std::vector<SavedCap> saved_;
   bool has_saved_ = false;
+  std::map<int, int64_t> write_failures_;  // by GPU; absent: none
 };
 
 }  // namespace fw

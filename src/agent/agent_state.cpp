@@ -20,7 +20,11 @@ nlohmann::json gpu_json(const GpuState& g) {
           {"sm_clock_mhz", num(g.sm_clock_mhz)},
           {"sm_util", num(g.sm_util)},
           {"mem_util", num(g.mem_util)},
-          {"temp_c", num(g.temp_c)}};
+          {"temp_c", num(g.temp_c)},
+          {"cap_write_failures_total", g.cap_write_failures_total},
+          {"persistence_mode", std::isnan(g.persistence_mode)
+                                   ? nlohmann::json()
+                                   : nlohmann::json(g.persistence_mode != 0)}};
 }
 
 nlohmann::json budget_json(const BudgetState& b) {

@@ -32,6 +32,12 @@ struct GpuState {
   // NVML clocks-event (throttle) reasons at the last read, the bit mask as a number
   // (nvmlClocksEventReason*: 0x4 SW power cap, 0x8 HW slowdown, ...); NaN: not read.
   double clock_event_reasons = kUnset;
+  // Cap writes to this GPU that failed since the agent started (PowerCapActuator::set errors:
+  // the loop's, the safe setting's, a restore's). 0 under read_only (nothing is written).
+  int64_t cap_write_failures_total = 0;
+  // The driver's persistence mode as found at start: 1 on, 0 off (limits are lost when the
+  // driver unloads); NaN: not known (the library or device does not say; sim).
+  double persistence_mode = kUnset;
 };
 
 // One budget entry: watts judged on the mean over window_s.

@@ -277,6 +277,23 @@ void AgentTick::update_windows(double t, double node_w) {
   if (tumbling_.advance() && tumbling_.mean(0) > 1.0) ++violations_total_;
 }
 
+void AgentTick::note_write_failure(double t, const Status& w) {
+  ++write_failures_unlogged_;
+  if (!std::isnan(write_logged_s_) && t - write_logged_s_ < kWriteLogInterval_s) return;
+  std::string line = "write failed: " + w.message();
+  if (std::isnan(write_logged_s_)) {
+    line +=
+        " (failed writes are counted in flexwatt_gpu_cap_write_failures_total and logged at "
+        "most once a minute)";
+  } else {
+    line +=
+        " (" + std::to_string(write_failures_unlogged_) + " failed writes since the last message)";
+  }
+  log_line(line);
+  write_logged_s_ = t;
+  write_failures_unlogged_ = 0;
+}
+
 void AgentTick::tick(double t) {
   apply_commands(t);
   follow_fleet(t);
@@ -310,7 +327,10 @@ void AgentTick::tick(double t) {
     fallback_ = reason;
     if (episode_started_ && !cfg_.read_only) {
       Status w = plant_.write(safe_command(cfg_, plant_.info(), node_budget_w(t)));
-      if (!w.ok()) ++safe_write_failures_;
+      if (!w.ok()) {
+        ++safe_write_failures_;
+        note_write_failure(t, w);
+      }
     }
   } else if (fallback_ != FallbackReason::kNone) {
     // The cause cleared: restart the episode so the limiter starts from the caps in force
@@ -329,7 +349,7 @@ void AgentTick::tick(double t) {
     if (decided && !cfg_.read_only) {
       drop_unlisted_gpus(request);
       Status w = loop_->act(request);
-      if (!w.ok()) log_line("write: " + w.message());
+      if (!w.ok()) note_write_failure(t, w);
     }
   }
   double node_w = 0;

@@ -18,6 +18,9 @@
 //   5. windows: the trailing mean of node power over the budget's window, and the tumbling
 //      judgement by the one window rule (control/window_judge.hpp, as EpisodeMetrics judges an
 //      episode), restarted when the window length changes.
+// A failed write (the safe setting's or the controller's) is counted (write_failures(); per GPU:
+// the plant's PowerCapActuator::write_failures) and logged when it first fails, then at most
+// once every kWriteLogInterval_s of plant time, with the count since the last line.
 // advance() moves to the next tick (also for a deadline the driver skipped). read_only: nothing
 // is ever written (sense, decide, serve). The loop thread only; never throws.
 
@@ -60,6 +63,8 @@ Result<Budget> initial_budget(const AgentConfig& cfg, const NodePlant& plant);
 // The static safe setting for a node budget of `node_w`: every GPU at safe_cap_w, else node_w
 // split evenly, within the device's range; every job at its default knobs.
 Command safe_command(const AgentConfig& cfg, const PlantInfo& info, double node_w);
+
+inline constexpr double kWriteLogInterval_s = 60;
 
 class AgentTick {
  public:
@@ -106,6 +111,7 @@ class AgentTick {
   bool controller_can_act() const;
   void drop_unlisted_gpus(Command& request) const;
   void update_windows(double t, double node_w);
+  void note_write_failure(double t, const Status& w);
 
   const AgentConfig& cfg_;
   NodePlant& plant_;
@@ -125,6 +131,9 @@ class AgentTick {
   double last_good_read_s_ = 0;
   bool episode_started_ = false;
   int64_t safe_write_failures_ = 0;
+  // Write failures' log: plant time of the last line (NaN: none yet), failures since then.
+  double write_logged_s_ = kUnset;
+  int64_t write_failures_unlogged_ = 0;
   // Windows.
   std::deque<std::pair<double, double>> trailing_;
   WindowJudge tumbling_;

@@ -1,13 +1,16 @@
 #include "agent/api_requests.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "control/budget.hpp"
 #include "control/controller_spec.hpp"
+#include "core/format.hpp"
 #include "core/json_int.hpp"
+#include "core/json_unique_keys.hpp"
 
 namespace fw::agent {
 namespace {
@@ -17,8 +20,14 @@ using nlohmann::json;
 HttpError bad(std::string m) { return {400, std::move(m)}; }
 HttpError invalid(std::string m) { return {422, std::move(m)}; }
 
+// A key given twice is refused (400) rather than read as nlohmann's last one: another reader
+// of the same body (a proxy, the audit log's reader) may take the first.
 std::optional<HttpError> parse_object(std::string_view body, json& out) {
-  out = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  std::string duplicate;
+  out = parse_json_unique_keys(body, &duplicate);
+  if (!duplicate.empty()) {
+    return bad(duplicate + ": duplicate key (a key may appear once in an object)");
+  }
   if (out.is_discarded()) return bad("body is not valid JSON");
   if (!out.is_object()) return bad("body must be a JSON object");
   return std::nullopt;
@@ -50,8 +59,8 @@ std::optional<HttpError> number(const json& j, const char* key, const std::strin
   if (!it->is_number()) return bad(where + key + ": must be a number");
   double v = it->get<double>();
   if (!std::isfinite(v) || v < lo || v > hi) {
-    return invalid(where + key + ": " + it->dump() + " is out of range [" + json(lo).dump() + ", " +
-                   json(hi).dump() + "]");
+    return invalid(where + key + ": " + it->dump() + " is out of range [" + format_g(lo, 15) +
+                   ", " + format_g(hi, 15) + "]");
   }
   out = v;
   return std::nullopt;
@@ -91,8 +100,9 @@ std::optional<HttpError> schedule_entries(const json& j, double window_s, Budget
     if (auto err = only_keys(e, {"after_s", "watts", "window_s"}, where)) return err;
     BudgetEntry entry;
     if (auto err = number(e, "after_s", where, 0, 1e9, NAN, entry.after_s)) return err;
-    if (auto err = number(e, "watts", where, 0, kMaxBudgetW, NAN, entry.watts)) return err;
-    if (!(entry.watts >= kMinBudgetW)) return invalid(where + "watts: must be at least 1 W");
+    if (auto err = number(e, "watts", where, kMinBudgetW, kMaxBudgetW, NAN, entry.watts)) {
+      return err;
+    }
     if (auto err =
             number(e, "window_s", where, kMinWindowS, kMaxWindowS, window_s, entry.window_s)) {
       return err;
@@ -114,8 +124,7 @@ std::optional<HttpError> parse_budget_request(std::string_view body, BudgetReque
     return err;
   }
   BudgetEntry first;
-  if (auto err = number(j, "watts", "", 0, kMaxBudgetW, NAN, first.watts)) return err;
-  if (!(first.watts >= kMinBudgetW)) return invalid("watts: must be at least 1 W");
+  if (auto err = number(j, "watts", "", kMinBudgetW, kMaxBudgetW, NAN, first.watts)) return err;
   if (auto err = number(j, "window_s", "", kMinWindowS, kMaxWindowS, 30, first.window_s)) {
     return err;
   }
@@ -158,6 +167,18 @@ bool valid_job_id(std::string_view id) {
 
 namespace {
 
+// number(), for a whole number (8 and 8.0 are; 8.5 is not: said before the range).
+std::optional<HttpError> whole_number(const json& j, const char* key, const std::string& where,
+                                      double lo, double hi, double fallback, double& out) {
+  if (auto it = j.find(key); it != j.end() && it->is_number()) {
+    const double v = it->get<double>();
+    if (std::isfinite(v) && std::floor(v) != v) {
+      return invalid(where + key + ": " + it->dump() + " is not a whole number");
+    }
+  }
+  return number(j, key, where, lo, hi, fallback, out);
+}
+
 std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
   auto it = j.find("knobs");
   if (it == j.end()) return std::nullopt;
@@ -176,12 +197,14 @@ std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
     if (!spec.is_object()) return bad(where + ": must be an object");
     where += ".";
     if (auto err = only_keys(spec, {"min", "max", "step", "default"}, where)) return err;
+    // Knobs are counts (concurrency, group size): the ladder min + n·step and the default are
+    // whole numbers, so every value the job is handed is one (answered as a JSON integer).
     KnobRange& r = info.knob_ranges[k];
-    if (auto err = number(spec, "min", where, 0, 1e9, NAN, r.min)) return err;
-    if (auto err = number(spec, "max", where, r.min, 1e9, NAN, r.max)) return err;
-    if (auto err = number(spec, "step", where, 1e-9, 1e9, 1, r.step)) return err;
+    if (auto err = whole_number(spec, "min", where, 0, kMaxKnob, NAN, r.min)) return err;
+    if (auto err = whole_number(spec, "max", where, r.min, kMaxKnob, NAN, r.max)) return err;
+    if (auto err = whole_number(spec, "step", where, 1, kMaxKnob, 1, r.step)) return err;
     double def = 0;
-    if (auto err = number(spec, "default", where, r.min, r.max, r.max, def)) return err;
+    if (auto err = whole_number(spec, "default", where, r.min, r.max, r.max, def)) return err;
     r.available = true;
     info.default_knobs[k] = def;
   }
@@ -204,10 +227,25 @@ std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& ou
   if (auto err = string_field(j, "name", 128, out.info.name)) return err;
   if (auto err = string_field(j, "kind", 32, out.info.kind)) return err;
   if (auto it = j.find("gpus"); it != j.end()) {
-    if (!it->is_array()) return bad("gpus: must be an array of GPU indices");
+    if (!it->is_array()) return bad("gpus: must be an array of GPU indices or of GPU UUIDs");
     if (it->size() > kMaxJobGpus) return invalid("gpus: more than 64 entries");
+    const bool by_uuid = !it->empty() && it->front().is_string();
     for (const auto& g : *it) {
-      if (!g.is_number_integer()) return bad("gpus: must be an array of GPU indices");
+      if (by_uuid) {  // "GPU-…" / "MIG-…" / "sim-N": resolved by the server
+        if (!g.is_string()) return bad("gpus: all indices or all UUIDs, not both");
+        const std::string u = g.get<std::string>();
+        if (u.empty() || u.size() > 96 || !std::all_of(u.begin(), u.end(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+            })) {
+          return invalid("gpus: " + g.dump() + " is not a GPU UUID (1-96 of A-Z a-z 0-9 - _)");
+        }
+        if (std::find(out.gpu_uuids.begin(), out.gpu_uuids.end(), u) != out.gpu_uuids.end()) {
+          return invalid("gpus: " + g.dump() + " is listed twice");
+        }
+        out.gpu_uuids.push_back(u);
+        continue;
+      }
+      if (!g.is_number_integer()) return bad("gpus: all indices or all UUIDs, not both");
       int64_t wide = 0;
       if (!json_int_in(g, 0, 1023, wide)) {
         return invalid("gpus: index " + g.dump() + " is out of range");

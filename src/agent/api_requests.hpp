@@ -1,8 +1,9 @@
 #pragma once
 // Parsing and validation of the API's request bodies, without any HTTP machinery, so the
 // rules are tested directly. Every parser returns nullopt on success or the HTTP error to
-// answer: 400 for a body that is not a JSON object or a field of the wrong JSON type,
-// 422 for well-formed values that break a rule (unknown key, out of range, bad order).
+// answer: 400 for a body that is not a JSON object, an object that repeats a key, or a field
+// of the wrong JSON type; 422 for well-formed values that break a rule (unknown key, out of
+// range, bad order).
 // Messages name the field ("schedule[1].after_s: must be greater than the previous").
 
 #include <cstdint>
@@ -30,6 +31,8 @@ inline constexpr double kMinWindowS = 0.1, kMaxWindowS = 86400;
 inline constexpr size_t kMaxScheduleEntries = 64;
 inline constexpr size_t kMaxControllerSpec = 256;
 inline constexpr size_t kMaxJobGpus = 64;
+// A job's knob ladder: whole numbers in [0, kMaxKnob], step at least 1.
+inline constexpr double kMaxKnob = 1e9;
 
 // PUT /v1/budget: {"watts", "window_s"?, "scope"?, "schedule"?: [{"after_s", "watts",
 // "window_s"?}], "expected_version"?}.
@@ -46,11 +49,16 @@ struct ControllerRequest {
 };
 std::optional<HttpError> parse_controller_request(std::string_view body, ControllerRequest& out);
 
-// POST /v1/jobs: {"id"?, "name"?, "kind"?, "gpus"?: [int], "knobs"?: {KNOB: {"min", "max",
-// "step"?, "default"?}}}. An absent id is left empty (the server assigns one).
+// POST /v1/jobs: {"id"?, "name"?, "kind"?, "gpus"?: [int] | [UUID], "knobs"?: {KNOB: {"min", "max",
+// "step"?, "default"?}}}: min, max, step and default whole numbers (422 naming the field
+// otherwise), min <= default <= max, step >= 1. An absent id is left empty (the server
+// assigns one).
 struct JobRequest {
   std::string id;
   JobInfo info;
+  // "gpus" given as UUIDs ("GPU-…", as /v1/status lists them): resolved by the server against
+  // the node's GPUs into info.gpus (NVML indices). A list is all indices or all UUIDs.
+  std::vector<std::string> gpu_uuids;
   double pfi = kUnset;  // optional "pfi", (0, 100]
 };
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out);

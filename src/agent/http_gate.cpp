@@ -282,6 +282,12 @@ class GatedServer::Poller {
     std::unique_ptr<ServedConnection> conn;
     bool close;
   };
+  // An open connection as the caps count it.
+  struct Open {
+    int fd;
+    std::string client;
+    bool counted;  // still counts against the caps (false: its client hung up)
+  };
   static constexpr auto kDrainFor = std::chrono::seconds(2);
   static constexpr auto kSweepEvery = std::chrono::milliseconds(200);
 
@@ -368,12 +374,14 @@ class GatedServer::Poller {
     }
     ++s_.open_;
     ++total_;
-    int& mine = per_client_[c->client_];
-    ++mine;
+    ++per_client_[c->client_];
     ServedConnection* p = c.get();
+    open_conns_.emplace(p, Open{fd, c->client_, true});
     conns_.emplace(p, std::move(c));  // owned from here on; close_conn() undoes the counts
     if (exit || s_.stopping_) return close_conn(p);
-    if (total_ > lim_.max_connections || mine > lim_.max_connections_per_client) {
+    const std::string& client = p->client_;
+    if (over_caps(client)) count_off_hung_up(p, client);
+    if (over_caps(client)) {
       send_canned(fd, 503, "Service Unavailable",
                   total_ > lim_.max_connections ? "too many open connections"
                                                 : "too many open connections from this client");
@@ -492,13 +500,46 @@ class GatedServer::Poller {
 
   static std::string fmt_s(double s) { return format_g(s) + " s"; }
 
+  bool over_caps(const std::string& client) const {
+    auto pc = per_client_.find(client);
+    const int mine = pc == per_client_.end() ? 0 : pc->second;
+    return total_ > lim_.max_connections || mine > lim_.max_connections_per_client;
+  }
+
+  // Takes a connection off the caps' counts (once): it closed, or its client hung up.
+  void count_off(Open& o) {
+    if (!o.counted) return;
+    o.counted = false;
+    auto pc = per_client_.find(o.client);
+    if (pc != per_client_.end() && --pc->second <= 0) per_client_.erase(pc);
+    --total_;
+  }
+
+  // Before refusing a connection over a cap: the connections whose client has hung up (closed
+  // the connection, or shut down its sending side: it can send no further request) stop
+  // counting now, not when this thread next gets to their end-of-file, nor when the worker
+  // that holds one hands it back. Over the per-client cap only that client's connections are
+  // looked at, over the total cap all. Probing a worker's connection from here is safe: only
+  // this thread closes sockets, so an entry's fd is the connection's while the entry exists.
+  void count_off_hung_up(ServedConnection* except, const std::string& client) {
+    const bool all = total_ > lim_.max_connections;
+    for (auto& [p, o] : open_conns_) {
+      if (p == except || !o.counted || (!all && o.client != client)) continue;
+      pollfd probe{o.fd, POLLRDHUP, 0};
+      if (::poll(&probe, 1, 0) == 1 && (probe.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+        count_off(o);
+      }
+    }
+  }
+
   void close_conn(ServedConnection* p) {
     auto it = conns_.find(p);
     if (it == conns_.end()) return;
     ::close(p->fd_);  // also leaves the epoll set
-    auto pc = per_client_.find(p->client_);
-    if (pc != per_client_.end() && --pc->second <= 0) per_client_.erase(pc);
-    --total_;
+    if (auto o = open_conns_.find(p); o != open_conns_.end()) {
+      count_off(o->second);
+      open_conns_.erase(o);
+    }
     --s_.open_;
     conns_.erase(it);
   }
@@ -513,8 +554,11 @@ class GatedServer::Poller {
   bool exit_ = false;
   // The poller thread's alone:
   std::unordered_map<ServedConnection*, std::unique_ptr<ServedConnection>> conns_;
-  std::unordered_map<std::string, int> per_client_;  // open connections (workers' included)
-  int total_ = 0;
+  // Every open connection, the poller's and the workers': accepted and closed (the socket
+  // too) only on this thread.
+  std::unordered_map<ServedConnection*, Open> open_conns_;
+  std::unordered_map<std::string, int> per_client_;  // counted open connections per client
+  int total_ = 0;                                    // counted open connections
 };
 
 GatedServer::GatedServer(ConnectionLimits limits) : limits_(limits) {
@@ -525,6 +569,18 @@ GatedServer::GatedServer(ConnectionLimits limits) : limits_(limits) {
 GatedServer::~GatedServer() {
   shutdown();
   if (stop_fd_ >= 0) ::close(stop_fd_);
+}
+
+bool GatedServer::bind_to_port(const std::string& host, int port, int socket_flags) {
+  const bool ok = httplib::Server::bind_to_port(host, port, socket_flags);
+  bound_ = bound_ || ok;
+  return ok;
+}
+
+int GatedServer::bind_to_any_port(const std::string& host, int socket_flags) {
+  const int port = httplib::Server::bind_to_any_port(host, socket_flags);
+  bound_ = bound_ || port > 0;
+  return port;
 }
 
 bool GatedServer::start_serving() {
@@ -546,6 +602,11 @@ void GatedServer::shutdown() {
   stopping_ = true;
   uint64_t one = 1;
   if (stop_fd_ >= 0) (void)!::write(stop_fd_, &one, sizeof one);
+  if (!listener_.joinable() && bound_) {
+    // Bound, never served: httplib closes its listening socket only when its accept loop
+    // ends, so run the loop to stop it (stopping_: a socket accepted meanwhile is closed).
+    listener_ = std::thread([this] { listen_after_bind(); });
+  }
   if (listener_.joinable()) {
     // stop() is a no-op until the listener runs (start_serving() waited for that).
     auto deadline = SteadyClock::now() + std::chrono::seconds(10);

@@ -17,7 +17,14 @@
 // reads the answer rather than a reset.
 //
 // Ownership: a connection belongs to the poller or to one worker, never both; it moves
-// between them through mutex-guarded queues. Per-client counts are the poller's alone.
+// between them through mutex-guarded queues. Sockets are accepted (handed over by the
+// listener) and closed on the poller thread only, and the connection caps' counts are the
+// poller's alone. A connection counts against the caps from its accept until it is closed or,
+// whichever comes first, until its client is seen to have hung up: before refusing a
+// connection over a cap, the poller probes the counted connections (its own and the workers',
+// whose sockets it alone closes, so their descriptors stay valid) and counts off those whose
+// client closed or shut down its sending side; so a client that closes one connection and
+// opens the next is not refused for the one it closed, whichever thread holds it.
 // Handlers reach the connection they serve through current_connection() (thread-local,
 // valid while the request's handlers run on the worker thread).
 
@@ -119,6 +126,11 @@ class GatedServer : public httplib::Server {
   GatedServer(const GatedServer&) = delete;
   GatedServer& operator=(const GatedServer&) = delete;
 
+  // httplib's binds, hiding its own: they note that a listening socket exists, so that
+  // shutdown() closes it even when start_serving() never ran (httplib closes it only from its
+  // accept loop; a start that fails between two binds would leave it open otherwise).
+  bool bind_to_port(const std::string& host, int port, int socket_flags = 0);
+  int bind_to_any_port(const std::string& host, int socket_flags = 0);
   // After bind_to_port/bind_to_any_port: starts the poller and the workers, then listens on a
   // thread of its own; returns once the listener runs (false if it did not within 10 s).
   bool start_serving();
@@ -155,6 +167,7 @@ class GatedServer : public httplib::Server {
   std::unique_ptr<Poller> poller_;
   std::unique_ptr<Workers> workers_;
   std::thread listener_;
+  bool bound_ = false;  // a listening socket exists (a bind succeeded)
   std::atomic<bool> shut_down_{false};
 };
 

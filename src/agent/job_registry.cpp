@@ -34,6 +34,27 @@ std::vector<int> JobRegistry::gpu_indices() const {
   return gpu_indices_;
 }
 
+void JobRegistry::set_gpu_ids(std::vector<GpuId> ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  gpu_ids_ = std::move(ids);
+}
+
+Result<std::vector<int>> JobRegistry::resolve_uuids(const std::vector<std::string>& uuids) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int> out;
+  for (const std::string& u : uuids) {
+    auto it =
+        std::find_if(gpu_ids_.begin(), gpu_ids_.end(), [&](const GpuId& g) { return g.uuid == u; });
+    if (it == gpu_ids_.end()) {
+      std::string have;
+      for (const GpuId& g : gpu_ids_) have += (have.empty() ? "" : ", ") + g.uuid;
+      return Status::NotFound("gpus: " + u + " is not a GPU this agent manages (" + have + ")");
+    }
+    out.push_back(it->index);
+  }
+  return out;
+}
+
 JobRegistry::Outcome JobRegistry::add(const std::string& id, JobInfo info) {
   std::lock_guard<std::mutex> lock(mu_);
   if (find(id)) return Outcome::kExists;

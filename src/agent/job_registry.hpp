@@ -20,6 +20,7 @@
 
 #include "agent/agent_state.hpp"
 #include "control/plant.hpp"
+#include "core/status.hpp"
 
 namespace fw::agent {
 
@@ -44,6 +45,16 @@ class JobRegistry {
   // any. Set once by the agent before it serves requests.
   void set_gpu_indices(std::vector<int> indices);
   std::vector<int> gpu_indices() const;
+  // The node's GPUs by identity (uuid -> NVML index, from NodePlant::node_gpus()): what a job
+  // that registers GPUs by UUID is resolved against. Set once before requests are served.
+  struct GpuId {
+    std::string uuid;
+    int index = -1;
+  };
+  void set_gpu_ids(std::vector<GpuId> ids);
+  // The NVML indices of `uuids`, in order; NotFound naming the first UUID this node does not
+  // have (and the ones it has).
+  Result<std::vector<int>> resolve_uuids(const std::vector<std::string>& uuids) const;
   Outcome remove(const std::string& id);
   // kRegressed when tokens or steps go below the last report (nothing is changed then).
   Outcome report(const std::string& id, const JobProgress& p);
@@ -84,6 +95,7 @@ class JobRegistry {
   mutable std::condition_variable cv_;
   std::vector<Entry> jobs_;
   std::vector<int> gpu_indices_;
+  std::vector<GpuId> gpu_ids_;
   size_t max_jobs_;
   uint64_t generation_ = 0;
   std::function<double()> now_s_;

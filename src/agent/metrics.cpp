@@ -93,6 +93,13 @@ void gpu_families(Writer& w, const AgentState& s) {
        [](const GpuState& g) { return g.mem_util; }},
       {"flexwatt_gpu_temperature_celsius", "gauge", "GPU temperature.",
        [](const GpuState& g) { return g.temp_c; }},
+      {"flexwatt_gpu_cap_write_failures_total", "counter",
+       "Power-cap writes to the GPU that failed since the agent started.",
+       [](const GpuState& g) { return static_cast<double>(g.cap_write_failures_total); }},
+      {"flexwatt_gpu_persistence_mode_enabled", "gauge",
+       "1 when the driver's persistence mode was on at start (off: caps are lost when the "
+       "driver unloads).",
+       [](const GpuState& g) { return g.persistence_mode; }},
   };
   for (const auto& f : kFields) {
     w.family(f.name, f.type, f.help);

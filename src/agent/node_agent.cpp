@@ -111,6 +111,9 @@ Status NodeAgent::start() {
   m.publisher.set_env(plant.info(), m.tick->budget());
   std::vector<int> indices = plant.job_gpu_indices();
   if (!indices.empty()) m.jobs.set_gpu_indices(std::move(indices));
+  std::vector<JobRegistry::GpuId> ids;
+  for (const NodeGpu& g : plant.node_gpus()) ids.push_back({g.uuid, g.index});
+  m.jobs.set_gpu_ids(std::move(ids));
   FW_RETURN_IF_ERROR(m.start_server());
   if (!m.cfg.trace_dir.empty()) {
     m.trace = std::make_unique<TraceRotation>(

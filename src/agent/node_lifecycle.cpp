@@ -44,6 +44,36 @@ std::vector<SavedCap> share_caps(const AgentConfig& cfg, NodePlant& plant, doubl
   return out;
 }
 
+// The write check of take_caps(): each managed GPU's cap in force written back as it is (no
+// change to the node), so a node where caps cannot be written refuses control at start instead
+// of running without a cap in force. InvalidArgument (exit 2) naming the GPU, the call, the
+// error and the way out; a failed read is returned as it is (save() would fail on it too).
+Status check_cap_writes(PowerCapActuator& caps) {
+  for (int g : caps.gpus()) {
+    FW_ASSIGN_OR_RETURN(const double in_force_w, caps.cap_w(g));
+    Result<CapWrite> w = caps.set(g, in_force_w);
+    if (w.ok()) continue;
+    return Status::InvalidArgument(
+        "start-up cap write check failed: " + w.status().message() + " (writing back the " +
+        format_g(in_force_w) +
+        " W in force); the agent cannot cap this GPU: run it as root or with CAP_SYS_ADMIN "
+        "(in a container: with the GPU's power controls), leave a GPU that takes no power "
+        "limit out of `gpus`, or set `read_only: true` to measure and serve without writing");
+  }
+  return Status::Ok();
+}
+
+// Persistence mode off: the driver may unload between clients, and the limits set go with it.
+void warn_persistence_off(NodePlant& plant) {
+  PowerCapActuator& caps = plant.caps();
+  for (int g : caps.gpus()) {
+    if (caps.persistence_mode(g) != PersistenceMode::kOff) continue;
+    log_line("GPU " + std::to_string(g) +
+             ": persistence mode is off: the power limits the agent sets are lost when the "
+             "driver unloads (turn it on with nvidia-persistenced or `nvidia-smi -pm 1`)");
+  }
+}
+
 }  // namespace
 
 Status NodeLifecycle::acquire() {
@@ -68,6 +98,10 @@ Status NodeLifecycle::take_caps(double share_w) {
   if (cfg_.read_only) return Status::Ok();  // nothing will be written: nothing to save
   auto leftover = read_restore_file(cfg_.restore_file);
   if (!leftover.ok()) return corrupt_restore_file_status(leftover.status());
+  // Before the first write that changes a cap: a failure here leaves the node and any restore
+  // file as they were.
+  FW_RETURN_IF_ERROR(check_cap_writes(plant_->caps()));
+  warn_persistence_off(*plant_);
   std::vector<SavedCap> kept;
   if (leftover.value()) {
     const RestoreRecord& r = *leftover.value();

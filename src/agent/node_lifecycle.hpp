@@ -5,7 +5,14 @@
 //     agent is refused, Unavailable).
 //   open_plant(jobs): opens the NodePlant of cfg.plant.
 //   take_caps(share_w): before any other cap write (skipped read_only: nothing is ever
-//     written). A restore file left by a run that died holds the caps that run found: they stay
+//     written). First the write check: every managed GPU's cap in force is read and written
+//     back unchanged; a GPU that refuses (no root or CAP_SYS_ADMIN, a container, a GPU without
+//     power limits) fails the start with InvalidArgument (exit 2, as a config error: the way
+//     out is `read_only: true` or the privilege), one line naming the GPU, the NVML call, the
+//     error and the way out. Nothing has changed then: a restore file is neither written nor
+//     removed (one left by a run that died stays as it was). Each GPU whose persistence mode is
+//     off is logged (its limits are lost when the driver unloads; not an error).
+//     A restore file left by a run that died holds the caps that run found: they stay
 //     what every exit puts back, and they are put in force now only when they sum within the
 //     node's share `share_w`; else the share's caps (agent_tick.hpp safe_command) are, so a
 //     restarted node never draws above its share while its loop starts. Then the caps to put

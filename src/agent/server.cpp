@@ -226,7 +226,25 @@ std::unique_ptr<GatedServer> make_server(AgentServer::Impl& impl) {
 }  // namespace
 
 Status AgentServer::start() {
-  Impl& m = *impl_;
+  Status s = impl_->start();
+  if (!s.ok()) impl_->undo_start();
+  return s;
+}
+
+// A start that failed after binding leaves nothing behind: the listening sockets are closed
+// and the socket file it created is removed (a file bound and listening with nobody serving
+// it: a client that connected would wait in its backlog). A path another process serves was
+// never bound here and is left alone.
+void AgentServer::Impl::undo_start() {
+  for (auto& s : servers) s->shutdown();
+  servers.clear();
+  if (unix_bound) ::unlink(cfg.unix_socket_path.c_str());
+  unix_bound = false;
+  bound_tcp_port = -1;
+}
+
+Status AgentServer::Impl::start() {
+  Impl& m = *this;
   if (m.cfg.unix_socket_path.empty() && m.cfg.tcp_port < 0) {
     return Status::InvalidArgument("agent: neither a Unix socket nor a TCP port is configured");
   }
@@ -259,23 +277,24 @@ Status AgentServer::start() {
     mode_t old = ::umask(0777 & ~static_cast<mode_t>(m.cfg.unix_socket_mode));
     bool bound = s->bind_to_port(path, 80);
     ::umask(old);
+    m.servers.push_back(std::move(s));
     if (!bound) return Status::IoError(path + ": cannot bind the Unix socket");
+    m.unix_bound = true;
     ::chmod(path.c_str(), static_cast<mode_t>(m.cfg.unix_socket_mode));
     widen_backlog(-1, path);
-    m.servers.push_back(std::move(s));
   }
   if (m.cfg.tcp_port >= 0) {
     auto s = make_server(m);
     int port = m.cfg.tcp_port == 0
                    ? s->bind_to_any_port(m.cfg.tcp_host)
                    : (s->bind_to_port(m.cfg.tcp_host, m.cfg.tcp_port) ? m.cfg.tcp_port : -1);
+    m.servers.push_back(std::move(s));
     if (port <= 0) {
       return Status::IoError("agent: cannot bind " + m.cfg.tcp_host + ":" +
                              std::to_string(m.cfg.tcp_port));
     }
     m.bound_tcp_port = port;
     widen_backlog(port, "");
-    m.servers.push_back(std::move(s));
   }
   // The audit log's count of dropped refusals, about once a second (on one poller).
   m.servers.front()->set_tick([&m] { m.audit.flush_suppressed(unix_now_s()); });
@@ -292,9 +311,8 @@ void AgentServer::stop() {
   m.jobs.wake_all();
   for (auto& s : m.servers) s->shutdown();
   m.audit.flush_suppressed(unix_now_s());
-  if (!m.cfg.unix_socket_path.empty() && !m.servers.empty()) {
-    ::unlink(m.cfg.unix_socket_path.c_str());
-  }
+  if (m.unix_bound) ::unlink(m.cfg.unix_socket_path.c_str());
+  m.unix_bound = false;
 }
 
 }  // namespace fw::agent

@@ -52,6 +52,11 @@ struct AgentServer::Impl {
   std::atomic<int> waiters{0};
   std::atomic<uint64_t> next_job{1};
   int bound_tcp_port = -1;
+  bool unix_bound = false;  // this server created the socket file (stop() removes it)
+
+  // AgentServer::start()'s work; on failure the caller runs undo_start().
+  Status start();
+  void undo_start();
 
   using Handler =
       std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "agent/agent_log.hpp"
 #include "agent/metrics.hpp"
 #include "agent/server_impl.hpp"
 #include "core/version.hpp"
@@ -256,6 +257,17 @@ void AgentServer::Impl::list_jobs(httplib::Response& res) {
 void AgentServer::Impl::post_job(const httplib::Request& req, httplib::Response& res) {
   JobRequest r;
   if (auto err = parse_job_request(req.body, r)) return send_error(res, err->status, err->message);
+  if (!r.gpu_uuids.empty()) {  // GPUs by identity: the node's NVML indices, whatever the order
+    auto idx = jobs.resolve_uuids(r.gpu_uuids);
+    if (!idx.ok()) return send_error(res, 422, idx.status().message());
+    r.info.gpus = *idx;
+    std::string map;
+    for (size_t i = 0; i < idx->size(); ++i) {
+      map += (i ? ", " : "") + r.gpu_uuids[i] + " -> " + std::to_string((*idx)[i]);
+    }
+    log_line("job " + (r.id.empty() ? std::string("(unnamed)") : r.id) +
+             ": GPUs by UUID resolved to NVML indices: " + map);
+  }
   if (r.id.empty()) {  // assign the first free "job-N"
     do {
       r.id = "job-" + std::to_string(next_job++);

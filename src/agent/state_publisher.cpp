@@ -33,10 +33,22 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
     gs.index = ids[g].index;
     gs.uuid = ids[g].uuid;
     gs.name = ids[g].name;
-    CapConstraints c = plant.caps().constraints(plant.caps().gpus()[g]);
+    const int nvml_gpu = plant.caps().gpus()[g];
+    CapConstraints c = plant.caps().constraints(nvml_gpu);
     gs.cap_min_w = c.min_w;
     gs.cap_max_w = c.max_w;
     gs.cap_default_w = c.default_w;
+    gs.cap_write_failures_total = plant.caps().write_failures(nvml_gpu);
+    switch (plant.caps().persistence_mode(nvml_gpu)) {
+      case PersistenceMode::kOn:
+        gs.persistence_mode = 1;
+        break;
+      case PersistenceMode::kOff:
+        gs.persistence_mode = 0;
+        break;
+      case PersistenceMode::kUnknown:
+        break;
+    }
     if (g < snap.gpus.size()) {
       const GpuReading& r = snap.gpus[g];
       gs.power_w = r.power_w;

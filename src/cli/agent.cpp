@@ -19,9 +19,10 @@ int run_agent(int argc, char** argv) {
   CLI::App app(
       "Run the node agent: measure every GPU, run a controller through the SafetyLimiter on a "
       "real-time loop, serve the HTTP API, /metrics and the dashboard, and put the power caps "
-      "found at start back on exit, on SIGTERM/SIGINT/SIGHUP/SIGUSR1/SIGUSR2, after a fatal "
-      "signal (SIGABRT, SIGSEGV, ...: a restore process takes over) and after a crash "
-      "(--restore, or the next start).\n\nExamples:\n"
+      "found at start back on exit, on SIGTERM, SIGINT and every other signal that would end "
+      "it (SIGHUP, SIGQUIT, SIGUSR1, SIGALRM, ...), after a fatal signal (SIGABRT, SIGSEGV, "
+      "...: a restore process takes over) and after a crash (--restore, or the next "
+      "start).\n\nExamples:\n"
       "  flexwatt agent --config deploy/agent-sim.yaml\n"
       "  flexwatt agent --config /etc/flexwatt/agent.yaml --restore   # systemd ExecStopPost=\n"
       "  flexwatt agent --config /etc/flexwatt/agent.yaml --restore --to-default  # corrupt file",
@@ -60,7 +61,7 @@ int run_agent(int argc, char** argv) {
   if (restore) {
     // A restore is not interrupted by the signals that stop an agent (systemd's stop, a closed
     // terminal): it is what those exits need to finish.
-    for (int sig : StopSignals::kSignals) std::signal(sig, SIG_IGN);
+    for (int sig : StopSignals::signals()) std::signal(sig, SIG_IGN);
     std::string what;
     Status s = agent::restore_from_file(cfg, &what, {to_default, lock_wait_s});
     if (!s.ok()) return fail("agent", s);
@@ -75,7 +76,7 @@ int run_agent(int argc, char** argv) {
   agent::AgentRunSummary sum;
   Status stopped;
   {
-    StopSignals signals;  // SIGTERM/SIGINT end the loop; the caps are restored below
+    StopSignals signals;  // SIGTERM, SIGINT, ... end the loop; the caps are restored below
     agent::NodeAgent node(cfg);
     Status s = node.start();
     if (!s.ok()) {

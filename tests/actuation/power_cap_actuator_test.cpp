@@ -90,6 +90,24 @@ TEST(FakePowerCapActuator, ClampShowsInTheReadBack) {
   EXPECT_EQ(w->enforced_w, 400);
 }
 
+// Issue 44: every failed set() is counted on its GPU (the agent's
+// flexwatt_gpu_cap_write_failures_total); a GPU not managed has no count.
+TEST(FakePowerCapActuator, FailedSetsAreCountedPerGpu) {
+  FakePowerCapActuator a = two_fake_gpus();
+  EXPECT_TRUE(a.set(0, 300).ok());
+  EXPECT_EQ(a.write_failures(0), 0);
+  a.fail_writes(Status::PermissionDenied("no permission"));
+  EXPECT_FALSE(a.set(0, 300).ok());
+  EXPECT_FALSE(a.set(0, 900).ok());  // refused before the device: counted too
+  a.fail_writes(Status::Ok());
+  EXPECT_TRUE(a.set(0, 300).ok());
+  EXPECT_FALSE(a.set(5, 300).ok());
+  EXPECT_EQ(a.write_failures(0), 2);
+  EXPECT_EQ(a.write_failures(1), 0);
+  EXPECT_EQ(a.write_failures(5), 0);
+  EXPECT_EQ(a.persistence_mode(0), PersistenceMode::kUnknown);  // in memory: nothing to say
+}
+
 class NvmlActuatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -182,6 +200,29 @@ TEST_F(NvmlActuatorTest, WriteWithoutPermissionNamesCallAndGpu) {
   EXPECT_EQ(w.status().code(), StatusCode::kPermissionDenied);
   EXPECT_TRUE(contains(w.status().message(), "nvmlDeviceSetPowerManagementLimit (GPU 1)"))
       << w.status().message();
+}
+
+TEST_F(NvmlActuatorTest, FailedWritesAreCountedPerGpu) {
+  auto opened = open("gpus 2\nfail nvmlDeviceSetPowerManagementLimit unknown gpu=1 after=1\n");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  NvmlPowerCapActuator& a = *opened.value();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(a.set(0, 300).ok());
+    EXPECT_EQ(a.set(1, 300).ok(), i == 0);
+  }
+  EXPECT_EQ(a.write_failures(0), 0);
+  EXPECT_EQ(a.write_failures(1), 2);
+}
+
+// nvmlDeviceGetPersistenceMode is read once at open, never set; a GPU that does not answer is
+// kUnknown, not an open error.
+TEST_F(NvmlActuatorTest, PersistenceModeIsReadAtOpen) {
+  auto opened =
+      open("gpus 3\npersistence 1 off\nfail nvmlDeviceGetPersistenceMode not_supported gpu=2\n");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_EQ(opened.value()->persistence_mode(0), PersistenceMode::kOn);
+  EXPECT_EQ(opened.value()->persistence_mode(1), PersistenceMode::kOff);
+  EXPECT_EQ(opened.value()->persistence_mode(2), PersistenceMode::kUnknown);
 }
 
 TEST_F(NvmlActuatorTest, NoConstraintsIsNotSupported) {

@@ -76,6 +76,14 @@ TEST(JobRequest, ReadsKnobRanges) {
   EXPECT_EQ(parse_job_request(R"({"knobs": {"group_size": {"min": 8, "max": 4}}})", r)->status,
             422);
   EXPECT_EQ(parse_job_request(R"({"gpus": [-1]})", r)->status, 422);
+  // GPUs by UUID: kept for the server to resolve; all UUIDs or all indices.
+  JobRequest u;
+  ASSERT_FALSE(parse_job_request(R"({"gpus": ["GPU-fa4e-1", "MIG-2"]})", u));
+  EXPECT_EQ(u.gpu_uuids, (std::vector<std::string>{"GPU-fa4e-1", "MIG-2"}));
+  EXPECT_TRUE(u.info.gpus.empty());
+  EXPECT_EQ(parse_job_request(R"({"gpus": ["GPU-1", 0]})", r)->status, 400);
+  EXPECT_EQ(parse_job_request(R"({"gpus": ["GPU-1", "GPU-1"]})", r)->status, 422);
+  EXPECT_EQ(parse_job_request(R"({"gpus": ["GPU 1; rm"]})", r)->status, 422);
   EXPECT_EQ(parse_job_request(R"({"gpus": "0"})", r)->status, 400);
   // A GPU listed twice, and an index that would narrow to GPU 0 as a 32-bit int.
   auto twice = parse_job_request(R"({"gpus": [0, 1, 0]})", r);
@@ -84,6 +92,102 @@ TEST(JobRequest, ReadsKnobRanges) {
   EXPECT_NE(twice->message.find("gpus: index 0 is listed twice"), std::string::npos);
   EXPECT_EQ(parse_job_request(R"({"gpus": [4294967296]})", r)->status, 422);
   EXPECT_EQ(parse_job_request(R"({"gpus": [18446744073709551615]})", r)->status, 422);
+}
+
+// Issue 44 N5: a key given twice was accepted (nlohmann::json keeps the last one silently, so
+// {"watts": 600, "watts": 1} set 1 W while an audit reader or proxy may read 600). Every
+// body parser refuses it with 400 naming the key and where it is.
+TEST(Requests, DuplicateKeysAreRefusedNamingTheKey) {
+  BudgetRequest b;
+  auto top = parse_budget_request(R"({"watts": 600, "watts": 1})", b);
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->status, 400);
+  EXPECT_NE(top->message.find("watts: duplicate key"), std::string::npos) << top->message;
+  auto nested = parse_budget_request(
+      R"({"watts": 600, "schedule": [{"after_s": 5, "watts": 500}, {"after_s": 9, "watts": 400,
+          "after_s": 1}]})",
+      b);
+  ASSERT_TRUE(nested);
+  EXPECT_EQ(nested->status, 400);
+  EXPECT_NE(nested->message.find("schedule[1].after_s: duplicate key"), std::string::npos)
+      << nested->message;
+  JobRequest j;
+  auto knob = parse_job_request(
+      R"({"id": "a", "knobs": {"gen_concurrency": {"min": 8, "max": 64, "min": 16}}})", j);
+  ASSERT_TRUE(knob);
+  EXPECT_EQ(knob->status, 400);
+  EXPECT_NE(knob->message.find("knobs.gen_concurrency.min: duplicate key"), std::string::npos)
+      << knob->message;
+  auto twice = parse_job_request(
+      R"({"knobs": {"group_size": {"min": 1, "max": 4}, "group_size": {"min": 2, "max": 8}}})", j);
+  ASSERT_TRUE(twice);
+  EXPECT_NE(twice->message.find("knobs.group_size: duplicate key"), std::string::npos)
+      << twice->message;
+  ControllerRequest c;
+  EXPECT_EQ(parse_controller_request(R"({"controller": "pid", "controller": "static"})", c)->status,
+            400);
+  JobProgress p;
+  EXPECT_EQ(parse_progress_request(R"({"tokens_total": 1, "steps_total": 1, "steps_total": 2})", p)
+                ->status,
+            400);
+  PfiRequest f;
+  EXPECT_EQ(parse_pfi_request(R"({"pfi": 1, "pfi": 2})", f)->status, 400);
+  // The same key in different objects is no duplicate; neither are equal values in an array.
+  ASSERT_FALSE(parse_budget_request(
+      R"({"watts": 600, "schedule": [{"after_s": 5, "watts": 500}, {"after_s": 9, "watts": 400}]})",
+      b));
+  ASSERT_FALSE(parse_job_request(
+      R"({"knobs": {"gen_concurrency": {"min": 8, "max": 64}, "group_size": {"min": 8, "max": 64}}})",
+      j));
+}
+
+// Issue 44 N5: the 422 for a budget below range said "[0, 10000000]" while the rule (and
+// docs/agent-api.md) is at least 1 W: the message names the bound that is enforced.
+TEST(BudgetRequest, RangeMessageNamesTheOneWattFloor) {
+  BudgetRequest r;
+  for (const char* body : {R"({"watts": -1})", R"({"watts": 0})", R"({"watts": 0.5})",
+                           R"({"watts": 600, "schedule": [{"after_s": 5, "watts": -3}]})"}) {
+    auto err = parse_budget_request(body, r);
+    ASSERT_TRUE(err) << body;
+    EXPECT_EQ(err->status, 422) << body;
+    EXPECT_NE(err->message.find("out of range [1, 10000000]"), std::string::npos)
+        << body << ": " << err->message;
+  }
+  ASSERT_FALSE(parse_budget_request(R"({"watts": 1})", r));
+}
+
+// Issue 44 N5: knobs are counts, answered as JSON integers on the job's ladder; a ladder of
+// fractions ({"min": 8.5, "max": 9.9, "step": 0.7}) was accepted and the job got 8.5 back. min,
+// max, step and default must be whole numbers (8.0 is one): 422 naming the field otherwise.
+TEST(JobRequest, KnobLadderIsWholeNumbers) {
+  JobRequest r;
+  auto frac = parse_job_request(
+      R"({"knobs": {"gen_concurrency": {"min": 8.5, "max": 9.9, "step": 0.7}}})", r);
+  ASSERT_TRUE(frac);
+  EXPECT_EQ(frac->status, 422);
+  EXPECT_NE(frac->message.find("knobs.gen_concurrency.min: 8.5 is not a whole number"),
+            std::string::npos)
+      << frac->message;
+  struct Case {
+    const char* knob;
+    const char* field;
+  };
+  for (const Case& c : {Case{R"({"min": 8, "max": 9.9})", "max"},
+                        Case{R"({"min": 8, "max": 64, "step": 0.5})", "step"},
+                        Case{R"({"min": 8, "max": 64, "step": 8, "default": 12.5})", "default"}}) {
+    auto err = parse_job_request(std::string(R"({"knobs": {"group_size": )") + c.knob + "}}", r);
+    ASSERT_TRUE(err) << c.knob;
+    EXPECT_EQ(err->status, 422) << c.knob;
+    EXPECT_NE(err->message.find(std::string("knobs.group_size.") + c.field + ": "),
+              std::string::npos)
+        << c.knob << ": " << err->message;
+    EXPECT_NE(err->message.find("whole number"), std::string::npos) << err->message;
+  }
+  auto whole = parse_job_request(
+      R"({"knobs": {"gen_concurrency": {"min": 8.0, "max": 64, "step": 8, "default": 32.0}}})", r);
+  ASSERT_FALSE(whole) << whole->message;
+  EXPECT_EQ(r.info.knob_ranges[0].min, 8);
+  EXPECT_EQ(r.info.default_knobs[0], 32);
 }
 
 TEST(ProgressRequest, NeedsTotalsAndAKnownPhase) {

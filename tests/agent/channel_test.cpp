@@ -94,6 +94,34 @@ TEST_F(Channel, StreamNeedsAToken) {
   EXPECT_EQ(bad->status, 422);
 }
 
+// Issue 44 item 2: a job registers its GPUs by UUID (what CUDA_VISIBLE_DEVICES and the device
+// plugin name), resolved against the node's GPUs, in any NVML index order: a pod given host
+// GPUs 6 and 4 gets exactly those, never "0 and 1" of another tenant. An unknown UUID is 422
+// naming it; a mixed list is 400.
+TEST_F(Channel, JobRegistersGpusByUuid) {
+  jobs_.set_gpu_indices({4, 5, 6, 7});
+  jobs_.set_gpu_ids({{"GPU-aaaa", 4}, {"GPU-bbbb", 5}, {"GPU-cccc", 6}, {"GPU-dddd", 7}});
+  start();
+  auto c = tcp(kControl);
+  auto reg = c.Post("/v1/jobs", R"({"id": "pod-1", "gpus": ["GPU-cccc", "GPU-aaaa"]})",
+                    "application/json");
+  ASSERT_TRUE(reg);
+  ASSERT_EQ(reg->status, 201) << reg->body;
+  const auto infos = jobs_.infos();
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_EQ(infos[0].second.gpus, (std::vector<int>{6, 4}));
+  auto unknown = c.Post("/v1/jobs", R"({"id": "pod-2", "gpus": ["GPU-eeee"]})", "application/json");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 422);
+  EXPECT_NE(unknown->body.find("GPU-eeee is not a GPU this agent manages"), std::string::npos)
+      << unknown->body;
+  auto mixed =
+      c.Post("/v1/jobs", R"({"id": "pod-3", "gpus": ["GPU-aaaa", 5]})", "application/json");
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->status, 400) << mixed->body;
+  EXPECT_EQ(jobs_.infos().size(), 1u);
+}
+
 TEST_F(Channel, JobRegistersReportsAndReadsKnobs) {
   start();
   auto c = tcp(kControl);

@@ -84,6 +84,25 @@ TEST(Metrics, EnforcedLimitAndThrottleReasons) {
   EXPECT_EQ(text.find("flexwatt_gpu_clocks_event_reason_active{"), std::string::npos);
 }
 
+// Issue 44: failed cap writes per GPU (a counter, 0 included) and the persistence mode found at
+// start (0/1; left out when the driver does not say).
+TEST(Metrics, CapWriteFailuresAndPersistenceMode) {
+  auto s = testing::sample_state();
+  s.gpus[0].cap_write_failures_total = 7;
+  s.gpus[0].persistence_mode = 0;
+  auto text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  const std::string gpu0 = "gpu=\"0\",UUID=\"GPU-00000000\",modelName=\"NVIDIA H100 80GB HBM3\"";
+  const std::string gpu1 = "gpu=\"1\",UUID=\"GPU-00000001\",modelName=\"NVIDIA H100 80GB HBM3\"";
+  EXPECT_TRUE(has_line(text, "# TYPE flexwatt_gpu_cap_write_failures_total counter")) << text;
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_gpu_cap_write_failures_total{" + gpu0 + ",hostname=\"node-7\"} 7"));
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_gpu_cap_write_failures_total{" + gpu1 + ",hostname=\"node-7\"} 0"));
+  EXPECT_TRUE(
+      has_line(text, "flexwatt_gpu_persistence_mode_enabled{" + gpu0 + ",hostname=\"node-7\"} 0"));
+  EXPECT_EQ(text.find("flexwatt_gpu_persistence_mode_enabled{gpu=\"1\""), std::string::npos);
+}
+
 TEST(Metrics, UnmeasuredValuesAreLeftOut) {
   AgentState s;
   s.hostname = "h";
@@ -131,6 +150,8 @@ TEST(Metrics, PromtoolCheckMetricsPasses) {
   s.jobs[0].id = "odd \"id\"\\x";        // escaping must keep the text parseable
   s.gpus[0].clock_event_reasons = 0x44;  // the throttle-reason families with samples
   s.gpus[1].clock_event_reasons = 0;
+  s.gpus[0].persistence_mode = 1;  // the persistence family with a sample
+  s.gpus[0].cap_write_failures_total = 3;
   std::string text = render_metrics(s, "0.1.0", 1.8e9 + 2);
   std::string out;
   int rc = promtool_check(text, out);

@@ -1,11 +1,17 @@
 // NodeAgent on the sim backend with a fake clock (no sleeping): fail-safe fallbacks within
 // the tick that sees the cause, commands applied by the loop, restore on shutdown and at the
-// next start.
+// next start; and, in child processes on the wall clock, the stop signals' clean exit.
 #include "agent/node_agent.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +19,7 @@
 #include <thread>
 
 #include "runtime/restore_file.hpp"
+#include "runtime/stop_signals.hpp"
 
 namespace fw::agent {
 namespace {
@@ -174,6 +181,117 @@ TEST_F(NodeAgentTest, AFailedStartKeepsTheRestoreFile) {
   EXPECT_EQ(kept.value()->pid, 999999);
   ASSERT_EQ(kept.value()->caps.size(), 2u);
   EXPECT_DOUBLE_EQ(kept.value()->caps[0].cap_w, 380);
+}
+
+// Issue 44 N2: SIGQUIT, SIGTRAP, SIGALRM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGSYS,
+// SIGSTKFLT, SIGPWR (and SIGIO, the real-time signals) killed the agent with the caps it wrote
+// in force and the restore file left: only SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2 took
+// the clean path. Each signal goes to an agent on the sim backend run as `flexwatt agent` runs
+// it (StopSignals around start, run and shutdown), in a child process: the child must exit 0
+// with the caps restored and the restore file gone. (The fault signals, SIGSEGV and co., are
+// FatalRestore's: a restore process takes over; tests/cli/agent_safety.sh.)
+class AgentStopSignal : public NodeAgentTest, public ::testing::WithParamInterface<int> {};
+
+// The child's whole life: exits 0 when the signal stopped the loop and the caps went back.
+[[noreturn]] void run_until_signal(const AgentConfig& cfg, const std::string& dir, int sig) {
+  rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);  // the old code dumped core on SIGQUIT, SIGTRAP, ...
+  // As a shell starts a program: the harness running this may have ignored some (SIGPROF).
+  std::signal(sig, SIG_DFL);
+  int rc = 1;
+  {
+    StopSignals signals;
+    NodeAgent a(cfg);
+    a.set_controller_maker([](const std::string&) -> Result<std::unique_ptr<Controller>> {
+      return std::unique_ptr<Controller>(new TestController(0));
+    });
+    Status st = a.start();
+    if (!st.ok()) {
+      std::fprintf(stderr, "start failed: %s\n", st.message().c_str());
+      std::_Exit(2);
+    }
+    std::thread sender([sig] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      ::kill(::getpid(), sig);  // to the process, as kill(1) sends it
+    });
+    SteadyClock clock;
+    AgentRunSummary sum = a.run(clock, &StopSignals::requested);
+    sender.join();
+    Status restored = a.shutdown();
+    const bool file_gone = !std::filesystem::exists(cfg.restore_file);
+    std::fprintf(stderr, "ticks %lld, stopped by signal %d, restored %d, restore file gone %d\n",
+                 static_cast<long long>(sum.ticks), StopSignals::signal_number(), restored.ok(),
+                 file_gone);
+    if (StopSignals::signal_number() == sig && restored.ok() && file_gone && sum.ticks >= 1) {
+      std::fprintf(stderr, "clean stop on signal %d\n", sig);
+      rc = 0;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::_Exit(rc);
+}
+
+TEST_P(AgentStopSignal, RestoresTheCapsAndRemovesTheRestoreFile) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child starts from a fresh exec
+  const int sig = GetParam();
+  cfg_.duration_s = 3;  // long past the signal; bounds the run where the signal is lost
+  EXPECT_EXIT(run_until_signal(cfg_, dir_, sig), ::testing::ExitedWithCode(0),
+              "clean stop on signal")
+      << "signal " << sig << " (" << strsignal(sig) << ")";
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, AgentStopSignal,
+                         ::testing::Values(SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGQUIT,
+                                           SIGTRAP, SIGALRM, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF,
+                                           SIGSYS, SIGSTKFLT, SIGPWR, SIGIO, SIGRTMIN, SIGRTMIN + 5,
+                                           SIGRTMAX),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           std::string name = sigabbrev_np(p.param) ? sigabbrev_np(p.param) : "";
+                           if (name.empty() || p.param >= SIGRTMIN)
+                             name = "RT" + std::to_string(p.param);
+                           return "SIG" + name;
+                         });
+
+// SIGPIPE (a write to a closed pipe or socket) neither ends the agent nor stops it: the write
+// fails with EPIPE and the loop goes on; a later SIGTERM still takes the clean path.
+TEST_F(NodeAgentTest, SigpipeIsIgnoredWhileTheAgentRuns) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  cfg_.duration_s = 3;  // long past the SIGTERM; bounds the run where it is lost
+  auto child = [](const AgentConfig& cfg, const std::string& dir) {
+    std::signal(SIGPIPE, SIG_DFL);
+    int rc = 1;
+    {
+      StopSignals signals;
+      NodeAgent a(cfg);
+      a.set_controller_maker([](const std::string&) -> Result<std::unique_ptr<Controller>> {
+        return std::unique_ptr<Controller>(new TestController(0));
+      });
+      if (!a.start().ok()) std::_Exit(2);
+      std::thread sender([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        ::kill(::getpid(), SIGPIPE);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ::kill(::getpid(), SIGTERM);
+      });
+      SteadyClock clock;
+      auto t0 = std::chrono::steady_clock::now();
+      a.run(clock, &StopSignals::requested);
+      const double ran_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      sender.join();
+      const bool restored = a.shutdown().ok();
+      if (restored && StopSignals::signal_number() == SIGTERM && ran_s >= 0.35 &&
+          !std::filesystem::exists(cfg.restore_file)) {
+        std::fprintf(stderr, "ran through SIGPIPE, stopped by SIGTERM\n");
+        rc = 0;
+      }
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    std::_Exit(rc);
+  };
+  EXPECT_EXIT(child(cfg_, dir_), ::testing::ExitedWithCode(0), "ran through SIGPIPE");
 }
 
 // Sets nothing: the caps read are the ones the agent put in force at start.

@@ -105,6 +105,11 @@ assert [j["id"] for j in fw.jobs()] == ["j1"]
 assert job.set_pfi(1.43, source="sweep")["pfi_source"] == "sweep"
 assert fw.register_job(id="j2", pfi=2.1).id == "j2"
 assert [j["pfi"] for j in fw.jobs()] == [1.43, 2.1]
+from flexwatt_client import visible_gpu_uuids
+assert visible_gpu_uuids({"CUDA_VISIBLE_DEVICES": "GPU-a, GPU-b"}) == ["GPU-a", "GPU-b"]
+assert visible_gpu_uuids({"CUDA_VISIBLE_DEVICES": "0,1", "NVIDIA_VISIBLE_DEVICES": "GPU-a"}) is None
+assert visible_gpu_uuids({"NVIDIA_VISIBLE_DEVICES": "GPU-c,MIG-d"}) == ["GPU-c", "MIG-d"]
+assert visible_gpu_uuids({}) is None
 job.close()
 print("ok")
 )PY";

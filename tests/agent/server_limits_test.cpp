@@ -426,6 +426,56 @@ TEST_F(ServerLimits, ConnectionCapPerClientIs503) {
   EXPECT_EQ(status, 200);
 }
 
+// Issue 44 N4: a connection the client closed was counted off the client's cap only when the
+// poller next ran, so a client cycling one connection (connect, request, close, connect again)
+// next to the cap got spurious 503s (263 in 2,000 cycles). A connection whose client hung up
+// no longer counts at admission, whether the poller or a worker holds it.
+TEST_F(ServerLimits, ClosedConnectionsCountOffAtOnce) {
+  cfg_.max_connections_per_client = 4;
+  cfg_.max_connections = 16;
+  cfg_.idle_timeout_s = 60;  // the held connections stay for the whole test
+  start();
+  auto cycle = [&](auto connect, int cycles, bool request_every_time) {
+    std::vector<Raw> held;
+    for (int i = 0; i < 3; ++i) held.push_back(connect());  // one slot left
+    int refused = 0, unanswered = 0;
+    for (int i = 0; i < cycles; ++i) {
+      Raw c = connect();
+      if (!c.ok()) {
+        ++unanswered;
+        continue;
+      }
+      if (!request_every_time && i % 2 == 1) continue;  // connect and close at once
+      if (!c.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")) {
+        ++unanswered;
+        continue;
+      }
+      const int status = status_of(c.read_response(5));
+      if (status == 503) ++refused;
+      if (status == 0) ++unanswered;
+    }
+    return std::make_pair(refused, unanswered);
+  };
+  auto tcp_from = [&] { return Raw::tcp(port(), "127.0.0.6"); };
+  auto [tcp_refused, tcp_lost] = cycle(tcp_from, 2000, true);
+  EXPECT_EQ(tcp_refused, 0) << "spurious 503s in 2000 TCP connect/request/close cycles";
+  EXPECT_EQ(tcp_lost, 0);
+  auto [mixed_refused, mixed_lost] = cycle(tcp_from, 2000, false);
+  EXPECT_EQ(mixed_refused, 0) << "spurious 503s with bare connect/close cycles between";
+  EXPECT_EQ(mixed_lost, 0);
+  auto unix_conn = [&] { return Raw::unix_socket(cfg_.unix_socket_path); };
+  auto [unix_refused, unix_lost] = cycle(unix_conn, 2000, true);
+  EXPECT_EQ(unix_refused, 0) << "spurious 503s in 2000 Unix-socket cycles";
+  EXPECT_EQ(unix_lost, 0);
+  // The cap itself still holds: a 5th connection open at once is refused.
+  std::vector<Raw> four;
+  for (int i = 0; i < 4; ++i) four.push_back(tcp_from());
+  ASSERT_TRUE(four[3].send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(status_of(four[3].read_response(5)), 200);
+  Raw fifth = tcp_from();
+  EXPECT_EQ(status_of(fifth.read_until_close(4)), 503);
+}
+
 // Keep-alive and pipelining still work: two requests in one write, two answers in order.
 TEST_F(ServerLimits, PipelinedRequestsAreAnsweredInOrder) {
   hub_.publish(testing::sample_state());

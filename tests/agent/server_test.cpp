@@ -1,4 +1,8 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -124,6 +128,19 @@ TEST_F(Server, BadBodiesChangeNothing) {
   auto spec = c.Put("/v1/controller", R"({"controller": "pid:kp="})", "application/json");
   ASSERT_TRUE(spec);
   EXPECT_EQ(spec->status, 422) << spec->body;
+  // Issue 44 N5: a key given twice, a fractional knob ladder.
+  auto twice = c.Put("/v1/budget", R"({"watts": 600, "watts": 1})", "application/json");
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->status, 400) << twice->body;
+  EXPECT_EQ(json::parse(twice->body)["error"],
+            "watts: duplicate key (a key may appear once in an object)");
+  auto ladder = c.Post("/v1/jobs",
+                       R"({"id": "frac", "knobs": {"gen_concurrency": {"min": 8.5, "max": 9.9,
+                           "step": 0.7}}})",
+                       "application/json");
+  ASSERT_TRUE(ladder);
+  EXPECT_EQ(ladder->status, 422) << ladder->body;
+  EXPECT_FALSE(jobs_.get("frac"));
   EXPECT_EQ(commands_.pending(), 0u);
   EXPECT_EQ(commands_.version(), 0u);
   auto missing = c.Get("/v1/nothing");
@@ -204,6 +221,63 @@ TEST_F(Server, UnixSocketHasTheConfiguredMode) {
   EXPECT_EQ(w->status, 202);
   server_->stop();
   EXPECT_FALSE(std::filesystem::exists(cfg_.unix_socket_path));  // removed on stop
+}
+
+// Issue 44 N5: a start that fails after binding the Unix socket (here: the TCP port is taken)
+// must not leave the socket file behind, bound and listening with nobody serving it: it was
+// there until stop() or the destructor, and a client connecting meanwhile hung in the backlog.
+TEST_F(Server, AFailedStartLeavesNoSocketFile) {
+  int taken = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(taken, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  cfg_.tcp_port = ntohs(a.sin_port);
+  auto open_fds = [] {
+    size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator("/proc/self/fd");
+         it != std::filesystem::directory_iterator(); ++it) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t fds_before = open_fds();
+  {
+    AgentServer s(cfg_, hub_, commands_, jobs_);
+    Status st = s.start();
+    EXPECT_EQ(st.code(), StatusCode::kIoError) << st.message();
+    EXPECT_FALSE(std::filesystem::exists(cfg_.unix_socket_path))
+        << "the failed start left " << cfg_.unix_socket_path;
+    s.stop();
+    EXPECT_FALSE(std::filesystem::exists(cfg_.unix_socket_path));
+  }
+  EXPECT_EQ(open_fds(), fds_before) << "the failed start left a descriptor open (the listener)";
+  ::close(taken);
+  // The path is free for the next start.
+  cfg_.tcp_port = 0;
+  start();
+  auto r = unix_client(kRead).Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+// A start refused because another server holds the socket leaves that server's file alone.
+TEST_F(Server, ARefusedStartKeepsTheOtherServersSocket) {
+  start();
+  ServerConfig e = cfg_;
+  e.tcp_port = -1;
+  {
+    AgentServer second(e, hub_, commands_, jobs_);
+    EXPECT_EQ(second.start().code(), StatusCode::kUnavailable);
+  }
+  EXPECT_TRUE(std::filesystem::exists(cfg_.unix_socket_path));
+  auto r = unix_client(kRead).Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
 }
 
 TEST_F(Server, RefusesUnsafeConfigurations) {

@@ -2,7 +2,8 @@
 # flexwatt agent fault tests on the fake NVML library (caps kept across processes through
 # FAKE_NVML_STATE, as a driver keeps them): kill -9 then --restore; kill -9 then the next start;
 # SIGTERM restores before exit; a second agent is refused; a telemetry stall falls back to the
-# safe setting; bad requests change nothing. Every wait is bounded (about 15 s in all).
+# safe setting; bad requests change nothing; a node that refuses cap writes is refused at start
+# (exit 2) unless read_only. Every wait is bounded (about 15 s in all).
 # Usage: agent_faults.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
@@ -46,6 +47,25 @@ check "read_only summary says read_only, not restored" \
   test "$(jq -c '[.read_only, has("restored")]' "$tmp/ro.json")" = "[true,false]"
 check "read_only wrote no cap" test ! -e "$tmp/state.txt"
 check "read_only saved nothing" test ! -e "$tmp/saved.json"
+
+# 0b. Cap writes refused (no root / CAP_SYS_ADMIN): the start-up write check refuses control mode
+# (exit 2, one line naming the GPU, the call, the error and read_only), nothing written or saved;
+# read_only runs there.
+{ cat "$tmp/script.txt"; echo "fail nvmlDeviceSetPowerManagementLimit no_permission"; } \
+  > "$tmp/noperm.txt"
+FAKE_NVML_SCRIPT=$tmp/noperm.txt "$bin" agent --config "$tmp/agent.yaml" --duration-s 0.3 \
+  >/dev/null 2>"$tmp/noperm.err"
+rc=$?
+check "cap writes refused: exit 2 (rc=$rc: $(tail -1 "$tmp/noperm.err"))" test $rc -eq 2
+check "the refusal names GPU, call, error and the way out" grep -qE \
+  'nvmlDeviceSetPowerManagementLimit \(GPU 0\).*NVML_ERROR_NO_PERMISSION.*CAP_SYS_ADMIN.*read_only: true' \
+  "$tmp/noperm.err"
+check "the refused start wrote and saved nothing" \
+  bash -c "test ! -e '$tmp/state.txt' && test ! -e '$tmp/saved.json'"
+FAKE_NVML_SCRIPT=$tmp/noperm.txt "$bin" agent --config "$tmp/ro.yaml" --duration-s 0.3 \
+  >/dev/null 2>"$tmp/noperm-ro.err"
+rc=$?
+check "read_only runs where cap writes are refused (rc=$rc)" test $rc -eq 0
 
 # 1. kill -9 leaves the caps written and the restore file; --restore puts them back.
 check "agent caps both GPUs to 250 W" start_agent run1

@@ -4,8 +4,9 @@
 # FAKE_NVML_STATE. Caps move only by the controller, the limiter or a restore: a job on some
 # GPUs leaves the others alone, an unknown GPU index is refused, a knob controller never lifts
 # a cap above the one found; ordinary job traffic (register, progress, delete from 4 clients)
-# keeps the agent alive; every catchable exit (TERM, HUP, USR1, USR2, ABRT) restores 350 W; a
-# corrupt restore file has a documented way out. Every wait is bounded (about 40 s in all).
+# keeps the agent alive; every catchable exit (TERM, HUP, USR1, USR2, ABRT, QUIT, TRAP, ALRM,
+# XCPU, RTMIN) restores 350 W; a corrupt restore file has a documented way out. Every wait is
+# bounded (about 45 s in all).
 # Usage: agent_safety.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
@@ -115,8 +116,9 @@ check "SIGTERM after the traffic exits 0 (rc=$rc)" test "$rc" -eq 0
 check "SIGTERM after the traffic restored 350 W" test "$(caps)" = "$found"
 check "no restore file left" test ! -e "$tmp/saved.json"
 
-# 4. Every catchable exit restores: HUP (the terminal closed), USR1, USR2, ABRT.
-for sig in HUP USR1 USR2 ABRT; do
+# 4. Every catchable exit restores: HUP (the terminal closed), USR1, USR2, ABRT, and the
+#    signals that killed it before (issue 44 N2): QUIT, TRAP, ALRM, XCPU, RTMIN.
+for sig in HUP USR1 USR2 ABRT QUIT TRAP ALRM XCPU RTMIN; do
   check "$sig agent starts" start_agent "sig$sig"
   wait_caps "0 250 1 250 2 250 3 250 " >/dev/null
   stop_agent "$sig"

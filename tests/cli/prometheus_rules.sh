@@ -65,6 +65,9 @@ check "GPU 0: sw_power_cap and hw_thermal_slowdown active, hw_slowdown not" bash
   grep -qE '^flexwatt_gpu_clocks_event_reason_active\{$g0,reason=\"sw_power_cap\",.*\} 1$' '$tmp/metrics.txt' &&
   grep -qE '^flexwatt_gpu_clocks_event_reason_active\{$g0,reason=\"hw_thermal_slowdown\",.*\} 1$' '$tmp/metrics.txt' &&
   grep -qE '^flexwatt_gpu_clocks_event_reason_active\{$g0,reason=\"hw_slowdown\",.*\} 0$' '$tmp/metrics.txt'"
+check "GPU 0: no failed cap write, persistence mode on" bash -c "
+  grep -qE '^flexwatt_gpu_cap_write_failures_total\{$g0,hostname=\"[^\"]+\"\} 0$' '$tmp/metrics.txt' &&
+  grep -qE '^flexwatt_gpu_persistence_mode_enabled\{$g0,hostname=\"[^\"]+\"\} 1$' '$tmp/metrics.txt'"
 check "GPU 1: no reason active" test "$(grep -cE '^flexwatt_gpu_clocks_event_reason_active\{gpu="1".*\} 1$' "$tmp/metrics.txt")" -eq 0
 kill -TERM "$agent"; wait "$agent"; agent=
 finish prometheus_rules

@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <string>
 #include <vector>
 
+#include "runtime/fatal_restore.hpp"
 #include "runtime/stop_signals.hpp"
 
 namespace fw {
@@ -117,6 +122,52 @@ TEST(TickLoop, StopSignalsFlag) {
   EXPECT_TRUE(StopSignals::requested());
   EXPECT_FALSE(loop.wait_next());
   EXPECT_TRUE(loop.stopped());
+}
+
+// Issue 44 N2: while a StopSignals lives, no signal that can be caught is left with a default
+// action that ends the process. Every one takes the stop path (its handler set), except the
+// fault signals, which are FatalRestore's (a restore process takes over), and SIGPIPE, which
+// is ignored (a closed pipe or socket is EPIPE for the writer, not a reason to stop). Signals
+// whose default is to do nothing (SIGCHLD, SIGCONT, SIGURG, SIGWINCH) or to stop the process
+// (SIGTSTP, SIGTTIN, SIGTTOU) are left alone. Before, SIGQUIT, SIGTRAP, SIGALRM, SIGXCPU, ...
+// and the real-time signals kept their default action: death with the caps left low.
+TEST(StopSignals, EveryTerminatingSignalIsHandled) {
+  const std::vector<int> fault = FatalRestore::signals();
+  const std::vector<int> harmless = {SIGCHLD, SIGCONT, SIGURG,  SIGWINCH, SIGTSTP,
+                                     SIGTTIN, SIGTTOU, SIGKILL, SIGSTOP};
+  auto in = [](const std::vector<int>& v, int s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  StopSignals s;
+  std::string unhandled, wrong;
+  for (int sig = 1; sig <= SIGRTMAX; ++sig) {
+    if (sig > SIGSYS && sig < SIGRTMIN) continue;  // glibc's own (NPTL), not the program's
+    if (in(fault, sig) || in(harmless, sig)) continue;
+    struct sigaction now {};
+    ASSERT_EQ(::sigaction(sig, nullptr, &now), 0) << sig;
+    const std::string name = sig >= SIGRTMIN ? "RT" + std::to_string(sig) : sigabbrev_np(sig);
+    if (sig == SIGPIPE) {
+      if (now.sa_handler != SIG_IGN) wrong += " PIPE";
+    } else if (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN) {
+      unhandled += " " + name;
+    }
+  }
+  EXPECT_EQ(unhandled, "") << "signals that still end the process without the stop path";
+  EXPECT_EQ(wrong, "") << "SIGPIPE is not ignored";
+}
+
+// The dispositions found are put back when the object goes.
+TEST(StopSignals, PutsThePreviousDispositionsBack) {
+  struct sigaction before {};
+  ::sigaction(SIGQUIT, nullptr, &before);
+  ::signal(SIGALRM, SIG_IGN);
+  { StopSignals s; }
+  struct sigaction after {};
+  ::sigaction(SIGQUIT, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
+  ::sigaction(SIGALRM, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, SIG_IGN);
+  ::signal(SIGALRM, SIG_DFL);
 }
 
 TEST(TickLoop, ZeroTicksNeverWaits) {

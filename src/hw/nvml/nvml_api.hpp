@@ -54,6 +54,10 @@ inline constexpr Return kErrorUnknown = 999;
 struct DeviceOpaque;
 using Device = DeviceOpaque*;
 
+// nvmlEnableState_t (persistence mode and other on/off features).
+inline constexpr int kFeatureDisabled = 0;
+inline constexpr int kFeatureEnabled = 1;
+
 // nvmlClockType_t / nvmlTemperatureSensors_t values we use.
 inline constexpr int kClockSm = 1;
 inline constexpr int kTemperatureGpu = 0;
@@ -122,6 +126,7 @@ using DeviceGetUtilizationFn = Return (*)(Device, Utilization*);
 using DeviceGetClockInfoFn = Return (*)(Device, int, unsigned int*);
 using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);
 using DeviceSetPowerLimitFn = Return (*)(Device, unsigned int);
+using DeviceGetEnableStateFn = Return (*)(Device, int*);  // nvmlEnableState_t*: persistence mode
 }
 
 }  // namespace fw::nvml

@@ -220,6 +220,8 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open_one(const std::string& na
       &lib->reasons_symbol_);
   f.device_set_power_limit =
       resolve<nvml::DeviceSetPowerLimitFn>(handle, {"nvmlDeviceSetPowerManagementLimit"});
+  f.device_get_persistence_mode =
+      resolve<nvml::DeviceGetEnableStateFn>(handle, {"nvmlDeviceGetPersistenceMode"});
 
   std::string missing;
   if (!f.init) missing += " nvmlInit";

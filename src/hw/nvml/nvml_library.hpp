@@ -42,6 +42,8 @@ struct NvmlFunctions {
   nvml::DeviceGetTemperatureFn device_get_temperature = nullptr;                   // optional
   nvml::DeviceGetUllFn device_get_clock_event_reasons = nullptr;                   // optional
   nvml::DeviceSetPowerLimitFn device_set_power_limit = nullptr;                    // optional
+  // nvmlDeviceGetPersistenceMode: read only (flexwatt never sets persistence mode).
+  nvml::DeviceGetEnableStateFn device_get_persistence_mode = nullptr;  // optional
 };
 
 class NvmlLibrary {

@@ -23,6 +23,8 @@
 //   clock G MHZ                     SM clock
 //   temp G C                        temperature
 //   reasons G MASK                  clock-event reasons (decimal or 0x hex)
+//   persistence G on|off            persistence mode, as nvmlDeviceGetPersistenceMode reports it
+//                                   (default on; the fake, like flexwatt, never sets it)
 //   lost G after_reads=N            GPU G falls off the bus at power read N+1: from then on
 //                                   every call on it returns NVML_ERROR_GPU_IS_LOST
 //   fail CALL CODE [gpu=G] [after=N] [times=K]
@@ -65,6 +67,7 @@ struct Gpu {
   double limit_w = std::numeric_limits<double>::quiet_NaN();  // NaN: as enforced_w
   unsigned sm_util = 50, mem_util = 25, clock_mhz = 1500, temp_c = 60;
   unsigned long long reasons = 0;
+  bool persistence = true;
   long lost_after_reads = -1;
   long reads = 0;
   bool lost = false;
@@ -215,6 +218,10 @@ bool load_script(const char* path) {
         d.temp_c = std::strtoul(tok[2].c_str(), nullptr, 10);
       } else if (cmd == "reasons" && tok.size() == 3) {
         d.reasons = std::strtoull(tok[2].c_str(), nullptr, 0);
+      } else if (cmd == "persistence") {
+        if (tok.size() != 3 || (tok[2] != "on" && tok[2] != "off"))
+          return bad("persistence G on|off");
+        d.persistence = tok[2] == "on";
       } else if (cmd == "lost" && tok.size() == 3) {
         double v = 0;
         if (!kv(tok[2], "after_reads", v)) return bad("lost G after_reads=N");
@@ -464,6 +471,14 @@ FAKE_EXPORT nv::Return nvmlDeviceGetPowerManagementLimit(nv::Device h, unsigned*
     return rc;
   const Gpu& d = g_gpus[g];
   *mw = to_mw(std::isnan(d.limit_w) ? d.enforced_w : d.limit_w);
+  return nv::kSuccess;
+}
+
+FAKE_EXPORT nv::Return nvmlDeviceGetPersistenceMode(nv::Device h, int* mode) {
+  int g = 0;
+  if (nv::Return rc = enter("nvmlDeviceGetPersistenceMode", h, &g); rc != nv::kSuccess) return rc;
+  if (!mode) return nv::kErrorInvalidArgument;
+  *mode = g_gpus[g].persistence ? nv::kFeatureEnabled : nv::kFeatureDisabled;
   return nv::kSuccess;
 }
 
