@@ -127,11 +127,11 @@ for _ in $(seq 30); do
   sleep 0.1
 done
 check "a lost GPU puts the safe setting in force (stale_telemetry)" test $ok -eq 0
-metrics=$(curl -s --max-time 2 "http://127.0.0.1:$port/metrics")
+curl -s --max-time 2 "http://127.0.0.1:$port/metrics" >"$tmp/metrics.txt"
 check "/metrics counts the fallback" \
-  bash -c "grep -Eq 'flexwatt_fallbacks_total\\{reason=\"stale_telemetry\"[^}]*\\} 1' <<< '$metrics'"
+  grep -Eq 'flexwatt_fallbacks_total\{reason="stale_telemetry"[^}]*\} 1' "$tmp/metrics.txt"
 check "/metrics shows the fallback active" \
-  bash -c "grep -Eq '^flexwatt_fallback_active(\\{[^}]*\\})? 1' <<< '$metrics'"
+  grep -Eq '^flexwatt_fallback_active(\{[^}]*\})? 1' "$tmp/metrics.txt"
 wait "$agent"
 
 # 6. A registered job that goes silent -> job_channel_silent; its report ends the fallback.
