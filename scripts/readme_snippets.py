@@ -40,6 +40,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_summary import num  # noqa: E402  (a table cell as a number: 1.5k, 2G)
+
 # The paper's targets (docs/sources.md §1a: the 7B trajectory and the rebuilt 72B controller).
 TARGET_TOKENS_7B = 18.1       # % more tokens
 TARGET_TPM_7B = 26.2          # % more tokens/MWh
@@ -65,17 +68,6 @@ def sections(text):
         title = head[3:].strip()
         out[title.split(":", 1)[0] if ":" in title and " " not in title.split(":", 1)[0] else title] = body
     return out
-
-
-def num(s):
-    s = s.strip()
-    mult = 1.0
-    if s[-1:] in ("k", "M", "G"):
-        mult, s = {"k": 1e3, "M": 1e6, "G": 1e9}[s[-1]], s[:-1]
-    try:
-        return float(s) * mult
-    except ValueError:
-        return None
 
 
 def eval_run(body):
