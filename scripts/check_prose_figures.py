@@ -189,6 +189,9 @@ def literals(src, py):
     for p in pats:
         for m in re.finditer(p, src):
             yield m.group(1)
+    if not py:  # echo "<newline>text...": a literal that opens a line of its own, line by line
+        for m in re.finditer(r'"\n((?:[^"\\]|\\.)*)"', src):
+            yield from m.group(1).split("\n")
 
 
 def template(lit, py):

@@ -10,6 +10,7 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 nlohmann::json gpu_json(const GpuState& g) {
   return {{"index", g.index},
           {"uuid", g.uuid},
+          {"power_source", g.power_source},
           {"name", g.name},
           {"power_w", num(g.power_w)},
           {"energy_j", num(g.energy_j)},

@@ -20,6 +20,7 @@ namespace fw::agent {
 struct GpuState {
   int index = 0;             // NVML index (dcgm-exporter's `gpu` label)
   std::string uuid;          // "GPU-…" (dcgm-exporter's `UUID` label); may be empty
+  std::string power_source;  // NodeGpu::power_source: the reading and its averaging
   std::string name;          // model name (dcgm-exporter's `modelName` label)
   double power_w = kUnset;   // sensor reading
   double energy_j = kUnset;  // cumulative counter since boot; NaN without one

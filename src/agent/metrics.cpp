@@ -124,6 +124,16 @@ void gpu_families(Writer& w, const AgentState& s) {
       {"hw_power_brake_slowdown", 0x80},
       {"display_clock_setting", 0x100},
   };
+  w.family("flexwatt_gpu_power_source_info", "gauge",
+           "1 for the power reading the agent controls on and its averaging (source: "
+           "nvml_field_power_instant, nvmlDeviceGetPowerUsage, sim:instant, sim:avg_1s).");
+  for (const auto& g : s.gpus) {
+    if (g.power_source.empty()) continue;
+    w.sample(1.0, {{"gpu", std::to_string(g.index)},
+                   {"UUID", g.uuid},
+                   {"modelName", g.name},
+                   {"source", g.power_source}});
+  }
   w.family("flexwatt_gpu_clocks_event_reason_active", "gauge",
            "1 while NVML reports this clocks-event (throttle) reason for the GPU.");
   for (const auto& g : s.gpus) {

@@ -32,6 +32,7 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
     GpuState gs;
     gs.index = ids[g].index;
     gs.uuid = ids[g].uuid;
+    gs.power_source = ids[g].power_source;
     gs.name = ids[g].name;
     const int nvml_gpu = plant.caps().gpus()[g];
     CapConstraints c = plant.caps().constraints(nvml_gpu);

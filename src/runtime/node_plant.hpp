@@ -51,6 +51,11 @@ struct NodeGpu {
   int index = 0;     // NVML index (or the simulated GPU's plant index)
   std::string uuid;  // NVML "GPU-…"; "index-N" without nvmlDeviceGetUUID; "sim-N" on sim
   std::string name;
+  // The power reading the controllers see and its averaging (docs/agent-api.md "power_source"):
+  // "nvml_field_power_instant" (field 186, instantaneous), "nvmlDeviceGetPowerUsage" (a ~1 s
+  // trailing average on Hopper and on Ampere other than GA100; instantaneous on GA100), or
+  // "sim:instant" / "sim:avg_1s" (the simulator's reading of the GPU model, hw/gpu_catalog).
+  std::string power_source;
 };
 
 // What a wall-clock driver does with a deadline it missed.

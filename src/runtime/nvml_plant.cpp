@@ -46,7 +46,8 @@ Result<std::unique_ptr<NvmlPlant>> NvmlPlant::open(const NodePlantConfig& cfg, J
     gi.tdp_w = spec ? spec->tdp_w : gi.max_cap_w;
     p->info_.gpus.push_back(gi);
     // Without nvmlDeviceGetUUID: "index-N" keeps the UUID label present and unique on the node.
-    p->node_gpus_.push_back({g, d.uuid.empty() ? "index-" + std::to_string(g) : d.uuid, d.name});
+    p->node_gpus_.push_back({g, d.uuid.empty() ? "index-" + std::to_string(g) : d.uuid, d.name,
+                             std::string(power_source_name(d.power_source))});
   }
   return p;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "actuation/fake_power_cap_actuator.hpp"
+#include "hw/gpu_catalog.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw {
@@ -27,8 +28,10 @@ class SimNodePlant : public NodePlant {
       const double cap =
           scenario.gpus[g].power_cap_w > 0 ? scenario.gpus[g].power_cap_w : gi.default_cap_w;
       fake.push_back({static_cast<int>(g), {gi.min_cap_w, gi.max_cap_w, gi.default_cap_w}, cap});
-      node_gpus_.push_back(
-          {static_cast<int>(g), "sim-" + std::to_string(g), "simulated " + gi.model});
+      const hw::GpuCatalogEntry* spec = hw::find_gpu(gi.model);
+      node_gpus_.push_back({static_cast<int>(g), "sim-" + std::to_string(g),
+                            "simulated " + gi.model,
+                            spec && spec->power_avg_1s ? "sim:avg_1s" : "sim:instant"});
     }
     caps_ = std::make_unique<FakePowerCapActuator>(std::move(fake));
     return Status::Ok();

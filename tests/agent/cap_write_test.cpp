@@ -211,6 +211,22 @@ TEST_F(CapWriteTest, WriteFailuresMidRunAreCountedAndLoggedAtMostOnceAMinute) {
   EXPECT_TRUE(fs::exists(cfg_.restore_file));
 }
 
+// Issue 44 item 1: which power reading the agent controls on is reported per GPU (status and
+// /metrics): field 186 (instantaneous) where the device answers it, else nvmlDeviceGetPowerUsage
+// (a ~1 s trailing average on Hopper). It was never reported.
+TEST_F(CapWriteTest, PowerSourceIsReportedPerGpu) {
+  script(2, "field_instant 1 no\n");
+  NodeAgent a(cfg_);
+  swing_controller(a, 2);
+  ASSERT_TRUE(a.start().ok());
+  auto p = state(a);
+  nlohmann::json j = to_json(p->state);
+  EXPECT_EQ(j["gpus"][0]["power_source"], "nvml_field_power_instant") << j.dump();
+  EXPECT_EQ(j["gpus"][1]["power_source"], "nvmlDeviceGetPowerUsage") << j.dump();
+  const std::string text = render_metrics(p->state, "test", p->state.time_unix_s);
+  EXPECT_TRUE(contains(text, "source=\"nvmlDeviceGetPowerUsage\"")) << text;
+}
+
 // nvmlDeviceGetPersistenceMode (read only): each GPU's mode in GET /v1/status and on /metrics;
 // a GPU without it loses its cap when the driver unloads, which the start warns about.
 TEST_F(CapWriteTest, PersistenceModeIsReportedAndAnOffGpuWarnedAbout) {

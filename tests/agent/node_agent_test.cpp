@@ -148,6 +148,8 @@ TEST_F(NodeAgentTest, BudgetCommandIsAppliedByTheLoop) {
   EXPECT_DOUBLE_EQ(p->state.budget.window_s, 10);
   EXPECT_EQ(p->state.fallback_reason, "");
   EXPECT_DOUBLE_EQ(p->state.gpus[0].cap_w, 300);  // the controller's setting
+  // The simulated A100 reads instantaneous power (GA100), as NVML does on that GPU.
+  EXPECT_EQ(p->state.gpus[0].power_source, "sim:instant");
 }
 
 TEST_F(NodeAgentTest, LeftoverRestoreFileIsRestoredAtStartAndASecondAgentIsRefused) {
