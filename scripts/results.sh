@@ -861,11 +861,17 @@ The single job's own sweep allows a hold performance of $(echo "$r" | awk '{prin
   } >>"$out"
   splice docs/fleet.md dr-fleet "$tmp/dr-fleet.md"
 }
-# dr_fleet_seed S: the default mix arm on seed S into $tmp/drfs-sS.
+# dr_fleet_seed S: the default mix arm on seed S into $tmp/drfs-sS: its report and the site's
+# trace.csv (scripts/dr_fleet_seeds.sh reads the hold's per-tick swing from it; a few hundred
+# kB), nothing else.
 dr_fleet_seed() {
+  local d="drfs-s$1"
   echo "results: dr through the coordinator, mix arm, seed $1 ($DR_FLEET_NODES nodes, $DR_FLEET_DURATION s)" >&2
-  dr_fleet_sim "drfs-s$1" --nodes "$DR_FLEET_NODES" --duration-s "$DR_FLEET_DURATION" \
-    --mix aps --allocator curves --site-loop --seed "$1"
+  FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes "$DR_FLEET_NODES" \
+    --duration-s "$DR_FLEET_DURATION" --mix aps --allocator curves --site-loop --seed "$1" \
+    --out "$tmp/$d" >"$tmp/$d.log" 2>&1 ||
+    { echo "results: fleet-sim $d failed: $(tail -1 "$tmp/$d.log")" >&2; exit 1; }
+  find "$tmp/$d" -mindepth 1 -maxdepth 1 ! -name report.json ! -name trace.csv -exec rm -rf {} +
 }
 # dr_fleet_seeds_results: the mix arm on seeds 1-3 (scripts/dr_fleet_seeds.sh: a row each, mean
 # and range), from the dr-fleet-seedS blocks.
