@@ -83,7 +83,8 @@ TEST(RestoreFile, ImpossibleCapsAndDuplicateGpusAreRefusedWhole) {
       EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
     }
   };
-  refused("{\"gpu\": 0, \"cap_w\": 300}, {\"gpu\": 1, \"cap_w\": 1e9}", "cap_w 1000000000.0 out of range");
+  refused("{\"gpu\": 0, \"cap_w\": 300}, {\"gpu\": 1, \"cap_w\": 1e9}",
+          "cap_w 1000000000.0 out of range");
   refused("{\"gpu\": 0, \"cap_w\": -5}", "cap_w -5");
   refused("{\"gpu\": 0, \"cap_w\": 0}", "cap_w 0");
   refused("{\"gpu\": 1, \"cap_w\": 300}, {\"gpu\": 1, \"cap_w\": 250}", "gpu 1 twice");
