@@ -59,8 +59,8 @@ def eval_tables(text):
         block = m.group(0)
         lines = block.split("\n")
         hi = next((i for i, l in enumerate(lines) if l.startswith("controller ") and "step tokens" in l), None)
-        if hi is None:
-            continue
+        if hi is None or "steps/h" not in lines[hi]:
+            continue  # the columns below are --wide's; a narrower table (drift-stationary) is left out
         header = "\n".join(lines[:hi])
         rows = {}
         for l in lines[hi + 1:]:
