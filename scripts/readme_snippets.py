@@ -41,7 +41,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from results_summary import num  # noqa: E402  (a table cell as a number: 1.5k, 2G)
+from results_summary import wide_rows  # noqa: E402  (an eval table's rows, shared)
 
 # The paper's targets (docs/sources.md §1a: the 7B trajectory and the rebuilt 72B controller).
 TARGET_TOKENS_7B = 18.1       # % more tokens
@@ -78,16 +78,8 @@ def eval_run(body):
         return None
     lines = block.group(0).split("\n")
     hi = next((i for i, l in enumerate(lines) if l.startswith("controller ") and "step tokens" in l), None)
-    rows, settings = {}, {}
-    if hi is not None:
-        for l in lines[hi + 1:]:
-            if not l.strip():
-                break
-            f = re.sub(r" ±\s*\S+", "", l).split()
-            if len(f) < 10:
-                continue
-            rows[f[0]] = {"tokens": num(f[1]), "tpm": num(f[4]), "viol": num(f[5]), "steps_viol": num(f[7]),
-                          "tok_ref": num(f[8]), "tpm_ref": num(f[9])}
+    rows = wide_rows(lines, hi) if hi is not None else {}
+    settings = {}
     # Calibration notes: "NAME: calibrated ..." then "  joint search of ...: setting {...};"
     current = None
     for l in lines:

@@ -48,6 +48,21 @@ def num(s):
         return None
 
 
+def wide_rows(lines, hi):
+    """{name: figures} of a --wide eval table whose header is lines[hi], up to the first blank line."""
+    rows = {}
+    for l in lines[hi + 1:]:
+        if not l.strip():
+            break
+        # name, tokens ±ci, steps/h, tok/step, tpm ±ci, viol ±ci, slide ±ci, steps ±ci, tok/ref, tpm/ref ...
+        f = re.sub(r" ±\s*\S+", "", l).split()
+        if len(f) < 10:
+            continue
+        rows[f[0]] = {"tokens": num(f[1]), "tpm": num(f[4]), "viol": num(f[5]), "steps_viol": num(f[7]),
+                      "tok_ref": num(f[8]), "tpm_ref": num(f[9])}
+    return rows
+
+
 def eval_tables(text):
     """Yields (section title, command, rows {name: {...}}, refs) per eval text table."""
     for sec in re.split(r"\n(?=## |### )", text):
@@ -62,16 +77,7 @@ def eval_tables(text):
         if hi is None or "steps/h" not in lines[hi]:
             continue  # the columns below are --wide's; a narrower table (drift-stationary) is left out
         header = "\n".join(lines[:hi])
-        rows = {}
-        for l in lines[hi + 1:]:
-            if not l.strip():
-                break
-            # name, tokens ±ci, steps/h, tok/step, tpm ±ci, viol ±ci, slide ±ci, steps ±ci, tok/ref, tpm/ref ...
-            f = re.sub(r" ±\s*\S+", "", l).split()
-            if len(f) < 10:
-                continue
-            rows[f[0]] = {"tokens": num(f[1]), "tpm": num(f[4]), "viol": num(f[5]), "tok_ref": num(f[8]),
-                          "tpm_ref": num(f[9])}
+        rows = wide_rows(lines, hi)
         yield title, cmd.group(1) if cmd else "", rows, parse_refs(header, list(rows))
 
 
