@@ -17,22 +17,14 @@
 #include "agent/metrics.hpp"
 #include "agent/node_agent.hpp"
 #include "runtime/restore_file.hpp"
+#include "step_clock.hpp"
 
 namespace fw::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
-class StepClock : public Clock {
- public:
-  double now_s() override { return now_; }
-  void sleep_until_s(double t_s) override {
-    if (t_s > now_) now_ = t_s;
-  }
-
- private:
-  double now_ = 0;
-};
+using testing::StepClock;
 
 // Sets every managed GPU to 300 W, then 250 W, then 300 W, ...: a cap write at every decision
 // (the limiter passes an unchanged cap on as no write).

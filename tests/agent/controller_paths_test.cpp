@@ -15,22 +15,14 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/node_agent.hpp"
+#include "step_clock.hpp"
 
 namespace fw::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
-class StepClock : public Clock {
- public:
-  double now_s() override { return now_; }
-  void sleep_until_s(double t_s) override {
-    if (t_s > now_) now_ = t_s;
-  }
-
- private:
-  double now_ = 0;
-};
+using testing::StepClock;
 
 // The first bytes of a file outside the policy directories: an unterminated JSON string, which
 // a JSON parser's message would quote ("last read: ...").

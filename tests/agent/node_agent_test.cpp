@@ -20,22 +20,12 @@
 
 #include "runtime/restore_file.hpp"
 #include "runtime/stop_signals.hpp"
+#include "step_clock.hpp"
 
 namespace fw::agent {
 namespace {
 
-class StepClock : public Clock {
- public:
-  double now_s() override { return now_; }
-  void sleep_until_s(double t_s) override {
-    if (t_s > now_) now_ = t_s;
-    if (on_sleep) on_sleep();
-  }
-  std::function<void()> on_sleep;
-
- private:
-  double now_ = 0;
-};
+using testing::StepClock;
 
 // Holds every cap at 300 W; throws from decision `throw_at` on (0: never).
 class TestController : public Controller {
