@@ -5,10 +5,20 @@
 #
 # READ-ONLY: this script never sets power limits, clocks, persistence mode or application
 # clocks, and never resets anything. It only runs `nvidia-smi -L`, `nvidia-smi --query-gpu`
-# `flexwatt sample` (which only reads) and `flexwatt agent` with read_only: true (never writes).
+# `flexwatt sample` (which only reads), `flexwatt agent` with read_only: true (never writes) and
+# scripts/nvml_probe.py (NVML read calls only).
+#
+# Last, scripts/nvml_probe.py checks the fake NVML library's per-model assumptions
+# (tests/telemetry/fake_nvml, `profile`): whether PowerUsage and fields 185/186 are 1 s averages
+# or instantaneous, the energy counter's update period, call latencies; MATCH / DIFFERS per item.
+# It needs a varying load to tell averages from instants: PROBE_LOAD='COMMAND' runs COMMAND (a
+# training job, a periodic load) in the background while it probes, and stops it after.
 #
 # Usage: scripts/gpu_check.sh [FLEXWATT_BIN]   (default: build/flexwatt; builds nothing)
-# Output goes to $OUT (default: a new temporary directory), in $OUT/trace.
+# Output goes to $OUT (default: a new temporary directory): $OUT/trace, $OUT/agent,
+# $OUT/nvml_probe.json (and .txt). PROBE_S: the probe's seconds per GPU (default 10).
+# Exit: the sample's code, else the agent's, else 2 if the probe could not run (a probe that
+# finds differences, exit 1, is a finding about the fake, not a failure of this check).
 set -euo pipefail
 bin=${1:-build/flexwatt}
 [ -x "$bin" ] || { echo "gpu_check: no flexwatt binary at $bin (build it first)" >&2; exit 2; }
@@ -73,5 +83,25 @@ head -c 1500 "$OUT/agent/status.json"; echo
 grep -E '^flexwatt_(gpu_power_watts|gpu_power_cap_watts|loop_late_ticks_total)' "$OUT/agent/metrics.txt" || true
 test ! -e "$OUT/agent/saved.json" || echo "FAIL: read_only agent saved caps"
 nvidia-smi --query-gpu=index,enforced.power.limit --format=csv || true
+
+# The fake's per-model assumptions, checked on this GPU (read-only; see the header).
+echo "== scripts/nvml_probe.py (read-only), ${PROBE_S:-10} s per GPU"
+lpid=
+if [ -n "${PROBE_LOAD:-}" ]; then
+  echo "load while probing: $PROBE_LOAD"
+  setsid bash -c "$PROBE_LOAD" >"$OUT/probe_load.log" 2>&1 &
+  lpid=$!
+  sleep 3  # let the load start
+fi
+set +e
+python3 "$(dirname "$0")/nvml_probe.py" --duration-s "${PROBE_S:-10}" --json "$OUT/nvml_probe.json" \
+  | tee "$OUT/nvml_probe.txt"
+prc=${PIPESTATUS[0]}
+[ -n "$lpid" ] && kill -- "-$lpid" 2>/dev/null
+set -e
+echo "nvml_probe exit code: $prc (0: the fake matches; 1: it differs, fix the fake; 2: no probe)"
+
 [ "$rc" -ne 0 ] && exit "$rc"
-exit "$arc"
+[ "$arc" -ne 0 ] && exit "$arc"
+[ "$prc" -ge 2 ] && exit 2
+exit 0

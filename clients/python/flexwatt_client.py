@@ -10,14 +10,33 @@ Connects over the agent's Unix socket (default) or TCP:
     knobs = job.progress(tokens_total=1000, steps_total=1, phase="generate")
 
 The token comes from the `token` argument, else $FLEXWATT_TOKEN, else none.
-Every call raises FlexwattError (with .status and .message) on an HTTP error.
+The operator calls (status, set_budget, ...) raise FlexwattError (with .status and .message)
+on an HTTP error and OSError when the agent cannot be reached.
+
+A training job survives the agent going away (a restart, an upgrade, a crash). The calls a
+training loop makes each step, Job.progress() and Job.wait_knobs(), never raise for a
+connection error, a timeout or a 5xx answer: they return the knobs last in force at once
+(wait_knobs: after at most its wait_s), and try the agent again at the next call once a
+back-off has passed (retry_min_s, doubling up to retry_max_s). Each try waits at most
+step_timeout_s for an answer. When the agent answers again but no longer knows the job (404:
+it restarted), the job registers again with the same id, GPUs and knob ladder, each knob's
+default being the value in force, and carries on. One log line (logger "flexwatt_client",
+WARNING) says the agent went away, one that it is back. register_job() likewise returns a
+job that registers once the agent answers when the agent cannot be reached at start. Only a
+request the agent finds wrong raises: 400/422 (a bad registration or progress going
+backwards) and any 4xx refusal of register_job() (401/403: a token problem).
+FlexwattClient(resilient=False) keeps the old behaviour: every error raises.
 """
 
 import http.client
 import json
+import logging
 import os
 import socket
+import time
 import urllib.parse
+
+log = logging.getLogger("flexwatt_client")
 
 DEFAULT_SOCKET = "/run/flexwatt/agent.sock"
 
@@ -46,6 +65,21 @@ class FlexwattError(Exception):
         self.message = message
 
 
+# Answers that mean the request itself is wrong (the caller's bug): raised even by the per-step
+# calls. Every other failure of those calls means "the agent is away" (or unable to serve us
+# now): the job keeps its knobs and tries again later.
+_REQUEST_ERRORS = (400, 422)
+# What the agent being away looks like from here: refused/reset connections, a missing socket,
+# timeouts (all OSError), a connection closed mid-answer (http.client), a cut JSON answer.
+_AWAY_ERRORS = (OSError, http.client.HTTPException, ValueError)
+
+
+def _describe(e):
+    if isinstance(e, FlexwattError):
+        return str(e)
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
 class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, path, timeout):
         super().__init__("localhost", timeout=timeout)
@@ -59,7 +93,12 @@ class _UnixConnection(http.client.HTTPConnection):
 
 
 class FlexwattClient:
-    def __init__(self, socket_path=None, url=None, token=None, timeout_s=10.0):
+    """timeout_s: wait for an answer (operator calls). resilient (True): jobs survive the agent
+    going away (module docstring); step_timeout_s: the wait of a per-step call;
+    retry_min_s/retry_max_s: the back-off between tries while the agent is away."""
+
+    def __init__(self, socket_path=None, url=None, token=None, timeout_s=10.0, resilient=True,
+                 step_timeout_s=2.0, retry_min_s=0.5, retry_max_s=10.0):
         url = url or os.environ.get("FLEXWATT_URL")
         if url:
             u = urllib.parse.urlsplit(url)
@@ -72,6 +111,10 @@ class FlexwattClient:
             self._socket = socket_path or os.environ.get("FLEXWATT_SOCK", DEFAULT_SOCKET)
         self._token = token if token is not None else os.environ.get("FLEXWATT_TOKEN")
         self._timeout_s = timeout_s
+        self.resilient = resilient
+        self.step_timeout_s = step_timeout_s
+        self.retry_min_s = retry_min_s
+        self.retry_max_s = max(retry_max_s, retry_min_s)
 
     def _connection(self, timeout_s):
         if self._socket:
@@ -159,7 +202,10 @@ class FlexwattClient:
         """Registers a training job; returns a Job. knobs: {name: {min, max, step?, default?}}.
         pfi: the job's Power Flexibility Index when known (reported in the agent's status).
         gpus: NVML indices as the agent's status lists them, GPU UUIDs ("GPU-..."), or
-        "visible": the UUIDs of visible_gpu_uuids() (ValueError when there are none)."""
+        "visible": the UUIDs of visible_gpu_uuids() (ValueError when there are none).
+        A 4xx answer raises FlexwattError. When the agent cannot be reached (connection error,
+        timeout, 5xx) a resilient client returns the job anyway, at its knobs' defaults, and
+        registers it once the agent answers (its id is None until then when none was given)."""
         if gpus == "visible":
             gpus = visible_gpu_uuids()
             if not gpus:
@@ -171,38 +217,200 @@ class FlexwattClient:
                      ("pfi", pfi)):
             if v is not None:
                 body[k] = v
-        answer = self.request("POST", "/v1/jobs", body)
-        return Job(self, answer)
+        if not self.resilient:
+            return Job(self, self.request("POST", "/v1/jobs", body))
+        try:
+            answer = self.request("POST", "/v1/jobs", body, timeout_s=self._timeout_s)
+        except FlexwattError as e:
+            if e.status < 500:
+                raise
+            return Job._detached(self, body, _describe(e))
+        except _AWAY_ERRORS as e:
+            return Job._detached(self, body, _describe(e))
+        return Job(self, answer, registration=body)
 
 
 class Job:
-    """A registered job: report progress, read the knobs the agent chose."""
+    """A registered job: report progress, read the knobs the agent chose. While the agent is
+    away, progress() and wait_knobs() keep the knobs last in force (module docstring)."""
 
-    def __init__(self, client, answer):
+    def __init__(self, client, answer, registration=None):
         self._client = client
         self.id = answer["id"]
         self.knobs = answer.get("knobs", {})
         self.knob_version = answer.get("knob_version", 0)
+        # What re-registration sends (the POST /v1/jobs body); None: the job cannot re-register.
+        self._registration = registration
+        self._id_given = bool(registration and registration.get("id"))
+        self._needs_register = False  # the agent does not know the job (yet, or any more)
+        self._away = False            # the agent did not answer the last try
+        self._away_since = 0.0
+        self._failures = 0
+        self._next_try = 0.0
+        self._registered_once = True
+
+    @classmethod
+    def _detached(cls, client, registration, why):
+        """A job whose registration could not reach the agent: the ladder's defaults (max
+        when none is given) until it registers."""
+        knobs = {}
+        for name, ladder in (registration.get("knobs") or {}).items():
+            if isinstance(ladder, dict) and ("default" in ladder or "max" in ladder):
+                knobs[name] = ladder.get("default", ladder.get("max"))
+        job = cls(client, {"id": registration.get("id"), "knobs": knobs, "knob_version": 0},
+                  registration)
+        job._needs_register = True
+        job._registered_once = False
+        job._lost(why)
+        return job
 
     def _take(self, answer):
         self.knobs = answer["knobs"]
         self.knob_version = answer["knob_version"]
         return self.knobs
 
+    # The agent going away and coming back.
+    def _lost(self, why):
+        """A try failed: back off (retry_min_s doubling to retry_max_s); log once per absence."""
+        c = self._client
+        now = time.monotonic()
+        self._failures += 1
+        self._next_try = now + min(c.retry_max_s, c.retry_min_s * 2 ** min(self._failures - 1, 30))
+        if not self._away:
+            self._away, self._away_since = True, now
+            log.warning("flexwatt agent unreachable (%s): job %s keeps its knobs %s and carries "
+                        "on; retrying with back-off up to %g s", why, self.id or "(unregistered)",
+                        self.knobs, c.retry_max_s)
+        else:
+            log.debug("flexwatt agent still unreachable (%s); next try in %.1f s", why,
+                      self._next_try - now)
+
+    def _found(self, registered):
+        if self._away:
+            log.warning("flexwatt agent is back after %.1f s: job %s %s, knobs %s",
+                        time.monotonic() - self._away_since, self.id,
+                        ("registered again" if self._registered_once else "registered")
+                        if registered else "still registered", self.knobs)
+        elif registered:  # it restarted between two calls
+            log.warning("flexwatt agent no longer knew job %s (restarted?): registered again, "
+                        "knobs %s", self.id, self.knobs)
+        self._registered_once = self._registered_once or registered
+        self._away = False
+        self._failures = 0
+
+    def _registration_body(self):
+        """The registration, with the same id, GPUs and knob ladder; each knob's default is the
+        value in force, so the agent starts from what the job runs (nothing jumps)."""
+        body = dict(self._registration)
+        if self.id is not None:
+            body["id"] = self.id
+        ladders = body.get("knobs")
+        if isinstance(ladders, dict):
+            body["knobs"] = {}
+            for name, ladder in ladders.items():
+                ladder = dict(ladder) if isinstance(ladder, dict) else ladder
+                v = self.knobs.get(name)
+                if (isinstance(ladder, dict) and isinstance(v, (int, float))
+                        and not isinstance(v, bool)):
+                    lo, hi = ladder.get("min"), ladder.get("max")
+                    if isinstance(lo, (int, float)):
+                        v = max(lo, v)
+                    if isinstance(hi, (int, float)):
+                        v = min(hi, v)
+                    ladder["default"] = v
+                body["knobs"][name] = ladder
+        return body
+
+    def _register(self, timeout_s):
+        """POST /v1/jobs again. A 409 for an id the caller chose: the job is registered already
+        (an earlier try's answer was lost); for an id the agent had assigned: another job has
+        it now, so the agent assigns a new one. Other refusals raise (the job stays away)."""
+        body = self._registration_body()
+        try:
+            answer = self._client.request("POST", "/v1/jobs", body, timeout_s=timeout_s)
+        except FlexwattError as e:
+            if e.status != 409 or "already registered" not in e.message:
+                raise
+            if self._id_given:
+                self._needs_register = False
+                self.knob_version = 0  # the agent's versions start again
+                return
+            del body["id"]
+            answer = self._client.request("POST", "/v1/jobs", body, timeout_s=timeout_s)
+            log.warning("flexwatt job %s is now %s (its id was taken)", self.id, answer["id"])
+        self.id = answer["id"]
+        self._take(answer)
+        self._needs_register = False
+
+    def _attempt(self, method, path_of, body, timeout_s):
+        """One request, (re-)registering first when the agent does not know the job."""
+        registered = False
+        if self._needs_register:
+            self._register(timeout_s)
+            registered = True
+        try:
+            return self._client.request(method, path_of(), body, timeout_s=timeout_s), registered
+        except FlexwattError as e:
+            if e.status != 404 or self._registration is None or registered:
+                raise
+        # The agent answers but no longer knows the job: it restarted. Register again.
+        self._needs_register = True
+        self._register(timeout_s)
+        return self._client.request(method, path_of(), body, timeout_s=timeout_s), True
+
+    def _step(self, method, path_of, body, timeout_s):
+        """A per-step request: the answer, or None while the agent is away (never raises for
+        that; 400/422, the caller's bug, still raise)."""
+        if self._away and time.monotonic() < self._next_try:
+            return None
+        try:
+            answer, registered = self._attempt(method, path_of, body, timeout_s)
+        except FlexwattError as e:
+            if e.status in _REQUEST_ERRORS and not self._needs_register:
+                raise
+            self._lost(_describe(e))
+            return None
+        except _AWAY_ERRORS as e:
+            self._lost(_describe(e))
+            return None
+        self._found(registered)
+        return answer
+
     def progress(self, tokens_total, steps_total, phase=None):
-        """Reports cumulative progress; returns the knobs in force."""
+        """Reports cumulative progress; returns the knobs in force (the last ones known while
+        the agent is away)."""
         body = {"tokens_total": tokens_total, "steps_total": steps_total}
         if phase is not None:
             body["phase"] = phase
-        return self._take(self._client.request("POST", f"/v1/jobs/{self.id}/progress", body))
+        if not self._client.resilient:
+            return self._take(self._client.request("POST", f"/v1/jobs/{self.id}/progress", body))
+        answer = self._step("POST", lambda: f"/v1/jobs/{self.id}/progress", body,
+                            self._client.step_timeout_s)
+        return self.knobs if answer is None else self._take(answer)
 
     def wait_knobs(self, wait_s):
         """Long-polls until the knobs change from the ones last seen, or wait_s passes.
-        Returns (knobs, changed)."""
-        path = f"/v1/jobs/{self.id}/knobs?since={self.knob_version}&wait_s={wait_s:g}"
-        answer = self._client.request("GET", path, timeout_s=wait_s + 10)
-        self._take(answer)
-        return self.knobs, answer["changed"]
+        Returns (knobs, changed). While the agent is away: the knobs last in force, unchanged,
+        after at most wait_s (tries the agent again within it when the back-off allows)."""
+        if not self._client.resilient:
+            path = f"/v1/jobs/{self.id}/knobs?since={self.knob_version}&wait_s={wait_s:g}"
+            answer = self._client.request("GET", path, timeout_s=wait_s + 10)
+            self._take(answer)
+            return self.knobs, answer["changed"]
+        deadline = time.monotonic() + wait_s
+        while True:
+            left = max(0.0, deadline - time.monotonic())
+            answer = self._step(
+                "GET",
+                lambda: f"/v1/jobs/{self.id}/knobs?since={self.knob_version}&wait_s={left:.3f}",
+                None, left + self._client.step_timeout_s)
+            if answer is not None:
+                self._take(answer)
+                return self.knobs, answer["changed"]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return self.knobs, False
+            time.sleep(min(left, max(0.0, self._next_try - time.monotonic())))
 
     def set_pfi(self, pfi, source="operator"):
         """Records the job's Power Flexibility Index on the agent (source: sweep, registration,
@@ -210,4 +418,15 @@ class Job:
         return self._client.request("PUT", f"/v1/jobs/{self.id}/pfi", {"pfi": pfi, "source": source})
 
     def close(self):
-        self._client.request("DELETE", f"/v1/jobs/{self.id}")
+        """Ends the job on the agent. A resilient client does not raise when the agent is away
+        or no longer knows the job (it has nothing to end then)."""
+        if not self._client.resilient:
+            self._client.request("DELETE", f"/v1/jobs/{self.id}")
+            return
+        if self._needs_register or self.id is None:
+            return
+        try:
+            self._client.request("DELETE", f"/v1/jobs/{self.id}",
+                                 timeout_s=self._client.step_timeout_s)
+        except (FlexwattError, *_AWAY_ERRORS) as e:
+            log.debug("flexwatt job %s: not deregistered (%s)", self.id, _describe(e))

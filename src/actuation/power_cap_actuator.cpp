@@ -11,7 +11,19 @@ bool PowerCapActuator::managed(int gpu) const {
   return std::find(g.begin(), g.end(), gpu) != g.end();
 }
 
+void PowerCapActuator::mark_lost(int gpu) {
+  if (!lost(gpu)) lost_.push_back(gpu);
+}
+
+bool PowerCapActuator::lost(int gpu) const {
+  return std::find(lost_.begin(), lost_.end(), gpu) != lost_.end();
+}
+
 Result<CapWrite> PowerCapActuator::set(int gpu, double cap_w) {
+  if (lost(gpu)) {
+    return Status::Unavailable("set cap (GPU " + std::to_string(gpu) +
+                               "): the GPU is lost (dropped from control)");
+  }
   Result<CapWrite> w = checked_write(gpu, cap_w);
   if (!w.ok() && managed(gpu)) ++write_failures_[gpu];
   return w;
@@ -45,6 +57,7 @@ Result<CapWrite> PowerCapActuator::checked_write(int gpu, double cap_w) {
 Status PowerCapActuator::save() {
   std::vector<SavedCap> found;
   for (int g : gpus()) {
+    if (lost(g)) continue;
     Result<double> c = cap_w(g);
     if (!c.ok()) return c.status().with_context("save caps");
     found.push_back({g, *c});
@@ -72,6 +85,7 @@ Status PowerCapActuator::restore() {
   if (!has_saved_) return Status::InvalidArgument("restore caps: nothing saved (call save())");
   Status first;
   for (const SavedCap& s : saved_) {
+    if (lost(s.gpu)) continue;
     Result<CapWrite> w = set(s.gpu, s.cap_w);
     if (!w.ok() && first.ok()) first = w.status().with_context("restore caps");
   }

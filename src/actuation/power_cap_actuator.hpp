@@ -17,11 +17,15 @@
 // - persistence_mode(gpu): the driver's persistence mode as found at open (read only: never
 //   set). Off, the driver may unload when no client holds the GPU, and the power limits set go
 //   with it. kUnknown where the device or library does not say (and in-memory actuators).
+// - mark_lost(gpu): the GPU fell off the bus (NVML_ERROR_GPU_IS_LOST). set() on it is then
+//   Unavailable without a write (not counted as a write failure) and restore() skips it: a lost
+//   GPU comes back only through a reset or reboot, which puts its driver default back.
 // - Watts everywhere; unit conversion belongs to the implementation's device layer.
 // Not thread-safe: one writer per node (the caller serialises).
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/status.hpp"
@@ -46,6 +50,7 @@ enum class PersistenceMode { kUnknown, kOff, kOn };
 struct SavedCap {
   int gpu = -1;
   double cap_w = kUnset;
+  std::string uuid = {};  // the GPU's NVML UUID where known: what a restore file is keyed by
 };
 
 class PowerCapActuator {
@@ -68,6 +73,8 @@ class PowerCapActuator {
   Status save_with(const std::vector<SavedCap>& kept);
   Status restore();
   bool has_saved() const { return has_saved_; }
+  void mark_lost(int gpu);
+  bool lost(int gpu) const;
   const std::vector<SavedCap>& saved() const { return saved_; }
 
  protected:
@@ -81,6 +88,7 @@ class PowerCapActuator {
   std::vector<SavedCap> saved_;
   bool has_saved_ = false;
   std::map<int, int64_t> write_failures_;  // by GPU; absent: none
+  std::vector<int> lost_;
 };
 
 }  // namespace fw

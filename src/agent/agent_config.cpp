@@ -149,11 +149,12 @@ Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
 Status parse_root(const ConfigNode& r, AgentConfig& c) {
   if (!r.is_map()) return r.error("expected a map of settings");
   FW_RETURN_IF_ERROR(r.reject_unknown(
-      {"backend",    "nvml_library", "gpus",          "seed",          "sim_set",
-       "time_scale", "period_s",     "loop_priority", "controller",    "policy_dirs",
-       "budget_w",   "window_s",     "safe_cap_w",    "stale_after_s", "job_silent_after_s",
-       "duration_s", "restore_file", "lock_file",     "trace_dir",     "trace_rotate_ticks",
-       "trace_keep", "limiter",      "server",        "read_only",     "fleet"}));
+      {"backend",        "nvml_library", "gpus",          "seed",          "sim_set",
+       "time_scale",     "period_s",     "loop_priority", "controller",    "policy_dirs",
+       "budget_w",       "window_s",     "safe_cap_w",    "stale_after_s", "job_silent_after_s",
+       "duration_s",     "restore_file", "lock_file",     "trace_dir",     "trace_rotate_ticks",
+       "trace_keep",     "limiter",      "server",        "read_only",     "fleet",
+       "nvml_deadline_s"}));
   FW_ASSIGN_OR_RETURN(c.plant.backend, r.get_string("backend", c.plant.backend));
   FW_ASSIGN_OR_RETURN(c.plant.nvml_library, r.get_string("nvml_library", c.plant.nvml_library));
   if (r.has("gpus")) {
@@ -180,6 +181,8 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
     return r["time_scale"].error("only the sim backend runs faster than real time (tests, demos)");
   }
   FW_ASSIGN_OR_RETURN(c.period_s, r.get_double("period_s", c.period_s, 0.1, 1.0));
+  FW_ASSIGN_OR_RETURN(c.plant.nvml_deadline_s,
+                      r.get_double("nvml_deadline_s", c.plant.nvml_deadline_s, 0.05, 60));
   FW_ASSIGN_OR_RETURN(int64_t prio, r.get_int("loop_priority", c.loop_priority, 0, 99));
   c.loop_priority = static_cast<int>(prio);
   FW_ASSIGN_OR_RETURN(c.controller, r.get_string("controller", c.controller));

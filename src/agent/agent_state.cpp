@@ -11,6 +11,7 @@ nlohmann::json gpu_json(const GpuState& g) {
   return {{"index", g.index},
           {"uuid", g.uuid},
           {"power_source", g.power_source},
+          {"power_averaging", g.power_averaging},
           {"name", g.name},
           {"power_w", num(g.power_w)},
           {"energy_j", num(g.energy_j)},
@@ -75,10 +76,16 @@ nlohmann::json to_json(const AgentState& s) {
   for (const auto& w : s.windows) {
     windows.push_back({{"window_s", w.window_s},
                        {"mean_w", num(w.mean_w)},
-                       {"violations_total", w.violations_total}});
+                       {"violations_total", w.violations_total},
+                       {"windows_total", w.windows_total},
+                       {"source", w.source}});
   }
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& j : s.jobs) jobs.push_back(to_json(j));
+  nlohmann::json lost = nlohmann::json::array();
+  for (const auto& l : s.lost_gpus) {
+    lost.push_back({{"index", l.index}, {"uuid", l.uuid}, {"reason", l.reason}});
+  }
   return {{"version", s.version},
           {"time_unix_s", s.time_unix_s},
           {"hostname", s.hostname},
@@ -86,6 +93,7 @@ nlohmann::json to_json(const AgentState& s) {
           {"read_only", s.read_only},
           {"node_power_w", num(s.node_power_w)},
           {"gpus", std::move(gpus)},
+          {"lost_gpus", std::move(lost)},
           {"budget", budget_json(s.budget)},
           {"windows", std::move(windows)},
           {"limiter_actions_total", s.limiter_actions_total},

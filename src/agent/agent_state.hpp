@@ -18,13 +18,14 @@
 namespace fw::agent {
 
 struct GpuState {
-  int index = 0;             // NVML index (dcgm-exporter's `gpu` label)
-  std::string uuid;          // "GPU-…" (dcgm-exporter's `UUID` label); may be empty
-  std::string power_source;  // NodeGpu::power_source: the reading and its averaging
-  std::string name;          // model name (dcgm-exporter's `modelName` label)
-  double power_w = kUnset;   // sensor reading
-  double energy_j = kUnset;  // cumulative counter since boot; NaN without one
-  double cap_w = kUnset;     // enforced power cap
+  int index = 0;                // NVML index (dcgm-exporter's `gpu` label)
+  std::string uuid;             // "GPU-…" (dcgm-exporter's `UUID` label); may be empty
+  std::string power_source;     // NodeGpu::power_source: the reading and its averaging
+  std::string power_averaging;  // NodeGpu::power_averaging
+  std::string name;             // model name (dcgm-exporter's `modelName` label)
+  double power_w = kUnset;      // sensor reading
+  double energy_j = kUnset;     // cumulative counter since boot; NaN without one
+  double cap_w = kUnset;        // enforced power cap
   double cap_min_w = kUnset, cap_max_w = kUnset, cap_default_w = kUnset;  // constraints
   double sm_clock_mhz = kUnset;
   double sm_util = kUnset;   // 0..1
@@ -62,6 +63,8 @@ struct WindowState {
   double window_s = 30;
   double mean_w = kUnset;        // trailing mean of node power over window_s
   int64_t violations_total = 0;  // windows judged over budget since start
+  int64_t windows_total = 0;     // windows judged since start
+  std::string source = {};       // AgentTick::window_source(): energy_counter | power_samples
 };
 
 struct LoopState {
@@ -100,6 +103,12 @@ struct AgentState {
   std::string controller;  // controller spec in force, as written ("pid:kp=0.5")
   bool read_only = false;  // the agent writes no cap or knob (config read_only)
   std::vector<GpuState> gpus;
+  // GPUs dropped from control because they fell off the bus (NodePlant::lost_gpus).
+  struct LostGpu {
+    int index = 0;
+    std::string uuid, reason;
+  };
+  std::vector<LostGpu> lost_gpus;
   double node_power_w = kUnset;  // sum over GPUs (or a node meter)
   BudgetState budget;
   std::vector<WindowState> windows;

@@ -258,23 +258,61 @@ double AgentTick::node_budget_w(double t) const {
 
 double AgentTick::trailing_mean_w() const {
   if (trailing_.empty()) return kUnset;
+  const TrailingSample& a = trailing_.front();
+  const TrailingSample& b = trailing_.back();
+  if (std::isfinite(a.energy_j) && std::isfinite(b.energy_j) && a.gpus == b.gpus && b.t > a.t &&
+      b.energy_j >= a.energy_j) {
+    return (b.energy_j - a.energy_j) / (b.t - a.t);
+  }
   double sum = 0;
-  for (const auto& p : trailing_) sum += p.second;
+  for (const TrailingSample& p : trailing_) sum += p.power_w;
   return sum / static_cast<double>(trailing_.size());
 }
 
-void AgentTick::update_windows(double t, double node_w) {
+// Tumbling windows of samples_per_window(window_s, period_s) ticks, as eval's WindowJudge
+// counts them. Where every GPU reports an energy counter, a window's mean is the node energy
+// between its first tick and the next window's first tick over that span (exact); else the
+// mean of its power samples. A counter that goes backwards or a GPU set that changes restarts
+// the window unjudged.
+void AgentTick::update_windows(double t, double node_w, double node_j) {
   if (std::isnan(node_w)) return;
   const double win = budget_.at(t).window_s;
-  trailing_.emplace_back(t, node_w);
-  while (!trailing_.empty() && trailing_.front().first <= t - win) trailing_.pop_front();
+  const size_t gpus = loop_->latest().gpus.size();
+  trailing_.push_back({t, node_w, node_j, gpus});
+  while (!trailing_.empty() && trailing_.front().t < t - win - 1e-9) trailing_.pop_front();
+  const int64_t n = WindowJudge::samples_per_window(win, cfg_.period_s);
   if (win != judged_window_s_) {
-    tumbling_.reset(WindowJudge::Rule::kTumbling, 1,
-                    WindowJudge::samples_per_window(win, cfg_.period_s));
+    tumbling_.reset(WindowJudge::Rule::kTumbling, 1, n);
     judged_window_s_ = win;
+    window_samples_ = 0;
+  }
+  const bool energy = std::isfinite(node_j);
+  if (energy != energy_window_ || gpus != window_gpus_ ||
+      (energy && std::isfinite(window_start_j_) && node_j < window_start_j_)) {
+    energy_window_ = energy;  // the source changed: start a window here
+    window_gpus_ = gpus;
+    window_start_s_ = t;
+    window_start_j_ = node_j;
+    window_samples_ = 0;
+    tumbling_.reset(WindowJudge::Rule::kTumbling, 1, n);
+  }
+  if (energy) {
+    if (window_samples_ >= n && t > window_start_s_) {
+      ++windows_total_;
+      const double mean_w = (node_j - window_start_j_) / (t - window_start_s_);
+      if (mean_w > node_budget_w(t)) ++violations_total_;
+      window_start_s_ = t;
+      window_start_j_ = node_j;
+      window_samples_ = 0;
+    }
+    ++window_samples_;
+    return;
   }
   tumbling_.set(0, node_w / node_budget_w(t));
-  if (tumbling_.advance() && tumbling_.mean(0) > 1.0) ++violations_total_;
+  if (tumbling_.advance()) {
+    ++windows_total_;
+    if (tumbling_.mean(0) > 1.0) ++violations_total_;
+  }
 }
 
 void AgentTick::note_write_failure(double t, const Status& w) {
@@ -352,9 +390,15 @@ void AgentTick::tick(double t) {
       if (!w.ok()) note_write_failure(t, w);
     }
   }
-  double node_w = 0;
-  for (const GpuReading& g : loop_->latest().gpus) node_w += g.power_w;
-  if (read.ok()) update_windows(t, node_w);
+  double node_w = 0, node_j = 0;
+  const std::vector<NodeGpu>& ids = plant_.node_gpus();
+  const std::vector<GpuReading>& gpus = loop_->latest().gpus;
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    node_w += gpus[g].power_w;
+    // NaN unless every GPU has an energy counter
+    node_j += g < ids.size() && ids[g].energy_counter ? gpus[g].energy_j : kUnset;
+  }
+  if (read.ok()) update_windows(t, node_w, node_j);
 }
 
 }  // namespace fw::agent

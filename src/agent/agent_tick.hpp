@@ -87,9 +87,16 @@ class AgentTick {
   const Snapshot& latest() const { return loop_->latest(); }
   FallbackReason fallback() const { return fallback_; }
   const std::map<FallbackReason, int64_t>& fallbacks_total() const { return fallbacks_total_; }
-  // The trailing mean of node power over the window in force (NaN: no sample yet).
+  // The trailing mean of node power over the window in force (NaN: no sample yet): the energy
+  // counters' difference over the window where every GPU has a counter, else the mean of the
+  // power samples.
   double trailing_mean_w() const;
   int64_t violations_total() const { return violations_total_; }
+  int64_t windows_total() const { return windows_total_; }
+  // What judges the windows now: "energy_counter" (exact: node energy over the window's span,
+  // so a sample that aliases a periodic step cannot bias it) or "power_samples" (the mean of
+  // the samples, where a GPU has no energy counter).
+  const char* window_source() const { return energy_window_ ? "energy_counter" : "power_samples"; }
   // The limiter's counters, monotonic over the run (the limiter restarts with each episode).
   std::map<std::string, int64_t> limiter_actions_total() const;
   int64_t write_failures() const { return loop_->write_failures() + safe_write_failures_; }
@@ -110,7 +117,7 @@ class AgentTick {
   FallbackReason check_failsafe(double t, const Status& read_status) const;
   bool controller_can_act() const;
   void drop_unlisted_gpus(Command& request) const;
-  void update_windows(double t, double node_w);
+  void update_windows(double t, double node_w, double node_j);
   void note_write_failure(double t, const Status& w);
 
   const AgentConfig& cfg_;
@@ -135,10 +142,20 @@ class AgentTick {
   double write_logged_s_ = kUnset;
   int64_t write_failures_unlogged_ = 0;
   // Windows.
-  std::deque<std::pair<double, double>> trailing_;
+  struct TrailingSample {
+    double t, power_w, energy_j;  // energy_j: node total, NaN without counters
+    size_t gpus;
+  };
+  std::deque<TrailingSample> trailing_;
   WindowJudge tumbling_;
   double judged_window_s_ = kUnset;
   int64_t violations_total_ = 0;
+  int64_t windows_total_ = 0;
+  // Tumbling windows over the energy counters: start time, node energy, GPU count, samples in.
+  bool energy_window_ = false;
+  double window_start_s_ = kUnset, window_start_j_ = kUnset;
+  size_t window_gpus_ = 0;
+  int64_t window_samples_ = 0;
   std::map<std::string, int64_t> limiter_base_;
   uint64_t applied_seq_ = 0;
 };

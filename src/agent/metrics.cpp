@@ -126,14 +126,20 @@ void gpu_families(Writer& w, const AgentState& s) {
   };
   w.family("flexwatt_gpu_power_source_info", "gauge",
            "1 for the power reading the agent controls on and its averaging (source: "
-           "nvml_field_power_instant, nvmlDeviceGetPowerUsage, sim:instant, sim:avg_1s).");
+           "nvml_field_power_average, nvmlDeviceGetPowerUsage, nvml_field_power_instant, "
+           "sim:instant, sim:avg_1s; averaging: avg_1s, instant, unknown).");
   for (const auto& g : s.gpus) {
     if (g.power_source.empty()) continue;
     w.sample(1.0, {{"gpu", std::to_string(g.index)},
                    {"UUID", g.uuid},
                    {"modelName", g.name},
-                   {"source", g.power_source}});
+                   {"source", g.power_source},
+                   {"averaging", g.power_averaging}});
   }
+  w.family("flexwatt_gpus_lost", "gauge",
+           "GPUs dropped from control because they fell off the bus (NVML_ERROR_GPU_IS_LOST); "
+           "GET /v1/status lost_gpus names them.");
+  w.sample(static_cast<double>(s.lost_gpus.size()), {});
   w.family("flexwatt_gpu_clocks_event_reason_active", "gauge",
            "1 while NVML reports this clocks-event (throttle) reason for the GPU.");
   for (const auto& g : s.gpus) {
@@ -185,6 +191,13 @@ void budget_families(Writer& w, const AgentState& s) {
            "Windows judged over budget since the agent started, by window.");
   for (const auto& win : s.windows) {
     w.sample(static_cast<double>(win.violations_total), {{"window", window_label(win.window_s)}});
+  }
+  w.family("flexwatt_budget_windows_total", "counter",
+           "Windows judged since the agent started, by window and what judged them (source: "
+           "energy_counter, exact; power_samples, where a GPU has no energy counter).");
+  for (const auto& win : s.windows) {
+    w.sample(static_cast<double>(win.windows_total),
+             {{"window", window_label(win.window_s)}, {"source", win.source}});
   }
   w.family("flexwatt_limiter_actions_total", "counter", "Safety limiter interventions by action.");
   for (const auto& [k, v] : s.limiter_actions_total) {

@@ -102,9 +102,21 @@ Status NodeLifecycle::take_caps(double share_w) {
   // file as they were.
   FW_RETURN_IF_ERROR(check_cap_writes(plant_->caps()));
   warn_persistence_off(*plant_);
+  for (const LostGpu& l : plant_->lost_gpus()) {
+    log_line("GPU " + std::to_string(l.index) +
+             " is unreachable and left out of control: " + l.reason);
+  }
   std::vector<SavedCap> kept;
   if (leftover.value()) {
-    const RestoreRecord& r = *leftover.value();
+    RestoreRecord r = *leftover.value();
+    std::vector<std::string> skipped;
+    auto resolved = resolve_saved_caps(*plant_, r.caps, &skipped);
+    if (!resolved.ok()) {
+      return Status(resolved.status().code(),
+                    "restoring the caps of the previous run: " + resolved.status().message());
+    }
+    for (const std::string& s : skipped) log_line("restore file " + cfg_.restore_file + ": " + s);
+    r.caps = std::move(resolved).value();
     kept = r.caps;
     const bool within = within_share(r.caps, share_w);
     const std::vector<SavedCap> now = within ? r.caps : share_caps(cfg_, *plant_, share_w);
@@ -123,7 +135,7 @@ Status NodeLifecycle::take_caps(double share_w) {
   FW_RETURN_IF_ERROR(plant_->caps().save_with(kept));
   plant_->adopt_caps_in_force();
   RestoreRecord rec{static_cast<int>(::getpid()), cfg_.plant.backend, unix_now_s(),
-                    plant_->caps().saved()};
+                    with_uuids(*plant_, plant_->caps().saved())};
   FW_RETURN_IF_ERROR(write_restore_file(cfg_.restore_file, rec));
   saved_ = true;
   return Status::Ok();
@@ -165,10 +177,14 @@ Status restore_from_file(const AgentConfig& cfg, std::string* what, const Restor
     }
     return remove_restore_file(cfg.restore_file);
   }
-  FW_RETURN_IF_ERROR(restore_caps(caps, rec.value()->caps));
+  std::vector<std::string> skipped;
+  FW_ASSIGN_OR_RETURN(std::vector<SavedCap> resolved,
+                      resolve_saved_caps(*plant.value(), rec.value()->caps, &skipped));
+  FW_RETURN_IF_ERROR(restore_caps(caps, resolved));
   if (what) {
-    *what = "restored " + std::to_string(rec.value()->caps.size()) + " caps saved by pid " +
+    *what = "restored " + std::to_string(resolved.size()) + " caps saved by pid " +
             std::to_string(rec.value()->pid);
+    for (const std::string& s : skipped) *what += "; " + s;
   }
   return remove_restore_file(cfg.restore_file);
 }

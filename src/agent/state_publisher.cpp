@@ -28,13 +28,15 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
   double node_w = 0;
   bool any = false;
   const auto& ids = plant.node_gpus();
+  for (const LostGpu& l : plant.lost_gpus()) s.lost_gpus.push_back({l.index, l.uuid, l.reason});
   for (size_t g = 0; g < ids.size(); ++g) {
     GpuState gs;
     gs.index = ids[g].index;
     gs.uuid = ids[g].uuid;
     gs.power_source = ids[g].power_source;
+    gs.power_averaging = ids[g].power_averaging;
     gs.name = ids[g].name;
-    const int nvml_gpu = plant.caps().gpus()[g];
+    const int nvml_gpu = ids[g].index;
     CapConstraints c = plant.caps().constraints(nvml_gpu);
     gs.cap_min_w = c.min_w;
     gs.cap_max_w = c.max_w;
@@ -80,6 +82,8 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
     w.window_s = now.window_s;
     w.mean_w = tick->trailing_mean_w();
     w.violations_total = tick->violations_total();
+    w.windows_total = tick->windows_total();
+    w.source = tick->window_source();
     s.windows.push_back(w);
     s.limiter_actions_total = tick->limiter_actions_total();
     for (FallbackReason r : kFallbackReasons) {

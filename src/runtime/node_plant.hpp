@@ -13,6 +13,11 @@
 // knobs, so cap controllers still act); on sim they are the scenario's, and channel job i
 // mirrors simulated job i (it gets the knobs written; its report age is what the loop sees).
 //
+// A GPU that falls off the bus (NVML_ERROR_GPU_IS_LOST) at open or in a read is dropped from
+// the plant: open() skips it, a read that finds it lost fails once (Unavailable, naming it) and
+// the GPU leaves info().gpus, node_gpus() and the cap writer; the next refresh_jobs() returns
+// true so the caller restarts its episode on the GPUs left. lost_gpus() lists them.
+//
 // What differs between the two is said by the plant, as data, never by asking which it is:
 // missed_deadlines() (a plant on its own time catches up, hardware skips), defaults() (a
 // scenario's budget and episode length, a factory for controllers that calibrate on a model
@@ -44,6 +49,9 @@ struct NodePlantConfig {
   // sim only (tests and demos): simulated seconds per wall second. The loop's clock runs this
   // much faster, so period_s, duration_s and the plant's time are simulated seconds.
   double time_scale = 1;
+  // nvml, fake-nvml: how long a read or a cap write through NVML may take before the plant
+  // gives up on it (a wedged GPU can hang a call; runtime/call_deadline.hpp).
+  double nvml_deadline_s = 2.0;
 };
 
 // Identity of one GPU for the API and /metrics.
@@ -56,6 +64,17 @@ struct NodeGpu {
   // trailing average on Hopper and on Ampere other than GA100; instantaneous on GA100), or
   // "sim:instant" / "sim:avg_1s" (the simulator's reading of the GPU model, hw/gpu_catalog).
   std::string power_source;
+  std::string power_averaging;  // "avg_1s" | "instant" | "unknown" (power_averaging_name)
+  // GpuReading::energy_j is the device's energy counter (or the simulator's exact integral),
+  // not an integral of the power samples: budget windows are judged on it.
+  bool energy_counter = false;
+};
+
+// A GPU dropped from the plant (see above).
+struct LostGpu {
+  int index = 0;     // NVML index
+  std::string uuid;  // empty when it was lost before its UUID was read
+  std::string reason;
 };
 
 // What a wall-clock driver does with a deadline it missed.
@@ -102,6 +121,7 @@ class NodePlant : public Plant {
 
   PowerCapActuator& caps() { return *caps_; }
   const std::vector<NodeGpu>& node_gpus() const { return node_gpus_; }
+  const std::vector<LostGpu>& lost_gpus() const { return lost_gpus_; }
   // Channel id of plant job j ("" when the plant job has no channel job).
   const std::string& job_id(size_t j) const;
   // Seconds since plant job j's channel job last reported (NaN: no channel job).
@@ -120,6 +140,7 @@ class NodePlant : public Plant {
   std::vector<ChannelJob> channel_jobs_;
   PlantInfo info_;
   std::vector<NodeGpu> node_gpus_;
+  std::vector<LostGpu> lost_gpus_;
   std::unique_ptr<PowerCapActuator> caps_;
   NodePlantDefaults defaults_;
 };

@@ -1,5 +1,6 @@
 #include "runtime/nvml_plant.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -19,6 +20,36 @@ JobInfo whole_node_job(size_t num_gpus) {
   return node;
 }
 
+// The plant's cap writer: NVML's, called on the deadline worker.
+template <class Devices>
+class DeadlineCaps : public PowerCapActuator {
+ public:
+  DeadlineCaps(std::shared_ptr<Devices> d, std::shared_ptr<CallDeadline> dl)
+      : d_(std::move(d)), dl_(std::move(dl)) {}
+  // Fixed at open, never written after: safe to read while a call runs.
+  const std::vector<int>& gpus() const override { return d_->caps->gpus(); }
+  CapConstraints constraints(int gpu) const override { return d_->caps->constraints(gpu); }
+  PersistenceMode persistence_mode(int gpu) const override {
+    return d_->caps->persistence_mode(gpu);
+  }
+  Result<double> cap_w(int gpu) override {
+    auto out = std::make_shared<Result<double>>(Status::Internal("not run"));
+    FW_RETURN_IF_ERROR(dl_->run([d = d_, out, gpu] { *out = d->caps->cap_w(gpu); }));
+    return *out;
+  }
+
+ protected:
+  Result<CapWrite> write(int gpu, double cap_w) override {
+    auto out = std::make_shared<Result<CapWrite>>(Status::Internal("not run"));
+    FW_RETURN_IF_ERROR(dl_->run([d = d_, out, gpu, cap_w] { *out = d->caps->set(gpu, cap_w); }));
+    return *out;
+  }
+
+ private:
+  std::shared_ptr<Devices> d_;
+  std::shared_ptr<CallDeadline> dl_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<NvmlPlant>> NvmlPlant::open(const NodePlantConfig& cfg, JobChannel* jobs) {
@@ -29,13 +60,27 @@ Result<std::unique_ptr<NvmlPlant>> NvmlPlant::open(const NodePlantConfig& cfg, J
   std::shared_ptr<const nvml::NvmlLibrary> shared = std::move(lib).value();
   auto src = NvmlGpuSource::open(shared, cfg.gpus);
   if (!src.ok()) return src.status();
-  auto act = NvmlPowerCapActuator::open(shared, cfg.gpus);
+  // The cap writer takes the GPUs the source opened: a lost one is skipped by both.
+  std::vector<int> opened;
+  if (cfg.gpus.empty()) {
+    for (int g = 0; g < src.value()->device_count(); ++g) opened.push_back(g);
+  } else {
+    opened = cfg.gpus;  // the configured order
+  }
+  std::erase_if(opened, [&](int g) { return !src.value()->probed(g); });
+  for (const NvmlGpuSource::LostGpu& l : src.value()->lost()) {
+    p->lost_gpus_.push_back({l.gpu, "", l.reason});
+  }
+  auto act = NvmlPowerCapActuator::open(shared, opened);
   if (!act.ok()) return act.status();
-  p->source_ = std::move(src).value();
-  p->caps_ = std::move(act).value();
+  p->dev_ = std::make_shared<Devices>();
+  p->dev_->source = std::move(src).value();
+  p->dev_->caps = std::move(act).value();
+  p->deadline_ = std::make_shared<CallDeadline>(cfg.nvml_deadline_s, "NVML");
+  p->caps_ = std::make_unique<DeadlineCaps<Devices>>(p->dev_, p->deadline_);
   p->read_order_ = p->caps_->gpus();
   for (int g : p->read_order_) {
-    const GpuDeviceInfo& d = p->source_->info(g);
+    const GpuDeviceInfo& d = p->dev_->source->info(g);
     CapConstraints c = p->caps_->constraints(g);
     GpuInfo gi;
     const hw::GpuCatalogEntry* spec = hw::find_gpu_by_device_name(d.name);
@@ -47,7 +92,9 @@ Result<std::unique_ptr<NvmlPlant>> NvmlPlant::open(const NodePlantConfig& cfg, J
     p->info_.gpus.push_back(gi);
     // Without nvmlDeviceGetUUID: "index-N" keeps the UUID label present and unique on the node.
     p->node_gpus_.push_back({g, d.uuid.empty() ? "index-" + std::to_string(g) : d.uuid, d.name,
-                             std::string(power_source_name(d.power_source))});
+                             std::string(power_source_name(d.power_source)),
+                             std::string(power_averaging_name(d.power_averaging)),
+                             d.energy_source == EnergySource::kCounter});
   }
   return p;
 }
@@ -58,16 +105,27 @@ std::vector<int> NvmlPlant::job_gpu_indices() const {
   return indices;
 }
 
+void NvmlPlant::drop_gpu(size_t i, const std::string& reason) {
+  lost_gpus_.push_back({read_order_[i], node_gpus_[i].uuid, reason});
+  caps_->mark_lost(read_order_[i]);
+  read_order_.erase(read_order_.begin() + static_cast<std::ptrdiff_t>(i));
+  info_.gpus.erase(info_.gpus.begin() + static_cast<std::ptrdiff_t>(i));
+  node_gpus_.erase(node_gpus_.begin() + static_cast<std::ptrdiff_t>(i));
+  gpus_changed_ = true;
+}
+
 bool NvmlPlant::refresh_jobs() {
+  const bool gpus_changed = gpus_changed_;
+  gpus_changed_ = false;
   if (!jobs_) {
-    if (!jobs_read_) {
+    if (!jobs_read_ || gpus_changed) {
       jobs_read_ = true;
       info_.jobs = {whole_node_job(info_.gpus.size())};
     }
-    return false;
+    return gpus_changed;
   }
   bool first = false;
-  if (!read_channel(&first)) return false;
+  if (!read_channel(&first) && !gpus_changed) return false;
   job_ids_.clear();
   for (const ChannelJob& j : channel_jobs_) job_ids_.push_back(j.id);
   info_.jobs.clear();
@@ -88,12 +146,12 @@ bool NvmlPlant::refresh_jobs() {
     gpus = plant_gpus.empty() ? all : plant_gpus;
   }
   if (info_.jobs.empty()) info_.jobs.push_back(whole_node_job(info_.gpus.size()));
-  return !first;
+  return !first || gpus_changed;
 }
 
 void NvmlPlant::adopt_caps_in_force() {
-  for (size_t g = 0; g < info_.gpus.size() && g < caps_->gpus().size(); ++g) {
-    auto cap = caps_->cap_w(caps_->gpus()[g]);
+  for (size_t g = 0; g < info_.gpus.size() && g < read_order_.size(); ++g) {
+    auto cap = caps_->cap_w(read_order_[g]);
     if (cap.ok() && std::isfinite(cap.value())) info_.gpus[g].default_cap_w = cap.value();
   }
 }
@@ -104,11 +162,34 @@ double NvmlPlant::clock_event_reasons(size_t g) const {
 
 Status NvmlPlant::read(double now_s, Snapshot& out) {
   // read_gpus, keeping each GPU's clock-event reasons of this read (NaN: the device gives none).
+  // The calls run on the deadline worker, into buffers the worker owns until it returns.
+  struct Reads {
+    std::vector<GpuSample> samples;
+    std::vector<Status> status;
+  };
+  auto reads = std::make_shared<Reads>();
+  FW_RETURN_IF_ERROR(deadline_->run([d = dev_, reads, order = read_order_, now_s] {
+    reads->samples.resize(order.size());
+    reads->status.resize(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      reads->status[i] = d->source->read(order[i], now_s, reads->samples[i]);
+      if (!reads->status[i].ok()) break;
+    }
+  }));
   out.gpus.resize(read_order_.size());
   clock_event_reasons_.assign(read_order_.size(), kUnset);
   for (size_t i = 0; i < read_order_.size(); ++i) {
-    GpuSample sample;
-    FW_RETURN_IF_ERROR(source_->read(read_order_[i], now_s, sample));
+    const Status& st = reads->status[i];
+    if (st.code() == StatusCode::kUnavailable) {
+      const std::string what = "GPU " + std::to_string(read_order_[i]) + " (" + node_gpus_[i].uuid +
+                               ") is lost and dropped from control; the " +
+                               std::to_string(read_order_.size() - 1) +
+                               " others stay controlled: " + st.message();
+      drop_gpu(i, st.message());
+      return Status::Unavailable(what);
+    }
+    FW_RETURN_IF_ERROR(st);
+    const GpuSample& sample = reads->samples[i];
     out.gpus[i] = sample.reading;
     if (sample.has_clock_event_reasons) {
       clock_event_reasons_[i] = static_cast<double>(sample.clock_event_reasons);
@@ -127,10 +208,10 @@ Status NvmlPlant::read(double now_s, Snapshot& out) {
 
 Status NvmlPlant::write(const Command& cmd) {
   Status first;
-  for (size_t g = 0; g < cmd.power_cap_w.size() && g < caps_->gpus().size(); ++g) {
+  for (size_t g = 0; g < cmd.power_cap_w.size() && g < read_order_.size(); ++g) {
     const double w = cmd.power_cap_w[g];
     if (std::isnan(w)) continue;
-    auto r = caps_->set(caps_->gpus()[g], w);
+    auto r = caps_->set(read_order_[g], w);
     if (!r.ok() && first.ok()) first = r.status();
   }
   for (size_t j = 0; j < cmd.knobs.size(); ++j) {

@@ -34,7 +34,11 @@ Status sync_dir(const std::string& path) {
 
 Status write_restore_file(const std::string& path, const RestoreRecord& r) {
   nlohmann::json caps = nlohmann::json::array();
-  for (const SavedCap& c : r.caps) caps.push_back({{"gpu", c.gpu}, {"cap_w", c.cap_w}});
+  for (const SavedCap& c : r.caps) {
+    nlohmann::json e = {{"gpu", c.gpu}, {"cap_w", c.cap_w}};
+    if (!c.uuid.empty()) e["uuid"] = c.uuid;
+    caps.push_back(std::move(e));
+  }
   nlohmann::json j = {{"format", "flexwatt-restore-1"},
                       {"pid", r.pid},
                       {"backend", r.backend},
@@ -105,10 +109,18 @@ Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) 
       return bad("caps: gpu " + std::to_string(gpu) + " cap_w " + c["cap_w"].dump() +
                  " out of range (0, " + std::to_string(static_cast<int>(kMaxGpuPowerW)) + "] W");
     }
+    std::string uuid;
+    if (c.contains("uuid")) {
+      if (!c["uuid"].is_string() || c["uuid"].get<std::string>().empty()) {
+        return bad("caps: gpu " + std::to_string(gpu) + " uuid: a non-empty string");
+      }
+      uuid = c["uuid"].get<std::string>();
+    }
     for (const SavedCap& seen : r.caps) {
       if (seen.gpu == gpu) return bad("caps: gpu " + std::to_string(gpu) + " twice");
+      if (!uuid.empty() && seen.uuid == uuid) return bad("caps: uuid " + uuid + " twice");
     }
-    r.caps.push_back({static_cast<int>(gpu), cap_w});
+    r.caps.push_back({static_cast<int>(gpu), cap_w, uuid});
   }
   return std::optional<RestoreRecord>(std::move(r));
 }
@@ -119,6 +131,45 @@ Status remove_restore_file(const std::string& path) {
     return Status::IoError(path + ": cannot remove: " + std::strerror(errno));
   }
   return sync_dir(path);
+}
+
+std::vector<SavedCap> with_uuids(const NodePlant& plant, std::vector<SavedCap> caps) {
+  for (SavedCap& c : caps) {
+    for (const NodeGpu& g : plant.node_gpus()) {
+      if (g.index == c.gpu && g.uuid.rfind("GPU-", 0) == 0) c.uuid = g.uuid;
+    }
+  }
+  return caps;
+}
+
+Result<std::vector<SavedCap>> resolve_saved_caps(const NodePlant& plant,
+                                                 const std::vector<SavedCap>& caps,
+                                                 std::vector<std::string>* skipped) {
+  std::vector<SavedCap> out;
+  for (const SavedCap& c : caps) {
+    if (c.uuid.empty()) {
+      out.push_back(c);
+      continue;
+    }
+    bool found = false;
+    for (const NodeGpu& g : plant.node_gpus()) {
+      if (g.uuid != c.uuid) continue;
+      out.push_back({g.index, c.cap_w, c.uuid});
+      found = true;
+    }
+    if (found) continue;
+    if (!plant.lost_gpus().empty()) {
+      if (skipped) {
+        skipped->push_back("GPU " + c.uuid + " (index " + std::to_string(c.gpu) +
+                           " when saved) is unreachable: skipped");
+      }
+      continue;
+    }
+    return Status::NotFound("restore file: GPU " + c.uuid + " (index " + std::to_string(c.gpu) +
+                            " when saved) is not on this node; `flexwatt agent --restore "
+                            "--to-default` sets every managed GPU to its default limit");
+  }
+  return out;
 }
 
 Status restore_caps(PowerCapActuator& act, const std::vector<SavedCap>& caps) {

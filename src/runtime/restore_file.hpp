@@ -15,6 +15,7 @@
 
 #include "actuation/power_cap_actuator.hpp"
 #include "core/status.hpp"
+#include "runtime/node_plant.hpp"
 
 namespace fw {
 
@@ -30,6 +31,16 @@ Status write_restore_file(const std::string& path, const RestoreRecord& r);
 Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path);
 // Removes the file and syncs its directory; Ok when it does not exist.
 Status remove_restore_file(const std::string& path);
+// The caps with each GPU's NVML UUID filled in from the plant (real "GPU-…" UUIDs only): a
+// restore file is keyed by UUID, because NVML's index order may change across reboots.
+std::vector<SavedCap> with_uuids(const NodePlant& plant, std::vector<SavedCap> caps);
+// Maps saved entries to this run's GPUs: an entry with a UUID goes to the GPU that has that UUID
+// now (an index shuffle between runs restores the right GPU); one without keeps its index. An
+// entry whose UUID no live GPU has is skipped, and named in *skipped, when the plant lost a GPU
+// (it is the lost one, whose reset will put its default back); otherwise NotFound naming it.
+Result<std::vector<SavedCap>> resolve_saved_caps(const NodePlant& plant,
+                                                 const std::vector<SavedCap>& caps,
+                                                 std::vector<std::string>* skipped);
 // Writes every saved cap back through `act` (validated by set()), trying every GPU; a GPU the
 // actuator does not manage is an error. Returns the first failure.
 Status restore_caps(PowerCapActuator& act, const std::vector<SavedCap>& caps);

@@ -31,7 +31,8 @@ class SimNodePlant : public NodePlant {
       const hw::GpuCatalogEntry* spec = hw::find_gpu(gi.model);
       node_gpus_.push_back({static_cast<int>(g), "sim-" + std::to_string(g),
                             "simulated " + gi.model,
-                            spec && spec->power_avg_1s ? "sim:avg_1s" : "sim:instant"});
+                            spec && spec->power_avg_1s ? "sim:avg_1s" : "sim:instant",
+                            spec && spec->power_avg_1s ? "avg_1s" : "instant", true});
     }
     caps_ = std::make_unique<FakePowerCapActuator>(std::move(fake));
     return Status::Ok();

@@ -4,6 +4,8 @@ namespace fw {
 
 std::string_view power_source_name(PowerSource s) {
   switch (s) {
+    case PowerSource::kAverageField:
+      return "nvml_field_power_average";
     case PowerSource::kInstantField:
       return "nvml_field_power_instant";
     case PowerSource::kPowerUsage:
@@ -12,6 +14,18 @@ std::string_view power_source_name(PowerSource s) {
       break;
   }
   return "other";
+}
+
+std::string_view power_averaging_name(PowerAveraging a) {
+  switch (a) {
+    case PowerAveraging::kInstant:
+      return "instant";
+    case PowerAveraging::kAvg1s:
+      return "avg_1s";
+    case PowerAveraging::kUnknown:
+      break;
+  }
+  return "unknown";
 }
 
 std::string_view energy_source_name(EnergySource s) {

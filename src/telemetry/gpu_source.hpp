@@ -17,12 +17,19 @@
 
 namespace fw {
 
-// Where GpuReading::power_w comes from.
+// Where GpuReading::power_w comes from: the device's averaged reading where it has one, the
+// same signal the simulator gives each GPU model (hw/gpu_catalog power_avg_1s), so controllers
+// see on hardware what they were trained and evaluated on. Instantaneous power, where the
+// device has it, is GpuReading::power_instant_w (field 186).
 enum class PowerSource {
-  kInstantField,  // NVML field NVML_FI_DEV_POWER_INSTANT (186)
-  kPowerUsage,    // nvmlDeviceGetPowerUsage (a trailing average on recent GPUs)
+  kAverageField,  // NVML field NVML_FI_DEV_POWER_AVERAGE (185): a 1 s trailing average
+  kPowerUsage,    // nvmlDeviceGetPowerUsage (1 s average on Ampere other than GA100 and newer)
+  kInstantField,  // NVML field NVML_FI_DEV_POWER_INSTANT (186), where neither above answers
   kOther,         // a non-NVML source (fakes)
 };
+// What averaging GpuReading::power_w carries.
+enum class PowerAveraging { kUnknown, kInstant, kAvg1s };
+std::string_view power_averaging_name(PowerAveraging a);  // "unknown" | "instant" | "avg_1s"
 // Where GpuReading::energy_j comes from.
 enum class EnergySource {
   kCounter,     // the device's total-energy counter (joules since driver load)
@@ -36,6 +43,8 @@ struct GpuDeviceInfo {
   std::string name;
   std::string uuid;  // "GPU-…" from nvmlDeviceGetUUID; empty when the library or device lacks it
   PowerSource power_source = PowerSource::kPowerUsage;
+  PowerAveraging power_averaging = PowerAveraging::kUnknown;
+  bool has_instant = false;  // GpuReading::power_instant_w is read (field 186)
   EnergySource energy_source = EnergySource::kIntegrated;
   double min_limit_w = kUnset;  // settable power-limit range; NaN when the device does not say
   double max_limit_w = kUnset;

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hw/gpu_catalog.hpp"
+
 namespace fw {
 namespace {
 
-constexpr const char* kFieldCall = "nvmlDeviceGetFieldValues(NVML_FI_DEV_POWER_INSTANT)";
+constexpr const char* kInstantCall = "nvmlDeviceGetFieldValues(NVML_FI_DEV_POWER_INSTANT)";
+constexpr const char* kAverageCall = "nvmlDeviceGetFieldValues(NVML_FI_DEV_POWER_AVERAGE)";
 
 // A field value as a double, whatever C type the driver chose.
 double field_as_double(const nvml::FieldValue& v) {
@@ -30,11 +33,17 @@ double field_as_double(const nvml::FieldValue& v) {
   }
 }
 
-nvml::FieldValue instant_power_request() {
+// Reads one GPU-scope power field (mW); the call's or the field's failure, whichever came.
+nvml::Return read_power_field(const nvml::NvmlFunctions& f, nvml::Device h, unsigned field_id,
+                              double& mw) {
   nvml::FieldValue fv{};
-  fv.field_id = nvml::kFieldPowerInstant;
+  fv.field_id = field_id;
   fv.scope_id = nvml::kPowerScopeGpu;
-  return fv;
+  const nvml::Return rc = f.device_get_field_values(h, 1, &fv);
+  if (rc != nvml::kSuccess) return rc;
+  if (fv.nvml_return != nvml::kSuccess) return fv.nvml_return;
+  mw = field_as_double(fv);
+  return std::isfinite(mw) ? nvml::kSuccess : nvml::kErrorNotSupported;
 }
 
 }  // namespace
@@ -47,10 +56,22 @@ Result<std::unique_ptr<NvmlGpuSource>> NvmlGpuSource::open(
   FW_RETURN_IF_ERROR(src->lib_->check(f.device_get_count(&count), "nvmlDeviceGetCount", -1));
   src->devs_.resize(count);
   FW_ASSIGN_OR_RETURN(std::vector<int> selected, src->lib_->select_gpus(gpus));
+  size_t opened = 0;
   for (int g : selected) {
-    if (src->devs_[g].probed) continue;
-    FW_RETURN_IF_ERROR(src->probe(g, src->devs_[g]));
+    if (src->devs_[g].probed || src->lost(g)) continue;
+    Status st = src->probe(g, src->devs_[g]);
+    if (st.code() == StatusCode::kUnavailable) {  // fell off the bus: the others go on
+      src->lost_.push_back({g, st.message()});
+      src->devs_[g] = Device{};
+      continue;
+    }
+    FW_RETURN_IF_ERROR(st);
     src->devs_[g].probed = true;
+    ++opened;
+  }
+  if (opened == 0 && !src->lost_.empty()) {
+    return Status::Unavailable("every selected GPU is unreachable; first: " +
+                               src->lost_.front().reason);
   }
   return src;
 }
@@ -89,26 +110,45 @@ Status NvmlGpuSource::probe(int gpu, Device& d) {
     }
   }
 
-  // Power: the instant field where the device answers it, else the power usage call.
-  d.info.power_source = PowerSource::kPowerUsage;
-  if (f.device_get_field_values) {
-    nvml::FieldValue fv = instant_power_request();
-    const nvml::Return rc = f.device_get_field_values(d.handle, 1, &fv);
-    if (rc == nvml::kErrorGpuIsLost || fv.nvml_return == nvml::kErrorGpuIsLost) {
-      return lib_->check(nvml::kErrorGpuIsLost, kFieldCall, gpu);
-    }
-    if (rc == nvml::kSuccess && fv.nvml_return == nvml::kSuccess &&
-        std::isfinite(field_as_double(fv))) {
-      d.info.power_source = PowerSource::kInstantField;
-    }
-  }
-  if (d.info.power_source == PowerSource::kPowerUsage) {
-    if (!f.device_get_power_usage) {
-      return lib_->check(nvml::kErrorFunctionNotFound, "nvmlDeviceGetPowerUsage", gpu);
-    }
+  // Power (see PowerSource): the averaged field, else the power usage call, else the instant
+  // field; the instant field also as power_instant_w where the device answers it.
+  double mw_probe = 0;
+  auto probe_field = [&](unsigned id, const char* call, bool& ok) -> Status {
+    ok = false;
+    if (!f.device_get_field_values) return Status::Ok();
+    const nvml::Return rc = read_power_field(f, d.handle, id, mw_probe);
+    if (rc == nvml::kErrorGpuIsLost) return lib_->check(rc, call, gpu);
+    ok = rc == nvml::kSuccess;
+    return Status::Ok();
+  };
+  bool has_average = false;
+  FW_RETURN_IF_ERROR(probe_field(nvml::kFieldPowerAverage, kAverageCall, has_average));
+  FW_RETURN_IF_ERROR(probe_field(nvml::kFieldPowerInstant, kInstantCall, d.info.has_instant));
+  const hw::GpuCatalogEntry* spec = hw::find_gpu_by_device_name(d.info.name);
+  if (has_average) {
+    d.info.power_source = PowerSource::kAverageField;
+    d.info.power_averaging = PowerAveraging::kAvg1s;
+  } else if (f.device_get_power_usage) {
     unsigned int mw = 0;
-    FW_RETURN_IF_ERROR(
-        lib_->check(f.device_get_power_usage(d.handle, &mw), "nvmlDeviceGetPowerUsage", gpu));
+    const nvml::Return rc = f.device_get_power_usage(d.handle, &mw);
+    if (rc == nvml::kSuccess || !d.info.has_instant) {
+      FW_RETURN_IF_ERROR(lib_->check(rc, "nvmlDeviceGetPowerUsage", gpu));
+      d.info.power_source = PowerSource::kPowerUsage;
+      // NVML: a 1 s average on Ampere other than GA100 and newer, instantaneous on GA100 and
+      // older; the catalog knows which a named model is.
+      if (spec) {
+        d.info.power_averaging =
+            spec->power_avg_1s ? PowerAveraging::kAvg1s : PowerAveraging::kInstant;
+      }
+    } else {
+      d.info.power_source = PowerSource::kInstantField;
+      d.info.power_averaging = PowerAveraging::kInstant;
+    }
+  } else if (d.info.has_instant) {
+    d.info.power_source = PowerSource::kInstantField;
+    d.info.power_averaging = PowerAveraging::kInstant;
+  } else {
+    return lib_->check(nvml::kErrorFunctionNotFound, "nvmlDeviceGetPowerUsage", gpu);
   }
 
   // Energy: a counter that is present and does not go backwards across two reads.
@@ -178,18 +218,22 @@ Status NvmlGpuSource::probe(int gpu, Device& d) {
   return st;
 }
 
-Status NvmlGpuSource::read_power_w(int gpu, const Device& d, double& power_w) const {
+Status NvmlGpuSource::read_power_w(int gpu, const Device& d, PowerSource source,
+                                   double& power_w) const {
   const nvml::NvmlFunctions& f = lib_->fn();
-  if (d.info.power_source == PowerSource::kInstantField) {
-    nvml::FieldValue fv = instant_power_request();
-    FW_RETURN_IF_ERROR(lib_->check(f.device_get_field_values(d.handle, 1, &fv), kFieldCall, gpu));
-    FW_RETURN_IF_ERROR(lib_->check(fv.nvml_return, kFieldCall, gpu));
-    power_w = field_as_double(fv) * nvml::kSiPerMilli;
+  if (source == PowerSource::kPowerUsage) {
+    unsigned int mw = 0;
+    FW_RETURN_IF_ERROR(
+        lib_->check(f.device_get_power_usage(d.handle, &mw), "nvmlDeviceGetPowerUsage", gpu));
+    power_w = mw * nvml::kSiPerMilli;
     return Status::Ok();
   }
-  unsigned int mw = 0;
-  FW_RETURN_IF_ERROR(
-      lib_->check(f.device_get_power_usage(d.handle, &mw), "nvmlDeviceGetPowerUsage", gpu));
+  const bool average = source == PowerSource::kAverageField;
+  double mw = 0;
+  FW_RETURN_IF_ERROR(lib_->check(
+      read_power_field(f, d.handle, average ? nvml::kFieldPowerAverage : nvml::kFieldPowerInstant,
+                       mw),
+      average ? kAverageCall : kInstantCall, gpu));
   power_w = mw * nvml::kSiPerMilli;
   return Status::Ok();
 }
@@ -206,8 +250,12 @@ Status NvmlGpuSource::read(int gpu, double now_s, GpuSample& out) {
   GpuReading& r = out.reading;
   r.gpu = gpu;
 
-  FW_RETURN_IF_ERROR(read_power_w(gpu, d, r.power_w));
-  if (d.info.power_source == PowerSource::kInstantField) r.power_instant_w = r.power_w;
+  FW_RETURN_IF_ERROR(read_power_w(gpu, d, d.info.power_source, r.power_w));
+  if (d.info.power_source == PowerSource::kInstantField) {
+    r.power_instant_w = r.power_w;
+  } else if (d.info.has_instant) {
+    FW_RETURN_IF_ERROR(read_power_w(gpu, d, PowerSource::kInstantField, r.power_instant_w));
+  }
 
   if (d.info.energy_source == EnergySource::kCounter) {
     unsigned long long mj = 0;  // NOLINT(runtime/int)

@@ -4,9 +4,14 @@
 //
 // open() enumerates the GPUs and probes each selected one once (a GPU that is not selected is
 // never touched, so a broken or forbidden GPU elsewhere on the node does not stop sampling):
-//  - power: the instant field (NVML_FI_DEV_POWER_INSTANT) where the device answers it, else
-//    nvmlDeviceGetPowerUsage; the choice is recorded in GpuDeviceInfo::power_source. The probe
-//    performs one power read.
+//  - power: power_w is the averaged field (NVML_FI_DEV_POWER_AVERAGE, 185) where the device
+//    answers it, else nvmlDeviceGetPowerUsage, else the instant field (186); the choice and its
+//    averaging are recorded in GpuDeviceInfo::power_source / power_averaging. The instant field
+//    is also read into power_instant_w where the device answers it (has_instant). The probe
+//    performs one read of each.
+//  - a GPU whose probe fails as unreachable (NVML_ERROR_GPU_IS_LOST and the other "gone"
+//    codes: StatusCode::kUnavailable) is skipped and listed in lost(); the others open. open()
+//    fails only when every selected GPU is unreachable.
 //  - energy: nvmlDeviceGetTotalEnergyConsumption is read twice; used when both reads succeed and
 //    do not go backwards, else energy is integrated from power (GpuDeviceInfo::energy_source).
 //    A counter that goes backwards later (driver reload) is treated as restarted from 0 so the
@@ -19,6 +24,7 @@
 // factor the cap writer uses too). Not thread-safe.
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "hw/nvml/nvml_library.hpp"
@@ -42,6 +48,19 @@ class NvmlGpuSource : public GpuTelemetrySource {
 
   const nvml::NvmlLibrary& library() const { return *lib_; }
 
+  // The selected GPUs open() found unreachable, with the reason.
+  struct LostGpu {
+    int gpu = -1;
+    std::string reason;
+  };
+  const std::vector<LostGpu>& lost() const { return lost_; }
+  bool lost(int gpu) const {
+    for (const LostGpu& l : lost_) {
+      if (l.gpu == gpu) return true;
+    }
+    return false;
+  }
+
  private:
   struct Device {
     bool probed = false;
@@ -58,7 +77,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
 
   explicit NvmlGpuSource(std::shared_ptr<const nvml::NvmlLibrary> lib) : lib_(std::move(lib)) {}
   Status probe(int gpu, Device& d);
-  Status read_power_w(int gpu, const Device& d, double& power_w) const;
+  Status read_power_w(int gpu, const Device& d, PowerSource source, double& power_w) const;
   // Probes an optional reading: true when supported, false on NOT_SUPPORTED or a missing
   // function (recorded in info.unsupported); other failures are returned in `st`.
   bool optional_ok(nvml::Return rc, bool fn_present, const char* call, int gpu, Device& d,
@@ -66,6 +85,7 @@ class NvmlGpuSource : public GpuTelemetrySource {
 
   std::shared_ptr<const nvml::NvmlLibrary> lib_;
   std::vector<Device> devs_;
+  std::vector<LostGpu> lost_;
 };
 
 }  // namespace fw

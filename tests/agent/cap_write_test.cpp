@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "agent/metrics.hpp"
 #include "agent/node_agent.hpp"
@@ -204,19 +207,23 @@ TEST_F(CapWriteTest, WriteFailuresMidRunAreCountedAndLoggedAtMostOnceAMinute) {
 }
 
 // Issue 44 item 1: which power reading the agent controls on is reported per GPU (status and
-// /metrics): field 186 (instantaneous) where the device answers it, else nvmlDeviceGetPowerUsage
-// (a ~1 s trailing average on Hopper). It was never reported.
+// /metrics) with its averaging: field 185 (the 1 s average) where the device answers it, else
+// nvmlDeviceGetPowerUsage (a ~1 s trailing average on Hopper, instant on GA100). It was never
+// reported, and the agent controlled on field 186 (instant) where the simulator gives an H100
+// the 1 s average.
 TEST_F(CapWriteTest, PowerSourceIsReportedPerGpu) {
-  script(2, "field_instant 1 no\n");
+  script(2, "field_average 0 yes\n");
   NodeAgent a(cfg_);
   swing_controller(a, 2);
   ASSERT_TRUE(a.start().ok());
   auto p = state(a);
   nlohmann::json j = to_json(p->state);
-  EXPECT_EQ(j["gpus"][0]["power_source"], "nvml_field_power_instant") << j.dump();
+  EXPECT_EQ(j["gpus"][0]["power_source"], "nvml_field_power_average") << j.dump();
+  EXPECT_EQ(j["gpus"][0]["power_averaging"], "avg_1s") << j.dump();
   EXPECT_EQ(j["gpus"][1]["power_source"], "nvmlDeviceGetPowerUsage") << j.dump();
+  EXPECT_EQ(j["gpus"][1]["power_averaging"], "unknown") << j.dump();  // a model NVML names not
   const std::string text = render_metrics(p->state, "test", p->state.time_unix_s);
-  EXPECT_TRUE(contains(text, "source=\"nvmlDeviceGetPowerUsage\"")) << text;
+  EXPECT_TRUE(contains(text, "source=\"nvmlDeviceGetPowerUsage\",averaging=\"unknown\"")) << text;
 }
 
 // nvmlDeviceGetPersistenceMode (read only): each GPU's mode in GET /v1/status and on /metrics;
@@ -247,6 +254,75 @@ TEST_F(CapWriteTest, PersistenceModeIsReportedAndAnOffGpuWarnedAbout) {
   EXPECT_EQ(line(0).substr(line(0).rfind(' ') + 1), "1") << text;
   EXPECT_EQ(line(1).substr(line(1).rfind(' ') + 1), "0") << text;
   EXPECT_TRUE(a.shutdown().ok());
+}
+
+// Issue 44 item 3: one GPU that falls off the bus (Xid 79) failed every later read of the node,
+// so the node sat on its safe setting for good. It is now dropped from control on the tick it
+// is found (one read fails), and the other three stay controlled: their caps keep moving, the
+// lost GPU is never written again, and the stop restores the three.
+TEST_F(CapWriteTest, ALostGpuIsDroppedAndTheOthersStayControlled) {
+  script(4, "lost 2 after_reads=5\n");
+  cfg_.duration_s = 3;  // 30 ticks
+  NodeAgent a(cfg_);
+  swing_controller(a, 4);
+  ASSERT_TRUE(a.start().ok());
+  StepClock clock;
+  ::testing::internal::CaptureStderr();
+  AgentRunSummary sum = a.run(clock, {});
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(sum.ticks, 30);
+  EXPECT_EQ(sum.write_failures, 0) << log;  // the lost GPU is not written after its loss
+  auto p = state(a);
+  nlohmann::json j = to_json(p->state);
+  ASSERT_EQ(j["lost_gpus"].size(), 1u) << j.dump();
+  EXPECT_EQ(j["lost_gpus"][0]["index"], 2);
+  ASSERT_EQ(j["gpus"].size(), 3u) << j.dump();
+  EXPECT_EQ(j["gpus"][2]["index"], 3);
+  EXPECT_EQ(j["fallback_reason"], "") << j.dump();
+  EXPECT_EQ(j["fallbacks_total"]["stale_telemetry"], 1) << j.dump();
+  EXPECT_TRUE(contains(log, "GPU 2 (GPU-")) << log;
+  EXPECT_TRUE(contains(log, "the 3 others stay controlled")) << log;
+  const std::string text = render_metrics(p->state, "test", p->state.time_unix_s);
+  EXPECT_TRUE(
+      std::regex_search(text, std::regex("\nflexwatt_gpus_lost\\{hostname=\"[^\"]*\"\\} 1\n")))
+      << text;
+  // Still controlled after the loss: the swing's last caps are on GPUs 0, 1, 3.
+  const std::string during = read_all(dir_ + "/state.txt");
+  EXPECT_TRUE(contains(during, "2 lost")) << during;
+  EXPECT_TRUE(a.shutdown().ok());
+  EXPECT_FALSE(fs::exists(cfg_.restore_file));
+  const std::string after = read_all(dir_ + "/state.txt");
+  EXPECT_TRUE(contains(after, "0 350\n1 350\n")) << after;
+  EXPECT_TRUE(contains(after, "3 350\n")) << after;
+}
+
+// Issue 44 item 3: NVML can hang on a wedged GPU, and a hung read blocked the loop, the
+// watchdog and the restore. Each read and write now runs with a deadline: the loop goes on
+// (safe setting, stale telemetry) and the stop says the restore could not run, keeping the
+// restore file for `--restore`.
+TEST_F(CapWriteTest, AHungNvmlCallBlocksNeitherTheLoopNorTheStop) {
+  script(2, "hang nvmlDeviceGetPowerUsage gpu=1 after=10 times=1 for_ms=1500\n");
+  cfg_.duration_s = 3;  // 30 ticks
+  cfg_.plant.nvml_deadline_s = 0.2;
+  NodeAgent a(cfg_);
+  swing_controller(a, 2);
+  ASSERT_TRUE(a.start().ok());
+  StepClock clock;
+  const auto t0 = std::chrono::steady_clock::now();
+  ::testing::internal::CaptureStderr();
+  AgentRunSummary sum = a.run(clock, {});
+  const Status stop = a.shutdown();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(sum.ticks, 30);
+  EXPECT_LT(wall_s, 1.2);  // one deadline (0.2 s), not the 1.5 s hang, nor one per tick
+  EXPECT_TRUE(contains(log, "NVML call did not return within 0.2 s")) << log;
+  EXPECT_TRUE(contains(log, "stale_telemetry")) << log;
+  EXPECT_FALSE(stop.ok());
+  EXPECT_TRUE(contains(stop.message(), "has not returned")) << stop.message();
+  EXPECT_TRUE(fs::exists(cfg_.restore_file));                    // kept for --restore
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));  // let the call return
 }
 
 }  // namespace

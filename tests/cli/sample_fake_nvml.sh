@@ -22,6 +22,7 @@ name 1 Fake GPU One
 power 0 300
 power 1 450.5
 field_instant 1 no
+field_average 0 yes
 energy 1 none
 SCRIPT
 
@@ -54,7 +55,7 @@ check "utilisation converted to 0..1" test "$(awk -F, 'NR>1 && ($6<0 || $6>1)' "
 check "meta: interval" grep -q '"interval_s": 0.1' "$meta"
 check "meta: device names" grep -q '"name": "Fake GPU One"' "$meta"
 check "meta: power sources" grep -q '"power_source": "nvmlDeviceGetPowerUsage"' "$meta"
-check "meta: instant field on GPU 0" grep -q '"power_source": "nvml_field_power_instant"' "$meta"
+check "meta: averaged field on GPU 0" grep -q '"power_source": "nvml_field_power_average"' "$meta"
 check "meta: energy integrated on GPU 1" grep -q '"energy_source": "integrated"' "$meta"
 check "meta: version" grep -q '"flexwatt_version"' "$meta"
 check "meta: gpus" test "$(tr -d ' \n' <"$meta" | grep -o '"gpus":\[[0-9,]*\]')" = '"gpus":[0,1]'

@@ -29,7 +29,7 @@ std::string temp_dir() {
 TEST(RestoreFile, RoundTripsAndLeavesNoTemporary) {
   std::string d = temp_dir();
   std::string path = d + "/saved.json";
-  RestoreRecord r{42, "fake-nvml", 1.5e9, {{0, 300.0}, {1, 250.5}}};
+  RestoreRecord r{42, "fake-nvml", 1.5e9, {{0, 300.0, "GPU-a"}, {1, 250.5}}};
   ASSERT_TRUE(write_restore_file(path, r).ok());
   auto back = read_restore_file(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
@@ -39,6 +39,8 @@ TEST(RestoreFile, RoundTripsAndLeavesNoTemporary) {
   ASSERT_EQ(back.value()->caps.size(), 2u);
   EXPECT_EQ(back.value()->caps[1].gpu, 1);
   EXPECT_DOUBLE_EQ(back.value()->caps[1].cap_w, 250.5);
+  EXPECT_EQ(back.value()->caps[0].uuid, "GPU-a");  // keyed by UUID where known
+  EXPECT_EQ(back.value()->caps[1].uuid, "");
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(d)) files += e.is_regular_file();
   EXPECT_EQ(files, 1);  // the temporary was renamed, not left behind
@@ -88,6 +90,11 @@ TEST(RestoreFile, ImpossibleCapsAndDuplicateGpusAreRefusedWhole) {
   refused("{\"gpu\": 0, \"cap_w\": -5}", "cap_w -5");
   refused("{\"gpu\": 0, \"cap_w\": 0}", "cap_w 0");
   refused("{\"gpu\": 1, \"cap_w\": 300}, {\"gpu\": 1, \"cap_w\": 250}", "gpu 1 twice");
+  refused(
+      "{\"gpu\": 0, \"cap_w\": 300, \"uuid\": \"GPU-x\"}, "
+      "{\"gpu\": 1, \"cap_w\": 250, \"uuid\": \"GPU-x\"}",
+      "uuid GPU-x twice");
+  refused("{\"gpu\": 0, \"cap_w\": 300, \"uuid\": 7}", "uuid: a non-empty string");
   // null: the device had no readable cap (written as such); accepted, nothing to put back.
   std::ofstream(path, std::ios::trunc)
       << "{\"format\": \"flexwatt-restore-1\", \"caps\": [{\"gpu\": 0, \"cap_w\": null}]}";

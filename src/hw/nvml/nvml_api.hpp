@@ -63,6 +63,7 @@ inline constexpr int kClockSm = 1;
 inline constexpr int kTemperatureGpu = 0;
 
 // Field ids (NVML_FI_DEV_*) and the GPU power scope.
+inline constexpr unsigned kFieldPowerAverage = 185;  // NVML_FI_DEV_POWER_AVERAGE, mW (1 s)
 inline constexpr unsigned kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT, mW
 inline constexpr unsigned kPowerScopeGpu = 0;        // NVML_POWER_SCOPE_GPU
 

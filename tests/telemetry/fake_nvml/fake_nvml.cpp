@@ -8,9 +8,12 @@
 // Script: one directive per line, '#' starts a comment, G is a GPU index or '*' (all GPUs).
 //   gpus N                          number of GPUs (default 1; put it first)
 //   name G TEXT...                  device name
-//   power G W [W ...]               power in watts; each successful power read takes the next
-//                                   value, cycling (one value: constant)
+//   power G W [W ...]               power in watts; each averaged read (PowerUsage, field 185)
+//                                   takes the next value, cycling (one value: constant); field
+//                                   186 repeats the value last taken
 //   field_instant G yes|no          whether field 186 (instant power) is supported (default yes)
+//   field_average G yes|no          whether field 185 (1 s average power) is supported (default
+//                                   no; the h100/h200/b200 profiles: yes)
 //   energy G counter|none|backwards [start_j=X] [step_j=Y]
 //                                   total-energy counter: each call returns start + k*step
 //                                   (backwards: start - k*step); none: NOT_SUPPORTED
@@ -26,16 +29,57 @@
 //   persistence G on|off            persistence mode, as nvmlDeviceGetPersistenceMode reports it
 //                                   (default on; the fake, like flexwatt, never sets it)
 //   lost G after_reads=N            GPU G falls off the bus at power read N+1: from then on
-//                                   every call on it returns NVML_ERROR_GPU_IS_LOST
+//                                   every call on it returns NVML_ERROR_GPU_IS_LOST, and so does
+//                                   nvmlDeviceGetHandleByIndex in every later process while the
+//                                   state file (below) keeps it
 //   fail CALL CODE [gpu=G] [after=N] [times=K]
 //                                   CALL (an NVML function name, or '*') returns CODE
 //                                   (gpu_lost | not_supported | no_permission | invalid_argument
 //                                   | unknown | a number) after N successful calls (default 0),
 //                                   K times (default: from then on), then succeeds again
 //
-// FAKE_NVML_STATE=FILE (optional) makes the management limits outlive the process, like a real
-// driver's: lines "G LIMIT_W" read at nvmlInit (after the script) and rewritten on every set.
+//   profile G a100|h100|h200|b200   a GPU model as NVIDIA documents it (nvmlDeviceGetPowerUsage):
+//                                   name and limit range; a100 (GA100): PowerUsage is
+//                                   instantaneous, field 185 (NVML_FI_DEV_POWER_AVERAGE) is
+//                                   NOT_SUPPORTED, field 186 is instantaneous; h100/h200/b200:
+//                                   PowerUsage and field 185 are the trailing 1 s average, field
+//                                   186 instantaneous. Energy counter update period: 100 ms on
+//                                   a100, 20 ms on the others (assumptions: scripts/gpu_check.sh
+//                                   measures both on a real GPU). Put it before other directives.
+//   load G period_s=P high_w=H low_w=L [duty=D] [phase_s=X]
+//                                   power follows a square wave in wall time (CLOCK_MONOTONIC,
+//                                   shared by every process): H for the first D of each period
+//                                   (default 0.5), L for the rest, never above the enforced
+//                                   limit; the energy counter is its exact integral since
+//                                   nvmlInit (+ start_j), published every update period; the
+//                                   averaged readings are (E(t) - E(t-1 s)) / 1 s. Without
+//                                   `load` a GPU replays `power` per read (below).
+//   average G avg_1s|instant        override the profile: what PowerUsage and field 185 give
+//   energy_update_ms G MS           override the profile's counter update period
+//   writes G root|any|not_supported who may set the power limit: root (NVIDIA's rule: other
+//                                   users get NO_PERMISSION; the default), anyone, or no one
+//                                   (NOT_SUPPORTED)
+//   order P0 P1 ...                 NVML index i is physical GPU P_i (a reboot's enumeration).
+//                                   Every other directive, UUID, `fail gpu=` and the state file
+//                                   name physical GPUs; without `order` index = physical.
+//   latency CALL MS [gpu=G]         CALL ('*': every call) sleeps MS milliseconds first
+//   hang CALL [gpu=G] [after=N] [times=K] [for_ms=MS]
+//                                   CALL hangs after N calls, K times (default: every later
+//                                   call), each for MS milliseconds (default an hour: a wedged
+//                                   GPU)
+//   init CODE                       nvmlInit fails with CODE (e.g. 9: driver not loaded)
+//
+// FAKE_NVML_STATE=FILE (optional) is the driver state that outlives a process: lines
+// "P LIMIT_W" (management limits) then "P lost" (a GPU that fell off the bus stays off until a
+// reboot), P the physical GPU (its UUID's, whatever its index), read at nvmlInit (after the
+// script) and rewritten on every change. With
+// persistence mode off, the last nvmlShutdown of a process is the driver unloading: that GPU's
+// limit reverts to its default.
 
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -53,12 +97,28 @@ namespace {
 namespace nv = fw::nvml;
 
 enum class Energy { kCounter, kNone, kBackwards };
+enum class Writes { kRoot, kAny, kNotSupported };
+
+// A square wave in wall time (see `load`).
+struct Load {
+  bool on = false;
+  double period_s = 1, high_w = 0, low_w = 0, duty = 0.5, phase_s = 0;
+  // Seconds spent high in [0, x] (x in wall seconds).
+  double high_time(double x) const {
+    const double y = x + phase_s, hp = duty * period_s;
+    const double k = std::floor(y / period_s), r = y - k * period_s;
+    return k * hp + std::min(r, hp);
+  }
+};
 
 struct Gpu {
   std::string name = "Fake NVIDIA GPU";
   std::vector<double> power_w = {300.0};
   size_t power_index = 0;
   bool field_instant = true;
+  bool field_average = false;  // field 185
+  bool avg_1s = false;         // PowerUsage / field 185: trailing 1 s average (load mode)
+  double energy_update_s = 0.02;
   Energy energy = Energy::kCounter;
   double energy_start_j = 1000.0, energy_step_j = 30.0;
   long energy_calls = 0;
@@ -68,9 +128,15 @@ struct Gpu {
   unsigned sm_util = 50, mem_util = 25, clock_mhz = 1500, temp_c = 60;
   unsigned long long reasons = 0;
   bool persistence = true;
+  Writes writes = Writes::kRoot;
   long lost_after_reads = -1;
   long reads = 0;
   bool lost = false;
+  Load load;
+  // Load mode: the enforced limit's history (time, W) since `base_t`, whose energy before it is
+  // folded into base_j.
+  std::vector<std::pair<double, double>> caps;
+  double base_t = 0, base_j = 0;
 };
 
 struct Fail {
@@ -82,9 +148,28 @@ struct Fail {
   std::vector<long> calls;  // per GPU (index gpus.size() for calls not tied to a GPU)
 };
 
+struct Delay {
+  std::string call;
+  int gpu = -1;
+  double ms = 0;  // latency, or how long a hang lasts
+  bool hang = false;
+  long after = 0;
+  long times = -1;
+  std::vector<long> calls;
+};
+
 int g_init_count = 0;
-std::vector<Gpu> g_gpus;
+std::vector<Gpu> g_gpus;   // by physical id
+std::vector<int> g_order;  // NVML index -> physical id
 std::vector<Fail> g_fails;
+std::vector<Delay> g_delays;
+nv::Return g_init_rc = nv::kSuccess;
+
+double now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 bool parse_code(const std::string& s, nv::Return& rc) {
   if (s == "gpu_lost")
@@ -113,10 +198,37 @@ bool kv(const std::string& tok, const char* key, double& out) {
   return true;
 }
 
+// Applies a GPU model (see `profile`); false for an unknown one.
+bool apply_profile(Gpu& d, const std::string& model) {
+  if (model == "a100") {
+    d.name = "NVIDIA A100-SXM4-80GB";
+    d.min_w = 100, d.max_w = d.default_w = d.enforced_w = 400;
+    d.avg_1s = false, d.field_average = false, d.field_instant = true;
+    d.energy_update_s = 0.1;
+  } else if (model == "h100" || model == "h200" || model == "b200") {
+    d.name = model == "h100"   ? "NVIDIA H100 80GB HBM3"
+             : model == "h200" ? "NVIDIA H200"
+                               : "NVIDIA B200";
+    d.min_w = 200;
+    d.max_w = d.default_w = d.enforced_w = model == "b200" ? 1000 : 700;
+    d.avg_1s = true, d.field_average = true, d.field_instant = true;
+    d.energy_update_s = 0.02;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool load_script(const char* path) {
   g_gpus.assign(1, Gpu{});
+  g_order.clear();
   g_fails.clear();
-  if (!path || !*path) return true;
+  g_delays.clear();
+  g_init_rc = nv::kSuccess;
+  if (!path || !*path) {
+    g_order = {0};
+    return true;
+  }
   std::ifstream in(path);
   if (!in) {
     std::fprintf(stderr, "fake_nvml: cannot read script %s\n", path);
@@ -141,6 +253,24 @@ bool load_script(const char* path) {
       g_gpus.assign(std::strtoul(tok[1].c_str(), nullptr, 10), Gpu{});
       continue;
     }
+    if (cmd == "order") {
+      g_order.clear();
+      for (size_t i = 1; i < tok.size(); ++i) {
+        const long p = std::strtol(tok[i].c_str(), nullptr, 10);
+        if (p < 0 || p >= static_cast<long>(g_gpus.size())) return bad("order: no GPU " + tok[i]);
+        g_order.push_back(static_cast<int>(p));
+      }
+      std::vector<int> sorted = g_order;
+      std::sort(sorted.begin(), sorted.end());
+      if (sorted.size() != g_gpus.size() ||
+          std::unique(sorted.begin(), sorted.end()) != sorted.end())
+        return bad("order: a permutation of every GPU");
+      continue;
+    }
+    if (cmd == "init") {
+      if (tok.size() != 2 || !parse_code(tok[1], g_init_rc)) return bad("init CODE");
+      continue;
+    }
     if (cmd == "fail") {
       if (tok.size() < 3) return bad("fail CALL CODE [gpu=G] [after=N] [times=K]");
       Fail f;
@@ -161,6 +291,35 @@ bool load_script(const char* path) {
       g_fails.push_back(f);
       continue;
     }
+    if (cmd == "latency" || cmd == "hang") {
+      Delay dl;
+      dl.hang = cmd == "hang";
+      if (dl.hang) dl.ms = 3600e3;
+      if (tok.size() < 2) return bad(cmd + " CALL ...");
+      dl.call = tok[1];
+      size_t i = 2;
+      if (!dl.hang) {
+        if (tok.size() < 3) return bad("latency CALL MS [gpu=G]");
+        dl.ms = std::strtod(tok[2].c_str(), nullptr);
+        i = 3;
+      }
+      for (; i < tok.size(); ++i) {
+        double v = 0;
+        if (kv(tok[i], "gpu", v))
+          dl.gpu = static_cast<int>(v);
+        else if (dl.hang && kv(tok[i], "after", v))
+          dl.after = static_cast<long>(v);
+        else if (dl.hang && kv(tok[i], "times", v))
+          dl.times = static_cast<long>(v);
+        else if (dl.hang && kv(tok[i], "for_ms", v))
+          dl.ms = v;
+        else
+          return bad("unknown option " + tok[i]);
+      }
+      dl.calls.assign(g_gpus.size() + 1, 0);
+      g_delays.push_back(dl);
+      continue;
+    }
     if (tok.size() < 2) return bad("missing GPU index");
     size_t lo = 0, hi = g_gpus.size();
     if (tok[1] != "*") {
@@ -173,14 +332,43 @@ bool load_script(const char* path) {
       if (cmd == "name") {
         d.name.clear();
         for (size_t i = 2; i < tok.size(); ++i) d.name += (i > 2 ? " " : "") + tok[i];
+      } else if (cmd == "profile") {
+        if (tok.size() != 3 || !apply_profile(d, tok[2]))
+          return bad("profile G a100|h100|h200|b200");
+      } else if (cmd == "load") {
+        d.load.on = true;
+        for (size_t i = 2; i < tok.size(); ++i) {
+          if (!kv(tok[i], "period_s", d.load.period_s) && !kv(tok[i], "high_w", d.load.high_w) &&
+              !kv(tok[i], "low_w", d.load.low_w) && !kv(tok[i], "duty", d.load.duty) &&
+              !kv(tok[i], "phase_s", d.load.phase_s))
+            return bad("unknown option " + tok[i]);
+        }
+        if (!(d.load.period_s > 0) || !(d.load.duty >= 0 && d.load.duty <= 1))
+          return bad("load: period_s > 0, duty in [0, 1]");
+      } else if (cmd == "average") {
+        if (tok.size() != 3 || (tok[2] != "avg_1s" && tok[2] != "instant"))
+          return bad("average G avg_1s|instant");
+        d.avg_1s = tok[2] == "avg_1s";
+      } else if (cmd == "energy_update_ms" && tok.size() == 3) {
+        d.energy_update_s = std::strtod(tok[2].c_str(), nullptr) / 1000.0;
+      } else if (cmd == "writes") {
+        if (tok.size() != 3) return bad("writes G root|any|not_supported");
+        if (tok[2] == "root")
+          d.writes = Writes::kRoot;
+        else if (tok[2] == "any")
+          d.writes = Writes::kAny;
+        else if (tok[2] == "not_supported")
+          d.writes = Writes::kNotSupported;
+        else
+          return bad("writes G root|any|not_supported");
       } else if (cmd == "power") {
         d.power_w.clear();
         for (size_t i = 2; i < tok.size(); ++i)
           d.power_w.push_back(std::strtod(tok[i].c_str(), nullptr));
         if (d.power_w.empty()) return bad("power needs values");
-      } else if (cmd == "field_instant") {
-        if (tok.size() != 3) return bad("field_instant G yes|no");
-        d.field_instant = tok[2] == "yes";
+      } else if (cmd == "field_instant" || cmd == "field_average") {
+        if (tok.size() != 3) return bad(cmd + " G yes|no");
+        (cmd == "field_instant" ? d.field_instant : d.field_average) = tok[2] == "yes";
       } else if (cmd == "energy") {
         if (tok.size() < 3) return bad("energy G counter|none|backwards");
         if (tok[2] == "counter")
@@ -231,14 +419,37 @@ bool load_script(const char* path) {
       }
     }
   }
+  if (g_order.empty()) {
+    for (size_t g = 0; g < g_gpus.size(); ++g) g_order.push_back(static_cast<int>(g));
+  }
   return true;
 }
 
-// Index of a device handle, or -1.
+[[maybe_unused]] std::string uuid_of(int phys) {
+  char uuid[64];
+  std::snprintf(uuid, sizeof uuid, "GPU-fa4e0000-0000-4000-8000-%012d", phys);
+  return uuid;
+}
+
+// Physical id of a device handle, or -1.
 int index_of(nv::Device h) {
   const auto i = static_cast<long>(reinterpret_cast<uintptr_t>(h)) - 1;
   return (i >= 0 && i < static_cast<long>(g_gpus.size())) ? static_cast<int>(i) : -1;
 }
+
+// Injected latency or hang of a call (gpu: physical id, or g_gpus.size() for global calls).
+void delay(const char* call, int gpu) {
+  for (Delay& dl : g_delays) {
+    if ((dl.call != call && dl.call != "*") || (dl.gpu >= 0 && dl.gpu != gpu)) continue;
+    const long k = dl.calls[static_cast<size_t>(gpu)]++;
+    if (dl.hang && (k < dl.after || (dl.times >= 0 && k >= dl.after + dl.times))) continue;
+    for (double left_ms = dl.ms; left_ms > 0; left_ms -= 100) {  // usleep takes < 1 s
+      ::usleep(static_cast<useconds_t>(std::min(left_ms, 100.0) * 1000.0));
+    }
+  }
+}
+
+void save_state();
 
 // Common entry checks for a device call: initialised, valid handle, lost GPU, injected failure.
 nv::Return enter(const char* call, nv::Device h, int* gpu_out) {
@@ -246,6 +457,7 @@ nv::Return enter(const char* call, nv::Device h, int* gpu_out) {
   const int gpu = index_of(h);
   if (gpu < 0) return nv::kErrorInvalidArgument;
   if (gpu_out) *gpu_out = gpu;
+  delay(call, gpu);
   const Gpu& d = g_gpus[gpu];
   if (d.lost) return nv::kErrorGpuIsLost;
   for (Fail& f : g_fails) {
@@ -259,6 +471,7 @@ nv::Return enter(const char* call, nv::Device h, int* gpu_out) {
 
 nv::Return enter_global(const char* call) {
   if (g_init_count <= 0) return nv::kErrorUninitialized;
+  delay(call, static_cast<int>(g_gpus.size()));
   for (Fail& f : g_fails) {
     if ((f.call == call || f.call == "*") && f.gpu < 0) {
       const long k = f.calls[g_gpus.size()]++;
@@ -270,18 +483,95 @@ nv::Return enter_global(const char* call) {
 
 unsigned to_mw(double w) { return static_cast<unsigned>(std::llround(w * 1000.0)); }
 
-// A power read of a lost GPU: it falls off the bus on read number lost_after_reads + 1.
+// A power read of a lost GPU: it falls off the bus on read number lost_after_reads + 1, and
+// stays lost for every process until a "reboot" (the state file is removed).
 bool lost_now(Gpu& d) {
-  if (d.lost_after_reads >= 0 && d.reads >= d.lost_after_reads) d.lost = true;
+  if (!d.lost && d.lost_after_reads >= 0 && d.reads >= d.lost_after_reads) {
+    d.lost = true;
+    save_state();
+  }
   return d.lost;
 }
 
-// The next power value of a GPU, in mW; advances its sequence and read count.
-unsigned next_power_mw(Gpu& d) {
+// ---- load mode: power as a function of wall time ----
+
+// Energy (J) drawn in [a, b] at a constant enforced limit.
+double energy_at_cap(const Load& l, double a, double b, double cap_w) {
+  if (b <= a) return 0;
+  const double hi = l.high_time(b) - l.high_time(a);
+  return std::min(l.high_w, cap_w) * hi + std::min(l.low_w, cap_w) * ((b - a) - hi);
+}
+
+// Energy drawn in [a, b] (a >= d.base_t), over the enforced limit's history.
+double energy_between(const Gpu& d, double a, double b) {
+  double e = 0;
+  for (size_t i = 0; i < d.caps.size(); ++i) {
+    const double s = std::max(a, d.caps[i].first);
+    const double t = std::min(b, i + 1 < d.caps.size() ? d.caps[i + 1].first : b);
+    e += energy_at_cap(d.load, s, t, d.caps[i].second);
+  }
+  return e;
+}
+
+// Total energy since nvmlInit (J, before start_j) at wall time t.
+double energy_total(Gpu& d, double t) {
+  // Fold limit changes older than 5 s into the base so the history stays short.
+  while (d.caps.size() > 2 && d.caps[1].first < t - 5.0) {
+    d.base_j += energy_at_cap(d.load, d.base_t, d.caps[1].first, d.caps[0].second);
+    d.base_t = d.caps[1].first;
+    d.caps.erase(d.caps.begin());
+    d.caps[0].first = d.base_t;
+  }
+  return d.base_j + energy_between(d, d.base_t, t);
+}
+
+void start_load(Gpu& d) {
+  const double t = now_s();
+  d.caps.assign(1, {t, d.enforced_w});
+  d.base_t = t;
+  d.base_j = 0;
+}
+
+double instant_w(const Gpu& d, double t) {
+  const double y = t + d.load.phase_s;
+  const double r = y - std::floor(y / d.load.period_s) * d.load.period_s;
+  return std::min(r < d.load.duty * d.load.period_s ? d.load.high_w : d.load.low_w, d.enforced_w);
+}
+
+// What PowerUsage / field 185 give in load mode.
+double averaged_w(Gpu& d, double t) {
+  if (!d.avg_1s) return instant_w(d, t);
+  const double a = std::max(d.base_t, t - 1.0);
+  if (t - a < 1e-6) return instant_w(d, t);
+  return (energy_total(d, t) - energy_total(d, a)) / (t - a);
+}
+
+// A power reading in mW. `average`: the averaged reading (PowerUsage, field 185), which in
+// replay mode takes the next `power` value and counts as a read; otherwise the instantaneous
+// one (field 186), which in replay mode repeats the value last taken (the first before any).
+unsigned next_power_mw(Gpu& d, bool average) {
+  if (d.load.on) {
+    ++d.reads;
+    const double t = now_s();
+    return to_mw(average ? averaged_w(d, t) : instant_w(d, t));
+  }
+  if (!average) {
+    return to_mw(
+        d.power_w[(d.power_index + d.power_w.size() - (d.power_index ? 1 : 0)) % d.power_w.size()]);
+  }
+  ++d.reads;
   const double w = d.power_w[d.power_index % d.power_w.size()];
   ++d.power_index;
-  ++d.reads;
   return to_mw(w);
+}
+
+void set_enforced(Gpu& d, double w) {
+  d.enforced_w = w;
+  if (d.load.on) {
+    const double t = now_s();
+    energy_total(d, t);
+    d.caps.emplace_back(t, w);
+  }
 }
 
 void load_state() {
@@ -289,11 +579,16 @@ void load_state() {
   if (!path) return;
   std::ifstream in(path);
   int g = 0;
-  double w = 0;
-  while (in >> g >> w) {
+  std::string what;
+  while (in >> g >> what) {
     if (g < 0 || g >= static_cast<int>(g_gpus.size())) continue;
-    g_gpus[g].limit_w = w;
-    g_gpus[g].enforced_w = std::min(w, g_gpus[g].clamp_w);
+    Gpu& d = g_gpus[g];
+    if (what == "lost") {
+      d.lost = true;
+    } else {
+      d.limit_w = std::strtod(what.c_str(), nullptr);
+      d.enforced_w = std::min(d.limit_w, d.clamp_w);
+    }
   }
 }
 
@@ -305,13 +600,20 @@ void save_state() {
     const Gpu& d = g_gpus[g];
     out << g << ' ' << (std::isnan(d.limit_w) ? d.enforced_w : d.limit_w) << '\n';
   }
+  for (size_t g = 0; g < g_gpus.size(); ++g) {
+    if (g_gpus[g].lost) out << g << " lost\n";
+  }
 }
 
 nv::Return do_init() {
-  if (g_init_count == 0 && !load_script(std::getenv("FAKE_NVML_SCRIPT"))) {
-    return nv::kErrorUnknown;
+  if (g_init_count == 0) {
+    if (!load_script(std::getenv("FAKE_NVML_SCRIPT"))) return nv::kErrorUnknown;
+    if (g_init_rc != nv::kSuccess) return g_init_rc;
+    load_state();
+    for (Gpu& d : g_gpus) {
+      if (d.load.on) start_load(d);
+    }
   }
-  if (g_init_count == 0) load_state();
   ++g_init_count;
   return nv::kSuccess;
 }
@@ -319,14 +621,17 @@ nv::Return do_init() {
 nv::Return do_count(unsigned* n) {
   if (nv::Return rc = enter_global("nvmlDeviceGetCount"); rc != nv::kSuccess) return rc;
   if (!n) return nv::kErrorInvalidArgument;
-  *n = static_cast<unsigned>(g_gpus.size());
+  *n = static_cast<unsigned>(g_order.size());
   return nv::kSuccess;
 }
 
+// A lost GPU keeps its index (the count does not change) but yields no handle.
 nv::Return do_handle(unsigned i, nv::Device* h) {
   if (nv::Return rc = enter_global("nvmlDeviceGetHandleByIndex"); rc != nv::kSuccess) return rc;
-  if (!h || i >= g_gpus.size()) return nv::kErrorInvalidArgument;
-  *h = reinterpret_cast<nv::Device>(static_cast<uintptr_t>(i) + 1);
+  if (!h || i >= g_order.size()) return nv::kErrorInvalidArgument;
+  const int phys = g_order[i];
+  if (g_gpus[phys].lost) return nv::kErrorGpuIsLost;
+  *h = reinterpret_cast<nv::Device>(static_cast<uintptr_t>(phys) + 1);
   return nv::kSuccess;
 }
 
@@ -354,9 +659,20 @@ FAKE_EXPORT nv::Return nvmlDeviceGetHandleByIndex(unsigned i, nv::Device* h) {
   return do_handle(i, h);
 }
 
+// The last shutdown of a process: GPUs without persistence mode lose their limits (the driver
+// unloads with no client left).
 FAKE_EXPORT nv::Return nvmlShutdown() {
   if (g_init_count <= 0) return nv::kErrorUninitialized;
-  --g_init_count;
+  if (--g_init_count == 0) {
+    bool changed = false;
+    for (Gpu& d : g_gpus) {
+      if (d.persistence) continue;
+      d.limit_w = d.default_w;
+      d.enforced_w = std::min(d.default_w, d.clamp_w);
+      changed = true;
+    }
+    if (changed) save_state();
+  }
   return nv::kSuccess;
 }
 
@@ -374,15 +690,15 @@ FAKE_EXPORT nv::Return nvmlDeviceGetName(nv::Device h, char* buf, unsigned len) 
 }
 
 #ifndef FAKE_NVML_OLD
-// A fixed UUID per index (the old library lacks the call: callers fall back).
+// A fixed UUID per physical GPU, whatever its index (the old library lacks the call: callers
+// fall back).
 FAKE_EXPORT nv::Return nvmlDeviceGetUUID(nv::Device h, char* buf, unsigned len) {
   int g = 0;
   if (nv::Return rc = enter("nvmlDeviceGetUUID", h, &g); rc != nv::kSuccess) return rc;
-  char uuid[64];
-  std::snprintf(uuid, sizeof uuid, "GPU-fa4e0000-0000-4000-8000-%012d", g);
+  const std::string uuid = uuid_of(g);
   if (!buf || len == 0) return nv::kErrorInvalidArgument;
-  if (std::strlen(uuid) + 1 > len) return nv::kErrorInsufficientSize;
-  std::memcpy(buf, uuid, std::strlen(uuid) + 1);
+  if (uuid.size() + 1 > len) return nv::kErrorInsufficientSize;
+  std::memcpy(buf, uuid.c_str(), uuid.size() + 1);
   return nv::kSuccess;
 }
 
@@ -391,11 +707,16 @@ FAKE_EXPORT nv::Return nvmlDeviceGetFieldValues(nv::Device h, int count, nv::Fie
   if (nv::Return rc = enter("nvmlDeviceGetFieldValues", h, &g); rc != nv::kSuccess) return rc;
   if (count < 0 || (count > 0 && !v)) return nv::kErrorInvalidArgument;
   Gpu& d = g_gpus[g];
-  if (lost_now(d)) return nv::kErrorGpuIsLost;
+  for (int i = 0; i < count; ++i) {  // an averaged read counts toward `lost`
+    if (v[i].field_id == nv::kFieldPowerAverage && d.field_average && lost_now(d))
+      return nv::kErrorGpuIsLost;
+  }
   for (int i = 0; i < count; ++i) {
-    if (v[i].field_id == nv::kFieldPowerInstant && d.field_instant) {
+    const bool instant = v[i].field_id == nv::kFieldPowerInstant && d.field_instant;
+    const bool average = v[i].field_id == nv::kFieldPowerAverage && d.field_average;
+    if (instant || average) {
       v[i].value_type = nv::kValueUnsignedInt;
-      v[i].value.ui_val = next_power_mw(d);
+      v[i].value.ui_val = next_power_mw(d, average);
       v[i].nvml_return = nv::kSuccess;
     } else {
       v[i].nvml_return = nv::kErrorNotSupported;
@@ -409,7 +730,7 @@ FAKE_EXPORT nv::Return nvmlDeviceGetPowerUsage(nv::Device h, unsigned* mw) {
   int g = 0;
   if (nv::Return rc = enter("nvmlDeviceGetPowerUsage", h, &g); rc != nv::kSuccess) return rc;
   if (lost_now(g_gpus[g])) return nv::kErrorGpuIsLost;
-  *mw = next_power_mw(g_gpus[g]);
+  *mw = next_power_mw(g_gpus[g], true);
   return nv::kSuccess;
 }
 
@@ -419,6 +740,14 @@ FAKE_EXPORT nv::Return nvmlDeviceGetTotalEnergyConsumption(nv::Device h, unsigne
     return rc;
   Gpu& d = g_gpus[g];
   if (d.energy == Energy::kNone) return nv::kErrorNotSupported;
+  if (d.load.on && d.energy == Energy::kCounter) {
+    // Published every update period: the integral up to the last update.
+    const double t = now_s();
+    const double tq = d.base_t + std::floor((t - d.base_t) / d.energy_update_s) * d.energy_update_s;
+    *mj = static_cast<unsigned long long>(
+        std::llround((d.energy_start_j + energy_total(d, std::max(tq, d.base_t))) * 1000.0));
+    return nv::kSuccess;
+  }
   const double sign = d.energy == Energy::kBackwards ? -1.0 : 1.0;
   const double j =
       d.energy_start_j + sign * static_cast<double>(d.energy_calls++) * d.energy_step_j;
@@ -458,9 +787,11 @@ FAKE_EXPORT nv::Return nvmlDeviceSetPowerManagementLimit(nv::Device h, unsigned 
   if (nv::Return rc = enter("nvmlDeviceSetPowerManagementLimit", h, &g); rc != nv::kSuccess)
     return rc;
   Gpu& d = g_gpus[g];
+  if (d.writes == Writes::kNotSupported) return nv::kErrorNotSupported;
+  if (d.writes == Writes::kRoot && ::geteuid() != 0) return nv::kErrorNoPermission;
   if (mw < to_mw(d.min_w) || mw > to_mw(d.max_w)) return nv::kErrorInvalidArgument;
   d.limit_w = mw / 1000.0;
-  d.enforced_w = std::min(d.limit_w, d.clamp_w);
+  set_enforced(d, std::min(d.limit_w, d.clamp_w));
   save_state();
   return nv::kSuccess;
 }
