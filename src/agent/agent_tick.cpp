@@ -384,7 +384,8 @@ void AgentTick::tick(double t) {
         clamp_caps_to_share(request, plant_.info(), loop_->latest(), node_budget_w(t))) {
       decided = true;
     }
-    if (decided && !cfg_.read_only) {
+    // eval's rule (ControlLoop::acts_now): every tick with the budget shield on.
+    if (loop_->acts_now(decided) && !cfg_.read_only) {
       drop_unlisted_gpus(request);
       Status w = loop_->act(request);
       if (!w.ok()) note_write_failure(t, w);

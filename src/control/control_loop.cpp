@@ -129,7 +129,7 @@ Status ControlLoop::step_impl() {
   FW_ASSIGN_OR_RETURN(const bool decided, decide());
   // The shield acts at every tick (an empty request between decisions): a trailing window
   // over budget is answered at the next tick, not the next decision.
-  if (decided || stepper_.limiter().config().budget_shield) (void)act(merged_);
+  if (acts_now(decided)) (void)act(merged_);
   advance();
   return Status::Ok();
 }

@@ -86,6 +86,9 @@ class ControlLoop {
   Result<bool> decide();
   const Command& merged() const { return merged_; }
   Status act(const Command& cmd);
+  // Whether this tick writes: when a controller decided, and at every tick with the limiter's
+  // budget shield on. step() and every phased driver (the agent) ask this one rule.
+  bool acts_now(bool decided) const { return decided || stepper_.limiter().config().budget_shield; }
   void advance() { stepper_.advance(); }
   // A new episode from the current tick (see above).
   Status restart();

@@ -8,7 +8,9 @@
 #   - like for like, the same seed: the agent's loop steps the simulator exactly as eval's loop
 #     does (on sim a missed deadline is caught up, not skipped), so its trace is eval's trace
 #     for that seed: the same 30 s and per-sample (0.5 s) rates, the same rows.
-# FW_AGENT_SEED=N (1..5) runs the agent on seed N instead of 1 (for notes).
+# FW_AGENT_SEED=N (1..5) runs the agent on seed N instead of 1 (for notes). FW_AGENT_SHIELD=1
+# turns the limiter's budget shield on in both (agent `limiter: {budget_shield: true}`, eval
+# `--shield`): the shield acts at every tick in both (tests/cli/agent_vs_eval_shield.sh).
 # Usage: agent_vs_eval.sh FLEXWATT_BIN SOURCE_DIR [OUT_JSON]   (OUT_JSON: the figures, for notes)
 set -u
 bin=$1
@@ -21,6 +23,10 @@ controller=pid:knob=gen_concurrency
 duration_s=600
 seed=${FW_AGENT_SEED:-1}  # the agent's seed (1..5: one of eval's)
 budget_w=314.6  # the scenario's per-GPU budget (one GPU)
+shield_yaml= shield_flag=()
+if [ "${FW_AGENT_SHIELD:-0}" = 1 ]; then
+  shield_yaml="limiter: {budget_shield: true}" shield_flag=(--shield)
+fi
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$scenario
 seed: $seed
@@ -28,6 +34,7 @@ time_scale: 40
 period_s: 0.5
 controller: $controller
 trace_dir: $tmp/trace
+$shield_yaml
 $agent_local
 YAML
 "$bin" agent --config "$tmp/agent.yaml" --duration-s "$duration_s" --json \
@@ -50,7 +57,7 @@ rate_of() {  # rate_of TRACE_DIR [WINDOW_S]: the node's (one GPU) violation rate
 }
 agent_rate=$(rate_of "$tmp/trace/seg-000001")
 "$bin" eval "$scenario" --controllers "$controller" --seeds 5 --duration-s "$duration_s" \
-  --out "$tmp/eval" --json >"$tmp/eval.json" 2>/dev/null
+  "${shield_flag[@]}" --out "$tmp/eval" --json >"$tmp/eval.json" 2>/dev/null
 mean=$(jq '.controllers[0].violation_rate["30"].mean' "$tmp/eval.json")
 ci=$(jq '.controllers[0].violation_rate["30"].ci95' "$tmp/eval.json")
 seed1_dir=$(find "$tmp/eval" -type d -name "seed-$seed" | head -1)
