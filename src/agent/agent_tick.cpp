@@ -95,6 +95,9 @@ Status AgentTick::start(const Budget& b) {
   lc.open_ended = true;
   lc.track_metrics = false;  // windows: update_windows (a daemon's run has no end to judge)
   loop_ = std::make_unique<ControlLoop>(plant_, budget_, lc, cfg_.limiter);
+  // Caps move only by the controller, the limiter or a restore, and only on GPUs a job runs
+  // on; the fail-safe and the share guard are limits of the same chain (agent_stages.hpp).
+  loop_->set_stages({&unlisted_stage_, &failsafe_stage_, &share_stage_});
   FW_RETURN_IF_ERROR(loop_->start());
   Status c = start_controller(cfg_.controller);
   if (!c.ok()) return Status(c.code(), "controller '" + cfg_.controller + "': " + c.message());
@@ -236,20 +239,6 @@ bool AgentTick::controller_can_act() const {
   return false;
 }
 
-// Caps move only by the controller, the limiter or a restore, and only on GPUs a job runs on:
-// a GPU no job lists keeps the cap in force (the controller's last, or the one found).
-void AgentTick::drop_unlisted_gpus(Command& request) const {
-  const PlantInfo& info = plant_.info();
-  for (size_t g = 0; g < request.power_cap_w.size(); ++g) {
-    bool listed = false;
-    for (const JobInfo& j : info.jobs) {
-      listed =
-          listed || std::find(j.gpus.begin(), j.gpus.end(), static_cast<int>(g)) != j.gpus.end();
-    }
-    if (!listed) request.power_cap_w[g] = kUnset;
-  }
-}
-
 double AgentTick::node_budget_w(double t) const {
   const Budget& b = budget_.at(t);
   if (b.scope == BudgetScope::kGpu) return b.watts * static_cast<double>(plant_.info().gpus.size());
@@ -357,39 +346,33 @@ void AgentTick::tick(double t) {
       if (fallback_ != reason) log_line(controller_spec_ + ": " + d.status().message());
     }
   }
+  bool fallback_ended = false;
   if (reason != FallbackReason::kNone) {
     if (reason != fallback_) {
       ++fallbacks_total_[reason];
       log_line("fallback to the safe setting: " + std::string(fallback_name(reason)));
     }
     fallback_ = reason;
-    if (episode_started_ && !cfg_.read_only) {
-      Status w = plant_.write(safe_command(cfg_, plant_.info(), node_budget_w(t)));
-      if (!w.ok()) {
-        ++safe_write_failures_;
-        note_write_failure(t, w);
-      }
-    }
   } else if (fallback_ != FallbackReason::kNone) {
     // The cause cleared: restart the episode so the limiter starts from the caps in force
     // (the safe setting); the controllers decide from the next tick.
     log_line("fallback over (" + std::string(fallback_name(fallback_)) + ")");
     fallback_ = FallbackReason::kNone;
     restart();
-  } else {
-    Command request = loop_->merged();
-    // Following a coordinator, caps never sum above the node's share (share guard), checked
-    // every tick so a lowered share is in force before the controller's next decision.
-    if (fleet_ && read.ok() && !cfg_.read_only &&
-        clamp_caps_to_share(request, plant_.info(), loop_->latest(), node_budget_w(t))) {
-      decided = true;
-    }
-    // eval's rule (ControlLoop::acts_now): every tick with the budget shield on.
-    if (loop_->acts_now(decided) && !cfg_.read_only) {
-      drop_unlisted_gpus(request);
-      Status w = loop_->act(request);
-      if (!w.ok()) note_write_failure(t, w);
-    }
+    fallback_ended = true;
+  }
+  // The limit chain (agent_stages.hpp), then the limiter and the write, by eval's write rule.
+  failsafe_stage_.active = fallback_ != FallbackReason::kNone;
+  if (failsafe_stage_.active)
+    failsafe_stage_.safe = safe_command(cfg_, plant_.info(), node_budget_w(t));
+  share_stage_.active = fleet_ != nullptr && read.ok();
+  share_stage_.share_w = node_budget_w(t);
+  // No write before the episode's first good read (nothing known to limit against: the
+  // fail-safe is in force then), none in the tick a fallback ends (the controllers decide from
+  // the next), none when read-only.
+  if (!cfg_.read_only && !fallback_ended && episode_started_) {
+    Status w = loop_->limit_and_act(decided);
+    if (!w.ok()) note_write_failure(t, w);
   }
   double node_w = 0, node_j = 0;
   const std::vector<NodeGpu>& ids = plant_.node_gpus();

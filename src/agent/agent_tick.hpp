@@ -32,6 +32,7 @@
 #include <string>
 
 #include "agent/agent_config.hpp"
+#include "agent/agent_stages.hpp"
 #include "agent/agent_state.hpp"
 #include "agent/commands.hpp"
 #include "agent/fallback_reason.hpp"
@@ -99,7 +100,7 @@ class AgentTick {
   const char* window_source() const { return energy_window_ ? "energy_counter" : "power_samples"; }
   // The limiter's counters, monotonic over the run (the limiter restarts with each episode).
   std::map<std::string, int64_t> limiter_actions_total() const;
-  int64_t write_failures() const { return loop_->write_failures() + safe_write_failures_; }
+  int64_t write_failures() const { return loop_->write_failures(); }
   uint64_t applied_command_seq() const { return applied_seq_; }
   void set_recorder(Recorder* r) { loop_->set_recorder(r); }
   // Called with the plant's info and budget each time an episode starts (what PUT
@@ -116,7 +117,6 @@ class AgentTick {
   void set_node_budget(double watts, const std::string& source, double t);
   FallbackReason check_failsafe(double t, const Status& read_status) const;
   bool controller_can_act() const;
-  void drop_unlisted_gpus(Command& request) const;
   void update_windows(double t, double node_w, double node_j);
   void note_write_failure(double t, const Status& w);
 
@@ -137,7 +137,10 @@ class AgentTick {
   std::map<FallbackReason, int64_t> fallbacks_total_;
   double last_good_read_s_ = 0;
   bool episode_started_ = false;
-  int64_t safe_write_failures_ = 0;
+  // The limit chain before the limiter (agent/agent_stages.hpp), in this order.
+  UnlistedGpusStage unlisted_stage_;
+  FailSafeStage failsafe_stage_;
+  ShareGuardStage share_stage_;
   // Write failures' log: plant time of the last line (NaN: none yet), failures since then.
   double write_logged_s_ = kUnset;
   int64_t write_failures_unlogged_ = 0;

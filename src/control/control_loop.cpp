@@ -124,12 +124,20 @@ Status ControlLoop::act(const Command& cmd) {
   return ws;
 }
 
+Status ControlLoop::limit_and_act(bool decided) {
+  if (stages_.empty()) return acts_now(decided) ? act(merged_) : Status::Ok();
+  Command request = merged_;
+  bool forced = false;
+  for (LimitStage* s : stages_) forced = s->apply(plant_.info(), latest(), request) || forced;
+  return acts_now(decided) || forced ? act(request) : Status::Ok();
+}
+
 Status ControlLoop::step_impl() {
   FW_RETURN_IF_ERROR(sense());
   FW_ASSIGN_OR_RETURN(const bool decided, decide());
   // The shield acts at every tick (an empty request between decisions): a trailing window
   // over budget is answered at the next tick, not the next decision.
-  if (acts_now(decided)) (void)act(merged_);
+  (void)limit_and_act(decided);
   advance();
   return Status::Ok();
 }

@@ -47,6 +47,7 @@
 #include "control/controller.hpp"
 #include "control/decision_cost.hpp"
 #include "control/episode_metrics.hpp"
+#include "control/limit_stage.hpp"
 #include "control/plant.hpp"
 #include "control/recorder.hpp"
 #include "control/safety_limiter.hpp"
@@ -89,6 +90,12 @@ class ControlLoop {
   // Whether this tick writes: when a controller decided, and at every tick with the limiter's
   // budget shield on. step() and every phased driver (the agent) ask this one rule.
   bool acts_now(bool decided) const { return decided || stepper_.limiter().config().budget_shield; }
+  // The tick's limit chain and write: merged() through every stage of set_stages() in order,
+  // then act() when acts_now(decided) or a stage asked for the write (control/limit_stage.hpp).
+  // step() runs it with no stages. Returns act()'s status; Ok when nothing was written.
+  Status limit_and_act(bool decided);
+  // The stages before the limiter (not owned; between ticks only).
+  void set_stages(std::vector<LimitStage*> stages) { stages_ = std::move(stages); }
   void advance() { stepper_.advance(); }
   // A new episode from the current tick (see above).
   Status restart();
@@ -129,6 +136,7 @@ class ControlLoop {
   bool started_ = false;
   Stepper stepper_;
   Command merged_;
+  std::vector<LimitStage*> stages_;
   std::vector<Slot> controllers_;
   int64_t ticks_ = 0;
   int64_t write_failures_ = 0;

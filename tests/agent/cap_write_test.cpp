@@ -325,5 +325,51 @@ TEST_F(CapWriteTest, AHungNvmlCallBlocksNeitherTheLoopNorTheStop) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1600));  // let the call return
 }
 
+// Holds every GPU at a fixed cap.
+class FixedController : public Controller {
+ public:
+  FixedController(size_t gpus, double cap_w) : gpus_(gpus), cap_w_(cap_w) {}
+  std::string name() const override { return "fixed"; }
+  double period_s() const override { return 0.1; }
+  Command update(const Observation&) override {
+    Command c;
+    c.power_cap_w.assign(gpus_, cap_w_);
+    return c;
+  }
+  ActuatorSet claims() const override { return all_actuators(); }
+
+ private:
+  size_t gpus_;
+  double cap_w_;
+};
+
+// Issue 43 item 2: the fail-safe's command was written through the plant around the limiter, so
+// a configured max_cap_change_w did not pace it: a fallback lifted 150 W caps to the 300 W
+// safe cap in one write. The fail-safe is now a stage of the limit chain: its raise is paced
+// by the limiter (slew_limited counts it), a cut passes at once, and the caps end where the
+// controller holds them once the reads are back.
+TEST_F(CapWriteTest, TheFailSafeGoesThroughTheLimiter) {
+  script(2, "fail nvmlDeviceGetPowerUsage unknown gpu=0 after=10 times=4\n");
+  cfg_.duration_s = 2;  // 20 ticks; reads fail at ticks 10-13
+  cfg_.safe_cap_w = 300;
+  cfg_.limiter.max_cap_change_w = 50;
+  NodeAgent a(cfg_);
+  a.set_controller_maker([](const std::string&) -> Result<std::unique_ptr<Controller>> {
+    return std::unique_ptr<Controller>(new FixedController(2, 150));
+  });
+  ASSERT_TRUE(a.start().ok());
+  StepClock clock;
+  ::testing::internal::CaptureStderr();
+  AgentRunSummary sum = a.run(clock, {});
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(sum.ticks, 20);
+  EXPECT_TRUE(contains(log, "fallback to the safe setting: stale_telemetry")) << log;
+  auto p = state(a);
+  nlohmann::json j = to_json(p->state);
+  EXPECT_GE(j["limiter_actions_total"]["slew_limited"].get<int64_t>(), 1) << j.dump();
+  EXPECT_EQ(j["gpus"][0]["cap_w"], 150) << j.dump();  // the controller's, once reads are back
+  EXPECT_TRUE(a.shutdown().ok());
+}
+
 }  // namespace
 }  // namespace fw::agent
