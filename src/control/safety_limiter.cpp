@@ -7,6 +7,7 @@
 #include "control/actuators/actuator_table.hpp"
 #include "control/budget_units.hpp"
 #include "control/snapshot_ring.hpp"
+#include "control/window_judge.hpp"
 
 namespace fw {
 namespace {
@@ -191,8 +192,9 @@ void SafetyLimiter::shield(Command& out, const Observation& obs) {
     return above >= 1 ? job_w / above : 0.0;
   };
   const SnapshotRing& hist = *obs.history;
-  const size_t n = static_cast<size_t>(
-      std::max(1.0, std::round(obs.budget->window_s / std::max(obs.sample_period_s, 1e-9))));
+  // The window's sample count by the one rule eval, the agent and the RL environments judge by.
+  const size_t n =
+      WindowJudge::samples_per_window(obs.budget->window_s, std::max(obs.sample_period_s, 1e-9));
   const size_t k_prev = std::min(hist.size(), n - 1);  // the samples the next window keeps
   const double headroom_w = cfg_.shield_release_frac * budget_w;
   for (size_t u = 0; u < nu; ++u) {

@@ -290,6 +290,9 @@ Result<StepResult> PlantEnv::step(std::span<const double> action, std::span<doub
     stepper_.advance();
     FW_ASSIGN_OR_RETURN(double p, tick());
     penalty += p;
+    // eval's write rule (ControlLoop::acts_now): with the budget shield on, the limiter acts at
+    // every tick between decisions too.
+    if (stepper_.limiter().config().budget_shield) FW_RETURN_IF_ERROR(stepper_.act(cmd_));
     if (phase && i + 1 >= every_ && at_phase_boundary(stepper_.history(), cfg_.job)) break;
   }
   const Snapshot& snap = stepper_.latest();
