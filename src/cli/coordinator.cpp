@@ -1,7 +1,8 @@
 // flexwatt coordinator: one member of a site's coordinator group on etcd. Campaigns for
 // leadership; the leader splits the site budget (or a lower grid target) across the
 // registered nodes and writes fenced assignments (src/fleet/coordinator.hpp). Serves the
-// grid endpoint (PUT /v1/grid/target, OpenADR 3 events, reports) when `listen` is set.
+// grid endpoint (PUT /v1/grid/target, OpenADR 3 events, reports) when `listen` is set, and
+// speaks to an OpenADR 3.1 VTN as the site's VEN when `openadr` is (fleet/openadr_link.hpp).
 
 #include <cctype>
 #include <csignal>
@@ -88,8 +89,10 @@ int run_coordinator(int argc, char** argv) {
     if (!g.ok()) return fail("coordinator", g.status());
     grid = std::move(*g);
   }
-  // The OpenADR VEN: the leader polls the VTN's events into the schedule every poll_s.
-  std::unique_ptr<fleet::OpenAdrVen> ven;
+  // The OpenADR VEN, on threads of its own (fleet/openadr_link.hpp): while this member leads
+  // it registers, subscribes, polls the VTN's events into the schedule every poll_s and posts
+  // the reports the events ask for; a VTN that is down gets retries with back-off.
+  std::unique_ptr<fleet::OpenAdrLink> ven;
   if (cfg->openadr) {
     fleet::VenOptions vo = cfg->ven;
     if (!cfg->ven_token_file.empty()) {
@@ -101,9 +104,19 @@ int run_coordinator(int argc, char** argv) {
     }
     auto v = fleet::OpenAdrVen::Create(vo);
     if (!v.ok()) return fail("coordinator", v.status());
-    ven = std::move(*v);
+    fleet::Coordinator* c = coord->get();
+    const std::string id = cfg->options.id;
+    auto link = fleet::OpenAdrLink::Start(
+        std::move(*v), cfg->ven_link, fleet::coordinator_reader(c),
+        [c](const std::string& g, const std::vector<fleet::GridTarget>& t) {
+          return c->schedule_grid(g, t);
+        },
+        [id](const std::string& m) {
+          std::fprintf(stderr, "coordinator %s: %s\n", id.c_str(), m.c_str());
+        });
+    if (!link.ok()) return fail("coordinator", link.status());
+    ven = std::move(*link);
   }
-  double last_poll_s = -1e300;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::fprintf(stderr, "coordinator %s of site %s started\n", cfg->options.id.c_str(),
@@ -119,24 +132,9 @@ int run_coordinator(int argc, char** argv) {
       was_leader = lead;
     }
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (ven && lead && el - last_poll_s >= cfg->ven_poll_s) {
-      last_poll_s = el;
-      auto r = ven->poll((*coord)->stats().last_plan.site_w,
-                         [&](const std::string& g, const std::vector<fleet::GridTarget>& t) {
-                           return (*coord)->schedule_grid(g, t);
-                         });
-      if (!r.ok()) {
-        std::fprintf(stderr, "coordinator %s: %s\n", cfg->options.id.c_str(),
-                     r.status().message().c_str());
-      } else {
-        for (const auto& why : r->refused) {
-          std::fprintf(stderr, "coordinator %s: openadr event refused: %s\n",
-                       cfg->options.id.c_str(), why.c_str());
-        }
-      }
-    }
     if (duration_s > 0 && el >= duration_s) break;
   }
+  if (ven) ven->stop();
   if (grid) grid->stop();
   const int64_t writes_accepted = grid ? grid->writes_accepted() : 0;
   const int64_t writes_refused = grid ? grid->writes_refused() : 0;
@@ -153,6 +151,19 @@ int run_coordinator(int argc, char** argv) {
                       {"grid_writes_refused", writes_refused},
                       {"ramp_events", nlohmann::json::array()}};
   for (const auto& e : st.ramp_events) j["ramp_events"].push_back(fleet::to_json(e));
+  if (ven) {
+    const fleet::OpenAdrLinkStats vs = ven->stats();
+    j["openadr"] = {{"ven_id", vs.ven_id},
+                    {"subscription_id", vs.subscription_id},
+                    {"registrations", vs.registrations},
+                    {"subscriptions", vs.subscriptions},
+                    {"polls", vs.polls},
+                    {"notifications", vs.notifications},
+                    {"reports_posted", vs.reports_posted},
+                    {"reports_dropped", vs.reports_dropped},
+                    {"reports_owed", vs.reports_owed},
+                    {"vtn_failures", vs.vtn_failures}};
+  }
   if (json) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {

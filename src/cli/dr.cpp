@@ -2,6 +2,7 @@
 // the YAML) on the replay plant under the closed site loop and scores it against the target
 // (studies/dr_replay.hpp has the scores).
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -26,18 +27,21 @@ int run_dr(int argc, char** argv) {
       "Examples:\n"
       "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --json\n"
       "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --svg aps.svg --html aps.html \\\n"
-      "      --measured-total ../shared/data/emerald-phoenix/aps_job_power_w.csv\n"
-      "  flexwatt dr replay event.yaml --method uncapped     # the site without the loop",
+      "      --measured-total data/emerald-phoenix/aps_job_power_w.csv\n"
+      "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --method uncapped  # uncontrolled",
       "dr");
   app.require_subcommand(1);
   std::string event, method = "optimal", svg, measured, projection, html, actions;
   bool json = false, quiet = false;
-  double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1;
+  double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1, depth = -1;
   uint64_t seed = 0;
   bool seed_set = false;
   auto* replay = app.add_subcommand(
       "replay",
       "replay an event on the simulated jobs under the site loop and score it\n\n"
+      "Exit status: 0; 1 when the event's target cannot be held (deeper than the jobs' tier\n"
+      "floors allow, pausable jobs paused within their budgets: the text says so with the\n"
+      "shortfall in W; --json has holdable_target_w, shortfall_w, feasible); 2 on bad input.\n\n"
       "Example:\n  flexwatt dr replay scenarios/dr/caiso-reenactment.yaml --json");
   replay->add_option("event", event, "event YAML (docs/flexibility.md, \"dr replay\")")->required();
   replay->add_option("--method", method,
@@ -59,8 +63,8 @@ int run_dr(int argc, char** argv) {
   replay->add_option(
       "--field-actions", actions,
       "the field's per-job power (CSV: timestamp, one column per job named by the job's name "
-      "first, e.g. aps_job_power_w.csv) replayed as actions beside the loop: the plant-model "
-      "check (with --measured-total: its RMSE against the total)");
+      "first, e.g. data/emerald-phoenix/aps_job_power_w.csv) replayed as actions beside the loop: "
+      "the plant-model check (with --measured-total: its RMSE against the total)");
   replay
       ->add_option("--tolerance", tolerance,
                    "scoring tolerance, share of baseline (default: the event's, else 0.01)")
@@ -77,6 +81,11 @@ int run_dr(int argc, char** argv) {
                    "the plant's jobs draw their curve's power x (1 + u), u uniform in +-this "
                    "(default: the event's, else 0)")
       ->check(finite_in(0, 0.5));
+  replay
+      ->add_option("--dr-depth", depth,
+                   "the event at this depth instead: its deepest step this fraction of the "
+                   "baseline below it, the other steps scaled alike (1: a 0 W target)")
+      ->check(finite_in(0, 1, true));
   replay->add_option("--seed", seed, "seed (default: the event's, else 1)")
       ->check(seed_value())
       ->each([&](const std::string&) { seed_set = true; });
@@ -86,6 +95,11 @@ int run_dr(int argc, char** argv) {
   if (tolerance >= 0) ev->tolerance_frac = tolerance;
   if (seed_set) ev->seed = seed;
   if (plant_error >= 0) ev->plant_error_frac = plant_error;
+  if (depth > 0) {
+    double deepest = 0;
+    for (const auto& st : ev->steps) deepest = std::max(deepest, st.depth);
+    for (auto& st : ev->steps) st.depth = deepest > 0 ? st.depth * depth / deepest : depth;
+  }
   studies::DrReplayOptions opt;
   opt.method = method;
   opt.loop.z = z;
@@ -146,7 +160,7 @@ int run_dr(int argc, char** argv) {
       j["plant_model_check"] = c;
     }
     std::printf("%s\n", j.dump(2).c_str());
-    return 0;
+    return r->feasible ? 0 : 1;
   }
   std::printf("%s", studies::dr_replay_table(*r).c_str());
   if (check && check->vs_measured) {
@@ -156,7 +170,7 @@ int run_dr(int argc, char** argv) {
         actions.c_str(), 100 * check->vs_measured->rmse_frac,
         100 * check->vs_measured->event_rmse_frac);
   }
-  return 0;
+  return r->feasible ? 0 : 1;  // the table says why (dr_replay_table)
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ void print_messages(const std::vector<std::string>& warnings, const std::vector<
 
 int run_sweep(const std::string& in, const std::string& gpu_name, const std::string& job,
               const std::string& base, const std::string& out, bool check, bool json) {
-  auto sweeps = sim::read_sweep_csv(in);
+  auto sweeps = sim::read_sweep_csv(in, job);
   if (!sweeps.ok()) return fail("fit", sweeps.status());
   nlohmann::json all = nlohmann::json::array();
   bool found = false;

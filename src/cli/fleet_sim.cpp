@@ -73,7 +73,9 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_option("--node-scenario", o.node_scenario,
                  "simulator scenario of one node (default scenarios/caps-pretrain-a100x8.yaml)")
       ->check(CLI::ExistingFile);
-  app.add_option("--dr-depth", o.dr_depth, "dr: target = (1 - depth) x baseline (default 0.25)")
+  app.add_option("--dr-depth", o.dr_depth,
+                 "dr: target = (1 - depth) x baseline (default 0.25; 1: a 0 W target, which the "
+                 "site cannot hold: its report says by how much)")
       ->check(finite_in(0, 1, true));
   bool no_curves = false;
   app.add_flag("--site-loop", o.site_loop,
@@ -137,6 +139,26 @@ int run_fleet_sim(int argc, char** argv) {
         d["weighted_performance"].get<double>(), d["weighted_hold_performance"].get<double>(),
         d["release_recovered_frac"].get<double>());
     std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());  // fits 120 columns
+    // Issue 45: whether the coordinator judged the target holdable, and the ramp beside its limit.
+    if (d["holdable_target_w"].is_number()) {
+      const double short_w = d["shortfall_w"].get<double>();
+      std::snprintf(line, sizeof line,
+                    short_w > 0 ? "target CANNOT be held (coordinator): shortfall %.0f W; the site "
+                                  "holds its jobs' tiers down to %.0f W (its floor %.0f W)"
+                                : "target holdable (coordinator): shortfall %.0f W; the site holds "
+                                  "its jobs' tiers down to %.0f W (its floor %.0f W)",
+                    short_w, d["holdable_target_w"].get<double>(), d["site_floor_w"].get<double>());
+      std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());
+    }
+    const nlohmann::json& rp = d["ramp"];
+    std::snprintf(line, sizeof line,
+                  "ramp limit %.1f W/s: split moved at most %.1f W/s down, %.1f W/s up; site "
+                  "(10 s means) %.1f W/s down, %.1f W/s up",
+                  rp["limit_w_per_s"].get<double>(), rp["split_max_fall_w_per_s"].get<double>(),
+                  rp["split_max_rise_w_per_s"].get<double>(),
+                  rp["site_max_fall_w_per_s"].get<double>(),
+                  rp["site_max_rise_w_per_s"].get<double>());
+    std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());
     if (d.contains("mix")) {
       std::snprintf(line, sizeof line,
                     "mix %s, allocator %s: over-cut on 1-minute means %.2f %%; every job at or "

@@ -378,7 +378,19 @@ bool Coordinator::round(const std::string& reason) {
         return p;
       };
     }
-    const double split = site_loop_.update(in.now_unix_s, power, line, line < in.site_w, model);
+    // The binding event's ramp rate limits the split both ways (issue 45; one rate per event).
+    SiteRampLimits limits;
+    const GridTarget* moving = binding_event(in.site_w, in.grid, in.now_unix_s);
+    if (!moving) moving = binding_event(in.site_w, in.grid, in.now_unix_s + in.lookahead_s);
+    if (moving) limits = {moving->ramp_w_per_s, moving->ramp_w_per_s};
+    const double split =
+        site_loop_.update(in.now_unix_s, power, line, line < in.site_w, model, limits);
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (moving) stats_.ramp_limit_w_per_s = moving->ramp_w_per_s;
+      stats_.split_max_fall_w_per_s = site_loop_.max_fall_w_per_s();
+      stats_.split_max_rise_w_per_s = site_loop_.max_rise_w_per_s();
+    }
     in.track_w = std::clamp(split - line, 0.0, std::max(0.0, in.site_w - line));
     // split_plan.hpp "reclaim": the loop re-splits instead, unless asked for both.
     in.reclaim = !(line < in.site_w) || options_.site_loop_reclaim;
@@ -415,6 +427,35 @@ bool Coordinator::round(const std::string& reason) {
   const Plan plan = plan_split(in, *allocator_);
   if (plan.pause_changed) last_pause_change_s_ = in.now_unix_s;
   paused_jobs_ = plan.paused_jobs;
+  // The deepest target the site holds, against the deepest event in force or to come (issue
+  // 45; split_plan.hpp site_holdable). Pausing counts with the site loop's pausing on; the pause
+  // budgets are that event's (the seconds used so far while it binds).
+  const GridTarget* deepest = nullptr;
+  for (const GridTarget& e : in.grid.events) {
+    if (!e.value_w || *e.value_w >= in.site_w) continue;
+    if (e.end_unix_s > 0 && e.end_unix_s <= in.now_unix_s) continue;
+    if (!deepest || *e.value_w < *deepest->value_w) deepest = &e;
+  }
+  in.pause_stagger_s = options_.site_loop.enabled ? options_.pause_stagger_s : 0.0;
+  double span_left_s = 0;
+  in.event_span_s = 0;
+  if (deepest && deepest->end_unix_s > 0) {
+    in.event_span_s = deepest->end_unix_s - deepest->start_unix_s;
+    span_left_s = deepest->end_unix_s - std::max(in.now_unix_s, deepest->start_unix_s);
+  }
+  // In draw watts with the site loop (it judges measured power, through the nodes' draw
+  // curves), else in budget watts (the assignments must fit under the line).
+  const SiteHoldable holdable =
+      site_holdable(in, plan.held_w, allocator_->name().rfind("curves", 0) == 0, span_left_s,
+                    options_.site_loop.enabled);
+  const double shortfall_w = deepest ? holdable_shortfall_w(holdable, *deepest->value_w) : 0.0;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stats_.holdable_target_w = holdable.holdable_w;
+    stats_.site_floor_w = holdable.floor_w;
+    stats_.shortfall_w = shortfall_w;
+    stats_.shortfall_event = deepest ? deepest->correlation_id : std::string();
+  }
   if (in.site_w <= 0) return true;
 
   std::vector<TxnOp> down, up;

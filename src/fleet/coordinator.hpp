@@ -10,7 +10,10 @@
 //    that go up (so a re-split never raises one node before lowering another); it deletes
 //    the assignment and off marker of nodes known off.
 //  - With the site loop on, rounds also run every site_loop.period_s while a grid event binds
-//    (reason "track"); the split is then the effective budget plus the loop's integral.
+//    (reason "track"); the split is then the effective budget plus the loop's integral, moving
+//    no faster than the binding event's ramp_w_per_s (both ways; site_loop.hpp "limits").
+//  - Every round computes the deepest target the site can hold and the shortfall of the
+//    deepest event in force or to come (CoordinatorStats; GET /v1/grid/status shows them).
 //  - Rounds run on a node join or leave, a change of a node's jobs, an off marker, the budget
 //    or the grid target (a draw update alone waits for the refresh), every
 //    refresh_s (assignments are rewritten with expires = now + expiry_s), and every tick
@@ -103,6 +106,21 @@ struct CoordinatorStats {
   int64_t pause_changes = 0;             // pauses and resumes while leading
   std::string ramp_state = "idle";
   std::vector<RampEvent> ramp_events;  // while leading, oldest first (last 1,000)
+  // Issue 45, at the last round (split_plan.hpp site_holdable; in draw watts with the site loop,
+  // else in budget watts): the deepest target the site holds with every job at its tier (the
+  // curves allocators; else its floors), pausable jobs taking turns within their budgets for
+  // the deepest event in force or still to come; the
+  // site's floor (every live node at min_w, plus held shares); and that event's shortfall
+  // (max(0, holdable - its value); 0 and "" when no event is in force or to come).
+  double holdable_target_w = 0;
+  double site_floor_w = 0;
+  double shortfall_w = 0;
+  std::string shortfall_event;
+  // The site loop under the binding event (issue 45): its ramp limit (the event's
+  // ramp_w_per_s; 0: none) and the split's fastest fall and rise since the event began to bind
+  // (site_loop.hpp), W/s.
+  double ramp_limit_w_per_s = 0;
+  double split_max_fall_w_per_s = 0, split_max_rise_w_per_s = 0;
 };
 
 class Coordinator {

@@ -1,5 +1,7 @@
 #include "fleet/coordinator_config.hpp"
 
+#include <charconv>
+
 #include "core/config.hpp"
 #include "fleet/etcd_client.hpp"
 #include "fleet/etcd_security_config.hpp"
@@ -64,7 +66,8 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
     const ConfigNode a = root["openadr"];
     if (!a.is_map()) return a.error("not a map");
     FW_RETURN_IF_ERROR(
-        a.reject_unknown({"vtn_url", "token_file", "program_id", "ven_name", "poll_s"}));
+        a.reject_unknown({"vtn_url", "token_file", "program_id", "ven_name", "poll_s",
+                          "retry_min_s", "retry_max_s", "callback_listen", "callback_url"}));
     if (!a.has("vtn_url")) return a.error("vtn_url: missing");
     c.openadr = true;
     FW_ASSIGN_OR_RETURN(c.ven.vtn_url, a["vtn_url"].as_string());
@@ -75,6 +78,35 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
     FW_ASSIGN_OR_RETURN(c.ven.program_id, a.get_string("program_id", ""));
     FW_ASSIGN_OR_RETURN(c.ven.ven_name, a.get_string("ven_name", "flexwatt"));
     FW_ASSIGN_OR_RETURN(c.ven_poll_s, a.get_double("poll_s", 30, 1, 3600));
+    OpenAdrLinkOptions& l = c.ven_link;
+    l.poll_s = c.ven_poll_s;
+    l.resource_name = o.site;
+    FW_ASSIGN_OR_RETURN(l.retry_min_s, a.get_double("retry_min_s", 1, 0.1, 3600));
+    FW_ASSIGN_OR_RETURN(l.retry_max_s, a.get_double("retry_max_s", 300, l.retry_min_s, 86400));
+    FW_ASSIGN_OR_RETURN(std::string cb, a.get_string("callback_listen", "127.0.0.1:0"));
+    const size_t colon = cb.rfind(':');
+    int port = -1;
+    if (colon != std::string::npos && colon > 0) {
+      auto [end, ec] = std::from_chars(cb.data() + colon + 1, cb.data() + cb.size(), port);
+      if (ec != std::errc() || end != cb.data() + cb.size()) port = -1;
+    }
+    if (port < 0 || port > 65535) {
+      return a["callback_listen"].error("'" + cb + "': expected host:port (port 0: any)");
+    }
+    l.callback_host = cb.substr(0, colon);
+    if (l.callback_host.size() > 2 && l.callback_host.front() == '[')
+      l.callback_host = l.callback_host.substr(1, l.callback_host.size() - 2);
+    l.callback_port = port;
+    FW_ASSIGN_OR_RETURN(l.callback_url, a.get_string("callback_url", ""));
+    if (!l.callback_url.empty() && l.callback_url.rfind("http://", 0) != 0 &&
+        l.callback_url.rfind("https://", 0) != 0) {
+      return a["callback_url"].error("'" + l.callback_url + "' is not an http(s):// URL");
+    }
+    if (l.callback_url.empty() && (l.callback_host == "0.0.0.0" || l.callback_host == "::")) {
+      return a["callback_listen"].error(l.callback_host +
+                                        " is every address: set callback_url, the URL the VTN "
+                                        "reaches");
+    }
   }
   FW_ASSIGN_OR_RETURN(std::string listen, root.get_string("listen", ""));
   if (!listen.empty()) {

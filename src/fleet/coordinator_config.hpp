@@ -31,8 +31,15 @@
 //     vtn_url: http://vtn.example:8080/openadr3/3.1.0   # required, http only
 //     token_file: /etc/flexwatt/vtn.token  # bearer token (one line; absent: none sent)
 //     program_id: dr-prog            # absent: every program's events
-//     ven_name: flexwatt             # clientName of the reports
+//     ven_name: flexwatt             # venName of the VEN, clientName of its subscription
+//                                    # and reports
 //     poll_s: 30                     # the leader polls the VTN's events this often
+//     retry_min_s: 1                 # back-off after a failed VTN exchange, doubling to
+//     retry_max_s: 300               # retry_max_s (0.1..3600 and retry_min_s..86400)
+//     callback_listen: 127.0.0.1:0   # the subscription's notification listener (port 0:
+//                                    # any free port; 0.0.0.0 or :: need callback_url)
+//     callback_url: http://coord-a.example:8741/openadr/notify  # as the VTN reaches it
+//                                    # (absent: http://<callback_listen>/openadr/notify)
 //
 // A non-loopback listen address needs token_file. expiry_s is at most 600 (agents refuse an
 // assignment that expires further ahead).
@@ -45,6 +52,7 @@
 #include "core/status.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/etcd_client.hpp"
+#include "fleet/openadr_link.hpp"
 #include "fleet/openadr_ven.hpp"
 
 namespace fw::fleet {
@@ -63,6 +71,7 @@ struct CoordinatorConfig {
   VenOptions ven;         // its options (ramp_w_per_s = grid_ramp_w_per_s)
   std::string ven_token_file;
   double ven_poll_s = 30;
+  OpenAdrLinkOptions ven_link;  // poll_s = ven_poll_s, resource_name = site
 };
 
 Result<CoordinatorConfig> load_coordinator_config(const std::string& path);

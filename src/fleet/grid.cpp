@@ -6,6 +6,9 @@
 #include <ctime>
 #include <map>
 
+#include "core/format.hpp"
+#include "fleet/openadr_report.hpp"
+
 namespace fw::fleet {
 
 using Json = nlohmann::json;
@@ -510,18 +513,24 @@ Json openadr_report(const std::vector<PowerSample>& samples, double start_unix_s
     });
     intervals.push_back({{"id", k},
                          {"intervalPeriod",
-                          {{"start", start_unix_s + k * interval_s},
-                           {"duration", "PT" + std::to_string(int64_t(interval_s)) + "S"}}},
+                          {{"start", rfc3339_utc(start_unix_s + k * interval_s)},
+                           {"duration", iso8601_duration(interval_s)}}},
                          {"payloads", payloads}});
   }
   return {
       {"objectType", "REPORT"},
       {"eventID", event_id},
       {"clientName", resource_name},
-      {"payloadDescriptors",
-       Json::array({{{"payloadType", "DEMAND"}, {"units", "KW"}, {"readingType", "MEAN"}},
-                    {{"payloadType", "USAGE"}, {"units", "KWH"}},
-                    {{"payloadType", "BASELINE"}, {"units", "KW"}}})},
+      {"payloadDescriptors", Json::array({{{"objectType", "REPORT_PAYLOAD_DESCRIPTOR"},
+                                           {"payloadType", "DEMAND"},
+                                           {"units", "KW"},
+                                           {"readingType", "MEAN"}},
+                                          {{"objectType", "REPORT_PAYLOAD_DESCRIPTOR"},
+                                           {"payloadType", "USAGE"},
+                                           {"units", "KWH"}},
+                                          {{"objectType", "REPORT_PAYLOAD_DESCRIPTOR"},
+                                           {"payloadType", "BASELINE"},
+                                           {"units", "KW"}}})},
       {"resources", Json::array({{{"resourceName", resource_name}, {"intervals", intervals}}})}};
 }
 

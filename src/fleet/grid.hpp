@@ -99,9 +99,11 @@ struct PowerSample {
   double baseline_w = 0;  // what the site would draw uncontrolled (simulator prediction)
 };
 
-// OpenADR 3 report: one interval per interval_s from start, with DEMAND (mean kW), USAGE
-// (kWh) and BASELINE (mean kW of the uncontrolled prediction). Intervals without samples
-// are left out. samples need not be evenly spaced (trapezoid-free: sample-and-hold).
+// OpenADR 3 report: one interval per interval_s from start (intervalPeriod start RFC 3339 UTC,
+// duration ISO 8601), with DEMAND (mean kW), USAGE (kWh) and BASELINE (mean kW of the
+// uncontrolled prediction). Intervals without samples are left out. samples need not be evenly
+// spaced (trapezoid-free: sample-and-hold). The VEN's reports on an event's own intervals:
+// openadr_report.hpp.
 nlohmann::json openadr_report(const std::vector<PowerSample>& samples, double start_unix_s,
                               double interval_s, const std::string& event_id,
                               const std::string& resource_name);

@@ -209,17 +209,26 @@ void GridServer::install_routes() {
     const size_t n = st.ramp_events.size();
     for (size_t i = n > 10 ? n - 10 : 0; i < n; ++i)
       ramp_events.push_back(to_json(st.ramp_events[i]));
-    reply(res, 200,
-          {{"leader", st.leader},
-           {"site_w", p.site_w},
-           {"effective_w", p.effective_w},
-           {"held_w", p.held_w},
-           {"calculated_load_w", st.last_power_w},
-           {"compliant", st.last_power_w <= p.effective_w + 1e-6},
-           {"ramp_state", ramp},
-           {"ramp_events", ramp_events},
-           {"target", binding ? target_json(*binding) : Json(nullptr)},
-           {"events", events}});
+    Json status = {{"leader", st.leader},
+                   {"site_w", p.site_w},
+                   {"effective_w", p.effective_w},
+                   {"held_w", p.held_w},
+                   {"calculated_load_w", st.last_power_w},
+                   {"compliant", st.last_power_w <= p.effective_w + 1e-6},
+                   {"ramp_state", ramp},
+                   {"ramp_events", ramp_events},
+                   {"target", binding ? target_json(*binding) : Json(nullptr)},
+                   {"events", events}};
+    // Issue 45 (the leader's last round; coordinator.hpp CoordinatorStats): the deepest target
+    // the site holds with its jobs at their tiers, its floor, and the shortfall of the deepest
+    // event in force or to come.
+    status["holdable_target_w"] = st.holdable_target_w;
+    status["site_floor_w"] = st.site_floor_w;
+    status["shortfall_w"] = st.shortfall_w;
+    status["shortfall_event"] =
+        st.shortfall_event.empty() ? Json(nullptr) : Json(st.shortfall_event);
+    status["holdable"] = !(st.shortfall_w > 0);
+    reply(res, 200, status);
   });
   // The site view: the report page with the site's state embedded (kind "site"): the budget,
   // the grid's effective target, every live node's share, safe share and reserve, the held

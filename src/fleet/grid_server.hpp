@@ -9,7 +9,11 @@
 //   POST /v1/grid/openadr/event   OpenADR 3 event -> one event per interval
 //                                 (translate_openadr_events), same answers
 //   GET  /v1/grid/status          {leader, site_w, effective_w, held_w, calculated_load_w,
-//                                  compliant, ramp_state, target (the binding event), events}
+//                                  compliant, ramp_state, target (the binding event), events,
+//                                  holdable_target_w, site_floor_w, shortfall_w,
+//                                  shortfall_event, holdable} (the last five: issue 45, the
+//                                  leader's last round, CoordinatorStats; the coordinator
+//                                  exports no Prometheus metrics, so these are the place)
 //   GET  /site                    the site view (HTML, report::report_html kind "site"): the
 //                                 same state with every live node's share, safe share and
 //                                 reserve, the held nodes; read scope; reloads every 5 s

@@ -100,7 +100,7 @@ void SiteLoop::noise(double now_s) {
 }
 
 double SiteLoop::update(double now_s, double measured_w, double line_w, bool binding,
-                        const SiteDrawModel& model) {
+                        const SiteDrawModel& model, SiteRampLimits limits) {
   const double dt = last_s_ < 0 ? 0 : std::clamp(now_s - last_s_, 0.0, 5 * o_.period_s);
   last_s_ = now_s;
   if (!samples_.empty() &&
@@ -116,8 +116,11 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     dip_ = false;
     dip_until_s_ = -1;
     base_w_ = split_w_ = std::max(0.0, line_w);
+    was_binding_ = false;
     return split_w_;
   }
+  if (!was_binding_) max_fall_w_per_s_ = max_rise_w_per_s_ = 0;  // a new event
+  was_binding_ = true;
   const double top_w = (1 + o_.max_boost_frac) * line_w;
   const double want_w = line_w - margin_w_;
   // Feed-forward: the split at which the model predicts line - margin.
@@ -171,8 +174,19 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   if (!(e > 0 && dip_)) integral_w_ += o_.ki_per_s * e * dt;
   const double bound = o_.max_boost_frac * line_w;
   integral_w_ = std::clamp(integral_w_, model ? -bound : 0.0, bound);
+  const double last_split_w = split_w_;
   split_w_ = std::clamp(base_w_ + integral_w_, line_w, top_w);
+  // The event's ramp limits, from the last split; never below the line.
+  if (limits.down_w_per_s > 0) {
+    split_w_ = std::max(split_w_, last_split_w - limits.down_w_per_s * dt);
+  }
+  if (limits.up_w_per_s > 0) split_w_ = std::min(split_w_, last_split_w + limits.up_w_per_s * dt);
+  split_w_ = std::max(split_w_, line_w);
   integral_w_ = split_w_ - base_w_;  // no wind-up against the split's bounds
+  if (dt > 0) {
+    max_fall_w_per_s_ = std::max(max_fall_w_per_s_, (last_split_w - split_w_) / dt);
+    max_rise_w_per_s_ = std::max(max_rise_w_per_s_, (split_w_ - last_split_w) / dt);
+  }
   samples_.back().split = split_w_;
   samples_.back().integral = integral_w_;
   return split_w_;

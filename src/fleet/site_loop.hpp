@@ -42,6 +42,11 @@
 //   split     = clamp(base + integral, line, (1 + max_boost_frac) · line), the integral
 //               clamped back when the split is (no wind-up). Never below the line: a 0 W line
 //               still drives every node to its floor.
+//   limits    = the binding event's ramp rates (W/s, down and up; 0: none; issue 45): the split
+//               moves from its last value by at most down · dt down and up · dt up per update
+//               (dt as the integral's), and never below the line (the line itself moves at the
+//               event's rate); the integral is clamped back with it. A dip's take-back and the
+//               feed-forward's jumps are so spread over time too.
 //   While no grid event binds (line at the site budget) or when disabled, the split is the
 //   line and the integral is reset (the noise is still measured).
 
@@ -67,18 +72,28 @@ struct SiteLoopOptions {
 // Predicted site draw (W) at a split (W).
 using SiteDrawModel = std::function<double(double split_w)>;
 
+// The binding event's ramp rates, W/s (0: no limit).
+struct SiteRampLimits {
+  double down_w_per_s = 0;
+  double up_w_per_s = 0;
+};
+
 class SiteLoop {
  public:
   explicit SiteLoop(SiteLoopOptions o = {}) : o_(o) {}
-  // One loop step at now_s: measured site power, the line, whether an event binds, and the
-  // optional feed-forward model. Returns the split.
+  // One loop step at now_s: measured site power, the line, whether an event binds, the
+  // optional feed-forward model and the event's ramp limits. Returns the split.
   double update(double now_s, double measured_w, double line_w, bool binding,
-                const SiteDrawModel& model = {});
+                const SiteDrawModel& model = {}, SiteRampLimits limits = {});
   double sigma_w() const { return sigma_w_; }
   double margin_w() const { return margin_w_; }
   double integral_w() const { return integral_w_; }
   double base_w() const { return base_w_; }  // the feed-forward split (the line without model)
   bool dip() const { return dip_; }
+  // The split's fastest fall and rise (W/s, update to update) since an event last began to bind
+  // (0 while none binds): beside the limits, what the loop commanded.
+  double max_fall_w_per_s() const { return max_fall_w_per_s_; }
+  double max_rise_w_per_s() const { return max_rise_w_per_s_; }
   const SiteLoopOptions& options() const { return o_; }
 
  private:
@@ -96,6 +111,8 @@ class SiteLoop {
   SiteLoopOptions o_;
   double last_s_ = -1, last_move_s_ = -1, dip_until_s_ = -1, split_w_ = 0;
   double integral_w_ = 0, sigma_w_ = 0, margin_w_ = 0, base_w_ = 0;
+  double max_fall_w_per_s_ = 0, max_rise_w_per_s_ = 0;
+  bool was_binding_ = false;
   bool dip_ = false, have_sigma_ = false;
   std::deque<Sample> samples_;  // the last 1.5 judge_s
   std::deque<Mean> means_;      // trailing judge_s means of steady updates

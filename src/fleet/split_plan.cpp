@@ -1,6 +1,7 @@
 #include "fleet/split_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "fleet/grid.hpp"
 
@@ -170,6 +171,48 @@ std::vector<double> split_running(const PlanInput& in, const Allocator& allocato
 }
 
 }  // namespace
+
+SiteHoldable site_holdable(const PlanInput& in, double held_w, bool tiers, double span_left_s,
+                           bool draw) {
+  SiteHoldable h;
+  h.floor_w = h.holdable_w = std::max(0.0, held_w);
+  std::vector<NodeRecord> nodes;
+  for (const auto& [node, r] : in.live) nodes.push_back(r);
+  std::vector<double> shed;  // per pausable job with budget left: running floor - floor
+  double phi_sum = 0;
+  for (const CurveJob& j : curve_jobs(nodes)) {
+    const double budget_w = tiers ? std::max(j.tier_floor_w, j.floor_w) : j.floor_w;
+    // The job's floors in the unit asked for: its nodes' shares of the budget, or their draw.
+    double running_w = 0, floor_w = 0;
+    for (size_t i : j.nodes) {
+      const NodeRecord& r = nodes[i];
+      const double share_w = std::max(r.min_w, budget_w * std::max(1, r.gpus) / double(j.gpus));
+      running_w += draw ? curve_draw_w(r.draw_curve, share_w) : share_w;
+      floor_w += draw ? curve_draw_w(r.draw_curve, r.min_w) : r.min_w;
+    }
+    h.floor_w += floor_w;
+    h.holdable_w += running_w;
+    if (!(in.pause_stagger_s > 0) || !j.pausable) continue;
+    double phi = 1;
+    if (in.event_span_s > 0 && span_left_s > 0) {
+      const auto it = in.paused_s.find(j.id);
+      const double used_s = it == in.paused_s.end() ? 0.0 : it->second;
+      const double left_s = std::clamp(1 - j.tier_min, 0.0, 1.0) * in.event_span_s - used_s;
+      phi = std::clamp(left_s / span_left_s, 0.0, 1.0);
+    }
+    if (phi <= 0) continue;
+    phi_sum += phi;
+    shed.push_back(std::max(0.0, running_w - floor_w));
+  }
+  std::sort(shed.begin(), shed.end());
+  const auto k = std::min(shed.size(), static_cast<size_t>(std::floor(phi_sum + 1e-9)));
+  for (size_t i = 0; i < k; ++i) h.holdable_w -= shed[i];
+  return h;
+}
+
+double holdable_shortfall_w(const SiteHoldable& h, double target_w) {
+  return std::max(0.0, h.holdable_w - target_w);
+}
 
 Plan plan_split(const PlanInput& in, const Allocator& allocator) {
   Plan p;

@@ -72,7 +72,8 @@ constexpr std::array<double, 4> kMixHi = {1.0, 1.0, 1.0, 0.6};
 
 }  // namespace
 
-Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
+Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path,
+                                                  const std::string& only_job) {
   FW_ASSIGN_OR_RETURN(auto r, CsvReader::open(path));
   if (!r->next()) {
     FW_RETURN_IF_ERROR(r->status());
@@ -98,6 +99,7 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
         "Workload,GPU power cap,throughput,...,power per GPU");
   }
   std::map<std::string, MeasuredSweep> by_job;
+  std::map<std::string, std::map<double, int64_t>> cap_line;  // job -> cap -> its first line
   std::vector<std::string> order;
   const std::array<std::pair<int, const char*>, 3> cols = {
       {{ic, "cap"}, {ip, "power"}, {it, "throughput"}}};
@@ -123,6 +125,12 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
       }
     }
     const std::string job(f[ij]);
+    const auto [first, fresh] = cap_line[job].emplace(p.cap_w, r->line_number());
+    if (!fresh) {
+      return Status::InvalidArgument(r->where() + ": cap: " + std::string(f[ic]) + " W: job '" +
+                                     job + "' has this cap already on line " +
+                                     std::to_string(first->second) + " (one row per cap)");
+    }
     if (!by_job.count(job)) order.push_back(job);
     by_job[job].job = job;
     by_job[job].points.push_back(p);
@@ -142,6 +150,7 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
   FW_RETURN_IF_ERROR(r->status());
   std::vector<MeasuredSweep> out;
   for (const auto& j : order) {
+    if (!only_job.empty() && j != only_job) continue;
     MeasuredSweep m = by_job[j];
     std::sort(m.points.begin(), m.points.end(),
               [](const SweepPoint& a, const SweepPoint& b) { return a.cap_w < b.cap_w; });
@@ -150,7 +159,7 @@ Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path) {
     }
     out.push_back(std::move(m));
   }
-  if (out.empty()) return Status::InvalidArgument(path + ": no data rows");
+  if (out.empty() && only_job.empty()) return Status::InvalidArgument(path + ": no data rows");
   return out;
 }
 

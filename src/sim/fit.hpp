@@ -40,8 +40,13 @@ struct MeasuredSweep {
 //  - the public A100 sweep: Workload,GPU power cap,throughput,total GPU power,
 //    normalized throughput,power per GPU;
 //  - plain: job,cap_w,power_w,throughput[,gpus] (power per GPU, W; throughput in any unit).
-// Errors name path:line: field.
-Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path);
+// Every row is checked, whichever job it holds: a bad field, or a cap given twice for one job
+// (naming the earlier line), is an error naming path:line: field. Every sweep returned has at
+// least two caps. With only_job, only that job's sweep is returned (the rule of two caps is
+// about the sweeps returned, so another job's single row is no error), or none when the file
+// holds no rows for it: the caller names the job and the file.
+Result<std::vector<MeasuredSweep>> read_sweep_csv(const std::string& path,
+                                                  const std::string& only_job = "");
 
 // The fitted knobs of a pretraining-kind job (scenario key `mix`).
 struct JobMix {

@@ -36,7 +36,7 @@ Result<Job> parse_sweep_ref(const ConfigNode& n, Job j, const std::string& base_
   if (!gpus.ok()) return gpus.status();
   std::string p = *path;
   if (!p.empty() && p[0] != '/' && !std::filesystem::exists(p)) p = base_dir + "/" + p;
-  auto sweeps = sim::read_sweep_csv(p);
+  auto sweeps = sim::read_sweep_csv(p, *job);
   if (!sweeps.ok()) return n["sweep_csv"].error(sweeps.status().message());
   for (const auto& m : *sweeps) {
     if (m.job != *job) continue;

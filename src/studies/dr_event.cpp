@@ -46,7 +46,8 @@ Result<DrJobSpec> parse_dr_job(const ConfigNode& n, size_t index, const std::str
   }
   std::string p = j.sweep_csv;
   if (!p.empty() && p[0] != '/') p = base_dir + "/" + p;
-  auto sweeps = sim::read_sweep_csv(p);
+  // Only the job asked for: another job's rows are checked, not required to make a sweep.
+  auto sweeps = sim::read_sweep_csv(p, j.sweep_job);
   if (!sweeps.ok()) return n["sweep_csv"].error(sweeps.status().message());
   const sim::MeasuredSweep* m = nullptr;
   for (const auto& s : *sweeps) {

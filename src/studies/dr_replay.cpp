@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text_table.hpp"
 #include "report/sweep_plot.hpp"
 #include "studies/dr_plant.hpp"
 
@@ -78,8 +79,9 @@ nlohmann::json series_json(const DrSeriesScore& s) {
 }
 
 // Scores a site power series sampled every dt (sample k at (k + 1)·dt) against the event's
-// target below baseline B.
-DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, double dt, double B) {
+// target below baseline B. dip: per sample, whether a job dips then (none: no sample does).
+DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, double dt, double B,
+                         const std::vector<char>* dip = nullptr) {
   DrPowerScore out;
   const auto n = static_cast<int64_t>(power.size());
   std::vector<double> time(power.size());
@@ -119,15 +121,23 @@ DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, do
     if (m60[k] - tm > tol) ++sliding;
   }
   out.minutes_above_target_sliding = static_cast<double>(sliding) * dt / 60;
-  const int64_t w10 = w;  // rates on 1-minute means, 1 minute apart
-  for (int64_t k = 2 * w10 - 1; k < n; ++k) {
-    if (time[k] < ev0 || time[k] > ev1) continue;
-    const double now = (P.prefix[k + 1] - P.prefix[k + 1 - w10]) / static_cast<double>(w10);
-    const double before =
-        (P.prefix[k + 1 - w10] - P.prefix[k + 1 - 2 * w10]) / static_cast<double>(w10);
-    const double rate = (now - before) / (static_cast<double>(w10) * dt);
+  // Rates on 1-minute means, 1 minute apart, from the first start to the end, outside dips.
+  std::vector<int64_t> dips(static_cast<size_t>(n) + 1, 0);  // prefix count of dip samples
+  for (int64_t k = 0; k < n; ++k) dips[k + 1] = dips[k] + (dip && (*dip)[k] ? 1 : 0);
+  for (int64_t k = 2 * w - 1; k < n; ++k) {
+    if (time[k] < ev0) continue;
+    if (dips[k + 1] - dips[k + 1 - 2 * w] > 0) continue;
+    const double now = (P.prefix[k + 1] - P.prefix[k + 1 - w]) / static_cast<double>(w);
+    const double before = (P.prefix[k + 1 - w] - P.prefix[k + 1 - 2 * w]) / static_cast<double>(w);
+    const double rate = (now - before) / (static_cast<double>(w) * dt);
     out.max_ramp_down_w_per_s = std::max(out.max_ramp_down_w_per_s, -rate);
     out.max_ramp_up_w_per_s = std::max(out.max_ramp_up_w_per_s, rate);
+  }
+  // Trailing 10 s means (the physical ramp's).
+  const auto w10 = std::max<int64_t>(1, std::llround(10 / dt));
+  std::vector<double> m10(static_cast<size_t>(n), std::nan(""));
+  for (int64_t k = w10 - 1; k < n; ++k) {
+    m10[k] = (P.prefix[k + 1] - P.prefix[k + 1 - w10]) / static_cast<double>(w10);
   }
 
   // Holds: over-cut, power/target, hold performance.
@@ -153,9 +163,15 @@ DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, do
   }
   for (size_t i = 0; i < ev.steps.size(); ++i) {
     const auto& s = ev.steps[i];
-    DrStepScore st{s.start_s, s.depth, B * (1 - s.depth), -1};
-    // Settled: after the last sample of the step's span whose trailing 1-minute mean is above
-    // the hold target + tolerance (a dip does not end the ramp early).
+    DrStepScore st;
+    st.start_s = s.start_s;
+    st.depth = s.depth;
+    st.target_w = B * (1 - s.depth);
+    const double from_depth = i > 0 ? ev.steps[i - 1].depth : 0;
+    const double limit = s.depth >= from_depth ? ev.ramp_down_w_per_s : ev.ramp_up_w_per_s;
+    if (limit > 0) st.ramp_limit_s = std::fabs(s.depth - from_depth) * B / limit;
+    // 1-minute means, settled: after the last sample of the step's span whose trailing 1-minute
+    // mean is above the hold target + tolerance (a dip does not end the ramp early).
     const double to = i + 1 < ev.steps.size() ? ev.steps[i + 1].start_s : ev.end_s;
     double last_above = s.start_s;
     bool reached = false;
@@ -169,13 +185,35 @@ DrPowerScore score_power(const DrEvent& ev, const std::vector<double>& power, do
         reached = true;
       }
     }
-    if (reached) st.ramp_down_s = last_above - s.start_s;
-    out.steps.push_back(st);
-    if (st.ramp_down_s < 0) {
-      out.ramp_down_s = -1;
-    } else if (out.ramp_down_s >= 0 || out.steps.size() == 1) {
-      out.ramp_down_s = std::max(out.ramp_down_s, st.ramp_down_s);
+    if (reached) st.ramp_down_1min_s = last_above - s.start_s;
+    // 10 s means: the first time in the band that lasts 30 s.
+    double in_band_since = -1;
+    for (int64_t k = 0; k < n; ++k) {
+      if (time[k] < s.start_s || !std::isfinite(m10[k])) continue;
+      if (time[k] > to) break;
+      // Within 10 s after a job's dip sample, the 10 s mean is not the site's level.
+      const bool dipping = dips[k + 1] - dips[std::max<int64_t>(0, k + 1 - w10)] > 0;
+      if (m10[k] > st.target_w + tol || dipping) {
+        in_band_since = -1;
+      } else if (in_band_since < 0) {
+        in_band_since = time[k];
+      }
+      if (in_band_since >= 0 && time[k] - in_band_since >= 30 - 1e-9) {
+        st.ramp_down_s = in_band_since - s.start_s;
+        break;
+      }
     }
+    out.steps.push_back(st);
+    // The largest over steps; -1 when a step never got there.
+    auto worst = [&](double DrPowerScore::*all, double v) {
+      if (v < 0) {
+        out.*all = -1;
+      } else if (out.*all >= 0 || out.steps.size() == 1) {
+        out.*all = std::max(out.*all, v);
+      }
+    };
+    worst(&DrPowerScore::ramp_down_s, st.ramp_down_s);
+    worst(&DrPowerScore::ramp_down_1min_s, st.ramp_down_1min_s);
   }
   return out;
 }
@@ -222,6 +260,12 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
   std::vector<double> power(static_cast<size_t>(n)), time(static_cast<size_t>(n));
   std::vector<std::vector<double>> t_rel(nj, std::vector<double>(static_cast<size_t>(n)));
   std::vector<double> paused_s(nj, 0);
+  std::vector<char> dip(static_cast<size_t>(n), 0);
+  // The loop's holdable target and shortfall (dr_site_loop.hpp step 7) and its commanded
+  // target's moves (step 6), as it goes.
+  const size_t ns = ev.steps.size();
+  std::vector<double> step_holdable(ns, std::nan("")), step_shortfall(ns, 0), step_ramp(ns, 0);
+  double holdable_start = std::nan(""), shortfall = 0, ramp_shortfall = 0, infeasible_s = 0;
   for (int64_t k = 0; k < n; ++k) {
     const double t = static_cast<double>(k + 1) * dt;
     plant.step(t);
@@ -234,11 +278,27 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
       t_rel[j][k] = r.job_t_rel[j];
       if (r.job_paused[j]) paused_s[j] += dt;
     }
+    for (const auto& job : ev.jobs) dip[k] = dip[k] || dr_in_dip(job, t);
     if (!opt.field_actions.empty()) {
       plant.write(field_command(ev, plant.nodes(), opt.field_actions, t), t);
     } else {
       DrCommand cmd = loop.update(r);
       if (control) plant.write(cmd, t);
+      const double held = loop.holdable_rule_w();
+      if (std::isfinite(held)) {
+        if (std::isnan(holdable_start)) holdable_start = held;
+        shortfall = std::max(shortfall, loop.shortfall_w());
+        if (control) ramp_shortfall = std::max(ramp_shortfall, loop.ramp_shortfall_w());
+        const bool short_now = loop.shortfall_w() > 0 || (control && loop.ramp_shortfall_w() > 0);
+        if (short_now) infeasible_s += dt;
+        for (size_t i = ns; i-- > 0;) {
+          if (t < ev.steps[i].start_s) continue;
+          if (std::isnan(step_holdable[i])) step_holdable[i] = held;
+          step_shortfall[i] = std::max(step_shortfall[i], loop.shortfall_w());
+          if (control) step_ramp[i] = std::max(step_ramp[i], loop.ramp_shortfall_w());
+          break;
+        }
+      }
     }
     if (opt.progress && ((k + 1) % 1000 == 0 || k + 1 == n)) {
       opt.progress(static_cast<size_t>(k + 1), static_cast<size_t>(n));
@@ -262,7 +322,26 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
     res.baseline_w = ev.baseline_w;
   }
   const double B = res.baseline_w;
-  static_cast<DrPowerScore&>(res) = score_power(ev, power, dt, B);
+  static_cast<DrPowerScore&>(res) = score_power(ev, power, dt, B, &dip);
+  res.ramp_down_limit_w_per_s = ev.ramp_down_w_per_s;
+  res.ramp_up_limit_w_per_s = ev.ramp_up_w_per_s;
+  if (control && opt.field_actions.empty()) {
+    res.commanded_max_ramp_down_w_per_s = loop.commanded_max_fall_w_per_s();
+    res.commanded_max_ramp_up_w_per_s = loop.commanded_max_rise_w_per_s();
+  }
+  res.holdable_computed = opt.field_actions.empty() && std::isfinite(holdable_start);
+  if (res.holdable_computed) {
+    res.holdable_target_w = holdable_start;
+    res.shortfall_w = shortfall;
+    res.ramp_shortfall_w = ramp_shortfall;
+    res.infeasible_s = infeasible_s;
+    res.feasible = !(shortfall > 0) && !(ramp_shortfall > 0);
+    for (size_t i = 0; i < ns && i < res.steps.size(); ++i) {
+      res.steps[i].holdable_target_w = std::isfinite(step_holdable[i]) ? step_holdable[i] : 0;
+      res.steps[i].shortfall_w = step_shortfall[i];
+      res.steps[i].ramp_shortfall_w = step_ramp[i];
+    }
+  }
   const auto holds = dr_holds(ev);
   int64_t nh = 0;
   std::vector<double> hold_perf(nj, 0);
@@ -366,11 +445,34 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
   }
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : r.steps) {
-    steps.push_back({{"start_s", s.start_s},
-                     {"depth", s.depth},
-                     {"target_w", s.target_w},
-                     {"ramp_down_s", s.ramp_down_s}});
+    nlohmann::json st = {{"start_s", s.start_s},
+                         {"depth", s.depth},
+                         {"target_w", s.target_w},
+                         {"ramp_down_s", s.ramp_down_s},
+                         {"ramp_down_1min_s", s.ramp_down_1min_s},
+                         {"ramp_limit_s", s.ramp_limit_s}};
+    if (r.holdable_computed) {
+      st["holdable_target_w"] = s.holdable_target_w;
+      st["shortfall_w"] = s.shortfall_w;
+      st["ramp_shortfall_w"] = s.ramp_shortfall_w;
+    }
+    steps.push_back(st);
   }
+  auto limit = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  const nlohmann::json ramp = {
+      {"down",
+       {{"limit_w_per_s", limit(r.ramp_down_limit_w_per_s)},
+        {"max_ramp_w_per_s", r.max_ramp_down_w_per_s},
+        {"commanded_max_ramp_w_per_s", r.commanded_max_ramp_down_w_per_s}}},
+      {"up",
+       {{"limit_w_per_s", limit(r.ramp_up_limit_w_per_s)},
+        {"max_ramp_w_per_s", r.max_ramp_up_w_per_s},
+        {"commanded_max_ramp_w_per_s", r.commanded_max_ramp_up_w_per_s}}},
+      {"rule",
+       "limit: the event's (null: none); max_ramp_w_per_s: measured, the fastest change of the "
+       "site's trailing 1-minute mean over one minute, from the first step's start to the end "
+       "of the replay, outside the jobs' dips; commanded_max_ramp_w_per_s: the loop's commanded "
+       "target (its split plus its node corrections), sample to sample"}};
   nlohmann::json pauses = nlohmann::json::array();
   for (const auto& p : r.pauses) {
     pauses.push_back({{"job", r.jobs[p.job].name}, {"from_s", p.from_s}, {"to_s", p.to_s}});
@@ -395,8 +497,14 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
       {"mean_overcut_frac", r.mean_overcut_frac},
       {"hold_power_over_target", r.hold_power_over_target},
       {"ramp_down_s", r.ramp_down_s},
+      {"ramp_down_rule",
+       "per step, from its start until the trailing 10 s mean power is at or below the hold "
+       "target + tolerance_w for 30 s, windows holding a job's dip not counted (the physical "
+       "ramp); the largest over steps; -1: never"},
+      {"ramp_down_1min_s", r.ramp_down_1min_s},
       {"max_ramp_down_w_per_s", r.max_ramp_down_w_per_s},
       {"max_ramp_up_w_per_s", r.max_ramp_up_w_per_s},
+      {"ramp", ramp},
       {"steps", steps},
       {"per_job", jobs},
       {"hold_performance", hold},
@@ -406,16 +514,36 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
       {"noise_sigma_w", r.final_sigma_w},
       {"margin_w", r.final_margin_w},
       {"infeasible_samples", r.infeasible_samples}};
+  if (r.holdable_computed) {
+    j["holdable_target_w"] = r.holdable_target_w;
+    j["holdable_depth"] = r.baseline_w > 0 ? 1 - r.holdable_target_w / r.baseline_w : 0.0;
+    j["shortfall_w"] = r.shortfall_w;
+    j["ramp_shortfall_w"] = r.ramp_shortfall_w;
+    j["infeasible_s"] = r.infeasible_s;
+    j["feasible"] = r.feasible;
+    j["holdable_rule"] =
+        "holdable_target_w: before the event, the deepest target held through it for sure: "
+        "every job at its tier's floor (at least its lowest cap's draw), the pausable jobs "
+        "whose tier budgets cover the event paused; a deeper one may hold with pauses taking "
+        "turns. shortfall_w: the largest W by which the jobs' floors (as configured, or "
+        "pausing what may stay paused) stood above the target from the first start to end_s; "
+        "ramp_shortfall_w: the largest W by which the ramp limit kept the loop's split above "
+        "the target + tolerance_w then; feasible: both 0 (else exit 1)";
+  }
   if (r.measured_score) {
     const auto& m = *r.measured_score;
     nlohmann::json ms = nlohmann::json::array();
-    for (const auto& s : m.steps)
-      ms.push_back(nlohmann::json{{"start_s", s.start_s}, {"ramp_down_s", s.ramp_down_s}});
+    for (const auto& s : m.steps) {
+      ms.push_back(nlohmann::json{{"start_s", s.start_s},
+                                  {"ramp_down_s", s.ramp_down_s},
+                                  {"ramp_down_1min_s", s.ramp_down_1min_s}});
+    }
     j["measured"] = {{"baseline_w", r.measured_baseline_w},
                      {"minutes_above_target", m.minutes_above_target},
                      {"mean_overcut_frac", m.mean_overcut_frac},
                      {"hold_power_over_target", m.hold_power_over_target},
                      {"ramp_down_s", m.ramp_down_s},
+                     {"ramp_down_1min_s", m.ramp_down_1min_s},
                      {"steps", ms},
                      {"rule",
                       "the replay's scores on the measured rows (each row held for its "
@@ -440,7 +568,7 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
 
 std::string dr_replay_table(const DrReplayResult& r) {
   std::string out;
-  char b[256];
+  char b[512];
   std::snprintf(b, sizeof b, "dr replay %s  (method %s, seed %llu, simulated)\n",
                 r.event_path.c_str(), r.method.c_str(), static_cast<unsigned long long>(r.seed));
   out += b;
@@ -456,10 +584,72 @@ std::string dr_replay_table(const DrReplayResult& r) {
   std::snprintf(b, sizeof b, "  mean over-cut %.2f %% of baseline; hold power/target %.3f\n",
                 100 * r.mean_overcut_frac, r.hold_power_over_target);
   out += b;
+  if (r.holdable_computed) {
+    const double B = std::max(r.baseline_w, 1e-9);
+    double deepest = 0;
+    for (const auto& s : r.steps) deepest = std::max(deepest, s.depth);
+    const double target_w = B * (1 - deepest);
+    if (!r.feasible) {
+      std::string why;
+      if (r.shortfall_w > 0) {
+        std::snprintf(b, sizeof b,
+                      "shortfall %.0f W (the most the jobs' tier floors stood above it); ",
+                      r.shortfall_w);
+        why += b;
+      }
+      if (r.ramp_shortfall_w > 0) {
+        std::snprintf(b, sizeof b,
+                      "shortfall %.0f W while ramping (the ramp limit kept the site above it "
+                      "beyond the tolerance); ",
+                      r.ramp_shortfall_w);
+        why += b;
+      }
+      std::snprintf(b, sizeof b,
+                    "  target CANNOT be held: %.0f W (depth %.3f); %s%.0f s of the event; held "
+                    "for sure down to %.0f W (depth %.3f); exit 1\n",
+                    target_w, deepest, why.c_str(), r.infeasible_s, r.holdable_target_w,
+                    1 - r.holdable_target_w / B);
+    } else if (target_w >= r.holdable_target_w) {
+      std::snprintf(b, sizeof b,
+                    "  target holdable: %.0f W (depth %.3f); held for sure down to %.0f W (depth "
+                    "%.3f: every job at its tier's floor)\n",
+                    target_w, deepest, r.holdable_target_w, 1 - r.holdable_target_w / B);
+    } else {
+      std::snprintf(b, sizeof b,
+                    "  target holdable: %.0f W (depth %.3f), below the %.0f W (depth %.3f) every "
+                    "job's tier floor holds: held with pauses taking turns and progress banked\n",
+                    target_w, deepest, r.holdable_target_w, 1 - r.holdable_target_w / B);
+    }
+    out += wrap_text(b, TextStyle{}.width, "    ");
+  }
+  auto limit_text = [](double v) {
+    char t[32];
+    if (v > 0) {
+      std::snprintf(t, sizeof t, "%.3g W/s", v);
+    } else {
+      std::snprintf(t, sizeof t, "none");
+    }
+    return std::string(t);
+  };
+  std::snprintf(b, sizeof b,
+                "  ramp limit down %s: measured max %.1f W/s, commanded max %.1f W/s; up %s: "
+                "measured max %.1f W/s, commanded max %.1f W/s (measured: 1-minute means a "
+                "minute apart, outside dips)\n",
+                limit_text(r.ramp_down_limit_w_per_s).c_str(), r.max_ramp_down_w_per_s,
+                r.commanded_max_ramp_down_w_per_s, limit_text(r.ramp_up_limit_w_per_s).c_str(),
+                r.max_ramp_up_w_per_s, r.commanded_max_ramp_up_w_per_s);
+  out += wrap_text(b, TextStyle{}.width, "    ");
   for (const auto& s : r.steps) {
-    std::snprintf(b, sizeof b, "  step at %.0f s, depth %.3f: ramp down %.0f s\n", s.start_s,
-                  s.depth, s.ramp_down_s);
+    std::snprintf(b, sizeof b,
+                  "  step at %.0f s, depth %.3f: ramp down %.0f s (10 s means; 1-minute mean %.0f "
+                  "s)",
+                  s.start_s, s.depth, s.ramp_down_s, s.ramp_down_1min_s);
     out += b;
+    if (s.ramp_limit_s > 0) {
+      std::snprintf(b, sizeof b, "; the ramp limit needs %.0f s", s.ramp_limit_s);
+      out += b;
+    }
+    out += "\n";
   }
   out += "  job                    tier_min  performance  hold_perf  paused_s\n";
   for (const auto& j : r.jobs) {

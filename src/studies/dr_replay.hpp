@@ -11,9 +11,31 @@
 //    beside it the count on windows aligned with t = 0 and the sliding count (samples whose
 //    trailing 60 s window is above, in minutes).
 //  - mean_overcut_frac: mean over the holds of max(0, target − trailing 60 s mean power) / B.
-//  - ramp_down_s: per step, the time from its start until the trailing 60 s mean is at or below
-//    the step's hold target + tolerance for the rest of the step (settled; a dip that brings the
-//    mean down for a while does not count), the largest over steps; -1 when never.
+//  - ramp_down_s: per step, the physical time to the target band: from the step's start until
+//    the trailing 10 s mean power is at or below the step's hold target + tolerance and stays
+//    there for 30 s, windows holding a job's dip not counted, the largest over steps; -1
+//    when never. ramp_down_1min_s: the same for the trailing 60 s mean, settled for the rest of
+//    the step (a dip that brings the mean down for a while does not count): the delay the
+//    1-minute judging adds.
+//  - max_ramp_down_w_per_s / max_ramp_up_w_per_s: the fastest fall / rise of the site's
+//    1-minute mean, (m(t) − m(t − 60 s)) / 60 s with m the trailing 60 s mean, from the first
+//    step's start to the end of the replay (the release may outlast the grid's), leaving out the
+//    pairs of windows in which a job dips (its own checkpoints: not commanded). Beside them the
+//    event's limits and the loop's commanded target's fastest moves (dr_site_loop.hpp step 6).
+//  - holdable_target_w: before the event (its first sample), the deepest target the site holds
+//    through it for sure (dr_site_loop.hpp step 7, holdable_rule_w: every job at its tier's
+//    floor, at least its lowest cap's draw; pausable jobs whose tier budget covers the event
+//    paused). A deeper target may still hold, with pauses taking turns and jobs banking
+//    progress while others pause: shortfall_w says whether this one did: the largest W by
+//    which the loop's holdable draw now (step 7, each sample, as the jobs' progress goes) stood
+//    above the target line from the first start to end_s; infeasible_s: the seconds it did;
+//    ramp_shortfall_w: the largest W by which the ramp limit kept the loop's split above the
+//    target line + tolerance over the same span (dr_site_loop.hpp step 7: a step deeper than
+//    the limit reaches within its ramp window); infeasible_s: the seconds either was > 0;
+//    feasible: both 0 (`flexwatt dr replay` exits 1 when not). Per step, the same at the
+//    step's first sample and over its span. The loop computes the shortfall under any
+//    --method (with `uncapped` on the uncapped run's progress, beside it: the figures differ);
+//    the ramp shortfall and the commanded ramps only under control; none for field actions.
 //  - per job: performance = mean throughput over the whole replay / uncapped throughput over the
 //    same span (the field demonstration's rule), hold_performance the same over the holds;
 //    weighted_performance = Σ tier_min·performance / Σ tier_min.
@@ -58,7 +80,13 @@ struct DrJobScore {
 };
 
 struct DrStepScore {
-  double start_s = 0, depth = 0, target_w = 0, ramp_down_s = -1;
+  double start_s = 0, depth = 0, target_w = 0, ramp_down_s = -1, ramp_down_1min_s = -1;
+  // The least time the event's ramp limit allows to move from the previous level to this hold
+  // (|Δdepth| · B / limit; 0 without a limit).
+  double ramp_limit_s = 0;
+  // The loop's holdable target at the step's first sample, and the largest shortfall during the
+  // step's span (to the next step's start or end_s) (DrReplayResult).
+  double holdable_target_w = 0, shortfall_w = 0, ramp_shortfall_w = 0;
 };
 
 struct DrSeriesScore {
@@ -77,9 +105,8 @@ struct DrPowerScore {
                                         // 0 when no window is above
   double mean_overcut_frac = 0;
   double hold_power_over_target = 0;  // mean power / mean target over the holds
-  double ramp_down_s = -1;
-  // Fastest fall and rise of the site's trailing 1-minute mean power during the event (W/s: the
-  // difference of two consecutive 1-minute means / 60 s).
+  double ramp_down_s = -1, ramp_down_1min_s = -1;
+  // Fastest fall and rise of the site's trailing 1-minute mean power (W/s; see above).
   double max_ramp_down_w_per_s = 0, max_ramp_up_w_per_s = 0;
   std::vector<DrStepScore> steps;
 };
@@ -95,6 +122,13 @@ struct DrReplayResult : DrPowerScore {
   std::vector<DrPauseSpan> pauses;
   double final_sigma_w = 0, final_margin_w = 0;
   int infeasible_samples = 0;
+  // The holdable target and shortfall (see above); holdable_computed false for field actions.
+  bool holdable_computed = false;
+  double holdable_target_w = 0, shortfall_w = 0, ramp_shortfall_w = 0, infeasible_s = 0;
+  bool feasible = true;
+  // The event's ramp limits (0: none) and the commanded target's fastest fall and rise (W/s).
+  double ramp_down_limit_w_per_s = 0, ramp_up_limit_w_per_s = 0;
+  double commanded_max_ramp_down_w_per_s = 0, commanded_max_ramp_up_w_per_s = 0;
   // The measured total scored by the same rules (baseline: its mean before the first step).
   std::optional<DrPowerScore> measured_score;
   double measured_baseline_w = 0;

@@ -58,6 +58,7 @@ DrSiteLoop::DrSiteLoop(const DrEvent& ev, const std::vector<DrNode>& nodes, DrLo
     ++job_nodes_[nodes[i].job];
     cap_w_[i] = ev.jobs[nodes[i].job].curve.back().cap_w;
   }
+  for (const auto& j : ev.jobs) uncapped_w_ += j.gpus * j.curve.back().power_w;
   double tier_sum = 0;
   for (const auto& j : ev.jobs) tier_sum += j.tier_min;
   for (const auto& j : ev.jobs) {
@@ -80,6 +81,12 @@ double DrSiteLoop::hold_floor(int j, double t) const {
   const double after_s = std::max(0.0, D - std::max(t, back_s));
   const double need = std::min(1.0, job.tier_min + 0.005) * D - progress_[j] - after_s;
   return std::clamp(need / left_s, 0.0, 1.0);
+}
+
+double DrSiteLoop::pause_slack(int j, double until_s) const {
+  const double D = ev_.duration_s;
+  const double rest = std::max(0.0, D - until_s - ev_.resume_s);
+  return (progress_[j] + rest) / D - (ev_.jobs[j].tier_min + 0.01);
 }
 
 void DrSiteLoop::update_noise(double t, double site_w) {
@@ -124,14 +131,9 @@ void DrSiteLoop::update_noise(double t, double site_w) {
 }
 
 void DrSiteLoop::pausing(double t, double split_w, const std::vector<double>& floor_w) {
-  const double D = ev_.duration_s;
   if (t - last_action_s_ < o_.stagger_s) return;
   const int nj = static_cast<int>(ev_.jobs.size());
-  auto slack = [&](int j, double until_s) {
-    // Whole-run performance if the job stays paused until until_s and runs fully after.
-    const double rest = std::max(0.0, D - until_s - ev_.resume_s);
-    return (progress_[j] + rest) / D - (ev_.jobs[j].tier_min + 0.01);
-  };
+  auto slack = [&](int j, double until_s) { return pause_slack(j, until_s); };
   double floors = 0;
   for (int j = 0; j < nj; ++j) {
     if (!pause_[j]) floors += floor_w[j];
@@ -212,7 +214,14 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
   }
   DrCommand cmd;
   cmd.node_cap_w.assign(nn, std::numeric_limits<double>::quiet_NaN());
-  const bool active = t >= start && t < ev_.end_s + ev_.release_ramp_s;
+  const double release_end_s = ev_.end_s + ev_.release_ramp_s;
+  const double down = ev_.ramp_down_w_per_s, up = ev_.ramp_up_w_per_s;
+  // After the grid's release, a rise limit keeps the loop on until the split is back at the
+  // jobs' uncapped draw (step 6).
+  const bool rising = up > 0 && cmd_w_ >= 0 && (cmd_w_ < uncapped_w_ || integral_sum_w_ != 0);
+  const bool active = t >= start && (t < release_end_s || rising);
+  holdable_w_ = holdable_rule_w_ = std::numeric_limits<double>::quiet_NaN();
+  shortfall_w_ = ramp_shortfall_w_ = 0;
   if (!active) {
     for (size_t i = 0; i < nn; ++i) {
       cap_w_[i] = ev_.jobs[nodes_[i].job].curve.back().cap_w;
@@ -232,7 +241,12 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
     }
     cmd.job_pause = pause_;
     planned_w_ = 0;
-    sp_prev_ = -1;
+    cmd_w_ = -1;
+    if (std::isfinite(commanded_w_)) {  // the loop goes off: back to uncapped caps at once
+      commanded_rise_ = std::max(commanded_rise_, (uncapped_w_ - commanded_w_) / dt);
+      commanded_fall_ = std::max(commanded_fall_, (commanded_w_ - uncapped_w_) / dt);
+    }
+    commanded_w_ = std::numeric_limits<double>::quiet_NaN();
     setpoint_w_ = 0;
     return cmd;
   }
@@ -246,15 +260,23 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
     }
     goal = B * (1 - depth);
   }
-  double sp = goal;
-  if (sp_prev_ < 0) sp_prev_ = site;
-  if (ev_.ramp_down_w_per_s > 0) sp = std::max(sp, sp_prev_ - ev_.ramp_down_w_per_s * dt);
-  if (ev_.ramp_up_w_per_s > 0) sp = std::min(sp, sp_prev_ + ev_.ramp_up_w_per_s * dt);
-  sp = std::min(sp, line);
-  sp_prev_ = sp;
-  setpoint_w_ = sp;
+  setpoint_w_ = std::min(goal, line);
   margin_w_ = o_.z * sigma_w_;
-  const double split_w = std::max(0.0, sp - margin_w_);
+  // Step 6: the split, slew-limited from where the site is at the event's start; past the
+  // grid's release it rises (at the limit) to the jobs' uncapped draw.
+  if (cmd_w_ < 0) {
+    double site60 = 0;
+    for (size_t i = 0; i < nn; ++i) site60 += m60_[i].mean();
+    cmd_w_ = std::max(uncapped_w_, site60);
+    commanded_w_ = cmd_w_;  // where the commanded target starts from
+  }
+  const double want_w = t >= release_end_s ? uncapped_w_ : std::max(0.0, setpoint_w_ - margin_w_);
+  double next_w = want_w;
+  if (down > 0) next_w = std::max(next_w, cmd_w_ - down * dt);
+  if (up > 0) next_w = std::min(next_w, cmd_w_ + up * dt);
+  const double cmd_move_w = next_w - cmd_w_;
+  cmd_w_ = next_w;
+  const double split_w = std::max(0.0, cmd_w_);
 
   // The split over the running jobs.
   std::vector<allocation::Job> jobs;
@@ -288,8 +310,24 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
   for (int j = 0; j < nj; ++j) {
     if (!pause_[j]) planned_w_ += job_w[j];
   }
+  // Step 7: the deepest holdable draw now, as configured or by pausing what may stay paused.
+  if (t < ev_.end_s) {
+    double configured = 0, by_rule = 0;
+    for (int j = 0; j < nj; ++j) {
+      if (!pause_[j]) configured += floor_w[j];
+      if (!(ev_.jobs[j].pausable && pause_slack(j, ev_.end_s) >= 0)) by_rule += floor_w[j];
+    }
+    holdable_rule_w_ = by_rule;
+    holdable_w_ = std::min(configured, by_rule);
+    shortfall_w_ = std::max(0.0, holdable_w_ - line);
+    ramp_shortfall_w_ = std::max(0.0, cmd_w_ - line - ev_.tolerance_frac * B);
+  }
 
-  // Node controllers.
+  // Node controllers: the integrals first (their summed move within what the split's move
+  // leaves of the ramp limits, step 6), then the caps.
+  std::vector<double> next_integral_w(nn, 0);
+  std::vector<bool> running(nn, false);
+  double integral_move_w = 0;
   for (size_t i = 0; i < nn; ++i) {
     const int j = nodes_[i].job;
     const auto& job = ev_.jobs[j];
@@ -297,12 +335,8 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
     share_w_[i] = job_w[j] * nodes_[i].gpus / job.gpus;
     s30_[i].push(share_w_[i]);
     s60_[i].push(share_w_[i]);
-    if (pause_[j] || r.job_paused[j]) {
-      integral_w_[i] = 0;
-      cap_w_[i] = dr_cap_for(job, share_w_[i] / nodes_[i].gpus);
-      cmd.node_cap_w[i] = cap_w_[i];
-      continue;
-    }
+    if (pause_[j] || r.job_paused[j]) continue;
+    running[i] = true;
     if (o_.freeze_on_dips && m10_[i].full() && m10_[i].mean() < kDipRatio * p10_[i].mean()) {
       holdoff_until_s_[i] = t + 60;
     }
@@ -310,13 +344,39 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
     if (t < holdoff_until_s_[i]) e = std::min(e, 0.0);
     const bool at_max = cap_w_[i] >= job.curve.back().cap_w - 1e-9;
     const bool at_min = cap_w_[i] <= job.curve.front().cap_w + 1e-9;
-    if (!(at_max && e > 0) && !(at_min && e < 0)) {
-      integral_w_[i] =
+    next_integral_w[i] = integral_w_[i];
+    if (t >= release_end_s) {
+      next_integral_w[i] = 0;  // handing the caps back: the corrections wind out (step 6)
+    } else if (!(at_max && e > 0) && !(at_min && e < 0)) {
+      next_integral_w[i] =
           std::clamp(integral_w_[i] + o_.ki_per_s * e * dt, -0.15 * node_max, 0.15 * node_max);
     }
-    cap_w_[i] = dr_cap_for(job, (share_w_[i] + integral_w_[i]) / nodes_[i].gpus);
+    integral_move_w += next_integral_w[i] - integral_w_[i];
+  }
+  double scale = 1;
+  if (down > 0 && integral_move_w < 0) {
+    scale = std::clamp((-down * dt - cmd_move_w) / integral_move_w, 0.0, 1.0);
+  } else if (up > 0 && integral_move_w > 0) {
+    scale = std::clamp((up * dt - cmd_move_w) / integral_move_w, 0.0, 1.0);
+  }
+  double integral_sum_w = 0;
+  for (size_t i = 0; i < nn; ++i) {
+    const auto& job = ev_.jobs[nodes_[i].job];
+    if (!running[i]) {
+      integral_w_[i] = 0;
+      cap_w_[i] = dr_cap_for(job, share_w_[i] / nodes_[i].gpus);
+    } else {
+      integral_w_[i] += scale * (next_integral_w[i] - integral_w_[i]);
+      integral_sum_w += integral_w_[i];
+      cap_w_[i] = dr_cap_for(job, (share_w_[i] + integral_w_[i]) / nodes_[i].gpus);
+    }
     cmd.node_cap_w[i] = cap_w_[i];
   }
+  const double commanded_before_w = commanded_w_;
+  integral_sum_w_ = integral_sum_w;
+  commanded_w_ = cmd_w_ + integral_sum_w;
+  commanded_fall_ = std::max(commanded_fall_, (commanded_before_w - commanded_w_) / dt);
+  commanded_rise_ = std::max(commanded_rise_, (commanded_w_ - commanded_before_w) / dt);
   cmd.job_pause = pause_;
   return cmd;
 }

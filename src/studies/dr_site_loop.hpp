@@ -3,8 +3,8 @@
 // period, on measured power, it holds the site under the grid's target.
 //
 //  1. Setpoint: at each step's start the loop goes straight to the step's hold level (the target
-//     line is a deadline, not a path; slew-limited by the event's ramp_down_w_per_s), on release
-//     it follows the target line (slew-limited by ramp_up_w_per_s); never above the line.
+//     line is a deadline, not a path), on release it follows the target line; never above the
+//     line (a rising step's ramp is followed too).
 //  2. Margin: the setpoint minus z · σ, σ the measured noise of the site on 1-minute means —
 //     before the event the robust sd (1.4826 · MAD) of the uncapped site's 1-minute block means,
 //     under control the same of the blocks' tracking error (site − planned shares), plus its
@@ -23,9 +23,33 @@
 //     pausable job with the most tier budget left pauses; a paused job resumes when it fits
 //     again, when the release begins, or when its budget runs out (its whole-run performance
 //     would fall under tier_min); at most one pause or resume per stagger_s.
+//  6. Ramp limits (the event's ramp_down_w_per_s / ramp_up_w_per_s, W/s; 0: none): the commanded
+//     target — the split of step 3 plus the node integrals of step 4 over the running nodes
+//     (commanded_w) — moves no faster than them. The split (setpoint − margin) is slew-limited
+//     from where the site is at the event's start (the larger of the jobs' uncapped curve draw
+//     and the site's trailing 60 s mean); the integrals' summed change is scaled into what the
+//     split's own move leaves. The limit wins over the target line: a target that falls faster
+//     than the limit is missed while the site ramps (the replay's scores count it). After the
+//     grid's release the loop stays on, rising at ramp_up_w_per_s, until the split reaches the
+//     jobs' uncapped draw and the node integrals have wound out to 0 (no jump back to uncapped
+//     caps). A pause or resume changes the running set (and drops the paused nodes'
+//     integrals) at once: a step the limits do not shape.
+//  7. Holdable target (from the event's first step's start to end_s). holdable_rule_w: the
+//     deepest site draw the loop holds from now to end_s without counting on pauses taking turns
+//     or on jobs banking progress: every job at its hold floor of step 3 (the tier's, at least
+//     the curve's lowest cap's draw; a job that runs at it keeps it), but 0 for a pausable job
+//     that may stay paused until end_s within its tier budget (the pausing rule's budget: its
+//     whole-run performance, paused until end_s and running fully after its resume_s, at least
+//     tier_min + 0.01). holdable_w: the deepest it can hold now, the lesser of that and the
+//     configuration in force (the running jobs' floors, paused jobs 0). shortfall_w = max(0,
+//     holdable_w − the target line now): W the site cannot shed now without dropping a job
+//     under its tier. ramp_shortfall_w = max(0, the split of step 6 − the target line −
+//     tolerance): W the ramp limit keeps the site above the target now (a step deeper than the
+//     limit reaches within its ramp window). Outside [first start, end_s): NaN, NaN, 0, 0.
 // Deterministic given the event's seed; no clock.
 
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "allocation/allocation.hpp"
@@ -75,9 +99,23 @@ class DrSiteLoop {
   double planned_w() const { return planned_w_; }
   const std::vector<DrPauseSpan>& pauses() const { return pauses_; }
   int infeasible_samples() const { return infeasible_; }
+  // Step 6: the commanded target after the last update (W; NaN while the loop is off), and its
+  // fastest fall and rise so far (W/s, sample to sample; the first move counts from where the
+  // split starts, the hand-back to uncapped caps when the loop goes off counts too).
+  double commanded_w() const { return commanded_w_; }
+  double commanded_max_fall_w_per_s() const { return commanded_fall_; }
+  double commanded_max_rise_w_per_s() const { return commanded_rise_; }
+  // Step 7 after the last update: NaN / 0 outside [first start, end_s).
+  double holdable_w() const { return holdable_w_; }
+  double holdable_rule_w() const { return holdable_rule_w_; }
+  double shortfall_w() const { return shortfall_w_; }
+  double ramp_shortfall_w() const { return ramp_shortfall_w_; }
 
  private:
   double hold_floor(int j, double t) const;
+  // Job j's whole-run performance above tier_min + 0.01 if it stays paused until until_s and
+  // runs fully after its resume (the pausing rule's budget; < 0: it cannot afford that).
+  double pause_slack(int j, double until_s) const;
   void update_noise(double t, double site_w);
   void pausing(double t, double split_w, const std::vector<double>& floor_w);
 
@@ -100,7 +138,14 @@ class DrSiteLoop {
   int block_n_ = 0;
   bool block_controlled_ = false;
   std::vector<double> pre_blocks_, err_blocks_;
-  double sp_prev_ = -1;
+  double cmd_w_ = -1;      // the slew-limited split (step 6); < 0 while the loop is off
+  double uncapped_w_ = 0;  // every job's uncapped curve draw
+  double commanded_w_ = std::numeric_limits<double>::quiet_NaN();
+  double commanded_fall_ = 0, commanded_rise_ = 0;
+  double integral_sum_w_ = 0;  // the running nodes' integrals after the last update
+  double holdable_w_ = std::numeric_limits<double>::quiet_NaN(), shortfall_w_ = 0;
+  double ramp_shortfall_w_ = 0;
+  double holdable_rule_w_ = std::numeric_limits<double>::quiet_NaN();
   // Pausing.
   std::vector<bool> pause_;
   double last_action_s_ = -1e300;

@@ -47,7 +47,7 @@ Result<std::vector<SweepResult>> from_scenario(const SweepRequest& req) {
 }
 
 Result<std::vector<SweepResult>> from_csv(const SweepRequest& req) {
-  auto sweeps = sim::read_sweep_csv(req.csv_path);
+  auto sweeps = sim::read_sweep_csv(req.csv_path, req.csv_job);
   if (!sweeps.ok()) return sweeps.status();
   std::vector<SweepResult> out;
   for (const auto& m : *sweeps) {

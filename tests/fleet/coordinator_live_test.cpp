@@ -528,6 +528,66 @@ TEST_F(CoordinatorLive, AnnouncedJoinersAtTheirFloorsFitTogether) {
   EXPECT_TRUE(markers->kvs.empty()) << "join markers left after the joiners were assigned";
 }
 
+// Issue 45: GET /v1/grid/status says how deep the site can go, before and during an event: two
+// nodes whose floors are 100 W each (the equal allocator keeps no tiers, so the floors are what
+// holds) against the deepest event in force or still to come.
+TEST_F(CoordinatorLive, GridStatusReportsTheHoldableTargetAndItsShortfall) {
+  start(1);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s13", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  GridAuth open;
+  open.allow_unauthenticated_writes = true;  // loopback
+  auto g = GridServer::Start(c->get(), "127.0.0.1", 0, /*ramp_w_per_s=*/0, 1.0, open);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<std::unique_ptr<NodeLink>> links;
+  links.push_back(link(*cluster_, "s13", "n0", 600));
+  links.push_back(link(*cluster_, "s13", "n1", 600));
+  BudgetSampler agents(&links);
+  ASSERT_TRUE(eventually(5, [&] { return all_assigned(links); }));
+  httplib::Client http("127.0.0.1", (*g)->port());
+  auto status = [&] {
+    auto r = http.Get("/v1/grid/status");
+    return r && r->status == 200 ? nlohmann::json::parse(r->body) : nlohmann::json();
+  };
+  nlohmann::json j;
+  ASSERT_TRUE(eventually(3, [&] {
+    j = status();
+    return j.value("leader", false) && j.value("site_floor_w", 0.0) == 200;
+  })) << j.dump();
+  EXPECT_NEAR(j["holdable_target_w"].get<double>(), 200, 1e-9);
+  EXPECT_DOUBLE_EQ(j["shortfall_w"].get<double>(), 0);  // no event: nothing to fall short of
+  EXPECT_TRUE(j["holdable"].get<bool>());
+  EXPECT_TRUE(j["shortfall_event"].is_null());
+  // An event still to come, 50 W under the floors: reported before it starts.
+  const double now = unix_now();
+  auto num = [](double t) { return std::to_string(int64_t(t)); };
+  auto put = [&](const std::string& body) {
+    auto r = http.Put("/v1/grid/target", body, "application/json");
+    return r ? r->status : -1;
+  };
+  ASSERT_EQ(put(R"({"value":150,"correlation_id":"deep","start_time":)" + num(now + 60) +
+                R"(,"end_time":)" + num(now + 90) + "}"),
+            200);
+  ASSERT_TRUE(eventually(3, [&] {
+    j = status();
+    return j.value("shortfall_event", nlohmann::json()) == "deep";
+  })) << j.dump();
+  EXPECT_NEAR(j["shortfall_w"].get<double>(), 50, 1e-6);
+  EXPECT_FALSE(j["holdable"].get<bool>());
+  // In force now, at 1200 W: holdable.
+  ASSERT_EQ(put(R"({"value":null,"correlation_id":"deep"})"), 200);
+  ASSERT_EQ(put(R"({"value":1200,"correlation_id":"cut","start_time":)" + num(now - 1) +
+                R"(,"end_time":)" + num(now + 30) + "}"),
+            200);
+  ASSERT_TRUE(eventually(3, [&] {
+    j = status();
+    return j.value("shortfall_event", nlohmann::json()) == "cut";
+  })) << j.dump();
+  EXPECT_DOUBLE_EQ(j["shortfall_w"].get<double>(), 0);
+  EXPECT_TRUE(j["holdable"].get<bool>());
+}
+
 // The grid endpoint keeps a schedule: a future event does not cancel the active one, an event
 // wholly in the past is refused (409), and every interval of an OpenADR event is honoured.
 TEST_F(CoordinatorLive, GridEventsAreScheduledNotReplaced) {

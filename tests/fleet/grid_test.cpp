@@ -152,6 +152,25 @@ TEST(Grid, ReportHasDemandUsageAndBaselinePerInterval) {
   EXPECT_EQ(iv[0]["payloads"][0]["type"], "DEMAND");
 }
 
+// OpenADR 3 times are RFC 3339 date-times (the schema's dateTime), never Unix numbers: the
+// report's intervalPeriod.start, and its durations ISO 8601.
+TEST(Grid, ReportTimesAreRfc3339) {
+  std::vector<PowerSample> s;
+  const double t0 = 1796600357;  // 2026-12-06T23:39:17Z
+  for (int i = 0; i <= 120; ++i) s.push_back({t0 + i, 1000.0, 3000.0});
+  auto r = openadr_report(s, t0, 60, "ev", "site");
+  const auto& iv = r["resources"][0]["intervals"];
+  ASSERT_EQ(iv.size(), 2u);
+  ASSERT_TRUE(iv[0]["intervalPeriod"]["start"].is_string()) << iv[0]["intervalPeriod"].dump();
+  EXPECT_DOUBLE_EQ(*parse_time(iv[0]["intervalPeriod"]["start"], "start"), t0);
+  EXPECT_EQ(iv[0]["intervalPeriod"]["start"].get<std::string>().substr(0, 19),
+            "2026-12-06T23:39:17");
+  EXPECT_DOUBLE_EQ(*parse_time(iv[1]["intervalPeriod"]["start"], "start"), t0 + 60);
+  EXPECT_EQ(iv[1]["intervalPeriod"]["duration"], "PT60S");
+  for (const auto& d : r["payloadDescriptors"])
+    EXPECT_EQ(d["objectType"], "REPORT_PAYLOAD_DESCRIPTOR");
+}
+
 TEST(Grid, RampStateFollowsTheEffectiveBudget) {
   GridTarget g;
   g.value_w = 600;

@@ -1,5 +1,5 @@
-// The OpenADR 3.1 VEN (fleet/openadr_ven.hpp) against a minimal VTN stub (this file: the
-// REST calls a VTN answers, GET /events and POST /reports, on a loopback port) and, for the
+// The OpenADR 3.1 VEN (fleet/openadr_ven.hpp) against the VTN stub (vtn_stub.hpp: the REST
+// calls a VTN answers, on a loopback port, strict about the 3.1 shapes) and, for the
 // end-to-end case, a real etcd with a coordinator: events with several intervals and RFC 3339
 // offsets go through the translator into the site's schedule, and a report goes back.
 
@@ -17,80 +17,14 @@
 #include "etcd_harness.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/site_store.hpp"
+#include "vtn_stub.hpp"
 
 namespace fw::fleet {
 namespace {
 
 using Json = nlohmann::json;
 
-// The VTN stub: serves `events` under {base}/events (programID filter), keeps every report
-// POSTed to {base}/reports, checks the bearer token.
-class VtnStub {
- public:
-  explicit VtnStub(std::string token) : token_(std::move(token)) {
-    const std::string base = "/openadr3/3.1.0";
-    server_.Get(base + "/events", [this](const httplib::Request& req, httplib::Response& res) {
-      if (!authorized(req, res)) return;
-      std::lock_guard<std::mutex> lk(mu_);
-      ++polls_;
-      Json out = Json::array();
-      for (const Json& e : events_) {
-        if (!req.has_param("programID") ||
-            e.value("programID", "") == req.get_param_value("programID"))
-          out.push_back(e);
-      }
-      res.set_content(out.dump(), "application/json");
-    });
-    server_.Post(base + "/reports", [this](const httplib::Request& req, httplib::Response& res) {
-      if (!authorized(req, res)) return;
-      Json r = Json::parse(req.body, nullptr, false);
-      if (r.is_discarded() || r.value("objectType", "") != "REPORT" || !r.contains("eventID") ||
-          !r.contains("programID") || !r.contains("clientName") || !r.contains("resources")) {
-        res.status = 400;
-        res.set_content(R"({"title":"bad report"})", "application/json");
-        return;
-      }
-      std::lock_guard<std::mutex> lk(mu_);
-      reports_.push_back(r);
-      r["id"] = "report-" + std::to_string(reports_.size());
-      res.status = 201;
-      res.set_content(r.dump(), "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ~VtnStub() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string url() const {
-    return "http://127.0.0.1:" + std::to_string(port_) + "/openadr3/3.1.0";
-  }
-  void set_events(Json events) {
-    std::lock_guard<std::mutex> lk(mu_);
-    events_ = std::move(events);
-  }
-  std::vector<Json> reports() {
-    std::lock_guard<std::mutex> lk(mu_);
-    return reports_;
-  }
-
- private:
-  bool authorized(const httplib::Request& req, httplib::Response& res) {
-    if (req.get_header_value("Authorization") == "Bearer " + token_) return true;
-    res.status = 403;
-    return false;
-  }
-  std::string token_;
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  Json events_ = Json::array();
-  std::vector<Json> reports_;
-  int polls_ = 0;
-};
+using testing::VtnStub;  // vtn_stub.hpp: strict about the 3.1 shapes
 
 VenOptions ven(const std::string& url, const std::string& token,
                const std::string& name = "flexwatt", const std::string& program = "",
@@ -113,6 +47,8 @@ Json three_interval_event(const std::string& id, const std::string& modified) {
     "eventName": "evening peak", "modificationDateTime": ")" +
                      modified + R"(",
     "payloadDescriptors": [{"payloadType": "IMPORT_CAPACITY_LIMIT", "units": "KW"}],
+    "reportDescriptors": [{"payloadType": "DEMAND", "readingType": "MEAN", "units": "KW"},
+                          {"payloadType": "USAGE", "units": "KWH"}, {"payloadType": "BASELINE"}],
     "intervals": [
       {"id": 0, "intervalPeriod": {"start": "2099-06-01T17:00:00-08:00", "duration": "PT30M"},
        "payloads": [{"type": "IMPORT_CAPACITY_LIMIT", "values": [3.0]}]},
@@ -131,7 +67,7 @@ TEST(OpenAdrVen, RejectsABadVtnUrl) {
   EXPECT_FALSE(OpenAdrVen::Create(ven("http:///x", "")).ok());
 }
 
-TEST(OpenAdrVen, IntervalsWithOffsetsReachTheSinkOnceAndAReportGoesBack) {
+TEST(OpenAdrVen, IntervalsWithOffsetsReachTheSinkOnceAndTheirReportGoesBack) {
   VtnStub vtn("secret");
   auto v = OpenAdrVen::Create(ven(vtn.url(), "secret", "site-a", "dr-prog", 10));
   ASSERT_TRUE(v.ok()) << v.status().message();
@@ -175,20 +111,39 @@ TEST(OpenAdrVen, IntervalsWithOffsetsReachTheSinkOnceAndAReportGoesBack) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->scheduled, 1);
   EXPECT_EQ(got.size(), 2u);
-  // The report: one 60 s interval of 2.5 kW measured against a 3.2 kW baseline.
-  std::vector<PowerSample> samples;
-  for (int k = 0; k <= 60; ++k) samples.push_back({k17h + k, 2500, 3200});
-  ASSERT_TRUE((*v)->report("ev-1", samples, k17h, 60).ok());
+  ASSERT_EQ(r->changed.size(), 1u);  // the modified event, with its intervals' ids and times
+  const PolledEvent& pe = r->changed[0];
+  EXPECT_EQ(pe.program_id, "dr-prog");
+  ASSERT_EQ(pe.intervals.size(), 3u);
+  EXPECT_EQ(pe.intervals[2].id, 2);
+  EXPECT_DOUBLE_EQ(pe.intervals[2].start_unix_s, k17h + 5400);
+  // The report its descriptors ask for (one, of the three intervals): 2.5 kW measured against
+  // a 3.2 kW baseline throughout; the strict stub takes it.
+  auto owed = plan_reports(pe.id, pe.program_id, pe.report_descriptors, pe.intervals, nullptr);
+  ASSERT_EQ(owed.size(), 1u);
+  EXPECT_DOUBLE_EQ(owed[0].due_unix_s, k17h + 6300);
+  std::vector<SiteSample> samples;
+  for (int k = 0; k <= 6300; k += 10) samples.push_back({k17h + k, 2500, 3200, 3000});
+  const Status posted = (*v)->post_report(build_report(owed[0], samples, 30, "site-a", "hall"));
+  ASSERT_TRUE(posted.ok()) << posted.message() << " " << ::testing::PrintToString(vtn.rejections());
   auto reports = vtn.reports();
   ASSERT_EQ(reports.size(), 1u);
   const Json& rep = reports[0];
   EXPECT_EQ(rep["eventID"], "ev-1");
   EXPECT_EQ(rep["programID"], "dr-prog");
   EXPECT_EQ(rep["clientName"], "site-a");
-  const Json& iv = rep["resources"][0]["intervals"][0];
-  EXPECT_NEAR(iv["payloads"][0]["values"][0].get<double>(), 2.5, 1e-9);       // DEMAND kW
-  EXPECT_NEAR(iv["payloads"][1]["values"][0].get<double>(), 2.5 / 60, 1e-9);  // USAGE kWh
-  EXPECT_NEAR(iv["payloads"][2]["values"][0].get<double>(), 3.2, 1e-9);       // BASELINE kW
+  const Json& iv = rep["resources"][0]["intervals"][1];  // 17:30-08:00 for an hour
+  EXPECT_EQ(iv["intervalPeriod"]["start"], "2099-06-02T01:30:00.000Z");
+  EXPECT_EQ(iv["intervalPeriod"]["duration"], "PT3600S");
+  EXPECT_NEAR(iv["payloads"][0]["values"][0].get<double>(), 2.5, 1e-9);  // DEMAND kW
+  EXPECT_NEAR(iv["payloads"][1]["values"][0].get<double>(), 2.5, 1e-9);  // USAGE kWh (1 h)
+  EXPECT_NEAR(iv["payloads"][2]["values"][0].get<double>(), 3.2, 1e-9);  // BASELINE kW
+  // A report the VTN cannot place (an unknown event) is refused: InvalidArgument, not retried.
+  Json stray = build_report(owed[0], samples, 30, "site-a", "hall");
+  stray["eventID"] = "no-such-event";
+  const Status refused = (*v)->post_report(stray);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.message();
+  EXPECT_NE(refused.message().find("HTTP 400"), std::string::npos) << refused.message();
 }
 
 TEST(OpenAdrVen, VtnErrorsAndRefusedEventsAreReported) {

@@ -241,6 +241,106 @@ TEST(SplitPlan, SiteLoopHandBackIsSplitButSafeSharesStayOnTheLine) {
   EXPECT_NEAR(p.safe_w["a"] + p.safe_w["b"], 2000, 1e-9);
 }
 
+// Issue 45: the event's ramp limits are part of the target. A site that draws half its split
+// drives the integral up at ki x error (about 50 W/s here), then one that draws twice its split
+// drives it down at about 200 W/s: the split moves at most 10 W/s up and 20 W/s down.
+TEST(SiteLoop, SplitMovesNoFasterThanTheRampLimits) {
+  const double line = 1000;
+  const SiteRampLimits limits{20, 10};
+  SiteLoop loop(on());
+  double prev = loop.update(0, 500, line, false);  // before the event: the line
+  double most_up = 0, most_down = 0;
+  for (int k = 1; k < 400; ++k) {
+    const double split = loop.update(k, 0.5 * prev, line, true, {}, limits);
+    most_up = std::max(most_up, split - prev);
+    prev = split;
+  }
+  EXPECT_NEAR(prev, 1.5 * line, 1e-6);  // it got to the bound, at the limit
+  EXPECT_NEAR(most_up, 10, 1e-9);
+  for (int k = 400; k < 800; ++k) {
+    const double split = loop.update(k, 2 * prev, line, true, {}, limits);
+    most_down = std::max(most_down, prev - split);
+    prev = split;
+  }
+  EXPECT_NEAR(prev, line, 1e-6);
+  EXPECT_NEAR(most_down, 20, 1e-9);
+  EXPECT_NEAR(loop.max_fall_w_per_s(), 20, 1e-9);  // what it reports beside the limits
+  EXPECT_NEAR(loop.max_rise_w_per_s(), 10, 1e-9);
+  // Without limits the same site moves the split much faster.
+  SiteLoop free(on());
+  prev = free.update(0, 500, line, false);
+  double fastest = 0;
+  for (int k = 1; k < 400; ++k) {
+    const double split = free.update(k, 0.5 * prev, line, true);
+    fastest = std::max(fastest, split - prev);
+    prev = split;
+  }
+  EXPECT_GT(fastest, 40);
+}
+
+// A node of job `id` (8 GPUs, 800-3200 W) publishing a concave throughput curve.
+NodeRecord curve_node(const std::string& name, const std::string& id, double tier, bool pausable) {
+  NodeRecord r;
+  r.node = name;
+  r.gpus = 8;
+  r.nameplate_w = 3200;
+  r.min_w = 800;
+  r.draw_w = 3000;
+  r.throughput_curve = {{800, 0.3}, {1600, 0.7}, {2400, 0.9}, {3200, 1.0}};
+  r.draw_curve = {{800, 800}, {3200, 3000}};
+  JobRecord j;
+  j.id = id;
+  j.gpus = 8;
+  j.tier_min = tier;
+  j.pausable = pausable;
+  r.jobs = {j};
+  return r;
+}
+
+// Issue 45: the deepest target the site holds keeping its jobs' tiers, the pausable jobs taking
+// turns within their budgets; below its floors nothing holds.
+TEST(SplitPlan, HoldableTargetFromFloorsTiersAndPausableJobs) {
+  PlanInput in;
+  in.now_unix_s = 100;
+  in.site_w = 20000;
+  // Job a on two nodes (tier 0.9: 2 x 2400 W), b and c one node each (tier 0.5: 1200 W), both
+  // pausable; every node's floor 800 W.
+  in.live = {{"a1", curve_node("a1", "a", 0.9, false)},
+             {"a2", curve_node("a2", "a", 0.9, false)},
+             {"b1", curve_node("b1", "b", 0.5, true)},
+             {"c1", curve_node("c1", "c", 0.5, true)}};
+  // Without pausing: every job at its tier floor.
+  SiteHoldable h = site_holdable(in, 0, true, 1000);
+  EXPECT_NEAR(h.holdable_w, 4800 + 1200 + 1200, 1e-6);
+  EXPECT_NEAR(h.floor_w, 4 * 800, 1e-9);
+  // Pausing on, a 1000 s event: b and c may each be paused (1 - 0.5) of it, so one of them can
+  // be paused at every instant: 400 W less (a paused node holds its floor, 800 W).
+  in.pause_stagger_s = 10;
+  in.event_span_s = 1000;
+  h = site_holdable(in, 0, true, 1000);
+  EXPECT_NEAR(h.holdable_w, 6800, 1e-6);
+  // b has used 300 s of its 500: 200 + 500 < 1000 s left, no turn covers every instant.
+  in.paused_s = {{"b", 300}};
+  h = site_holdable(in, 0, true, 1000);
+  EXPECT_NEAR(h.holdable_w, 7200, 1e-6);
+  // Not a curves allocator: tiers are not kept, the floors are what holds; held shares count.
+  h = site_holdable(in, 500, false, 1000);
+  EXPECT_NEAR(h.holdable_w, 3200 + 500, 1e-6);
+  EXPECT_NEAR(h.floor_w, 3200 + 500, 1e-6);
+  // The shortfall against a target.
+  EXPECT_NEAR(holdable_shortfall_w(h, 3000), 700, 1e-6);
+  EXPECT_DOUBLE_EQ(holdable_shortfall_w(h, 5000), 0);
+  // In draw watts (what the site loop judges): each node's draw curve at its budget, 800 W at
+  // 800 W to 3000 W at 3200 W. a's nodes at 2400 W draw 800 + 1600 / 2400 x 2200 ≈ 2266.7 W,
+  // b's and c's at 1200 W draw ≈ 1166.7 W, a node at its 800 W floor 800 W; with their whole
+  // budgets again, one of b and c is off at every instant.
+  in.paused_s.clear();
+  h = site_holdable(in, 0, true, 1000, /*draw=*/true);
+  const double a = 800 + 1600.0 / 2400 * 2200, bc = 800 + 400.0 / 2400 * 2200;
+  EXPECT_NEAR(h.holdable_w, 2 * a + 2 * bc - (bc - 800), 1e-6);
+  EXPECT_NEAR(h.floor_w, 4 * 800, 1e-9);
+}
+
 }  // namespace
 }  // namespace fw::fleet
 

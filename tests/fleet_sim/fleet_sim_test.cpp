@@ -29,6 +29,27 @@ TEST(FleetSim, OnePositivePfiPerSimulatedJob) {
   EXPECT_NE(r.status().message().find("must be > 0"), std::string::npos);
 }
 
+// --dr-depth's range is (0, 1] as its --help says (issue 45): 1 is a full curtailment (a 0 W
+// target), which the site cannot hold and the coordinator reports as a shortfall.
+TEST(FleetSim, DrDepthOfOneIsAccepted) {
+  FleetSimOptions o;
+  o.etcd = {"http://127.0.0.1:1"};
+  o.scenario = "dr";
+  o.out_dir = "/nonexistent";
+  o.mix = "nope";  // the check after the depth's: no connection is tried
+  o.dr_depth = 1.0;
+  auto r = run_fleet_sim(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("mix"), std::string::npos) << r.status().message();
+  for (double bad : {0.0, -0.1, 1.01}) {
+    o.dr_depth = bad;
+    r = run_fleet_sim(o);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("dr_depth: must be in (0, 1]"), std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(FleetSim, ApsMixScalesTheFieldsGpusOntoTheNodes) {
   auto m = fleet_sim_mix("aps", 64);
   ASSERT_TRUE(m.ok()) << m.status().message();

@@ -141,6 +141,9 @@ class FleetSim {
   Json pause_events_ = Json::array();  // [{t_s, job, paused}] as the mix's jobs change
   int64_t late_ticks_ = 0, safe_ticks_ = 0;
   double max_lateness_s_ = 0;
+  // The leader's holdable target when it first judged the grid event, and the largest shortfall
+  // it reported for it (issue 45; -1: not yet judged).
+  double holdable_w_ = -1, site_floor_w_ = -1, max_shortfall_w_ = 0;
   std::vector<Row> rows_;
   std::vector<DrawCurvePoint> curve_;  // "dr": the node job's cap sweep
   // The mix (fleet_sim_mix): its jobs, each node's job (-1: none), each workload's sweep.
@@ -436,6 +439,13 @@ void FleetSim::trace_row(double t, double site, double free, int active, int on_
       margin = st.site_loop_margin_w;
       integral = st.site_loop_integral_w;
       dip = st.site_loop_dip;
+      if (grid_ && st.shortfall_event == grid_->correlation_id) {
+        if (holdable_w_ < 0) {
+          holdable_w_ = st.holdable_target_w;
+          site_floor_w_ = st.site_floor_w;
+        }
+        max_shortfall_w_ = std::max(max_shortfall_w_, st.shortfall_w);
+      }
     }
   }
   for (const auto& n : nodes_) puts += n.link ? n.link->puts() : 0;
@@ -504,6 +514,39 @@ Json FleetSim::dr_report() const {
   Json j = dr_scores(rows, baseline_w_, 0.35 * D_, 0.85 * D_, 0.30 * D_, D_);
   j["depth"] = o_.dr_depth;
   j["target_w"] = target;
+  // Issue 45: what the leader judged holdable (split_plan.hpp site_holdable) and the largest
+  // shortfall it reported for the event; the event's ramp limit, the split's fastest moves
+  // (the coordinators' site loop) and the site's (trailing 10 s means, 10 s apart, from the
+  // ramp's start to the end).
+  j["holdable_target_w"] = holdable_w_ >= 0 ? Json(holdable_w_) : Json(nullptr);
+  j["site_floor_w"] = site_floor_w_ >= 0 ? Json(site_floor_w_) : Json(nullptr);
+  j["shortfall_w"] = max_shortfall_w_;
+  j["holdable"] = !(max_shortfall_w_ > 0);
+  {
+    double fall = 0, rise = 0;
+    for (const auto& c : coords_) {
+      const CoordinatorStats st = c->stats();
+      fall = std::max(fall, st.split_max_fall_w_per_s);
+      rise = std::max(rise, st.split_max_rise_w_per_s);
+    }
+    double site_fall = 0, site_rise = 0;
+    const auto w = std::max<size_t>(1, size_t(std::llround(10 / o_.tick_s)));
+    std::vector<double> prefix(rows_.size() + 1, 0);
+    for (size_t i = 0; i < rows_.size(); ++i) prefix[i + 1] = prefix[i] + rows_[i].site;
+    for (size_t i = 2 * w; i <= rows_.size(); ++i) {
+      if (rows_[i - 1].t < 0.30 * D_) continue;
+      const double now = (prefix[i] - prefix[i - w]) / double(w);
+      const double before = (prefix[i - w] - prefix[i - 2 * w]) / double(w);
+      const double rate = (now - before) / (double(w) * o_.tick_s);
+      site_fall = std::max(site_fall, -rate);
+      site_rise = std::max(site_rise, rate);
+    }
+    j["ramp"] = {{"limit_w_per_s", grid_ ? grid_->ramp_w_per_s : 0.0},
+                 {"split_max_fall_w_per_s", fall},
+                 {"split_max_rise_w_per_s", rise},
+                 {"site_max_fall_w_per_s", site_fall},
+                 {"site_max_rise_w_per_s", site_rise}};
+  }
   j["site_loop"] = o_.site_loop;
   j["site_loop_ki_per_s"] = o_.site_loop_ki_per_s;
   j["site_loop_reclaim"] = o_.site_loop && o_.site_loop_reclaim;
@@ -859,8 +902,8 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
     return Status::InvalidArgument("fleet-sim: scenario: '" + o.scenario +
                                    "' is not one of site, dr");
   }
-  if (!(o.dr_depth > 0 && o.dr_depth < 1)) {
-    return Status::InvalidArgument("fleet-sim: dr_depth: must be in (0, 1)");
+  if (!(o.dr_depth > 0 && o.dr_depth <= 1)) {
+    return Status::InvalidArgument("fleet-sim: dr_depth: must be in (0, 1]");
   }
   if (!o.mix.empty()) {
     if (o.scenario != "dr") return Status::InvalidArgument("fleet-sim: mix: only with scenario dr");

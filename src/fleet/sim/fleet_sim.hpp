@@ -18,7 +18,11 @@
 // site's measured mean over 0.10 - 0.25 D; at 0.25 D the grid target (1 - dr_depth) x baseline
 // is sent, reached at 0.35 D after a ramp down of 0.05 D, held to 0.85 D, released with a ramp
 // of 0.05 D. No churn. The report's "dr" block scores the hold (dr_scores below); with a mix it
-// lists the jobs' pauses and resumes in order (dr.pause_events: [{t_s, job, paused}]).
+// lists the jobs' pauses and resumes in order (dr.pause_events: [{t_s, job, paused}]). It also
+// has the leader's holdable target when it first judged the event and the largest shortfall it
+// reported (holdable_target_w, site_floor_w, shortfall_w, holdable: coordinator.hpp
+// CoordinatorStats), and "ramp": the event's rate (limit_w_per_s), the split's fastest fall and
+// rise (the site loop's) and the site's (trailing 10 s means 10 s apart, from 0.30 D).
 // A joining node's job starts once the node has its first assignment (GPUs idle until then).
 // Writes <out>/trace.csv (one row per tick) and <out>/report.json, returned too. The report
 // has the coordinators' ramp events and the ticks that started late (a loaded machine).
@@ -42,7 +46,7 @@ struct FleetSimOptions {
   double duration_s = 120;
   double tick_s = 0.25;
   double budget_fraction = 0.75;    // "site": site budget = fraction x sum of uncontrolled draw
-  double dr_depth = 0.25;           // "dr": target = (1 - depth) x measured baseline
+  double dr_depth = 0.25;           // "dr": target = (1 - depth) x measured baseline, (0, 1]
   bool site_loop = false;           // the coordinators' closed site loop (site_loop.hpp)
   double site_loop_ki_per_s = 0.1;  // its integral gain (SiteLoopOptions::ki_per_s)
   // "dr" with the site loop: every node publishes the node job's draw curve (sim_node.hpp
