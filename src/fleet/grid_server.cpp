@@ -54,6 +54,15 @@ Result<std::unique_ptr<GridServer>> GridServer::Start(Coordinator* coordinator,
   s->ramp_w_per_s_ = ramp_w_per_s;
   s->sample_s_ = sample_s;
   s->server_ = std::make_unique<httplib::Server>();
+  // Limits before bodies, through cpp-httplib's public setters: a body over kMaxBodyBytes is
+  // answered 413 without being read; a read or a write stalled 5 s ends the connection; an
+  // idle keep-alive connection is closed after 2 s and serves at most 100 requests, so idle
+  // clients cannot hold the worker threads for long.
+  s->server_->set_payload_max_length(kMaxBodyBytes);
+  s->server_->set_read_timeout(5, 0);
+  s->server_->set_write_timeout(5, 0);
+  s->server_->set_keep_alive_timeout(2);
+  s->server_->set_keep_alive_max_count(100);
   s->install_routes();
   if (port == 0) {
     s->port_ = s->server_->bind_to_any_port(host.c_str());

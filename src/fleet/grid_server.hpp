@@ -78,6 +78,8 @@ class GridServer {
   ~GridServer();
   void stop();
   int port() const { return port_; }
+  // The largest request body taken (a grid target or an OpenADR event is a few hundred bytes).
+  static constexpr size_t kMaxBodyBytes = 64 * 1024;
 
  private:
   GridServer() = default;

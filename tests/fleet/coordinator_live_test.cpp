@@ -650,6 +650,30 @@ TEST_F(CoordinatorLive, GridEventsAreScheduledNotReplaced) {
 
 // Grid writes need a bearer token of scope control; without a token lookup they are refused
 // unless explicitly allowed on loopback. Every write is one audit line.
+// Issue 43 item 6: the grid server ran a plain httplib::Server without the agent's limits: a
+// megabyte body was read and parsed. A body over GridServer::kMaxBodyBytes is now refused
+// (413) before it is read, and an ordinary write still works on the same server.
+TEST_F(CoordinatorLive, GridServerRefusesAnOversizedBodyBeforeReadingIt) {
+  start(1);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s14", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  GridAuth open;
+  open.allow_unauthenticated_writes = true;  // loopback
+  auto g = GridServer::Start(c->get(), "127.0.0.1", 0, 0, 1.0, open);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  httplib::Client http("127.0.0.1", (*g)->port());
+  const std::string big =
+      R"({"value":500,"correlation_id":"big","pad":")" + std::string(1 << 20, 'a') + "\"}";
+  auto r = http.Put("/v1/grid/target", big, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  auto ok =
+      http.Put("/v1/grid/target", R"({"value":500,"correlation_id":"cut"})", "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+}
+
 TEST_F(CoordinatorLive, GridWritesNeedAControlTokenAndAreAudited) {
   start(1);
   if (!cluster_) return;
