@@ -93,7 +93,7 @@ CAPS_BALANCED="caps-pretrain-a100x1 caps-pretrain-a100x8 caps-pretrain-a100x64 c
 CAPS_PIPELINE="caps-pp4-a100pcie-x8 caps-pp4-a100pcie-x8-straggler caps-pp8-a40-x16 caps-pp8-a40-x16-straggler caps-pp4-a100x8 caps-pp4-a100x8-straggler caps-pp8-a100x64 caps-pp8-a100x64-straggler"
 PERSEUS_DATA=${PERSEUS_DATA:-../shared/data/perseus}
 # The measured series of the field demonstration (the dr blocks).
-DR_DATA=${DR_DATA:-../shared/data/emerald-phoenix}
+DR_DATA=${DR_DATA:-data/emerald-phoenix}  # the field files shipped with their source and licence
 # The nodes and length of the coordinator runs (DR_FLEET_NODES=12 DR_FLEET_DURATION=120 for a
 # short check of the blocks; the docs' table is the default).
 DR_FLEET_NODES=${DR_FLEET_NODES:-64}
