@@ -7,10 +7,8 @@
 # Usage: agent_faults.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
-build=$(dirname "$bin")
-fake=$build/tests/telemetry/fake_nvml/libnvidia-ml.so.1
 source "$(dirname "$0")/lib/agent.sh"
-[ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
+use_fake_nvml
 cat > "$tmp/script.txt" <<'SCRIPT'
 gpus 2
 power * 300
@@ -24,7 +22,6 @@ controller: static:knob=cap,value=250,period_s=0.1
 budget_w: 500
 $agent_local
 YAML
-export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
 caps() { { tr '\n' ' ' < "$tmp/state.txt"; } 2>/dev/null; }
 status() { curl -s --max-time 2 "http://127.0.0.1:$port/v1/status"; }
 start_agent() {  # start_agent LOG: background agent; waits (<= 5 s) until it has capped

@@ -20,11 +20,8 @@
 # Usage: agent_nvml_semantics.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
-build=$(dirname "$bin")
-fake=$build/tests/telemetry/fake_nvml/libnvidia-ml.so.1
 source "$(dirname "$0")/lib/agent.sh"
-[ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
-export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
+use_fake_nvml
 status() { curl -s --max-time 2 "http://127.0.0.1:$port/v1/status"; }
 put() { curl -s -o "$tmp/body" -w '%{http_code}' --max-time 3 -X PUT \
   -H 'Content-Type: application/json' "http://127.0.0.1:$port$1" --data-binary "$2"; }

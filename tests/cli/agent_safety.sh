@@ -10,10 +10,8 @@
 # Usage: agent_safety.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
-build=$(dirname "$bin")
-fake=$build/tests/telemetry/fake_nvml/libnvidia-ml.so.1
 source "$(dirname "$0")/lib/agent.sh"
-[ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
+use_fake_nvml
 cat > "$tmp/script.txt" <<'SCRIPT'
 gpus 4
 power * 300
@@ -30,7 +28,6 @@ ${2:-}
 $agent_local
 YAML
 }
-export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
 caps() { { tr '\n' ' ' < "$tmp/state.txt"; } 2>/dev/null; }
 found="0 350 1 350 2 350 3 350 "
 status() { curl -s --max-time 2 "http://127.0.0.1:$port/v1/status"; }

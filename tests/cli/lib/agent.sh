@@ -37,3 +37,12 @@ wait_healthz() {
   done
   return 1
 }
+
+# use_fake_nvml: the agent tests on the fake NVML library (tests/telemetry/fake_nvml) built beside
+# $bin: sets $fake to its path (the test fails when it is not built) and points
+# FAKE_NVML_SCRIPT and FAKE_NVML_STATE at script.txt and state.txt in $tmp.
+use_fake_nvml() {
+  fake=$(dirname "$bin")/tests/telemetry/fake_nvml/libnvidia-ml.so.1
+  [ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
+  export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
+}
