@@ -25,7 +25,7 @@ expect() {
     echo "FAIL: $name (CI=$ci): exit $rc"; tail -5 "$tmp/out"; fails=$((fails + 1))
   fi
 }
-for s in agent_sim_grpo agent_vs_eval agent_dashboard; do
+for s in agent_sim_grpo agent_vs_eval agent_dashboard grafana_dashboard; do
   expect true 1 "$s" /bin/bash "$src/tests/cli/$s.sh" "$bin" "$src"
   expect "" 0 "$s" /bin/bash "$src/tests/cli/$s.sh" "$bin" "$src"
 done
