@@ -27,11 +27,26 @@ namespace {
 Status parse_server(const ConfigNode& n, ServerConfig& s) {
   if (!n.defined()) return Status::Ok();
   if (!n.is_map()) return n.error("expected a map");
-  FW_RETURN_IF_ERROR(n.reject_unknown(
-      {"unix_socket", "socket_mode", "tcp_host", "tcp_port", "allow_non_loopback", "token_file",
-       "audit_log", "metrics_require_auth", "threads", "worker_nice", "idle_timeout_s",
-       "head_timeout_s", "body_timeout_s", "max_connections", "max_connections_per_client",
-       "audit_log_max_bytes", "audit_log_keep", "audit_rate_per_s", "audit_burst"}));
+  FW_RETURN_IF_ERROR(n.reject_unknown({"unix_socket",
+                                       "socket_mode",
+                                       "tcp_host",
+                                       "tcp_port",
+                                       "allow_non_loopback",
+                                       "token_file",
+                                       "audit_log",
+                                       "metrics_require_auth",
+                                       "threads",
+                                       "worker_nice",
+                                       "idle_timeout_s",
+                                       "head_timeout_s",
+                                       "body_timeout_s",
+                                       "max_connections",
+                                       "max_connections_per_client",
+                                       "audit_log_max_bytes",
+                                       "audit_log_keep",
+                                       "audit_rate_per_s",
+                                       "audit_burst",
+                                       "metrics_dcgm_names"}));
   FW_ASSIGN_OR_RETURN(s.unix_socket_path, n.get_string("unix_socket", s.unix_socket_path));
   if (n.has("socket_mode")) {
     // A file mode is octal as written (0660, 660 or 0o660), whatever YAML makes of the digits.
@@ -61,6 +76,7 @@ Status parse_server(const ConfigNode& n, ServerConfig& s) {
   FW_ASSIGN_OR_RETURN(s.audit_log_path, n.get_string("audit_log", s.audit_log_path));
   FW_ASSIGN_OR_RETURN(s.metrics_require_auth,
                       n.get_bool("metrics_require_auth", s.metrics_require_auth));
+  FW_ASSIGN_OR_RETURN(s.metrics_dcgm_names, n.get_bool("metrics_dcgm_names", s.metrics_dcgm_names));
   FW_ASSIGN_OR_RETURN(int64_t threads, n.get_int("threads", s.threads, 1, 256));
   FW_ASSIGN_OR_RETURN(int64_t nice, n.get_int("worker_nice", s.worker_nice, 0, 19));
   s.worker_nice = static_cast<int>(nice);

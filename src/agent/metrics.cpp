@@ -258,14 +258,15 @@ std::string escape_label_value(const std::string& v) {
   return out;
 }
 
-std::string render_metrics(const AgentState& s, const std::string& version, double now_unix_s) {
+std::string render_metrics(const AgentState& s, const std::string& version, double now_unix_s,
+                           bool dcgm_names) {
   Writer w(s.hostname);
   w.family("flexwatt_build_info", "gauge", "Agent version (value is always 1).");
   w.sample(1.0, {{"version", version}});
   w.family("flexwatt_controller_info", "gauge", "Controller in force (value is always 1).");
   if (!s.controller.empty()) w.sample(1.0, {{"controller", s.controller}});
   gpu_families(w, s);
-  dcgm_families(w, s);
+  if (dcgm_names) dcgm_families(w, s);
   budget_families(w, s);
   loop_families(w, s, now_unix_s);
   job_families(w, s);

@@ -16,8 +16,10 @@
 
 namespace fw::agent {
 
-// The text for one scrape; now_unix_s feeds flexwatt_state_age_seconds.
-std::string render_metrics(const AgentState& s, const std::string& version, double now_unix_s);
+// The text for one scrape; now_unix_s feeds flexwatt_state_age_seconds. dcgm_names: also the
+// two series under dcgm-exporter's names (ServerConfig::metrics_dcgm_names).
+std::string render_metrics(const AgentState& s, const std::string& version, double now_unix_s,
+                           bool dcgm_names = false);
 
 // A label value escaped for the exposition format (backslash, double quote, newline).
 std::string escape_label_value(const std::string& v);

@@ -35,6 +35,10 @@ struct ServerConfig {
   bool anonymous_read_only = false;
   std::string audit_log_path;        // empty: no audit file
   bool metrics_require_auth = true;  // /metrics needs a read token when auth is on
+  // /metrics also serves the enforced limit and the throttle reasons under dcgm-exporter's own
+  // names (DCGM_FI_DEV_ENFORCED_POWER_LIMIT, DCGM_FI_DEV_CLOCKS_EVENT_REASONS). Off by default:
+  // where dcgm-exporter runs too, two sources would answer the same series.
+  bool metrics_dcgm_names = false;
   size_t max_body_bytes = 64 * 1024;
   double max_wait_s = 30;   // bound on ?wait_s= of the knob long-poll
   int max_waiters = 16;     // concurrent SSE streams + long-polls (503 beyond)

@@ -168,7 +168,7 @@ void AgentServer::Impl::history(const httplib::Request& req, httplib::Response& 
 void AgentServer::Impl::metrics(httplib::Response& res) {
   auto p = hub.latest();
   res.status = 200;
-  res.set_content(render_metrics(p->state, kVersion, unix_now_s()),
+  res.set_content(render_metrics(p->state, kVersion, unix_now_s(), cfg.metrics_dcgm_names),
                   "text/plain; version=0.0.4; charset=utf-8");
 }
 

@@ -55,13 +55,27 @@ TEST(Metrics, FlexwattSeries) {
   EXPECT_EQ(text.find("job=\""), std::string::npos);  // never the reserved `job` label
 }
 
-// The enforced limit and the throttle reasons under dcgm-exporter's names and labels, and the
-// reasons split into one 0/1 series per NVML bit.
+// Issue 47 item 3: the agent served DCGM_FI_DEV_ENFORCED_POWER_LIMIT and
+// DCGM_FI_DEV_CLOCKS_EVENT_REASONS always, so where dcgm-exporter runs too two sources answered
+// the same series. They are now opt-in (server.metrics_dcgm_names); the flexwatt_* series carry
+// the same values.
+TEST(Metrics, DcgmNamesOnlyWhenAskedFor) {
+  auto s = testing::sample_state();
+  s.gpus[0].clock_event_reasons = 0x4;
+  const std::string text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  EXPECT_EQ(text.find("DCGM_FI_"), std::string::npos) << text;
+  EXPECT_NE(text.find("flexwatt_gpu_power_cap_watts{"), std::string::npos);
+  EXPECT_NE(render_metrics(s, "0.1.0", 1.8e9 + 2, true).find("DCGM_FI_DEV_ENFORCED_POWER_LIMIT{"),
+            std::string::npos);
+}
+
+// The enforced limit and the throttle reasons under dcgm-exporter's names and labels (when
+// asked for), and the reasons split into one 0/1 series per NVML bit.
 TEST(Metrics, EnforcedLimitAndThrottleReasons) {
   auto s = testing::sample_state();
   s.gpus[0].clock_event_reasons = 0x4 | 0x40;  // SW power cap + HW thermal slowdown
   s.gpus[1].clock_event_reasons = 0;
-  auto text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  auto text = render_metrics(s, "0.1.0", 1.8e9 + 2, true);
   const std::string gpu0 = "gpu=\"0\",UUID=\"GPU-00000000\",modelName=\"NVIDIA H100 80GB HBM3\"";
   EXPECT_TRUE(has_line(text, "# TYPE DCGM_FI_DEV_ENFORCED_POWER_LIMIT gauge")) << text;
   EXPECT_TRUE(
@@ -79,7 +93,7 @@ TEST(Metrics, EnforcedLimitAndThrottleReasons) {
   EXPECT_TRUE(has_line(text, reason("gpu_idle") + "0"));
   s.gpus[0].clock_event_reasons = kUnset;  // not read: no series at all
   s.gpus[1].clock_event_reasons = kUnset;
-  text = render_metrics(s, "0.1.0", 1.8e9 + 2);
+  text = render_metrics(s, "0.1.0", 1.8e9 + 2, true);
   EXPECT_EQ(text.find("DCGM_FI_DEV_CLOCKS_EVENT_REASONS{"), std::string::npos);
   EXPECT_EQ(text.find("flexwatt_gpu_clocks_event_reason_active{"), std::string::npos);
 }

@@ -39,6 +39,7 @@ period_s: 0.1
 controller: uncontrolled
 budget_w: 700
 $agent_local
+  metrics_dcgm_names: true
 YAML
 export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
 "$bin" agent --config "$tmp/agent.yaml" >"$tmp/agent.out" 2>"$tmp/agent.err" &
