@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "agent/agent_log.hpp"
-#include "agent/fleet_budget.hpp"
 #include "core/format.hpp"
 
 namespace fw::agent {

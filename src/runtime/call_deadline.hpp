@@ -39,7 +39,6 @@ class CallDeadline {
   Status run(std::function<void()> job);
   // True while a call that missed its deadline has not returned.
   bool hung() const;
-  double deadline_s() const { return deadline_s_; }
 
  private:
   struct Shared {
