@@ -36,11 +36,45 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
 from flexwatt_client import FlexwattClient, FlexwattError  # noqa: E402
 
+# Debian's PyTorch (python3-torch) is importable by Debian's interpreter only. When `python3` on
+# PATH is another one (a pyenv shim, a virtualenv without system site packages, a conda
+# python), the script runs itself again under the interpreter that has torch:
+# $FLEXWATT_TORCH_PYTHON, else Debian's /usr/bin/python3, same arguments, same process (exec).
+DEBIAN_PYTHON = "/usr/bin/python3"
+REEXEC_ENV = "FLEXWATT_TORCH_REEXEC"  # set on the re-executed process: never a second exec
+
+
+def torch_python():
+    """The interpreter to run under when this one lacks torch (None: none has it)."""
+    cand = os.environ.get("FLEXWATT_TORCH_PYTHON") or DEBIAN_PYTHON
+    if os.environ.get(REEXEC_ENV) or not os.access(cand, os.X_OK):
+        return None
+    import subprocess
+    try:
+        ok = subprocess.run([cand, "-c", "import torch"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return cand if ok.returncode == 0 else None
+
+
 try:
     import torch
     import torch.nn as nn
 except ImportError:
-    print("torch_grpo: PyTorch is not installed (Debian: apt-get install python3-torch)", file=sys.stderr)
+    here = f"{sys.executable or 'python'} (Python {sys.version.split()[0]})"
+    other = torch_python()
+    if other:
+        print(f"torch_grpo: PyTorch is not importable by {here}; running under {other}, "
+              "which has it", file=sys.stderr)
+        sys.stderr.flush()
+        os.environ[REEXEC_ENV] = "1"
+        os.execv(other, [other, os.path.abspath(__file__)] + sys.argv[1:])
+    print(f"torch_grpo: PyTorch is not importable by {here}, nor by "
+          f"{os.environ.get('FLEXWATT_TORCH_PYTHON') or DEBIAN_PYTHON}. Debian: "
+          f"apt-get install python3-torch (or `make deps`), then run {DEBIAN_PYTHON} "
+          "examples/torch_grpo.py ...; another Python needs its own torch (pip install torch)",
+          file=sys.stderr)
     sys.exit(3)
 
 # The knob ranges the job registers (the agent clamps to them; so does the trainer).

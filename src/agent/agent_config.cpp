@@ -164,13 +164,33 @@ Status parse_fleet(const ConfigNode& n, AgentFleetConfig& f) {
 
 Status parse_root(const ConfigNode& r, AgentConfig& c) {
   if (!r.is_map()) return r.error("expected a map of settings");
-  FW_RETURN_IF_ERROR(r.reject_unknown(
-      {"backend",        "nvml_library", "gpus",          "seed",          "sim_set",
-       "time_scale",     "period_s",     "loop_priority", "controller",    "policy_dirs",
-       "budget_w",       "window_s",     "safe_cap_w",    "stale_after_s", "job_silent_after_s",
-       "duration_s",     "restore_file", "lock_file",     "trace_dir",     "trace_rotate_ticks",
-       "trace_keep",     "limiter",      "server",        "read_only",     "fleet",
-       "nvml_deadline_s"}));
+  FW_RETURN_IF_ERROR(r.reject_unknown({"backend",
+                                       "nvml_library",
+                                       "gpus",
+                                       "seed",
+                                       "sim_set",
+                                       "time_scale",
+                                       "period_s",
+                                       "loop_priority",
+                                       "controller",
+                                       "policy_dirs",
+                                       "budget_w",
+                                       "window_s",
+                                       "safe_cap_w",
+                                       "stale_after_s",
+                                       "job_silent_after_s",
+                                       "duration_s",
+                                       "restore_file",
+                                       "lock_file",
+                                       "trace_dir",
+                                       "trace_rotate_ticks",
+                                       "trace_keep",
+                                       "limiter",
+                                       "server",
+                                       "read_only",
+                                       "fleet",
+                                       "nvml_deadline_s",
+                                       "sim_knobs_without_job"}));
   FW_ASSIGN_OR_RETURN(c.plant.backend, r.get_string("backend", c.plant.backend));
   FW_ASSIGN_OR_RETURN(c.plant.nvml_library, r.get_string("nvml_library", c.plant.nvml_library));
   if (r.has("gpus")) {
@@ -195,6 +215,11 @@ Status parse_root(const ConfigNode& r, AgentConfig& c) {
                       r.get_double("time_scale", c.plant.time_scale, 1.0, 1000.0));
   if (c.plant.time_scale != 1 && c.plant.backend.rfind("sim:", 0) != 0) {
     return r["time_scale"].error("only the sim backend runs faster than real time (tests, demos)");
+  }
+  FW_ASSIGN_OR_RETURN(c.plant.sim_knobs_without_job,
+                      r.get_bool("sim_knobs_without_job", c.plant.sim_knobs_without_job));
+  if (c.plant.sim_knobs_without_job && c.plant.backend.rfind("sim:", 0) != 0) {
+    return r["sim_knobs_without_job"].error("only the sim backend has jobs of its own");
   }
   FW_ASSIGN_OR_RETURN(c.period_s, r.get_double("period_s", c.period_s, 0.1, 1.0));
   FW_ASSIGN_OR_RETURN(c.plant.nvml_deadline_s,

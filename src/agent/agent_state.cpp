@@ -82,6 +82,13 @@ nlohmann::json to_json(const AgentState& s) {
   }
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& j : s.jobs) jobs.push_back(to_json(j));
+  nlohmann::json plant_jobs = nlohmann::json::array();
+  for (const auto& j : s.plant_jobs) {
+    plant_jobs.push_back({{"name", j.name},
+                          {"knobs", j.knobs},
+                          {"tokens_total", num(j.tokens_total)},
+                          {"steps_total", num(j.steps_total)}});
+  }
   nlohmann::json lost = nlohmann::json::array();
   for (const auto& l : s.lost_gpus) {
     lost.push_back({{"index", l.index}, {"uuid", l.uuid}, {"reason", l.reason}});
@@ -89,6 +96,7 @@ nlohmann::json to_json(const AgentState& s) {
   return {{"version", s.version},
           {"time_unix_s", s.time_unix_s},
           {"hostname", s.hostname},
+          {"backend", s.backend},
           {"controller", s.controller},
           {"read_only", s.read_only},
           {"node_power_w", num(s.node_power_w)},
@@ -107,6 +115,7 @@ nlohmann::json to_json(const AgentState& s) {
             {"lateness_max_s", s.loop.lateness_max_s},
             {"plant_time_s", s.loop.plant_time_s}}},
           {"jobs", std::move(jobs)},
+          {"plant_jobs", std::move(plant_jobs)},
           {"applied_command_seq", s.applied_command_seq}};
 }
 

@@ -96,10 +96,20 @@ struct RegisteredJob {
   std::string pfi_source;
 };
 
+// A job as the loop controls it (the plant's job j): on hardware a registered job (or "node"
+// with none), on the sim backend the scenario's simulated job, registered or not.
+struct PlantJobState {
+  std::string name;
+  std::vector<std::string> knobs;  // the knobs the controllers can reach now
+  double tokens_total = kUnset;    // the plant's reading (the simulator's on sim)
+  double steps_total = kUnset;
+};
+
 struct AgentState {
   uint64_t version = 0;  // set by StateHub::publish (1, 2, …); 0: nothing published yet
   double time_unix_s = 0;
   std::string hostname;
+  std::string backend;     // nvml | fake-nvml | sim:SCENARIO (the config's)
   std::string controller;  // controller spec in force, as written ("pid:kp=0.5")
   bool read_only = false;  // the agent writes no cap or knob (config read_only)
   std::vector<GpuState> gpus;
@@ -116,7 +126,8 @@ struct AgentState {
   std::map<std::string, int64_t> fallbacks_total;        // by reason: stale_telemetry, …
   std::string fallback_reason;  // non-empty while the safe setting is in force
   LoopState loop;
-  std::vector<RegisteredJob> jobs;   // JobRegistry::snapshot() taken at this tick
+  std::vector<RegisteredJob> jobs;  // JobRegistry::snapshot() taken at this tick
+  std::vector<PlantJobState> plant_jobs;
   uint64_t applied_command_seq = 0;  // last API command the loop has applied
 };
 

@@ -31,7 +31,17 @@ registry::ControllerEnv agent_controller_env(const AgentConfig& cfg, const NodeP
   env.policy_dirs = cfg.policy_dirs;  // ppo:PATH and the like: only files inside them
   env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
-  if (env.real_plant) {
+  if (env.make_plant) {
+    // On sim the scenario's jobs are fixed, but their knobs are in reach only while a job is
+    // registered in their place (runtime/node_plant.hpp): the controller is prepared on the
+    // knobs the simulated jobs have (the loop falls back with no_actuator until they are in
+    // reach).
+    const PlantInfo model = env.make_plant(cfg.plant.seed)->info();
+    for (size_t j = 0; j < env.info.jobs.size() && j < model.jobs.size(); ++j) {
+      env.info.jobs[j].knob_ranges = model.jobs[j].knob_ranges;
+      env.info.jobs[j].default_knobs = model.jobs[j].default_knobs;
+    }
+  } else {
     // On a real node jobs register and leave while a controller runs: a knob no job exposes
     // now is not a reason to refuse it (the loop falls back with no_actuator until a job that
     // exposes it registers). Its range here is a placeholder; reset() sees the real jobs.

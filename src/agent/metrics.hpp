@@ -3,8 +3,8 @@
 //
 // Naming: base units in the name (watts, joules, seconds, hertz, ratio, celsius);
 // counters end in _total. Per-GPU series carry dcgm-exporter's labels `gpu` (index),
-// `UUID` and `modelName`, plus `hostname` (lower case, as dcgm-exporter since 2026-05),
-// so `flexwatt_gpu_power_watts` joins `DCGM_FI_DEV_POWER_USAGE` on (gpu, UUID, hostname).
+// `UUID` and `modelName`, plus `hostname` (released dcgm-exporter says `Hostname`; its main
+// branch `hostname` since 2026-05), so join `DCGM_FI_DEV_POWER_USAGE` on (gpu, UUID).
 // No series is labelled `job` or `instance` (Prometheus would rename them); jobs use
 // `job_id`. Values that were not measured (NaN) are left out.
 //

@@ -35,7 +35,7 @@ struct NodeAgent::Impl {
         hostname(host_name()),
         channel(jobs),
         life(cfg),
-        publisher(hub, jobs, hostname, cfg.read_only) {}
+        publisher(hub, jobs, hostname, cfg.plant.backend, cfg.read_only) {}
 
   AgentConfig cfg;
   std::string hostname;

@@ -22,6 +22,7 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
   AgentState s;
   s.time_unix_s = unix_now_s();
   s.hostname = hostname_;
+  s.backend = backend_;
   s.read_only = read_only_;
   static const Snapshot kNone;
   const Snapshot& snap = tick ? tick->latest() : kNone;
@@ -93,6 +94,19 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
     }
     s.fallback_reason = std::string(fallback_name(tick->fallback()));
     s.applied_command_seq = tick->applied_command_seq();
+    const PlantInfo& info = plant.info();
+    for (size_t j = 0; j < info.jobs.size(); ++j) {
+      PlantJobState pj;
+      pj.name = info.jobs[j].name;
+      for (int k = 0; k < kNumKnobs; ++k) {
+        if (info.jobs[j].knob_ranges[k].available) pj.knobs.emplace_back(kKnobNames[k]);
+      }
+      if (j < snap.jobs.size()) {
+        pj.tokens_total = snap.jobs[j].tokens_total;
+        pj.steps_total = snap.jobs[j].steps_total;
+      }
+      s.plant_jobs.push_back(std::move(pj));
+    }
     // A registered job's progress is the plant's reading of the plant job it mirrors.
     for (size_t j = 0; j < snap.jobs.size(); ++j) {
       for (RegisteredJob& js : s.jobs) {

@@ -24,8 +24,13 @@ namespace fw::agent {
 
 class StatePublisher {
  public:
-  StatePublisher(StateHub& hub, JobRegistry& jobs, std::string hostname, bool read_only)
-      : hub_(hub), jobs_(jobs), hostname_(std::move(hostname)), read_only_(read_only) {}
+  StatePublisher(StateHub& hub, JobRegistry& jobs, std::string hostname, std::string backend,
+                 bool read_only)
+      : hub_(hub),
+        jobs_(jobs),
+        hostname_(std::move(hostname)),
+        backend_(std::move(backend)),
+        read_only_(read_only) {}
 
   // `tick` null before the loop exists (a start that failed half-way): GPUs only.
   void publish(double t, NodePlant& plant, const AgentTick* tick, const LoopState& loop);
@@ -36,6 +41,7 @@ class StatePublisher {
   StateHub& hub_;
   JobRegistry& jobs_;
   std::string hostname_;
+  std::string backend_;
   bool read_only_;
   mutable std::mutex env_mu_;
   PlantInfo env_info_;

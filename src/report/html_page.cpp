@@ -33,6 +33,7 @@ img.power{max-width:1100px;width:100%;background:#fff;border:1px solid #ccd}
 <div id="err"></div>
 <main id="dash">
 <div id="cards"></div>
+<p class="note" id="simnote" hidden></p>
 <canvas id="plot"></canvas>
 <div class="legend" id="legend"></div><div class="note" id="shown"></div>
 <h2>Jobs</h2><table id="jobs" class="num"></table>
@@ -365,9 +366,16 @@ function side(s) {
     ["windows over budget", fixed(w.violations_total, 0)], ["controller", esc(s.controller || "") + (s.read_only ? " (read-only)" : "")],
     ["fallback", '<span class="' + (s.fallback_reason ? "bad" : "good") + '">' + esc(fallbackText(s)) + "</span>"]]
     .map(c => '<div class="card"><div class="k">' + c[0] + '</div><div class="v">' + c[1] + "</div></div>").join("");
+  const sim = (s.backend || "").startsWith("sim:");
+  const simJobs = (s.plant_jobs || []).map(j => esc(j.name) + " (" + fixed(j.tokens_total, 0) + " tokens, " + fixed(j.steps_total, 0) + " steps)").join(", ");
+  $("simnote").hidden = !sim;
+  $("simnote").innerHTML = sim ? "<b>SIMULATED node</b> (" + esc(s.backend) + "): the GPUs and the job " + simJobs +
+    " are the simulator's. A job that registers stands for the simulated job in its position: the controller's knobs reach the simulated job only through it, " +
+    "and the tokens and steps shown for it are the simulated job's, not the ones its client reports." : "";
   table("jobs", ["job", "name", "kind", "phase", "tokens", "steps", "knobs", "PFI", "last report"],
     (s.jobs || []).map(j => [esc(j.id), esc(j.name || ""), esc(j.kind || ""), esc(j.phase), fixed(j.tokens_total, 0), fixed(j.steps_total, 0),
       knobText(j.knobs), j.pfi == null ? "–" : fixed(j.pfi, 2), j.last_report_age_s == null ? "–" : fixed(j.last_report_age_s, 1) + " s ago"]),
+    sim ? "no jobs registered: the simulated job runs, and its knobs are out of the controller's reach until a job registers" :
     "no jobs registered: the node is controlled as one job without knobs");
   table("gpus", ["GPU", "model", "power", "cap", "cap range", "SM clock", "temp"],
     (s.gpus || []).map(g => [String(g.index), esc(g.name || ""), watts(g.power_w), watts(g.cap_w),

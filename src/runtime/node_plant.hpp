@@ -11,7 +11,9 @@
 // device's range before it is written. Jobs and knobs go through a JobChannel: on hardware the
 // plant's jobs are the channel's (or, with none registered, one job "node" on every GPU without
 // knobs, so cap controllers still act); on sim they are the scenario's, and channel job i
-// mirrors simulated job i (it gets the knobs written; its report age is what the loop sees).
+// mirrors simulated job i (it gets the knobs written; its report age is what the loop sees);
+// simulated job i's knobs are reachable (info().jobs[i].knob_ranges available) only while
+// channel job i is registered, unless sim_knobs_without_job.
 //
 // A GPU that falls off the bus (NVML_ERROR_GPU_IS_LOST) at open or in a read is dropped from
 // the plant: open() skips it, a read that finds it lost fails once (Unavailable, naming it) and
@@ -49,6 +51,11 @@ struct NodePlantConfig {
   // sim only (tests and demos): simulated seconds per wall second. The loop's clock runs this
   // much faster, so period_s, duration_s and the plant's time are simulated seconds.
   double time_scale = 1;
+  // sim only: the simulated jobs' knobs reach the controllers with no job registered (eval's
+  // world, which has no job channel: the agent-vs-eval parity tests). Off (default), the sim
+  // backend is the hardware's: a simulated job's knobs are reachable only while the channel job
+  // of its position is registered, so a knob controller with none falls back (no_actuator).
+  bool sim_knobs_without_job = false;
   // nvml, fake-nvml: how long a read or a cap write through NVML may take before the plant
   // gives up on it (a wedged GPU can hang a call; runtime/call_deadline.hpp).
   double nvml_deadline_s = 2.0;

@@ -21,7 +21,10 @@ class SimNodePlant : public NodePlant {
     defaults_.budget = scenario.budget;
     defaults_.episode_s = scenario.duration_s;
     defaults_.model_plant = [scenario](uint64_t seed) { return sim::make_plant(scenario, seed); };
-    info_ = sim_->info();
+    sim_info_ = sim_->info();
+    info_ = sim_info_;
+    reachable_.assign(sim_info_.jobs.size(), true);
+    reach_knobs();
     std::vector<FakeGpuCap> fake;
     for (size_t g = 0; g < info_.gpus.size(); ++g) {
       const GpuInfo& gi = info_.gpus[g];
@@ -66,6 +69,10 @@ class SimNodePlant : public NodePlant {
       if (jobs_ && j < channel_jobs_.size()) jobs_->set_knobs(channel_jobs_[j].id, cmd.knobs[j]);
     }
     sim_cmd.knobs = cmd.knobs;
+    // An unreachable job's knobs stay as they are: nothing hands them to it.
+    for (size_t j = 0; j < sim_cmd.knobs.size() && j < reachable_.size(); ++j) {
+      if (!reachable_[j]) sim_cmd.knobs[j] = kNoKnobs;
+    }
     if (sim_cmd.any_set()) {
       Status s = sim_->write(sim_cmd);
       if (!s.ok() && first.ok()) first = s;
@@ -77,13 +84,32 @@ class SimNodePlant : public NodePlant {
   bool refresh_jobs() override {
     bool first = false;
     if (jobs_) (void)read_channel(&first);
-    return false;
+    return reach_knobs();
   }
 
   MissedDeadlines missed_deadlines() const override { return MissedDeadlines::kCatchUp; }
 
  private:
+  // Simulated job j's knobs are reachable while channel job j is registered (or always with
+  // sim_knobs_without_job); info_ is the scenario's info with the others' knobs unavailable.
+  // True when the reachable set changed.
+  bool reach_knobs() {
+    bool changed = false;
+    for (size_t j = 0; j < sim_info_.jobs.size(); ++j) {
+      const bool r = cfg_.sim_knobs_without_job || j < channel_jobs_.size();
+      if (r == reachable_[j]) continue;
+      changed = true;
+      reachable_[j] = r;
+      for (int k = 0; k < kNumKnobs; ++k) {
+        info_.jobs[j].knob_ranges[k].available = r && sim_info_.jobs[j].knob_ranges[k].available;
+      }
+    }
+    return changed;
+  }
+
   std::unique_ptr<Plant> sim_;
+  PlantInfo sim_info_;           // the scenario's, every knob as the simulator has it
+  std::vector<bool> reachable_;  // per simulated job
 };
 
 }  // namespace

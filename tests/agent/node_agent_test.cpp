@@ -116,6 +116,42 @@ TEST_F(NodeAgentTest, SilentJobChannelFallsBack) {
   EXPECT_EQ(p->state.fallbacks_total.at("job_channel_silent"), 1);
 }
 
+// The sim backend is the hardware's: a simulated job's knobs are out of reach until a job
+// registers, so a knob controller falls back to the safe caps (no_actuator) and says so, then
+// takes over; the state names the backend and the plant's jobs with the knobs in reach.
+TEST_F(NodeAgentTest, SimKnobControllerWithoutAJobFallsBackUntilOneRegisters) {
+  cfg_.duration_s = 1.0;  // 10 ticks
+  cfg_.controller = "pid:knob=gen_concurrency";
+  NodeAgent a(cfg_);
+  Status started = a.start();
+  ASSERT_TRUE(started.ok()) << started.message();
+  StepClock clock;
+  std::vector<std::string> reason;  // per tick
+  std::vector<size_t> knobs;        // knobs in reach of the plant's first job, per tick
+  clock.on_sleep = [&] {
+    auto p = state(a);
+    reason.push_back(p->state.fallback_reason);
+    knobs.push_back(p->state.plant_jobs.empty() ? 99 : p->state.plant_jobs[0].knobs.size());
+    if (reason.size() == 4) {
+      JobInfo info;
+      info.name = "grpo";
+      EXPECT_EQ(a.jobs().add("j1", info), JobRegistry::Outcome::kOk);
+    }
+  };
+  a.run(clock, {});
+  ASSERT_GE(reason.size(), 8u);
+  EXPECT_EQ(reason[1], "no_actuator");
+  EXPECT_EQ(knobs[1], 0u);
+  EXPECT_EQ(reason.back(), "");
+  EXPECT_GE(knobs.back(), 1u);
+  auto p = state(a);
+  EXPECT_EQ(p->state.fallbacks_total.at("no_actuator"), 1);
+  EXPECT_EQ(p->state.backend, cfg_.plant.backend);
+  ASSERT_EQ(p->state.plant_jobs.size(), 1u);
+  EXPECT_GE(p->state.plant_jobs[0].tokens_total, 0);  // the simulator's reading, not NaN
+  ASSERT_TRUE(a.shutdown().ok());
+}
+
 TEST_F(NodeAgentTest, BudgetCommandIsAppliedByTheLoop) {
   cfg_.duration_s = 0.3;
   NodeAgent a(cfg_);
@@ -343,6 +379,7 @@ class JumpClock : public Clock {
 TEST_F(NodeAgentTest, SimCatchesUpMissedDeadlinesSoTheEpisodeIsTheSame) {
   cfg_.duration_s = 1.0;  // 10 ticks
   cfg_.controller = "pid:knob=gen_concurrency";
+  cfg_.plant.sim_knobs_without_job = true;  // eval's world: the knob controller acts from tick 0
   auto run = [&](double jump_s, AgentRunSummary& sum) {
     NodeAgent a(cfg_);
     EXPECT_TRUE(a.start().ok());

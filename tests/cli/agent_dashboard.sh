@@ -52,8 +52,13 @@ for s in '1 min' '15 min' '1 h'; do
 done
 check "the budget names its source" grep -q 'set by <b>config</b>' "$tmp/dom.html.body"
 check "the page shows the controller" grep -q 'pid:knob=gen_concurrency' "$tmp/dom.html.body"
-check "the fallback state in words" \
-  grep -q "none: the controller's commands are in force" "$tmp/dom.html.body"
+# No job registered yet: on the sim backend, as on hardware, the knob controller cannot act.
+check "the fallback state in words: the knob controller cannot act" \
+  grep -q 'no registered job exposes one of them, so it cannot act' "$tmp/dom.html.body"
+check "the page says the node is simulated and what a registered job stands for" \
+  grep -q 'SIMULATED node.*the tokens and steps shown for it are the simulated job' "$tmp/dom.html.body"
+check "an empty jobs table says the simulated job's knobs are out of reach" \
+  grep -q "its knobs are out of the controller's reach until a job registers" "$tmp/dom.html.body"
 check "GPU power and cap lines in the legend" grep -q 'GPU 0 cap</span>' "$tmp/dom.html.body"
 check "the jobs table has a header" \
   grep -q '<thead><tr><th>job</th>.*<th>knobs</th>' "$tmp/dom.html.body"
@@ -73,6 +78,8 @@ curl -sf -X POST "$api/v1/jobs/grpo-7b/progress" -d '{"tokens_total": 4000000, "
 page "$api/?static=1&span_s=60" "$tmp/dom2.html"
 check "the job's row shows its knob as an integer" \
   grep -Eq '<td>grpo-7b</td>.*<td>gen_concurrency = [0-9]+</td>' "$tmp/dom2.html.body"
+check "the fallback is over once the job registered" \
+  grep -q "none: the controller's commands are in force" "$tmp/dom2.html.body"
 check "no knob written as a float" \
   test "$(grep -Ec 'gen_concurrency = [0-9]+\.[0-9]' "$tmp/dom2.html.body")" -eq 0
 # Jobs over time (#31): the ring keeps each job's progress and knobs; the page plots both.

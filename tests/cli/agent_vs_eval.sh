@@ -33,6 +33,7 @@ seed: $seed
 time_scale: 40
 period_s: 0.5
 controller: $controller
+sim_knobs_without_job: true  # eval has no job channel: its job's knobs are reachable from tick 0
 trace_dir: $tmp/trace
 $shield_yaml
 $agent_local
