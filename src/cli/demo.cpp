@@ -12,6 +12,7 @@
 #include "cli/progress.hpp"
 #include "cli/verb.hpp"
 #include "core/text_file.hpp"
+#include "core/text_table.hpp"
 #include "eval/eval_table.hpp"
 #include "report/html_page.hpp"
 
@@ -30,7 +31,7 @@ int run_demo(int argc, char** argv) {
       "demo");
   eval::DemoRequest req;
   double duration_s = 0;
-  bool json = false, quiet = false, wide = false;
+  bool json = false, quiet = false, wide = false, verbose = false;
   app.add_option("--scenario", req.scenario_path, "scenario file")->capture_default_str();
   app.add_option("--policy", req.policy_path, "PPO policy file")->capture_default_str();
   app.add_option("--knobs-policy", req.knobs_policy_path,
@@ -49,6 +50,7 @@ int run_demo(int argc, char** argv) {
   app.add_flag("--json", json, "print report.json on stdout instead of the tables");
   add_quiet_flag(app, quiet);
   add_wide_flag(app, wide);
+  app.add_flag("--verbose", verbose, "also print each controller's decision cost (us per call)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (app.count("--duration-s")) req.duration_s = duration_s;
 
@@ -65,12 +67,19 @@ int run_demo(int argc, char** argv) {
   const std::string html_path = req.out_dir + "/report.html";
   if (Status st = write_text_file(html_path, report::report_html(r->json)); !st.ok())
     return fail("demo", st);
-  std::fprintf(stderr, "demo: wrote %s\n", html_path.c_str());
   if (json) {
+    std::fprintf(stderr, "demo: wrote %s\n", html_path.c_str());  // stdout: report.json alone
     std::printf("%s\n", r->json.dump(2).c_str());
     return 0;
   }
-  std::printf("%s\n", eval::format_eval_table(r->eval, r->report, TextStyle{wide}).c_str());
+  // The headline first; the table with identical rows merged (the JSON keeps every row);
+  // decision timings under --verbose.
+  std::printf("%s", eval::format_demo_headline(req, *r, TextStyle{wide}).c_str());
+  eval::EvalReport shown = r->report;
+  const std::vector<std::string> merged = eval::merge_identical_rows(shown);
+  std::string table = eval::format_eval_table(r->eval, shown, TextStyle{wide}, verbose);
+  for (const std::string& m : merged) table += wrap_text("note: " + m + "\n", 120, "  ");
+  std::printf("%s\n", table.c_str());
   std::printf("%s", eval::format_demo_comparison(req, *r, TextStyle{wide}).c_str());
   return 0;
 }

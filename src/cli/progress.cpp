@@ -1,5 +1,6 @@
 #include "cli/progress.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -42,16 +43,36 @@ void Progress::show(const std::string& text) {
 void Progress::count(const std::string& what, size_t done, size_t total) {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mu_);
+  if (what != count_what_) {  // a new count: its own rate and estimate
+    count_what_ = what;
+    best_done_ = 0;
+    count_t0_s_ = -1;
+    eta_s_ = -1;
+  }
   if (done < best_done_) return;  // workers may report out of order
   best_done_ = done;
   const double e = elapsed_s();
+  if (count_t0_s_ < 0) {
+    count_t0_s_ = e;
+    count_done0_ = done;
+  }
   char b[256];
   int n = std::snprintf(b, sizeof b, "%s %zu/%zu", what.c_str(), done, total);
   if (total > 0 && n > 0 && static_cast<size_t>(n) < sizeof b) {
     const double f = static_cast<double>(done) / static_cast<double>(total);
     n += std::snprintf(b + n, sizeof b - n, " (%.0f %%), %.0f s", 100 * f, e);
-    if (done > 0 && done < total && static_cast<size_t>(n) < sizeof b) {
-      std::snprintf(b + n, sizeof b - n, ", ~%.0f s left", e * (1 - f) / f);
+    // The rate since this count began (not since the verb started: its set-up is not the
+    // count's), shown once it rests on 2 units and 2 s; smoothed so that uneven units (a
+    // heavy controller's episodes after light ones) move it gradually.
+    const double span_s = e - count_t0_s_;
+    const size_t units = done - count_done0_;
+    if (done < total && units >= 2 && span_s >= 2) {
+      const double raw = static_cast<double>(total - done) * span_s / static_cast<double>(units);
+      eta_s_ = eta_s_ < 0 ? raw : 0.7 * std::max(0.0, eta_s_ - (e - eta_at_s_)) + 0.3 * raw;
+      eta_at_s_ = e;
+    }
+    if (done < total && eta_s_ >= 0 && static_cast<size_t>(n) < sizeof b) {
+      std::snprintf(b + n, sizeof b - n, ", ~%.0f s left", std::max(1.0, eta_s_ - (e - eta_at_s_)));
     }
   }
   draw_locked(b, done == total);

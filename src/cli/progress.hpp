@@ -31,7 +31,8 @@ class Progress {
   bool enabled() const { return enabled_; }
   // "VERB: TEXT".
   void show(const std::string& text);
-  // "VERB: WHAT DONE/TOTAL (P %), E s, ~R s left".
+  // "VERB: WHAT DONE/TOTAL (P %), E s, ~R s left": R from the rate since this WHAT's count
+  // began, smoothed, once 2 units and 2 s are done (none before).
   void count(const std::string& what, size_t done, size_t total);
   // Redraws text() every period_s on a thread of its own until finish(): for work that
   // reports nothing while it runs (fleet-sim's wall-clock run).
@@ -49,6 +50,11 @@ class Progress {
   std::chrono::steady_clock::time_point t0_, last_draw_;
   bool drawn_ = false;
   size_t best_done_ = 0;
+  // The count in progress (count()): its name, start (elapsed_s) and units done then, and the
+  // smoothed estimate of the seconds left as of eta_at_s_ (< 0: none yet).
+  std::string count_what_;
+  double count_t0_s_ = -1, eta_s_ = -1, eta_at_s_ = 0;
+  size_t count_done0_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -243,7 +243,7 @@ std::string format_demo_comparison(const DemoRequest& d, const DemoResult& r,
                                    const TextStyle& style) {
   const nlohmann::json& sim = r.json["comparison"]["simulated"];
   auto num = [](const nlohmann::json& v) { return v.is_null() ? std::nan("") : v.get<double>(); };
-  std::string s = headline(d, r, style);
+  std::string s;
   char line[1024];
   auto row = [&](const char* metric, const std::string& published, const std::string& ours) {
     std::snprintf(line, sizeof line, "  %-40s %12s %12s\n", metric, published.c_str(),
@@ -294,9 +294,17 @@ std::string format_demo_comparison(const DemoRequest& d, const DemoResult& r,
                     ? sim["knobs_policy"].value("reference", std::string(kDemoStaticKnobs)).c_str()
                     : kDemoStaticKnobs);
   s += wrap_text(line, style.width, "  ");
-  std::snprintf(line, sizeof line, "\nreport: %s/report.json, %s/summary.csv, %s/power.svg\n",
-                d.out_dir.c_str(), d.out_dir.c_str(), d.out_dir.c_str());
-  return s + line;
+  const std::string& o = d.out_dir;
+  s += "\n" + wrap_text("wrote: " + o + "/report.html (open it in a browser), " + o +
+                            "/report.json, " + o + "/summary.csv, " + o + "/power.svg, " + o +
+                            "/traces/ (every controller's first seed)\n",
+                        style.width, "  ");
+  return s;
+}
+
+std::string format_demo_headline(const DemoRequest& req, const DemoResult& r,
+                                 const TextStyle& style) {
+  return headline(req, r, style);
 }
 
 }  // namespace fw::eval

@@ -51,11 +51,13 @@ struct DemoResult {
 Result<DemoResult> run_demo(const DemoRequest& req, const ProgressFn& progress = {},
                             const PrepareFn& prepare = {});
 
-// The text after the eval table: the headline (PPO against the strongest fixed setting on the
-// same actuators: of the joint static and static-cap rows, the one with the most step tokens,
-// named; the published figures beside it, labelled as the paper's, against its own static
-// baseline), then our simulated figures beside the published ones; prose wrapped to
-// style.width.
+// The headline, printed first: PPO against the strongest fixed setting on the same actuators
+// (of the joint static and static-cap rows, the one with the most step tokens, named), the
+// published figures beside it, labelled as the paper's, against its own static baseline.
+std::string format_demo_headline(const DemoRequest& req, const DemoResult& r,
+                                 const TextStyle& style = {});
+// The text after the eval table: our simulated figures beside the published ones, then every
+// file the demo wrote; prose wrapped to style.width.
 std::string format_demo_comparison(const DemoRequest& req, const DemoResult& r,
                                    const TextStyle& style = {});
 

@@ -289,7 +289,7 @@ std::string reference_text(const EvalReport& report) {
 }
 
 std::string format_eval_table(const EvalRequest& req, const EvalReport& report,
-                              const TextStyle& style) {
+                              const TextStyle& style, bool decision_cost) {
   std::string s = wrap_text(title_line(req), style.width);
   const double win_s = req.scenario.budget.entries.front().budget.window_s;
   char head[4096];
@@ -317,12 +317,77 @@ std::string format_eval_table(const EvalRequest& req, const EvalReport& report,
   s += main_table(req, report, style);
   s += curve_table(req, report, style);
   s += wrap_text(calibration_lines(req, report), style.width, "    ");
-  s += decision_cost_lines(report);
+  if (decision_cost) s += decision_cost_lines(report);
   char line[1024];
   std::snprintf(line, sizeof line, "\n%s(wall %.1f s)\n",
                 req.out_dir.empty() ? "" : ("traces: " + req.out_dir + "/  ").c_str(),
                 report.wall_s);
   return s + line;
+}
+
+namespace {
+
+bool same_stat(const Stat& a, const Stat& b) {
+  auto eq = [](double x, double y) {
+    return (std::isnan(x) && std::isnan(y)) || std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x));
+  };
+  return eq(a.mean, b.mean) && eq(a.ci95, b.ci95);
+}
+
+bool same_results(const ControllerSummary& a, const ControllerSummary& b) {
+  if (a.episodes.size() != b.episodes.size()) return false;
+  return same_stat(a.completed_tokens, b.completed_tokens) && same_stat(a.tokens, b.tokens) &&
+         same_stat(a.energy_j, b.energy_j) &&
+         same_stat(a.offset_violation_rate, b.offset_violation_rate) &&
+         same_stat(a.sliding_violation_rate, b.sliding_violation_rate) &&
+         same_stat(a.steps_violating, b.steps_violating);
+}
+
+}  // namespace
+
+std::vector<std::string> merge_identical_rows(EvalReport& report) {
+  std::vector<std::string> notes;
+  const size_t n = report.controllers.size();
+  std::vector<int> keeper(n);  // old row -> the old row it is shown as
+  for (size_t i = 0; i < n; ++i) {
+    keeper[i] = static_cast<int>(i);
+    for (size_t k = 0; k < i; ++k) {
+      if (keeper[k] == static_cast<int>(k) &&
+          same_results(report.controllers[k], report.controllers[i])) {
+        keeper[i] = static_cast<int>(k);
+        break;
+      }
+    }
+  }
+  std::vector<int> index(n, -1);  // old row -> new row
+  std::vector<ControllerSummary> kept;
+  std::vector<int> kept_ref;
+  for (size_t i = 0; i < n; ++i) {
+    if (keeper[i] != static_cast<int>(i)) continue;
+    index[i] = static_cast<int>(kept.size());
+    kept.push_back(report.controllers[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (keeper[i] == static_cast<int>(i)) continue;
+    ControllerSummary& k = kept[static_cast<size_t>(index[static_cast<size_t>(keeper[i])])];
+    notes.push_back(report.controllers[i].label + ": the same results as " +
+                    report.controllers[static_cast<size_t>(keeper[i])].label +
+                    " on every seed (one setting): shown once, as \"" + k.label + " = " +
+                    report.controllers[i].label + "\"");
+    k.label += " = " + report.controllers[i].label;
+  }
+  auto remap = [&](int old) {
+    return old < 0 ? -1 : index[static_cast<size_t>(keeper[static_cast<size_t>(old)])];
+  };
+  report.reference = remap(report.reference);
+  if (!report.row_reference.empty()) {
+    for (size_t i = 0; i < n && i < report.row_reference.size(); ++i) {
+      if (keeper[i] == static_cast<int>(i)) kept_ref.push_back(remap(report.row_reference[i]));
+    }
+    report.row_reference = std::move(kept_ref);
+  }
+  report.controllers = std::move(kept);
+  return notes;
 }
 
 }  // namespace fw::eval

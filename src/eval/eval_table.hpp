@@ -45,7 +45,15 @@ const std::vector<CsvColumn>& summary_csv_columns();
 // The human table of `flexwatt eval` (labelled simulated): by default it fits style.width
 // columns (prose wrapped; detail columns left out and named in a line under the table);
 // style.wide: every column.
+// decision_cost: the per-row decision cost lines (wall and CPU µs per update(); results.sh reads
+// them from eval's output; the demo shows them under --verbose only).
 std::string format_eval_table(const EvalRequest& req, const EvalReport& report,
-                              const TextStyle& style = {});
+                              const TextStyle& style = {}, bool decision_cost = true);
+
+// Rows of the same results on every seed (two specs that resolve to one setting, e.g. the
+// group-size static and the joint knob static when both pick group_size 6) printed once: the
+// later row is removed, the first is relabelled "A = B", and the reference indices are
+// remapped. For the human table only (the JSON keeps every row). Returns one note per merge.
+std::vector<std::string> merge_identical_rows(EvalReport& report);
 
 }  // namespace fw::eval

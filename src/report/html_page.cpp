@@ -451,11 +451,27 @@ function report(r) {
   $("host").textContent = "— " + (r.scenario || "") + (r.simulated ? " (SIMULATED)" : "");
   $("spans").hidden = true; $("dash").hidden = true; $("rep").hidden = false;
   const ks = r.controllers || [];
-  const style = i => ({color: PALETTE[i % PALETTE.length], marker: MARKERS[i % MARKERS.length]});
   const name = k => k.name || k.controller || "?";
+  // Legend names a reader can parse: the spec stays in the table and in the entry's title.
+  const nice = spec => {
+    const [kind, opts = ""] = spec.split(/:(.*)/s);
+    if (kind === "ppo") return "PPO " + opts.replace(/^.*\//, "").replace(/\.json$/, "");
+    const knob = (opts.match(/(?:^|,)knob=([^,]*)/) || [])[1];
+    const rest = opts.split(",").filter(o => o && !o.startsWith("knob=")).join(", ");
+    const what = [knob ? knob.replace(/\+/g, " + ") : "", rest].filter(Boolean).join("; ");
+    const label = {static: "fixed", lookahead: "look-ahead reference", uncontrolled: "uncontrolled"}[kind] || kind;
+    return what ? label + " (" + what + ")" : (kind === "static" ? "fixed (joint search)" : label);
+  };
   // Trade-off: completed-step tokens against the offset-averaged budget-window violation rate.
   const tp = ks.map(k => { const v = (k.violation_rate_offsets || {}).rate || {}, t = (k.progress || {}).completed_step_tokens || {};
     return [v.mean == null ? NaN : 100 * v.mean, t.mean == null ? NaN : t.mean, v.ci95 == null ? 0 : 100 * v.ci95, t.ci95 || 0]; });
+  // Rows with the same figures (two specs of one setting) are drawn once, named together.
+  const first = ks.map((k, i) => { const key = JSON.stringify([tp[i], k.energy_j, k.windows_curve]); return ks.findIndex((q, j) => JSON.stringify([tp[j], q.energy_j, q.windows_curve]) === key); });
+  const legendName = i => ks.map((k, j) => first[j] === i ? nice(name(k)) : null).filter(Boolean).join(" = ");
+  const shown = i => first[i] === i;
+  // Colours and markers by the order of the rows drawn, so no two drawn rows share them.
+  const rank = i => first.slice(0, i).filter((f, j) => f === j).length;
+  const style = i => ({color: PALETTE[rank(i) % PALETTE.length], marker: MARKERS[rank(i) % MARKERS.length]});
   const bw = ((ks[0] || {}).violation_rate_offsets || {}).window_s || 30;
   let xhi = 0, ylo = Infinity, yhi = 0;
   for (const p of tp) if (isFinite(p[0]) && isFinite(p[1])) { xhi = Math.max(xhi, p[0] + p[2]); ylo = Math.min(ylo, p[1] - p[3]); yhi = Math.max(yhi, p[1] + p[3]); }
@@ -465,7 +481,7 @@ function report(r) {
   const tokFmt = v => v >= 1e9 ? Number((v / 1e9).toPrecision(4)) + " G" : v >= 1e6 ? Number((v / 1e6).toPrecision(4)) + " M" : v >= 1e3 ? Number((v / 1e3).toPrecision(4)) + " k" : String(v);
   let n = plot($("trade"), {x: {lo: -0.03 * xhi, hi: xhi, ticks: linTicks(0, xhi, 6), fmt: v => v + " %", title: bw + " s budget-window violations, mean over window offsets (% of windows; bars: 95 % CI)"},
     y: {lo: y0 - 0.03 * (y1 - y0), hi: y1, ticks: linTicks(y0, y1, 5), fmt: tokFmt, title: "completed-step tokens per episode"},
-    series: ks.map((k, i) => ({pts: [tp[i]], line: false, size: 6, ...style(i)}))});
+    series: ks.map((k, i) => ({pts: shown(i) ? [tp[i]] : [], line: false, size: 6, ...style(i)}))});
   // The windows curve: aligned violation rate against window length.
   let wlo = Infinity, whi = 0, vhi = 0;
   for (const k of ks) { const cv = k.windows_curve || {};
@@ -475,10 +491,11 @@ function report(r) {
   n += plot($("windows"), {x: {lo: wlo, hi: whi, log: true, ticks: logTicks(wlo, whi), fmt: v => (v >= 60 && v % 60 === 0 ? v / 60 + " min" : v + " s"), title: "judging window length (log scale)"},
     y: {lo: 0, hi: vhi, ticks: linTicks(0, vhi, 5), fmt: v => v + " %", title: "windows over budget (%)"},
     series: ks.map((k, i) => { const cv = k.windows_curve || {};
-      return {pts: (cv.windows_s || []).map((w, j) => { const v = (cv.violation_rate || [])[j]; return [w, v && v.mean != null ? 100 * v.mean : NaN, 0, v && v.ci95 != null ? 100 * v.ci95 : 0]; }), width: 1.8, size: 4.5, ...style(i)}; })});
+      return {pts: !shown(i) ? [] : (cv.windows_s || []).map((w, j) => { const v = (cv.violation_rate || [])[j]; return [w, v && v.mean != null ? 100 * v.mean : NaN, 0, v && v.ci95 != null ? 100 * v.ci95 : 0]; }), width: 1.8, size: 4.5, ...style(i)}; })});
   const tag = i => '<span data-color="' + style(i).color + '" data-marker="' + style(i).marker + '">';
-  $("rep-legend").innerHTML = ks.map((k, i) => tag(i) + swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(name(k)) + "</span>").join("");
-  $("win-legend").innerHTML = ks.map((k, i) => tag(i) + swatch(style(i).color, {marker: style(i).marker, width: 1.8}) + esc(name(k)) + "</span>").join("");
+  const tagT = (k, i) => tag(i).replace("<span ", '<span title="' + esc(ks.filter((q, j) => first[j] === i).map(name).join(" = ")) + '" ');
+  $("rep-legend").innerHTML = ks.map((k, i) => shown(i) ? tagT(k, i) + swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(legendName(i)) + "</span>" : "").join("");
+  $("win-legend").innerHTML = ks.map((k, i) => shown(i) ? tagT(k, i) + swatch(style(i).color, {marker: style(i).marker, width: 1.8}) + esc(legendName(i)) + "</span>" : "").join("");
   if (r.comparison) {  // demo's report: it writes power.svg beside report.html
     $("power-box").innerHTML = "<h2>Power over time against the budget</h2><p class=\"note\">The first seed of each controller: " +
       '<a href="power.svg">power.svg</a> (written beside this report).</p><img class="power" src="power.svg" alt="node power over time against the budget">';
@@ -493,7 +510,7 @@ function report(r) {
     if (h === 0 && String(c.what || "").startsWith("profiling")) return "in run"; return h < 10 ? h.toFixed(2) : h.toFixed(0); };
   table("rep-table", ["controller", "step tokens", "steps/h", "tok/step", "tokens/MWh", "viol win %", "slide win %", "steps viol %", "tok/ref", "tpm/ref", "tok/look", "limiter", "setup GPU-h"],
     ks.map((k, i) => { const p = k.progress || {};
-      return [swatch(style(i).color, {marker: style(i).marker, line: false}) + esc(name(k)).replace(/([,+])/g, "$1<wbr>"), statCell(p.completed_step_tokens, 1, 0),
+      return [swatch(style(first[i]).color, {marker: style(first[i]).marker, line: false}) + esc(name(k)).replace(/([,+])/g, "$1<wbr>"), statCell(p.completed_step_tokens, 1, 0),
         p.steps_per_hour && p.steps_per_hour.mean != null ? Number(p.steps_per_hour.mean).toFixed(1) : "–",
         p.tokens_per_step && p.tokens_per_step.mean != null ? fixed(p.tokens_per_step.mean, 0) : "–",
         siPm(k.tokens_per_mwh), statCell((k.violation_rate_offsets || {}).rate, 100, 2), statCell((k.violation_rate_sliding || {}).rate, 100, 2),

@@ -100,6 +100,18 @@ ref=$(jq -r '.comparison.simulated.reference' "$tmp/demo/report.json" 2>/dev/nul
 check "demo: the headline's reference is PPO's row reference, a fixed setting ($ref)" sh -c "case '$ref' in static*) ;; *) exit 1;; esac"
 check "demo: the headline names it ($ref)" \
   grep -qF "  reference: $ref (" "$tmp/demo-pipe.out"
+check "demo: stdout opens with the headline" \
+  grep -qE '^HEADLINE \(SIMULATED' <<<"$(head -1 "$tmp/demo-pipe.out")"
+check "demo: no decision timings without --verbose" \
+  test "$(grep -c 'decision_us' "$tmp/demo-pipe.out")" -eq 0
+check "demo: every output file listed, report.html first" \
+  grep -qE "^wrote: $tmp/demo/report.html .*report.json, .*summary.csv, .*power.svg, .*traces/" \
+  <<<"$(sed -n '/^wrote: /,$p' "$tmp/demo-pipe.out" | tr '\n' ' ' | tr -s ' ')"
+check "demo: no two table rows with the same figures (merged, named once)" \
+  test "$(awk '/^controller /{on=1; next} on && /^not shown/{exit} on' "$tmp/demo-pipe.out" |
+    sed -E 's/^[^ ]+ +//' | grep -E '^[0-9]' | sort | uniq -d | wc -l)" -eq 0
+piped demo-verbose demo --seeds 1 --duration-s 60 --out "$tmp/demo-v" --threads 2 --verbose
+check "demo --verbose: the decision timings" grep -q '^  decision_us ' "$tmp/demo-verbose.out"
 check "demo: the published figures' source said" \
   grep -qE '^  published = arXiv 2608\.11226 .*against the paper.s own static baseline' "$tmp/demo-pipe.out"
 finish terminal_output

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "eval/eval_table.hpp"
+
 namespace fw::eval {
 namespace {
 
@@ -75,6 +77,35 @@ TEST(Demo, WritesTheReportDirectoryAndTheComparison) {
   EXPECT_NE(line.find("+18.1 %"), std::string::npos) << line;
   EXPECT_NE(line.find(ours), std::string::npos) << line << " / " << ours;
   EXPECT_NE(text.find("knob-only PPO"), std::string::npos);
+}
+
+// Two specs that resolve to one setting give the same results on every seed: the table shows
+// them once ("A = B") and the rows that took the dropped one as reference point at the kept one.
+TEST(Demo, IdenticalRowsAreMergedForTheTable) {
+  EvalReport rep;
+  auto row = [](const std::string& label, double tokens) {
+    ControllerSummary c;
+    c.label = label;
+    c.completed_tokens = {tokens, 10};
+    c.tokens = {tokens, 10};
+    c.energy_j = {1e6, 1};
+    c.episodes.resize(2);
+    return c;
+  };
+  rep.controllers = {row("uncontrolled", 100), row("static:knob=gen_concurrency+group_size", 90),
+                     row("pid", 95), row("static:knob=group_size", 90)};
+  rep.auto_reference = true;
+  rep.row_reference = {1, 1, 3, 3};
+  rep.reference = 3;
+  const std::vector<std::string> notes = merge_identical_rows(rep);
+  ASSERT_EQ(rep.controllers.size(), 3u);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(rep.controllers[1].label,
+            "static:knob=gen_concurrency+group_size = static:knob=group_size");
+  EXPECT_EQ(rep.controllers[2].label, "pid");
+  EXPECT_EQ(rep.reference, 1);
+  EXPECT_EQ(rep.row_reference, (std::vector<int>{1, 1, 1}));
+  EXPECT_NE(notes[0].find("static:knob=group_size: the same results as"), std::string::npos);
 }
 
 TEST(Demo, RejectsMissingFilesAndShortRuns) {
