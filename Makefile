@@ -7,7 +7,7 @@ DEB_PACKAGES := build-essential cmake pkg-config libeigen3-dev nlohmann-json3-de
   libyaml-cpp-dev libcli11-dev libcpp-httplib-dev libspdlog-dev libfmt-dev \
   libgtest-dev libgmock-dev libbenchmark-dev jq clang-format ccache \
   etcd-server etcd-client openssl prometheus chromium-headless-shell systemd shellcheck python3-yaml \
-  python3-torch
+  python3-torch tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SHELL := /bin/bash
 
@@ -19,7 +19,7 @@ BENCH_PACKAGES := python3-pandas
 BENCH_NODE_PACKAGES := nodejs npm
 FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
 
-.PHONY: deps bench-deps bench-node-deps fuzz-deps build test demo bench fuzz results results-all format format-check tidy clean dist sanitize fleet-faults
+.PHONY: deps bench-deps bench-node-deps fuzz-deps build test demo bench fuzz results results-all format format-check tidy clean dist sanitize fleet-faults screenshots
 
 # install-missing PACKAGES...: apt-get installs the ones dpkg does not list as installed.
 define install-missing
@@ -92,6 +92,10 @@ sanitize: deps
 
 demo: build
 	$(BUILD)/flexwatt demo --out flexwatt-demo
+
+# The screenshots under docs/ (dashboards, reports, the demo's first screen) from this build.
+screenshots: build
+	bash scripts/screenshots.sh $(BUILD)/flexwatt docs
 
 # A portable tarball for a GPU node: the binary, the shared libraries it needs beyond libc,
 # deploy/ (systemd unit, DaemonSet, Slurm prolog/epilog) and the agent docs (docs/agent.md).

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "analysis/json_fields.hpp"
+#include "core/format.hpp"
+#include "core/text_table.hpp"
 
 namespace fw {
 namespace {
@@ -145,6 +147,39 @@ ojson cost_json(const TraceExtras& x, const TraceSummary& t) {
   return j;
 }
 
+const char* scope_unit(BudgetScope s) {
+  return s == BudgetScope::kGpu ? "GPU" : (s == BudgetScope::kJob ? "job" : "node");
+}
+
+ojson proposal_json(const AnalysisOptions& o, const TraceExtras& x) {
+  ojson j;
+  j["scope"] = o.scope == BudgetScope::kGpu ? "gpu" : o.scope == BudgetScope::kJob ? "job" : "node";
+  j["definition"] =
+      "budget_w = the smallest budget per unit of the scope that no judged window of window_s "
+      "exceeds: the largest peak window mean over the scope's series (series: the one that sets "
+      "it)";
+  ojson bs = ojson::array();
+  for (const ProposedBudget& p : x.proposed) {
+    bs.push_back({{"window_s", p.window_s},
+                  {"budget_w", num_or_null(p.budget_w)},
+                  {"series", p.series.empty() ? ojson(nullptr) : ojson(p.series)},
+                  {"share_of_nameplate", num_or_null(p.share_of_nameplate)}});
+  }
+  j["budgets"] = std::move(bs);
+  ojson hs = ojson::array();
+  for (const OversubHeadroom& h : x.headroom) {
+    hs.push_back({{"series", h.series},
+                  {"provisioned_w", num_or_null(h.provisioned_w)},
+                  {"nameplate_w", num_or_null(h.nameplate_w)},
+                  {"headroom_w", num_or_null(h.headroom_w)},
+                  {"ratio", num_or_null(h.ratio)}});
+  }
+  j["oversubscription_headroom"] = {{"window_s", x.oversub_window_s},
+                                    {"tolerance", x.oversub_tolerance},
+                                    {"series", std::move(hs)}};
+  return j;
+}
+
 std::string fmt(const char* f, double v) {
   if (!std::isfinite(v)) return "-";
   char b[64];
@@ -157,7 +192,7 @@ std::string fmt(const char* f, double v) {
 ojson analyze_json(const TraceSummary& t, const AnalysisOptions& o, const TraceExtras& x) {
   ojson j;
   j["format"] = t.format;
-  j["budget_w"] = o.budget_w;
+  j["budget_w"] = num_or_null(o.budget_w);
   j["scope"] = o.scope == BudgetScope::kGpu ? "gpu" : o.scope == BudgetScope::kJob ? "job" : "node";
   j["nameplate_w"] = num_or_null(o.nameplate_w);
   j["node"] = series_json(t.node);
@@ -180,14 +215,16 @@ ojson analyze_json(const TraceSummary& t, const AnalysisOptions& o, const TraceE
   j["windows_curve"] = curve_json(x);
   j["oversubscription"] = oversub_json(x, t);
   j["cost"] = cost_json(x, t);
+  j["proposed_budgets"] = proposal_json(o, x);
   return j;
 }
 
 void print_table(const std::string& trace, const TraceSummary& r, const AnalysisOptions& o) {
-  std::printf(
-      "flexwatt analyze: %s (%s), %zu GPU%s, budget %.1f W per %s\n", trace.c_str(),
-      r.format.c_str(), r.gpus.size(), r.gpus.size() == 1 ? "" : "s", o.budget_w,
-      o.scope == BudgetScope::kGpu ? "GPU" : (o.scope == BudgetScope::kJob ? "job" : "node"));
+  const std::string budget = std::isnan(o.budget_w)
+                                 ? std::string("no budget (proposals below)")
+                                 : fmt("budget %.1f W per ", o.budget_w) + scope_unit(o.scope);
+  std::printf("flexwatt analyze: %s (%s), %zu GPU%s, %s\n", trace.c_str(), r.format.c_str(),
+              r.gpus.size(), r.gpus.size() == 1 ? "" : "s", budget.c_str());
   std::printf(
       "rows %lld, duplicates dropped %lld, unsorted rows %lld%s, power [N/A] rows %lld, "
       "incomplete ticks %lld\n\n",
@@ -227,14 +264,45 @@ void print_table(const std::string& trace, const TraceSummary& r, const Analysis
   for (const auto& g : r.gpus) wrow(g);
   for (const auto& j : r.jobs) wrow(j);
   if (r.tokens) {
-    std::printf("\ntokens %.0f, tokens per MWh %s\n", *r.tokens,
-                r.tokens_per_mwh ? fmt("%.4g", *r.tokens_per_mwh).c_str() : "-");
+    std::printf("\ntokens %s, tokens per MWh %s\n", format_si(*r.tokens).c_str(),
+                r.tokens_per_mwh ? format_si(*r.tokens_per_mwh).c_str() : "-");
   } else {
     std::printf("\ntokens: none (no jobs.csv with tokens_total)\n");
   }
+  if (std::isnan(o.budget_w)) {
+    std::printf("(- : not judged: no --budget-w; or no window with enough data)\n");
+  } else {
+    std::printf(
+        "(- : not judged: the budget applies to the %s; or no window with enough data)\n",
+        o.scope == BudgetScope::kGpu ? "GPUs" : (o.scope == BudgetScope::kJob ? "jobs" : "node"));
+  }
+}
+
+void print_proposal(const AnalysisOptions& o, const TraceExtras& x) {
   std::printf(
-      "(- : not judged: the budget applies to the %s; or no window with enough data)\n",
-      o.scope == BudgetScope::kGpu ? "GPUs" : (o.scope == BudgetScope::kJob ? "jobs" : "node"));
+      "\nproposed budgets (no --budget-w given): for each window length, the smallest budget "
+      "per %s\nthat no window's mean exceeds in this trace (the largest peak window mean)\n",
+      scope_unit(o.scope));
+  std::printf("%9s %11s %14s  %s\n", "window_s", "budget_w", "peak/nameplate", "set by");
+  for (const ProposedBudget& p : x.proposed) {
+    std::printf("%9g %11s %14s  %s\n", p.window_s, fmt("%.1f", p.budget_w).c_str(),
+                fmt("%.3f", p.share_of_nameplate).c_str(),
+                p.series.empty() ? "- (no window judged)" : p.series.c_str());
+  }
+  std::printf("oversubscription headroom (%g s windows, tolerance %g; nameplate - provisioned):\n",
+              x.oversub_window_s, x.oversub_tolerance);
+  for (const OversubHeadroom& h : x.headroom) {
+    std::printf("  %s: provisioned %s W", h.series.c_str(), fmt("%.1f", h.provisioned_w).c_str());
+    if (std::isfinite(h.headroom_w)) {
+      std::printf(", nameplate %.0f W: headroom %.1f W, ratio %.2fx\n", h.nameplate_w, h.headroom_w,
+                  h.ratio);
+    } else {
+      std::printf("; headroom: - (no nameplate: give --nameplate-w)\n");
+    }
+  }
+  std::printf(
+      "(what this trace shows, not a forecast: judge a budget with --budget-w W; "
+      "docs/analysis.md)\n");
 }
 
 void print_extras(const TraceSummary& t, const TraceExtras& x) {
@@ -271,17 +339,18 @@ void print_extras(const TraceSummary& t, const TraceExtras& x) {
     }
   }
   const Oversubscription& ov = x.node_oversub;
-  std::printf(
-      "\noversubscription (node, %g s windows, tolerance %g): provisioned %s W over %lld "
-      "windows",
+  std::string line = strprintf(
+      "oversubscription (node, %g s windows, tolerance %g): provisioned %s W over %lld windows",
       x.oversub_window_s, x.oversub_tolerance, fmt("%.1f", ov.provisioned_w).c_str(),
       static_cast<long long>(ov.windows));
   if (std::isfinite(ov.ratio)) {
-    std::printf(" = %.1f %% of nameplate %.0f W (%s); supported ratio %.2fx\n",
-                100 * ov.share_of_nameplate, ov.nameplate_w, x.nameplate_source.c_str(), ov.ratio);
+    line += strprintf(" = %.1f %% of nameplate %.0f W (%s); supported ratio %.2fx",
+                      100 * ov.share_of_nameplate, ov.nameplate_w, x.nameplate_source.c_str(),
+                      ov.ratio);
   } else {
-    std::printf("; ratio: - (no nameplate: give --nameplate-w)\n");
+    line += "; ratio: - (no nameplate: give --nameplate-w)";
   }
+  std::printf("\n%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());
   for (size_t i = 0; i < x.job_oversub.size(); ++i) {
     const Oversubscription& j = x.job_oversub[i];
     std::printf("  job %s: provisioned %s W, %s of nameplate, ratio %s\n", t.jobs[i].name.c_str(),

@@ -250,8 +250,10 @@ struct TraceAnalyzer::Impl {
   std::vector<BufferedRow> buffer;
   PeriodReport period_report;
 
-  double gpu_budget() const { return o.scope == BudgetScope::kGpu ? o.budget_w : kInf; }
-  double job_budget() const { return o.scope == BudgetScope::kJob ? o.budget_w : kInf; }
+  // The budget the scope's windows are judged against; +inf (means only) when none was given.
+  double judged_budget_w() const { return std::isnan(o.budget_w) ? kInf : o.budget_w; }
+  double gpu_budget() const { return o.scope == BudgetScope::kGpu ? judged_budget_w() : kInf; }
+  double job_budget() const { return o.scope == BudgetScope::kJob ? judged_budget_w() : kInf; }
 
   double held_of(int gpu) const {
     if (gpu < 0 || static_cast<size_t>(gpu) >= slot.size() || slot[gpu] < 0) return 0.0;
@@ -318,8 +320,8 @@ TraceAnalyzer::TraceAnalyzer(const AnalysisOptions& options, std::string rows_pa
   impl_->o = options;
   impl_->path = std::move(rows_path);
   impl_->sort_in_memory = sort_in_memory;
-  impl_->node.init(options, options.scope == BudgetScope::kNode ? options.budget_w : kInf, true,
-                   true, "node", &impl_->period_report);
+  impl_->node.init(options, options.scope == BudgetScope::kNode ? impl_->judged_budget_w() : kInf,
+                   true, true, "node", &impl_->period_report);
   impl_->job_acc.resize(options.jobs.size());
   for (size_t j = 0; j < impl_->job_acc.size(); ++j) {
     impl_->job_acc[j].init(options, impl_->job_budget(), true, true, "job " + options.jobs[j].name,
@@ -540,7 +542,7 @@ Result<std::vector<JobGpus>> jobs_from_meta(const nlohmann::json& meta, const st
 }
 
 Status validate(const AnalysisOptions& o) {
-  if (!(o.budget_w > 0) || !std::isfinite(o.budget_w)) {
+  if (!std::isnan(o.budget_w) && (!(o.budget_w > 0) || !std::isfinite(o.budget_w))) {
     return Status::InvalidArgument("--budget-w: must be a positive number of watts (got " +
                                    num(o.budget_w) + ")");
   }

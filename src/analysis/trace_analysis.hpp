@@ -39,7 +39,7 @@
 //   two jobs sharing a GPU, is an error.
 // - Budget scope: kGpu judges each GPU's windows against budget_w, kNode judges the node's,
 //   kJob each job's (the sum over the job's GPUs). The other series' windows report peak
-//   means only (budget_w NaN).
+//   means only (budget_w NaN); so do all series when budget_w is NaN (no budget given).
 // - Jobs: a job series is the sum over its GPUs, tick by tick like the node. The job→GPU
 //   map comes from AnalysisOptions::jobs, else from meta.json ("jobs" or "scenario.jobs",
 //   each {"name", "gpus": [indices]}); without one there are no job series.
@@ -70,7 +70,9 @@ struct JobGpus {
 };
 
 struct AnalysisOptions {
-  double budget_w = 0;  // > 0
+  // > 0; NaN: none given: no series is judged (every series reports window means only, as
+  // the series outside the scope do), and `analyze` proposes budgets (trace_report.hpp).
+  double budget_w = kUnset;
   BudgetScope scope = BudgetScope::kNode;
   std::vector<double> windows_s = {0.5, 10, 30, 300};           // each > 0
   double nameplate_w = kUnset;                                  // per GPU; NaN: not given
@@ -171,8 +173,8 @@ class TraceAnalyzer {
 // InvalidArgument naming `where` when present but malformed.
 Result<std::vector<JobGpus>> jobs_from_meta(const nlohmann::json& meta, const std::string& where);
 
-// Validates options (budget > 0, windows > 0 and finite, at most kMaxWindowLengths each,
-// gap_factor > 1, nameplate NaN or > 0): InvalidArgument otherwise.
+// Validates options (budget NaN or > 0 and finite, windows > 0 and finite, at most
+// kMaxWindowLengths each, gap_factor > 1, nameplate NaN or > 0): InvalidArgument otherwise.
 Status validate(const AnalysisOptions& options);
 
 // Reads and analyzes a trace (TraceReader formats), with tokens from jobs.csv.

@@ -31,6 +31,50 @@ Nameplate resolve_nameplate(const TraceSummary& t, double flag_w) {
   return n;
 }
 
+namespace {
+
+OversubHeadroom headroom_of(const std::string& series, const Oversubscription& ov) {
+  OversubHeadroom h;
+  h.series = series;
+  h.provisioned_w = ov.provisioned_w;
+  h.nameplate_w = ov.nameplate_w;
+  h.headroom_w = ov.nameplate_w - ov.provisioned_w;  // NaN when either is
+  h.ratio = ov.ratio;
+  return h;
+}
+
+// Fills x.proposed and x.headroom (REQUIRES: x's oversubscription figures computed).
+void propose_budgets(const TraceSummary& t, const AnalysisOptions& o, TraceExtras& x) {
+  std::vector<const SeriesSummary*> scope;
+  if (o.scope == BudgetScope::kGpu) {
+    for (const auto& g : t.gpus) scope.push_back(&g);
+  } else if (o.scope == BudgetScope::kJob) {
+    for (const auto& j : t.jobs) scope.push_back(&j);
+  } else {
+    scope.push_back(&t.node);
+  }
+  for (size_t i = 0; i < o.windows_s.size(); ++i) {
+    ProposedBudget p;
+    p.window_s = o.windows_s[i];
+    for (const SeriesSummary* s : scope) {
+      if (i >= s->windows.size() || s->windows[i].windows == 0) continue;  // nothing judged
+      const double peak_w = s->windows[i].peak_mean_w;
+      if (std::isnan(p.budget_w) || peak_w > p.budget_w) {
+        p.budget_w = peak_w;
+        p.series = s->name;
+        p.share_of_nameplate = peak_w / s->nameplate_w;
+      }
+    }
+    x.proposed.push_back(std::move(p));
+  }
+  x.headroom.push_back(headroom_of("node", x.node_oversub));
+  for (size_t j = 0; j < x.job_oversub.size() && j < t.jobs.size(); ++j) {
+    x.headroom.push_back(headroom_of(t.jobs[j].name, x.job_oversub[j]));
+  }
+}
+
+}  // namespace
+
 void compute_extras(TraceSummary& t, const AnalysisOptions& o, double flag_nameplate_w,
                     TraceExtras& x) {
   Nameplate n = resolve_nameplate(t, flag_nameplate_w);
@@ -54,6 +98,7 @@ void compute_extras(TraceSummary& t, const AnalysisOptions& o, double flag_namep
     x.job_oversub.push_back(
         oversubscription(j.oversub_means, x.oversub_window_s, x.oversub_tolerance, j.nameplate_w));
   }
+  propose_budgets(t, o, x);
   CostInputs in;
   in.energy_j = t.node.energy_j;
   in.mean_power_w = t.node.mean_power_w;

@@ -25,6 +25,24 @@ struct Nameplate {
 // Resolves the nameplate as the header says; flag_w NaN: not given.
 Nameplate resolve_nameplate(const TraceSummary& t, double flag_w);
 
+// A budget proposed from the trace for one window length of AnalysisOptions::windows_s: the
+// smallest budget per unit of the scope (each GPU, the node, each job) that no judged window of
+// that length exceeds = the largest peak window mean over the scope's series (a mean equal to
+// the budget never violates: windows.hpp). NaN when no series judged a window of that length.
+struct ProposedBudget {
+  double window_s = 0;
+  double budget_w = kUnset;
+  std::string series;                  // the series whose peak sets it; empty when NaN
+  double share_of_nameplate = kUnset;  // budget_w / that series' nameplate; NaN: unknown
+};
+
+// The oversubscription headroom of a series (oversubscription.hpp): its nameplate less the
+// provisioned power P, in W (NaN without a nameplate), beside P and the ratio.
+struct OversubHeadroom {
+  std::string series;  // "node" or a job's name
+  double provisioned_w = kUnset, nameplate_w = kUnset, headroom_w = kUnset, ratio = kUnset;
+};
+
 // Options (filled by the caller, e.g. from flags) and results, together.
 struct TraceExtras {
   double curve_tolerance = 0;                           // [0, 1)
@@ -39,6 +57,10 @@ struct TraceExtras {
   Oversubscription node_oversub;
   std::vector<Oversubscription> job_oversub;  // one per t.jobs
   CostReport cost_report;
+  // Budgets proposed from the trace (what `analyze` prints without --budget-w): one per
+  // AnalysisOptions::windows_s length, in its order; the headroom of the node, then each job.
+  std::vector<ProposedBudget> proposed;
+  std::vector<OversubHeadroom> headroom;
 };
 
 // Checks x's options: tolerances in [0, 1), price and intensity finite and >= 0

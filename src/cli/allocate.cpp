@@ -15,7 +15,8 @@
 namespace fw::cli {
 namespace {
 
-int run_study(const studies::PopulationOptions& opt, const std::string& svg, bool json) {
+int run_study(const studies::PopulationOptions& opt, const std::string& svg, bool json,
+              const TextStyle& style) {
   auto rep = studies::run_population(opt);
   if (!rep.ok()) return fail("allocate", rep.status());
   if (!svg.empty()) {
@@ -25,7 +26,7 @@ int run_study(const studies::PopulationOptions& opt, const std::string& svg, boo
   if (json) {
     std::printf("%s\n", studies::population_json(*rep).dump(2).c_str());
   } else {
-    std::printf("%s", studies::population_table(*rep).c_str());
+    std::printf("%s", studies::population_table(*rep, style).c_str());
   }
   return 0;
 }
@@ -60,6 +61,7 @@ int run_allocate_verb(int argc, char** argv) {
   std::string in, method;
   double cut = 0, target_w = 0;
   bool json = false, per_job = false;
+  TextStyle style;
   studies::PopulationOptions study;
   bool run_study_flag = false;
   std::string svg;
@@ -91,8 +93,9 @@ int run_allocate_verb(int argc, char** argv) {
       ->check(finite_in(0, 1e12, true));
   app.add_flag("--per-job", per_job, "table: each job's power and slowdown per method");
   app.add_flag("--json", json, "print JSON");
+  add_wide_flag(app, style.wide);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  if (run_study_flag) return run_study(study, svg, json);
+  if (run_study_flag) return run_study(study, svg, json, style);
   if (!dr.scenario_path.empty()) return run_dr(dr, svg, json);
   if (in.empty()) return fail("allocate", Status::InvalidArgument("input: a file, or --study"));
   auto input = studies::load_allocate_input(in);
@@ -116,7 +119,7 @@ int run_allocate_verb(int argc, char** argv) {
   if (json) {
     std::printf("%s\n", studies::allocate_json(report).dump(2).c_str());
   } else {
-    std::printf("%s", studies::allocate_table(report, per_job).c_str());
+    std::printf("%s", studies::allocate_table(report, per_job, style).c_str());
   }
   for (const auto& a : report.results) {
     if (!a.feasible) {

@@ -11,6 +11,7 @@
 
 #include "analysis/analyze_report.hpp"
 #include "analysis/trace_report.hpp"
+#include "cli/analyze_stability.hpp"
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
 #include "core/csv.hpp"
@@ -27,7 +28,10 @@ constexpr const char* kHelp =
     "format is detected from the header; - reads standard input (a pipe: rows must\n"
     "be in time order). Rules for gaps, duplicates and unsorted rows:\n"
     "docs/analysis.md.\n\n"
+    "Without --budget-w: the summary, and for each window length the smallest budget no\n"
+    "window exceeded, with the oversubscription headroom (budgets to start from).\n\n"
     "Example:\n"
+    "  flexwatt analyze data/examples/trace\n"
     "  flexwatt analyze data/examples/trace --budget-w 2400 --windows 0.5,10,30\n"
     "  flexwatt analyze data/examples/nvsmi_8gpu.csv --budget-w 650 --scope gpu "
     "--nameplate-w 700 --json\n"
@@ -35,11 +39,13 @@ constexpr const char* kHelp =
     "--oversub-tolerance 0.01 --price-per-kwh 0.12\n\n"
     "Besides the summary: the violation rate against window length (--curve-windows) and\n"
     "the shortest window at which the budget holds; the oversubscription ratio the trace\n"
-    "supports; energy cost, emissions and GPUs per MW. docs/analysis.md, docs/operators.md.";
+    "supports; energy cost, emissions and GPUs per MW. docs/analysis.md, docs/operators.md.\n\n"
+    "--stability: ramp rates, swings and band energy of the node's or a site's power\n"
+    "(flexwatt analyze --stability --help; docs/stability.md).";
 
 struct Flags {
   std::string trace, windows = "0.5,10,30,300", scope = "node", gpus, curve_windows;
-  double budget_w = 0, nameplate_w = kUnset, dmon_period_s = kUnset;
+  double budget_w = kUnset, nameplate_w = kUnset, dmon_period_s = kUnset;
   int nvsmi_gpus = 0, parse_threads = 0;
   bool json = false;
   TraceExtras x;
@@ -49,7 +55,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("TRACE", f.trace,
                  "trace directory, gpus.csv-style file, nvidia-smi CSV log or - (standard input)")
       ->required();
-  app.add_option("--budget-w", f.budget_w, "power budget in watts (> 0)")->required();
+  app.add_option("--budget-w", f.budget_w,
+                 "power budget in watts (> 0); without it: the summary and proposed budgets");
   app.add_option("--scope", f.scope,
                  "what the budget applies to: gpu (each GPU), node (the sum) or job (each job's "
                  "GPUs, from meta.json)")
@@ -89,7 +96,8 @@ void add_flags(CLI::App& app, Flags& f) {
 // Flags -> options, every value checked (InvalidArgument naming the flag).
 Status build_request(const CLI::App& app, const Flags& f, AnalysisOptions& o,
                      TraceReaderOptions& ro) {
-  o.budget_w = f.budget_w;
+  // NaN is "not given" in the options: a given nan must fail the range check.
+  o.budget_w = app.count("--budget-w") && std::isnan(f.budget_w) ? -1 : f.budget_w;
   o.nameplate_w = f.nameplate_w;
   if (!scope_from_name(f.scope, o.scope)) {
     return Status::InvalidArgument("--scope: expected gpu, node or job, got '" + f.scope + "'");
@@ -126,6 +134,7 @@ Status build_request(const CLI::App& app, const Flags& f, AnalysisOptions& o,
 }
 
 int run(int argc, char** argv) {
+  if (wants_stability(argc, argv)) return run_analyze_stability(argc, argv);
   CLI::App app(kHelp, "analyze");
   Flags f;
   add_flags(app, f);
@@ -144,6 +153,7 @@ int run(int argc, char** argv) {
   } else {
     print_table(f.trace, t, o);
     print_extras(t, f.x);
+    if (std::isnan(o.budget_w)) print_proposal(o, f.x);
   }
   for (const std::string& w : t.warnings) std::fprintf(stderr, "analyze: warning: %s\n", w.c_str());
   if (t.warning_count > static_cast<int64_t>(t.warnings.size())) {

@@ -43,10 +43,15 @@ int run_eval(int argc, char** argv) {
       "Run controllers on the same seeds of a simulated scenario and compare them: tokens, "
       "energy, tokens per MWh, budget violation rates at 0.5 s, 30 s and 300 s windows (mean and "
       "95 % CI across seeds, t-distribution), and ratios to a stated reference row and to the "
-      "look-ahead reference.\n\nExample:\n  "
-      "flexwatt eval scenarios/grpo-7b-a100.yaml --controllers "
-      "uncontrolled,static,threshold,pid:kp=0.5,ki=0.1,zeus,lookahead --seeds 5 --reference "
-      "static\n  flexwatt eval scenarios/grpo-7b-a100.yaml --controllers static,pid --html "
+      "look-ahead reference.\n\nExample (the shipped PPO policy, knobs + cap, under an "
+      "unannounced 15 % budget drop with the budget shield, against the fixed setting with the "
+      "same shield: more step tokens and tokens/MWh at no violation; docs/results.md):\n  "
+      "flexwatt eval scenarios/grpo-7b-a100-grid-event.yaml --shield --seeds 5 --reference "
+      "static:schedule=nominal --controllers static:schedule=nominal,ppo:policies/"
+      "grpo-7b-a100.json\n"
+      "  flexwatt eval scenarios/grpo-7b-a100.yaml --controllers "
+      "uncontrolled,static,threshold,pid,zeus,lookahead --seeds 5 --reference auto\n"
+      "  flexwatt eval scenarios/grpo-7b-a100.yaml --controllers static,pid --html "
       "report.html\n  flexwatt eval --list",
       "eval");
   std::string scenario_path, controllers_arg, out_dir, reference, json_out, energy_vs, html_path;

@@ -99,6 +99,14 @@ int run_trace(const std::string& in, const std::string& gpu_name, const std::str
     if (!r.ok()) return fail("fit", r.status());
     j["report"] = sim::fit_report_json(*r);
     if (!json) std::printf("%s", sim::fit_report_table(*r).c_str());
+    // Said on stderr too (with --json as well): stdout may go to a file no one reads. The exit
+    // code stays 0: the twin was written, and the report says how far to trust it.
+    if (r->verdict == "not reliable") {
+      std::fprintf(stderr,
+                   "fit: warning: the twin is not reliable (%s): do not draw conclusions from "
+                   "simulations of it\n",
+                   r->reason.c_str());
+    }
   }
   if (json) std::printf("%s\n", j.dump(2).c_str());
   return 0;

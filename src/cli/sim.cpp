@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/verb.hpp"
+#include "core/format.hpp"
 #include "eval/simulation_run.hpp"
 #include "sim/scenario.hpp"
 
@@ -75,8 +76,9 @@ int run_sim(int argc, char** argv) {
               static_cast<long long>(j["samples"].get<int64_t>()), out_dir.c_str());
   std::printf("  mean total power %.1f W (simulated)\n", j["mean_total_power_w"].get<double>());
   for (const auto& job : j["jobs"]) {
-    std::printf("  job %-14s tokens %.0f  steps %.0f\n", job["job"].get<std::string>().c_str(),
-                job["tokens_total"].get<double>(), job["steps_total"].get<double>());
+    std::printf("  job %-14s tokens %s  steps %.0f\n", job["job"].get<std::string>().c_str(),
+                format_si(job["tokens_total"].get<double>()).c_str(),
+                job["steps_total"].get<double>());
   }
   return 0;
 }

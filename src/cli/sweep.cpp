@@ -23,8 +23,11 @@ int run_sweep_verb(int argc, char** argv) {
       "(1 - P/Pmax)/(1 - T/Tmax)). Simulated from a scenario's job, or read from a measured\n"
       "sweep CSV (job,cap_w,power_w,throughput, or the public A100 sweep's columns).\n"
       "Or on a live node through its agent (--agent; an admin token, the agent not read_only):\n"
-      "each cap set as a static controller, held --dwell-s, measured --measure-s (wall s),\n"
-      "the previous controller put back and the PFI recorded on the agent (docs/agent-api.md).\n\n"
+      "each cap set as a static controller, held --dwell-s, measured over whole training steps\n"
+      "of the job spanning at least --measure-s (wall s; one step at least), the previous\n"
+      "controller put back and the PFI recorded on the agent (docs/agent-api.md).\n"
+      "Exit 2: bad usage or input (caps outside the GPUs' range, no such job); 1: a failure at\n"
+      "run time (the agent refusing or unreachable, the job stalled, points with no PFI).\n\n"
       "Examples:\n"
       "  flexwatt sweep --scenario scenarios/pretrain-moe-h200x8.yaml --svg sweep.svg\n"
       "  flexwatt sweep --csv data/a100_power_cap_sweep.csv --json\n"
@@ -41,7 +44,9 @@ int run_sweep_verb(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--warmup-s", req.warmup_s, "simulated seconds before measuring (default 60)")
       ->check(finite_in(0, 1e7));
-  app.add_option("--measure-s", req.measure_s, "simulated seconds measured (default 600)")
+  app.add_option("--measure-s", req.measure_s,
+                 "seconds measured: simulated (default 600); --agent: wall, rounded up to whole "
+                 "steps of the job (default 60)")
       ->check(finite_in(0, 1e7, true));
   app.add_option("--seed", req.seed, "simulation seed (default 1)")->check(seed_value());
   app.add_flag("--steady", steady,

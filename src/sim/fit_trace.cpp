@@ -462,9 +462,9 @@ Result<TraceFit> fit_trace(const PowerLog& log, const GpuPreset& gpu,
   const LogStats st = log_stats(span, 0);
   f.budget_w = std::ceil(st.peak30_w / 10) * 10;
   f.budget_reason = strprintf(
-      "the log's peak trailing 30 s mean (%.0f W): the job as measured stays "
-      "within it at the 30 s window",
-      st.peak30_w);
+      "the log's peak trailing 30 s mean (%.0f W) rounded up to 10 W (%.0f W): the job as "
+      "measured stays within it at the 30 s window",
+      st.peak30_w, f.budget_w);
   return f;
 }
 
@@ -478,12 +478,15 @@ int tp_for(int gpus) {
 }  // namespace
 
 std::string trace_fit_yaml(const TraceFit& f, const GpuPreset& gpu, const std::string& name) {
+  // Without pauses their level, spacing and length are not measured: the header says "no
+  // regular pauses" rather than quote the zeros the fit holds for them.
   std::string head =
       "# Fitted by `flexwatt fit` to a measured uncapped power log (simulated twin).\n" +
-      strprintf(
-          "# Measured per GPU: training %.1f W, %d regular pauses at %.1f W (median %.1f s of\n",
-          f.high_w, f.low_phases, f.low_w, f.every_s) +
-      strprintf("# training between them, %.1f s long)", f.length_s) +
+      (f.low_phases > 0
+           ? strprintf("# Measured per GPU: training %.1f W, %d regular pauses at %.1f W (median "
+                       "%.1f s of\n# training between them, %.1f s long)",
+                       f.high_w, f.low_phases, f.low_w, f.every_s, f.length_s)
+           : strprintf("# Measured per GPU: training %.1f W, no regular pauses", f.high_w)) +
       (f.long_phases > 0
            ? strprintf(", %d long pauses at %.1f W (%.1f s, every %.0f s of training:\n#"
                        " checkpoints)",

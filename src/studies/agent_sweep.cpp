@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/format.hpp"
 #include "telemetry/snapshot.hpp"
 
 namespace fw::studies {
@@ -50,7 +51,9 @@ class AgentHttp {
       std::string what =
           "agent: " + method + " " + path + ": HTTP " + std::to_string(r->status) + " " + msg;
       if (r->status == 401 || r->status == 403) return Status::PermissionDenied(what);
-      return Status::InvalidArgument(what);
+      // The request was built from checked flags: a refusal now is the node's state (a job
+      // gone, a controller refused), a runtime failure (exit 1), not bad input.
+      return Status::Unavailable(what);
     }
     if (j.is_discarded()) return Status::Internal("agent: " + path + ": not JSON");
     return j;
@@ -78,6 +81,9 @@ void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<doubl
 
 struct Measured {
   double power_w = 0, throughput = 0;
+  double span_s = 0;              // plant seconds measured
+  double steps = 0;               // progress steps (or token reports) in the span
+  const char* counted = "steps";  // what `steps` counts: "steps" or "token reports"
 };
 
 // Node energy counter (sum over GPUs), J; NaN when a GPU has none.
@@ -87,45 +93,88 @@ double node_energy_j(const json& status) {
   return e;
 }
 
-// Over measure_s: the job's tokens/s and the node's power, both from the first and last status
-// (counter differences over the same span: energy where every GPU counts it, else the mean of
-// the polled node power).
+// The plant's clock (simulated seconds under time_scale); the wall clock for older agents.
+double plant_s(const json& status) {
+  const double t = number_or_nan(status.value("loop", json::object()), "plant_time_s");
+  return std::isfinite(t) ? t : number_or_nan(status, "time_unix_s");
+}
+
+using Clock = std::chrono::steady_clock;
+double since_s(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Over whole progress steps: the span runs from the first status at which the job's progress
+// has moved to the first status at which it moves again once measure_s wall seconds have
+// passed since — so it holds a whole number of steps (at least one) and the job's step-sized
+// token increments cannot alias with it (a span of fixed length holds 0, 1 or 2 long steps'
+// tokens). Progress is steps_total when the job has reported a step by its first move, else
+// tokens_total (a job reporting tokens only: its reports are the steps). Throughput: the
+// tokens_total difference; node power: the GPUs' energy counters' difference (the mean of the
+// polled node_power_w where a GPU has none); both over the span on the plant's clock. A move
+// is seen up to one poll late at either end, so the span is exact to about poll_s / measure_s.
 Result<Measured> measure(AgentHttp& http, const AgentSweepRequest& req, const std::string& job) {
+  auto job_of = [&job](const json& status) -> Result<json> {
+    json j = find_job(status, job);
+    if (j.is_null())
+      return Status::Unavailable("job '" + job + "' left the agent during the sweep");
+    return j;
+  };
+  FW_ASSIGN_OR_RETURN(json s0, http.call("GET", "/v1/status"));
+  FW_ASSIGN_OR_RETURN(json j0, job_of(s0));
+  double steps = number_or_nan(j0, "steps_total"), tokens = number_or_nan(j0, "tokens_total");
+  bool by_steps = false;
   json first, last;
   double sum_w = 0;
-  int n = 0;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(req.measure_s);
+  int n = 0, moves = 0;
+  Clock::time_point started{}, last_move = Clock::now();
   for (;;) {
+    sleep_s(req.poll_s);
     FW_ASSIGN_OR_RETURN(json s, http.call("GET", "/v1/status"));
-    if (find_job(s, job).is_null()) {
-      return Status::NotFound("job '" + job + "' left the agent during the sweep");
+    FW_ASSIGN_OR_RETURN(json j, job_of(s));
+    const double st = number_or_nan(j, "steps_total"), tk = number_or_nan(j, "tokens_total");
+    const bool steps_moved = std::isfinite(st) && st != steps;
+    const bool tokens_moved = std::isfinite(tk) && tk != tokens;
+    steps = st;
+    tokens = tk;
+    if (first.is_null() && (steps_moved || tokens_moved)) by_steps = st > 0;
+    const bool moved = by_steps ? steps_moved : tokens_moved;
+    if (!first.is_null()) {
+      const double w = number_or_nan(s, "node_power_w");
+      if (std::isfinite(w)) {
+        sum_w += w;
+        ++n;
+      }
     }
-    const double w = number_or_nan(s, "node_power_w");
-    if (std::isfinite(w)) {
-      sum_w += w;
-      ++n;
+    if (moved) {
+      last_move = Clock::now();
+      ++moves;
+      if (first.is_null()) {
+        first = std::move(s);
+        started = Clock::now();
+      } else if (since_s(started) >= req.measure_s) {
+        last = std::move(s);
+        break;
+      }
+    } else if (since_s(last_move) > req.step_timeout_s) {
+      return Status::Unavailable(strprintf(
+          "job '%s': its progress (steps_total, tokens_total) did not move for %.0f s (a step "
+          "longer than that, or a stalled job)",
+          job.c_str(), req.step_timeout_s));
     }
-    if (first.is_null()) first = s;
-    last = std::move(s);
-    if (std::chrono::steady_clock::now() >= end) break;
-    sleep_s(std::min(
-        req.poll_s,
-        std::max(0.0,
-                 std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count())));
   }
-  // The plant's clock (simulated seconds under time_scale); the wall clock for older agents.
-  auto plant_s = [](const json& s) {
-    const double t = number_or_nan(s.value("loop", json::object()), "plant_time_s");
-    return std::isfinite(t) ? t : number_or_nan(s, "time_unix_s");
-  };
-  const double dt = plant_s(last) - plant_s(first);
-  if (!(dt > 0)) return Status::Unavailable("agent: the state did not advance while measuring");
   Measured m;
-  m.throughput = (number_or_nan(find_job(last, job), "tokens_total") -
-                  number_or_nan(find_job(first, job), "tokens_total")) /
-                 dt;
+  m.counted = by_steps ? "steps" : "token reports";
+  m.span_s = plant_s(last) - plant_s(first);
+  if (!(m.span_s > 0)) {
+    return Status::Unavailable("agent: the state did not advance while measuring");
+  }
+  const json jf = find_job(first, job), jl = find_job(last, job);
+  m.steps =
+      by_steps ? number_or_nan(jl, "steps_total") - number_or_nan(jf, "steps_total") : moves - 1;
+  m.throughput = (number_or_nan(jl, "tokens_total") - number_or_nan(jf, "tokens_total")) / m.span_s;
   const double de = node_energy_j(last) - node_energy_j(first);
-  m.power_w = std::isfinite(de) && de > 0 ? de / dt : (n > 0 ? sum_w / n : kUnset);
+  m.power_w = std::isfinite(de) && de > 0 ? de / m.span_s : (n > 0 ? sum_w / n : kUnset);
   if (!std::isfinite(m.power_w) || !std::isfinite(m.throughput)) {
     return Status::Unavailable("agent: no power or progress measured");
   }
@@ -182,8 +231,9 @@ Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
   auto say = [&log](const std::string& m) {
     if (log) log(m);
   };
-  if (!(req.dwell_s >= 0) || !(req.measure_s > 0) || !(req.poll_s > 0)) {
-    return Status::InvalidArgument("dwell must be >= 0 s, measure and poll > 0 s");
+  if (!(req.dwell_s >= 0) || !(req.measure_s > 0) || !(req.poll_s > 0) ||
+      !(req.step_timeout_s > 0)) {
+    return Status::InvalidArgument("--dwell-s must be >= 0 s, --measure-s > 0 s");
   }
   AgentHttp http(req);
   FW_ASSIGN_OR_RETURN(json status, http.call("GET", "/v1/status"));
@@ -203,13 +253,13 @@ Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
   if (job.empty()) {
     const json jobs = status.value("jobs", json::array());
     if (jobs.size() != 1) {
-      return Status::InvalidArgument("--job: the agent has " + std::to_string(jobs.size()) +
+      return Status::InvalidArgument("--job-id: the agent has " + std::to_string(jobs.size()) +
                                      " registered jobs; name one");
     }
     job = jobs[0].value("id", "");
   }
   if (find_job(status, job).is_null()) {
-    return Status::InvalidArgument("--job: no job '" + job + "' registered on the agent");
+    return Status::InvalidArgument("--job-id: no job '" + job + "' registered on the agent");
   }
   FW_ASSIGN_OR_RETURN(std::vector<double> caps, sweep_caps(req, status));
   const std::string previous = status.value("controller", "");
@@ -226,10 +276,8 @@ Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
       failed = m.status();
       break;
     }
-    char line[160];
-    std::snprintf(line, sizeof line, "cap %g W: %.1f W, %.2f tokens/s", cap, m->power_w,
-                  m->throughput);
-    say(line);
+    say(strprintf("cap %g W: %.1f W, %s tokens/s over %.0f %s (%.1f s)", cap, m->power_w,
+                  format_si(m->throughput, 4).c_str(), m->steps, m->counted, m->span_s));
     points.push_back({cap, m->power_w, m->throughput});
   }
   // Put the operator's controller back whatever happened.
@@ -238,7 +286,12 @@ Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
   if (!back.ok())
     return Status(back.code(), "restoring controller '" + previous + "': " + back.message());
   say("controller restored: " + previous);
-  FW_ASSIGN_OR_RETURN(SweepResult r, sweep_result(job, points));
+  Result<SweepResult> res = sweep_result(job, points);
+  // The points were measured as asked: a job they give no PFI for (no cap lowered its
+  // throughput) is what the node showed, a runtime failure (exit 1), not bad input.
+  if (!res.ok())
+    return Status::Unavailable("the measured points give no PFI: " + res.status().message());
+  SweepResult r = std::move(res).value();
   r.source = "agent " + req.address;
   r.throughput_unit = "tokens/s";
   if (req.publish_pfi) {

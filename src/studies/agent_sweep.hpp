@@ -7,15 +7,19 @@
 //   1. PUT /v1/controller {"controller": "static:knob=caps,value=CAP"} (every GPU at CAP,
 //      through the agent's SafetyLimiter and cap validation);
 //   2. waits dwell_s, then checks the controller is in force;
-//   3. over measure_s, polls GET /v1/status every poll_s; between the first and the last state:
-//      the node power (the GPUs' energy counters' difference over the status clock; the mean of
-//      the polled node_power_w where a GPU has no counter) and the job's throughput
-//      (tokens_total difference over the same span, tokens/s), the span on the plant's clock
-//      (loop.plant_time_s: simulated seconds on sim).
+//   3. polls GET /v1/status every poll_s and measures over whole steps of the job: from the
+//      first state at which its steps_total (tokens_total for a job reporting no steps) has
+//      moved to the first state at which it moves again after measure_s (so at least one step,
+//      even when a step is longer than measure_s): the node power (the GPUs' energy counters'
+//      difference; the mean of the polled node_power_w where a GPU has no counter) and the
+//      job's throughput (tokens_total difference, tokens/s), both over that span on the plant's
+//      clock (loop.plant_time_s: simulated seconds on sim). A job whose counter does not move
+//      for step_timeout_s fails the sweep (Unavailable).
 // Then the previous controller is put back (also after a failure), the P/Pmax, T/Tmax and PFI
 // are computed by sweep_result, and (publish_pfi) the PFI is recorded on the agent
 // (PUT /v1/jobs/{id}/pfi, source "sweep") so /v1/status reports it.
-// Times are wall seconds. Not thread-safe; blocks for about caps × (dwell_s + measure_s).
+// Times are wall seconds. Not thread-safe; blocks for about caps × (dwell_s + measure_s + two
+// steps of the job).
 
 #include <functional>
 #include <string>
@@ -27,19 +31,22 @@
 namespace fw::studies {
 
 struct AgentSweepRequest {
-  std::string address;         // "http://HOST:PORT", or a Unix socket path ("unix:PATH" or "/…")
-  std::string token;           // bearer token with the admin scope; empty: none (auth off)
-  std::string job_id;          // a registered job; empty: the only registered job
-  std::vector<double> caps_w;  // per-GPU caps; empty: 6 from the devices' minimum to maximum
-  double dwell_s = 30;         // settling time after each cap change
-  double measure_s = 60;       // measured span per cap
-  double poll_s = 0.5;         // status polling period while measuring
-  bool publish_pfi = true;     // record the PFI on the agent when done
+  std::string address;          // "http://HOST:PORT", or a Unix socket path ("unix:PATH" or "/…")
+  std::string token;            // bearer token with the admin scope; empty: none (auth off)
+  std::string job_id;           // a registered job; empty: the only registered job
+  std::vector<double> caps_w;   // per-GPU caps; empty: 6 from the devices' minimum to maximum
+  double dwell_s = 30;          // settling time after each cap change
+  double measure_s = 60;        // measured span per cap
+  double poll_s = 0.1;          // status polling period while measuring
+  double step_timeout_s = 900;  // longest wait for the job's progress counter to move
+  bool publish_pfi = true;      // record the PFI on the agent when done
 };
 
-// InvalidArgument for a bad request (no job, caps outside the devices' range); Unavailable when
-// the agent cannot be reached; PermissionDenied when it is read_only or refuses the write
-// (the HTTP status and message in the text). `log` (may be empty) gets one line per step.
+// InvalidArgument for a bad request (no job, caps outside the devices' range: exit 2);
+// PermissionDenied when the agent is read_only or refuses the token (401/403); Unavailable for
+// every other failure at run time (exit 1): the agent unreachable or refusing a call, the job
+// gone or stalled, or points that give no PFI (no cap lowered the throughput). `log` (may be
+// empty) gets one line per step.
 Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
                                         const std::function<void(const std::string&)>& log = {});
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/config.hpp"
+#include "core/format.hpp"
 #include "sim/fit.hpp"
 #include "studies/sweep.hpp"
 
@@ -190,7 +191,7 @@ nlohmann::json allocate_json(const AllocateReport& r) {
           {"methods", methods}};
 }
 
-std::string allocate_table(const AllocateReport& r, bool per_job) {
+std::string allocate_table(const AllocateReport& r, bool per_job, const TextStyle& style) {
   std::string out;
   char b[200];
   double pmax_sum = 0;
@@ -202,9 +203,9 @@ std::string allocate_table(const AllocateReport& r, bool per_job) {
   out += "method        feasible  power_w      throughput   gap closed\n";
   for (const auto& a : r.results) {
     const double gap = gap_of(r, a);
-    std::snprintf(b, sizeof b, "%-12s  %-8s  %-11.1f  %-11.6g  ",
+    std::snprintf(b, sizeof b, "%-12s  %-8s  %-11.1f  %-11s  ",
                   allocation::method_name(a.method).c_str(), a.feasible ? "yes" : "NO",
-                  a.total_power_w, a.total_throughput);
+                  a.total_power_w, format_si(a.total_throughput, 4).c_str());
     out += b;
     if (std::isnan(gap)) {
       out += "-";
@@ -213,28 +214,40 @@ std::string allocate_table(const AllocateReport& r, bool per_job) {
       out += b;
     }
     if (a.method == allocation::Method::kOptimal && !a.exact) {
-      std::snprintf(b, sizeof b, "  (grid; bound %.6g)", a.upper_bound);
-      out += b;
+      out += "  (grid; bound " + format_si(a.upper_bound, 4) + ")";
     }
     out += "\n";
   }
   if (!per_job) return out;
-  out += "\njob                   PFI    floor_w";
+  // One column per method; the baselines a reader compares least (proportional, pfi_scaled)
+  // and floor_w are left out first to fit the width (named under the table).
+  TextTable t;
+  t.label_header = "job";
+  t.columns.push_back({"PFI", 1});
+  t.columns.push_back({"floor_w", 2});
   for (const auto& a : r.results) {
-    std::snprintf(b, sizeof b, "  %12s", allocation::method_name(a.method).c_str());
-    out += b;
+    const allocation::Method m = a.method;
+    const int rank = m == allocation::Method::kProportional ? 3
+                     : m == allocation::Method::kPfiScaled  ? 2
+                                                            : 1;
+    t.columns.push_back({allocation::method_name(m), rank});
   }
-  out += "   (power_w / slowdown %)\n";
   for (size_t i = 0; i < r.input.jobs.size(); ++i) {
     const auto& j = r.input.jobs[i];
-    std::snprintf(b, sizeof b, "%-20.20s  %5.2f  %8.0f", j.name.c_str(), allocation::job_pfi(j),
-                  allocation::floor_w(j));
-    out += b;
+    std::vector<std::string> row = {j.name, format_fixed(allocation::job_pfi(j), 2),
+                                    format_fixed(allocation::floor_w(j), 0)};
     for (const auto& a : r.results) {
-      std::snprintf(b, sizeof b, "  %7.0f/%4.1f", a.power_w[i],
-                    100 * (1 - a.throughput[i] / j.curve.back().throughput));
-      out += b;
+      row.push_back(format_fixed(a.power_w[i], 0) + "/" +
+                    format_fixed(100 * (1 - a.throughput[i] / j.curve.back().throughput), 1));
     }
+    t.rows.push_back(std::move(row));
+  }
+  out += "\neach job's power_w / slowdown % by method\n";
+  std::vector<std::string> left_out;
+  out += render_table(t, style, &left_out);
+  if (!left_out.empty()) {
+    out += "not shown (--wide shows them):";
+    for (size_t i = 0; i < left_out.size(); ++i) out += (i ? ", " : " ") + left_out[i];
     out += "\n";
   }
   return out;

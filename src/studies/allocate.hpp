@@ -26,6 +26,7 @@
 
 #include "allocation/allocation.hpp"
 #include "core/status.hpp"
+#include "core/text_table.hpp"
 
 namespace fw::studies {
 
@@ -46,7 +47,8 @@ AllocateReport run_allocate(const AllocateInput& in,
                             const std::vector<allocation::Method>& methods);
 
 nlohmann::json allocate_json(const AllocateReport& r);
-// Summary per method; with per_job, also each job's power and throughput per method.
-std::string allocate_table(const AllocateReport& r, bool per_job);
+// Summary per method; with per_job, also each job's power and slowdown per method, within
+// style.width columns unless style.wide (the columns left out named under it).
+std::string allocate_table(const AllocateReport& r, bool per_job, const TextStyle& style = {});
 
 }  // namespace fw::studies

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/format.hpp"
 #include "eval/stats.hpp"
 #include "report/sweep_plot.hpp"
 #include "sim/gpu_model.hpp"
@@ -201,7 +202,7 @@ nlohmann::json population_json(const PopulationReport& r) {
           {"cuts", cuts}};
 }
 
-std::string population_table(const PopulationReport& r) {
+std::string population_table(const PopulationReport& r, const TextStyle& style) {
   std::string out;
   char b[200];
   std::snprintf(b, sizeof b,
@@ -211,24 +212,35 @@ std::string population_table(const PopulationReport& r) {
                 r.options.populations, r.options.jobs, r.options.gpu.c_str(), r.options.pool,
                 r.mean_pfi, r.options.sla_tiers ? ", SLA tiers" : "");
   out += b;
-  out += "  cut";
+  if (r.cuts.empty()) return out;
+  // One column per method; to fit the width, left out first (named under the table): equal
+  // (0 % of the gap by definition), then optimal (100 %) and proportional.
+  TextTable t;
+  t.label_header = "cut";
   for (const auto& m : r.cuts.front().methods) {
-    std::snprintf(b, sizeof b, "  %22s", m.method.c_str());
-    out += b;
+    const int rank = m.method == "equal"                                   ? 3
+                     : m.method == "optimal" || m.method == "proportional" ? 2
+                                                                           : 1;
+    t.columns.push_back({m.method, rank});
   }
-  out += "\n";
   for (const auto& c : r.cuts) {
-    std::snprintf(b, sizeof b, "%4.0f%%", 100 * c.cut);
-    out += b;
+    std::vector<std::string> row = {format_fixed(100 * c.cut, 0) + "%"};
     for (const auto& m : c.methods) {
       if (std::isnan(m.gap_mean)) {
-        std::snprintf(b, sizeof b, "  %22s", "-");
+        row.push_back("-");
       } else {
-        std::snprintf(b, sizeof b, "  %6.1f%% ±%4.1f [%6.0f]", 100 * m.gap_mean,
-                      std::isfinite(m.gap_ci95) ? 100 * m.gap_ci95 : 0.0, m.gain_per_job_mean);
+        row.push_back(format_fixed(100 * m.gap_mean, 1) + "% ±" +
+                      format_fixed(std::isfinite(m.gap_ci95) ? 100 * m.gap_ci95 : 0.0, 1) + " [" +
+                      format_si(m.gain_per_job_mean) + "]");
       }
-      out += b;
     }
+    t.rows.push_back(std::move(row));
+  }
+  std::vector<std::string> left_out;
+  out += render_table(t, style, &left_out);
+  if (!left_out.empty()) {
+    out += "not shown (--wide shows them):";
+    for (size_t i = 0; i < left_out.size(); ++i) out += (i ? ", " : " ") + left_out[i];
     out += "\n";
   }
   return out;

@@ -16,6 +16,7 @@
 
 #include "allocation/allocation.hpp"
 #include "core/status.hpp"
+#include "core/text_table.hpp"
 #include "sim/fit.hpp"
 
 namespace fw::studies {
@@ -69,7 +70,9 @@ struct PopulationReport {
 
 Result<PopulationReport> run_population(const PopulationOptions& opt);
 nlohmann::json population_json(const PopulationReport& r);
-std::string population_table(const PopulationReport& r);
+// The gap-closed table, within style.width columns unless style.wide (the columns left out
+// named under it).
+std::string population_table(const PopulationReport& r, const TextStyle& style = {});
 std::string population_svg(const PopulationReport& r);
 
 }  // namespace fw::studies

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "analysis/pfi.hpp"
+#include "core/format.hpp"
 #include "report/sweep_plot.hpp"
 #include "sim/fit.hpp"
 #include "sim/scenario.hpp"
@@ -139,8 +140,8 @@ std::string sweep_table(const std::vector<SweepResult>& results) {
     out += buf;
     out += "   cap_w    power_w   throughput   P/Pmax  T/Tmax   term\n";
     for (const auto& row : r.rows) {
-      std::snprintf(buf, sizeof buf, "  %6.0f  %9.1f  %11.4g   %6.3f  %6.3f  ", row.cap_w,
-                    row.power_w, row.throughput, row.p_rel, row.t_rel);
+      std::snprintf(buf, sizeof buf, "  %6.0f  %9.1f  %11s   %6.3f  %6.3f  ", row.cap_w,
+                    row.power_w, format_si(row.throughput, 4).c_str(), row.p_rel, row.t_rel);
       out += buf;
       if (std::isnan(row.term)) {
         out += "    -\n";

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 namespace fw {
 namespace {
@@ -221,7 +222,7 @@ TEST(TraceAnalysis, TimeGoingBackwardsForAGpuIsAnErrorWithFileLine) {
 TEST(TraceAnalysis, BudgetMustBePositive) {
   const fs::path d = temp_dir("budget");
   write_gpus(d / "gpus.csv", square_rows(10));
-  for (double b : {0.0, -5.0, std::nan("")}) {
+  for (double b : {0.0, -5.0, std::numeric_limits<double>::infinity()}) {
     auto r = analyze_trace(d.string(), opts(b, BudgetScope::kNode, {1}));
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().exit_code(), 2);
@@ -229,6 +230,22 @@ TEST(TraceAnalysis, BudgetMustBePositive) {
   }
   auto r = analyze_trace(d.string(), opts(100, BudgetScope::kNode, {0}));
   EXPECT_FALSE(r.ok());
+}
+
+// NaN is "no budget given": nothing is judged, every series keeps its window means.
+TEST(TraceAnalysis, NoBudgetJudgesNothingAndKeepsPeaks) {
+  const fs::path d = temp_dir("nobudget");
+  write_gpus(d / "gpus.csv", square_rows(10));
+  for (BudgetScope scope : {BudgetScope::kNode, BudgetScope::kGpu}) {
+    auto r = analyze_trace(d.string(), opts(kUnset, scope, {1}));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(std::isnan(r->node.budget_w));
+    EXPECT_TRUE(std::isnan(r->gpus[0].budget_w));
+    EXPECT_EQ(r->node.windows[0].violations, 0);
+    EXPECT_GT(r->node.windows[0].windows, 0);
+    EXPECT_DOUBLE_EQ(r->node.windows[0].peak_mean_w, 700);  // square_rows: node 700/300 W
+    EXPECT_DOUBLE_EQ(r->gpus[0].windows[0].peak_mean_w, 400);
+  }
 }
 
 TEST(TraceAnalysis, UnknownGpuIndexFromMetaIsAnErrorWithFileLine) {

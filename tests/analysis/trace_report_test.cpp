@@ -101,5 +101,61 @@ TEST(ComputeExtras, NodeScopeHasNoGpuCurves) {
   EXPECT_EQ(x.nameplate_source, "--nameplate-w");
 }
 
+// Window stats with one judged window length: `windows` judged, peak mean peak_w.
+WindowStats judged(double window_s, int64_t windows, double peak_w) {
+  WindowStats w;
+  w.window_s = window_s;
+  w.windows = windows;
+  w.peak_mean_w = peak_w;
+  return w;
+}
+
+TEST(ComputeExtras, ProposedBudgetsAreTheScopesLargestPeakPerWindow) {
+  TraceSummary t = two_gpu_trace();
+  t.gpus[0].name = "gpu0";
+  t.gpus[1].name = "gpu1";
+  t.gpus[0].windows = {judged(1, 10, 450), judged(10, 1, 400), judged(300, 0, 0)};
+  t.gpus[1].windows = {judged(1, 10, 430), judged(10, 1, 420), judged(300, 0, 0)};
+  t.node.windows = {judged(1, 10, 870), judged(10, 1, 815), judged(300, 0, 0)};
+  AnalysisOptions o;
+  o.windows_s = {1, 10, 300};
+  o.scope = BudgetScope::kGpu;
+  TraceExtras x;
+  compute_extras(t, o, 500, x);
+  ASSERT_EQ(x.proposed.size(), 3u);
+  // Per GPU: one budget for every GPU, the largest GPU's peak at each window, named.
+  EXPECT_EQ(x.proposed[0].budget_w, 450);
+  EXPECT_EQ(x.proposed[0].series, "gpu0");
+  EXPECT_DOUBLE_EQ(x.proposed[0].share_of_nameplate, 0.9);
+  EXPECT_EQ(x.proposed[1].budget_w, 420);
+  EXPECT_EQ(x.proposed[1].series, "gpu1");
+  // A window that judged nothing proposes nothing.
+  EXPECT_TRUE(std::isnan(x.proposed[2].budget_w));
+  EXPECT_TRUE(x.proposed[2].series.empty());
+  // The node's own peaks under scope node.
+  TraceExtras xn;
+  o.scope = BudgetScope::kNode;
+  compute_extras(t, o, 500, xn);
+  EXPECT_EQ(xn.proposed[0].budget_w, 870);
+  EXPECT_EQ(xn.proposed[1].budget_w, 815);
+  EXPECT_EQ(xn.proposed[1].series, "node");
+  // Headroom: nameplate (2 x 500 W) less the provisioned power (peak of the 30 s means, 1200).
+  ASSERT_EQ(xn.headroom.size(), 1u);
+  EXPECT_EQ(xn.headroom[0].series, "node");
+  EXPECT_EQ(xn.headroom[0].provisioned_w, 1200);
+  EXPECT_EQ(xn.headroom[0].headroom_w, 1000 - 1200);
+  EXPECT_DOUBLE_EQ(xn.headroom[0].ratio, 1000.0 / 1200);
+}
+
+TEST(ComputeExtras, HeadroomUnknownWithoutNameplate) {
+  TraceSummary t = two_gpu_trace();
+  AnalysisOptions o;
+  TraceExtras x;
+  compute_extras(t, o, kUnset, x);
+  ASSERT_EQ(x.headroom.size(), 1u);
+  EXPECT_EQ(x.headroom[0].provisioned_w, 1200);
+  EXPECT_TRUE(std::isnan(x.headroom[0].headroom_w));
+}
+
 }  // namespace
 }  // namespace fw

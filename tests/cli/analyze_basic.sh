@@ -16,7 +16,7 @@ rc=$?
 check "table exits 0" test $rc -eq 0
 check "table names the format" grep -q "flexwatt trace directory" "$out/table.txt"
 check "table has the node row" grep -qE "^node +120 " "$out/table.txt"
-check "table has tokens" grep -q "tokens 85200" "$out/table.txt"
+check "table has tokens in k/M/G" grep -q "tokens 85.2k, tokens per MWh [0-9.]*[kMG]$" "$out/table.txt"
 
 # JSON on the 8-GPU nvidia-smi example.
 "$bin" analyze "$src/data/examples/nvsmi_8gpu.csv" --budget-w 600 --scope gpu \

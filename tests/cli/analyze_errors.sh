@@ -9,7 +9,7 @@ expect_fail() { expect_exit2 "$1" "$2" analyze "${@:3}"; }
 ex="$src/data/examples/trace"
 expect_fail "budget 0" "--budget-w: must be a positive" "$ex" --budget-w 0
 expect_fail "budget negative" "--budget-w: must be a positive" "$ex" --budget-w=-5
-expect_fail "budget missing" "budget-w" "$ex"
+# No --budget-w is no longer an error: the summary and proposed budgets (analyze_propose.sh).
 expect_fail "bad scope" "--scope: expected gpu, node or job" "$ex" --budget-w 100 --scope rack
 expect_fail "scope job without map" "--scope job: the trace has no job->GPU map" "$ex" \
   --budget-w 100 --scope job

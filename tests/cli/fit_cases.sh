@@ -58,4 +58,45 @@ check "utilisation: said in a note" \
   jqt '[.notes[] | test("mix.mem 0.400 from the log")] | any' "$out/util.json"
 check "no utilisation: the preset's mix.mem, said" \
   jqt '[.notes[] | test("from preset dense-pt: mix.mem")] | any' "$out/named.json"
+
+# A log the twin cannot follow (a 60 s sawtooth from 250 to 550 W: no two levels): its report's
+# verdict is "not reliable", and fit says so on stderr too (with --json as well), exit 0.
+awk 'BEGIN { print "timestamp, power.draw [W], utilization.gpu [%], memory.used [MiB]"
+  for (s = 0; s < 300; s++) printf "2026/03/01 12:%02d:%02d.000, %.2f W, 100 %%, 61000 MiB\n",
+    int(s / 60), s % 60, 250 + 300 * (s % 60) / 60 + (s * 7) % 5 - 2 }' >"$out/saw.csv"
+"$bin" fit "$out/saw.csv" --gpu h100-sxm5 --check --out "$out/saw.yaml" >"$out/saw.txt" \
+  2>"$out/saw.err"
+rc=$?
+check "not reliable: exit 0" test "$rc" -eq 0
+check "not reliable: the report says so" grep -q "^verdict: not reliable" "$out/saw.txt"
+check "not reliable: a warning on stderr naming the figures" \
+  grep -qE "^fit: warning: the twin is not reliable \(outside the usable tolerance: .+\)" \
+  "$out/saw.err"
+"$bin" fit "$out/saw.csv" --gpu h100-sxm5 --check --json >"$out/saw.json" 2>"$out/saw-json.err"
+check "not reliable, --json: exit 0" test $? -eq 0
+check "not reliable, --json: the JSON's verdict" jqt '.report.verdict == "not reliable"' "$out/saw.json"
+check "not reliable, --json: the warning on stderr too" \
+  grep -q "^fit: warning: the twin is not reliable" "$out/saw-json.err"
+"$bin" fit "$out/named.csv" --check --out "$out/r2.yaml" >"$out/good.txt" 2>"$out/good.err"
+check "a fit that is not 'not reliable' gives no such warning ($(grep '^verdict' "$out/good.txt"))" \
+  bash -c "! grep -q '^verdict: not reliable' '$out/good.txt' && ! grep -q 'not reliable' '$out/good.err'"
+
+# The YAML header's figures read sensibly: the named log trains at 550 W with 160 W pauses
+# every 40 s of training, 15 s long, over 300 s (make_logs.py); without pauses it says so
+# rather than quote zeros; the budget it states is the one written.
+h=$(grep '^#' "$out/named.yaml" | tr '\n' ' ')
+num() { grep -oE "$1" <<<"$h" | head -1 | grep -oE '[0-9]+(\.[0-9]+)?' | head -1; }
+train=$(num 'training [0-9.]+ W'); pauses=$(num '[0-9.]+ regular pauses')
+pause_w=$(num 'pauses at [0-9.]+ W'); every=$(num 'median [0-9.]+ s'); len=$(num '[0-9.]+ s long')
+check "header: training $train W near 550" jqt -n "${train:-0} > 520 and ${train:-0} < 580"
+check "header: $pauses regular pauses, a whole number 4..6" \
+  bash -c "[[ '$pauses' =~ ^[0-9]+\$ ]] && [ '$pauses' -ge 4 ] && [ '$pauses' -le 6 ]"
+check "header: pauses at $pause_w W near 160" jqt -n "${pause_w:-0} > 140 and ${pause_w:-0} < 180"
+check "header: $every s of training between pauses near 40" jqt -n "${every:-0} > 32 and ${every:-0} < 48"
+check "header: pauses $len s long near 15" jqt -n "${len:-0} > 11 and ${len:-0} < 19"
+budget=$(grep -oE '^budget: \{watts: [0-9]+' "$out/named.yaml" | grep -oE '[0-9]+$')
+check "header: the budget it states ($budget W) is the one written" \
+  grep -qE "^# Budget: .*\($budget W\)" "$out/named.yaml"
+check "no pauses: said, not '0 regular pauses at 0.0 W'" \
+  bash -c "grep -q 'training [0-9.]* W, no regular pauses' '$out/saw.yaml' && ! grep -q ' 0 regular pauses' '$out/saw.yaml'"
 finish fit_cases

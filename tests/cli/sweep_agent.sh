@@ -8,11 +8,17 @@
 #     25 % of `flexwatt sweep --scenario` on the same caps (each point there 300 simulated s after
 #     100 s warm-up; here 100 s settling and 300 s measured, on the loop's clock, from another
 #     stretch of the run: the scenario's random slow phases make them differ by some %).
+#  1b. long steps (issue #47 item 5): a job whose steps (30 simulated s) are longer than
+#     --measure-s: each point is measured over whole steps, so its tokens/s is the job's (within
+#     10 % of a 3000 s simulated sweep), never 0 or twice it (a fixed span holds 0, 1 or 2
+#     steps' tokens), and the sweep succeeds (it used to fail with exit 2 on a 0 tokens/s point).
 #  2. fake NVML (the write path): the caps reach the device library (FAKE_NVML_STATE) during the
-#     sweep and the operator's static cap is back in force after it. The fake library is built
+#     sweep and the operator's static cap is back in force after it. A job that leaves the agent
+#     during the sweep is a runtime failure: exit 1 (as the docs say; it was 2), the message
+#     naming it, the operator's cap back. The fake library is built
 #     with the binary (tests/telemetry/fake_nvml, a dependency of the flexwatt target), so a
 #     missing one is a broken build: the test fails at once rather than skip the write path.
-# Every wait is bounded (about 25 s in all).
+# Every wait is bounded (about 45 s in all).
 # Usage: sweep_agent.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
@@ -73,6 +79,45 @@ check "the agent reports the job's PFI from the sweep" \
 check "the previous controller is back" test "$(jq -r .controller <<<"$s")" = "static:knob=caps,value=400"
 kill -TERM "$agent"; wait "$agent"
 
+# 1b. Steps longer than --measure-s: measured over whole steps.
+cat >"$tmp/long-steps.yaml" <<YAML
+name: long-steps
+duration_s: 100000
+sim: {dt_s: 0.1, noise_w: 0}
+gpus:
+  - {model: a100-sxm4-80gb, count: 1}
+budget: {watts: 400, scope: job, window_s: 30}
+jobs:
+  - {name: pretrain, kind: pretrain, workload: mpt-13b-pt, gpus: 1, tp: 1, iter_s: 30,
+     iter_jitter: 0, tokens_per_iter: 1048576, duty: {every_s: 0},
+     hetero: {offset_sd: 0, noise_sd: 0}}
+YAML
+start_agent long-agent <<YAML
+backend: sim:$tmp/long-steps.yaml
+time_scale: 10
+period_s: 0.5
+controller: static:knob=caps,value=400
+job_silent_after_s: 0
+$agent_local
+  token_file: $tmp/tokens
+YAML
+curl -s --max-time 2 "${H[@]}" -X POST "http://127.0.0.1:$port/v1/jobs" -d '{"id": "pt"}' >/dev/null
+"$bin" sweep --agent "http://127.0.0.1:$port" --token-file "$tmp/admin" --job-id pt --caps 200 \
+  --dwell-s 0.2 --measure-s 1.2 --no-publish --json >"$tmp/long.json" 2>"$tmp/long.err"
+rc=$?
+check "long steps: the sweep succeeds ($(tail -1 "$tmp/long.err"))" test $rc -eq 0
+check "long steps: each point over whole steps (said per cap)" \
+  test "$(grep -cE 'tokens/s over [1-9][0-9]* steps' "$tmp/long.err")" -eq 2
+"$bin" sweep --scenario "$tmp/long-steps.yaml" --caps 200,400 --warmup-s 60 --measure-s 3000 --json \
+  >"$tmp/long-ref.json"
+for i in 0 1; do
+  got=$(jq ".jobs[0].rows[$i].throughput // 0" "$tmp/long.json")
+  want=$(jq ".jobs[0].rows[$i].throughput" "$tmp/long-ref.json")
+  check "long steps: point $i: $got tokens/s within 10 % of the job's $want" \
+    jqt -n "($got / $want - 1) | fabs < 0.10"
+done
+kill -TERM "$agent"; wait "$agent"
+
 # A read_only agent is refused before any write.
 start_agent ro <<YAML
 backend: sim:$src/scenarios/caps-pretrain-a100x1.yaml
@@ -119,6 +164,19 @@ check "T/Tmax at 200 W near 0.5 (tokens follow the cap)" \
   jqt '.jobs[0].rows[0].t_rel > 0.3 and .jobs[0].rows[0].t_rel < 0.7' "$tmp/fake.json"
 for _ in $(seq 20); do [ "$(caps)" = "0 250 1 250 " ] && break; sleep 0.1; done
 check "the operator's 250 W is back after the sweep" test "$(caps)" = "0 250 1 250 "
+# The job leaves the agent during the sweep: a runtime failure, exit 1, the operator's cap back.
+"$bin" sweep --agent "$tmp/agent.sock" --caps 200 --dwell-s 0.5 --measure-s 3 --no-publish \
+  >/dev/null 2>"$tmp/gone.err" &
+sweeper=$!
+sleep 1.5
+curl -s --max-time 2 -X DELETE "http://127.0.0.1:$port/v1/jobs/j" >/dev/null
+wait "$sweeper"
+rc=$?
+check "a job gone during the sweep: exit 1, a runtime failure ($(tail -1 "$tmp/gone.err"))" \
+  test $rc -eq 1
+check "  the message names the job" grep -q "job 'j' left the agent" "$tmp/gone.err"
+for _ in $(seq 20); do [ "$(caps)" = "0 250 1 250 " ] && break; sleep 0.1; done
+check "  the operator's 250 W is back" test "$(caps)" = "0 250 1 250 "
 kill "$poster" 2>/dev/null; wait "$poster" 2>/dev/null
 kill -TERM "$agent"; wait "$agent"
 echo "fails=$fails"
