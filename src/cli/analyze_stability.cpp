@@ -113,15 +113,7 @@ Status build_request(const CLI::App& app, const Flags& f, StabilityOptions& o,
       app.count("--dmon-period-s") && std::isnan(f.dmon_period_s) ? -1 : f.dmon_period_s;
   FW_RETURN_IF_ERROR(validate(ro));
   if (f.gpus.empty()) return Status::Ok();
-  std::vector<double> g;
-  FW_RETURN_IF_ERROR(parse_double_list(f.gpus, "--gpus", g));
-  for (double v : g) {
-    if (v < 0 || v != std::floor(v) || v > kMaxGpuIndex) {
-      return Status::InvalidArgument("--gpus: not a GPU index: " + std::to_string(v));
-    }
-    ro.gpus.push_back(static_cast<int>(v));
-  }
-  return Status::Ok();
+  return parse_gpu_indices(f.gpus, ro.gpus);
 }
 
 }  // namespace

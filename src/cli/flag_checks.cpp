@@ -10,7 +10,9 @@
 #include <limits>
 #include <string>
 
+#include "core/csv.hpp"
 #include "core/text_file.hpp"
+#include "telemetry/trace_reader.hpp"
 
 namespace fw::cli {
 
@@ -61,6 +63,18 @@ void add_quiet_flag(CLI::App& app, bool& quiet) {
 
 void add_wide_flag(CLI::App& app, bool& wide) {
   app.add_flag("--wide", wide, "tables with every column, wider than 120 characters");
+}
+
+Status parse_gpu_indices(const std::string& list, std::vector<int>& out) {
+  std::vector<double> g;
+  FW_RETURN_IF_ERROR(parse_double_list(list, "--gpus", g));
+  for (double v : g) {
+    if (v < 0 || v != std::floor(v) || v > kMaxGpuIndex) {
+      return Status::InvalidArgument("--gpus: not a GPU index: " + std::to_string(v));
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  return Status::Ok();
 }
 
 }  // namespace fw::cli

@@ -4,6 +4,10 @@
 // verb never starts work on it (nor treats it as "not given").
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.hpp"
 
 namespace fw::cli {
 
@@ -21,5 +25,9 @@ CLI::Validator output_file();
 void add_quiet_flag(CLI::App& app, bool& quiet);
 // --wide: every column of the tables, with no 120-column limit (core/text_table.hpp).
 void add_wide_flag(CLI::App& app, bool& wide);
+
+// --gpus "0,2,5": GPU indices (integers 0..kMaxGpuIndex) appended to `out`; InvalidArgument
+// naming the flag otherwise.
+Status parse_gpu_indices(const std::string& list, std::vector<int>& out);
 
 }  // namespace fw::cli

@@ -83,4 +83,55 @@ TEST(NvmlLayout, ConstantsMatchNvidiasHeader) {
   EXPECT_EQ(nv::kErrorUnknown, 999);          // NVML_ERROR_UNKNOWN
 }
 
+// Power smoothing, as NVIDIA's nvml.h (CUDA 12.8 to 13.1) and the NVML API Reference ("Power
+// Smoothing Information") declare it.
+typedef struct {
+  unsigned int version;
+  unsigned int profileId;
+  unsigned int paramId;
+  double value;
+} nvmlPowerSmoothingProfile_v1_ref;
+typedef struct {
+  unsigned int version;
+  nvmlValueType_ref state;  // nvmlEnableState_t: an int-sized enum
+} nvmlPowerSmoothingState_v1_ref;
+
+TEST(NvmlLayout, PowerSmoothingStructsMatchNvidias) {
+  using P = nvmlPowerSmoothingProfile_v1_ref;
+  EXPECT_EQ(sizeof(nv::PowerSmoothingProfile), sizeof(P));
+  EXPECT_EQ(offsetof(nv::PowerSmoothingProfile, version), offsetof(P, version));
+  EXPECT_EQ(offsetof(nv::PowerSmoothingProfile, profile_id), offsetof(P, profileId));
+  EXPECT_EQ(offsetof(nv::PowerSmoothingProfile, param_id), offsetof(P, paramId));
+  EXPECT_EQ(offsetof(nv::PowerSmoothingProfile, value), offsetof(P, value));
+  using S = nvmlPowerSmoothingState_v1_ref;
+  EXPECT_EQ(sizeof(nv::PowerSmoothingState), sizeof(S));
+  EXPECT_EQ(offsetof(nv::PowerSmoothingState, state), offsetof(S, state));
+  // NVML_STRUCT_VERSION(data, ver): sizeof | ver << 24.
+  EXPECT_EQ(nv::kPowerSmoothingProfileV1, sizeof(P) | (1u << 24));
+  EXPECT_EQ(nv::kPowerSmoothingStateV1, sizeof(S) | (1u << 24));
+}
+
+TEST(NvmlLayout, PowerSmoothingConstantsMatchNvidiasHeader) {
+  EXPECT_EQ(nv::kSmoothingParamPercentTmpFloor, 0u);     // ..._PROFILE_PARAM_PERCENT_TMP_FLOOR
+  EXPECT_EQ(nv::kSmoothingParamRampUpRate, 1u);          // ..._PROFILE_PARAM_RAMP_UP_RATE
+  EXPECT_EQ(nv::kSmoothingParamRampDownRate, 2u);        // ..._PROFILE_PARAM_RAMP_DOWN_RATE
+  EXPECT_EQ(nv::kSmoothingParamRampDownHysteresis, 3u);  // ..._PROFILE_PARAM_RAMP_DOWN_HYSTERESIS
+  EXPECT_EQ(nv::kSmoothingMaxProfiles, 5u);              // NVML_POWER_SMOOTHING_MAX_NUM_PROFILES
+  EXPECT_EQ(nv::kSystemDriverVersionBufferSize, 80u);    // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+  // NVML_FI_PWR_SMOOTHING_* in CUDA 13.1's nvml.h (12.8's: the same; 12.9's and 13.0's: +5).
+  const unsigned b = nv::kSmoothingFieldBase251;
+  EXPECT_EQ(b + nv::kSmoothingFieldEnabled, 251u);              // ENABLED
+  EXPECT_EQ(b + nv::kSmoothingFieldAppliedTmpCeil, 254u);       // APPLIED_TMP_CEIL
+  EXPECT_EQ(b + nv::kSmoothingFieldMaxPercentFloor, 256u);      // MAX_PERCENT_TMP_FLOOR_SETTING
+  EXPECT_EQ(b + nv::kSmoothingFieldMinPercentFloor, 257u);      // MIN_PERCENT_TMP_FLOOR_SETTING
+  EXPECT_EQ(b + nv::kSmoothingFieldMaxProfiles, 259u);          // MAX_NUM_PRESET_PROFILES
+  EXPECT_EQ(b + nv::kSmoothingFieldProfilePercentFloor, 260u);  // PROFILE_PERCENT_TMP_FLOOR
+  EXPECT_EQ(b + nv::kSmoothingFieldProfileRampUp, 261u);        // PROFILE_RAMP_UP_RATE
+  EXPECT_EQ(b + nv::kSmoothingFieldProfileRampDown, 262u);      // PROFILE_RAMP_DOWN_RATE
+  EXPECT_EQ(b + nv::kSmoothingFieldProfileHysteresis, 263u);    // PROFILE_RAMP_DOWN_HYST_VAL
+  EXPECT_EQ(b + nv::kSmoothingFieldActiveProfile, 264u);        // ACTIVE_PRESET_PROFILE
+  EXPECT_EQ(b + nv::kSmoothingFieldCount - 1, 268u);            // ADMIN_OVERRIDE_RAMP_DOWN_HYST_VAL
+  EXPECT_EQ(nv::kSmoothingFieldBase256 + nv::kSmoothingFieldActiveProfile, 269u);  // 13.0's
+}
+
 }  // namespace

@@ -69,6 +69,8 @@ inline constexpr unsigned kPowerScopeGpu = 0;        // NVML_POWER_SCOPE_GPU
 
 inline constexpr unsigned kDeviceNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 inline constexpr unsigned kDeviceUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned kSystemDriverVersionBufferSize =
+    80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 
 // nvmlValueType_t
 enum ValueType : int {
@@ -111,6 +113,55 @@ struct Utilization {
 };
 static_assert(sizeof(Utilization) == 8, "nvmlUtilization_t layout");
 
+// ---- Power smoothing (Blackwell and newer; NVML API Reference, "Power Smoothing Information",
+// and nvml.h as shipped with CUDA 12.8, 12.9, 13.0 and 13.1; NVIDIA's copies in
+// github.com/NVIDIA/go-nvml gen/nvml/nvml.h). Every set call requires root.
+
+// nvmlPowerSmoothingProfile_v1_t: {version, profileId, paramId, value} (24 bytes on LP64).
+struct PowerSmoothingProfile {
+  unsigned int version;
+  unsigned int profile_id;
+  unsigned int param_id;
+  double value;  // the unit of param_id (below)
+};
+static_assert(sizeof(PowerSmoothingProfile) == 24, "nvmlPowerSmoothingProfile_v1_t layout");
+// nvmlPowerSmoothingState_v1_t: {version, state (nvmlEnableState_t)}.
+struct PowerSmoothingState {
+  unsigned int version;
+  int state;  // kFeatureDisabled | kFeatureEnabled
+};
+static_assert(sizeof(PowerSmoothingState) == 8, "nvmlPowerSmoothingState_v1_t layout");
+// NVML_STRUCT_VERSION(data, ver) = sizeof(struct) | ver << 24.
+inline constexpr unsigned kPowerSmoothingProfileV1 = sizeof(PowerSmoothingProfile) | (1u << 24);
+inline constexpr unsigned kPowerSmoothingStateV1 = sizeof(PowerSmoothingState) | (1u << 24);
+// NVML_POWER_SMOOTHING_PROFILE_PARAM_*: the value units nvmlDevicePowerSmoothingUpdate-
+// PresetProfileParam takes. Ids 4-7 (secondary floor, window multipliers, activation offset)
+// exist from CUDA 13.1's header on; flexwatt does not use them.
+inline constexpr unsigned kSmoothingParamPercentTmpFloor = 0;     // percent, 0.00-100.00
+inline constexpr unsigned kSmoothingParamRampUpRate = 1;          // W/s
+inline constexpr unsigned kSmoothingParamRampDownRate = 2;        // W/s
+inline constexpr unsigned kSmoothingParamRampDownHysteresis = 3;  // ms
+inline constexpr unsigned kSmoothingMaxProfiles = 5;  // NVML_POWER_SMOOTHING_MAX_NUM_PROFILES
+// NVML_FI_PWR_SMOOTHING_* field ids: a block of 18 in this order, whose first id (ENABLED)
+// depends on the header a driver was built from: 251 in CUDA 12.8's and 13.1's nvml.h, 256 in
+// 12.9's and 13.0's (there 251-255 are clock-event-reason counters). Offsets within the block:
+inline constexpr unsigned kSmoothingFieldBase251 = 251;
+inline constexpr unsigned kSmoothingFieldBase256 = 256;
+inline constexpr unsigned kSmoothingFieldEnabled = 0;              // 0/1
+inline constexpr unsigned kSmoothingFieldPrivLevel = 1;            // current privilege level
+inline constexpr unsigned kSmoothingFieldAppliedTmpCeil = 3;       // W
+inline constexpr unsigned kSmoothingFieldAppliedTmpFloor = 4;      // W
+inline constexpr unsigned kSmoothingFieldMaxPercentFloor = 5;      // percent
+inline constexpr unsigned kSmoothingFieldMinPercentFloor = 6;      // percent
+inline constexpr unsigned kSmoothingFieldMaxProfiles = 8;          // number of preset profiles
+inline constexpr unsigned kSmoothingFieldProfilePercentFloor = 9;  // percent, of a profile
+inline constexpr unsigned kSmoothingFieldProfileRampUp = 10;       // mW/s (not W/s), of a profile
+inline constexpr unsigned kSmoothingFieldProfileRampDown = 11;     // mW/s, of a profile
+inline constexpr unsigned kSmoothingFieldProfileHysteresis = 12;   // ms, of a profile
+inline constexpr unsigned kSmoothingFieldActiveProfile = 13;       // active preset profile
+inline constexpr unsigned kSmoothingFieldCount =
+    18;  // ENABLED .. ADMIN_OVERRIDE_RAMP_DOWN_HYST_VAL
+
 // Function signatures (C calling convention; names in nvml_library.cpp).
 extern "C" {
 using InitFn = Return (*)();
@@ -128,6 +179,11 @@ using DeviceGetClockInfoFn = Return (*)(Device, int, unsigned int*);
 using DeviceGetTemperatureFn = Return (*)(Device, int, unsigned int*);
 using DeviceSetPowerLimitFn = Return (*)(Device, unsigned int);
 using DeviceGetEnableStateFn = Return (*)(Device, int*);  // nvmlEnableState_t*: persistence mode
+using SystemGetDriverVersionFn = Return (*)(char*, unsigned int);
+// nvmlDevicePowerSmoothingActivatePresetProfile (reads profile_id only) and
+// nvmlDevicePowerSmoothingUpdatePresetProfileParam.
+using DevicePowerSmoothingProfileFn = Return (*)(Device, PowerSmoothingProfile*);
+using DevicePowerSmoothingSetStateFn = Return (*)(Device, PowerSmoothingState*);
 }
 
 }  // namespace fw::nvml

@@ -222,6 +222,15 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::open_one(const std::string& na
       resolve<nvml::DeviceSetPowerLimitFn>(handle, {"nvmlDeviceSetPowerManagementLimit"});
   f.device_get_persistence_mode =
       resolve<nvml::DeviceGetEnableStateFn>(handle, {"nvmlDeviceGetPersistenceMode"});
+  f.system_get_driver_version =
+      resolve<nvml::SystemGetDriverVersionFn>(handle, {"nvmlSystemGetDriverVersion"});
+  f.device_power_smoothing_activate_preset_profile = resolve<nvml::DevicePowerSmoothingProfileFn>(
+      handle, {"nvmlDevicePowerSmoothingActivatePresetProfile"});
+  f.device_power_smoothing_update_preset_profile_param =
+      resolve<nvml::DevicePowerSmoothingProfileFn>(
+          handle, {"nvmlDevicePowerSmoothingUpdatePresetProfileParam"});
+  f.device_power_smoothing_set_state =
+      resolve<nvml::DevicePowerSmoothingSetStateFn>(handle, {"nvmlDevicePowerSmoothingSetState"});
 
   std::string missing;
   if (!f.init) missing += " nvmlInit";

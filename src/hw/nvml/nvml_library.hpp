@@ -44,6 +44,11 @@ struct NvmlFunctions {
   nvml::DeviceSetPowerLimitFn device_set_power_limit = nullptr;                    // optional
   // nvmlDeviceGetPersistenceMode: read only (flexwatt never sets persistence mode).
   nvml::DeviceGetEnableStateFn device_get_persistence_mode = nullptr;  // optional
+  nvml::SystemGetDriverVersionFn system_get_driver_version = nullptr;  // optional
+  // Power smoothing (drivers from R570 on; absent from older ones): optional, root-only writes.
+  nvml::DevicePowerSmoothingProfileFn device_power_smoothing_activate_preset_profile = nullptr;
+  nvml::DevicePowerSmoothingProfileFn device_power_smoothing_update_preset_profile_param = nullptr;
+  nvml::DevicePowerSmoothingSetStateFn device_power_smoothing_set_state = nullptr;
 };
 
 class NvmlLibrary {

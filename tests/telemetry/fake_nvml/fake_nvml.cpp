@@ -68,11 +68,46 @@
 //                                   call), each for MS milliseconds (default an hour: a wedged
 //                                   GPU)
 //   init CODE                       nvmlInit fails with CODE (e.g. 9: driver not loaded)
+//   driver VERSION                  what nvmlSystemGetDriverVersion reports (default 590.44.01, a
+//                                   fake value). It also picks the NVML_FI_PWR_SMOOTHING_* field
+//                                   ids, as NVIDIA's headers do: the block starts at 256 on
+//                                   branches 575-589 (nvml.h of CUDA 12.9 and 13.0), at 251 on
+//                                   570-574 and from 590 on (CUDA 12.8's and 13.1's nvml.h)
+//   smoothing G yes|no [enabled=0|1] [active=K] [profile=K] [floor_pct=X] [up_w_per_s=X]
+//             [down_w_per_s=X] [hyst_ms=X] [min_pct=X] [max_pct=X] [tmp_ceil_w=X]
+//                                   GPU power smoothing (NVML API Reference, "Power Smoothing
+//                                   Information"; Blackwell and newer): whether G has it (the
+//                                   b200 profile: yes, TMP ceiling 1000 W; a100/h100/h200 and
+//                                   the default GPU: no, every call and field NOT_SUPPORTED), its
+//                                   state, active preset profile (of 5,
+//                                   NVML_POWER_SMOOTHING_MAX_NUM_PROFILES), the parameters of
+//                                   preset profile K (without profile=: of every profile), and
+//                                   the settable floor range in percent (default 0-100, the
+//                                   API's). The starting parameters (floor 20 %, up 500 W/s, down
+//                                   250 W/s, hysteresis 1000 ms) are placeholders, not NVIDIA's.
+//                                   The current variant exports
+//                                   nvmlDevicePowerSmoothing{ActivatePresetProfile,
+//                                   UpdatePresetProfileParam,SetState} (the old one does not: a
+//                                   driver before R570): each needs root as `writes` says
+//                                   (NO_PERMISSION, or NOT_SUPPORTED for `writes G
+//                                   not_supported`), checks the struct version
+//                                   (ARGUMENT_VERSION_MISMATCH), the profile id, the state (0/1)
+//                                   and the value (floor within min_pct-max_pct, rates and
+//                                   hysteresis finite and >= 0; INVALID_ARGUMENT). Reads are the
+//                                   field values ENABLED .. ADMIN_OVERRIDE_RAMP_DOWN_HYST_VAL
+//                                   (18 ids); the PROFILE_* ones take the profile in scopeId
+//                                   (INVALID_ARGUMENT past the last), ramp rates in mW/s; the
+//                                   admin overrides are never set (0xFFFFFFFF). Value types are
+//                                   the fake's choice (the profile floor a double, the rest
+//                                   unsigned int): NVIDIA does not document them.
 //
 // FAKE_NVML_STATE=FILE (optional) is the driver state that outlives a process: lines
 // "P LIMIT_W" (management limits) then "P lost" (a GPU that fell off the bus stays off until a
-// reboot), P the physical GPU (its UUID's, whatever its index), read at nvmlInit (after the
-// script) and rewritten on every change. With
+// reboot), then, for a GPU whose power smoothing was ever set, "P smoothing ENABLED ACTIVE" and
+// one "P smoothing_profile K FLOOR_PCT UP_W_PER_S DOWN_W_PER_S HYST_MS" per profile; P the
+// physical GPU (its UUID's, whatever its index), read at nvmlInit (after the script) and
+// rewritten on every change. Power smoothing settings survive the driver unloading (an
+// assumption: NVIDIA does not say). With
 // persistence mode off, the last nvmlShutdown of a process is the driver unloading: that GPU's
 // limit reverts to its default.
 
@@ -111,6 +146,21 @@ struct Load {
   }
 };
 
+// Power smoothing (see `smoothing`).
+constexpr unsigned kSmoothingProfiles = 5;  // NVML_POWER_SMOOTHING_MAX_NUM_PROFILES
+struct SmoothingProfile {
+  double floor_pct = 20, up_w_per_s = 500, down_w_per_s = 250, hyst_ms = 1000;  // placeholders
+};
+struct Smoothing {
+  bool supported = false;
+  bool enabled = false;
+  unsigned active = 0;
+  double min_pct = 0, max_pct = 100;
+  double tmp_ceil_w = 700;
+  SmoothingProfile profiles[kSmoothingProfiles];
+  bool persisted = false;  // set at least once (here or in an earlier process): in the state file
+};
+
 struct Gpu {
   std::string name = "Fake NVIDIA GPU";
   std::vector<double> power_w = {300.0};
@@ -129,6 +179,7 @@ struct Gpu {
   unsigned long long reasons = 0;
   bool persistence = true;
   Writes writes = Writes::kRoot;
+  Smoothing smoothing;
   long lost_after_reads = -1;
   long reads = 0;
   bool lost = false;
@@ -164,6 +215,13 @@ std::vector<int> g_order;  // NVML index -> physical id
 std::vector<Fail> g_fails;
 std::vector<Delay> g_delays;
 nv::Return g_init_rc = nv::kSuccess;
+std::string g_driver_version = "590.44.01";
+
+// The first NVML_FI_PWR_SMOOTHING_* id for the driver branch (see `driver`).
+[[maybe_unused]] unsigned smoothing_field_base() {
+  const unsigned long branch = std::strtoul(g_driver_version.c_str(), nullptr, 10);
+  return (branch >= 575 && branch <= 589) ? 256 : 251;
+}
 
 double now_s() {
   timespec ts{};
@@ -205,6 +263,7 @@ bool apply_profile(Gpu& d, const std::string& model) {
     d.min_w = 100, d.max_w = d.default_w = d.enforced_w = 400;
     d.avg_1s = false, d.field_average = false, d.field_instant = true;
     d.energy_update_s = 0.1;
+    d.smoothing.supported = false;
   } else if (model == "h100" || model == "h200" || model == "b200") {
     d.name = model == "h100"   ? "NVIDIA H100 80GB HBM3"
              : model == "h200" ? "NVIDIA H200"
@@ -213,6 +272,8 @@ bool apply_profile(Gpu& d, const std::string& model) {
     d.max_w = d.default_w = d.enforced_w = model == "b200" ? 1000 : 700;
     d.avg_1s = true, d.field_average = true, d.field_instant = true;
     d.energy_update_s = 0.02;
+    d.smoothing.supported = model == "b200";  // Blackwell
+    d.smoothing.tmp_ceil_w = d.max_w;
   } else {
     return false;
   }
@@ -225,6 +286,7 @@ bool load_script(const char* path) {
   g_fails.clear();
   g_delays.clear();
   g_init_rc = nv::kSuccess;
+  g_driver_version = "590.44.01";
   if (!path || !*path) {
     g_order = {0};
     return true;
@@ -265,6 +327,11 @@ bool load_script(const char* path) {
       if (sorted.size() != g_gpus.size() ||
           std::unique(sorted.begin(), sorted.end()) != sorted.end())
         return bad("order: a permutation of every GPU");
+      continue;
+    }
+    if (cmd == "driver") {
+      if (tok.size() != 2) return bad("driver VERSION");
+      g_driver_version = tok[1];
       continue;
     }
     if (cmd == "init") {
@@ -406,6 +473,42 @@ bool load_script(const char* path) {
         d.temp_c = std::strtoul(tok[2].c_str(), nullptr, 10);
       } else if (cmd == "reasons" && tok.size() == 3) {
         d.reasons = std::strtoull(tok[2].c_str(), nullptr, 0);
+      } else if (cmd == "smoothing") {
+        if (tok.size() < 3 || (tok[2] != "yes" && tok[2] != "no"))
+          return bad("smoothing G yes|no [key=value ...]");
+        Smoothing& sm = d.smoothing;
+        sm.supported = tok[2] == "yes";
+        double profile = -1;
+        for (size_t i = 3; i < tok.size(); ++i) {
+          if (kv(tok[i], "profile", profile) && (profile < 0 || profile >= kSmoothingProfiles))
+            return bad("smoothing: profile 0-4");
+        }
+        for (size_t i = 3; i < tok.size(); ++i) {
+          double v = 0;
+          const size_t lo_p = profile < 0 ? 0 : static_cast<size_t>(profile);
+          const size_t hi_p = profile < 0 ? kSmoothingProfiles : lo_p + 1;
+          auto each = [&](double SmoothingProfile::*m) {
+            for (size_t k = lo_p; k < hi_p; ++k) sm.profiles[k].*m = v;
+          };
+          if (kv(tok[i], "profile", v)) {
+          } else if (kv(tok[i], "enabled", v)) {
+            sm.enabled = v != 0;
+          } else if (kv(tok[i], "active", v)) {
+            if (v < 0 || v >= kSmoothingProfiles) return bad("smoothing: active 0-4");
+            sm.active = static_cast<unsigned>(v);
+          } else if (kv(tok[i], "floor_pct", v)) {
+            each(&SmoothingProfile::floor_pct);
+          } else if (kv(tok[i], "up_w_per_s", v)) {
+            each(&SmoothingProfile::up_w_per_s);
+          } else if (kv(tok[i], "down_w_per_s", v)) {
+            each(&SmoothingProfile::down_w_per_s);
+          } else if (kv(tok[i], "hyst_ms", v)) {
+            each(&SmoothingProfile::hyst_ms);
+          } else if (!kv(tok[i], "min_pct", sm.min_pct) && !kv(tok[i], "max_pct", sm.max_pct) &&
+                     !kv(tok[i], "tmp_ceil_w", sm.tmp_ceil_w)) {
+            return bad("unknown option " + tok[i]);
+          }
+        }
       } else if (cmd == "persistence") {
         if (tok.size() != 3 || (tok[2] != "on" && tok[2] != "off"))
           return bad("persistence G on|off");
@@ -578,13 +681,29 @@ void load_state() {
   const char* path = std::getenv("FAKE_NVML_STATE");
   if (!path) return;
   std::ifstream in(path);
-  int g = 0;
-  std::string what;
-  while (in >> g >> what) {
-    if (g < 0 || g >= static_cast<int>(g_gpus.size())) continue;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    int g = 0;
+    std::string what;
+    if (!(ss >> g >> what) || g < 0 || g >= static_cast<int>(g_gpus.size())) continue;
     Gpu& d = g_gpus[g];
     if (what == "lost") {
       d.lost = true;
+    } else if (what == "smoothing") {
+      int enabled = 0;
+      unsigned active = 0;
+      if (ss >> enabled >> active && active < kSmoothingProfiles) {
+        d.smoothing.enabled = enabled != 0;
+        d.smoothing.active = active;
+        d.smoothing.persisted = true;
+      }
+    } else if (what == "smoothing_profile") {
+      unsigned k = 0;
+      SmoothingProfile p;
+      if (ss >> k >> p.floor_pct >> p.up_w_per_s >> p.down_w_per_s >> p.hyst_ms &&
+          k < kSmoothingProfiles)
+        d.smoothing.profiles[k] = p;
     } else {
       d.limit_w = std::strtod(what.c_str(), nullptr);
       d.enforced_w = std::min(d.limit_w, d.clamp_w);
@@ -602,6 +721,17 @@ void save_state() {
   }
   for (size_t g = 0; g < g_gpus.size(); ++g) {
     if (g_gpus[g].lost) out << g << " lost\n";
+  }
+  out.precision(17);
+  for (size_t g = 0; g < g_gpus.size(); ++g) {
+    const Smoothing& sm = g_gpus[g].smoothing;
+    if (!sm.persisted) continue;
+    out << g << " smoothing " << (sm.enabled ? 1 : 0) << ' ' << sm.active << '\n';
+    for (unsigned k = 0; k < kSmoothingProfiles; ++k) {
+      const SmoothingProfile& p = sm.profiles[k];
+      out << g << " smoothing_profile " << k << ' ' << p.floor_pct << ' ' << p.up_w_per_s << ' '
+          << p.down_w_per_s << ' ' << p.hyst_ms << '\n';
+    }
   }
 }
 
@@ -632,6 +762,65 @@ nv::Return do_handle(unsigned i, nv::Device* h) {
   const int phys = g_order[i];
   if (g_gpus[phys].lost) return nv::kErrorGpuIsLost;
   *h = reinterpret_cast<nv::Device>(static_cast<uintptr_t>(phys) + 1);
+  return nv::kSuccess;
+}
+
+// NVML_FI_PWR_SMOOTHING_* field at `offset` in the block (nv::kSmoothingField*), into v.
+[[maybe_unused]] nv::Return smoothing_field(const Gpu& d, unsigned offset, nv::FieldValue& v) {
+  const Smoothing& sm = d.smoothing;
+  if (!sm.supported) return nv::kErrorNotSupported;
+  const bool per_profile = offset >= nv::kSmoothingFieldProfilePercentFloor &&
+                           offset <= nv::kSmoothingFieldProfileHysteresis;
+  if (per_profile && v.scope_id >= kSmoothingProfiles) return nv::kErrorInvalidArgument;
+  const SmoothingProfile& p = sm.profiles[per_profile ? v.scope_id : sm.active];
+  auto uint = [&](double x) {
+    v.value_type = nv::kValueUnsignedInt;
+    v.value.ui_val = static_cast<unsigned>(std::llround(x));
+    return nv::kSuccess;
+  };
+  switch (offset) {
+    case nv::kSmoothingFieldEnabled:
+      return uint(sm.enabled ? 1 : 0);
+    case nv::kSmoothingFieldAppliedTmpCeil:
+      return uint(sm.tmp_ceil_w);
+    case nv::kSmoothingFieldAppliedTmpFloor:
+      return uint(sm.enabled ? sm.tmp_ceil_w * p.floor_pct / 100.0 : 0.0);
+    case nv::kSmoothingFieldMaxPercentFloor:
+      return uint(sm.max_pct);
+    case nv::kSmoothingFieldMinPercentFloor:
+      return uint(sm.min_pct);
+    case 7:  // HW_CIRCUITRY_PERCENT_LIFETIME_REMAINING
+      return uint(100);
+    case nv::kSmoothingFieldMaxProfiles:
+      return uint(kSmoothingProfiles);
+    case nv::kSmoothingFieldProfilePercentFloor:
+      v.value_type = nv::kValueDouble;
+      v.value.d_val = p.floor_pct;
+      return nv::kSuccess;
+    case nv::kSmoothingFieldProfileRampUp:
+      return uint(p.up_w_per_s * 1000.0);  // mW/s
+    case nv::kSmoothingFieldProfileRampDown:
+      return uint(p.down_w_per_s * 1000.0);
+    case nv::kSmoothingFieldProfileHysteresis:
+      return uint(p.hyst_ms);
+    case nv::kSmoothingFieldActiveProfile:
+      return uint(sm.active);
+    case 14:
+    case 15:
+    case 16:
+    case 17:  // ADMIN_OVERRIDE_*: never set
+      v.value_type = nv::kValueUnsignedInt;
+      v.value.ui_val = 0xFFFFFFFFu;  // NVML_POWER_SMOOTHING_ADMIN_OVERRIDE_NOT_SET
+      return nv::kSuccess;
+    default:  // PRIV_LVL, IMM_RAMP_DOWN_ENABLED
+      return uint(0);
+  }
+}
+
+// Who may change power smoothing on d (the `writes` rule, as for power limits).
+[[maybe_unused]] nv::Return smoothing_writable(const Gpu& d) {
+  if (!d.smoothing.supported || d.writes == Writes::kNotSupported) return nv::kErrorNotSupported;
+  if (d.writes == Writes::kRoot && ::geteuid() != 0) return nv::kErrorNoPermission;
   return nv::kSuccess;
 }
 
@@ -711,10 +900,13 @@ FAKE_EXPORT nv::Return nvmlDeviceGetFieldValues(nv::Device h, int count, nv::Fie
     if (v[i].field_id == nv::kFieldPowerAverage && d.field_average && lost_now(d))
       return nv::kErrorGpuIsLost;
   }
+  const unsigned sbase = smoothing_field_base();
   for (int i = 0; i < count; ++i) {
     const bool instant = v[i].field_id == nv::kFieldPowerInstant && d.field_instant;
     const bool average = v[i].field_id == nv::kFieldPowerAverage && d.field_average;
-    if (instant || average) {
+    if (v[i].field_id >= sbase && v[i].field_id < sbase + nv::kSmoothingFieldCount) {
+      v[i].nvml_return = smoothing_field(d, v[i].field_id - sbase, v[i]);
+    } else if (instant || average) {
       v[i].value_type = nv::kValueUnsignedInt;
       v[i].value.ui_val = next_power_mw(d, average);
       v[i].nvml_return = nv::kSuccess;
@@ -846,3 +1038,85 @@ FAKE_EXPORT nv::Return nvmlDeviceGetCurrentClocksThrottleReasons(nv::Device h,
                                                                  unsigned long long* r) {
   return do_reasons("nvmlDeviceGetCurrentClocksThrottleReasons", h, r);
 }
+
+FAKE_EXPORT nv::Return nvmlSystemGetDriverVersion(char* buf, unsigned len) {
+  if (nv::Return rc = enter_global("nvmlSystemGetDriverVersion"); rc != nv::kSuccess) return rc;
+  if (!buf) return nv::kErrorInvalidArgument;
+  if (g_driver_version.size() + 1 > len) return nv::kErrorInsufficientSize;
+  std::memcpy(buf, g_driver_version.c_str(), g_driver_version.size() + 1);
+  return nv::kSuccess;
+}
+
+#ifndef FAKE_NVML_OLD
+// Power smoothing (see `smoothing`). Only profile->profileId is read, as NVIDIA documents.
+FAKE_EXPORT nv::Return nvmlDevicePowerSmoothingActivatePresetProfile(
+    nv::Device h, nv::PowerSmoothingProfile* profile) {
+  int g = 0;
+  if (nv::Return rc = enter("nvmlDevicePowerSmoothingActivatePresetProfile", h, &g);
+      rc != nv::kSuccess)
+    return rc;
+  if (!profile) return nv::kErrorInvalidArgument;
+  Gpu& d = g_gpus[g];
+  if (nv::Return rc = smoothing_writable(d); rc != nv::kSuccess) return rc;
+  if (profile->profile_id >= kSmoothingProfiles) return nv::kErrorInvalidArgument;
+  d.smoothing.active = profile->profile_id;
+  d.smoothing.persisted = true;
+  save_state();
+  return nv::kSuccess;
+}
+
+FAKE_EXPORT nv::Return nvmlDevicePowerSmoothingUpdatePresetProfileParam(
+    nv::Device h, nv::PowerSmoothingProfile* profile) {
+  int g = 0;
+  if (nv::Return rc = enter("nvmlDevicePowerSmoothingUpdatePresetProfileParam", h, &g);
+      rc != nv::kSuccess)
+    return rc;
+  if (!profile) return nv::kErrorInvalidArgument;
+  Gpu& d = g_gpus[g];
+  if (nv::Return rc = smoothing_writable(d); rc != nv::kSuccess) return rc;
+  if (profile->version != nv::kPowerSmoothingProfileV1) return nv::kErrorArgumentVersionMismatch;
+  if (profile->profile_id >= kSmoothingProfiles) return nv::kErrorInvalidArgument;
+  const double v = profile->value;
+  if (!std::isfinite(v) || v < 0) return nv::kErrorInvalidArgument;
+  SmoothingProfile& p = d.smoothing.profiles[profile->profile_id];
+  switch (profile->param_id) {
+    case nv::kSmoothingParamPercentTmpFloor:
+      if (v < d.smoothing.min_pct || v > d.smoothing.max_pct || v > 100)
+        return nv::kErrorInvalidArgument;
+      p.floor_pct = v;
+      break;
+    case nv::kSmoothingParamRampUpRate:
+      p.up_w_per_s = v;
+      break;
+    case nv::kSmoothingParamRampDownRate:
+      p.down_w_per_s = v;
+      break;
+    case nv::kSmoothingParamRampDownHysteresis:
+      p.hyst_ms = v;
+      break;
+    default:  // 4-7 (CUDA 13.1's header on) are not modelled
+      return nv::kErrorInvalidArgument;
+  }
+  d.smoothing.persisted = true;
+  save_state();
+  return nv::kSuccess;
+}
+
+FAKE_EXPORT nv::Return nvmlDevicePowerSmoothingSetState(nv::Device h,
+                                                        nv::PowerSmoothingState* state) {
+  int g = 0;
+  if (nv::Return rc = enter("nvmlDevicePowerSmoothingSetState", h, &g); rc != nv::kSuccess)
+    return rc;
+  if (!state) return nv::kErrorInvalidArgument;
+  Gpu& d = g_gpus[g];
+  if (nv::Return rc = smoothing_writable(d); rc != nv::kSuccess) return rc;
+  // NVIDIA lists no version check for this call; the fake checks it as for the profile call.
+  if (state->version != nv::kPowerSmoothingStateV1) return nv::kErrorArgumentVersionMismatch;
+  if (state->state != nv::kFeatureDisabled && state->state != nv::kFeatureEnabled)
+    return nv::kErrorInvalidArgument;
+  d.smoothing.enabled = state->state == nv::kFeatureEnabled;
+  d.smoothing.persisted = true;
+  save_state();
+  return nv::kSuccess;
+}
+#endif
