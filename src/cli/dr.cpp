@@ -31,7 +31,7 @@ int run_dr(int argc, char** argv) {
       "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --method uncapped  # uncontrolled",
       "dr");
   app.require_subcommand(1);
-  std::string event, method = "optimal", svg, measured, projection, html, actions;
+  std::string event, method = "optimal", svg, measured, projection, html, actions, noise;
   bool json = false, quiet = false;
   double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1, depth = -1;
   uint64_t seed = 0;
@@ -86,6 +86,12 @@ int run_dr(int argc, char** argv) {
                    "the event at this depth instead: its deepest step this fraction of the "
                    "baseline below it, the other steps scaled alike (1: a 0 W target)")
       ->check(finite_in(0, 1, true));
+  replay
+      ->add_option("--noise", noise,
+                   "the plant's noise and dips: field (the jobs' own, field-calibrated defaults) "
+                   "or quiet (every job 0.5 % on 1-minute means, no dips: the plant before "
+                   "issue 45) (default: the event's `noise`, else field)")
+      ->check(CLI::IsMember({"field", "quiet"}));
   replay->add_option("--seed", seed, "seed (default: the event's, else 1)")
       ->check(seed_value())
       ->each([&](const std::string&) { seed_set = true; });
@@ -95,6 +101,7 @@ int run_dr(int argc, char** argv) {
   if (tolerance >= 0) ev->tolerance_frac = tolerance;
   if (seed_set) ev->seed = seed;
   if (plant_error >= 0) ev->plant_error_frac = plant_error;
+  if (!noise.empty()) studies::set_dr_noise(*ev, *studies::parse_dr_noise(noise));
   if (depth > 0) {
     double deepest = 0;
     for (const auto& st : ev->steps) deepest = std::max(deepest, st.depth);

@@ -10,13 +10,16 @@ namespace fw::studies {
 namespace {
 
 Result<DrDips> parse_dips(const ConfigNode& n) {
-  if (!n.is_map()) return n.error("expected a map {period_s, phase_s, duration_s, level}");
-  FW_RETURN_IF_ERROR(n.reject_unknown({"period_s", "phase_s", "duration_s", "level"}));
   DrDips d;
+  if (auto none = n.as_string(); none.ok() && *none == "none") return d;  // period_s 0
+  if (!n.is_map()) {
+    return n.error("expected `none` or a map {period_s, phase_s, duration_s, level}");
+  }
+  FW_RETURN_IF_ERROR(n.reject_unknown({"period_s", "phase_s", "duration_s", "level"}));
   FW_ASSIGN_OR_RETURN(d.period_s, n.get_double("period_s", 0, 0, 1e7));
   FW_ASSIGN_OR_RETURN(d.phase_s, n.get_double("phase_s", 0, 0, 1e7));
-  FW_ASSIGN_OR_RETURN(d.duration_s, n.get_double("duration_s", 75, 0, 1e6));
-  FW_ASSIGN_OR_RETURN(d.level, n.get_double("level", 0.45, 0, 1));
+  FW_ASSIGN_OR_RETURN(d.duration_s, n.get_double("duration_s", kDrFieldDipDurationS, 0, 1e6));
+  FW_ASSIGN_OR_RETURN(d.level, n.get_double("level", kDrFieldDipLevel, 0, 1));
   if (d.period_s > 0 && d.duration_s >= d.period_s) {
     return n["duration_s"].error("must be shorter than period_s");
   }
@@ -40,9 +43,10 @@ Result<DrJobSpec> parse_dr_job(const ConfigNode& n, size_t index, const std::str
   if (!n.has("tier_min")) return n.error("missing `tier_min`");
   FW_ASSIGN_OR_RETURN(j.tier_min, n.get_double("tier_min", 0.5, 0, 1));
   FW_ASSIGN_OR_RETURN(j.pausable, n.get_bool("pausable", false));
-  FW_ASSIGN_OR_RETURN(j.noise_frac_1min, n.get_double("noise_frac_1min", 0.005, 0, 0.5));
+  FW_ASSIGN_OR_RETURN(j.field_noise_frac_1min,
+                      n.get_double("noise_frac_1min", kDrFieldNoiseFrac1min, 0, 0.5));
   if (n.has("dips")) {
-    FW_ASSIGN_OR_RETURN(j.dips, parse_dips(n["dips"]));
+    FW_ASSIGN_OR_RETURN(j.field_dips, parse_dips(n["dips"]));
   }
   std::string p = j.sweep_csv;
   if (!p.empty() && p[0] != '/') p = base_dir + "/" + p;
@@ -114,9 +118,9 @@ Status parse_event(const ConfigNode& e, DrEvent& ev) {
 Result<DrEvent> parse_root(const ConfigNode& root, const std::string& path,
                            const std::string& base_dir) {
   if (!root.is_map()) return root.error("expected a map with sample_period_s, jobs and event");
-  FW_RETURN_IF_ERROR(root.reject_unknown({"sample_period_s", "duration_s", "baseline_w", "jobs",
-                                          "event", "seed", "tolerance_frac", "gpus_per_node",
-                                          "cap_lag_s", "noise_tau_s", "resume_s"}));
+  FW_RETURN_IF_ERROR(root.reject_unknown(
+      {"sample_period_s", "duration_s", "baseline_w", "jobs", "event", "seed", "tolerance_frac",
+       "gpus_per_node", "cap_lag_s", "noise_tau_s", "resume_s", "plant_error_frac", "noise"}));
   DrEvent ev;
   ev.path = path;
   FW_ASSIGN_OR_RETURN(ev.sample_period_s, root.get_double("sample_period_s", 0.5, 0.01, 60));
@@ -142,9 +146,12 @@ Result<DrEvent> parse_root(const ConfigNode& root, const std::string& path,
   FW_ASSIGN_OR_RETURN(auto gpn, root.get_int("gpus_per_node", 8, 1, 1024));
   ev.gpus_per_node = static_cast<int>(gpn);
   FW_ASSIGN_OR_RETURN(ev.cap_lag_s, root.get_double("cap_lag_s", 0.5, 0, 60));
-  FW_ASSIGN_OR_RETURN(ev.noise_tau_s, root.get_double("noise_tau_s", 5, 0.01, 3600));
+  FW_ASSIGN_OR_RETURN(ev.noise_tau_s, root.get_double("noise_tau_s", kDrNoiseTauS, 0.01, 3600));
   FW_ASSIGN_OR_RETURN(ev.resume_s, root.get_double("resume_s", 120, 0, 36000));
   FW_ASSIGN_OR_RETURN(ev.plant_error_frac, root.get_double("plant_error_frac", 0, 0, 0.5));
+  FW_ASSIGN_OR_RETURN(const std::string noise, root.get_string("noise", "field"));
+  auto mode = parse_dr_noise(noise);
+  if (!mode.ok()) return root["noise"].error(mode.status().message());
   ConfigNode jobs = root["jobs"];
   if (!jobs.is_sequence() || jobs.size() == 0) return root.error("`jobs`: a non-empty list");
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -154,6 +161,16 @@ Result<DrEvent> parse_root(const ConfigNode& root, const std::string& path,
     }
     ev.jobs.push_back(std::move(j));
   }
+  // A job with no `dips` key dips as the field's training jobs do, the jobs' first dips spread
+  // over the period (job k of n at (k + 0.5) / n of it).
+  const double n_jobs = static_cast<double>(ev.jobs.size());
+  for (size_t i = 0; i < ev.jobs.size(); ++i) {
+    if (jobs.at(i).has("dips")) continue;
+    ev.jobs[i].field_dips = {kDrFieldDipPeriodS,
+                             kDrFieldDipPeriodS * (static_cast<double>(i) + 0.5) / n_jobs,
+                             kDrFieldDipDurationS, kDrFieldDipLevel};
+  }
+  set_dr_noise(ev, *mode);
   if (!root.has("event")) return root.error("missing `event`");
   FW_RETURN_IF_ERROR(parse_event(root["event"], ev));
   if (ev.baseline_measured && ev.steps.front().start_s < 60) {
@@ -177,6 +194,20 @@ double lerp_cap(const DrJobSpec& j, double cap_w, double DrCapPoint::*field) {
 }
 
 }  // namespace
+
+Result<DrNoise> parse_dr_noise(const std::string& name) {
+  if (name == "field") return DrNoise::kField;
+  if (name == "quiet") return DrNoise::kQuiet;
+  return Status::InvalidArgument("expected `field` or `quiet`, got '" + name + "'");
+}
+
+void set_dr_noise(DrEvent& ev, DrNoise mode) {
+  ev.noise = mode;
+  for (auto& j : ev.jobs) {
+    j.noise_frac_1min = mode == DrNoise::kQuiet ? kDrQuietNoiseFrac1min : j.field_noise_frac_1min;
+    j.dips = mode == DrNoise::kQuiet ? DrDips{} : j.field_dips;
+  }
+}
 
 Result<DrEvent> parse_dr_event(const std::string& text, const std::string& name,
                                const std::string& base_dir) {

@@ -6,7 +6,9 @@
 // Model (each line an assumption docs/flexibility.md states):
 //  - a node's per-GPU draw = min(cap, P(cap)·(1 + ε)·dip(t)), P the curve's realized power at
 //    the cap, ε an AR(1) process (correlation time noise_tau_s) whose per-sample sd is set so
-//    that the job's 1-minute mean has the sd noise_frac_1min (nodes independent);
+//    that the job's 1-minute mean has the sd noise_frac_1min (nodes independent, jobs
+//    independent: the field data show no site-common component, scripts/fit_dr_noise.py);
+//    noise_frac_1min and the dips are the ones in force (DrEvent::noise: field or quiet);
 //  - the draw follows that level with a first-order lag cap_lag_s;
 //  - dip(t) = dips.level during each dip of the job, else 1; dips do not change throughput (they
 //    are the job's own checkpoint/eval phases, the same capped or not);

@@ -93,9 +93,17 @@ TEST_F(DrReplay, UncappedIsAboveTheTargetAndLosesNothing) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   // The whole event is above the target (12180 s of hold plus most of the ramps).
   EXPECT_GT(r->minutes_above_target, 200);
-  EXPECT_EQ(r->mean_overcut_frac, 0);
+  // Under it only in the jobs' own hourly dips (the field default: pt's takes the site 27 %
+  // down for 43 s).
+  EXPECT_GT(r->mean_overcut_frac, 0);
+  EXPECT_LT(r->mean_overcut_frac, 0.001);
   EXPECT_LT(r->ramp_down_s, 0);
   for (const auto& js : r->jobs) EXPECT_DOUBLE_EQ(js.performance, 1.0);
+  // The quiet plant (no dips) is never under it.
+  set_dr_noise(*ev, DrNoise::kQuiet);
+  auto q = run_dr_replay(*ev, o);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->mean_overcut_frac, 0);
 }
 
 TEST_F(DrReplay, ClosedLoopHoldsWhenTheCurvesAreOff) {
@@ -123,15 +131,17 @@ TEST_F(DrReplay, ClosedLoopHoldsWhenTheCurvesAreOff) {
 
 TEST_F(DrReplay, DipsAreNotChased) {
   // Deep, frequent checkpoint dips (to 0.3 of the draw for 90-120 s): node integrals that raise
-  // caps into a dip overshoot when it ends; the loop's freeze does not.
+  // caps into a dip overshoot when it ends; the loop's freeze does not. The jobs' noise is the
+  // quiet 0.5 % the test was written at: the field's larger noise widens the loop's margin
+  // until the chased overshoot stays within the tolerance (worst minute 0.97 % of baseline).
   auto ev = load_dr_event(write("dips.yaml", R"(sample_period_s: 0.5
 duration_s: 7200
 baseline_w: measured
 jobs:
   - {name: ft, gpus: 32, sweep_csv: sweeps.csv, sweep_job: ft_llama_8b_dolly, tier_min: 0.75,
-     dips: {period_s: 600, phase_s: 100, duration_s: 120, level: 0.3}}
+     noise_frac_1min: 0.005, dips: {period_s: 600, phase_s: 100, duration_s: 120, level: 0.3}}
   - {name: pt, gpus: 48, sweep_csv: sweeps.csv, sweep_job: pt_mpt_13b_lg, tier_min: 0.5,
-     dips: {period_s: 900, phase_s: 400, duration_s: 90, level: 0.3}}
+     noise_frac_1min: 0.005, dips: {period_s: 900, phase_s: 400, duration_s: 90, level: 0.3}}
 event:
   steps: [{start_s: 1200, ramp_s: 300, depth: 0.25}]
   end_s: 6000
@@ -263,6 +273,8 @@ TEST_F(DrReplay, MeasuredTotalAndFieldProjection) {
 TEST_F(DrReplay, FieldActionsReplayEachJobsMeasuredLevelAsThePlantModelCheck) {
   auto ev = load_dr_event(write("event.yaml", kIssueYaml));
   ASSERT_TRUE(ev.ok());
+  // The rows below have no dips: the quiet plant (no dips of its own) is the one they check.
+  set_dr_noise(*ev, DrNoise::kQuiet);
   // The field's per-job power, 1-minute rows: ft at 80 % of its uncapped draw from 5400 s,
   // pt at 0 W (paused) from 6000 s to 12000 s, both at their uncapped level otherwise.
   const double ft_w = 32 * ev->jobs[0].curve.back().power_w;
