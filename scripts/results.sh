@@ -616,6 +616,36 @@ authority_results() {
   done
 }
 
+# stability_results: docs/stabilization.md's study tables (`flexwatt stabilize` on both shipped
+# sites, 3 evaluation and 2 calibration seeds: about 2 minutes on 2 cores) and its aggregation
+# check (test_sim's [aggregation] lines, under a second).
+stability_results() {
+  local site
+  local jq_table='def f1: if . == null then "-" else ((. * 10 | round) / 10 | tostring | if test("\\.") then . else . + ".0" end) end;
+def ramp(w): [.ramps[] | select(.window_s == w) | .pct_of_peak_per_s][0] | f1;
+"| arm | setting (chosen on calibration seeds) | ramp 1 s %pk/s | ramp 0.1 s | ramp 10 s | band % | osc %pk | E % | thr % | E st % | thr st % | cost % | meets | calib |",
+"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+(.arms[] | "| \(.name) | \(.setting)\(if .kind == "fixed" and (.calibration_met | not) then " (none met the limits: the closest)" else "" end) | \(ramp(1)) | \(ramp(0.1)) | \(ramp(10)) | \(.band_frac * 100 | f1) | \(.osc_steady_pct | f1) | \(.energy_overhead_pct | f1) | \(.throughput_loss_pct | f1) | \(.steady_energy_pct | f1) | \(.steady_throughput_loss_pct | f1) | \(.cost_pct | f1) | \(if .meets then "yes" else "no" end) | \(if .kind == "fixed" then "\(.candidates_meeting)/\(.candidates)" else "-" end) |"),
+"",
+"Simulation speed of this run: \(.speed.runs) runs of \(.site.duration_s) simulated s in \(.speed.sim_wall_s * 10 | round / 10) s (\(.speed.sim_wall_s / .speed.runs * 1000 | round) ms per run, \(.site.representatives) of \(.site.ranks) ranks simulated), \(.speed.threads) threads."'
+  for site in 1024 16384; do
+    echo "results: stabilize site-$site-h100" >&2
+    if ! { "$bin" stabilize "scenarios/stability/site-$site-h100.yaml" --quiet --json >"$tmp/stability-$site.json" &&
+           jq -r "$jq_table" "$tmp/stability-$site.json" >"$tmp/stability-$site.md"; }; then
+      echo "results: stabilize site-$site-h100 failed (docs/stabilization.md left as it was)" >&2; exit 1
+    fi
+    splice docs/stabilization.md "stability-$site" "$tmp/stability-$site.md"
+  done
+  "$bindir/tests/test_sim" --gtest_filter='SitePower.AggregationAgreesWithTheSiteRankByRank' \
+    >"$tmp/aggregation.txt" || { echo "results: aggregation check failed" >&2; exit 1; }
+  { echo "| simulated | iteration s | mean kW | mean abs 1 s ramp kW/s | band fraction |"
+    echo "|---|---|---|---|---|"
+    sed -nE 's/^\[aggregation\] (.*[a-z]) +iteration ([0-9.]+) s, mean ([0-9.]+) kW, mean \|1 s ramp\| ([0-9.]+) kW\/s, band ([0-9.]+)$/| \1 | \2 | \3 | \4 | \5 |/p' \
+      "$tmp/aggregation.txt"; } >"$tmp/aggregation.md"
+  [ "$(wc -l <"$tmp/aggregation.md")" -eq 6 ] || { echo "results: aggregation lines not found" >&2; exit 1; }
+  splice docs/stabilization.md stability-aggregation "$tmp/aggregation.md"
+}
+
 # fit_cases_results: docs/simulator.md's fit-cases table from test_sim's FitCases [fit-case]
 # lines (under a second).
 fit_cases_results() {
@@ -1130,6 +1160,9 @@ block caps-training results caps_training_results \
 block authority results authority_results \
   "docs/operators.md:authority-72b docs/operators.md:authority-72b-rollout docs/operators.md:authority-7b" \
   "$SIM_INPUTS scripts/authority_table.sh" "" ""
+block stability results stability_results \
+  "docs/stabilization.md:stability-1024 docs/stabilization.md:stability-16384 docs/stabilization.md:stability-aggregation" \
+  "scenarios" "tests/test_sim" ""
 block fit-cases results fit_cases_results \
   "docs/simulator.md:fit-cases" "scripts/fit_cases_table.py" "tests/test_sim" ""
 block bench-capnet results "bench_timings capnet|capnet_bench|caps.md" \
