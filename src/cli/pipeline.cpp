@@ -6,6 +6,7 @@
 
 #include "cli/flag_checks.hpp"
 #include "cli/verb.hpp"
+#include "core/format.hpp"
 #include "hw/gpu_catalog.hpp"
 #include "pipeline/one_f_one_b.hpp"
 #include "pipeline/plan_report.hpp"
@@ -28,12 +29,16 @@ int run_pipeline(int argc, char** argv) {
       "Plan per-stage power caps for a pipeline-parallel (1F1B) job from a stage profile\n"
       "(CSV: stage,instruction,frequency,time,energy; one GPU, one micro-batch pass per row,\n"
       "the Perseus artifact's format). Prints the least-energy setting within --slowdown-max\n"
-      "of the iteration time with every GPU at its highest clock, for one cap per stage\n"
-      "(constant) and one cap per stage and phase (schedule: warm-up, steady, cool-down).\n\n"
+      "of the baseline's iteration time (no cap written: each GPU at its maximum cap), for one\n"
+      "cap per stage (constant) and per stage one cap per segment of its 1F1B phases\n"
+      "(schedule; each segment at least --min-segment-s, the cap settling time), caps within\n"
+      "the GPU's range, with a proven bound on what any such plan can save.\n\n"
       "Examples:\n"
       "  flexwatt pipeline plan stage_profile_gpt3-175b+a100_sxm_bf16.csv --microbatches 12\n"
       "  flexwatt pipeline plan prof.csv --gpu a40 --microbatches 96 --straggler-factor 1.2 "
-      "--json",
+      "--json\n"
+      "  flexwatt pipeline plan prof.csv --allow-above-max --min-segment-s 0  (Perseus's set-up)",
+
       "pipeline");
   app.require_subcommand(1);
   auto* plan_cmd = app.add_subcommand("plan", "plan per-stage caps from a stage profile");
@@ -65,15 +70,26 @@ int run_pipeline(int argc, char** argv) {
       ->check(finite_in(0, 2000, true));
   plan_cmd
       ->add_option("--segments", opt.segments,
-                   "schedule segments per stage: 5 (fill, warm-up, steady, cool-down, "
-                   "drain) or 3 (warm-up, steady, cool-down); default 5")
+                   "5: fill, warm-up, steady, cool-down and drain may each be a segment; 3: fill "
+                   "stays with warm-up, drain with cool-down (default 5)")
       ->check(CLI::IsMember({3, 5}));
   double max_cap_w = 0;
   plan_cmd
       ->add_option("--max-cap-w", max_cap_w,
-                   "highest cap the plan may use (default: none; uncapped is always "
-                   "allowed and runs the profile's highest clock)")
+                   "highest cap the plan may write (default: the GPU's maximum); a constraint "
+                   "only: the baseline stays the GPU uncapped")
       ->check(finite_in(0, 5000, true));
+  plan_cmd->add_flag("--allow-above-max", opt.allow_above_max,
+                     "plan caps above the GPU's maximum, from the profile's highest clock (the "
+                     "profiled GPUs' limit was higher; Perseus's baseline)");
+  opt.min_segment_s = pipeline::kCapSettlingS;
+  plan_cmd
+      ->add_option("--min-segment-s", opt.min_segment_s,
+                   strprintf("shortest schedule segment, its ops at the fastest clocks (default "
+                             "%.3g: the cap settling time measured in the simulator, an "
+                             "assumption)",
+                             pipeline::kCapSettlingS))
+      ->check(finite_in(0, 1e6));
   plan_cmd->add_flag("--json", json, "print JSON");
   auto* val_cmd = app.add_subcommand(
       "validate",
@@ -100,7 +116,8 @@ int run_pipeline(int argc, char** argv) {
                                                     "'; give the power of a waiting GPU"));
   }
   opt.min_cap_w = gpu->min_cap_w;
-  if (max_cap_w > 0) opt.max_cap_w = max_cap_w;
+  opt.max_cap_w = gpu->max_cap_w;
+  if (max_cap_w > 0) opt.cap_limit_w = max_cap_w;
   auto prof = pipeline::read_stage_profile(path);
   if (!prof.ok()) return fail("pipeline", prof.status());
   auto plan = pipeline::plan_pipeline(*prof, opt);
