@@ -2,7 +2,8 @@
 # The results table scripts (scripts/caps_targets.sh, fleet_sim_table.sh, fleet_faults_table.sh,
 # bench_table.sh, calib_table.py, fleet_scale_table.py, caps_adapt_table.sh, parse_floor_table.sh,
 # bench_timings.py, results_summary.py, capnet_training_table.py, authority_table.sh,
-# fit_cases_table.py, dr_tables.sh, site_loop_sim_table.sh, pipeline_validate_table.py):
+# fit_cases_table.py, dr_tables.sh, site_loop_sim_table.sh, pipeline_validate_table.py,
+# pipeline_table.sh):
 # caps_targets.sh on synthetic `flexwatt caps --json` outputs and a stand-in bench (its verdicts
 # follow the inputs: a target met or missed, the alphas positive in every imbalanced scenario),
 # and every script's bad input (exit 2) and failed run (exit 1). Fast: nothing is simulated.
@@ -318,4 +319,46 @@ python3 "$src/scripts/pipeline_validate_table.py" "$tmp/pvbad.json" "$tmp/pvg.js
 check "pipeline_validate_table.py: JSON without sets is exit 2" test "$rc" = 2
 python3 "$src/scripts/pipeline_validate_table.py" "$tmp/nowhere.json" "$tmp/pvg.json" "$tmp" >/dev/null 2>&1; rc=$?
 check "pipeline_validate_table.py: a missing file is exit 1" test "$rc" = 1
+# pipeline_table.sh on a stand-in `pipeline plan --json` (Perseus's set-up, --allow-above-max:
+# one-op segments and 450 W caps, the search stopped; the defaults: 2.5 s segments and 250 W caps,
+# optimal; saving 30 % of a bound of 32 %, shares of Perseus above 100 %): the realisable and the set-up tables, each cell's shares of Perseus and of
+# the bound, the summary lines, every table row within 120 columns; a JSON without a field the
+# script reads stops it.
+cat >"$tmp/fakeplan" <<'FP'
+#!/bin/sh
+above=0 strag=1 prev=
+for a in "$@"; do
+  [ "$a" = --allow-above-max ] && above=1
+  [ "$prev" = --straggler-factor ] && strag=$a
+  prev=$a
+done
+jq -n --argjson a "$above" --argjson f "$strag" --arg drop "${FAKE_DROP:-}" '
+  {energy_saved: 0.30, time_increase: 0, bound_energy_saved: 0.32, optimal: ($a == 0),
+   shortest_segment_s: (if $a == 1 then 0.05 else 2.5 end),
+   segments: [[{cap_w: (if $a == 1 then 450 else 250 end), forward_mhz: 1000, backward_mhz: 1000},
+               {cap_w: null, forward_mhz: 1410, backward_mhz: 1410}]]}
+  + (if $f > 1 then {others: [{stage: 0, fill: {cap_w: 200}, warmup: null}]} else {} end)
+  | del(.[$drop]) as $m
+  | {schedule: $m, constant: ($m | .energy_saved = 0.05), planning_cpu_s: 0.5}'
+FP
+chmod +x "$tmp/fakeplan"
+within_120() {  # FILE: every table row at most 120 characters
+  local LC_ALL=C.UTF-8 l
+  while IFS= read -r l; do case $l in '|'*) [ "${#l}" -le 120 ] || return 1 ;; esac; done <"$1"
+}
+check "pipeline_table.sh --perseus runs" sh -c "bash '$src/scripts/pipeline_table.sh' --perseus '$tmp/fakeplan' >'$tmp/pp.md'"
+check "pipeline_table.sh: two tables of 20 rows" test "$(grep -c '^| [GB]' "$tmp/pp.md")" = 40
+check "pipeline_table.sh: realisable, shares of Perseus and of the bound, optimal, segments" grep -qF \
+  '| GPT-3 A100 | 12 | 1 | −15.20 % | −30.00 % (197 % / opt.) | −17.20 % | −30.00 % (174 % / opt.) | 2.50, 2.50 |' "$tmp/pp.md"
+check "pipeline_table.sh: Perseus's set-up" grep -qF \
+  '| Bloom A40 | 96 | 1.2 | −21.09 % | −30.00 % (142 % / 94 %) | −22.63 % | −30.00 % (133 % / 94 %) |' "$tmp/pp.md"
+check "pipeline_table.sh: the summary lines" test "$(grep -cE '^(Realisable at|In Perseus.s set-up at|Straggler rows|Segments|Planning CPU)' "$tmp/pp.md")" = 7
+check "pipeline_table.sh: segments and caps from the JSON" grep -q 'realisable 2.50 s on the A100 profiles (20 of 20 plans).*in Perseus.s set-up 0.050 s on the A100.*Largest cap: realisable 250 W on the A100 plans and 250 W on the A40 ones (0 of 40 above.*450 W on the A40 ones (20 of 20 above 300 W)' "$tmp/pp.md"
+check "pipeline_table.sh: the comparison's rows within 120 columns" within_120 "$tmp/pp.md"
+check "pipeline_table.sh (one table) runs" sh -c "bash '$src/scripts/pipeline_table.sh' '$tmp/fakeplan' 0 >'$tmp/p0.md'"
+check "pipeline_table.sh: constant and schedule at equal time" grep -qF \
+  '| GPT-3 A100 | 12 | 1 | −15.20 % | −5.00 % (+0.00 %) | −30.00 % (+0.00 %) | 197 % / opt. | 0.500 |' "$tmp/p0.md"
+check "pipeline_table.sh: one table's rows within 120 columns" within_120 "$tmp/p0.md"
+FAKE_DROP=shortest_segment_s bash "$src/scripts/pipeline_table.sh" --perseus "$tmp/fakeplan" >/dev/null 2>"$tmp/e"; rc=$?
+check "pipeline_table.sh: a JSON without shortest_segment_s stops it" sh -c "test $rc != 0 && grep -q 'has no shortest_segment_s' '$tmp/e'"
 finish results_tables
