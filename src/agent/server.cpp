@@ -1,21 +1,16 @@
 #include "agent/server.hpp"
 
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "agent/server_impl.hpp"
 #include "core/format.hpp"
+#include "net/http_gate.hpp"
 
 namespace fw::agent {
 namespace {
@@ -51,7 +46,7 @@ void send_json(httplib::Response& res, int status, const std::string& body) {
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
-  send_json(res, status, nlohmann::json{{"error", message}, {"status", status}}.dump());
+  net::send_error(res, status, message);  // the gate's own refusals have the same shape
 }
 
 std::optional<Principal> AgentServer::Impl::principal(const httplib::Request& req) const {
@@ -63,14 +58,9 @@ std::optional<Principal> AgentServer::Impl::principal(const httplib::Request& re
   return tokens->find(token);
 }
 
-httplib::Server::Handler AgentServer::Impl::guard(Scope need, Handler fn) {
+net::GatedServer::Handler AgentServer::Impl::guard(Scope need, Handler fn) {
   return [this, need, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
-    // A handler runs once httplib has read the whole body: the connection may be reused.
-    if (ServedConnection* c = current_connection()) c->body_complete();
-    if (req.body.size() > cfg.max_body_bytes) {  // a chunked body, counted once decoded
-      send_error(res, 413, "body larger than " + std::to_string(cfg.max_body_bytes) + " bytes");
-      return;
-    }
+    if (need == Scope::kNone) return fn(req, res, Principal{});
     auto who = principal(req);
     if (!who) {
       res.set_header("WWW-Authenticate", "Bearer realm=\"flexwatt\"");
@@ -94,7 +84,7 @@ void AgentServer::Impl::audit_request(const httplib::Request& req, const httplib
   auto who = principal(req);
   r.who = who ? who->subject : "unauthenticated";
   // The connection knows its peer even when httplib refused the head before reading it.
-  const ServedConnection* c = current_connection();
+  const net::ServedConnection* c = net::current_connection();
   r.remote = c ? c->remote() : req.remote_addr + ":" + std::to_string(req.remote_port);
   r.method = req.method;
   r.path = req.path;
@@ -130,38 +120,9 @@ int AgentServer::tcp_port() const { return impl_->bound_tcp_port; }
 
 namespace {
 
-// Debian's cpp-httplib is a compiled library that listens with a backlog of 5: 50 clients
-// connecting at once overflow the accept queue, the kernel drops their handshakes, and they wait
-// out 1-3 s retransmits or hit their read timeout (the load bench's "read" errors). Linux lets a
-// listening socket's backlog be raised by calling listen() again: find the socket this process
-// listens on (TCP `port`, or the Unix socket `path`) and do that. Best effort.
-constexpr int kListenBacklog = 1024;
-
-void widen_backlog(int port, const std::string& path) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    const int fd = std::atoi(e.path().filename().c_str());
-    int listening = 0;
-    socklen_t len = sizeof listening;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
-    sockaddr_storage a{};
-    socklen_t alen = sizeof a;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0) continue;
-    bool match = false;
-    if (a.ss_family == AF_INET) {
-      match = ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port) == port;
-    } else if (a.ss_family == AF_INET6) {
-      match = ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port) == port;
-    } else if (a.ss_family == AF_UNIX) {
-      match = !path.empty() && path == reinterpret_cast<sockaddr_un*>(&a)->sun_path;
-    }
-    if (match) (void)::listen(fd, kListenBacklog);
-  }
-}
-
-std::unique_ptr<GatedServer> make_server(AgentServer::Impl& impl) {
+std::unique_ptr<net::GatedServer> make_server(AgentServer::Impl& impl) {
   const ServerConfig& cfg = impl.cfg;
-  ConnectionLimits lim;
+  net::ConnectionLimits lim;
   lim.idle_timeout_s = cfg.idle_timeout_s;
   lim.head_timeout_s = cfg.head_timeout_s;
   lim.body_timeout_s = cfg.body_timeout_s;
@@ -169,56 +130,16 @@ std::unique_ptr<GatedServer> make_server(AgentServer::Impl& impl) {
   lim.max_connections_per_client = cfg.max_connections_per_client;
   lim.threads = cfg.threads;
   lim.worker_nice = cfg.worker_nice;
-  lim.drain_max_bytes = std::max<size_t>(2 * cfg.max_body_bytes, 64 * 1024);
-  auto s = std::make_unique<GatedServer>(lim);
-  s->set_payload_max_length(cfg.max_body_bytes);
-  s->set_keep_alive_timeout(static_cast<time_t>(std::ceil(cfg.idle_timeout_s)));
-  s->set_keep_alive_max_count(lim.keep_alive_max);
-  s->set_tcp_nodelay(true);  // small JSON answers: no Nagle + delayed-ACK stalls (~40 ms)
-  // Admission (framing, method, token, size) before any body byte is read; with
-  // "Expect: 100-continue" before the 100 is sent.
-  s->set_pre_routing_handler([&impl](const auto& req, auto& res) { return impl.gate(req, res); });
-  s->set_expect_100_continue_handler([&impl](const auto& req, auto& res) {
-    return impl.gate(req, res) == httplib::Server::HandlerResponse::Handled ? res.status : 100;
-  });
-  // Audit before the answer is written (the post-routing handler runs for every answer,
-  // errors included): a logger runs after the client already has its answer, so two
-  // writes in a row could reach the log in the opposite order, or after a reader looked.
-  // Then settle whether the connection stays open, and say so in the answer.
-  s->set_post_routing_handler([&impl](const auto& req, auto& res) {
-    impl.audit_request(req, res);
-    if (ServedConnection* c = current_connection()) c->finish_headers(res);
-  });
-  s->set_error_handler([&impl](const httplib::Request&, httplib::Response& res) {
-    ServedConnection* c = current_connection();
-    if (c && c->body_over_budget()) {  // httplib says 400 for a failed body read
-      res.body.clear();
-      res.headers.erase("Content-Type");
-      send_error(res, 413,
-                 "body larger than " + std::to_string(impl.cfg.max_body_bytes) + " bytes");
-      return;
-    }
-    if (c && c->body_timed_out()) {
-      res.body.clear();
-      res.headers.erase("Content-Type");
-      send_error(res, 408,
-                 "request body not received within " +
-                     nlohmann::json(impl.cfg.body_timeout_s).dump() + " s");
-      return;
-    }
-    if (!res.body.empty()) return;
-    if (res.status == 413) {
-      send_error(res, 413,
-                 "body larger than " + std::to_string(impl.cfg.max_body_bytes) + " bytes");
-    } else if (res.status == 404) {
-      send_error(res, 404, "no such endpoint (see GET /v1/discover)");
-    } else {
-      send_error(res, res.status, "request failed");
-    }
-  });
-  s->set_exception_handler([](const auto&, httplib::Response& res, std::exception_ptr) {
-    send_error(res, 500, "internal error");
-  });
+  lim.max_body_bytes = cfg.max_body_bytes;
+  net::HttpPolicy policy;
+  policy.authenticate = [&impl](const httplib::Request& req) -> std::optional<net::Caller> {
+    auto who = impl.principal(req);
+    if (!who) return std::nullopt;
+    return net::Caller{who->subject, static_cast<int>(who->scope)};
+  };
+  policy.not_found_message = "no such endpoint (see GET /v1/discover)";
+  policy.on_answer = [&impl](const auto& req, const auto& res) { impl.audit_request(req, res); };
+  auto s = std::make_unique<net::GatedServer>(lim, std::move(policy));
   impl.install_routes(*s);
   return s;
 }
@@ -266,35 +187,30 @@ Status AgentServer::Impl::start() {
   audit_limits.rate_per_s = m.cfg.audit_rate_per_s;
   audit_limits.burst = m.cfg.audit_burst;
   FW_RETURN_IF_ERROR(m.audit.open(m.cfg.audit_log_path, audit_limits));
-  m.compile_routes();
   if (!m.cfg.unix_socket_path.empty()) {
     const std::string& path = m.cfg.unix_socket_path;
     FW_RETURN_IF_ERROR(prepare_socket_path(path));
     auto s = make_server(m);
-    s->set_address_family(AF_UNIX);
     // The umask makes the socket file born with at most the configured mode, so no
     // connection can slip in before the chmod (start-up only; the umask is restored).
     mode_t old = ::umask(0777 & ~static_cast<mode_t>(m.cfg.unix_socket_mode));
-    bool bound = s->bind_to_port(path, 80);
+    bool bound = s->bind_unix(path);
     ::umask(old);
     m.servers.push_back(std::move(s));
     if (!bound) return Status::IoError(path + ": cannot bind the Unix socket");
     m.unix_bound = true;
     ::chmod(path.c_str(), static_cast<mode_t>(m.cfg.unix_socket_mode));
-    widen_backlog(-1, path);
   }
   if (m.cfg.tcp_port >= 0) {
     auto s = make_server(m);
-    int port = m.cfg.tcp_port == 0
-                   ? s->bind_to_any_port(m.cfg.tcp_host)
-                   : (s->bind_to_port(m.cfg.tcp_host, m.cfg.tcp_port) ? m.cfg.tcp_port : -1);
+    const bool bound = s->bind_tcp(m.cfg.tcp_host, m.cfg.tcp_port);
+    const int port = s->bound_port();
     m.servers.push_back(std::move(s));
-    if (port <= 0) {
+    if (!bound) {
       return Status::IoError("agent: cannot bind " + m.cfg.tcp_host + ":" +
                              std::to_string(m.cfg.tcp_port));
     }
     m.bound_tcp_port = port;
-    widen_backlog(port, "");
   }
   // The audit log's count of dropped refusals, about once a second (on one poller).
   m.servers.front()->set_tick([&m] { m.audit.flush_suppressed(unix_now_s()); });

@@ -7,21 +7,20 @@
 #include <atomic>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "agent/api_requests.hpp"
 #include "agent/audit_log.hpp"
 #include "agent/auth.hpp"
-#include "agent/http_gate.hpp"
 #include "agent/server.hpp"
 #include "core/format.hpp"
+#include "net/http_gate.hpp"
 
 namespace fw::agent {
 
-// One endpoint: /v1/discover lists the table, the gate (server_gate.cpp) checks methods and
-// scopes against it before a body is read, install_routes binds the handlers.
+// One endpoint: /v1/discover lists the table; install_routes registers each row with the
+// gate (net::GatedServer::route), which checks its method and scope before a body is read.
 struct RouteSpec {
   const char* method;
   const char* path;  // "{id}" stands for a job id
@@ -41,14 +40,8 @@ struct AgentServer::Impl {
   std::function<Status(const std::string&)> validate_controller;
   std::optional<TokenStore> tokens;  // nullopt: authentication off
   AuditLog audit;
-  std::vector<std::unique_ptr<GatedServer>> servers;
+  std::vector<std::unique_ptr<net::GatedServer>> servers;
   std::atomic<bool> stopping{false};
-  struct CompiledRoute {
-    std::regex path;
-    std::string method;
-    Scope scope;
-  };
-  std::vector<CompiledRoute> routes;  // route_table() compiled, /metrics' scope per config
   std::atomic<int> waiters{0};
   std::atomic<uint64_t> next_job{1};
   int bound_tcp_port = -1;
@@ -60,18 +53,14 @@ struct AgentServer::Impl {
 
   using Handler =
       std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
-  // A handler that first authenticates and checks `need` (401/403 otherwise).
-  httplib::Server::Handler guard(Scope need, Handler fn);
+  // A handler that hands `fn` its caller: the gate admitted the request for `need` before its
+  // body was read; checked again here (401/403), Principal{} for Scope::kNone.
+  net::GatedServer::Handler guard(Scope need, Handler fn);
   // Who sent the request: the token's principal, anonymous admin without auth, or nullopt.
   std::optional<Principal> principal(const httplib::Request& req) const;
   void audit_request(const httplib::Request& req, const httplib::Response& res);
-  void install_routes(httplib::Server& s);
-  void compile_routes();
-  // Admission checks when a request's head is in, before its body is read (server_gate.cpp):
-  // framing (400/411/501), method (405 + Allow), token and scope (401/403), size (413).
-  // Handled: answered (with "close" where a body is left unread); Unhandled: the body may
-  // be read, within the budget it set.
-  httplib::Server::HandlerResponse gate(const httplib::Request& req, httplib::Response& res);
+  // Registers every row of route_table() with its handler and scope (/metrics' per config).
+  void install_routes(net::GatedServer& s);
   // Takes a slot for a stream or long-poll; false (answer 503) when all are taken.
   bool take_waiter();
   void release_waiter() { --waiters; }

@@ -66,52 +66,48 @@ std::string route_regex(const RouteSpec& r) {
   return p;
 }
 
-void AgentServer::Impl::install_routes(httplib::Server& s) {
-  s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+void AgentServer::Impl::install_routes(net::GatedServer& s) {
+  // Each row of route_table() with its handler: the scope is the table's (/metrics' per
+  // config), registered with the gate, which checks it before a body is read.
+  size_t bound = 0;
+  auto on = [&](const char* method, const std::string& path, Handler fn) {
+    for (const RouteSpec& r : route_table()) {
+      if (r.method != std::string_view(method) || r.path != path) continue;
+      Scope need = r.scope;
+      if (path == "/metrics" && !cfg.metrics_require_auth) need = Scope::kNone;
+      s.route(method, route_regex(r), static_cast<int>(need), guard(need, std::move(fn)));
+      ++bound;
+      return;
+    }
+    std::abort();  // a handler for a route the table does not list
+  };
+  on("GET", "/", [](const auto&, auto& res, const auto&) {
     res.set_content(std::string(report::dashboard_html()), "text/html; charset=utf-8");
   });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  on("GET", "/healthz", [](const auto&, auto& res, const auto&) {
     send_json(res, 200, json{{"ok", true}, {"version", kVersion}}.dump());
   });
-  s.Get("/v1/discover", [this](const auto& req, auto& res) { discover(req, res); });
-  s.Get("/v1/status",
-        guard(Scope::kRead, [this](const auto&, auto& res, const auto&) { status(res); }));
-  s.Get("/v1/stream",
-        guard(Scope::kRead, [this](const auto& req, auto& res, const auto&) { stream(req, res); }));
-  s.Get("/v1/history", guard(Scope::kRead, [this](const auto& req, auto& res, const auto&) {
-          history(req, res);
-        }));
-  auto metrics_fn = [this](const httplib::Request&, httplib::Response& res, const Principal&) {
-    metrics(res);
-  };
-  if (cfg.metrics_require_auth) {
-    s.Get("/metrics", guard(Scope::kRead, metrics_fn));
-  } else {
-    s.Get("/metrics", [metrics_fn](const auto& req, auto& res) { metrics_fn(req, res, {}); });
-  }
-  s.Put("/v1/budget", guard(Scope::kControl, [this](const auto& req, auto& res, const auto& who) {
-          put_budget(req, res, who);
-        }));
-  s.Put("/v1/controller", guard(Scope::kAdmin, [this](const auto& req, auto& res, const auto& who) {
-          put_controller(req, res, who);
-        }));
-  s.Get("/v1/jobs",
-        guard(Scope::kRead, [this](const auto&, auto& res, const auto&) { list_jobs(res); }));
-  s.Post("/v1/jobs", guard(Scope::kControl, [this](const auto& req, auto& res, const auto&) {
-           post_job(req, res);
-         }));
-  s.Post(std::string("/v1/jobs/") + kJobId + "/progress",
-         guard(Scope::kControl,
-               [this](const auto& req, auto& res, const auto&) { post_progress(req, res); }));
-  s.Get(std::string("/v1/jobs/") + kJobId + "/knobs",
-        guard(Scope::kRead,
-              [this](const auto& req, auto& res, const auto&) { get_knobs(req, res); }));
-  s.Put(std::string("/v1/jobs/") + kJobId + "/pfi",
-        guard(Scope::kControl,
-              [this](const auto& req, auto& res, const auto&) { put_pfi(req, res); }));
-  s.Delete(std::string("/v1/jobs/") + kJobId,
-           guard(Scope::kControl,
-                 [this](const auto& req, auto& res, const auto&) { delete_job(req, res); }));
+  on("GET", "/v1/discover",
+     [this](const auto& req, auto& res, const auto&) { discover(req, res); });
+  on("GET", "/v1/status", [this](const auto&, auto& res, const auto&) { status(res); });
+  on("GET", "/v1/stream", [this](const auto& req, auto& res, const auto&) { stream(req, res); });
+  on("GET", "/v1/history", [this](const auto& req, auto& res, const auto&) { history(req, res); });
+  on("GET", "/metrics", [this](const auto&, auto& res, const auto&) { metrics(res); });
+  on("PUT", "/v1/budget",
+     [this](const auto& req, auto& res, const auto& who) { put_budget(req, res, who); });
+  on("PUT", "/v1/controller",
+     [this](const auto& req, auto& res, const auto& who) { put_controller(req, res, who); });
+  on("GET", "/v1/jobs", [this](const auto&, auto& res, const auto&) { list_jobs(res); });
+  on("POST", "/v1/jobs", [this](const auto& req, auto& res, const auto&) { post_job(req, res); });
+  on("POST", "/v1/jobs/{id}/progress",
+     [this](const auto& req, auto& res, const auto&) { post_progress(req, res); });
+  on("GET", "/v1/jobs/{id}/knobs",
+     [this](const auto& req, auto& res, const auto&) { get_knobs(req, res); });
+  on("PUT", "/v1/jobs/{id}/pfi",
+     [this](const auto& req, auto& res, const auto&) { put_pfi(req, res); });
+  on("DELETE", "/v1/jobs/{id}",
+     [this](const auto& req, auto& res, const auto&) { delete_job(req, res); });
+  if (bound != route_table().size()) std::abort();  // a row of the table without a handler
 }
 
 void AgentServer::Impl::discover(const httplib::Request&, httplib::Response& res) {

@@ -9,11 +9,16 @@
 #include <cstdlib>
 
 #include "core/format.hpp"
+#include "core/version.hpp"
 #include "fleet/site_store.hpp"
+#include "net/http_gate.hpp"
 #include "report/html_page.hpp"
 
 namespace fw::fleet {
 namespace {
+
+// The gate compares scopes on the token files' one scale (read < control < admin).
+static_assert(kGridScopeRead == net::kScopeRead && kGridScopeControl == net::kScopeControl);
 
 using Json = nlohmann::json;
 
@@ -42,7 +47,7 @@ bool is_loopback_host(const std::string& host) {
 Result<std::unique_ptr<GridServer>> GridServer::Start(Coordinator* coordinator,
                                                       const std::string& host, int port,
                                                       double ramp_w_per_s, double sample_s,
-                                                      GridAuth auth) {
+                                                      GridAuth auth, net::ConnectionLimits limits) {
   if (auth.allow_unauthenticated_writes && !auth.lookup && !is_loopback_host(host)) {
     return Status::InvalidArgument("grid server: " + host +
                                    " is not loopback: unauthenticated writes are refused there "
@@ -53,28 +58,32 @@ Result<std::unique_ptr<GridServer>> GridServer::Start(Coordinator* coordinator,
   s->coord_ = coordinator;
   s->ramp_w_per_s_ = ramp_w_per_s;
   s->sample_s_ = sample_s;
-  s->server_ = std::make_unique<httplib::Server>();
-  // Limits before bodies, through cpp-httplib's public setters: a body over kMaxBodyBytes is
-  // answered 413 without being read; a read or a write stalled 5 s ends the connection; an
-  // idle keep-alive connection is closed after 2 s and serves at most 100 requests, so idle
-  // clients cannot hold the worker threads for long.
-  s->server_->set_payload_max_length(kMaxBodyBytes);
-  s->server_->set_read_timeout(5, 0);
-  s->server_->set_write_timeout(5, 0);
-  s->server_->set_keep_alive_timeout(2);
-  s->server_->set_keep_alive_max_count(100);
-  s->install_routes();
-  if (port == 0) {
-    s->port_ = s->server_->bind_to_any_port(host.c_str());
-    if (s->port_ <= 0) return Status::IoError("grid server: cannot bind " + host);
-  } else {
-    if (!s->server_->bind_to_port(host.c_str(), port)) {
-      return Status::IoError("grid server: cannot bind " + host + ":" + std::to_string(port));
-    }
-    s->port_ = port;
-  }
   GridServer* self = s.get();
-  s->serve_thread_ = std::thread([self] { self->server_->listen_after_bind(); });
+  // The agent's gate (net/http_gate.hpp) with this endpoint's limits: the caller's token and
+  // scope, a body's size and framing are checked when the head is in, before the body is read.
+  net::HttpPolicy policy;
+  policy.authenticate = [self](const httplib::Request& req) -> std::optional<net::Caller> {
+    auto who = self->caller(req);
+    if (!who) return std::nullopt;
+    return net::Caller{who->first, who->second};
+  };
+  if (!s->auth_.lookup) {
+    policy.unauthorized_message =
+        "writes need a bearer token: configure token_file (or, on loopback only, "
+        "allow_unauthenticated_writes)";
+  }
+  policy.on_answer = [self](const httplib::Request& req, const httplib::Response& res) {
+    if (req.method != "GET" && req.method != "HEAD" && req.method != "OPTIONS") {
+      self->audit(req, res);
+    }
+  };
+  s->server_ = std::make_unique<net::GatedServer>(limits, std::move(policy));
+  s->install_routes();
+  if (!s->server_->bind_tcp(host, port)) {
+    return Status::IoError("grid server: cannot bind " + host + ":" + std::to_string(port));
+  }
+  s->port_ = s->server_->bound_port();
+  if (!s->server_->start_serving()) return Status::Internal("grid server: did not start");
   s->sample_thread_ = std::thread([self] { self->sample_loop(); });
   return s;
 }
@@ -83,8 +92,7 @@ GridServer::~GridServer() { stop(); }
 
 void GridServer::stop() {
   if (stop_.exchange(true)) return;
-  server_->stop();
-  if (serve_thread_.joinable()) serve_thread_.join();
+  if (server_) server_->shutdown();
   if (sample_thread_.joinable()) sample_thread_.join();
 }
 
@@ -102,18 +110,12 @@ void GridServer::sample_loop() {
   }
 }
 
-std::optional<std::string> GridServer::authorize(const httplib::Request& req,
-                                                 httplib::Response& res, int scope,
-                                                 std::string* subject) {
+std::optional<std::pair<std::string, int>> GridServer::caller(const httplib::Request& req) const {
   if (!auth_.lookup) {
-    if (scope <= kGridScopeRead || auth_.allow_unauthenticated_writes) {
-      return std::string("anonymous");
-    }
-    reply(res, 401,
-          {{"error",
-            "writes need a bearer token: configure token_file (or, on loopback only, "
-            "allow_unauthenticated_writes)"}});
-    return std::nullopt;
+    const bool read = req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS";
+    if (auth_.allow_unauthenticated_writes) return std::make_pair("anonymous", kGridScopeControl);
+    if (read) return std::make_pair("anonymous", kGridScopeRead);
+    return std::nullopt;  // a write without a token file: 401, "configure token_file"
   }
   const std::string header = req.get_header_value("Authorization");
   std::string token;
@@ -121,32 +123,23 @@ std::optional<std::string> GridServer::authorize(const httplib::Request& req,
     token = header.substr(7);
     while (!token.empty() && token.front() == ' ') token.erase(token.begin());
   }
-  auto who = token.empty() ? std::nullopt : auth_.lookup(token);
-  if (!who) {
-    res.set_header("WWW-Authenticate", "Bearer realm=\"flexwatt\"");
-    reply(res, 401, {{"error", "missing or unknown bearer token"}});
-    return std::nullopt;
-  }
-  if (who->second < scope) {
-    if (subject) *subject = who->first;
-    reply(res, 403,
-          {{"error", std::string("token scope is below the '") +
-                         (scope >= kGridScopeControl ? "control" : "read") +
-                         "' this endpoint needs"}});
-    return std::nullopt;
-  }
-  return who->first;
+  if (token.empty()) return std::nullopt;
+  return auth_.lookup(token);
 }
 
-void GridServer::audit(const httplib::Request& req, const httplib::Response& res,
-                       const std::string& who, bool authorized) {
+void GridServer::audit(const httplib::Request& req, const httplib::Response& res) {
   (res.status == 200 ? writes_accepted_ : writes_refused_)++;
+  const auto who = caller(req);
+  const bool authorized = who && who->second >= kGridScopeControl;
   GridAuth::Write w;
   w.time_unix_s = now_s();
-  w.who = who;
-  w.remote = req.remote_addr + ":" + std::to_string(req.remote_port);
+  w.who = who ? who->first : "unauthenticated";
+  // The connection knows its peer even when httplib refused the head before parsing it.
+  const net::ServedConnection* c = net::current_connection();
+  w.remote = c ? c->remote() : req.remote_addr + ":" + std::to_string(req.remote_port);
   w.method = req.method;
   w.path = req.path;
+  // Nothing a caller without a control token sent is kept (it was not read anyway).
   if (authorized) w.body = req.body.substr(0, 1024);
   w.status = res.status;
   if (auth_.audit) return auth_.audit(w);
@@ -156,34 +149,35 @@ void GridServer::audit(const httplib::Request& req, const httplib::Response& res
 }
 
 void GridServer::install_routes() {
-  // A write: authorized (control), then the events stored, then one audit line either way.
+  // A write (scope control, checked by the gate before the body): the events stored. Its
+  // audit line is written for every answer to a write method (GridServer::audit).
   auto write = [this](const httplib::Request& req, httplib::Response& res, auto make) {
-    std::string refused_as = "unauthenticated";  // a known token below control: its subject
-    const std::optional<std::string> who = authorize(req, res, kGridScopeControl, &refused_as);
-    if (who) {
-      Result<std::pair<std::string, std::vector<GridTarget>>> ev = make();
-      if (!ev.ok()) {
-        reply(res, 400, {{"error", ev.status().message()}});
-      } else {
-        auto change = coord_->schedule_grid(ev->first, ev->second);
-        if (!change.ok()) {
-          reply(res, 503, {{"error", change.status().message()}});
-        } else if (change->http_status != 200) {
-          reply(res, change->http_status, {{"error", change->error}});
-        } else {
-          Json events = Json::array();
-          for (const auto& e : ev->second) events.push_back(target_json(e));
-          reply(res, 200,
-                {{"accepted", true},
-                 {"target", target_json(ev->second.front())},
-                 {"events", events},
-                 {"scheduled", change->schedule.events.size()}});
-        }
-      }
+    Result<std::pair<std::string, std::vector<GridTarget>>> ev = make();
+    if (!ev.ok()) return reply(res, 400, {{"error", ev.status().message()}});
+    auto change = coord_->schedule_grid(ev->first, ev->second);
+    if (!change.ok()) return reply(res, 503, {{"error", change.status().message()}});
+    if (change->http_status != 200) {
+      return reply(res, change->http_status, {{"error", change->error}});
     }
-    audit(req, res, who.value_or(refused_as), who.has_value());
+    Json events = Json::array();
+    for (const auto& e : ev->second) events.push_back(target_json(e));
+    reply(res, 200,
+          {{"accepted", true},
+           {"target", target_json(ev->second.front())},
+           {"events", events},
+           {"scheduled", change->schedule.events.size()}});
   };
-  server_->Put("/v1/grid/target", [write](const httplib::Request& req, httplib::Response& res) {
+  // Each route with the scope its caller needs (the gate checks it before a body is read).
+  auto route = [this](const char* method) {
+    return [this, method](const char* path, int scope, net::GatedServer::Handler h) {
+      server_->route(method, path, scope, std::move(h));
+    };
+  };
+  auto get = route("GET"), put = route("PUT"), post = route("POST");
+  get("/healthz", net::kScopeNone, [](const auto&, auto& res) {
+    reply(res, 200, {{"ok", true}, {"version", kVersion}});
+  });
+  put("/v1/grid/target", kGridScopeControl, [write](const auto& req, auto& res) {
     write(req, res, [&]() -> Result<std::pair<std::string, std::vector<GridTarget>>> {
       FW_ASSIGN_OR_RETURN(GridTarget t, parse_load_target(req.body, now_s()));
       if (t.correlation_id.find('#') != std::string::npos) {
@@ -192,8 +186,7 @@ void GridServer::install_routes() {
       return std::make_pair(t.correlation_id, std::vector<GridTarget>{t});
     });
   });
-  server_->Post("/v1/grid/openadr/event", [this, write](const httplib::Request& req,
-                                                        httplib::Response& res) {
+  post("/v1/grid/openadr/event", kGridScopeControl, [this, write](const auto& req, auto& res) {
     const double site_w = coord_->stats().last_plan.site_w > 0 ? coord_->stats().last_plan.site_w
                                                                : coord_->options().default_budget_w;
     write(req, res, [&]() -> Result<std::pair<std::string, std::vector<GridTarget>>> {
@@ -203,8 +196,7 @@ void GridServer::install_routes() {
       return std::make_pair(id.substr(0, id.find('#')), ev);
     });
   });
-  server_->Get("/v1/grid/status", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!authorize(req, res, kGridScopeRead)) return;
+  get("/v1/grid/status", kGridScopeRead, [this](const auto&, auto& res) {
     const CoordinatorStats st = coord_->stats();
     const Plan& p = st.last_plan;
     auto schedule = read_grid_schedule(coord_->etcd(), coord_->options().site);
@@ -242,8 +234,7 @@ void GridServer::install_routes() {
   // The site view: the report page with the site's state embedded (kind "site"): the budget,
   // the grid's effective target, every live node's share, safe share and reserve, the held
   // (departed) nodes, the binding grid event and the schedule. Read scope, as /v1/grid/status.
-  server_->Get("/site", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!authorize(req, res, kGridScopeRead)) return;
+  get("/site", kGridScopeRead, [this](const auto&, auto& res) {
     const CoordinatorStats st = coord_->stats();
     const Plan& p = st.last_plan;
     auto schedule = read_grid_schedule(coord_->etcd(), coord_->options().site);
@@ -278,8 +269,7 @@ void GridServer::install_routes() {
     res.status = 200;
     res.set_content(report::report_html(site), "text/html; charset=utf-8");
   });
-  server_->Get("/v1/grid/report", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!authorize(req, res, kGridScopeRead)) return;
+  get("/v1/grid/report", kGridScopeRead, [this](const auto& req, auto& res) {
     // A query number: the whole text a finite number in [lo, hi], else NaN.
     auto param = [&req](const char* name, double fallback, double lo, double hi) {
       if (!req.has_param(name)) return fallback;

@@ -17,15 +17,23 @@
 //   GET  /site                    the site view (HTML, report::report_html kind "site"): the
 //                                 same state with every live node's share, safe share and
 //                                 reserve, the held nodes; read scope; reloads every 5 s
-//
-// Authentication (GridAuth): with a token lookup, writes need a bearer token of scope
-// control (401 without or with an unknown one, 403 below control) and reads one of scope
-// read. Without one, reads are open and writes are refused (401) unless
-// allow_unauthenticated_writes, which Start() accepts only on a loopback host. Every write,
-// accepted or refused, is one audit line.
 //   GET  /v1/grid/report?event_id=E&interval_s=60&start=T
 //                                 OpenADR 3 report (DEMAND, USAGE, BASELINE) from the site
 //                                 power the coordinator sampled every sample_s
+//   GET  /healthz                 {"ok": true, "version"}: liveness, no token
+//
+// Served by net::GatedServer, the agent's hardened server (net/http_gate.hpp): idle
+// connections and request heads cost no worker; head, body and idle deadlines; connection
+// caps; and the admission checks before a body is read (framing 400/411/501, route and method
+// 404/405, token and scope 401/403, size 413), with this endpoint's limits
+// (grid_connection_limits(), docs/fleet.md "Grid endpoint").
+//
+// Authentication (GridAuth), checked when the request head is in, before its body is read:
+// with a token lookup, writes need a bearer token of scope control (401 without or with an
+// unknown one, 403 below control) and reads one of scope read. Without one, reads are open
+// and writes are refused (401) unless allow_unauthenticated_writes, which Start() accepts only
+// on a loopback host. Every answer to a write method (PUT, POST, ...), accepted or refused,
+// is one audit line.
 //
 // Contract: serves from its own threads; stop() (and the destructor) end them.
 
@@ -40,12 +48,16 @@
 
 #include "fleet/coordinator.hpp"
 #include "fleet/grid.hpp"
+#include "net/limits.hpp"
 
 namespace httplib {
-class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
+
+namespace fw::net {
+class GatedServer;
+}  // namespace fw::net
 
 namespace fw::fleet {
 
@@ -65,40 +77,59 @@ struct GridAuth {
   std::function<void(const Write&)> audit;
 };
 inline constexpr int kGridScopeRead = 1, kGridScopeControl = 2;
+// The largest request body taken by default: a grid target or an OpenADR event is a few
+// hundred bytes.
+inline constexpr size_t kGridMaxBodyBytes = 64 * 1024;
+
+// The grid endpoint's connection limits (docs/fleet.md "Grid endpoint"): a few callers (a grid
+// operator's adapter, an OpenADR bridge, dashboards), small bodies.
+inline net::ConnectionLimits grid_connection_limits() {
+  net::ConnectionLimits l;
+  l.idle_timeout_s = 2;   // an idle keep-alive connection
+  l.head_timeout_s = 5;   // a request head, from its first byte
+  l.body_timeout_s = 5;   // its body, from the end of the head
+  l.write_timeout_s = 5;  // one write to a client that does not read
+  l.max_connections = 128;
+  l.max_connections_per_client = 32;
+  l.threads = 8;
+  l.worker_nice = 0;
+  l.keep_alive_max = 100;
+  l.max_body_bytes = kGridMaxBodyBytes;
+  return l;
+}
 
 class GridServer {
  public:
   // coordinator must outlive the server. port 0: any free port (see port()).
-  static Result<std::unique_ptr<GridServer>> Start(Coordinator* coordinator,
-                                                   const std::string& host, int port,
-                                                   double ramp_w_per_s, double sample_s = 1.0,
-                                                   GridAuth auth = {});
+  static Result<std::unique_ptr<GridServer>> Start(
+      Coordinator* coordinator, const std::string& host, int port, double ramp_w_per_s,
+      double sample_s = 1.0, GridAuth auth = {},
+      net::ConnectionLimits limits = grid_connection_limits());
   int64_t writes_refused() const { return writes_refused_.load(); }
   int64_t writes_accepted() const { return writes_accepted_.load(); }
   ~GridServer();
   void stop();
   int port() const { return port_; }
-  // The largest request body taken (a grid target or an OpenADR event is a few hundred bytes).
-  static constexpr size_t kMaxBodyBytes = 64 * 1024;
+  static constexpr size_t kMaxBodyBytes = kGridMaxBodyBytes;
 
  private:
   GridServer() = default;
   void install_routes();
-  // The caller's subject when it may act with `scope`; else answers 401/403 and nullopt
-  // (*subject: a known token's subject on a 403).
-  std::optional<std::string> authorize(const httplib::Request& req, httplib::Response& res,
-                                       int scope, std::string* subject = nullptr);
-  void audit(const httplib::Request& req, const httplib::Response& res, const std::string& who,
-             bool authorized);
+  // The caller a request's token names (GridAuth's lookup), or, without a lookup, anonymous:
+  // scope control where unauthenticated writes are allowed, else read (and nullopt for a
+  // write method, which is refused with 401).
+  std::optional<std::pair<std::string, int>> caller(const httplib::Request& req) const;
+  // One audit line for an answer to a write method.
+  void audit(const httplib::Request& req, const httplib::Response& res);
   void sample_loop();
 
   Coordinator* coord_ = nullptr;
   double ramp_w_per_s_ = 0, sample_s_ = 1;
   GridAuth auth_;
   std::atomic<int64_t> writes_refused_{0}, writes_accepted_{0};
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<net::GatedServer> server_;
   int port_ = 0;
-  std::thread serve_thread_, sample_thread_;
+  std::thread sample_thread_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::vector<PowerSample> samples_;

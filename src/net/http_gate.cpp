@@ -1,7 +1,8 @@
-#include "agent/http_gate.hpp"
+#include "net/http_gate.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -20,12 +21,19 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "core/format.hpp"
 
-namespace fw::agent {
+// An upgrade of cpp-httplib stops here until process_request() and svr_sock_ (the two
+// protected members the gate uses, see http_gate.hpp) and the request processing behind them
+// have been checked again; then add the version to httplib_verified().
+static_assert(fw::net::httplib_verified(CPPHTTPLIB_VERSION),
+              "cpp-httplib version not checked for net::GatedServer (net/http_gate.hpp)");
+
+namespace fw::net {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -82,14 +90,6 @@ bool ip_and_port(const sockaddr_storage& a, std::string& ip, int& port) {
   ip = buf;
   return true;
 }
-
-// The listener's task queue: runs the accept hand-off (process_and_close_socket) at once on
-// the listener thread; it only queues the socket to the poller.
-class InlineQueue : public httplib::TaskQueue {
- public:
-  void enqueue(std::function<void()> fn) override { fn(); }
-  void shutdown() override {}
-};
 
 }  // namespace
 
@@ -252,6 +252,12 @@ class GatedServer::Poller {
     ev.events = EPOLLIN;
     ev.data.ptr = nullptr;
     ::epoll_ctl(ep_, EPOLL_CTL_ADD, wake_, &ev);
+    ok_ = ep_ >= 0 && wake_ >= 0 && watch_listener();
+    listening_ = ok_;
+  }
+  // Starts the poller thread: after the server holds both the poller and the workers, which
+  // the thread reaches at once (the listening socket may hold connections already).
+  void start() {
     thread_ = std::thread([this] { run(); });
   }
   ~Poller() {
@@ -259,13 +265,9 @@ class GatedServer::Poller {
     ::close(wake_);
     ::close(ep_);
   }
-  bool ok() const { return ep_ >= 0 && wake_ >= 0; }
-  // From the listener thread: a socket just accepted.
-  void adopt(int fd) { push({fd, nullptr, false}); }
+  bool ok() const { return ok_; }
   // From a worker: a connection between requests (close: drain and close it).
-  void give_back(std::unique_ptr<ServedConnection> c, bool close) {
-    push({-1, std::move(c), close});
-  }
+  void give_back(std::unique_ptr<ServedConnection> c, bool close) { push({std::move(c), close}); }
   // Closes every connection it holds or is handed, and joins (after the workers stopped).
   void stop() {
     {
@@ -278,7 +280,6 @@ class GatedServer::Poller {
 
  private:
   struct Incoming {
-    int fd;
     std::unique_ptr<ServedConnection> conn;
     bool close;
   };
@@ -290,6 +291,35 @@ class GatedServer::Poller {
   };
   static constexpr auto kDrainFor = std::chrono::seconds(2);
   static constexpr auto kSweepEvery = std::chrono::milliseconds(200);
+  // Out of descriptors (EMFILE, ENFILE) or memory: accepting pauses this long (the pending
+  // connections wait in the backlog) rather than spinning on a listener that stays readable.
+  static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+  static constexpr int kAcceptBatch = 64;  // accepts per wake-up, between other events
+
+  bool watch_listener() {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = &listener_tag_;
+    return ::epoll_ctl(ep_, EPOLL_CTL_ADD, s_.listen_fd_, &ev) == 0;
+  }
+
+  // Accepts what the backlog holds (up to kAcceptBatch), non-blocking and close-on-exec.
+  void accept_pending(bool exit) {
+    for (int i = 0; i < kAcceptBatch; ++i) {
+      int fd = ::accept4(s_.listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) {
+        accepted(fd, exit);
+        continue;
+      }
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        ::epoll_ctl(ep_, EPOLL_CTL_DEL, s_.listen_fd_, nullptr);
+        listening_ = false;
+        resume_accept_ = SteadyClock::now() + kAcceptPause;
+      }
+      return;  // EAGAIN: the backlog is empty
+    }
+  }
 
   void push(Incoming in) {
     {
@@ -308,8 +338,9 @@ class GatedServer::Poller {
     auto next_sweep = SteadyClock::now() + kSweepEvery;
     auto next_tick = SteadyClock::now() + std::chrono::seconds(1);
     for (;;) {
-      int n = ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()),
-                           ms_until(std::min(next_sweep, next_tick)));
+      auto wake_at = std::min(next_sweep, next_tick);
+      if (!listening_) wake_at = std::min(wake_at, resume_accept_);
+      int n = ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()), ms_until(wake_at));
       std::vector<Incoming> in;
       bool exit = false;
       {
@@ -319,19 +350,21 @@ class GatedServer::Poller {
       }
       uint64_t count = 0;
       (void)!::read(wake_, &count, sizeof count);
+      bool accept_now = false;
       for (int i = 0; i < n; ++i) {
-        auto* c = static_cast<ServedConnection*>(events[i].data.ptr);
+        void* tag = events[i].data.ptr;
+        if (tag == &listener_tag_) {
+          accept_now = true;
+          continue;
+        }
+        auto* c = static_cast<ServedConnection*>(tag);
         if (c != nullptr && conns_.count(c)) readable(c);
       }
-      for (auto& i : in) {
-        if (i.conn) {
-          returned(std::move(i.conn), i.close || exit);
-        } else {
-          accepted(i.fd, exit);
-        }
-      }
+      for (auto& i : in) returned(std::move(i.conn), i.close || exit);
+      if (accept_now) accept_pending(exit);
       if (exit) break;
       auto now = SteadyClock::now();
+      if (!listening_ && now >= resume_accept_) listening_ = watch_listener();
       if (now >= next_sweep) {
         sweep(now);
         next_sweep = now + kSweepEvery;
@@ -348,7 +381,6 @@ class GatedServer::Poller {
     auto c = std::make_unique<ServedConnection>();
     c->fd_ = fd;
     c->body_timeout_s_ = lim_.body_timeout_s;
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len);
@@ -548,6 +580,10 @@ class GatedServer::Poller {
   const ConnectionLimits lim_;
   int ep_ = -1;
   int wake_ = -1;
+  char listener_tag_ = 0;   // its address marks the listening socket's epoll events
+  bool ok_ = false;         // set before the thread starts
+  bool listening_ = false;  // the listening socket is in the epoll set (the poller's)
+  SteadyClock::time_point resume_accept_{};
   std::thread thread_;
   std::mutex mu_;  // guards incoming_ and exit_
   std::vector<Incoming> incoming_;
@@ -561,9 +597,23 @@ class GatedServer::Poller {
   int total_ = 0;                                    // counted open connections
 };
 
-GatedServer::GatedServer(ConnectionLimits limits) : limits_(limits) {
+GatedServer::GatedServer(ConnectionLimits limits, HttpPolicy policy)
+    : limits_(limits), policy_(std::move(policy)) {
+  // The two protected members of httplib::Server the gate relies on (http_gate.hpp): serving
+  // one request from a Stream, and the listening socket that content providers read as "the
+  // server runs". A change of either fails here, not at run time.
+  static_assert(
+      std::is_same_v<decltype(&GatedServer::process_request),
+                     bool (httplib::Server::*)(httplib::Stream&, bool, bool&,
+                                               const std::function<void(httplib::Request&)>&)>,
+      "httplib::Server::process_request changed: re-check net::GatedServer");
+  static_assert(std::is_same_v<decltype(svr_sock_), std::atomic<socket_t>>,
+                "httplib::Server::svr_sock_ changed: re-check net::GatedServer");
+  if (limits_.drain_max_bytes == 0) {
+    limits_.drain_max_bytes = std::max<size_t>(2 * limits_.max_body_bytes, 64 * 1024);
+  }
   stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  new_task_queue = [] { return new InlineQueue; };
+  install_hooks();
 }
 
 GatedServer::~GatedServer() {
@@ -571,62 +621,97 @@ GatedServer::~GatedServer() {
   if (stop_fd_ >= 0) ::close(stop_fd_);
 }
 
-bool GatedServer::bind_to_port(const std::string& host, int port, int socket_flags) {
-  const bool ok = httplib::Server::bind_to_port(host, port, socket_flags);
-  bound_ = bound_ || ok;
-  return ok;
+bool GatedServer::listen_on(int fd) {
+  // Debian's httplib listens with a backlog of 5: 50 clients connecting at once overflowed it
+  // and waited out 1-3 s SYN retransmits (the load bench's read errors).
+  constexpr int kBacklog = 1024;
+  // Non-blocking: the poller accepts until EAGAIN, never waits in accept().
+  if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 || ::listen(fd, kBacklog) != 0) {
+    ::close(fd);
+    return false;
+  }
+  listen_fd_ = fd;
+  // Content providers (streams) go on while this is a socket (httplib's "running").
+  svr_sock_ = fd;
+  return true;
 }
 
-int GatedServer::bind_to_any_port(const std::string& host, int socket_flags) {
-  const int port = httplib::Server::bind_to_any_port(host, socket_flags);
-  bound_ = bound_ || port > 0;
-  return port;
+bool GatedServer::bind_tcp(const std::string& host, int port) {
+  if (listen_fd_ >= 0 || port < 0 || port > 65535) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (::getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found) != 0) {
+    return false;
+  }
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    // SO_REUSEADDR (a restart binds through TIME_WAIT), not httplib's SO_REUSEPORT: a port
+    // another socket listens on is refused, never shared.
+    int one = 1, zero = 0;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (a->ai_family == AF_INET6) {  // "::" takes IPv4 too, as httplib's sockets did
+      ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    }
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) return false;
+  sockaddr_storage local{};
+  socklen_t len = sizeof local;
+  std::string ip;
+  int bound = 0;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 ||
+      !ip_and_port(local, ip, bound)) {
+    ::close(fd);
+    return false;
+  }
+  if (!listen_on(fd)) return false;  // closed there
+  bound_port_ = bound;
+  return true;
+}
+
+bool GatedServer::bind_unix(const std::string& path) {
+  sockaddr_un addr{};
+  if (listen_fd_ >= 0 || path.empty() || path.size() >= sizeof addr.sun_path) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return false;
+  }
+  return listen_on(fd);
 }
 
 bool GatedServer::start_serving() {
-  poller_ = std::make_unique<Poller>(*this);
+  if (listen_fd_ < 0 || stop_fd_ < 0 || poller_ || stopping_) return false;
   workers_ = std::make_unique<Workers>(*this, std::max(1, limits_.threads), limits_.worker_nice);
-  if (!poller_->ok() || stop_fd_ < 0) return false;
-  listener_ = std::thread([this] { listen_after_bind(); });
-  // httplib's stop() does nothing until the listener runs: wait (bounded) until it does.
-  auto deadline = SteadyClock::now() + std::chrono::seconds(10);
-  while (!is_running()) {
-    if (SteadyClock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  poller_ = std::make_unique<Poller>(*this);
+  if (!poller_->ok()) return false;
+  poller_->start();
   return true;
 }
 
 void GatedServer::shutdown() {
   if (shut_down_.exchange(true)) return;
   stopping_ = true;
+  svr_sock_ = INVALID_SOCKET;  // content providers (streams) end at their next check
   uint64_t one = 1;
   if (stop_fd_ >= 0) (void)!::write(stop_fd_, &one, sizeof one);
-  if (!listener_.joinable() && bound_) {
-    // Bound, never served: httplib closes its listening socket only when its accept loop
-    // ends, so run the loop to stop it (stopping_: a socket accepted meanwhile is closed).
-    listener_ = std::thread([this] { listen_after_bind(); });
-  }
-  if (listener_.joinable()) {
-    // stop() is a no-op until the listener runs (start_serving() waited for that).
-    auto deadline = SteadyClock::now() + std::chrono::seconds(10);
-    while (!is_running() && SteadyClock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    stop();
-    listener_.join();
-  }
   if (workers_) workers_->stop();  // their reads and writes fail at once now
-  if (poller_) poller_->stop();
-}
-
-bool GatedServer::process_and_close_socket(socket_t sock) {
-  if (!poller_ || stopping_) {
-    ::close(sock);
-    return false;
-  }
-  poller_->adopt(sock);
-  return true;
+  if (poller_) poller_->stop();    // closes every connection, accepts no more
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
 }
 
 bool GatedServer::has_head(ServedConnection& c) {
@@ -676,4 +761,4 @@ void GatedServer::serve(std::unique_ptr<ServedConnection> c) {
   }
 }
 
-}  // namespace fw::agent
+}  // namespace fw::net
