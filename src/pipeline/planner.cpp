@@ -213,6 +213,11 @@ Result<Plan> plan_pipeline(const StageProfile& profile, const PlanOptions& opt) 
     mp.segments.resize(static_cast<size_t>(S));
     for (int s = 0; s < S; ++s) {
       const auto vars = search.vars_of(s, pick.best.seg[s]);
+      // A stage switches when two of its segments hold different levels; only then is a
+      // segment's length a settling constraint (shortest_segment_s, header).
+      bool switches = false;
+      for (const auto& v : vars)
+        switches |= pick.best.level[v.first] != pick.best.level[vars[0].first];
       for (const auto& [id, mask] : vars) {
         PlanSegment seg;
         const Level& l = levels[s][pick.best.level[id]];
@@ -225,7 +230,7 @@ Result<Plan> plan_pipeline(const StageProfile& profile, const PlanOptions& opt) 
           }
         }
         mp.segments[s].push_back(seg);
-        if (vars.size() > 1 && (mp.shortest_segment_s == 0 || seg.busy_s < mp.shortest_segment_s)) {
+        if (switches && (mp.shortest_segment_s == 0 || seg.busy_s < mp.shortest_segment_s)) {
           mp.shortest_segment_s = seg.busy_s;
         }
       }

@@ -159,6 +159,33 @@ TEST(Plan, OneStageByHand) {
   EXPECT_EQ(loose->constant.stages[0][0].forward_mhz, 500);
 }
 
+// A schedule whose segments all hold one setting never switches: its shortest switching
+// segment is 0 (the planner's contract), not the length of one of its segments (the held-out
+// Bloom A40 profile at equal time: two uncapped segments on stage 0 reported 2.29 s).
+TEST(Plan, AScheduleThatNeverSwitchesHasNoShortestSegment) {
+  auto prof = read_stage_profile(std::string(FLEXWATT_SOURCE_DIR) +
+                                 "/data/perseus/validation/stage_profile_bloom+a40_bf16.csv");
+  ASSERT_TRUE(prof.ok()) << prof.status().message();
+  PlanOptions o;
+  o.microbatches = 24;
+  o.slowdown_max = 0;
+  o.blocking_w = 70.38;  // the A40's, hw/gpu_catalog
+  o.min_cap_w = 100;
+  o.max_cap_w = 300;
+  o.min_segment_s = kCapSettlingS;
+  auto p = plan_pipeline(*prof, o);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  bool switches = false;
+  for (const auto& stage : p->schedule.segments) {
+    for (const PlanSegment& seg : stage) {
+      switches |= seg.set.uncapped != stage[0].set.uncapped || seg.set.cap_w != stage[0].set.cap_w;
+    }
+  }
+  ASSERT_FALSE(switches) << "the equal-time plan of this profile saves nothing";
+  ASSERT_GT(p->schedule.segments[0].size(), 1u);  // several segments, one setting
+  EXPECT_EQ(p->schedule.shortest_segment_s, 0);
+}
+
 TEST(Plan, StragglerByHand) {
   // Two pipelines, one 1.5x slower (9 s, 900 J); the other slows to 9 s (360 J) instead of
   // blocking 3 s at 10 W after 600 J: (900 + 360) / (900 + 630).
