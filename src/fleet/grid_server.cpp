@@ -231,6 +231,35 @@ void GridServer::install_routes() {
     status["holdable"] = !(st.shortfall_w > 0);
     reply(res, 200, status);
   });
+  // The site's state for Prometheus (read scope, as /v1/grid/status; text format 0.0.4): the
+  // figures /v1/grid/status gives, of the leader's last round, labelled with the site. NaN
+  // where the round had none (Prometheus reads it as such).
+  get("/metrics", kGridScopeRead, [this](const auto&, auto& res) {
+    const CoordinatorStats st = coord_->stats();
+    const Plan& p = st.last_plan;
+    const std::string site = coord_->options().site;
+    std::string out;
+    auto gauge = [&](const char* name, const char* help, double v) {
+      out += strprintf("# HELP %s %s\n# TYPE %s gauge\n%s{site=\"%s\"} %.10g\n", name, help, name,
+                       name, site.c_str(), v);
+    };
+    gauge("flexwatt_site_budget_watts", "the site budget in force (W)", p.site_w);
+    gauge("flexwatt_site_effective_target_watts",
+          "the budget after the grid's targets and ramps, what the split holds (W)", p.effective_w);
+    gauge("flexwatt_site_power_watts", "the live nodes' reported draw (W)", st.last_power_w);
+    gauge("flexwatt_site_holdable_target_watts",
+          "the deepest target the site holds with its jobs at their tiers (W)",
+          st.holdable_target_w);
+    gauge("flexwatt_site_floor_watts", "the site's draw with every node at its floor (W)",
+          st.site_floor_w);
+    gauge("flexwatt_site_shortfall_watts",
+          "W the deepest grid target in force or to come lies below what the site can hold",
+          st.shortfall_w);
+    gauge("flexwatt_coordinator_leader", "1 while this coordinator leads the site",
+          st.leader ? 1 : 0);
+    res.status = 200;
+    res.set_content(out, "text/plain; version=0.0.4");
+  });
   // The site view: the report page with the site's state embedded (kind "site"): the budget,
   // the grid's effective target, every live node's share, safe share and reserve, the held
   // (departed) nodes, the binding grid event and the schedule. Read scope, as /v1/grid/status.

@@ -12,8 +12,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <cmath>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../agent/raw_client.hpp"
@@ -188,6 +191,44 @@ TEST_F(GridServerAuth, ReadsNeedAReadTokenAndHealthzNone) {
     EXPECT_EQ(r->status, 200) << path << ": " << r->body.substr(0, 200);
   }
   EXPECT_TRUE(audit().empty()) << "reads are not audited";
+}
+
+// GET /metrics (read scope): the site's figures of /v1/grid/status for Prometheus, the
+// shortfall among them (issue 45: the shortfall said in a metric too).
+TEST_F(GridServerAuth, MetricsGiveTheStatusFiguresToAReadToken) {
+  auto g = GridServer::Start(coord_.get(), "127.0.0.1", 0, 0, 1.0, tokens());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  httplib::Client http("127.0.0.1", (*g)->port());
+  http.set_read_timeout(5, 0);
+  auto none = http.Get("/metrics");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  httplib::Headers read = {{"Authorization", std::string("Bearer ") + kReadToken}};
+  // The leader's first round (its budget) before the figures are compared.
+  for (int i = 0; i < 100 && !(coord_->stats().last_plan.site_w > 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto m = http.Get("/metrics", read);
+  ASSERT_TRUE(m);
+  ASSERT_EQ(m->status, 200) << m->body;
+  auto st = http.Get("/v1/grid/status", read);
+  ASSERT_TRUE(st);
+  const auto status = nlohmann::json::parse(st->body);
+  // value NAME: the sample of NAME in the exposition (NaN when absent).
+  auto value = [&](const std::string& name) {
+    const std::string key = "\n" + name + "{site=\"";
+    const size_t at = m->body.find(key);
+    if (at == std::string::npos) return std::nan("");
+    const size_t sp = m->body.find("} ", at);
+    return std::stod(m->body.substr(sp + 2));
+  };
+  EXPECT_DOUBLE_EQ(value("flexwatt_site_budget_watts"), status["site_w"].get<double>());
+  EXPECT_DOUBLE_EQ(value("flexwatt_site_budget_watts"), 2000);  // the site's default budget
+  const double shortfall = value("flexwatt_site_shortfall_watts");
+  ASSERT_FALSE(std::isnan(shortfall)) << m->body;
+  EXPECT_NEAR(shortfall, status["shortfall_w"].get<double>(), 1e-6);
+  EXPECT_FALSE(std::isnan(value("flexwatt_coordinator_leader"))) << m->body;
+  EXPECT_NE(m->body.find("# TYPE flexwatt_site_shortfall_watts gauge"), std::string::npos);
 }
 
 // Without a token file: reads are open, writes refused (401, naming token_file) before their
