@@ -31,6 +31,12 @@ under=$(jq '.windows[0].mean_w <= (.budget.watts * (.gpus | length))' <<< "$stat
 check "trailing mean under the budget" test "$under" = true
 # The knob controller cannot act while no job is registered (no_actuator): before the loop
 # registered and after it left (the example deletes its job on exit); no other fallback.
+# The loop deletes its job as it exits; the agent's next ticks see it gone.
+for _ in $(seq 30); do
+  status=$(curl -s --max-time 2 "http://127.0.0.1:$port/v1/status")
+  [ "$(jq -r '.fallback_reason' <<< "$status")" = no_actuator ] && break
+  sleep 0.1
+done
 check "the job left: the knob controller cannot act again ($(jq -c .fallbacks_total <<< "$status"))" \
   test "$(jq -r '.fallback_reason' <<< "$status")" = no_actuator
 check "no fallback but no_actuator, before the job and after it" \
