@@ -186,25 +186,24 @@ Result<StabilityReport> analyze_stability(const PowerSeries& s, const StabilityO
                       " s missing) are bridged by a straight line: ramps and swings across "
                       "them are those of the line");
   }
+  // A window not computed, or computed on a different whole number of samples, is said.
+  auto note_window = [&](const char* kind, double w, const std::string& skipped,
+                         double effective_s) {
+    if (!skipped.empty()) {
+      r.notes.push_back(std::string(kind) + " window " + format_g(w) +
+                        " s not computed: " + skipped);
+    } else if (std::fabs(effective_s - w) > 0.01 * w) {
+      r.notes.push_back(std::string(kind) + " window " + format_g(w) + " s is " +
+                        format_g(effective_s) + " s on this grid (whole samples)");
+    }
+  };
   for (double w : o.ramp_windows_s) {
     r.ramps.push_back(ramp_stats(u, w, r.peak_w));
-    const RampStats& x = r.ramps.back();
-    if (!x.skipped.empty()) {
-      r.notes.push_back("ramp window " + format_g(w) + " s not computed: " + x.skipped);
-    } else if (std::fabs(x.effective_window_s - w) > 0.01 * w) {
-      r.notes.push_back("ramp window " + format_g(w) + " s is " + format_g(x.effective_window_s) +
-                        " s on this grid (whole samples)");
-    }
+    note_window("ramp", w, r.ramps.back().skipped, r.ramps.back().effective_window_s);
   }
   for (double w : o.swing_windows_s) {
     r.swings.push_back(swing_stats(u, w, r.peak_w));
-    const SwingStats& x = r.swings.back();
-    if (!x.skipped.empty()) {
-      r.notes.push_back("swing window " + format_g(w) + " s not computed: " + x.skipped);
-    } else if (std::fabs(x.effective_window_s - w) > 0.01 * w) {
-      r.notes.push_back("swing window " + format_g(w) + " s is " + format_g(x.effective_window_s) +
-                        " s on this grid (whole samples)");
-    }
+    note_window("swing", w, r.swings.back().skipped, r.swings.back().effective_window_s);
   }
   FW_ASSIGN_OR_RETURN(
       r.band, band_energy(u.power_w, u.period_s, o.band_lo_hz, o.band_hi_hz, o.max_fft_points));
