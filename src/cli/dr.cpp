@@ -31,7 +31,8 @@ int run_dr(int argc, char** argv) {
       "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --method uncapped  # uncontrolled",
       "dr");
   app.require_subcommand(1);
-  std::string event, method = "optimal", svg, measured, projection, html, actions, noise;
+  std::string event, method = "optimal", site_loop = "replay", svg, measured, projection, html,
+                     actions, noise;
   bool json = false, quiet = false;
   double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1, depth = -1;
   uint64_t seed = 0;
@@ -47,6 +48,11 @@ int run_dr(int argc, char** argv) {
   replay->add_option("--method", method,
                      "split of the site target: equal, proportional, pfi, pfi_scaled, greedy, "
                      "optimal (default), or uncapped (no control)");
+  replay
+      ->add_option("--site-loop", site_loop,
+                   "replay (the replay's own loop, default) or coordinator (the coordinator's "
+                   "planning step on the replay's nodes: methods optimal, greedy)")
+      ->check(CLI::IsMember({"replay", "coordinator"}));
   replay->add_flag("--json", json, "print JSON");
   add_quiet_flag(*replay, quiet);
   replay->add_option("--svg", svg, "write the site power against the target as SVG")
@@ -109,6 +115,7 @@ int run_dr(int argc, char** argv) {
   }
   studies::DrReplayOptions opt;
   opt.method = method;
+  opt.site_loop = site_loop;
   opt.loop.z = z;
   opt.loop.ki_per_s = ki;
   if (!measured.empty()) {

@@ -54,7 +54,8 @@ Coordinator::Coordinator(std::unique_ptr<EtcdClient> etcd, CoordinatorOptions op
     : etcd_(std::move(etcd)),
       options_(std::move(options)),
       allocator_(std::move(allocator)),
-      site_loop_(options_.site_loop) {}
+      site_round_({options_.site_loop, options_.site_loop_reclaim, options_.pause_stagger_s},
+                  *allocator_) {}
 
 Coordinator::~Coordinator() { stop(resign_on_stop_); }
 
@@ -311,15 +312,7 @@ bool Coordinator::round(const std::string& reason) {
   for (const auto& [node, r] : nodes->nodes) {
     in.joiner_reserve_w = std::max(in.joiner_reserve_w, r.min_w);
   }
-  // On a ramp, plan for where the budget will be when the next ramp round can land (rounds
-  // run on 0.5 % moves, each taking up to a tick): 2 ticks + the time of a 1 % move.
-  in.lookahead_s = 2 * options_.tick_s;
-  double slowest = 0;  // the slowest ramp: the longest 1 % move
-  for (const GridTarget& e : in.grid.events) {
-    if (e.ramp_w_per_s > 0)
-      slowest = slowest > 0 ? std::min(slowest, e.ramp_w_per_s) : e.ramp_w_per_s;
-  }
-  if (slowest > 0) in.lookahead_s += std::min(0.01 * in.site_w / slowest, 0.01 * kMaxRampS);
+  in.lookahead_s = round_lookahead_s(options_.tick_s, in.site_w, in.grid);
   in.assigned = assigned->assignments;
   for (const auto& kv : off->kvs) {
     if (auto n = node_of_key(site, kv.key); n.ok()) in.off.insert(*n);
@@ -338,123 +331,20 @@ bool Coordinator::round(const std::string& reason) {
     auto m = decode_join(kv.value, kv.key);
     in.pending[*n] = m.ok() ? m->min_w : in.joiner_reserve_w;
   }
-  double power = 0, baseline = 0;
-  for (const auto& [node, r] : in.live) {
-    power += r.draw_w;
-    baseline += r.uncontrolled_w > 0 ? r.uncontrolled_w : r.nameplate_w;
-  }
-  if (options_.site_loop.enabled) {
-    const double line =
-        std::min(effective_budget_w(in.site_w, in.grid, in.now_unix_s),
-                 effective_budget_w(in.site_w, in.grid, in.now_unix_s + in.lookahead_s));
-    // Feed-forward from the nodes' published draw curves (keys.hpp): the site's draw at a
-    // split, through this allocator; a node without a curve is taken to draw its share. The
-    // joiners' floors that plan_split leaves unassigned (one, plus each pending joiner's) are
-    // left out of the split here too.
-    // Nodes of paused jobs (their assignments say pause) hold their floors and draw what they
-    // draw now.
-    std::vector<NodeRecord> recs;
-    bool curves = false;
-    double paused_floor_w = 0, paused_draw_w = 0;
-    for (const auto& [node, r] : in.live) {
-      auto a = in.assigned.find(node);
-      if (a != in.assigned.end() && a->second.pause) {
-        paused_floor_w += r.min_w;
-        paused_draw_w += r.draw_w;
-        continue;
-      }
-      recs.push_back(r);
-      curves |= !r.draw_curve.empty();
-    }
-    double room_w = std::max(0.0, in.joiner_reserve_w);  // as plan_split leaves it
-    for (const auto& [node, min_w] : in.pending) room_w += std::max(0.0, min_w);
-    SiteDrawModel model;
-    if (curves) {
-      model = [&](double split_w) {
-        const std::vector<double> w =
-            allocator_->split(std::max(0.0, split_w - room_w - paused_floor_w), recs);
-        double p = paused_draw_w;
-        for (size_t i = 0; i < recs.size(); ++i) p += curve_draw_w(recs[i].draw_curve, w[i]);
-        return p;
-      };
-    }
-    // The binding event's ramp rate limits the split both ways (issue 45; one rate per event).
-    SiteRampLimits limits;
-    const GridTarget* moving = binding_event(in.site_w, in.grid, in.now_unix_s);
-    if (!moving) moving = binding_event(in.site_w, in.grid, in.now_unix_s + in.lookahead_s);
-    if (moving) limits = {moving->ramp_w_per_s, moving->ramp_w_per_s};
-    const double split =
-        site_loop_.update(in.now_unix_s, power, line, line < in.site_w, model, limits);
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      if (moving) stats_.ramp_limit_w_per_s = moving->ramp_w_per_s;
-      stats_.split_max_fall_w_per_s = site_loop_.max_fall_w_per_s();
-      stats_.split_max_rise_w_per_s = site_loop_.max_rise_w_per_s();
-    }
-    in.track_w = std::clamp(split - line, 0.0, std::max(0.0, in.site_w - line));
-    // split_plan.hpp "reclaim": the loop re-splits instead, unless asked for both.
-    in.reclaim = !(line < in.site_w) || options_.site_loop_reclaim;
-    in.binding = line < in.site_w;
-    in.pause_stagger_s = options_.pause_stagger_s;
-    in.last_pause_change_unix_s = last_pause_change_s_;
-    // Pausing judges the feed-forward split (the curves' answer), not the integral's swing.
-    if (model) in.pause_split_w = std::clamp(site_loop_.base_w(), line, in.site_w);
-    // Each job's pause budget (split_plan.hpp "pausing"): the seconds it has been paused in
-    // this event (this leader's count; a new leader starts from 0), and the event's span (the
-    // lowest event in force; 0 when open-ended), kept until the line no longer binds.
-    if (in.binding) {
-      const double dt_s = last_pause_count_s_ > 0 ? in.now_unix_s - last_pause_count_s_ : 0.0;
-      for (const std::string& id : paused_jobs_) paused_s_[id] += std::max(0.0, dt_s);
-      last_pause_count_s_ = in.now_unix_s;
-      const GridTarget* low = nullptr;
-      for (const GridTarget& e : in.grid.events) {
-        const bool now_in =
-            e.start_unix_s <= in.now_unix_s && (e.end_unix_s <= 0 || in.now_unix_s < e.end_unix_s);
-        if (now_in && (!low || *e.value_w < *low->value_w)) low = &e;
-      }
-      if (low) event_span_s_ = low->end_unix_s > 0 ? low->end_unix_s - low->start_unix_s : 0.0;
-      in.event_span_s = event_span_s_;
-      // Past the event's end (its release ramp still binds the line) no job pauses and the
-      // paused ones resume, staggered: a 240 s fleet-sim run paused a job again on the ramp.
-      if (!low) in.binding = false;
-    } else {
-      paused_s_.clear();
-      last_pause_count_s_ = -1;
-      event_span_s_ = 0;
-    }
-    in.paused_s = paused_s_;
-  }
-  const Plan plan = plan_split(in, *allocator_);
-  if (plan.pause_changed) last_pause_change_s_ = in.now_unix_s;
-  paused_jobs_ = plan.paused_jobs;
-  // The deepest target the site holds, against the deepest event in force or to come (issue
-  // 45; split_plan.hpp site_holdable). Pausing counts with the site loop's pausing on; the pause
-  // budgets are that event's (the seconds used so far while it binds).
-  const GridTarget* deepest = nullptr;
-  for (const GridTarget& e : in.grid.events) {
-    if (!e.value_w || *e.value_w >= in.site_w) continue;
-    if (e.end_unix_s > 0 && e.end_unix_s <= in.now_unix_s) continue;
-    if (!deepest || *e.value_w < *deepest->value_w) deepest = &e;
-  }
-  in.pause_stagger_s = options_.site_loop.enabled ? options_.pause_stagger_s : 0.0;
-  double span_left_s = 0;
-  in.event_span_s = 0;
-  if (deepest && deepest->end_unix_s > 0) {
-    in.event_span_s = deepest->end_unix_s - deepest->start_unix_s;
-    span_left_s = deepest->end_unix_s - std::max(in.now_unix_s, deepest->start_unix_s);
-  }
-  // In draw watts with the site loop (it judges measured power, through the nodes' draw
-  // curves), else in budget watts (the assignments must fit under the line).
-  const SiteHoldable holdable =
-      site_holdable(in, plan.held_w, allocator_->name().rfind("curves", 0) == 0, span_left_s,
-                    options_.site_loop.enabled);
-  const double shortfall_w = deepest ? holdable_shortfall_w(holdable, *deepest->value_w) : 0.0;
+  const SiteRoundResult res = site_round_.plan(in);
+  const Plan& plan = res.plan;
+  const double power = res.measured_w, baseline = res.baseline_w;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    stats_.holdable_target_w = holdable.holdable_w;
-    stats_.site_floor_w = holdable.floor_w;
-    stats_.shortfall_w = shortfall_w;
-    stats_.shortfall_event = deepest ? deepest->correlation_id : std::string();
+    if (res.ramp_limited) stats_.ramp_limit_w_per_s = res.ramp_limit_w_per_s;
+    if (options_.site_loop.enabled) {
+      stats_.split_max_fall_w_per_s = site_round_.loop().max_fall_w_per_s();
+      stats_.split_max_rise_w_per_s = site_round_.loop().max_rise_w_per_s();
+    }
+    stats_.holdable_target_w = res.holdable.holdable_w;
+    stats_.site_floor_w = res.holdable.floor_w;
+    stats_.shortfall_w = res.shortfall_w;
+    stats_.shortfall_event = res.shortfall_event;
   }
   if (in.site_w <= 0) return true;
 
@@ -504,9 +394,9 @@ bool Coordinator::round(const std::string& reason) {
   stats_.last_power_w = power;
   stats_.last_baseline_w = baseline;
   stats_.last_split_w = plan.split_w;
-  stats_.site_loop_margin_w = site_loop_.margin_w();
-  stats_.site_loop_integral_w = site_loop_.integral_w();
-  stats_.site_loop_dip = site_loop_.dip();
+  stats_.site_loop_margin_w = site_round_.loop().margin_w();
+  stats_.site_loop_integral_w = site_round_.loop().integral_w();
+  stats_.site_loop_dip = site_round_.loop().dip();
   stats_.paused_jobs.assign(plan.paused_jobs.begin(), plan.paused_jobs.end());
   stats_.pause_changes += plan.pause_changed;
   if (since >= 0) {

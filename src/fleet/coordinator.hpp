@@ -40,6 +40,7 @@
 #include "fleet/grid.hpp"
 #include "fleet/lease_keeper.hpp"
 #include "fleet/site_loop.hpp"
+#include "fleet/site_round.hpp"
 #include "fleet/split_plan.hpp"
 
 namespace fw::fleet {
@@ -176,14 +177,8 @@ class Coordinator {
   GridTarget last_event_;   // the event last seen moving the budget (ramp events name it)
   bool ramp_seen_ = false;  // the first state seen after a round is the start, not an event
   double won_at_s_ = 0;     // when this member last won the election (unix s; run thread)
-  SiteLoop site_loop_;      // run thread only
-  double last_pause_change_s_ = -1e300;  // run thread only (split_plan.hpp "pausing")
-  // Run thread only: the jobs paused after the last round, the seconds each has been paused in
-  // the binding event, and when they were last counted (-1: no event binds).
-  std::set<std::string> paused_jobs_;
-  std::map<std::string, double> paused_s_;
-  double last_pause_count_s_ = -1;
-  double event_span_s_ = 0;  // the binding event's span, kept through its release ramp
+  // The planning step (site_round.hpp): the site loop, pausing and its budgets. Run thread only.
+  SiteRound site_round_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

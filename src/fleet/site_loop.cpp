@@ -103,11 +103,6 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
                         const SiteDrawModel& model, SiteRampLimits limits) {
   const double dt = last_s_ < 0 ? 0 : std::clamp(now_s - last_s_, 0.0, 5 * o_.period_s);
   last_s_ = now_s;
-  if (!samples_.empty() &&
-      std::abs(line_w - samples_.back().line) > 0.001 * std::max(std::abs(line_w), 1.0)) {
-    last_move_s_ = now_s;
-    excess_.clear();  // the model's error is measured again at the new line
-  }
   samples_.push_back({now_s, measured_w, line_w, 0, 0});
   noise(now_s);
   margin_w_ = std::max(o_.z * sigma_w_, o_.min_margin_frac * line_w);
@@ -119,7 +114,11 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     was_binding_ = false;
     return split_w_;
   }
-  if (!was_binding_) max_fall_w_per_s_ = max_rise_w_per_s_ = 0;  // a new event
+  if (!was_binding_) {  // a new event
+    max_fall_w_per_s_ = max_rise_w_per_s_ = 0;
+    bind_start_s_ = now_s;
+    excess_.clear();
+  }
   was_binding_ = true;
   const double top_w = (1 + o_.max_boost_frac) * line_w;
   const double want_w = line_w - margin_w_;
@@ -137,21 +136,22 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
       base_w_ = lo;
     }
   }
-  const double since_move =
-      last_move_s_ < 0 ? std::numeric_limits<double>::infinity() : now_s - last_move_s_;
-  // A dip: the judged mean well under what the model predicts at the split in force, beyond the
-  // model's steady error (the median of its excess over the last noise window of updates
-  // outside dips at this line; the first such update is its own reference).
-  double excess_w = 0, steady_excess_w = 0;
-  const bool judged = model && since_move >= o_.judge_s && split_w_ > 0;
+  // A dip: the judged mean well under what the model predicts at the splits in force, beyond the
+  // model's steady error (the median of its relative excess over the last noise window of
+  // updates outside dips while the event binds; the first such update is its own reference).
+  // Relative: the same curve error reads the same at every line, so a ramp keeps the reference.
+  double excess_w = 0, steady_excess_w = 0, excess_frac = 0;
+  const bool judged = model && now_s - bind_start_s_ >= o_.judge_s && split_w_ > 0;
   if (judged) {
-    excess_w = mean_model(now_s, model) - trailing_mean(now_s, o_.judge_s);
+    const double predicted = mean_model(now_s, model);
+    excess_w = predicted - trailing_mean(now_s, o_.judge_s);
+    excess_frac = predicted > 0 ? excess_w / predicted : 0;
     while (!excess_.empty() && excess_.front().t < now_s - o_.noise_window_s) excess_.pop_front();
     steady_excess_w = excess_w;
     if (!excess_.empty()) {
       std::vector<double> v;
       for (const Mean& x : excess_) v.push_back(x.mean);
-      steady_excess_w = median(v);
+      steady_excess_w = median(v) * predicted;
     }
   }
   if (judged && excess_w - steady_excess_w > std::max(o_.dip_frac * line_w, 2 * margin_w_)) {
@@ -167,7 +167,7 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     dip_until_s_ = now_s + o_.dip_hold_s;
   }
   dip_ = now_s < dip_until_s_;
-  if (judged && !dip_) excess_.push_back({now_s, excess_w});
+  if (judged && !dip_) excess_.push_back({now_s, excess_frac});
   // The integral on each measurement: a duty cycle's low phase raises the split while it
   // lasts (the nodes in their high phase take what the others leave), a dip does not.
   const double e = want_w - measured_w;

@@ -31,9 +31,11 @@
 //               leave, which the judged means average out. Raises frozen while a dip is seen (with
 //               a model: the judge-window mean below the model's mean prediction at the splits then
 //               in force by more than max(dip_frac x line, 2 x margin) beyond the model's steady
-//               error: the median of that excess over the last noise_window_s of updates outside
-//               dips since the line last moved (the first one is its own reference: a dip under
-//               way when the judging starts is not seen), and for dip_hold_s after;
+//               error: the median of that excess, relative to the prediction, over the last
+//               noise_window_s of updates outside dips while the event binds (judged once it has
+//               bound for judge_s; the first one is its own reference: a dip under way when the
+//               judging starts is not seen; relative, so a moving line — a ramp — keeps the
+//               reference and a dip on a ramp is seen too), and for dip_hold_s after;
 //               at a new dip the integral goes back to (at most) its value judge_s before, what it
 //               raised while the window filled with the dip: a checkpoint or evaluation dip is not
 //               chased; a duty cycle about a window long cancels in the
@@ -109,15 +111,16 @@ class SiteLoop {
   double mean_model(double now_s, const SiteDrawModel& model) const;
 
   SiteLoopOptions o_;
-  double last_s_ = -1, last_move_s_ = -1, dip_until_s_ = -1, split_w_ = 0;
+  double last_s_ = -1, dip_until_s_ = -1, split_w_ = 0;
   double integral_w_ = 0, sigma_w_ = 0, margin_w_ = 0, base_w_ = 0;
   double max_fall_w_per_s_ = 0, max_rise_w_per_s_ = 0;
+  double bind_start_s_ = -1;  // when the event binding now began to bind
   bool was_binding_ = false;
   bool dip_ = false, have_sigma_ = false;
   std::deque<Sample> samples_;  // the last 1.5 judge_s
   std::deque<Mean> means_;      // trailing judge_s means of steady updates
   std::deque<Mean> diffs_;      // m(t) - m(t - judge_s / 2), stamped t
-  std::deque<Mean> excess_;     // the model's mean excess over the judged mean, outside dips
+  std::deque<Mean> excess_;     // the model's relative excess over the judged mean, outside dips
 };
 
 }  // namespace fw::fleet

@@ -6,6 +6,7 @@
 
 #include "core/text_table.hpp"
 #include "report/sweep_plot.hpp"
+#include "studies/dr_fleet_loop.hpp"
 #include "studies/dr_plant.hpp"
 
 namespace fw::studies {
@@ -253,7 +254,16 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
     lo.method = *m;
   }
   DrReplayPlant plant(ev);
-  DrSiteLoop loop(ev, plant.nodes(), lo);
+  std::unique_ptr<DrLoop> loop_box;
+  if (opt.site_loop == "coordinator" && control && opt.field_actions.empty()) {
+    FW_ASSIGN_OR_RETURN(loop_box, DrFleetLoop::Make(ev, plant.nodes(), lo));
+  } else if (opt.site_loop == "replay" || opt.site_loop == "coordinator") {
+    loop_box = std::make_unique<DrSiteLoop>(ev, plant.nodes(), lo);
+  } else {
+    return Status::InvalidArgument("--site-loop: '" + opt.site_loop +
+                                   "': expected replay or coordinator");
+  }
+  DrLoop& loop = *loop_box;
   const double dt = ev.sample_period_s;
   const auto n = static_cast<int64_t>(std::floor(ev.duration_s / dt + 1e-9));
   const size_t nj = ev.jobs.size();
@@ -308,6 +318,7 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
   DrReplayResult res;
   res.event_path = ev.path;
   res.method = opt.field_actions.empty() ? opt.method : "field-actions";
+  res.site_loop = opt.site_loop;
   res.seed = ev.seed;
   res.sample_period_s = dt;
   res.duration_s = ev.duration_s;
@@ -381,13 +392,16 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
   }
   res.pauses = loop.pauses();
   res.final_sigma_w = loop.sigma_w();
-  res.final_margin_w = lo.z * loop.sigma_w();
+  res.final_margin_w = loop.margin_w();
   res.infeasible_samples = loop.infeasible_samples();
   for (int64_t a = 0; a + w <= n; a += w) {
     res.minute_s.push_back(static_cast<double>(a) * dt);
     res.minute_power_w.push_back((P.prefix[a + w] - P.prefix[a]) / static_cast<double>(w));
     res.minute_target_w.push_back((T.prefix[a + w] - T.prefix[a]) / static_cast<double>(w));
   }
+  for (size_t i = 0; i < res.minute_s.size(); ++i)
+    fprintf(stderr, "M %.0f %.0f %.0f\n", res.minute_s[i], res.minute_power_w[i],
+            res.minute_target_w[i]);
   if (opt.measured_total) {
     res.measured_total = opt.measured_total;
     // The measured rows as a series on the replay's samples: row i holds over (t_i, t_i + 60].
@@ -481,6 +495,7 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
       {"simulated", true},
       {"event", r.event_path},
       {"method", r.method},
+      {"site_loop", r.site_loop},
       {"seed", r.seed},
       {"sample_period_s", r.sample_period_s},
       {"duration_s", r.duration_s},
@@ -703,7 +718,12 @@ std::string dr_replay_svg(const DrReplayResult& r) {
   plot.y0 = 0;
   plot.y1 = 1.15 * r.baseline_w / 1000;
   report::XySeries tg{"target", {}, {}, true, {}, {}},
-      pw{"replay (" + r.method + ")", {}, {}, false, {}, {}};
+      pw{"replay (" + r.method + (r.site_loop == "coordinator" ? ", coordinator loop" : "") + ")",
+         {},
+         {},
+         false,
+         {},
+         {}};
   for (size_t i = 0; i < r.minute_s.size(); ++i) {
     tg.x.push_back(r.minute_s[i] / 3600);
     tg.y.push_back(r.minute_target_w[i] / 1000);

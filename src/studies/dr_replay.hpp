@@ -57,6 +57,9 @@ namespace fw::studies {
 
 struct DrReplayOptions {
   std::string method = "optimal";  // an allocation method, or "uncapped" (no control)
+  // The site loop: "replay" (studies/dr_site_loop.hpp) or "coordinator" (the coordinator's
+  // planning step on the replay's nodes, studies/dr_fleet_loop.hpp; methods optimal, greedy).
+  std::string site_loop = "replay";
   DrLoopOptions loop;
   std::optional<DrSeries> measured_total;
   std::optional<DrSeries> field_projection;
@@ -112,7 +115,7 @@ struct DrPowerScore {
 };
 
 struct DrReplayResult : DrPowerScore {
-  std::string event_path, method;
+  std::string event_path, method, site_loop;
   uint64_t seed = 1;
   double sample_period_s = 0, duration_s = 0;
   double baseline_w = 0, tolerance_frac = 0;

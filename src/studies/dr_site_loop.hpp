@@ -55,6 +55,7 @@
 #include "allocation/allocation.hpp"
 #include "core/rng.hpp"
 #include "studies/dr_event.hpp"
+#include "studies/dr_loop.hpp"
 #include "studies/dr_plant.hpp"
 
 namespace fw::studies {
@@ -82,34 +83,29 @@ class DrTrailing {
   double sum_ = 0;
 };
 
-struct DrPauseSpan {
-  int job = 0;
-  double from_s = 0, to_s = -1;  // to_s < 0: still paused at the end
-};
-
-class DrSiteLoop {
+class DrSiteLoop : public DrLoop {
  public:
   DrSiteLoop(const DrEvent& ev, const std::vector<DrNode>& nodes, DrLoopOptions o);
-  DrCommand update(const DrReadings& r);
+  DrCommand update(const DrReadings& r) override;
 
   double baseline_w() const { return baseline_w_; }
-  double sigma_w() const { return sigma_w_; }
-  double margin_w() const { return margin_w_; }
+  double sigma_w() const override { return sigma_w_; }
+  double margin_w() const override { return margin_w_; }
   double setpoint_w() const { return setpoint_w_; }
   double planned_w() const { return planned_w_; }
-  const std::vector<DrPauseSpan>& pauses() const { return pauses_; }
-  int infeasible_samples() const { return infeasible_; }
+  const std::vector<DrPauseSpan>& pauses() const override { return pauses_; }
+  int infeasible_samples() const override { return infeasible_; }
   // Step 6: the commanded target after the last update (W; NaN while the loop is off), and its
   // fastest fall and rise so far (W/s, sample to sample; the first move counts from where the
   // split starts, the hand-back to uncapped caps when the loop goes off counts too).
   double commanded_w() const { return commanded_w_; }
-  double commanded_max_fall_w_per_s() const { return commanded_fall_; }
-  double commanded_max_rise_w_per_s() const { return commanded_rise_; }
+  double commanded_max_fall_w_per_s() const override { return commanded_fall_; }
+  double commanded_max_rise_w_per_s() const override { return commanded_rise_; }
   // Step 7 after the last update: NaN / 0 outside [first start, end_s).
   double holdable_w() const { return holdable_w_; }
-  double holdable_rule_w() const { return holdable_rule_w_; }
-  double shortfall_w() const { return shortfall_w_; }
-  double ramp_shortfall_w() const { return ramp_shortfall_w_; }
+  double holdable_rule_w() const override { return holdable_rule_w_; }
+  double shortfall_w() const override { return shortfall_w_; }
+  double ramp_shortfall_w() const override { return ramp_shortfall_w_; }
 
  private:
   double hold_floor(int j, double t) const;

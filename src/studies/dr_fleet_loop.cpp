@@ -1,0 +1,185 @@
+#include "studies/dr_fleet_loop.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fw::studies {
+
+Result<std::unique_ptr<DrFleetLoop>> DrFleetLoop::Make(const DrEvent& ev,
+                                                       const std::vector<DrNode>& nodes,
+                                                       const DrLoopOptions& lo,
+                                                       DrFleetLoopOptions fo) {
+  std::string name;
+  if (lo.method == allocation::Method::kOptimal) {
+    name = "curves";
+  } else if (lo.method == allocation::Method::kGreedy) {
+    name = "curves-greedy";
+  } else {
+    return Status::InvalidArgument(
+        "--site-loop coordinator: the coordinator's allocators are curves (--method optimal) and "
+        "curves-greedy (--method greedy)");
+  }
+  if (!(fo.round_period_s > 0) || !(fo.stair_s > 0)) {
+    return Status::InvalidArgument("dr fleet loop: need round_period_s > 0 and stair_s > 0");
+  }
+  FW_ASSIGN_OR_RETURN(std::unique_ptr<fleet::Allocator> alloc, fleet::make_allocator(name));
+  return std::unique_ptr<DrFleetLoop>(new DrFleetLoop(ev, nodes, lo, fo, std::move(alloc)));
+}
+
+DrFleetLoop::DrFleetLoop(const DrEvent& ev, const std::vector<DrNode>& nodes,
+                         const DrLoopOptions& lo, DrFleetLoopOptions fo,
+                         std::unique_ptr<fleet::Allocator> alloc)
+    : ev_(ev), nodes_(nodes), fo_(fo), alloc_(std::move(alloc)) {
+  fleet::SiteRoundOptions so;
+  so.site_loop.enabled = true;
+  so.site_loop.period_s = fo.round_period_s;
+  so.pause_stagger_s = lo.stagger_s;
+  round_ = std::make_unique<fleet::SiteRound>(so, *alloc_);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    names_.push_back("n" + std::to_string(i));
+    site_w_ += nodes_[i].gpus * ev_.jobs[size_t(nodes_[i].job)].curve.back().cap_w;
+  }
+  cmd_.node_cap_w.resize(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    cmd_.node_cap_w[i] = ev_.jobs[size_t(nodes_[i].job)].curve.back().cap_w;
+  }
+  cmd_.job_pause.assign(ev_.jobs.size(), false);
+  paused_.assign(ev_.jobs.size(), false);
+}
+
+fleet::NodeRecord DrFleetLoop::record(size_t i, const DrReadings& r) const {
+  const DrNode& n = nodes_[i];
+  const DrJobSpec& job = ev_.jobs[size_t(n.job)];
+  fleet::NodeRecord rec;
+  rec.node = names_[i];
+  rec.gpus = n.gpus;
+  rec.nameplate_w = n.gpus * job.curve.back().cap_w;
+  rec.min_w = n.gpus * job.curve.front().cap_w;
+  rec.draw_w = std::max(0.0, r.node_power_w[i]);
+  rec.cap_w = n.gpus * cmd_.node_cap_w[i];
+  rec.uncontrolled_w = std::min(rec.nameplate_w, n.gpus * job.curve.back().power_w);
+  fleet::JobRecord jr;
+  jr.id = job.name;
+  jr.gpus = n.gpus;
+  jr.draw_w = rec.draw_w;
+  jr.tier_min = job.tier_min;
+  jr.pausable = job.pausable;
+  rec.jobs.push_back(jr);
+  rec.time_unix_s = r.time_s;
+  double last_budget = -1;
+  for (const DrCapPoint& p : job.curve) {
+    const double b = n.gpus * p.cap_w;
+    if (b <= last_budget) continue;  // budgets strictly increasing
+    last_budget = b;
+    rec.draw_curve.emplace_back(b, n.gpus * p.power_w);
+    rec.throughput_curve.emplace_back(b, p.t_rel);
+  }
+  return rec;
+}
+
+void DrFleetLoop::build_schedule() {
+  const double B =
+      ev_.baseline_measured ? (base_n_ ? base_sum_ / double(base_n_) : 0) : ev_.baseline_w;
+  const double from = ev_.steps.front().start_s, to = ev_.end_s + ev_.release_ramp_s;
+  fleet::GridTarget* last = nullptr;
+  for (double t = from; t < to - 1e-9; t += fo_.stair_s) {
+    const double t1 = std::min(to, t + fo_.stair_s);
+    // A step's hold level from its start (the ramp window is a deadline, not a path); on the
+    // release, the line's lowest value within the stair (piecewise linear: at an end).
+    double depth = std::max(dr_depth_at(ev_, t), dr_depth_at(ev_, t1 - 1e-9));
+    if (t < ev_.end_s) {
+      for (const DrStep& s : ev_.steps) {
+        if (s.start_s <= t + 1e-9) depth = s.depth;
+      }
+    }
+    const double value = (1 - depth) * B;
+    const double rate = t < ev_.end_s ? ev_.ramp_down_w_per_s : ev_.ramp_up_w_per_s;
+    if (last && std::abs(*last->value_w - value) < 1e-9 && last->ramp_w_per_s == rate) {
+      last->end_unix_s = t1;
+      continue;
+    }
+    fleet::GridTarget g;
+    g.value_w = value;
+    g.start_unix_s = t;
+    g.end_unix_s = t1;
+    g.ramp_w_per_s = rate;
+    g.correlation_id = "dr-" + std::to_string(grid_.events.size());
+    grid_.events.push_back(g);
+    last = &grid_.events.back();
+  }
+  have_grid_ = true;
+}
+
+DrCommand DrFleetLoop::update(const DrReadings& r) {
+  const double t = r.time_s;
+  double site = 0;
+  for (double p : r.node_power_w) site += p;
+  const double first = ev_.steps.front().start_s;
+  if (!have_grid_ && t <= first) {
+    base_sum_ += site;
+    ++base_n_;
+  }
+  const double lookahead = fleet::round_lookahead_s(ev_.sample_period_s, site_w_, grid_);
+  if (!have_grid_ && t + lookahead + fo_.round_period_s >= first) build_schedule();
+  if (t - last_round_s_ < fo_.round_period_s - 1e-9) return cmd_;
+  const double dt_round = last_round_s_ > -1e299 ? t - last_round_s_ : 0.0;
+  last_round_s_ = t;
+
+  fleet::PlanInput in;
+  in.now_unix_s = t;
+  in.site_w = site_w_;
+  in.grid = grid_;
+  in.lookahead_s = fleet::round_lookahead_s(ev_.sample_period_s, site_w_, grid_);
+  in.expiry_s = 10;
+  in.leader_rev = 1;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    fleet::NodeRecord rec = record(i, r);
+    in.joiner_reserve_w = std::max(in.joiner_reserve_w, rec.min_w);
+    in.live.emplace(names_[i], std::move(rec));
+  }
+  in.assigned = assigned_;
+  const fleet::SiteRoundResult res = round_->plan(in);
+  if (res.plan.below_floors) ++infeasible_;
+  double commanded = 0, before = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const DrJobSpec& job = ev_.jobs[size_t(nodes_[i].job)];
+    before += nodes_[i].gpus * cmd_.node_cap_w[i];
+    auto w = res.plan.watts.find(names_[i]);
+    if (w == res.plan.watts.end()) continue;
+    const double cap = w->second / std::max(1, nodes_[i].gpus);
+    cmd_.node_cap_w[i] = std::clamp(cap, job.curve.front().cap_w, job.curve.back().cap_w);
+    commanded += nodes_[i].gpus * cmd_.node_cap_w[i];
+    fleet::Assignment a;
+    a.watts = w->second;
+    a.revision = 1;
+    a.expires_unix_s = t + in.expiry_s;
+    a.safe_w = res.plan.safe_w.at(names_[i]);
+    a.reserve_w = res.plan.reserve_w.at(names_[i]);
+    a.pause = res.plan.paused_nodes.count(names_[i]) > 0;
+    assigned_[names_[i]] = a;
+  }
+  if (dt_round > 0) {
+    fall_w_per_s_ = std::max(fall_w_per_s_, (before - commanded) / dt_round);
+    rise_w_per_s_ = std::max(rise_w_per_s_, (commanded - before) / dt_round);
+  }
+  for (size_t j = 0; j < ev_.jobs.size(); ++j) {
+    const bool p = res.plan.paused_jobs.count(ev_.jobs[j].name) > 0;
+    if (p && !paused_[j]) pauses_.push_back({int(j), t, -1});
+    if (!p && paused_[j]) {
+      for (auto it = pauses_.rbegin(); it != pauses_.rend(); ++it) {
+        if (it->job == int(j) && it->to_s < 0) {
+          it->to_s = t;
+          break;
+        }
+      }
+    }
+    paused_[j] = p;
+    cmd_.job_pause[j] = p;
+  }
+  const bool in_event = t >= first && t < ev_.end_s;
+  holdable_w_ = in_event ? res.holdable.holdable_w : std::numeric_limits<double>::quiet_NaN();
+  shortfall_w_ = in_event ? res.shortfall_w : 0.0;
+  return cmd_;
+}
+
+}  // namespace fw::studies

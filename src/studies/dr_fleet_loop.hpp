@@ -1,0 +1,99 @@
+#pragma once
+// DrFleetLoop: the coordinator's site loop on the replay's plant (`flexwatt dr replay
+// --site-loop coordinator`): each round it runs fleet::SiteRound (fleet/site_round.hpp, the code
+// the coordinator runs) on node records made from the replay's nodes, as agents would publish
+// them, and applies the assignments as the nodes would.
+//
+// Contract (deterministic, no clock):
+//  - a round every round_period_s of replay time (the coordinator's track period while an event
+//    binds), on the latest readings: each node's record has its GPUs, nameplate and floor (its
+//    job's highest and lowest cap per GPU), draw (its power in the last sample), caps in force,
+//    uncontrolled draw (its job's uncapped curve power), its job (id = the job's name, tier_min,
+//    pausable), and the job's draw and throughput curves at the node's budget (the cap curve
+//    per GPU × its GPUs: what `fleet.draw_curve` publishes from a sweep);
+//  - the grid target: a schedule of load targets of stair_s each from the first step's start:
+//    until end_s each step's hold level (1 − depth) × B from the step's start (the step's ramp
+//    window is a deadline, not a path: the site goes to the hold level at once, as fast as the
+//    ramp limit lets it), then on the release the target line's lowest value within each stair;
+//    B the site's measured mean power before the first step (or the event's baseline_w); each
+//    target carries the event's ramp limit (down before
+//    end_s, up after; 0: none) as its rate, which the site loop also applies to its split;
+//    the site budget is every node's nameplate (it never binds);
+//  - a node's command: equal per-GPU caps, its assignment / its GPUs clamped to the job's cap
+//    range (fleet-sim's nodes do the same, fleet/sim/sim_node.hpp); a job is paused while the
+//    plan pauses it;
+//  - the allocator is "curves" (optimal) or "curves-greedy" (the replay's method greedy); the
+//    loop's options are the coordinator's defaults (fleet::SiteLoopOptions) with pausing at
+//    DrLoopOptions::stagger_s; the joiner room is the largest node floor, as the coordinator
+//    leaves it;
+//  - holdable_rule_w / shortfall_w: the round's holdable draw and shortfall against the
+//    deepest target (split_plan.hpp site_holdable) between the first start and end_s;
+//    ramp_shortfall_w is 0 (the coordinator does not compute it); infeasible samples: rounds
+//    whose plan was below the live floors.
+
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fleet/allocator.hpp"
+#include "fleet/site_round.hpp"
+#include "studies/dr_event.hpp"
+#include "studies/dr_loop.hpp"
+#include "studies/dr_site_loop.hpp"
+
+namespace fw::studies {
+
+struct DrFleetLoopOptions {
+  double round_period_s = 1;  // fleet::SiteLoopOptions::period_s
+  double stair_s = 5;
+};
+
+class DrFleetLoop : public DrLoop {
+ public:
+  // InvalidArgument for a method the coordinator's allocators do not have (optimal, greedy).
+  static Result<std::unique_ptr<DrFleetLoop>> Make(const DrEvent& ev,
+                                                   const std::vector<DrNode>& nodes,
+                                                   const DrLoopOptions& lo,
+                                                   DrFleetLoopOptions fo = {});
+
+  DrCommand update(const DrReadings& r) override;
+  double sigma_w() const override { return round_->loop().sigma_w(); }
+  double margin_w() const override { return round_->loop().margin_w(); }
+  const std::vector<DrPauseSpan>& pauses() const override { return pauses_; }
+  int infeasible_samples() const override { return infeasible_; }
+  double commanded_max_fall_w_per_s() const override { return fall_w_per_s_; }
+  double commanded_max_rise_w_per_s() const override { return rise_w_per_s_; }
+  double holdable_rule_w() const override { return holdable_w_; }
+  double shortfall_w() const override { return shortfall_w_; }
+  double ramp_shortfall_w() const override { return 0; }
+
+ private:
+  DrFleetLoop(const DrEvent& ev, const std::vector<DrNode>& nodes, const DrLoopOptions& lo,
+              DrFleetLoopOptions fo, std::unique_ptr<fleet::Allocator> alloc);
+  fleet::NodeRecord record(size_t i, const DrReadings& r) const;
+  void build_schedule();
+
+  const DrEvent& ev_;
+  std::vector<DrNode> nodes_;
+  DrFleetLoopOptions fo_;
+  std::unique_ptr<fleet::Allocator> alloc_;
+  std::unique_ptr<fleet::SiteRound> round_;
+  std::vector<std::string> names_;
+  double site_w_ = 0;
+  fleet::GridSchedule grid_;
+  bool have_grid_ = false;
+  double base_sum_ = 0;
+  int64_t base_n_ = 0;
+  double last_round_s_ = -1e300;
+  std::map<std::string, fleet::Assignment> assigned_;
+  DrCommand cmd_;
+  std::vector<bool> paused_;
+  std::vector<DrPauseSpan> pauses_;
+  int infeasible_ = 0;
+  double fall_w_per_s_ = 0, rise_w_per_s_ = 0;
+  double holdable_w_ = std::numeric_limits<double>::quiet_NaN(), shortfall_w_ = 0;
+};
+
+}  // namespace fw::studies
