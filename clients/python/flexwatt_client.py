@@ -26,6 +26,10 @@ job that registers once the agent answers when the agent cannot be reached at st
 request the agent finds wrong raises: 400/422 (a bad registration or progress going
 backwards) and any 4xx refusal of register_job() (401/403: a token problem).
 FlexwattClient(resilient=False) keeps the old behaviour: every error raises.
+
+PipelineTimings is the pipeline hook of `flexwatt pipeline profile` (docs/pipeline-profile.md):
+a pipeline-parallel rank's forward/backward and step times, as JSON lines in a file (its
+docstring gives the record format).
 """
 
 import http.client
@@ -430,3 +434,148 @@ class Job:
                                  timeout_s=self._client.step_timeout_s)
         except (FlexwattError, *_AWAY_ERRORS) as e:
             log.debug("flexwatt job %s: not deregistered (%s)", self.id, _describe(e))
+
+
+PIPELINE_TIMINGS_FORMAT = "flexwatt-pipeline-timings/1"
+
+
+class PipelineTimings:
+    """A pipeline-parallel rank's hook for `flexwatt pipeline profile` (docs/pipeline-profile.md):
+    records when each micro-batch's forward and backward starts and ends on this rank's stage,
+    and the step (iteration) boundaries, as JSON lines in `path`. No CUDA and no agent call: each
+    record is two monotonic clock reads (time.monotonic_ns) appended to an in-memory list; the
+    list is written (appended to the file, one write) every `flush_every` records, at step_end()
+    when that many are buffered, at flush() and at close(). Put the hook where the framework's
+    schedule calls the op (after the op's input has arrived, before its output is sent); on a
+    GPU, synchronise the op's stream before end (or time a synchronised op) so that its end is
+    the kernel's end.
+
+        tm = PipelineTimings("/tmp/rank3.jsonl", stage=1, stages=4, gpu=3, pipeline=0)
+        for step in range(steps):
+            tm.step_start()
+            with tm.forward(mb=0):
+                ...
+            with tm.backward(mb=0):
+                ...
+            tm.step_end()
+        tm.close()
+
+    Records (one JSON object a line; times are integers, ns of time.monotonic_ns):
+      {"type": "anchor", "format": "flexwatt-pipeline-timings/1", "unix_s": <time.time()>,
+       "mono_ns": <time.monotonic_ns() read beside it>, "stage": s, "stages": S,
+       "pipeline": p, "gpu": g, "rank": r}
+          first line of every writer (a file appended to by a restarted rank holds several:
+          each applies to the records after it). gpu: the host's NVML index of this rank's GPU
+          (the `gpu` column of the agent's trace); pipeline: the data-parallel pipeline.
+      {"type": "op", "instr": "forward"|"backward", "mb": i, "step": n,
+       "start_ns": t0, "end_ns": t1}
+      {"type": "step", "step": n, "start_ns": t0, "end_ns": t1}
+    An op's unix time is unix_s + (start_ns - mono_ns) / 1e9 of the anchor before it.
+
+    job (optional, on one rank only): a Job of FlexwattClient.register_job(); step_end() then
+    reports the steps done (and tokens_per_step each) through Job.progress(), which is what
+    `flexwatt pipeline profile --probe --agent` measures the job's throughput by. That is the
+    hook's only agent call (resilient: it never raises for the agent being away).
+    """
+
+    def __init__(self, path, stage, stages, gpu, pipeline=0, rank=None, flush_every=512,
+                 clock_ns=time.monotonic_ns, wall_s=time.time, job=None, tokens_per_step=0):
+        if not (0 <= stage < stages):
+            raise ValueError(f"stage {stage} is not in 0..{stages - 1}")
+        if gpu < 0 or pipeline < 0:
+            raise ValueError("gpu and pipeline are indices (>= 0)")
+        self.path = path
+        self._clock = clock_ns
+        self._flush_every = max(1, int(flush_every))
+        self._step = 0
+        self._step_start = None
+        self._open = {}
+        anchor_wall = wall_s()
+        anchor_mono = clock_ns()
+        self._buf = [json.dumps({"type": "anchor", "format": PIPELINE_TIMINGS_FORMAT,
+                                 "unix_s": anchor_wall, "mono_ns": anchor_mono,
+                                 "stage": int(stage), "stages": int(stages),
+                                 "pipeline": int(pipeline), "gpu": int(gpu),
+                                 "rank": int(rank if rank is not None else stage)})]
+        self._records = []  # (kind, instr, mb, step, start_ns, end_ns): formatted at flush
+        self._job = job
+        self._tokens_per_step = tokens_per_step
+
+    def op_start(self, instr, mb):
+        """The op (instr "forward" or "backward") of micro-batch mb starts now."""
+        if instr not in ("forward", "backward"):
+            raise ValueError(f"instr {instr!r} is not forward or backward")
+        self._open[(instr, mb)] = self._clock()
+
+    def op_end(self, instr, mb):
+        """The op started by op_start(instr, mb) ends now (ValueError if it never started)."""
+        t1 = self._clock()
+        try:
+            t0 = self._open.pop((instr, mb))
+        except KeyError:
+            raise ValueError(f"{instr} of micro-batch {mb} ended without a start") from None
+        self._records.append(("op", instr, mb, self._step, t0, t1))
+        if len(self._records) >= self._flush_every:
+            self.flush()
+
+    def forward(self, mb):
+        return _TimedOp(self, "forward", mb)
+
+    def backward(self, mb):
+        return _TimedOp(self, "backward", mb)
+
+    def step_start(self):
+        """An iteration (all micro-batches up to the optimizer step) starts now."""
+        self._step_start = self._clock()
+
+    def step_end(self):
+        """The iteration started by step_start() ends now (after its optimizer step)."""
+        t1 = self._clock()
+        if self._step_start is not None:
+            self._records.append(("step", None, None, self._step, self._step_start, t1))
+        self._step += 1
+        self._step_start = None
+        if self._job is not None:
+            self._job.progress(tokens_total=self._step * self._tokens_per_step,
+                               steps_total=self._step)
+        if len(self._records) >= self._flush_every:
+            self.flush()
+
+    def flush(self):
+        """Appends the buffered records to the file (one write)."""
+        lines = self._buf
+        for kind, instr, mb, step, t0, t1 in self._records:
+            if kind == "op":
+                lines.append(f'{{"type": "op", "instr": "{instr}", "mb": {int(mb)}, '
+                             f'"step": {step}, "start_ns": {t0}, "end_ns": {t1}}}')
+            else:
+                lines.append(f'{{"type": "step", "step": {step}, "start_ns": {t0}, '
+                             f'"end_ns": {t1}}}')
+        self._records = []
+        self._buf = []
+        if lines:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write("\n".join(lines) + "\n")
+
+    def close(self):
+        self.flush()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+class _TimedOp:
+    def __init__(self, timings, instr, mb):
+        self._t, self._instr, self._mb = timings, instr, mb
+
+    def __enter__(self):
+        self._t.op_start(self._instr, self._mb)
+        return self
+
+    def __exit__(self, *exc):
+        self._t.op_end(self._instr, self._mb)
+        return False

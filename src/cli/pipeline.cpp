@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/flag_checks.hpp"
+#include "cli/pipeline_profile.hpp"
 #include "cli/verb.hpp"
 #include "core/format.hpp"
 #include "hw/gpu_catalog.hpp"
@@ -37,7 +38,8 @@ int run_pipeline(int argc, char** argv) {
       "  flexwatt pipeline plan stage_profile_gpt3-175b+a100_sxm_bf16.csv --microbatches 12\n"
       "  flexwatt pipeline plan prof.csv --gpu a40 --microbatches 96 --straggler-factor 1.2 "
       "--json\n"
-      "  flexwatt pipeline plan prof.csv --allow-above-max --min-segment-s 0  (Perseus's set-up)",
+      "  flexwatt pipeline plan prof.csv --allow-above-max --min-segment-s 0  (Perseus's set-up)\n"
+      "A running job's profile: flexwatt pipeline profile --help.",
 
       "pipeline");
   app.require_subcommand(1);
@@ -102,8 +104,11 @@ int run_pipeline(int argc, char** argv) {
                     "use the GPU power model's clock for a cap (the earlier model) in place of "
                     "the cap response measured on the uniform runs");
   val_cmd->add_flag("--json", json, "print JSON");
+  ProfileCommand profile;
+  profile.add(app);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (*val_cmd) return run_validate(data_dir, gpu_model, json);
+  if (*profile.cmd) return profile.run();
 
   const hw::GpuCatalogEntry* gpu = hw::find_gpu(gpu_name);
   if (!gpu) {
@@ -132,7 +137,9 @@ int run_pipeline(int argc, char** argv) {
 
 }  // namespace
 
-FW_VERB("pipeline", "plan per-stage power caps for a pipeline-parallel job (stage profile)",
+FW_VERB("pipeline",
+        "plan per-stage power caps for a pipeline-parallel job (stage profile); profile a "
+        "running one",
         run_pipeline);
 
 }  // namespace fw::cli
