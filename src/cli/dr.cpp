@@ -1,6 +1,5 @@
-// flexwatt dr: demand-response rehearsals. `replay` runs an event (studies/dr_event.hpp has
-// the YAML) on the replay plant under the closed site loop and scores it against the target
-// (studies/dr_replay.hpp has the scores).
+// flexwatt dr: demand-response rehearsals: `replay` runs an event (studies/dr_event.hpp) on the
+// replay plant under a closed site loop and scores it (studies/dr_replay.hpp).
 
 #include <algorithm>
 #include <cstdio>
@@ -37,6 +36,7 @@ int run_dr(int argc, char** argv) {
   double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1, depth = -1;
   uint64_t seed = 0;
   bool seed_set = false;
+  int gpus_per_node = 0;
   auto* replay = app.add_subcommand(
       "replay",
       "replay an event on the simulated jobs under the site loop and score it\n\n"
@@ -98,6 +98,10 @@ int run_dr(int argc, char** argv) {
                    "or quiet (every job 0.5 % on 1-minute means, no dips: the plant before "
                    "issue 45) (default: the event's `noise`, else field)")
       ->check(CLI::IsMember({"field", "quiet"}));
+  replay
+      ->add_option("--gpus-per-node", gpus_per_node,
+                   "GPUs per simulated node (default: the event's gpus_per_node, else 8)")
+      ->check(CLI::Range(1, 64));
   replay->add_option("--seed", seed, "seed (default: the event's, else 1)")
       ->check(seed_value())
       ->each([&](const std::string&) { seed_set = true; });
@@ -106,6 +110,7 @@ int run_dr(int argc, char** argv) {
   if (!ev.ok()) return fail("dr", ev.status());
   if (tolerance >= 0) ev->tolerance_frac = tolerance;
   if (seed_set) ev->seed = seed;
+  if (gpus_per_node > 0) ev->gpus_per_node = gpus_per_node;
   if (plant_error >= 0) ev->plant_error_frac = plant_error;
   if (!noise.empty()) studies::set_dr_noise(*ev, *studies::parse_dr_noise(noise));
   if (depth > 0) {

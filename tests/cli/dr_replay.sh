@@ -45,6 +45,18 @@ check "table names the tolerance" grep -q "tolerance 1.0 % of baseline" "$out/e.
 check "uncapped" "$bin" dr replay "$out/e.yaml" --method uncapped --json >"$out/u.json"
 check "uncapped is above the target" jqt '.minutes_above_target > 30' "$out/u.json"
 
+# The coordinator's planning step as the site loop (docs/fleet.md), on nodes of 4 GPUs.
+check "coordinator loop" "$bin" dr replay "$out/e.yaml" --site-loop coordinator --gpus-per-node 4 \
+  --json >"$out/c.json"
+check "coordinator loop named, targets met" jqt '.site_loop == "coordinator"
+  and .minutes_above_target == 0 and .mean_overcut_frac <= 0.02' "$out/c.json"
+check "the replay loop named by default" jqt '.site_loop == "replay"' "$out/e.json"
+expect_exit2 "coordinator loop without its allocator" "--site-loop coordinator" dr replay \
+  "$out/e.yaml" --site-loop coordinator --method equal
+expect_exit2 "unknown site loop" "--site-loop" dr replay "$out/e.yaml" --site-loop other
+expect_exit2 "gpus per node out of range" "--gpus-per-node" dr replay "$out/e.yaml" \
+  --gpus-per-node 0
+
 # The shipped replays run.
 for f in "$src"/scenarios/dr/*.yaml; do
   check "$(basename "$f") runs" "$bin" dr replay "$f" --json >/dev/null

@@ -84,6 +84,38 @@ TEST_F(DrReplay, IssueMinimumRunsAsWrittenAndMeetsTheTargets) {
               (0.75 * r->jobs[0].performance + 0.5 * r->jobs[1].performance) / 1.25, 1e-12);
 }
 
+// The coordinator's planning step (fleet/site_round.hpp) as the replay's site loop: on the issue's
+// minimum it meets the same targets, pauses nothing the caps can reach, and says which loop ran;
+// an allocation method the coordinator has no allocator for is refused, naming the flag.
+TEST_F(DrReplay, CoordinatorLoopRunsTheCoordinatorsPlanningOnTheReplayNodes) {
+  auto ev = load_dr_event(write("event.yaml", kIssueYaml));
+  ASSERT_TRUE(ev.ok()) << ev.status().message();
+  ev->duration_s = 12000;
+  ev->end_s = 9000;
+  DrReplayOptions o;
+  o.site_loop = "coordinator";
+  auto r = run_dr_replay(*ev, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(dr_replay_json(*r)["site_loop"], "coordinator");
+  EXPECT_EQ(r->minutes_above_target, 0);
+  EXPECT_LE(r->mean_overcut_frac, 0.02);
+  EXPECT_LE(r->ramp_down_s, 300);
+  EXPECT_TRUE(r->pauses.empty());
+  for (const auto& js : r->jobs) EXPECT_GE(js.performance, js.tier_min) << js.name;
+  // The loop acted: the hold sits under the target, not at the uncapped draw.
+  EXPECT_LT(r->hold_power_over_target, 1.0);
+  EXPECT_GT(r->hold_power_over_target, 0.95);
+  o.method = "equal";
+  auto bad = run_dr_replay(*ev, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--site-loop coordinator"), std::string::npos);
+  o.method = "optimal";
+  o.site_loop = "other";
+  auto unknown = run_dr_replay(*ev, o);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("--site-loop"), std::string::npos);
+}
+
 TEST_F(DrReplay, UncappedIsAboveTheTargetAndLosesNothing) {
   auto ev = load_dr_event(write("event.yaml", kIssueYaml));
   ASSERT_TRUE(ev.ok()) << ev.status().message();
