@@ -6,12 +6,13 @@
 namespace fw {
 
 Result<CapNetOnlineController> CapNetOnlineController::create(const CapNetOnlineConfig& c) {
-  const bool ok =
-      c.job >= 0 && c.stages >= 0 && c.period_s > 0 && c.calib_s >= 0 && c.settle_s >= 0 &&
-      c.settle_s < c.period_s && c.target_loss >= 0 && c.loss_max > 0 && c.loss_max < 1 &&
-      c.horizon_s > 0 && c.band >= 0 && c.band < (c.target_loss > 0 ? c.target_loss : c.loss_max) &&
-      c.gain >= 0 && c.excess_gain > 0 && c.max_step_frac > 0 && c.max_step_frac <= 1 &&
-      c.probe_frac >= 0 && c.cross_min > 0 && c.cross_gain >= 0 && c.cross_step_frac >= 0;
+  const bool ok = c.job >= 0 && c.stages >= 0 && c.period_s > 0 && c.calib_s >= 0 &&
+                  c.settle_s >= 0 && c.settle_s < c.period_s && c.target_loss >= 0 &&
+                  c.loss_max > 0 && c.loss_max < 1 && c.horizon_s > 0 && c.band >= 0 &&
+                  c.band < (c.target_loss > 0 ? c.target_loss : c.loss_max) && c.gain >= 0 &&
+                  c.excess_gain > 0 && c.max_step_frac > 0 && c.max_step_frac <= 1 &&
+                  c.probe_frac >= 0 && c.cross_min > 0 && c.cross_gain >= 0 &&
+                  c.cross_step_frac >= 0 && c.span_s >= 0;
   if (!ok) {
     return Status::InvalidArgument(
         "capnet-online: needs job >= 0, stages >= 0, period_s > settle_s >= 0, calib_s >= 0, "
@@ -39,6 +40,11 @@ void CapNetOnlineController::reset(const PlantInfo& info) {
   a_ref_.assign(n, 0.0);
   a_.assign(n, 0.0);
   p_.assign(n, 0.0);
+  p_ref_.assign(n, 0.0);
+  hi_.assign(n, 0.0);
+  lo_.assign(n, 0.0);
+  blk_.assign(n, 0.0);
+  p_blk_w_ = 0;
   caps_.assign(n, 0.0);
   max_.assign(n, 0.0);
   min_.assign(n, 0.0);
@@ -60,9 +66,20 @@ void CapNetOnlineController::reset(const PlantInfo& info) {
   cmd_.knobs.clear();
 }
 
+namespace {
+
+// The sensor's instantaneous power where the device has one, else its power reading.
+double instant_w(const GpuReading& r) {
+  return std::isfinite(r.power_instant_w) ? r.power_instant_w : r.power_w;
+}
+
+}  // namespace
+
 void CapNetOnlineController::window_means(const Observation& obs, double since_s) {
   std::fill(a_.begin(), a_.end(), 0.0);
   std::fill(p_.begin(), p_.end(), 0.0);
+  std::fill(hi_.begin(), hi_.end(), -1e300);
+  std::fill(lo_.begin(), lo_.end(), 1e300);
   const SnapshotRing& h = *obs.history;
   int used = 0;
   size_t oldest = 0;
@@ -71,28 +88,39 @@ void CapNetOnlineController::window_means(const Observation& obs, double since_s
     if (age > 0 && s.time_s <= since_s) break;
     for (size_t k = 0; k < gpus_.size(); ++k) {
       const GpuReading& r = s.gpus[gpus_[k]];
-      a_[k] += std::isfinite(r.sm_util) ? r.sm_util : 0.0;
       p_[k] += std::isfinite(r.power_w) ? r.power_w : 0.0;
+      const double w = instant_w(r);
+      if (std::isfinite(w)) {
+        hi_[k] = std::max(hi_[k], w);
+        lo_[k] = std::min(lo_[k], w);
+      }
     }
     ++used;
     oldest = age;
   }
-  // Mean power from the energy counter over the last whole iteration (between the two latest
-  // step boundaries in the history), else over the window: power samples at 2 Hz, or a window
-  // shorter than an iteration, alias with it (a pipeline GPU swings between compute and
-  // blocking power within an iteration).
+  // Mean power from the energy counter over whole iterations: from the newest step boundary
+  // back to the first one at or before the window's start that makes the span at least span_s
+  // (whole iterations covering the window); with fewer than two boundaries in the history, over
+  // the window. Power samples at 2 Hz, or a window shorter than an iteration, alias with it (a
+  // pipeline GPU swings between compute and blocking power within an iteration); boundaries
+  // are seen at the sample period, so the span misses up to one of it at each end.
   const int job = cfg_.job;
   size_t b_age = 0, a_age = oldest;
   int found = 0;
-  for (size_t age = 0; age + 1 < h.size() && found < 2; ++age) {
+  for (size_t age = 0; age + 1 < h.size(); ++age) {
     const Snapshot& x = h.at_age(age);
     const Snapshot& y = h.at_age(age + 1);
     if (static_cast<size_t>(job) >= x.jobs.size() || static_cast<size_t>(job) >= y.jobs.size())
       break;
-    if (x.jobs[job].steps_total > y.jobs[job].steps_total) {
-      (found == 0 ? b_age : a_age) = age;
-      ++found;
+    if (x.jobs[job].steps_total <= y.jobs[job].steps_total) continue;
+    if (found == 0) {
+      b_age = age;
+    } else if (found >= 1) {
+      a_age = age;
     }
+    ++found;
+    if (found >= 2 && x.time_s <= since_s && h.at_age(b_age).time_s - x.time_s >= cfg_.span_s)
+      break;
   }
   if (found < 2) {
     b_age = 0;
@@ -102,11 +130,19 @@ void CapNetOnlineController::window_means(const Observation& obs, double since_s
   const Snapshot& b = h.at_age(b_age);
   const double span_s = b.time_s - a.time_s;
   for (size_t k = 0; k < gpus_.size(); ++k) {
-    a_[k] /= used;
     p_[k] /= used;
     const double e0 = a.gpus[gpus_[k]].energy_j, e1 = b.gpus[gpus_[k]].energy_j;
     if (span_s >= 1 && std::isfinite(e0) && std::isfinite(e1) && e1 > e0)
       p_[k] = (e1 - e0) / span_s;
+  }
+}
+
+void CapNetOnlineController::busy_shares() {
+  // Busy share: mean power above the blocking power over the compute power (the highest
+  // instantaneous reading of the window, at the clock in force) above it.
+  for (size_t k = 0; k < gpus_.size(); ++k) {
+    const double span = hi_[k] - p_blk_w_;
+    a_[k] = span > 1 ? std::clamp((p_[k] - p_blk_w_) / span, 0.0, 1.0) : 0.0;
   }
 }
 
@@ -147,10 +183,18 @@ const Command& CapNetOnlineController::decide(const Observation& obs) {
   const int n = static_cast<int>(gpus_.size());
   if (!calibrated_) {
     if (t < first_busy_s_ + cfg_.calib_s) return cmd_;
-    // Reference activity: every sample since the job's first busy one (uncapped throughout).
+    // Reference busy shares and powers: every sample since the job's first busy one (uncapped
+    // throughout).
     window_means(obs, first_busy_s_);
     measure_iteration(obs);
+    // Blocking power: the median over the job's GPUs of each one's lowest reading (every
+    // pipeline stage waits some of the iteration; the median ignores one that never did).
+    std::copy(lo_.begin(), lo_.end(), blk_.begin());
+    std::nth_element(blk_.begin(), blk_.begin() + n / 2, blk_.end());
+    p_blk_w_ = std::isfinite(blk_[n / 2]) && blk_[n / 2] < 1e299 ? blk_[n / 2] : 0.0;
+    busy_shares();
     a_ref_ = a_;
+    p_ref_ = p_;
     for (int p = 0; p < pipes_; ++p) {
       int best = p * stages_;
       for (int k = p * stages_; k < std::min(n, (p + 1) * stages_); ++k)
@@ -162,12 +206,15 @@ const Command& CapNetOnlineController::decide(const Observation& obs) {
   }
   if (iter_s_ <= 0) measure_iteration(obs);  // no two step boundaries in the calibration yet
   window_means(obs, std::max(t - cfg_.period_s, last_write_s_) + cfg_.settle_s);
-  // Loss: the smallest iteration-time ratio over pipelines whose sentinel is uncapped.
+  busy_shares();
+  // Loss: the smallest iteration-time ratio over pipelines whose sentinel is uncapped (its
+  // compute power is fixed: its power above blocking is in proportion to its busy share).
   double rmin = 1e300;
   int ref = -1;
   for (int p = 0; p < pipes_; ++p) {
     const int s = sentinel_[p];
-    ratio_[p] = a_[s] > 1e-9 ? a_ref_[s] / a_[s] : 1e300;
+    const double now_w = p_[s] - p_blk_w_, ref_w = p_ref_[s] - p_blk_w_;
+    ratio_[p] = now_w > 1e-9 && ref_w > 0 ? ref_w / now_w : 1e300;
     if (caps_[s] >= max_[s] - 0.5 && ratio_[p] < rmin) {
       rmin = ratio_[p];
       ref = p;

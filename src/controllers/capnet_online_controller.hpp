@@ -2,28 +2,35 @@
 // CapNetOnlineController (`capnet-online` in `flexwatt eval`, the `capnet:online` arm of
 // `flexwatt caps`): per-GPU caps for a pipeline-parallel job found by an online search, with no
 // offline profile and no trained network. Every period_s (10 s) it reads what a node sees at
-// 2 Hz — each GPU's SM activity (the share of time it computes) and the job's state — and moves
-// each GPU's cap. Simulated use only so far: on hardware, NVML's utilization counts a rank
-// spinning in a blocking NCCL call as busy; the SM-activity signal this search needs is the
-// profiler's (DCGM PROF_SM_ACTIVE) or the job's per-rank compute timings (assumption).
+// 2 Hz: each GPU's power (instantaneous where the device has one), its energy counter and the
+// job's step count — never SM utilization, which on NVML counts a rank blocked in a NCCL call
+// as busy (a stage that waits reads as the critical one) — and moves each GPU's cap.
+//
+// Busy share of GPU g (its "activity" a_g below): (P_g − P_blk) / (P_hi,g − P_blk), P_g its mean
+// power from the energy counter over whole iterations (from the newest step boundary back to
+// the first one at or before the window's start, and to at least span_s; with fewer than two
+// boundaries in the history, over the window), P_hi,g its highest instantaneous reading in the
+// window (its compute power at the clock in force), P_blk the job's blocking power
+// (calibration: the median over its GPUs of each one's lowest reading).
 //
 // Calibration: the first calib_s after the job's first busy sample run uncapped; each GPU's
-// mean activity there is its reference a_ref. Each pipeline's most active GPU is its
-// *sentinel* (job GPU k belongs to pipeline k / stages).
+// mean power P_ref and busy share a_ref there are its reference. Each pipeline's busiest GPU
+// is its *sentinel* (job GPU k belongs to pipeline k / stages).
 //
 // Step time without a profile: a GPU at an unchanged clock does the same work per iteration, so
-// its activity falls as 1 / (iteration time). For each pipeline whose sentinel is uncapped,
-// r_p = a_ref(sentinel) / a(sentinel) is the iteration time over the calibration's. A pipeline
-// slowed by a straggler (F times longer work, same clock) shows r_p = T / (F · T_ref): the time
-// beyond what the straggler alone costs. So loss = min_p r_p − 1 is the slowdown the caps
-// cause, straggler or not (exact in the simulator's pipeline model while the straggler spans a
-// whole pipeline or a non-sentinel stage; a straggler on the only pipeline's sentinel reads as
-// loss, and the search releases).
+// its busy share falls as 1 / (iteration time), and so does its power above blocking (an
+// uncapped sentinel's compute power does not move). For each pipeline whose sentinel is
+// uncapped, r_p = (P_ref − P_blk) / (P − P_blk) of the sentinel is the iteration time over the
+// calibration's. A pipeline slowed by a straggler (F times longer work, same clock) shows
+// r_p = T / (F · T_ref): the time beyond what the straggler alone costs. So loss = min_p r_p − 1
+// is the slowdown the caps cause, straggler or not (in the simulator's pipeline model, up to the
+// energy span's misalignment with the iterations: boundaries are seen at the sample period;
+// a straggler on the only pipeline's sentinel reads as loss, and the search releases).
 //
-// Search, per decision (activity averaged over the period's samples read settle_s after the
-// last write); ref = the pipeline giving the loss, amax = the job's highest activity:
+// Search, per decision (busy shares over the period's samples read settle_s after the last
+// write); ref = the pipeline giving the loss, amax = the job's highest busy share:
 // - slack_g = 1 − a_g / amax (how long GPU g waits for its neighbours or the all-reduce);
-//   cross-slack x_g = 1 − a_g / (the highest activity of its stage in any pipeline): a pipeline
+//   cross-slack x_g = 1 − a_g / (the highest busy share of its stage in any pipeline): a pipeline
 //   waiting at the all-reduce for a slower one (a straggler) shows it on every stage;
 // - loss < target − band: every GPU but the pipelines' sentinels is lowered by
 //   min(max_step_frac · TDP, s · (gain · slack_g + probe_frac) · power_g),
@@ -75,6 +82,7 @@ struct CapNetOnlineConfig {
   double cross_min = 0.03;        // cross-pipeline slack that marks a waiting pipeline
   double cross_gain = 0.5;        // lowering step per unit of it, of the GPU's power
   double cross_step_frac = 0.15;  // largest such step per decision, of TDP
+  double span_s = 0;              // shortest span of whole iterations a mean power is taken over, s
 };
 
 class CapNetOnlineController : public Controller {
@@ -103,8 +111,11 @@ class CapNetOnlineController : public Controller {
 
  private:
   explicit CapNetOnlineController(CapNetOnlineConfig cfg) : cfg_(cfg) {}
-  // Mean SM activity and power of the job's GPUs over samples read after since_s.
+  // Mean power (energy counter, whole iterations) and the highest and lowest instantaneous
+  // power of the job's GPUs over samples read after since_s.
   void window_means(const Observation& obs, double since_s);
+  // a_ from the window's powers and the blocking power.
+  void busy_shares();
   // Updates iter_s_ and target_ from the step boundaries in the history since first_busy_s_.
   void measure_iteration(const Observation& obs);
 
@@ -117,6 +128,8 @@ class CapNetOnlineController : public Controller {
   double loss_ = 0;
   double target_ = 0, iter_s_ = 0;
   std::vector<double> a_ref_, a_, p_, caps_, max_, min_, tdp_, ratio_, xslack_, prev_caps_;
+  std::vector<double> p_ref_, hi_, lo_, blk_;
+  double p_blk_w_ = 0;  // the job's blocking power, from the calibration
   double backoff_ = 1;
   bool lowered_ = false;
   std::vector<int> sentinel_;

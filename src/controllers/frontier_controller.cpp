@@ -19,6 +19,27 @@ const pipeline::ClockPoint* fastest(const pipeline::InstrProfile& p) {
   return best;
 }
 
+// Power of one instruction's op at `mhz`, interpolated between the profile's points (the
+// nearest point outside their range).
+double op_power_at(const pipeline::InstrProfile& p, double mhz, double& time_s) {
+  const pipeline::ClockPoint* lo = nullptr;
+  const pipeline::ClockPoint* hi = nullptr;
+  for (const auto& pt : p.points) {
+    if (pt.freq_mhz <= mhz && (!lo || pt.freq_mhz > lo->freq_mhz)) lo = &pt;
+    if (pt.freq_mhz >= mhz && (!hi || pt.freq_mhz < hi->freq_mhz)) hi = &pt;
+  }
+  if (!lo) lo = hi;
+  if (!hi) hi = lo;
+  if (!lo || !(lo->time_s > 0) || !(hi->time_s > 0)) {
+    time_s = 0;
+    return 0;
+  }
+  const double u =
+      hi->freq_mhz > lo->freq_mhz ? (mhz - lo->freq_mhz) / (hi->freq_mhz - lo->freq_mhz) : 0.0;
+  time_s = lo->time_s + u * (hi->time_s - lo->time_s);
+  return lo->power_w() + u * (hi->power_w() - lo->power_w());
+}
+
 // The rank phase (0 warm-up, 1 steady, 2 cool-down) of a planner phase slot: fill is part of
 // warm-up and drain of cool-down (the planner's three segments; sim::RankPhase).
 int rank_phase_of(int slot) {
@@ -41,6 +62,56 @@ pipeline::PlanOptions plan_options(const FrontierConfig& c, double factor) {
 }
 
 }  // namespace
+
+double FrontierController::compute_w_at(size_t stage, double mhz) const {
+  const int s = static_cast<int>(stage);
+  if (s >= cfg_.profile.num_stages() || !std::isfinite(mhz)) return 0;
+  double tf = 0, tb = 0;
+  const double pf = op_power_at(cfg_.profile.at(s, pipeline::Instr::kForward), mhz, tf);
+  const double pb = op_power_at(cfg_.profile.at(s, pipeline::Instr::kBackward), mhz, tb);
+  return tf + tb > 0 ? (pf * tf + pb * tb) / (tf + tb) : 0.0;
+}
+
+void FrontierController::BusyWindow::start(const Snapshot& snap, const std::vector<int>& gpus) {
+  t0_s = snap.time_s;
+  on = true;
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    const int g = gpus[k];
+    e0_j[k] = static_cast<size_t>(g) < snap.gpus.size() ? snap.gpus[g].energy_j : kUnset;
+    power_sum_w[k] = 0;
+    clock_sum_mhz[k] = 0;
+  }
+  n = 0;
+}
+
+void FrontierController::BusyWindow::add(const Snapshot& snap, const std::vector<int>& gpus) {
+  for (size_t k = 0; k < gpus.size(); ++k) {
+    const int g = gpus[k];
+    if (static_cast<size_t>(g) >= snap.gpus.size()) continue;
+    const GpuReading& r = snap.gpus[g];
+    power_sum_w[k] += std::isfinite(r.power_w) ? r.power_w : 0.0;
+    clock_sum_mhz[k] += std::isfinite(r.sm_clock_mhz) ? r.sm_clock_mhz : 0.0;
+  }
+  ++n;
+}
+
+void FrontierController::busy_over(const BusyWindow& w, const Snapshot& snap,
+                                   std::vector<double>& out) const {
+  const size_t S = base_caps_w_.size();
+  const double span_s = snap.time_s - w.t0_s;
+  for (size_t k = 0; k < gpus_.size(); ++k) {
+    out[k] = 0;
+    const int g = gpus_[k];
+    if (w.n < 1 || static_cast<size_t>(g) >= snap.gpus.size()) continue;
+    const double e1 = snap.gpus[g].energy_j;
+    double mean_w = w.power_sum_w[k] / w.n;
+    if (span_s >= 1 && std::isfinite(w.e0_j[k]) && std::isfinite(e1) && e1 > w.e0_j[k])
+      mean_w = (e1 - w.e0_j[k]) / span_s;
+    const double pc = compute_w_at(k % S, w.clock_sum_mhz[k] / w.n);
+    if (pc > cfg_.blocking_w + 1)
+      out[k] = std::max(0.0, mean_w - cfg_.blocking_w) / (pc - cfg_.blocking_w);
+  }
+}
 
 double PhaseTable::max_cap_over(size_t s, double a, double b, double scale) const {
   const double T = time_s * scale;
@@ -184,11 +255,17 @@ void FrontierController::reset(const PlantInfo& info) {
   pending_ = false;
   last_steps_ = -1;
   settled_at_s_ = 0;
-  util_sum_.assign(gpus_.size(), 0.0);
-  util_n_ = 0;
-  step_util_.assign(gpus_.size(), 0.0);
-  step_util_n_ = 0;
-  step_armed_ = false;
+  std::vector<BusyWindow*> ws = {&window_};
+  for (BusyWindow& w : step_windows_) ws.push_back(&w);
+  for (BusyWindow* w : ws) {
+    w->e0_j.assign(gpus_.size(), kUnset);
+    w->power_sum_w.assign(gpus_.size(), 0.0);
+    w->clock_sum_mhz.assign(gpus_.size(), 0.0);
+    w->n = 0;
+    w->on = false;
+  }
+  busy_.assign(gpus_.size(), 0.0);
+  step_boundaries_ = 0;
   strag_ref_act_ = -1;
   quick_releases_ = 0;
   first_boundary_t_ = -1;
@@ -263,12 +340,10 @@ Command FrontierController::update(const Observation& obs) {
     }
     pending_ = false;
     settled_at_s_ = obs.time_s + cfg_.settle_s;
-    std::fill(util_sum_.begin(), util_sum_.end(), 0.0);
-    util_n_ = 0;
-    std::fill(step_util_.begin(), step_util_.end(), 0.0);
-    step_util_n_ = 0;
-    step_armed_ = false;  // from the first boundary after settling
-    strag_ref_act_ = -1;  // measured again under the plan now written
+    window_.n = 0;  // restarted at the first sample after settling
+    for (BusyWindow& w : step_windows_) w.on = false;
+    step_boundaries_ = 0;  // from the first boundary after settling
+    strag_ref_act_ = -1;   // measured again under the plan now written
     first_boundary_t_ = -1;
     return c;
   }
@@ -283,7 +358,7 @@ Command FrontierController::update(const Observation& obs) {
     last_boundary_steps_ = jr.steps_total;
   }
   const int dp = static_cast<int>(gpus_.size() / S);
-  // Pipeline p's activity against the others', stage by stage, over the sums `u`.
+  // Pipeline p's busy share against the others', stage by stage, over the sums `u`.
   auto ratio_of = [&](int p, const std::vector<double>& u) {
     double r = 0;
     for (size_t s = 0; s < S; ++s) {
@@ -295,18 +370,21 @@ Command FrontierController::update(const Observation& obs) {
     }
     return r / static_cast<double>(S);
   };
-  // Release, checked at every step boundary on the last whole step: the straggler's own
-  // activity (the share of time its GPUs compute, mean over its stages) against its level over
-  // the first whole step under the straggler plan. A recovered straggler does its work in 1/F
-  // of the time while the iteration keeps the others' (slowed) pace, so its activity drops by
-  // ~1 − 1/F. (Its activity *ratio* to the others does not tell: the others, slowed to its
-  // pace, compute as much of the iteration as it does — releasing on that ratio released and
-  // re-found the straggler every ~40 s.)
+  // Release, checked at every step boundary on the last kReleaseSteps whole steps: the
+  // straggler's own busy share (the share of time its GPUs compute, mean over its stages)
+  // against its level over the first such steps under the straggler plan (one step's energy
+  // span, its ends seen at the sample period, moved the share by more than the threshold). A
+  // recovered straggler does its work in 1/F of the time while the iteration keeps the others'
+  // (slowed) pace, so its activity drops by ~1 − 1/F. (Its activity *ratio* to the others does not
+  // tell: the others, slowed to its pace, compute as much of the iteration as it does — releasing
+  // on that ratio released and re-found the straggler every ~40 s.)
   if (boundary) {
-    if (step_armed_ && step_util_n_ > 0 && straggler_ >= 0 && dp >= 2) {
+    BusyWindow& w = step_windows_[step_boundaries_ % kReleaseSteps];
+    if (step_boundaries_ >= kReleaseSteps && w.n > 0 && straggler_ >= 0 && dp >= 2) {
+      busy_over(w, snap, busy_);
       double a = 0;
-      for (size_t s = 0; s < S; ++s) a += step_util_[straggler_ * S + s];
-      a /= static_cast<double>(S) * step_util_n_;
+      for (size_t s = 0; s < S; ++s) a += busy_[straggler_ * S + s];
+      a /= static_cast<double>(S);
       if (strag_ref_act_ < 0) {
         strag_ref_act_ = a;
       } else if (a < strag_ref_act_ * (1 - cfg_.threshold)) {  // recovered
@@ -319,36 +397,30 @@ Command FrontierController::update(const Observation& obs) {
         return c;
       }
     }
-    std::fill(step_util_.begin(), step_util_.end(), 0.0);
-    step_util_n_ = 0;
-    step_armed_ = true;  // the next sums cover a whole step
+    w.start(snap, gpus_);  // evaluated kReleaseSteps boundaries from now
+    ++step_boundaries_;
   }
-  for (size_t k = 0; k < gpus_.size(); ++k) {
-    const int g = gpus_[k];
-    if (static_cast<size_t>(g) < snap.gpus.size()) {
-      util_sum_[k] += snap.gpus[g].sm_util;
-      if (step_armed_) step_util_[k] += snap.gpus[g].sm_util;
-    }
-  }
-  ++util_n_;
-  if (step_armed_) ++step_util_n_;
+  if (window_.n == 0) window_.start(snap, gpus_);
+  window_.add(snap, gpus_);
+  for (BusyWindow& w : step_windows_)
+    if (w.on) w.add(snap, gpus_);
   if (obs.time_s < settled_at_s_ + cfg_.measure_s || dp < 2) return c;
-  // Each pipeline's activity against the others', stage by stage.
+  // Each pipeline's busy share against the others', stage by stage.
+  busy_over(window_, snap, busy_);
   std::vector<double> ratio(dp, 1.0);
-  for (int p = 0; p < dp; ++p) ratio[p] = ratio_of(p, util_sum_);
+  for (int p = 0; p < dp; ++p) ratio[p] = ratio_of(p, busy_);
   const double step_s =
       last_boundary_steps_ > first_boundary_steps_
           ? (last_boundary_t_ - first_boundary_t_) / (last_boundary_steps_ - first_boundary_steps_)
           : 0.0;
-  std::fill(util_sum_.begin(), util_sum_.end(), 0.0);
-  util_n_ = 0;
+  window_.n = 0;
   first_boundary_t_ = -1;
   settled_at_s_ = obs.time_s;  // next measurement over the next measure_s
   const int top = static_cast<int>(std::max_element(ratio.begin(), ratio.end()) - ratio.begin());
   if (straggler_ < 0 && ratio[top] <= 1 + cfg_.threshold && step_s > 0) ref_step_s_ = step_s;
   if (ratio[top] > 1 + cfg_.threshold && (straggler_ < 0 || top == straggler_)) {
     // F from the step time against the reference under the base plan (the straggler keeps the
-    // base caps, so its iteration is F times as long); from the activity ratio when no
+    // base caps, so its iteration is F times as long); from the busy-share ratio when no
     // reference was measured (a straggler from the start). The ratio overstates F where caps
     // bound the iteration-average power: the waiting pipelines then compute faster.
     const double f = std::clamp(

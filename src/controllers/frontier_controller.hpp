@@ -4,7 +4,8 @@
 // per-GPU caps, through the SafetyLimiter like every controller. It needs an offline profile
 // of the job's stages (a Perseus-format file, or the simulated job profiled at every clock:
 // sim/pipeline_profile.hpp); it reads nothing else about the job but what a node sees: step
-// counts, per-GPU power, SM activity and clock.
+// counts, per-GPU power, energy counter and SM clock (never SM utilization: NVML counts a rank
+// blocked in a NCCL call as busy).
 //
 // Plan: the planner's constant mode (one cap per stage) at ≤ slowdown_max, or with `schedule`
 // its schedule mode in three segments (one cap per stage for each 1F1B phase: warm-up, steady,
@@ -32,19 +33,22 @@
 // clock lags, 0.2 s down and 1.5 s up, so 99 % in ≤ 7 s); step times measured before that are
 // not used.
 //
-// Stragglers (dynamic), from SM activity (the share of time a GPU computes; NVML's
-// utilization): every measure_s after the caps settled, each pipeline's activity is compared,
-// stage by stage, with the mean of the other pipelines'. A pipeline whose ratio r exceeds
-// 1 + threshold waits least: it is the straggler. Its factor F is the step time over the
-// reference step time (measured under the base plan while no pipeline straggled), or, with no
-// reference yet, F_current · r. The plan
-// is redone with straggler_factor F and the other pipelines get its `others` caps (the
-// straggler keeps the base plan's). Release, checked at every step boundary on the last whole
-// step (a stale straggler plan slows every pipeline to the straggler's pace, a loss; a late
-// onset only saves less): when the straggler's own activity falls below (1 − threshold) of
-// its activity over its first whole step under the straggler plan (recovered, it computes
-// its work in 1/F of the time), the base plan returns. Claims the cap actuator; never reads
-// the budget.
+// Stragglers (dynamic), from each GPU's busy share (the share of time it computes) over a
+// window: (P − blocking_w) / (P_c − blocking_w), P its mean power from the energy counter over
+// the window (the mean of its power readings without a counter), P_c the profile's compute
+// power of its stage at its mean SM clock (forward and backward, time-weighted, interpolated
+// between the profile's clocks). Every measure_s after the caps settled, each pipeline's busy
+// shares are compared, stage by stage, with the mean of the other pipelines'. A pipeline whose
+// ratio r exceeds 1 + threshold waits least: it is the straggler. Its factor F is the step time
+// over the reference step time (measured under the base plan while no pipeline straggled), or,
+// with no reference yet, F_current · r. The plan is redone with straggler_factor F and the other
+// pipelines get its `others` caps (the straggler keeps the base plan's). Release, checked at
+// every step boundary on the last three whole steps (a stale straggler plan slows every
+// pipeline to the straggler's pace, a loss; a late onset only saves less): when the
+// straggler's own busy share over them (from boundary sample to boundary sample) falls below
+// (1 − threshold) of its busy share over its first three whole steps under the straggler plan
+// (recovered, it computes its work in 1/F of the time), the base plan returns. Claims the cap
+// actuator; never reads the budget.
 
 #include <array>
 #include <string>
@@ -124,8 +128,22 @@ class FrontierController : public Controller {
 
  private:
   explicit FrontierController(FrontierConfig cfg) : cfg_(std::move(cfg)) {}
+  // A measuring window's start: each job GPU's energy counter, and its sums of power and SM
+  // clock readings (the power sum where there is no counter).
+  struct BusyWindow {
+    double t0_s = 0;
+    std::vector<double> e0_j, power_sum_w, clock_sum_mhz;
+    int n = 0;        // samples added
+    bool on = false;  // started
+    void start(const Snapshot& snap, const std::vector<int>& gpus);
+    void add(const Snapshot& snap, const std::vector<int>& gpus);
+  };
   void want(int straggler, const std::vector<double>& other_caps);
   Command write_schedule(const Observation& obs);
+  // A stage's compute power at an SM clock, from the profile (fwd and bwd, time-weighted).
+  double compute_w_at(size_t stage, double mhz) const;
+  // Each job GPU's busy share over window `w` up to `snap` (see the header's Stragglers).
+  void busy_over(const BusyWindow& w, const Snapshot& snap, std::vector<double>& out) const;
 
   FrontierConfig cfg_;
   pipeline::Plan base_;
@@ -136,13 +154,14 @@ class FrontierController : public Controller {
   std::vector<double> wanted_;  // per plant GPU, the caps to write at the next boundary
   bool pending_ = false;
   double last_steps_ = -1;
-  double settled_at_s_ = 0;       // activity from here on is under the written caps
-  std::vector<double> util_sum_;  // per job GPU, since settled_at_s_
-  int util_n_ = 0;
-  std::vector<double> step_util_;  // per job GPU, since the last step boundary (settled)
-  int step_util_n_ = 0;
-  bool step_armed_ = false;    // step_util_ sums a whole step (from a boundary after settling)
-  double strag_ref_act_ = -1;  // the straggler's activity over its first whole step, planned
+  double settled_at_s_ = 0;  // readings from here on are under the written caps
+  BusyWindow window_;        // since settled_at_s_
+  static constexpr int kReleaseSteps = 3;
+  // Started at the last kReleaseSteps step boundaries after settling (round robin).
+  std::array<BusyWindow, kReleaseSteps> step_windows_;
+  int step_boundaries_ = 0;    // step boundaries seen since settling
+  std::vector<double> busy_;   // per job GPU, the last busy shares computed
+  double strag_ref_act_ = -1;  // the straggler's busy share over its first such steps, planned
   int quick_releases_ = 0;
   double first_boundary_t_ = -1, first_boundary_steps_ = 0;  // step boundaries measured
   double last_boundary_t_ = 0, last_boundary_steps_ = 0;

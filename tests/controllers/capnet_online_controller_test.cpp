@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "control/control_loop.hpp"
 #include "pipeline_episode.hpp"
@@ -47,8 +49,8 @@ class Recorder : public Controller {
 
 using Episode = testing::PipelineEpisode;
 
-Episode run(const sim::Scenario& s, Controller* c) {
-  return testing::run_pipeline_episode(s, c, /*history_s=*/150);
+Episode run(const sim::Scenario& s, Controller* c, std::optional<double> nvml_util = std::nullopt) {
+  return testing::run_pipeline_episode(s, c, /*history_s=*/150, nvml_util);
 }
 
 TEST(CapNetOnline, RefusesBadOptions) {
@@ -128,8 +130,13 @@ TEST(CapNetOnline, AimsAtTheBoundLessOneIterationOfGranularity) {
               100 * want, 100 * c->loss_estimate());
   ASSERT_GT(iter_s, 2.5);
   ASSERT_LT(iter_s, 3.2);
-  EXPECT_NEAR(c->loss_estimate(), want, 0.0006);
-  (void)on;
+  EXPECT_NEAR(c->target(), want, 0.0002);
+  // The estimate is read from power over whole iterations seen at the sample period (it swings
+  // by a few % from one decision to the next on 2.8 s iterations), so the check is on the
+  // completed-step loss: at the target within one iteration of token granularity over the run.
+  const double lost = 1 - on.tokens / base.tokens;
+  std::printf("64 A100: %.3f %% lost\n", 100 * lost);
+  EXPECT_NEAR(lost, want, iter_s / (900 - 5));
 }
 
 // A pipeline slowed 1.2x from 600 s to 1200 s: the other pipeline's caps follow it down within
@@ -163,6 +170,49 @@ TEST(CapNetOnline, FollowsADynamicStragglerAndReleases) {
       EXPECT_DOUBLE_EQ(v[4], 300) << t;
     }
   }
+}
+
+// The search reads power, SM clock, the energy counter and the job's step count, never SM
+// utilisation: on real NVML a rank blocked in NCCL reads as busy, so utilisation does not tell
+// a stage that waits from the critical one. Its decisions on a plant that reports utilisation
+// as NVML does (1 on every job GPU, computing or waiting) or not at all (NaN) are the ones it
+// takes on the simulator's compute share, through a dynamic straggler; and it still saves
+// within the loss bound. (The search that read utilisation saw no slack and no slowdown there:
+// every GPU but the first of each pipeline went down to its minimum cap.)
+TEST(CapNetOnline, DecisionsDoNotDependOnUtilisation) {
+  auto s = sim::load_scenario(
+      source_path("scenarios/caps-pp4-a100pcie-x8-straggler.yaml"),
+      {"duration_s=900",
+       "jobs.0.stragglers=[{pipeline: 1, factor: 1.2, start_s: 400, end_s: 700}]"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  CapNetOnlineConfig cfg;
+  cfg.stages = 4;
+  std::vector<std::vector<std::pair<double, std::vector<double>>>> traces;
+  std::vector<Episode> eps;
+  for (std::optional<double> util :
+       {std::optional<double>{}, std::optional<double>{1.0}, std::optional<double>{kUnset}}) {
+    auto c = CapNetOnlineController::create(cfg);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    Recorder rec(*c);
+    eps.push_back(run(*s, &rec, util));
+    traces.push_back(rec.caps);
+  }
+  for (size_t r : {1u, 2u}) {
+    ASSERT_EQ(traces[0].size(), traces[r].size()) << r;
+    for (size_t i = 0; i < traces[0].size(); ++i) {
+      ASSERT_EQ(traces[0][i].second, traces[r][i].second)
+          << "run " << r << ", decision at " << traces[0][i].first << " s";
+    }
+    EXPECT_DOUBLE_EQ(eps[0].energy_j, eps[r].energy_j) << r;
+  }
+  const Episode base = run(*s, nullptr);
+  const double lost = 1 - eps[1].tokens / base.tokens;
+  const double saved = 1 - (eps[1].energy_j / eps[1].tokens) / (base.energy_j / base.tokens);
+  std::printf(
+      "capnet-online, NVML-like utilisation (900 s, straggler): saved %.2f %% at %.2f %% lost\n",
+      100 * saved, 100 * lost);
+  EXPECT_GT(saved, 0.02);
+  EXPECT_LE(lost, 0.012 + 0.01);
 }
 
 }  // namespace

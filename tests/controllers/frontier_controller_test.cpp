@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "control/control_loop.hpp"
 #include "pipeline_episode.hpp"
@@ -65,7 +66,9 @@ class Recorder : public Controller {
 
 using Episode = testing::PipelineEpisode;
 
-Episode run(const sim::Scenario& s, Controller* c) { return testing::run_pipeline_episode(s, c); }
+Episode run(const sim::Scenario& s, Controller* c, std::optional<double> nvml_util = std::nullopt) {
+  return testing::run_pipeline_episode(s, c, 0, nvml_util);
+}
 
 TEST(FrontierController, WritesAtStepBoundariesAndSavesWithinTheSlowdown) {
   auto s = sim::load_scenario(source_path("scenarios/caps-pp8-a40-x16.yaml"), {"duration_s=400"});
@@ -124,6 +127,51 @@ TEST(FrontierController, FollowsADynamicStragglerAndReleases) {
   EXPECT_EQ(fc->straggler_pipeline(), -1);  // released by the end
   EXPECT_DOUBLE_EQ(factor_at(1300), 1.0);
   for (const auto& w : rec.writes) EXPECT_TRUE(w.steps_before < 0 || w.steps > w.steps_before);
+}
+
+// Stragglers are found and released from power, the SM clock and the energy counter, never
+// from SM utilisation (on real NVML a rank blocked in NCCL reads as busy): on a plant that
+// reports utilisation as NVML does (1 on every job GPU) or not at all (NaN) the controller
+// writes the same caps at the same times as on the simulator's compute share, and still
+// finds the 1.2x straggler and releases it. (Reading utilisation, it found none there.)
+TEST(FrontierController, StragglerDecisionsDoNotDependOnUtilisation) {
+  auto s = sim::load_scenario(
+      source_path("scenarios/caps-pp4-a100pcie-x8-straggler.yaml"),
+      {"duration_s=800",
+       "jobs.0.stragglers=[{pipeline: 1, factor: 1.2, start_s: 300, end_s: 600}]"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  std::vector<std::vector<std::pair<double, double>>> factors;
+  std::vector<size_t> writes;
+  std::vector<Episode> eps;
+  for (std::optional<double> util :
+       {std::optional<double>{}, std::optional<double>{1.0}, std::optional<double>{kUnset}}) {
+    auto fc = FrontierController::create(config_for(*s));
+    ASSERT_TRUE(fc.ok()) << fc.status().message();
+    Recorder rec(*fc);
+    eps.push_back(run(*s, &rec, util));
+    factors.push_back(rec.factors);
+    writes.push_back(rec.writes.size());
+  }
+  for (size_t r : {1u, 2u}) {
+    EXPECT_EQ(factors[0], factors[r]) << r;
+    EXPECT_EQ(writes[0], writes[r]) << r;
+    EXPECT_DOUBLE_EQ(eps[0].energy_j, eps[r].energy_j) << r;
+  }
+  auto factor_at = [&](double t) {
+    double f = 1;
+    for (const auto& [ts, v] : factors[1])
+      if (ts <= t) f = v;
+    return f;
+  };
+  for (size_t i = 1; i < factors[1].size(); ++i) {
+    if (factors[1][i].second != factors[1][i - 1].second) {
+      std::printf("NVML-like utilisation: straggler factor %.3f -> %.3f at %.1f s\n",
+                  factors[1][i - 1].second, factors[1][i].second, factors[1][i].first);
+    }
+  }
+  EXPECT_DOUBLE_EQ(factor_at(290), 1.0);
+  EXPECT_NEAR(factor_at(400), 1.2, 0.05);
+  EXPECT_DOUBLE_EQ(factor_at(680), 1.0);
 }
 
 // Schedule mode (the planner's cap per stage per 1F1B phase): the controller keys each stage's
