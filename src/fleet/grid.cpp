@@ -152,7 +152,8 @@ Result<GridTarget> parse_load_target_json(std::string_view body, double now_unix
     return Status::InvalidArgument("load target: body is not a JSON object");
   }
   static const char* kKnown[] = {"value",       "unit",           "start_time",   "end_time",
-                                 "best_effort", "correlation_id", "ramp_w_per_s", "feed_tags"};
+                                 "best_effort", "correlation_id", "ramp_w_per_s", "ramp_up_w_per_s",
+                                 "feed_tags"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
       return Status::InvalidArgument("load target: " + it.key() + ": unknown field");
@@ -203,6 +204,13 @@ Result<GridTarget> parse_load_target_json(std::string_view body, double now_unix
     FW_ASSIGN_OR_RETURN(t.ramp_w_per_s, check_ramp_w_per_s(j["ramp_w_per_s"].get<double>(),
                                                            "load target: ramp_w_per_s"));
   }
+  if (j.contains("ramp_up_w_per_s")) {
+    if (!j["ramp_up_w_per_s"].is_number()) {
+      return Status::InvalidArgument("load target: ramp_up_w_per_s: must be a number");
+    }
+    FW_ASSIGN_OR_RETURN(t.ramp_up_w_per_s, check_ramp_w_per_s(j["ramp_up_w_per_s"].get<double>(),
+                                                              "load target: ramp_up_w_per_s"));
+  }
   return t;
 }
 
@@ -218,20 +226,25 @@ Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s) {
 
 namespace {
 
-// The ramp rate in force: at least what ends a ramp over the gap within kMaxRampS.
-double ramp_rate(const GridTarget& t, double gap_w) {
-  return t.ramp_w_per_s > 0 ? std::max(t.ramp_w_per_s, gap_w / kMaxRampS) : 0.0;
+// The ramp rates in force, down and up: at least what ends a ramp over the gap within kMaxRampS.
+double ramp_rate(double rate_w_per_s, double gap_w) {
+  return rate_w_per_s > 0 ? std::max(rate_w_per_s, gap_w / kMaxRampS) : 0.0;
+}
+double down_rate(const GridTarget& t, double gap_w) { return ramp_rate(t.ramp_w_per_s, gap_w); }
+double up_rate(const GridTarget& t, double gap_w) {
+  return ramp_rate(t.ramp_up_w_per_s > 0 ? t.ramp_up_w_per_s : t.ramp_w_per_s, gap_w);
 }
 
 double event_budget_w(double site_w, const GridTarget& target, double now_unix_s) {
   if (!target.value_w || *target.value_w >= site_w) return site_w;
-  const double v = *target.value_w, gap = site_w - v, r = ramp_rate(target, gap);
-  const double ramp_s = r > 0 ? gap / r : 0.0;
+  const double v = *target.value_w, gap = site_w - v;
+  const double rd = down_rate(target, gap), ru = up_rate(target, gap);
+  const double down_s = rd > 0 ? gap / rd : 0.0, up_s = ru > 0 ? gap / ru : 0.0;
   const double t = now_unix_s, s = target.start_unix_s, e = target.end_unix_s;
-  if (t < s - ramp_s) return site_w;
-  if (t < s) return v + (s - t) * r;  // ramping down, reaching v at start
+  if (t < s - down_s) return site_w;
+  if (t < s) return v + (s - t) * rd;  // ramping down, reaching v at start
   if (e == 0 || t < e) return v;
-  if (t < e + ramp_s) return v + (t - e) * r;  // ramping back up after end
+  if (t < e + up_s) return v + (t - e) * ru;  // ramping back up after end
   return site_w;
 }
 
@@ -239,11 +252,12 @@ RampState event_ramp_state(double site_w, const GridTarget& target, double now_u
   const double e0 = event_budget_w(site_w, target, now_unix_s);
   if (!target.value_w || *target.value_w >= site_w) return RampState::kIdle;
   // A step (no ramp) is never "ramping"; a ramp moves the budget by its rate each second.
-  const double v = *target.value_w, r = ramp_rate(target, site_w - v), t = now_unix_s;
-  const double ramp_s = r > 0 ? (site_w - v) / r : 0.0;
-  if (r > 0 && t >= target.start_unix_s - ramp_s && t < target.start_unix_s)
+  const double v = *target.value_w, t = now_unix_s;
+  const double rd = down_rate(target, site_w - v), ru = up_rate(target, site_w - v);
+  const double down_s = rd > 0 ? (site_w - v) / rd : 0.0, up_s = ru > 0 ? (site_w - v) / ru : 0.0;
+  if (rd > 0 && t >= target.start_unix_s - down_s && t < target.start_unix_s)
     return RampState::kRampingDown;
-  if (r > 0 && target.end_unix_s > 0 && t >= target.end_unix_s && t < target.end_unix_s + ramp_s)
+  if (ru > 0 && target.end_unix_s > 0 && t >= target.end_unix_s && t < target.end_unix_s + up_s)
     return RampState::kRampingUp;
   return e0 < site_w ? RampState::kHolding : RampState::kIdle;
 }

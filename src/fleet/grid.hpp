@@ -38,16 +38,17 @@ Result<double> check_ramp_w_per_s(double v, std::string_view field);
 
 // PUT /v1/grid/target body:
 //   {"value": 700, "unit": "watt|kilowatt|megawatt", "start_time": t, "end_time": t?,
-//    "best_effort": false, "correlation_id": "...", "ramp_w_per_s": 0?}
+//    "best_effort": false, "correlation_id": "...", "ramp_w_per_s": 0?, "ramp_up_w_per_s": 0?}
 // "value": null means "site default" (clears the target). start_time absent: now. Any
 // malformed or out-of-range field is InvalidArgument naming it (never an exception).
 Result<GridTarget> parse_load_target(std::string_view body, double now_unix_s);
 
 // The site's effective budget at now. Per event: min(site_w, its value) while it is in force,
-// with ramps so the site reaches the value at start and leaves it at end at ramp_w_per_s
-// (0: steps; a ramp lasts at most kMaxRampS); a null, ended or not yet started event leaves
-// site_w (ramping included). Overlap rule: the lowest of site_w and every event's budget (the
-// most restrictive event wins at each instant; a future event never lifts an active one).
+// with ramps so the site reaches the value at start at ramp_w_per_s and leaves it at end at
+// ramp_up_w_per_s (ramp_w_per_s when 0) (0: steps; a ramp lasts at most kMaxRampS); a null, ended
+// or not yet started event leaves site_w (ramping included). Overlap rule: the lowest of site_w and
+// every event's budget (the most restrictive event wins at each instant; a future event never lifts
+// an active one).
 double effective_budget_w(double site_w, const GridSchedule& schedule, double now_unix_s);
 // The event that sets the effective budget at now (the lowest below site_w); nullptr if none.
 const GridTarget* binding_event(double site_w, const GridSchedule& schedule, double now_unix_s);

@@ -34,6 +34,7 @@ Json target_json(const GridTarget& t) {
           {"start_unix_s", t.start_unix_s},
           {"end_unix_s", t.end_unix_s},
           {"ramp_w_per_s", t.ramp_w_per_s},
+          {"ramp_up_w_per_s", t.ramp_up_w_per_s},
           {"best_effort", t.best_effort},
           {"correlation_id", t.correlation_id}};
 }

@@ -351,6 +351,7 @@ std::string encode(const GridTarget& r) {
             {"start_unix_s", r.start_unix_s},
             {"end_unix_s", r.end_unix_s},
             {"ramp_w_per_s", r.ramp_w_per_s},
+            {"ramp_up_w_per_s", r.ramp_up_w_per_s},
             {"best_effort", r.best_effort},
             {"correlation_id", r.correlation_id}};
   return j.dump();
@@ -374,6 +375,7 @@ Result<GridTarget> decode_grid_target(std::string_view text, std::string_view wh
     return f.error("end_unix_s", "must be 0 (open) or after start_unix_s");
   }
   FW_RETURN_IF_ERROR(f.number("ramp_w_per_s", &r.ramp_w_per_s, false, 0, kMaxSiteW));
+  FW_RETURN_IF_ERROR(f.number("ramp_up_w_per_s", &r.ramp_up_w_per_s, false, 0, kMaxSiteW));
   FW_RETURN_IF_ERROR(f.boolean("best_effort", &r.best_effort, false));
   FW_RETURN_IF_ERROR(f.string("correlation_id", &r.correlation_id, true, true));
   FW_RETURN_IF_ERROR(f.no_unknown());

@@ -131,8 +131,9 @@ struct SiteBudget {
 struct GridTarget {
   std::optional<double> value_w;  // >= 0
   double start_unix_s = 0;
-  double end_unix_s = 0;    // 0: open-ended; else > start
-  double ramp_w_per_s = 0;  // 0: as fast as allowed
+  double end_unix_s = 0;       // 0: open-ended; else > start
+  double ramp_w_per_s = 0;     // the ramp down to the value (0: as fast as allowed)
+  double ramp_up_w_per_s = 0;  // the ramp back up after end (0: ramp_w_per_s; issue 45)
   bool best_effort = false;
   std::string correlation_id;  // non-empty
 };

@@ -63,8 +63,11 @@ SiteRoundResult SiteRound::plan(PlanInput in) {
     const GridTarget* moving = binding_event(in.site_w, in.grid, in.now_unix_s);
     if (!moving) moving = binding_event(in.site_w, in.grid, in.now_unix_s + in.lookahead_s);
     if (moving) {
-      limits = {moving->ramp_w_per_s, moving->ramp_w_per_s};
+      const double up =
+          moving->ramp_up_w_per_s > 0 ? moving->ramp_up_w_per_s : moving->ramp_w_per_s;
+      limits = {moving->ramp_w_per_s, up};
       r.ramp_limit_w_per_s = moving->ramp_w_per_s;
+      r.ramp_up_limit_w_per_s = up;
       r.ramp_limited = true;
     }
     const double split =

@@ -14,12 +14,13 @@
 //               records' draw curves through the allocator (a node without a curve draws its
 //               share; nodes of paused jobs hold their floors and draw what they draw now; the
 //               joiner room plan_split keeps is left out of the split) and the binding event's
-//               ramp rate both ways; it sets in.track_w = clamp(split − line, 0, site − line),
-//               in.reclaim (off while binding unless options.reclaim), in.binding,
-//               in.pause_stagger_s, in.pause_split_w (the loop's feed-forward split) and the pause
-//               budgets (in.paused_s: seconds each job has been paused while the line binds,
-//               counted by this object; in.event_span_s: the lowest event in force; past the
-//               event's end nothing pauses: in.binding false). Off: none of these are touched.
+//               ramp rates (ramp_w_per_s down, ramp_up_w_per_s up, else ramp_w_per_s); it sets
+//               in.track_w = clamp(split − line, 0, site − line), in.reclaim (off while binding
+//               unless options.reclaim), in.binding, in.pause_stagger_s, in.pause_split_w (the
+//               loop's feed-forward split) and the pause budgets (in.paused_s: seconds each job has
+//               been paused while the line binds, counted by this object; in.event_span_s: the
+//               lowest event in force; past the event's end nothing pauses: in.binding false). Off:
+//               none of these are touched.
 //   plan      = plan_split(in, allocator)
 //   holdable  = site_holdable against the deepest event in force or to come (split_plan.hpp),
 //               in draw watts with the loop (budget watts without), with its shortfall
@@ -50,9 +51,10 @@ struct SiteRoundOptions {
 struct SiteRoundResult {
   Plan plan;
   double measured_w = 0, baseline_w = 0;
-  double line_w = 0;              // the effective budget the loop judged (site budget: none)
-  double ramp_limit_w_per_s = 0;  // the binding event's ramp rate (0: none)
-  bool ramp_limited = false;      // an event with a ramp rate moved the line this round
+  double line_w = 0;                 // the effective budget the loop judged (site budget: none)
+  double ramp_limit_w_per_s = 0;     // the binding event's ramp rate down (0: none)
+  double ramp_up_limit_w_per_s = 0;  // and up (its ramp_up_w_per_s, else the same)
+  bool ramp_limited = false;         // an event with a ramp rate moved the line this round
   SiteHoldable holdable;
   double shortfall_w = 0;
   std::string shortfall_event;  // the deepest event's correlation id ("" when none)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fleet/grid.hpp"
+
 namespace fw::studies {
 
 Result<std::unique_ptr<DrFleetLoop>> DrFleetLoop::Make(const DrEvent& ev,
@@ -39,6 +41,12 @@ DrFleetLoop::DrFleetLoop(const DrEvent& ev, const std::vector<DrNode>& nodes,
     names_.push_back("n" + std::to_string(i));
     site_w_ += nodes_[i].gpus * ev_.jobs[size_t(nodes_[i].job)].curve.back().cap_w;
   }
+  // The joiner room the coordinator keeps under the budget (split_plan.hpp "joiner"): on top.
+  double floor_w = 0;
+  for (const DrNode& n : nodes_) {
+    floor_w = std::max(floor_w, n.gpus * ev_.jobs[size_t(n.job)].curve.front().cap_w);
+  }
+  site_w_ += floor_w;
   cmd_.node_cap_w.resize(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     cmd_.node_cap_w[i] = ev_.jobs[size_t(nodes_[i].job)].curve.back().cap_w;
@@ -80,8 +88,11 @@ fleet::NodeRecord DrFleetLoop::record(size_t i, const DrReadings& r) const {
 void DrFleetLoop::build_schedule() {
   const double B =
       ev_.baseline_measured ? (base_n_ ? base_sum_ / double(base_n_) : 0) : ev_.baseline_w;
+  baseline_w_ = B;
   const double from = ev_.steps.front().start_s, to = ev_.end_s + ev_.release_ramp_s;
+  const double rd = ev_.ramp_down_w_per_s, ru = ev_.ramp_up_w_per_s;
   fleet::GridTarget* last = nullptr;
+  double level = B;  // where the limited line stands at the stair's start
   for (double t = from; t < to - 1e-9; t += fo_.stair_s) {
     const double t1 = std::min(to, t + fo_.stair_s);
     // A step's hold level from its start (the ramp window is a deadline, not a path); on the
@@ -92,17 +103,22 @@ void DrFleetLoop::build_schedule() {
         if (s.start_s <= t + 1e-9) depth = s.depth;
       }
     }
-    const double value = (1 - depth) * B;
-    const double rate = t < ev_.end_s ? ev_.ramp_down_w_per_s : ev_.ramp_up_w_per_s;
-    if (last && std::abs(*last->value_w - value) < 1e-9 && last->ramp_w_per_s == rate) {
+    double value = (1 - depth) * B;
+    // The down limit wins over the step: the stairs descend from where the line stands at it
+    // (the targets' own ramp rates then join the stairs into one slope, grid.hpp).
+    if (rd > 0) value = std::max(value, level - rd * (t1 - t));
+    level = value;
+    if (last && std::abs(*last->value_w - value) < 1e-9) {
       last->end_unix_s = t1;
       continue;
     }
     fleet::GridTarget g;
     g.value_w = value;
-    g.start_unix_s = t;
-    g.end_unix_s = t1;
-    g.ramp_w_per_s = rate;
+    // A limited descent's stair is reached at its end (its ramp joins the stair before it).
+    g.start_unix_s = rd > 0 && value < (last ? *last->value_w : B) ? t1 : t;
+    g.end_unix_s = std::max(t1, g.start_unix_s + 1e-3);
+    g.ramp_w_per_s = rd;
+    g.ramp_up_w_per_s = ru;
     g.correlation_id = "dr-" + std::to_string(grid_.events.size());
     grid_.events.push_back(g);
     last = &grid_.events.back();
@@ -122,7 +138,6 @@ DrCommand DrFleetLoop::update(const DrReadings& r) {
   const double lookahead = fleet::round_lookahead_s(ev_.sample_period_s, site_w_, grid_);
   if (!have_grid_ && t + lookahead + fo_.round_period_s >= first) build_schedule();
   if (t - last_round_s_ < fo_.round_period_s - 1e-9) return cmd_;
-  const double dt_round = last_round_s_ > -1e299 ? t - last_round_s_ : 0.0;
   last_round_s_ = t;
 
   fleet::PlanInput in;
@@ -140,15 +155,12 @@ DrCommand DrFleetLoop::update(const DrReadings& r) {
   in.assigned = assigned_;
   const fleet::SiteRoundResult res = round_->plan(in);
   if (res.plan.below_floors) ++infeasible_;
-  double commanded = 0, before = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const DrJobSpec& job = ev_.jobs[size_t(nodes_[i].job)];
-    before += nodes_[i].gpus * cmd_.node_cap_w[i];
     auto w = res.plan.watts.find(names_[i]);
     if (w == res.plan.watts.end()) continue;
     const double cap = w->second / std::max(1, nodes_[i].gpus);
     cmd_.node_cap_w[i] = std::clamp(cap, job.curve.front().cap_w, job.curve.back().cap_w);
-    commanded += nodes_[i].gpus * cmd_.node_cap_w[i];
     fleet::Assignment a;
     a.watts = w->second;
     a.revision = 1;
@@ -158,10 +170,9 @@ DrCommand DrFleetLoop::update(const DrReadings& r) {
     a.pause = res.plan.paused_nodes.count(names_[i]) > 0;
     assigned_[names_[i]] = a;
   }
-  if (dt_round > 0) {
-    fall_w_per_s_ = std::max(fall_w_per_s_, (before - commanded) / dt_round);
-    rise_w_per_s_ = std::max(rise_w_per_s_, (commanded - before) / dt_round);
-  }
+  // The commanded target is the loop's split (what the ramp limits bound, site_loop.hpp).
+  fall_w_per_s_ = std::max(fall_w_per_s_, round_->loop().max_fall_w_per_s());
+  rise_w_per_s_ = std::max(rise_w_per_s_, round_->loop().max_rise_w_per_s());
   for (size_t j = 0; j < ev_.jobs.size(); ++j) {
     const bool p = res.plan.paused_jobs.count(ev_.jobs[j].name) > 0;
     if (p && !paused_[j]) pauses_.push_back({int(j), t, -1});
@@ -179,6 +190,12 @@ DrCommand DrFleetLoop::update(const DrReadings& r) {
   const bool in_event = t >= first && t < ev_.end_s;
   holdable_w_ = in_event ? res.holdable.holdable_w : std::numeric_limits<double>::quiet_NaN();
   shortfall_w_ = in_event ? res.shortfall_w : 0.0;
+  // The W the ramp limit keeps the line above the event's target line, beyond the tolerance.
+  const double target = baseline_w_ * (1 - dr_depth_at(ev_, t));
+  ramp_shortfall_w_ = in_event && have_grid_
+                          ? std::max(0.0, fleet::effective_budget_w(site_w_, grid_, t) - target -
+                                              ev_.tolerance_frac * baseline_w_)
+                          : 0.0;
   return cmd_;
 }
 

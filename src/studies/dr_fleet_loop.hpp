@@ -15,10 +15,13 @@
 //    until end_s each step's hold level (1 − depth) × B from the step's start (the step's ramp
 //    window is a deadline, not a path: the site goes to the hold level at once, as fast as the
 //    ramp limit lets it), then on the release the target line's lowest value within each stair;
-//    B the site's measured mean power before the first step (or the event's baseline_w); each
-//    target carries the event's ramp limit (down before
-//    end_s, up after; 0: none) as its rate, which the site loop also applies to its split;
-//    the site budget is every node's nameplate (it never binds);
+//    B the site's measured mean power before the first step (or the event's baseline_w); with
+//    a down limit the stairs descend from B at it (the limit wins over the step); every
+//    target carries the event's limits as its ramp rates (ramp_w_per_s down, ramp_up_w_per_s
+//    up, grid.hpp), which join the stairs into slopes and which the site loop applies to its
+//    split; after the last stair the line rises to the site budget at the up limit;
+//    the site budget is every node's nameplate plus the largest node floor (the joiner room
+//    the coordinator keeps: the budget never binds);
 //  - a node's command: equal per-GPU caps, its assignment / its GPUs clamped to the job's cap
 //    range (fleet-sim's nodes do the same, fleet/sim/sim_node.hpp); a job is paused while the
 //    plan pauses it;
@@ -28,8 +31,10 @@
 //    leaves it;
 //  - holdable_rule_w / shortfall_w: the round's holdable draw and shortfall against the
 //    deepest target (split_plan.hpp site_holdable) between the first start and end_s;
-//    ramp_shortfall_w is 0 (the coordinator does not compute it); infeasible samples: rounds
-//    whose plan was below the live floors.
+//    ramp_shortfall_w: the W by which the schedule's line (its ramp limits in force) stands
+//    above the event's target line beyond the tolerance; the commanded ramps are the site
+//    loop's split's fastest moves; infeasible samples: rounds whose plan was below the live
+//    floors.
 
 #include <limits>
 #include <map>
@@ -67,7 +72,7 @@ class DrFleetLoop : public DrLoop {
   double commanded_max_rise_w_per_s() const override { return rise_w_per_s_; }
   double holdable_rule_w() const override { return holdable_w_; }
   double shortfall_w() const override { return shortfall_w_; }
-  double ramp_shortfall_w() const override { return 0; }
+  double ramp_shortfall_w() const override { return ramp_shortfall_w_; }
 
  private:
   DrFleetLoop(const DrEvent& ev, const std::vector<DrNode>& nodes, const DrLoopOptions& lo,
@@ -94,6 +99,7 @@ class DrFleetLoop : public DrLoop {
   int infeasible_ = 0;
   double fall_w_per_s_ = 0, rise_w_per_s_ = 0;
   double holdable_w_ = std::numeric_limits<double>::quiet_NaN(), shortfall_w_ = 0;
+  double ramp_shortfall_w_ = 0, baseline_w_ = 0;
 };
 
 }  // namespace fw::studies

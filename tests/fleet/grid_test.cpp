@@ -62,6 +62,30 @@ TEST(Grid, EffectiveBudgetRampsDownBeforeStartAndUpAfterEnd) {
   EXPECT_DOUBLE_EQ(effective_budget_w(1000, std::nullopt, 150), 1000);
 }
 
+// Issue 45: a target's ramp rates down and up are separate (a grid may allow a fast cut and
+// ask for a slow return). ramp_up_w_per_s 0 (absent) keeps ramp_w_per_s both ways.
+TEST(Grid, RampUpRateIsItsOwn) {
+  auto t = parse_load_target(
+      R"({"value":700,"start_time":100,"end_time":200,"correlation_id":"c",
+          "ramp_w_per_s":30,"ramp_up_w_per_s":5})",
+      10);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_DOUBLE_EQ(t->ramp_up_w_per_s, 5);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, *t, 95), 850);   // down at 30 W/s
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, *t, 210), 750);  // up at 5 W/s: 60 s
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, *t, 259), 995);
+  EXPECT_DOUBLE_EQ(effective_budget_w(1000, *t, 261), 1000);
+  EXPECT_EQ(ramp_state(1000, *t, 230), RampState::kRampingUp);
+  // Stored and read back in etcd as it came.
+  auto back = decode_grid_target(encode(*t), "grid");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(back->ramp_up_w_per_s, 5);
+  auto bad = parse_load_target(
+      R"({"value":700,"correlation_id":"c","ramp_w_per_s":30,"ramp_up_w_per_s":-1})", 10);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("ramp_up_w_per_s"), std::string::npos);
+}
+
 TEST(Grid, OpenAdrEventsTranslate) {
   auto cap = translate_openadr_event(
       R"({"id":"ev-7","programID":"p","eventName":"peak",
