@@ -625,9 +625,15 @@ stability_results() {
 def ramp(w): [.ramps[] | select(.window_s == w) | .pct_of_peak_per_s][0] | f1;
 "| arm | setting (chosen on calibration seeds) | ramp 1 s %pk/s | ramp 0.1 s | ramp 10 s | band % | osc %pk | E % | thr % | E st % | thr st % | cost % | meets | calib |",
 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-(.arms[] | "| \(.name) | \(.setting)\(if .kind == "fixed" and (.calibration_met | not) then " (none met the limits: the closest)" else "" end) | \(ramp(1)) | \(ramp(0.1)) | \(ramp(10)) | \(.band_frac * 100 | f1) | \(.osc_steady_pct | f1) | \(.energy_overhead_pct | f1) | \(.throughput_loss_pct | f1) | \(.steady_energy_pct | f1) | \(.steady_throughput_loss_pct | f1) | \(.cost_pct | f1) | \(if .meets then "yes" else "no" end) | \(if .kind == "fixed" then "\(.candidates_meeting)/\(.candidates)" else "-" end) |"),
+(.arms[] | "| \(.name) | \(.setting)\(if .candidates > 0 and (.calibration_met | not) then " (none met the limits: the closest)" else "" end) | \(ramp(1)) | \(ramp(0.1)) | \(ramp(10)) | \(.band_frac * 100 | f1) | \(.osc_steady_pct | f1) | \(.energy_overhead_pct | f1) | \(.throughput_loss_pct | f1) | \(.steady_energy_pct | f1) | \(.steady_throughput_loss_pct | f1) | \(.cost_pct | f1) | \(if .meets then "yes" else "no" end) | \(if .candidates > 0 then "\(.candidates_meeting)/\(.candidates)" else "-" end) |"),
 "",
-"Simulation speed of this run: \(.speed.runs) runs of \(.site.duration_s) simulated s in \(.speed.sim_wall_s * 10 | round / 10) s (\(.speed.sim_wall_s / .speed.runs * 1000 | round) ms per run, \(.site.representatives) of \(.site.ranks) ranks simulated), \(.speed.threads) threads."'
+"Simulation speed of this run: \(.speed.runs) runs of \(.site.duration_s) simulated s in \(.speed.sim_wall_s * 10 | round / 10) s (\(.speed.sim_wall_s / .speed.runs * 1000 | round) ms per run, \(.site.representatives) of \(.site.ranks) ranks simulated), \(.speed.threads) threads.",
+(.site.representatives as $rows
+ | ([.arms[] | select(.kind == "fixed" and .name != "combined" and .meets)] | min_by(.cost_pct)) as $single
+ | ([.arms[] | select(.name == "combined")][0]) as $comb
+ | .arms[] | select(.kind == "controller") |
+ "",
+ "Controller \(.name): projected cost \(.cost_pct * 1000 | round / 1000) % (\(if .meets then "meets" else "does not meet" end) the limits) against \(if $single == null then "no single mitigation meeting them" else "\($single.cost_pct * 1000 | round / 1000) % for the best single mitigation meeting them (\($single.name)): \(.cost_pct / $single.cost_pct * 100 | round) % of it" end)\(if $comb == null then "" else ", and \($comb.cost_pct * 1000 | round / 1000) % for the best fixed combination" end). Its \(.decisions) decisions on the \($rows) rows of the site plant: \(.decision_mean_us * 1000 | round) ns mean, \(.decision_max_us * 10 | round / 10) µs at most, against a loop period of \(.loop_period_s * 1000) ms.")'
   for site in 1024 16384; do
     echo "results: stabilize site-$site-h100" >&2
     if ! { "$bin" stabilize "scenarios/stability/site-$site-h100.yaml" --quiet --json >"$tmp/stability-$site.json" &&
@@ -837,6 +843,15 @@ dr_results() {
     echo
   } >>"$out"
   splice docs/fleet.md site-loop-sim "$tmp/site-loop-sim.md"
+  # docs/fleet.md's coordinator loop on the replay's plant, beside the replay's loop (~3 min).
+  bash scripts/dr_coordinator_table.sh "$bin" "$tmp/dr-coordinator.md"
+  {
+    echo "### The coordinator's planning on the replay's plant (docs/fleet.md; scripts/dr_coordinator_table.sh)"
+    echo
+    cat "$tmp/dr-coordinator.md"
+    echo
+  } >>"$out"
+  splice docs/fleet.md dr-coordinator "$tmp/dr-coordinator.md"
 }
 # dr_fleet_row LABEL REPORT: one row of the coordinator table from a fleet-sim report.json.
 dr_fleet_row() {
@@ -1186,8 +1201,8 @@ block pipeline-validate all pipeline_validate_results \
   "docs/simulator.md:pipeline-validate-gpu-model docs/simulator.md:pipeline-validate" \
   "$PERSEUS_DATA scripts/pipeline_validate_table.py" "" ""
 block dr results dr_results \
-  "docs/results.md:dr docs/flexibility.md:dr-replay docs/flexibility.md:dr-targets docs/flexibility.md:dr-variants docs/fleet.md:site-loop-sim" \
-  "scenarios $DR_DATA scripts/dr_tables.sh scripts/site_loop_sim_table.sh" "tests/test_fleet_sim" ""
+  "docs/results.md:dr docs/flexibility.md:dr-replay docs/flexibility.md:dr-targets docs/flexibility.md:dr-variants docs/fleet.md:site-loop-sim docs/fleet.md:dr-coordinator" \
+  "scenarios $DR_DATA scripts/dr_tables.sh scripts/site_loop_sim_table.sh scripts/dr_coordinator_table.sh" "tests/test_fleet_sim" ""
 # The coordinator runs (8 minutes each at the default), then the tables.
 for arm in "${DR_FLEET_ARMS[@]}"; do
   block "dr-fleet-${arm%%|*}" all "dr_fleet_arm ${arm%%|*}" "" "scenarios scripts/fleet_sim.sh" "" ""

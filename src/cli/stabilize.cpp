@@ -2,6 +2,7 @@
 // power within ramp and spectral limits, and at what cost (issue #48). Core:
 // studies/stability_study.hpp; docs/stabilization.md.
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -54,8 +55,8 @@ int run(int argc, char** argv) {
   app.add_option("--calib-seeds", calib_seeds, "calibration seeds 1000000.. (the search)")
       ->capture_default_str();
   app.add_option("--arms", arms_text,
-                 "comma-separated: none,caps,smoothing,fill,stagger,combined (default: all the "
-                 "site can run)");
+                 "comma-separated: none,caps,smoothing,fill,stagger,combined,stabilize (the "
+                 "feed-forward controller; default: all the site can run)");
   app.add_option("--controller", controllers,
                  "a controller arm, registry spec (repeatable; commands per-group caps)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -81,6 +82,16 @@ int run(int argc, char** argv) {
     o.arms = split_commas(arms_text);
   } else if (sc->site.smoothing == nullptr) {
     o.arms = {"none", "caps", "fill", "stagger", "combined"};
+  } else {
+    o.arms.push_back("stabilize");
+  }
+  // The stabilize arm is a controller arm (its settings chosen on the calibration seeds).
+  const auto stab = std::find(o.arms.begin(), o.arms.end(), "stabilize");
+  if (stab != o.arms.end()) {
+    o.arms.erase(stab);
+    auto arm = studies::stabilize_arm(*sc, calib_seeds);
+    if (!arm.ok()) return fail("stabilize", arm.status());
+    o.controllers.push_back(std::move(arm).value());
   }
   if (!(controller_period_s > 0) || controller_period_s > 60) {
     return fail("stabilize", Status::InvalidArgument("--controller-period-s: must be in (0, 60]"));
@@ -110,9 +121,15 @@ int run(int argc, char** argv) {
     for (const auto& a : r->arms) {
       if (a.name == trace_arm) arm = &a;
     }
+    studies::StabilityControllerArm chosen;
     const studies::StabilityControllerArm* ctl = nullptr;
     for (const auto& c : o.controllers) {
-      if (c.name == trace_arm) ctl = &c;
+      if (c.name != trace_arm) continue;
+      chosen = c;  // the candidate the study chose on the calibration seeds, when it chose
+      for (const auto& k : c.candidates) {
+        if (arm != nullptr && arm->setting == k.spec) chosen.make = k.make;
+      }
+      ctl = &chosen;
     }
     const sim::SiteMitigations m = arm != nullptr ? arm->chosen : sim::SiteMitigations{};
     auto run = studies::run_stability_arm(*sc, m, ctl, r->eval_seeds.front());

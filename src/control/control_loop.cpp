@@ -82,6 +82,7 @@ Result<bool> ControlLoop::decide() {
   bool decided = false;
   for (auto& v : merged_.power_cap_w) v = kUnset;
   for (auto& k : merged_.knobs) k = kNoKnobs;
+  merged_.gpu_settings.clear();
   for (Slot& s : controllers_) {
     if (tick < s.next_tick) continue;
     decided = true;

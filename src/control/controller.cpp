@@ -56,6 +56,17 @@ void merge_command(const Command& c, const ActuatorSet* claims, Command& into) {
   } else if (!c.knobs.empty()) {
     into.knobs = c.knobs;
   }
+  // kGpuSettingTable's rows are not claimable: every set entry merges (later wins).
+  if (!c.gpu_settings.empty()) {
+    if (into.gpu_settings.size() != c.gpu_settings.size()) {
+      into.gpu_settings.assign(c.gpu_settings.size(), kNoGpuSettings);
+    }
+    for (size_t g = 0; g < c.gpu_settings.size(); ++g) {
+      for (int k = 0; k < kNumGpuSettings; ++k) {
+        if (!std::isnan(c.gpu_settings[g][k])) into.gpu_settings[g][k] = c.gpu_settings[g][k];
+      }
+    }
+  }
 }
 
 }  // namespace fw

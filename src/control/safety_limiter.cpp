@@ -147,6 +147,25 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
     }
   }
 
+  // kGpuSettingTable's rows (smoothing, fill): passed through, a negative value rejected; the
+  // plant clamps them to the device's range or refuses them (control/actuators/).
+  if (!req.gpu_settings.empty() && req.gpu_settings.size() != ng) {
+    ++stats_.rejected;
+  } else if (!req.gpu_settings.empty()) {
+    out.gpu_settings.assign(ng, kNoGpuSettings);
+    for (size_t g = 0; g < ng; ++g) {
+      for (int k = 0; k < kNumGpuSettings; ++k) {
+        const double r = req.gpu_settings[g][k];
+        if (std::isnan(r)) continue;
+        if (!(r >= 0)) {
+          ++stats_.rejected;
+          continue;
+        }
+        out.gpu_settings[g][k] = r;
+      }
+    }
+  }
+
   if (cfg_.budget_shield && obs.units != nullptr && obs.budget != nullptr &&
       obs.history != nullptr && obs.history->size() > 0) {
     shield(out, obs);

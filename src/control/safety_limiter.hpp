@@ -38,6 +38,8 @@
 //        and goes away at the top of the range;
 //      - the setting written is min(the controller's last request, the ceiling). The
 //        shield ignores slew and dwell.
+// The per-GPU settings of kGpuSettingTable (power smoothing, fill) are not limited here: a set
+// value passes through unchanged, a negative one is rejected (the plant clamps or refuses).
 // Each altered actuator value counts one intervention of its kind. "Current" is the last
 // value the limiter let through, initialised from the first snapshot by reset().
 

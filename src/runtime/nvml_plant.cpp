@@ -207,6 +207,11 @@ Status NvmlPlant::read(double now_s, Snapshot& out) {
 }
 
 Status NvmlPlant::write(const Command& cmd) {
+  if (cmd.sets_gpu_settings()) {
+    return Status::NotSupported(
+        "write: power smoothing and fill settings are not written through the NVML plant yet "
+        "(docs/stabilization.md); nothing applied");
+  }
   Status first;
   for (size_t g = 0; g < cmd.power_cap_w.size() && g < read_order_.size(); ++g) {
     const double w = cmd.power_cap_w[g];

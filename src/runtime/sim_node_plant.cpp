@@ -52,6 +52,11 @@ class SimNodePlant : public NodePlant {
   }
 
   Status write(const Command& cmd) override {
+    if (cmd.sets_gpu_settings()) {
+      return Status::NotSupported(
+          "write: power smoothing and fill settings: the simulated node has neither; nothing "
+          "applied");
+    }
     Status first;
     Command sim_cmd;
     for (size_t g = 0; g < cmd.power_cap_w.size() && g < caps_->gpus().size(); ++g) {

@@ -194,6 +194,11 @@ Status Cluster::read(double now_s, Snapshot& out) {
 }
 
 Status Cluster::write(const Command& cmd) {
+  if (cmd.sets_gpu_settings()) {
+    return Status::NotSupported(
+        "write: power smoothing and fill settings: a node cluster has neither (only the site "
+        "simulator models them); nothing applied");
+  }
   if (cmd.power_cap_w.size() > gpus_.size()) {
     return Status::InvalidArgument("write: " + std::to_string(cmd.power_cap_w.size()) +
                                    " caps for " + std::to_string(gpus_.size()) + " GPUs");

@@ -25,6 +25,10 @@ namespace fw::sim {
 struct FillSettings {
   bool enabled = false;
   double target_frac = 0;  // of TDP, 0..1
+  // Also before training starts, on the idle GPUs (the agent's pre-start fill): only a fill
+  // written through sim::SitePlant (a controller's); the fixed fill arm fills while the job
+  // trains only.
+  bool before_start = false;
 };
 
 struct StaggerSettings {

@@ -55,6 +55,15 @@ Status SitePlant::read(double now_s, Snapshot& out) {
   j.tokens_total = sim_.tokens();
   j.steps_total = static_cast<double>(sim_.iterations());
   j.knobs = kNoKnobs;
+  // The job's announcements (what its client knows ahead of the meter).
+  const SiteSpec& sp = sim_.spec();
+  const double t = sim_.time_s();
+  j.starts_in_s = t < sp.job.start_s ? sp.job.start_s - t : kUnset;
+  j.ends_in_s = t < sim_.train_end_s() ? sim_.train_end_s() - t : kUnset;
+  const int64_t to_ckpt = sim_.iterations_to_checkpoint();
+  j.checkpoint_in_iters =
+      to_ckpt > 0 && t < sim_.train_end_s() ? static_cast<double>(to_ckpt) : kUnset;
+  j.checkpoint_s = to_ckpt > 0 ? sp.job.checkpoint_s : kUnset;
   return Status::Ok();
 }
 
@@ -63,8 +72,62 @@ Status SitePlant::write(const Command& cmd) {
     return Status::InvalidArgument("write: " + std::to_string(cmd.power_cap_w.size()) +
                                    " caps for " + std::to_string(info_.gpus.size()) + " rows");
   }
+  if (cmd.gpu_settings.size() > info_.gpus.size()) {
+    return Status::InvalidArgument("write: " + std::to_string(cmd.gpu_settings.size()) +
+                                   " GPU settings for " + std::to_string(info_.gpus.size()) +
+                                   " rows");
+  }
+  // Refuse a smoothing write on a site without smoothing before changing anything.
+  const SiteSpec& sp = sim_.spec();
+  for (const GpuSettingValues& v : cmd.gpu_settings) {
+    for (int k = 0; k < kNumGpuSettings; ++k) {
+      if (std::isnan(v[k])) continue;
+      if (!(v[k] >= 0)) {
+        return Status::InvalidArgument("write: " + std::string(kGpuSettingTable[k].name) +
+                                       " must be >= 0");
+      }
+      if (k != static_cast<int>(GpuSetting::kFill) && sp.smoothing == nullptr) {
+        return Status::NotSupported("write: " + std::string(kGpuSettingTable[k].name) +
+                                    ": GPU model " + sp.gpu_model + " has no power smoothing");
+      }
+    }
+  }
   for (size_t i = 0; i < cmd.power_cap_w.size(); ++i) {
     if (!std::isnan(cmd.power_cap_w[i])) sim_.set_cap_w(static_cast<int>(i), cmd.power_cap_w[i]);
+  }
+  for (size_t i = 0; i < cmd.gpu_settings.size(); ++i) {
+    const GpuSettingValues& v = cmd.gpu_settings[i];
+    const int rank = static_cast<int>(i);
+    auto set = [&v](GpuSetting k) { return !std::isnan(v[static_cast<int>(k)]); };
+    auto at = [&v](GpuSetting k) { return v[static_cast<int>(k)]; };
+    if (set(GpuSetting::kSmoothingFloor) || set(GpuSetting::kSmoothingRampUp) ||
+        set(GpuSetting::kSmoothingRampDown) || set(GpuSetting::kSmoothingHysteresis)) {
+      SmoothingSettings s = sim_.smoothing(rank);
+      if (!s.enabled) s = SmoothingSettings{.enabled = true};
+      if (set(GpuSetting::kSmoothingFloor)) {
+        const double f = at(GpuSetting::kSmoothingFloor) / 100.0;
+        s.floor_frac =
+            f > 0 ? std::clamp(f, sp.smoothing->floor_frac_min, sp.smoothing->floor_frac_max) : 0.0;
+      }
+      // A rate of 0 would stop the envelope: taken as the smallest rate, 1 W/s.
+      if (set(GpuSetting::kSmoothingRampUp))
+        s.ramp_up_w_per_s = std::max(1.0, at(GpuSetting::kSmoothingRampUp));
+      if (set(GpuSetting::kSmoothingRampDown))
+        s.ramp_down_w_per_s = std::max(1.0, at(GpuSetting::kSmoothingRampDown));
+      if (set(GpuSetting::kSmoothingHysteresis)) {
+        const double h = at(GpuSetting::kSmoothingHysteresis);
+        s.ramp_down_hysteresis_ms = std::isfinite(h) ? h : 0.0;
+      }
+      sim_.set_smoothing(rank, s);
+    }
+    if (set(GpuSetting::kFill)) {
+      const double w = at(GpuSetting::kFill);
+      FillSettings f;
+      f.enabled = w > 0;
+      f.before_start = true;  // a written fill also runs before the start (the agent's)
+      f.target_frac = std::isfinite(w) ? std::clamp(w / sp.gpu->tdp_w, 0.0, 1.0) : 1.0;
+      sim_.set_fill(rank, f);
+    }
   }
   return Status::Ok();
 }

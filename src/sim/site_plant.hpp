@@ -10,10 +10,22 @@
 //   GPU, cap_w, sm_util/mem_util from the step's load, sm_clock_mhz; temp_c is NaN (no thermal
 //   model);
 // - one JobReading: phase of representative 0 (kIdle outside training), tokens_total and
-//   steps_total (iterations whose all-reduce completed);
+//   steps_total (iterations whose all-reduce completed), and the job client's announcements:
+//   starts_in_s / ends_in_s (the scheduled start and end of training; NaN once passed),
+//   checkpoint_in_iters (the next checkpoint follows the all-reduce of that many more
+//   iterations: exact, the job counts them; NaN without checkpoints or after the end) and
+//   checkpoint_s (its length). No time of the coming checkpoint is announced: iterations vary
+//   (jitter), a controller times it from the iterations it sees;
 // - Command::power_cap_w[i]: representative i's cap (clamped to the device range); knobs are
-//   ignored (the job exposes none). The mitigations fixed at construction (smoothing, fill,
-//   stagger) stay as they are: they are not actuators of the table (control/actuators/).
+//   ignored (the job exposes none);
+// - Command::gpu_settings[i] (kGpuSettingTable, control/actuators/): representative i's power
+//   smoothing — the first smoothing row written turns it on (unwritten rows: no floor, no ramp
+//   limit, no hysteresis); a floor > 0 is clamped to the smoothing model's settable range, 0 is
+//   none; a rate below 1 W/s is taken as 1; an infinite hysteresis as 0 — and its fill
+//   workload (W per GPU; 0 off; at most TDP). A smoothing row on a site without a smoothing
+//   model is refused (NotSupported, nothing applied); a negative value is InvalidArgument. The
+//   critical rank follows representative 0 (sim/site_power.hpp). The mitigations fixed at
+//   construction are the starting settings; stagger is not an actuator.
 // clone() copies the whole simulation (a look-ahead controller may branch on it).
 
 #include <memory>

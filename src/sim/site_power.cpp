@@ -134,6 +134,8 @@ SiteSimulator::SiteSimulator(const SiteSpec& spec, const SiteMitigations& m, uin
     Rank& r = ranks_[i];
     r.weight = static_cast<int>(i) < R ? spec_.gpus_per_representative() : 0.0;
     r.cap_w = cap;
+    r.smoothing = m_.smoothing;
+    r.fill = m_.fill;
     r.rng = root.child(i);
     r.power_w = g.idle_bare_w;
   }
@@ -266,13 +268,12 @@ void SiteSimulator::step() {
   const int R = spec_.representatives;
   const double S = m_.stagger.stagger_s;
   const double slot = S / R;
-  const bool fill_flat = m_.fill.enabled && !spec_.fill_cost.while_active;
   // Pass 1: every rank's work up to t1, or to the barrier.
   for (size_t i = 0; i < ranks_.size(); ++i) {
     Rank& r = ranks_[i];
     Piece& acc = accs_[i];
     acc = Piece{};
-    const double ceiling = smoothing_ceiling_w(m_.smoothing, r.sm, dt);
+    const double ceiling = smoothing_ceiling_w(r.smoothing, r.sm, dt);
     if (!training) {
       if (t0 + 1e-9 >= train_end_s_) r.seg = Seg::kWait;  // the job stopped: no more work
       const ClockDuty cd = clock_duty(g, r.fw.x_eff);
@@ -280,9 +281,7 @@ void SiteSimulator::step() {
       continue;
     }
     if (train_begins) begin_iteration(r);
-    double rate = 1.0;
-    if (fill_flat || (m_.fill.enabled && r.fill_active)) rate = 1.0 - spec_.fill_cost.slowdown;
-    advance_rank(r, t0, t1, r.fw.x_eff, ceiling, rate, acc);
+    advance_rank(r, t0, t1, r.fw.x_eff, ceiling, work_rate(r), acc);
   }
   // The barrier: when every rank (the critical one included) waits, the all-reduce starts at
   // the last arrival; pass 2 runs each rank from there to t1.
@@ -312,9 +311,7 @@ void SiteSimulator::step() {
       accs_[i].energy_j -= r.wait_power_w * (t1 - b);
       r.seg = Seg::kAllReduce;
       r.left = ar_s;
-      double rate = 1.0;
-      if (fill_flat || (m_.fill.enabled && r.fill_active)) rate = 1.0 - spec_.fill_cost.slowdown;
-      advance_rank(r, b, t1, r.fw.x_eff, smoothing_ceiling_w(m_.smoothing, r.sm, dt), rate,
+      advance_rank(r, b, t1, r.fw.x_eff, smoothing_ceiling_w(r.smoothing, r.sm, dt), work_rate(r),
                    accs_[i]);
     }
   }
@@ -334,22 +331,30 @@ void SiteSimulator::step() {
     const double on = r.weight > 0 ? ramp(join0) * (1.0 - ramp(leave0)) : 1.0;
     const double work_w = std::max(g.idle_bare_w, acc.energy_j / dt);
     double fill_w = 0, level = 0;
-    if (training && m_.fill.enabled) {
-      level = m_.fill.target_frac * g.tdp_w;
+    // Before training starts (no stagger), a fill written by a controller runs on the idle
+    // GPU: the agent's pre-start fill (sim/site_plant.hpp); it holds no job, so no floor.
+    const bool pre_fill =
+        !training && t0 + 1e-9 < train_start_s_ && S <= 0 && r.fill.enabled && r.fill.before_start;
+    if (training && r.fill.enabled) {
+      level = r.fill.target_frac * g.tdp_w;
     } else if (!training && S > 0 && on > 0) {
       level = burn_w_;  // stagger: joined GPUs burn at the job's mean power
+    } else if (pre_fill) {
+      level = r.fill.target_frac * g.tdp_w;
     }
-    if (level > work_w) {
-      const double ceiling = smoothing_ceiling_w(m_.smoothing, r.sm, dt);
+    const double fill_on = pre_fill ? 1.0 : on;
+    const double base_w = pre_fill ? g.idle_bare_w : work_w;  // what the GPU draws besides
+    if (level > base_w) {
+      const double ceiling = smoothing_ceiling_w(r.smoothing, r.sm, dt);
       const double headroom =
-          std::min(r.cap_w * (1.0 - spec_.firmware.margin_frac), ceiling) - work_w;
-      fill_w = std::clamp(level - work_w, 0.0, std::max(0.0, headroom));
+          std::min(r.cap_w * (1.0 - spec_.firmware.margin_frac), ceiling) - base_w;
+      fill_w = std::clamp(level - base_w, 0.0, std::max(0.0, headroom));
     }
     r.fill_active = fill_w > 0;
     const double natural = on * work_w + (1 - on) * g.idle_bare_w;
-    const double draw = natural + on * fill_w;
-    const double floor = on * (m_.smoothing.enabled ? m_.smoothing.floor_frac * r.cap_w : 0.0);
-    const double out = smoothing_step(m_.smoothing, r.sm, draw, floor, dt);
+    const double draw = natural + fill_on * fill_w;
+    const double floor = on * (r.smoothing.enabled ? r.smoothing.floor_frac * r.cap_w : 0.0);
+    const double out = smoothing_step(r.smoothing, r.sm, draw, floor, dt);
     r.power_w = out;
     r.energy_j += out * dt;
     if (on > 0) {
@@ -362,7 +367,7 @@ void SiteSimulator::step() {
     site_w += w * out;
     run_.natural_energy_j += w * natural * dt;
     run_.smoothing_burn_j += w * (out - draw) * dt;
-    (training ? run_.fill_j : run_.stagger_burn_j) += w * on * fill_w * dt;
+    (training || pre_fill ? run_.fill_j : run_.stagger_burn_j) += w * fill_on * fill_w * dt;
   }
   sample_acc_w_ += site_w;
   ++step_;
@@ -430,6 +435,35 @@ void SiteSimulator::set_cap_w(int rank, double cap_w) {
     for (int i = 0; i < spec_.representatives; ++i) lowest = std::min(lowest, ranks_[i].cap_w);
     ranks_.back().cap_w = lowest;
   }
+}
+
+double SiteSimulator::work_rate(const Rank& r) const {
+  const bool slowed = r.fill.enabled && (!spec_.fill_cost.while_active || r.fill_active);
+  return slowed ? 1.0 - spec_.fill_cost.slowdown : 1.0;
+}
+
+void SiteSimulator::set_smoothing(int rank, const SmoothingSettings& s) {
+  // Turned on mid-run: the envelope starts at what the GPU draws now (not at the next step's
+  // draw, which a fill written at the same time would lift at once).
+  auto apply = [&s](Rank& r) {
+    if (s.enabled && !r.smoothing.enabled) r.sm = SmoothingState{r.power_w, 0};
+    r.smoothing = s;
+  };
+  apply(ranks_[static_cast<size_t>(rank)]);
+  if (others_ > 0 && rank == 0) apply(ranks_.back());
+}
+
+void SiteSimulator::set_fill(int rank, const FillSettings& f) {
+  ranks_[static_cast<size_t>(rank)].fill = f;
+  if (others_ > 0 && rank == 0) ranks_.back().fill = f;
+}
+
+int64_t SiteSimulator::iterations_to_checkpoint() const {
+  const int64_t every = spec_.job.checkpoint_every_iters;
+  if (every <= 0) return 0;
+  // The checkpoint's all-reduce under way (counted at its start): the checkpoint is next.
+  if (ckpt_pending_ && ranks_[0].seg == Seg::kAllReduce) return 1;
+  return every - iterations_ % every;
 }
 
 SiteRun SiteSimulator::finish() {

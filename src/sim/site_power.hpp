@@ -130,6 +130,22 @@ class SiteSimulator {
   int64_t iterations() const { return iterations_; }
   double tokens() const { return static_cast<double>(iterations_) * spec_.job.tokens_per_iter; }
 
+  // Representative `rank`'s power smoothing and fill from the next step on (the plant checks
+  // them against the site: validate(spec, m)'s rules). The critical rank follows
+  // representative 0's. The smoothing's envelope state carries over.
+  void set_smoothing(int rank, const SmoothingSettings& s);
+  void set_fill(int rank, const FillSettings& f);
+  const SmoothingSettings& smoothing(int rank) const {
+    return ranks_[static_cast<size_t>(rank)].smoothing;
+  }
+  const FillSettings& fill(int rank) const { return ranks_[static_cast<size_t>(rank)].fill; }
+  // The job's announcement: the next checkpoint follows the all-reduce of this many more
+  // iterations (1: the one under way); 0 when the job does not checkpoint.
+  int64_t iterations_to_checkpoint() const;
+  const SiteSpec& spec() const { return spec_; }
+  double train_start_s() const { return train_start_s_; }
+  double train_end_s() const { return train_end_s_; }
+
   // The run so far (call after advance_to(duration)); moves the trace out.
   SiteRun finish();
 
@@ -145,6 +161,8 @@ class SiteSimulator {
     FirmwareState fw;
     Load last;
     SmoothingState sm;
+    SmoothingSettings smoothing;  // this rank's settings (SiteMitigations', or written)
+    FillSettings fill;
     bool fill_active = false;
     double power_w = 0, energy_j = 0;
     Rng rng;
@@ -160,6 +178,7 @@ class SiteSimulator {
   void next_after_collective(Rank& r);
   Load seg_load(Seg s) const;
   double burn_level_w(const Rank& r) const;
+  double work_rate(const Rank& r) const;  // the fill's slowdown on the training work
 
   SiteSpec spec_;
   SiteMitigations m_;

@@ -32,4 +32,25 @@ Result<StabilityControllerArm> controller_arm_from_spec(const StabilityScenario&
   return arm;
 }
 
+Result<StabilityControllerArm> stabilize_arm(const StabilityScenario& s, int calib_seeds) {
+  if (s.site.smoothing == nullptr) {
+    return Status::InvalidArgument("--arms: stabilize: GPU model " + s.site.gpu_model +
+                                   " has no power smoothing (site.smoothing_model)");
+  }
+  if (s.search.stabilize.empty()) {
+    return Status::InvalidArgument("--arms: stabilize: search.stabilize lists no setting");
+  }
+  StabilityControllerArm arm;
+  arm.name = "stabilize";
+  arm.sample_period_s = s.site.output_period_s;
+  for (const std::string& spec : s.search.stabilize) {
+    FW_ASSIGN_OR_RETURN(StabilityControllerArm one,
+                        controller_arm_from_spec(s, spec, arm.sample_period_s, calib_seeds));
+    arm.candidates.push_back({spec, one.make});
+  }
+  arm.spec = arm.candidates.front().spec;
+  arm.make = arm.candidates.front().make;
+  return arm;
+}
+
 }  // namespace fw::studies

@@ -16,4 +16,10 @@ Result<StabilityControllerArm> controller_arm_from_spec(const StabilityScenario&
                                                         const std::string& spec,
                                                         double sample_period_s, int calib_seeds);
 
+// The study's `stabilize` arm: the feed-forward stabilising controller
+// (controllers/stabilizing_controller.hpp) with the scenario's search.stabilize specs as its
+// candidates (chosen on the calibration seeds), ticking at the site meter's period.
+// InvalidArgument when the site has no smoothing model or no spec is listed.
+Result<StabilityControllerArm> stabilize_arm(const StabilityScenario& s, int calib_seeds);
+
 }  // namespace fw::studies

@@ -12,6 +12,21 @@ namespace {
 
 #define FW_SGET(var, expr) FW_ASSIGN_OR_RETURN(var, expr)
 
+// The stabilize arm's settings searched on the calibration seeds when the scenario lists none
+// (docs/stabilization.md, "The feed-forward controller").
+std::vector<std::string> default_stabilize_specs() {
+  std::vector<std::string> out;
+  for (const char* floor : {"60", "65", "70", "75", "80"}) {
+    for (const char* ramp : {"40", "50"}) {
+      for (const char* hold : {"85", "90"}) {
+        out.push_back(std::string("stabilize:floor_pct=") + floor + ",ramp_w_per_s=" + ramp +
+                      ",hold_pct=" + hold);
+      }
+    }
+  }
+  return out;
+}
+
 // A list of numbers in [lo, hi] (a lone number is a list of one); `fallback` when absent.
 Result<std::vector<double>> get_list(const ConfigNode& parent, const std::string& key,
                                      const std::vector<double>& fallback, double lo, double hi,
@@ -75,8 +90,19 @@ Status parse_limits(const ConfigNode& n, StabilityLimitSpec& l) {
 
 Status parse_search(const ConfigNode& n, StabilitySearch& s) {
   if (!n.defined()) return Status::Ok();
-  FW_RETURN_IF_ERROR(
-      n.reject_unknown({"cap_frac", "smoothing", "fill_frac", "stagger_s", "combined"}));
+  FW_RETURN_IF_ERROR(n.reject_unknown(
+      {"cap_frac", "smoothing", "fill_frac", "stagger_s", "combined", "stabilize"}));
+  const ConfigNode st = n["stabilize"];
+  if (st.defined()) {
+    if (!st.is_sequence()) return st.error("must be a list of controller specs");
+    s.stabilize.clear();
+    for (size_t i = 0; i < st.size(); ++i) {
+      FW_SGET(std::string spec, st.at(i).as_string());
+      if (spec.empty()) return st.at(i).error("must not be empty");
+      s.stabilize.push_back(spec);
+    }
+    if (s.stabilize.size() > 64) return st.error("at most 64 specs");
+  }
   FW_SGET(s.cap_frac, get_list(n, "cap_frac", s.cap_frac, 0.01, 1));
   FW_SGET(s.fill_frac, get_list(n, "fill_frac", s.fill_frac, 0.01, 1));
   FW_SGET(s.stagger_s, get_list(n, "stagger_s", s.stagger_s, 0.01, 1e5));
@@ -186,10 +212,12 @@ Result<StabilityScenario> from_config(ConfigNode& root, const std::string& name,
     se.smoothing = {
         {0.2, 0.4, 0.6, 0.8, 0.9}, {25, 50, 100, 200}, {25, 50, 100, 200}, {0, 1000}, false};
     se.combined.smoothing = {{0.5, 0.7}, {100}, {50, 100}, {1000}, true};
+    se.stabilize = default_stabilize_specs();
   }
   const ConfigNode search = root["search"];
   if (s.smoothing == nullptr) {
-    for (const ConfigNode& n : {search["smoothing"], search["combined"]["smoothing"]}) {
+    for (const ConfigNode& n :
+         {search["smoothing"], search["combined"]["smoothing"], search["stabilize"]}) {
       if (n.defined()) {
         return n.error("needs site.smoothing_model: GPU model " + s.gpu_model +
                        " has no power smoothing (one of " + sim::smoothing_capability_names() +

@@ -46,6 +46,9 @@ struct StabilitySearch {
   std::vector<double> cap_frac, fill_frac, stagger_s;  // each alone
   SmoothingGrid smoothing;                             // alone
   MitigationGrid combined;  // jointly (arm_candidates adds every single arm's settings)
+  // The stabilize controller arm's settings (registry specs, `search.stabilize`), chosen on
+  // the calibration seeds like a fixed arm's; empty without a smoothing model.
+  std::vector<std::string> stabilize;
 };
 
 // Settings meeting the limits are ranked by a projected cost %, in % of what a GPU-hour costs:

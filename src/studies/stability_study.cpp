@@ -154,7 +154,9 @@ Status validate(const StabilityScenario& s, const StabilityStudyOptions& o) {
     }
   }
   for (const auto& c : o.controllers) {
-    if (!c.make) return Status::InvalidArgument("controller arm '" + c.name + "': no controller");
+    bool makers = static_cast<bool>(c.make);
+    for (const auto& k : c.candidates) makers = makers && static_cast<bool>(k.make);
+    if (!makers) return Status::InvalidArgument("controller arm '" + c.name + "': no controller");
     if (!(c.sample_period_s >= s.site.dt_s)) {
       return Status::InvalidArgument("controller arm '" + c.name +
                                      "': sample period below the simulator's step");
@@ -166,7 +168,8 @@ Status validate(const StabilityScenario& s, const StabilityStudyOptions& o) {
 }
 
 Result<sim::SiteRun> run_stability_arm(const StabilityScenario& s, const sim::SiteMitigations& m,
-                                       const StabilityControllerArm* controller, uint64_t seed) {
+                                       const StabilityControllerArm* controller, uint64_t seed,
+                                       StabilityRunMetrics* decisions) {
   if (controller == nullptr) return sim::simulate_site(s.site, m, seed);
   sim::SitePlant plant(s.site, m, seed);
   // A budget at the plant's nameplate (its rows, per GPU): never binding; the arm is judged on
@@ -184,6 +187,16 @@ Result<sim::SiteRun> run_stability_arm(const StabilityScenario& s, const sim::Si
   ControlLoop loop(plant, budget, cfg);
   loop.add_controller(c.get());
   FW_RETURN_IF_ERROR(loop.run().with_context("controller arm '" + controller->name + "'"));
+  if (loop.write_failures() > 0) {
+    return loop.first_write_error().with_context("controller arm '" + controller->name +
+                                                 "': " + std::to_string(loop.write_failures()) +
+                                                 " writes refused; the first");
+  }
+  if (decisions != nullptr) {
+    decisions->decisions = loop.decision_cost().calls;
+    decisions->decision_wall_s = loop.decision_cost().wall_sum_s;
+    decisions->decision_max_s = loop.decision_cost().wall_max_s;
+  }
   return plant.finish();
 }
 
@@ -292,6 +305,7 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
     cands.push_back(arm_candidates(s.search, a));
     n_cand += cands.back().size();
   }
+  for (const auto& c : o.controllers) n_cand += c.candidates.size();
   const size_t nc = rep.calib_seeds.size(), ne = rep.eval_seeds.size();
   const size_t total = nc * (1 + n_cand) + ne * (1 + fixed.size() + o.controllers.size());
   size_t done = 0;
@@ -306,9 +320,10 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
     if (first_error.ok()) first_error = st;
   };
   auto timed_run = [&](const sim::SiteMitigations& m, const StabilityControllerArm* c,
-                       uint64_t seed, double& wall_s) -> Result<sim::SiteRun> {
+                       uint64_t seed, double& wall_s,
+                       StabilityRunMetrics* decisions = nullptr) -> Result<sim::SiteRun> {
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = run_stability_arm(s, m, c, seed);
+    auto r = run_stability_arm(s, m, c, seed, decisions);
     wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
   };
@@ -348,6 +363,19 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
   const double kw_per_gpu = mean_w / static_cast<double>(s.site.gpus) / 1000.0;
   rep.energy_weight = s.objective.usd_per_kwh * kw_per_gpu / s.objective.usd_per_gpu_hour;
 
+  // Controller arms with candidates: each candidate as an arm of its own (arm index
+  // cands.size() + controller index; the candidate's maker, the arm's base mitigations).
+  std::vector<StabilityControllerArm> ctls = o.controllers;
+  std::vector<std::vector<StabilityControllerArm>> ctl_cands(ctls.size());
+  for (size_t c = 0; c < ctls.size(); ++c) {
+    for (const auto& k : ctls[c].candidates) {
+      StabilityControllerArm one = ctls[c];
+      one.candidates.clear();
+      one.make = k.make;
+      one.spec = k.spec;
+      ctl_cands[c].push_back(std::move(one));
+    }
+  }
   struct CalJob {
     size_t arm, cand, seed;
   };
@@ -357,13 +385,20 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
       for (size_t k = 0; k < nc; ++k) jobs.push_back({a, c, k});
     }
   }
+  for (size_t a = 0; a < ctl_cands.size(); ++a) {
+    for (size_t c = 0; c < ctl_cands[a].size(); ++c) {
+      for (size_t k = 0; k < nc; ++k) jobs.push_back({cands.size() + a, c, k});
+    }
+  }
   std::vector<StabilityRunMetrics> cal(jobs.size());
   parallel_for(
       jobs.size(), o.threads,
       [&](size_t i) {
         const CalJob& j = jobs[i];
         double wall = 0;
-        auto r = timed_run(cands[j.arm][j.cand], nullptr, rep.calib_seeds[j.seed], wall);
+        const bool ctl = j.arm >= cands.size();
+        const StabilityControllerArm* c = ctl ? &ctl_cands[j.arm - cands.size()][j.cand] : nullptr;
+        auto r = timed_run(ctl ? c->base : cands[j.arm][j.cand], c, rep.calib_seeds[j.seed], wall);
         if (!r.ok()) return fail(r.status());
         count_speed(wall, r->steps);
         auto m = stability_metrics(s, *r, none_cal[j.seed], rep.energy_weight);
@@ -375,15 +410,14 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
 
   std::vector<StabilityArmResult> arms;
   size_t at = 0;
-  for (size_t a = 0; a < cands.size(); ++a) {
-    StabilityArmResult r;
-    r.name = fixed[a];
-    r.kind = "fixed";
-    r.candidates = static_cast<int>(cands[a].size());
+  // Chooses among n candidates whose calibration runs start at cal[at] (advancing at); fills
+  // r's candidate counts; returns the index chosen.
+  auto choose = [&](size_t n, StabilityArmResult& r) {
+    r.candidates = static_cast<int>(n);
     size_t best = 0;
     bool have_feasible = false;
     Summary best_sum;
-    for (size_t c = 0; c < cands[a].size(); ++c) {
+    for (size_t c = 0; c < n; ++c) {
       std::vector<StabilityRunMetrics> runs(cal.begin() + static_cast<std::ptrdiff_t>(at),
                                             cal.begin() + static_cast<std::ptrdiff_t>(at + nc));
       at += nc;
@@ -404,9 +438,23 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
       }
     }
     r.calibration_met = have_feasible;
+    return best;
+  };
+  for (size_t a = 0; a < cands.size(); ++a) {
+    StabilityArmResult r;
+    r.name = fixed[a];
+    r.kind = "fixed";
+    const size_t best = choose(cands[a].size(), r);
     r.chosen = cands[a].empty() ? sim::SiteMitigations{} : cands[a][best];
     r.setting = sim::describe(r.chosen);
     arms.push_back(std::move(r));
+  }
+  std::vector<StabilityArmResult> ctl_arms(ctls.size());
+  for (size_t a = 0; a < ctls.size(); ++a) {
+    if (ctl_cands[a].empty()) continue;
+    const size_t best = choose(ctl_cands[a].size(), ctl_arms[a]);
+    ctls[a].make = ctl_cands[a][best].make;
+    ctls[a].spec = ctl_cands[a][best].spec;
   }
 
   // Evaluation: the unmitigated runs, then every arm's chosen setting and the controllers.
@@ -416,8 +464,9 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
   none_arm.name = "none";
   none_arm.kind = "reference";
   none_arm.setting = "none";
-  for (const auto& c : o.controllers) {
-    StabilityArmResult r;
+  for (size_t a = 0; a < ctls.size(); ++a) {
+    const StabilityControllerArm& c = ctls[a];
+    StabilityArmResult r = std::move(ctl_arms[a]);
     r.name = c.name;
     r.kind = "controller";
     r.chosen = c.base;
@@ -434,15 +483,19 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
       [&](size_t i) {
         const auto [a, k] = ev_jobs[i];
         const StabilityControllerArm* c =
-            arms[a].kind == "controller" ? &o.controllers[a - fixed.size()] : nullptr;
+            arms[a].kind == "controller" ? &ctls[a - fixed.size()] : nullptr;
         double wall = 0;
-        auto r = timed_run(arms[a].chosen, c, rep.eval_seeds[k], wall);
+        StabilityRunMetrics dec;
+        auto r = timed_run(arms[a].chosen, c, rep.eval_seeds[k], wall, &dec);
         if (!r.ok()) return fail(r.status());
         count_speed(wall, r->steps);
         auto m = stability_metrics(s, *r, none_ev[k], rep.energy_weight);
         if (!m.ok()) return fail(m.status());
         m->seed = rep.eval_seeds[k];
         m->wall_s = wall;
+        m->decisions = dec.decisions;
+        m->decision_wall_s = dec.decision_wall_s;
+        m->decision_max_s = dec.decision_max_s;
         arms[a].runs[k] = std::move(m).value();
       },
       tick);
@@ -456,6 +509,17 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
   if (with_none) rep.arms.push_back(std::move(none_arm));
   for (auto& a : arms) rep.arms.push_back(std::move(a));
   for (auto& a : rep.arms) aggregate(a);
+  for (size_t a = 0; a < ctls.size(); ++a) {  // decision cost, against the loop's period
+    StabilityArmResult& r = rep.arms[(with_none ? 1 : 0) + fixed.size() + a];
+    double wall = 0;
+    for (const auto& run : r.runs) {
+      r.decisions += run.decisions;
+      wall += run.decision_wall_s;
+      r.decision_max_s = std::max(r.decision_max_s, run.decision_max_s);
+    }
+    r.decision_mean_s = r.decisions > 0 ? wall / static_cast<double>(r.decisions) : 0;
+    r.loop_period_s = ctls[a].sample_period_s;
+  }
   rep.study_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_study).count();
   return rep;

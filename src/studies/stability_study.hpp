@@ -9,7 +9,8 @@
 // - combined: the best fixed setting over the joint grid of every mitigation (the strongest
 //   fixed baseline a controller arm must beat, DESIGN "Evidence rules");
 // - controller arms (optional): a Controller in the control loop (control/control_loop.hpp)
-//   over sim::SitePlant, on top of fixed base mitigations; caps are what it commands.
+//   over sim::SitePlant, on top of fixed base mitigations; it commands caps and the GPUs'
+//   smoothing and fill (sim/site_plant.hpp). A write the plant refuses fails the run.
 // "Best fixed setting": every candidate of the arm's grid (stability_scenario.hpp) runs on the
 // calibration seeds 1000000+; a candidate meets the limits when it meets them on every one of
 // them; among those the lowest mean cost % (StabilityObjective) wins; when none meets them, the
@@ -27,7 +28,7 @@
 // oscillation the worst over seeds, energy, throughput and cost the mean.
 //
 // Deterministic for a scenario and seeds, whatever the thread count. Runs: calibration seeds ×
-// (1 + Σ candidates) + evaluation seeds × (1 + arms).
+// (1 + Σ candidates, controller candidates included) + evaluation seeds × (1 + arms).
 
 #include <cstdint>
 #include <functional>
@@ -44,14 +45,26 @@ namespace fw::studies {
 
 inline constexpr uint64_t kStabilityCalibrationSeed0 = 1000000;
 
-// A controller arm: what the colleague's feed-forward controller (or any registered
-// controller) plugs into.
+using StabilityControllerMaker = std::function<std::unique_ptr<Controller>(uint64_t seed)>;
+
+// One setting of a controller arm (a registry spec and its maker).
+struct StabilityControllerCandidate {
+  std::string spec;
+  StabilityControllerMaker make;
+};
+
+// A controller arm: the feed-forward stabilising controller (controllers/
+// stabilizing_controller.hpp) or any registered controller. With candidates, the study chooses
+// among them on the calibration seeds by the fixed arms' rule (the cheapest that meets the
+// limits on every calibration seed, else the closest) and runs the chosen one on the
+// evaluation seeds; make and spec are then the chosen candidate's.
 struct StabilityControllerArm {
-  std::string name;                                                // table row name
-  std::function<std::unique_ptr<Controller>(uint64_t seed)> make;  // one per run
-  double sample_period_s = 0.5;  // the loop's tick (the controller's period rounds up to it)
-  sim::SiteMitigations base;     // fixed mitigations under the controller
-  std::string spec;              // as given (e.g. "static:cap=600"), for the report
+  std::string name;               // table row name
+  StabilityControllerMaker make;  // one per run
+  double sample_period_s = 0.5;   // the loop's tick (the controller's period rounds up to it)
+  sim::SiteMitigations base;      // fixed mitigations under the controller
+  std::string spec;               // as given (e.g. "static:cap=600"), for the report
+  std::vector<StabilityControllerCandidate> candidates;  // empty: make as it is
 };
 
 struct StabilityStudyOptions {
@@ -84,6 +97,9 @@ struct StabilityRunMetrics {
   double worst_ratio = 0;  // max over limits of value / limit (<= 1 meets)
   double wall_s = 0;       // wall time of the simulation (a measurement, never a result)
   int64_t steps = 0;       // rank-steps simulated
+  // A controller arm's decisions (update() calls; ControlLoop::decision_cost(): measurements).
+  int64_t decisions = 0;
+  double decision_wall_s = 0, decision_max_s = 0;  // summed, the longest
 };
 
 struct StabilityArmResult {
@@ -100,6 +116,10 @@ struct StabilityArmResult {
   double energy_overhead_pct = 0, throughput_loss_pct = 0, cost_pct = 0;  // mean over seeds
   double steady_energy_pct = kUnset, steady_throughput_loss_pct = kUnset;
   bool meets = false;
+  // A controller arm's decisions over the evaluation runs (measurements): how many, their mean
+  // and longest wall time, and the loop's period they are held against.
+  int64_t decisions = 0;
+  double decision_mean_s = 0, decision_max_s = 0, loop_period_s = 0;
 };
 
 struct StabilityStudyReport {
@@ -126,8 +146,10 @@ Result<StabilityStudyReport> run_stability_study(const StabilityScenario& s,
 Result<StabilityRunMetrics> stability_metrics(const StabilityScenario& s, const sim::SiteRun& run,
                                               const sim::SiteRun& none, double energy_weight);
 
-// One run of a fixed setting, or of a controller arm (make non-empty) on sim::SitePlant.
+// One run of a fixed setting, or of a controller arm (make non-empty) on sim::SitePlant;
+// `decisions` (optional) gets the controller's decision count and wall times.
 Result<sim::SiteRun> run_stability_arm(const StabilityScenario& s, const sim::SiteMitigations& m,
-                                       const StabilityControllerArm* controller, uint64_t seed);
+                                       const StabilityControllerArm* controller, uint64_t seed,
+                                       StabilityRunMetrics* decisions = nullptr);
 
 }  // namespace fw::studies

@@ -123,7 +123,7 @@ std::string format_stability_table(const StabilityStudyReport& r) {
     row.push_back(f1(a.steady_throughput_loss_pct));
     row.push_back(f1(a.cost_pct));
     row.push_back(a.meets ? "yes" : "NO");
-    row.push_back(a.kind == "fixed"
+    row.push_back(a.candidates > 0
                       ? std::to_string(a.candidates_meeting) + "/" + std::to_string(a.candidates)
                       : "-");
     t.rows.push_back(std::move(row));
@@ -144,7 +144,7 @@ std::string format_stability_table(const StabilityStudyReport& r) {
          "calibration seeds):\n";
   for (const auto& a : r.arms) {
     std::string line = "  " + a.name + ": " + a.setting;
-    if (a.kind == "fixed" && !a.calibration_met) {
+    if (a.candidates > 0 && !a.calibration_met) {
       line += " (no setting met the limits on the calibration seeds: the closest)";
     }
     out += wrap_text(line, 120, "      ") + "\n";
@@ -157,6 +157,17 @@ std::string format_stability_table(const StabilityStudyReport& r) {
                   "%.0fx real time; %.2f us per rank-step); study %.1f s wall",
                   r.runs, site.duration_s, r.sim_wall_s, per_run, site.duration_s / per_run, us,
                   r.study_wall_s);
+    out += wrap_text(buf, 120, "  ") + "\n";
+  }
+  for (const auto& a : r.arms) {  // a controller's decision cost against the loop's period
+    if (a.kind != "controller" || a.decisions == 0) continue;
+    std::snprintf(buf, sizeof buf,
+                  "decisions of %s: %lld on %zu plant rows, %.3f us mean, %.1f us at most, "
+                  "against the loop's %g ms period (%.3f %% of it at most)",
+                  a.name.c_str(), static_cast<long long>(a.decisions),
+                  static_cast<size_t>(site.representatives), a.decision_mean_s * 1e6,
+                  a.decision_max_s * 1e6, a.loop_period_s * 1e3,
+                  a.decision_max_s / a.loop_period_s * 100);
     out += wrap_text(buf, 120, "  ") + "\n";
   }
   return out;
@@ -202,6 +213,12 @@ nlohmann::json stability_json(const StabilityStudyReport& r) {
     aj["kind"] = a.kind;
     aj["setting"] = a.setting;
     aj["mitigations"] = mitigations_json(a.chosen);
+    if (a.kind == "controller") {
+      aj["decisions"] = a.decisions;
+      aj["decision_mean_us"] = a.decision_mean_s * 1e6;
+      aj["decision_max_us"] = a.decision_max_s * 1e6;
+      aj["loop_period_s"] = a.loop_period_s;
+    }
     aj["candidates"] = a.candidates;
     aj["candidates_meeting"] = a.candidates_meeting;
     aj["calibration_met"] = a.calibration_met;

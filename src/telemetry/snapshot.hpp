@@ -53,6 +53,12 @@ struct JobReading {
   double tokens_total = 0;      // cumulative progress (generated or trained tokens)
   double steps_total = 0;       // cumulative training steps / iterations
   KnobValues knobs = kNoKnobs;  // per kActuatorTable's per-job rows
+  // Announcements the job's client sends ahead of the meter (NaN: none): its processes start
+  // in / exit in this many s (the scheduled start and end), and the next checkpoint follows
+  // the all-reduce of this many more iterations (1: the one under way) and lasts
+  // checkpoint_s. Only the site simulator's plant sends them today (sim/site_plant.hpp).
+  double starts_in_s = kUnset, ends_in_s = kUnset;
+  double checkpoint_in_iters = kUnset, checkpoint_s = kUnset;
 };
 
 struct Snapshot {

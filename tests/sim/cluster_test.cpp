@@ -89,6 +89,23 @@ TEST(Cluster, CapsAreClampedAndLowerPowerWithClockLag) {
   EXPECT_GT(before, 450);
 }
 
+// Power smoothing and fill (kGpuSettingTable) are the site simulator's; a node cluster has
+// neither: a command that sets them is refused whole, nothing applied, not silently dropped.
+TEST(Cluster, RefusesPowerSmoothingAndFillSettings) {
+  const Scenario s = load_or_die("scenarios/pretrain-dense-h100x8.yaml", {"sim.noise_w=0"});
+  auto p = make_cluster(s, 1);
+  Snapshot snap;
+  ASSERT_TRUE(p->read(10, snap).ok());
+  Command cmd;
+  cmd.power_cap_w.assign(8, 300.0);
+  cmd.gpu_settings.assign(8, kNoGpuSettings);
+  cmd.gpu_settings[0][static_cast<int>(GpuSetting::kSmoothingFloor)] = 50;
+  const Status st = p->write(cmd);
+  EXPECT_EQ(st.code(), StatusCode::kNotSupported) << st.message();
+  ASSERT_TRUE(p->read(11, snap).ok());
+  EXPECT_GT(snap.gpus[0].cap_w, 300.0);  // the caps of the refused command were not applied
+}
+
 TEST(Cluster, KnobsReportedAndApplied) {
   const Scenario s = load_or_die("scenarios/grpo-7b-a100.yaml");
   auto p = make_cluster(s, 1);

@@ -226,5 +226,94 @@ TEST(StabilityStudy, ControllerSlotRunsAControllerInTheLoop) {
   EXPECT_FALSE(bad.ok());
 }
 
+TEST(StabilityStudy, StabilizeArmMeetsTheLimitsOnACalibrationSeed) {
+  // The feed-forward controller on the short site (start, checkpoints, the stop), on the
+  // first calibration seed: it meets the limits, at a lower throughput loss than a fixed
+  // smoothing setting that also meets them on that seed.
+  const StabilityScenario sc = short_scenario();
+  const uint64_t seed = kStabilityCalibrationSeed0;
+  auto arm = controller_arm_from_spec(sc, "stabilize:floor_pct=70,ramp_w_per_s=40",
+                                      sc.site.output_period_s, 1);
+  ASSERT_TRUE(arm.ok()) << arm.status().message();
+  auto run = run_stability_arm(sc, {}, &*arm, seed);
+  auto none = run_stability_arm(sc, {}, nullptr, seed);
+  ASSERT_TRUE(run.ok() && none.ok()) << run.status().message();
+  auto m = stability_metrics(sc, *run, *none, 0.02);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->meets) << "ramp " << m->ramp_limit_pct_per_s << " %pk/s, band " << m->band_frac;
+  EXPECT_LE(m->ramp_limit_pct_per_s, 10);
+  EXPECT_LE(m->band_frac, 0.20);
+  EXPECT_GT(m->smoothing_burn_pct, 0);  // it did command the smoothing
+  sim::SiteMitigations smooth;
+  smooth.smoothing = {true, 0.8, 25, 40, 500};
+  auto fixed = run_stability_arm(sc, smooth, nullptr, seed);
+  ASSERT_TRUE(fixed.ok());
+  auto fm = stability_metrics(sc, *fixed, *none, 0.02);
+  ASSERT_TRUE(fm.ok());
+  EXPECT_TRUE(fm->meets);
+  EXPECT_LT(m->throughput_loss_pct, fm->throughput_loss_pct);
+}
+
+TEST(StabilityStudy, StabilizeArmIsChosenOnCalibrationSeeds) {
+  // The stabilize arm's settings (search.stabilize) are searched like a fixed arm's: the
+  // report counts them and names the one chosen; a setting that cannot meet the ramp limit
+  // (ramps at 500 W/s) is not the one chosen.
+  const StabilityScenario sc = short_scenario(
+      {"search.stabilize=[\"stabilize:floor_pct=70,ramp_w_per_s=500,start_ramp_w_per_s=500\", "
+       "\"stabilize:floor_pct=70,ramp_w_per_s=40\"]"});
+  ASSERT_EQ(sc.search.stabilize.size(), 2u);
+  auto arm = stabilize_arm(sc, 1);
+  ASSERT_TRUE(arm.ok()) << arm.status().message();
+  EXPECT_EQ(arm->candidates.size(), 2u);
+  StabilityStudyOptions o;
+  o.eval_seeds = 1;
+  o.calib_seeds = 1;
+  o.arms = {"none"};
+  o.controllers = {*arm};
+  auto r = run_stability_study(sc, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->arms.size(), 2u);
+  const StabilityArmResult& a = r->arms[1];
+  EXPECT_EQ(a.name, "stabilize");
+  EXPECT_EQ(a.candidates, 2);
+  EXPECT_EQ(a.candidates_meeting, 1);
+  EXPECT_TRUE(a.calibration_met);
+  EXPECT_EQ(a.setting, "stabilize:floor_pct=70,ramp_w_per_s=40");
+  // A site without a smoothing model has no stabilize arm.
+  auto plain = parse_stability_scenario(
+      R"(name: plain
+duration_s: 30
+site: {gpus: 64, gpu: h100-sxm5, representatives: 4}
+job: {workload: dense-pt, start_s: 5, end_s: 25}
+limits: {steady_s: [15, 20]}
+search: {stagger_s: [2], combined: {stagger_s: [0]}}
+)",
+      "plain.yaml", {});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_TRUE(plain->search.stabilize.empty());
+  EXPECT_FALSE(stabilize_arm(*plain, 1).ok());
+}
+
+TEST(StabilityStudy, ARefusedWriteFailsTheControllerArm) {
+  // The stabilize controller on a site without power smoothing: the plant refuses every
+  // smoothing write, and the arm's run says so instead of running unmitigated.
+  auto plain = parse_stability_scenario(
+      R"(name: plain
+duration_s: 20
+site: {gpus: 64, gpu: h100-sxm5, representatives: 4}
+job: {workload: dense-pt, start_s: 5, end_s: 15}
+limits: {steady_s: [10, 12]}
+search: {stagger_s: [2], combined: {stagger_s: [0]}}
+)",
+      "plain.yaml", {});
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  auto arm = controller_arm_from_spec(*plain, "stabilize", 0.05, 1);
+  ASSERT_TRUE(arm.ok()) << arm.status().message();
+  auto run = run_stability_arm(*plain, {}, &*arm, 1);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("no power smoothing"), std::string::npos)
+      << run.status().message();
+}
+
 }  // namespace
 }  // namespace fw::studies

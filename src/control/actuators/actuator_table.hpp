@@ -275,4 +275,105 @@ inline constexpr std::array<int, kNumAutoKnobs> kKnobAutoOrder = [] {
   return o;
 }();
 
+// Per-GPU settings beyond the cap (issue #48, docs/stabilization.md): GPU power smoothing
+// (NVML's nvmlDevicePowerSmoothing* parameters: the floor as a percentage of the TMP ceiling,
+// ramp-up and ramp-down rates, the ramp-down hysteresis) and the fill workload's target power.
+// A controller writes them through Command::gpu_settings (per GPU, NaN: unchanged); the
+// SafetyLimiter passes a set value through (rejecting a negative one: every row is >= 0; a rate
+// may be +infinity, "no limit"); the plant clamps them to what the device offers and refuses
+// them (write() Status) where the device has none — only sim::SitePlant applies them today.
+// They are a table of their own, not rows of kActuatorTable: its rows size the PPO action
+// factors (rl/plant_features.hpp, stored in policy files), the claims bitset and the knob
+// arrays, none of which commands these. Not claimable: every controller's set entries merge
+// (control/controller.hpp merge_command()).
+inline constexpr std::array kGpuSettingTable = {
+    ActuatorDef{.name = "smoothing_floor",
+                .scope = ActuatorScope::kGpu,
+                .unit = "% of the TMP ceiling",
+                .range = RangeSource::kDevice,
+                .shield_rank = -1,
+                .flag_name = "smoothing_floor",
+                .action_name = "",
+                .help = "power smoothing's primary floor (NVML PERCENT_TMP_FLOOR); 0: no floor",
+                .keys = {},
+                .ladder = {},
+                .auto_rank = -1,
+                .static_pin = false,
+                .feature = ""},
+    ActuatorDef{.name = "smoothing_ramp_up",
+                .scope = ActuatorScope::kGpu,
+                .unit = "W/s",
+                .range = RangeSource::kDevice,
+                .shield_rank = -1,
+                .flag_name = "smoothing_ramp_up",
+                .action_name = "",
+                .help = "power smoothing's ramp-up rate (NVML RAMP_UP_RATE); > 0, inf: none",
+                .keys = {},
+                .ladder = {},
+                .auto_rank = -1,
+                .static_pin = false,
+                .feature = ""},
+    ActuatorDef{.name = "smoothing_ramp_down",
+                .scope = ActuatorScope::kGpu,
+                .unit = "W/s",
+                .range = RangeSource::kDevice,
+                .shield_rank = -1,
+                .flag_name = "smoothing_ramp_down",
+                .action_name = "",
+                .help = "power smoothing's ramp-down rate (NVML RAMP_DOWN_RATE); > 0, inf: none",
+                .keys = {},
+                .ladder = {},
+                .auto_rank = -1,
+                .static_pin = false,
+                .feature = ""},
+    ActuatorDef{.name = "smoothing_hysteresis",
+                .scope = ActuatorScope::kGpu,
+                .unit = "ms",
+                .range = RangeSource::kDevice,
+                .shield_rank = -1,
+                .flag_name = "smoothing_hysteresis",
+                .action_name = "",
+                .help = "power smoothing's ramp-down hysteresis (NVML RAMP_DOWN_HYSTERESIS)",
+                .keys = {},
+                .ladder = {},
+                .auto_rank = -1,
+                .static_pin = false,
+                .feature = ""},
+    ActuatorDef{.name = "fill",
+                .scope = ActuatorScope::kGpu,
+                .unit = "W",
+                .range = RangeSource::kDevice,
+                .shield_rank = -1,
+                .flag_name = "fill",
+                .action_name = "",
+                .help = "the fill workload's target power while the job holds the GPU; 0: off",
+                .keys = {},
+                .ladder = {},
+                .auto_rank = -1,
+                .static_pin = false,
+                .feature = ""},
+};
+inline constexpr int kNumGpuSettings = static_cast<int>(kGpuSettingTable.size());
+
+// Indices of kGpuSettingTable's rows (checked against the names below).
+enum class GpuSetting : int {
+  kSmoothingFloor = 0,
+  kSmoothingRampUp = 1,
+  kSmoothingRampDown = 2,
+  kSmoothingHysteresis = 3,
+  kFill = 4,
+};
+static_assert(kGpuSettingTable[0].name == "smoothing_floor" &&
+              kGpuSettingTable[1].name == "smoothing_ramp_up" &&
+              kGpuSettingTable[2].name == "smoothing_ramp_down" &&
+              kGpuSettingTable[3].name == "smoothing_hysteresis" &&
+              kGpuSettingTable[4].name == "fill");
+
+using GpuSettingValues = std::array<double, kNumGpuSettings>;  // NaN: unchanged / unset
+inline constexpr GpuSettingValues kNoGpuSettings = [] {
+  GpuSettingValues v{};
+  for (double& x : v) x = std::numeric_limits<double>::quiet_NaN();
+  return v;
+}();
+
 }  // namespace fw

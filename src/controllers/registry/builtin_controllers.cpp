@@ -21,6 +21,7 @@
 #include "controllers/registry/frontier_setup.hpp"
 #include "controllers/registry/mpc_entry.hpp"
 #include "controllers/registry/seed_log.hpp"
+#include "controllers/stabilizing_controller.hpp"
 #include "controllers/static_calibration.hpp"
 #include "controllers/static_controller.hpp"
 #include "controllers/static_scheduled_controller.hpp"
@@ -982,6 +983,46 @@ ControllerEntry frontier_entry() {
 
 }  // namespace
 
+// The feed-forward power-stabilising controller of a training site (issue #48;
+// docs/stabilization.md): commands the GPUs' power smoothing from the job's announcements.
+ControllerEntry stabilize_entry() {
+  return {
+      "stabilize",
+      "feed-forward power stabilisation of a training site: GPU power smoothing (floor, ramp "
+      "rates) timed from the job's announced start, stop and checkpoints; a low floor in steady "
+      "training (needs a plant with power smoothing: the site simulator)",
+      "",
+      {D::number("period_s", "0.05", 0.001, 60, "decision period, s"),
+       D::number("floor_pct", "50", 0, 100, "steady floor, % of the TMP ceiling (the cap)"),
+       D::number("hold_pct", "85", 0, 100, "floor around events, % of the cap"),
+       D::number("low_pct", "20", 0, 100, "floor inside a checkpoint, % of the cap"),
+       D::number("ramp_w_per_s", "50", 0.1, 1e5, "ramp rate at events, W/s per GPU"),
+       D::number("start_ramp_w_per_s", "15", 0.1, 1e5, "ramp-up in the start's first seconds"),
+       D::number("start_slow_s", "1", 0, 600, "how long the start's slow ramp-up lasts, s"),
+       D::integer("pre_iters", "2", 0, 1000, "hold from this many iterations before a checkpoint"),
+       D::number("pre_s", "3", 0, 600, "hold from this many s before the stop"),
+       D::number("margin_s", "0.5", 0, 60, "the checkpoint's rise starts this much earlier, s"),
+       D::choice("pre_fill", "on", {"on", "off"},
+                 "ramp the idle GPUs up with the fill workload before the announced start")},
+      [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+        StabilizingConfig c;
+        c.period_s = o.number("period_s");
+        c.floor_pct = o.number("floor_pct");
+        c.hold_pct = o.number("hold_pct");
+        c.low_pct = o.number("low_pct");
+        c.ramp_w_per_s = o.number("ramp_w_per_s");
+        c.start_ramp_w_per_s = o.number("start_ramp_w_per_s");
+        c.start_slow_s = o.number("start_slow_s");
+        c.pre_iters = o.integer("pre_iters");
+        c.pre_s = o.number("pre_s");
+        c.margin_s = o.number("margin_s");
+        c.pre_fill = o.text("pre_fill") == "on";
+        FW_RETURN_IF_ERROR(validate(c));
+        return PreparedController{
+            [c](uint64_t) { return std::make_unique<StabilizingController>(c); }};
+      }};
+}
+
 std::vector<ControllerEntry> builtin_controllers() {
   return {uncontrolled_entry(),
           static_entry(),
@@ -997,7 +1038,8 @@ std::vector<ControllerEntry> builtin_controllers() {
           capnet_entry(),
           frontier_entry(),
           capnet_online_entry(),
-          mpc_entry()};
+          mpc_entry(),
+          stabilize_entry()};
 }
 
 }  // namespace fw::registry
