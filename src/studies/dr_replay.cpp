@@ -399,9 +399,6 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
     res.minute_power_w.push_back((P.prefix[a + w] - P.prefix[a]) / static_cast<double>(w));
     res.minute_target_w.push_back((T.prefix[a + w] - T.prefix[a]) / static_cast<double>(w));
   }
-  for (size_t i = 0; i < res.minute_s.size(); ++i)
-    fprintf(stderr, "M %.0f %.0f %.0f\n", res.minute_s[i], res.minute_power_w[i],
-            res.minute_target_w[i]);
   if (opt.measured_total) {
     res.measured_total = opt.measured_total;
     // The measured rows as a series on the replay's samples: row i holds over (t_i, t_i + 60].
