@@ -51,6 +51,10 @@ check "coordinator loop" "$bin" dr replay "$out/e.yaml" --site-loop coordinator 
 check "coordinator loop named, targets met" jqt '.site_loop == "coordinator"
   and .minutes_above_target == 0 and .mean_overcut_frac <= 0.02' "$out/c.json"
 check "the replay loop named by default" jqt '.site_loop == "replay"' "$out/e.json"
+# --quiet --json: the JSON on stdout and nothing on stderr (a debugging printout once slipped in).
+check "quiet: nothing on stderr" "$bin" dr replay "$out/e.yaml" --site-loop coordinator --quiet \
+  --json >/dev/null 2>"$out/quiet.err"
+check "quiet: stderr empty" test ! -s "$out/quiet.err"
 expect_exit2 "coordinator loop without its allocator" "--site-loop coordinator" dr replay \
   "$out/e.yaml" --site-loop coordinator --method equal
 expect_exit2 "unknown site loop" "--site-loop" dr replay "$out/e.yaml" --site-loop other
