@@ -17,6 +17,7 @@
 #include "controllers/lookahead_plan.hpp"
 #include "controllers/oracle_controller.hpp"
 #include "controllers/pid_controller.hpp"
+#include "controllers/plan_controller.hpp"
 #include "controllers/registry/controller_registry.hpp"
 #include "controllers/registry/frontier_setup.hpp"
 #include "controllers/registry/mpc_entry.hpp"
@@ -29,7 +30,9 @@
 #include "controllers/uncontrolled_controller.hpp"
 #include "controllers/zeus_controller.hpp"
 #include "core/confined_file.hpp"
+#include "core/text_file.hpp"
 #include "hw/gpu_catalog.hpp"
+#include "pipeline/plan_file.hpp"
 #include "rl/capnet_controller.hpp"
 #include "rl/ppo_controller.hpp"
 #include "sim/cluster.hpp"
@@ -981,6 +984,48 @@ ControllerEntry frontier_entry() {
       }};
 }
 
+// plan:PATH — a `pipeline plan --json` file's constant per-stage caps on the job's GPUs
+// (plan_controller.hpp). The file is read like a policy file: anywhere, or only inside
+// env.policy_dirs (the agent).
+ControllerEntry plan_entry() {
+  return {"plan",
+          "per-GPU caps from a `flexwatt pipeline plan --json` file (plan_controller.hpp): each "
+          "GPU the constant cap of the stage it runs, through the limiter",
+          "PATH",
+          {D::text("stages", "",
+                   "GPUs per stage, stages ':'-separated, GPUs '+'-separated or ranges A-B "
+                   "(0-1:2-3); empty: the job's GPUs in registration order, in equal blocks"),
+           D::integer("job", "0", 0, 4096, "the pipeline job's index (its GPUs, when no stages=)"),
+           period_option("2")},
+          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+            const std::string& path = o.spec().positional;
+            auto text = env.policy_dirs ? read_confined_file(path, *env.policy_dirs, "policy_dirs")
+                                        : read_text_file(path);
+            if (!text.ok()) return Status::InvalidArgument("plan: " + text.status().message());
+            auto plan = pipeline::parse_plan_json(*text, path);
+            if (!plan.ok()) return plan.status().with_context("plan");
+            FW_ASSIGN_OR_RETURN(
+                const PlanCapsConfig c,
+                plan_caps_config(*plan, o.text("stages"), static_cast<int>(o.number("job")),
+                                 o.number("period_s"), env.info));
+            FW_ASSIGN_OR_RETURN(PlanCapsController proto, PlanCapsController::create(c));
+            // Checked against the plant as it is now (reset() checks again when jobs change).
+            PlanCapsController probe = proto;
+            probe.reset(env.info);
+            FW_RETURN_IF_ERROR(probe.mapping());
+            PreparedController p{
+                [proto](uint64_t) { return std::make_unique<PlanCapsController>(proto); }};
+            nlohmann::json caps = nlohmann::json::array();
+            for (double w : c.stage_caps_w)
+              caps.push_back(std::isnan(w) ? nlohmann::json() : nlohmann::json(w));
+            p.notes = {{"plan", path},
+                       {"stage_caps_w", caps},
+                       {"plan_mode", plan->best_mode},
+                       {"applied", "constant"}};
+            return p;
+          }};
+}
+
 }  // namespace
 
 // The feed-forward power-stabilising controller of a training site (issue #48;
@@ -1037,6 +1082,7 @@ std::vector<ControllerEntry> builtin_controllers() {
           ppo_entry(),
           capnet_entry(),
           frontier_entry(),
+          plan_entry(),
           capnet_online_entry(),
           mpc_entry(),
           stabilize_entry()};

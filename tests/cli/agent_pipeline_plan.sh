@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2016  # the $names in single quotes are jq's, not the shell's
+# A pipeline plan deployed through the node agent (`plan:PATH`, controllers/plan_controller.hpp;
+# docs/caps.md "Deploying a plan through the agent"). A profile of the simulated 4-stage x 2
+# pipeline job (`pipeline profile --sim`), its plan (`pipeline plan --json`), and an agent on the
+# sim backend running that scenario in real time under `static:knob=caps,value=400`:
+#  - PUT plan:PATH,stages=0+4:1+5:2+6:3+7 (the job's layout: pipeline p, stage s on GPU 4p+s):
+#    every GPU's cap in /v1/status is its stage's plan cap;
+#  - refused with 422 naming the field, the controller and caps unchanged: a plan whose
+#    constant.stages[2].cap_w is not a cap, a straggler plan, stages= naming GPU 8 or the wrong
+#    stage count, a file outside policy_dirs; `eval` refuses the bad file with exit 2;
+#  - a cap above the GPU's 400 W maximum is written as 400 W, and the limiter's `clamped`
+#    count grows;
+#  - no stages=: the job's GPUs in order (on sim the scenario's, 0-7) in 4 blocks, stage s on
+#    GPUs 2s and 2s+1;
+#  - the previous controller back: every cap 400 W again;
+#  - SIGTERM with the plan in force: exit 0, "caps restored", restore file removed.
+# A few seconds.
+# Usage: agent_pipeline_plan.sh FLEXWATT_BIN SOURCE_DIR
+set -u
+bin=$1
+src=$2
+source "$(dirname "$0")/lib/agent.sh"
+sc="$src/scenarios/caps-pp4-a100x8.yaml"
+mkdir -p "$tmp/plans"
+"$bin" pipeline profile --sim "$sc" --probe -o "$tmp/prof.csv" >/dev/null 2>"$tmp/prof.err"
+check "the simulated job's profile is written" test -s "$tmp/prof.csv"
+plan="$tmp/plans/plan.json"
+"$bin" pipeline plan "$tmp/prof.csv" --microbatches 16 --tp 1 --global-batch 32 --json >"$plan"
+check "the plan has 4 stages, constant caps" jqt '.stages == 4 and (.constant.stages | length == 4)' \
+  "$plan"
+check "the plan caps a stage below 390 W (else this test shows little)" jqt \
+  '[.constant.stages[].cap_w | select(. != null and . < 390)] | length >= 1' "$plan"
+# Per stage, the cap a GPU gets: the plan's, within the A100's 100-400 W; null: 400 (the default).
+stage_caps=$(jq -c '[.constant.stages[].cap_w | if . == null then 400 else ([([., 100] | max), 400] | min) end]' "$plan")
+
+cat >"$tmp/agent.yaml" <<YAML
+backend: sim:$sc
+period_s: 0.1
+controller: static:knob=caps,value=400
+job_silent_after_s: 0
+policy_dirs: [$tmp/plans]
+$agent_local
+YAML
+"$bin" agent --config "$tmp/agent.yaml" >"$tmp/agent.out" 2>"$tmp/agent.err" &
+track_agent $!
+wait_healthz
+url="http://127.0.0.1:$port"
+
+# put_controller SPEC: PUT /v1/controller; the HTTP status in $code, the answer in $tmp/put.json.
+put_controller() {
+  code=$(curl -s -o "$tmp/put.json" -w '%{http_code}' --max-time 30 -X PUT "$url/v1/controller" \
+    -d "$(jq -cn --arg c "$1" '{controller: $c}')")
+}
+status() { curl -s --max-time 2 "$url/v1/status" >"$tmp/status.json"; }
+# wait_caps WANT: until /v1/status's caps (per GPU, in index order) equal the JSON array WANT
+# (at most ~20 s; the caps are read back from the plant); 1 if they never did.
+wait_caps() {
+  for _ in $(seq 200); do
+    status
+    jq -e --argjson w "$1" '[.gpus | sort_by(.index)[] | .cap_w | . * 10 | round / 10] == $w' \
+      "$tmp/status.json" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "  caps: $(jq -c '[.gpus | sort_by(.index)[] | .cap_w]' "$tmp/status.json"), want $1"
+  return 1
+}
+round() { jq -c '[.[] | . * 10 | round / 10]'; }
+
+check "the agent starts at 400 W" wait_caps '[400,400,400,400,400,400,400,400]'
+
+# 1. Explicit stages: pipeline p, stage s on GPU 4p+s.
+put_controller "plan:$plan,stages=0+4:1+5:2+6:3+7,period_s=0.5"
+check "PUT plan: 202 accepted ($code: $(cat "$tmp/put.json"))" test "$code" = 202
+want=$(jq -c '. + .' <<<"$stage_caps" | round)
+check "each GPU's cap is its stage's plan cap ($want)" wait_caps "$want"
+
+# 2. Refusals: 422 naming the field; the plan stays in force.
+jq '.constant.stages[2].cap_w = "high"' "$plan" >"$tmp/plans/bad.json"
+put_controller "plan:$tmp/plans/bad.json,stages=0+4:1+5:2+6:3+7"
+check "a bad cap field: 422 ($code)" test "$code" = 422
+check "  naming the file and constant.stages[2].cap_w ($(cat "$tmp/put.json"))" \
+  grep -q 'bad.json: constant.stages\[2\].cap_w' "$tmp/put.json"
+jq '.straggler_factor = 1.2' "$plan" >"$tmp/plans/strag.json"
+put_controller "plan:$tmp/plans/strag.json,stages=0+4:1+5:2+6:3+7"
+check "a straggler plan: 422 naming straggler_factor ($code: $(cat "$tmp/put.json"))" \
+  bash -c "[ '$code' = 422 ] && grep -q straggler_factor '$tmp/put.json'"
+put_controller "plan:$plan,stages=0+4:1+5:2+6:3+8"
+check "stages= naming GPU 8: 422 naming stages= ($code: $(cat "$tmp/put.json"))" \
+  bash -c "[ '$code' = 422 ] && grep -q 'stages=0+4:1+5:2+6:3+8: GPU 8' '$tmp/put.json'"
+put_controller "plan:$plan,stages=0-3:4-7"
+check "stages= with 2 stages for 4: 422 ($code: $(cat "$tmp/put.json"))" \
+  bash -c "[ '$code' = 422 ] && grep -q '2 stages listed; the plan has 4' '$tmp/put.json'"
+cp "$plan" "$tmp/outside.json"
+put_controller "plan:$tmp/outside.json"
+check "a file outside policy_dirs: 422 ($code: $(cat "$tmp/put.json"))" \
+  bash -c "[ '$code' = 422 ] && grep -q 'outside policy_dirs' '$tmp/put.json'"
+status
+check "the plan is still in force" jqt '.controller | startswith("plan:")' "$tmp/status.json"
+check "  and its caps" wait_caps "$want"
+expect_exit2 "eval refuses the bad plan (exit 2, naming the field)" \
+  'bad.json: constant.stages\[2\].cap_w' eval "$sc" --duration-s 10 --seeds 1 \
+  --controllers "plan:$tmp/plans/bad.json"
+
+# 3. A cap above the GPU's maximum: clamped by the limiter, and counted.
+clamped0=$(jq '.limiter_actions_total.clamped // 0' "$tmp/status.json")
+jq '.constant.stages[0].cap_w = 450' "$plan" >"$tmp/plans/high.json"
+put_controller "plan:$tmp/plans/high.json,stages=0+4:1+5:2+6:3+7,period_s=0.5"
+check "PUT the 450 W plan: 202 ($code)" test "$code" = 202
+want_high=$(jq -c '.[0] = 400 | . + .' <<<"$stage_caps" | round)
+check "stage 0's 450 W is 400 W on GPUs 0 and 4" wait_caps "$want_high"
+status
+check "the limiter's clamped count grew ($clamped0 -> $(jq .limiter_actions_total.clamped "$tmp/status.json"))" \
+  jqt --argjson c "$clamped0" '.limiter_actions_total.clamped > $c' "$tmp/status.json"
+
+# 4. No stages=: the job's GPUs in order (on the sim backend the scenario's job, GPUs 0-7),
+# cut into the plan's 4 stages: stage s on GPUs 2s and 2s+1 (the registration order of a real
+# job's GPUs: tests/controllers/plan_controller_test.cpp).
+put_controller "plan:$plan,period_s=0.5"
+check "PUT plan without stages=: 202 ($code: $(cat "$tmp/put.json"))" test "$code" = 202
+want_blocks=$(jq -c '[.[] | ., .]' <<<"$stage_caps" | round)
+check "stage s on GPUs 2s and 2s+1 ($want_blocks)" wait_caps "$want_blocks"
+
+# 5. The previous controller back: every cap at 400 W.
+put_controller "static:knob=caps,value=400"
+check "the previous controller back: 202 ($code)" test "$code" = 202
+check "every cap 400 W again" wait_caps '[400,400,400,400,400,400,400,400]'
+
+# 6. Exit with the plan in force: the agent restores the caps found at start.
+put_controller "plan:$plan,stages=0+4:1+5:2+6:3+7,period_s=0.5"
+check "the plan again" wait_caps "$want"
+check "the restore file holds the caps found at start" test -s "$tmp/saved.json"
+kill -TERM "$agent"
+wait "$agent"
+rc=$?
+check "SIGTERM: exit 0 ($rc)" test "$rc" -eq 0
+check "the agent restored the caps" grep -q "caps restored" "$tmp/agent.err"
+check "and removed its restore file" test ! -e "$tmp/saved.json"
+explain_process agent "$agent" "$tmp/agent.err" "$tmp/prof.err"
+agent=
+finish agent_pipeline_plan

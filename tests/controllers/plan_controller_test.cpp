@@ -1,0 +1,154 @@
+// The `plan` controller (controllers/plan_controller.hpp): stages= parsing, the stage → GPU
+// mapping (explicit, or the job's GPUs in registration order cut into blocks), caps per GPU
+// (null: the GPU's default cap), nothing written when the job cannot be split, and caps outside
+// the GPU's range left to the SafetyLimiter, which clamps and counts them.
+
+#include "controllers/plan_controller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "control/safety_limiter.hpp"
+
+namespace fw {
+namespace {
+
+PlantInfo node(int n_gpus, std::vector<int> job_gpus) {
+  PlantInfo info;
+  for (int g = 0; g < n_gpus; ++g) info.gpus.push_back({"a100-sxm4-80gb", 100, 400, 350, 400});
+  JobInfo j;
+  j.name = "pp";
+  j.kind = "pipeline";
+  j.gpus = std::move(job_gpus);
+  info.jobs.push_back(j);
+  return info;
+}
+
+PlanCapsController make(std::vector<double> caps, std::vector<std::vector<int>> stage_gpus = {}) {
+  PlanCapsConfig c;
+  c.stage_caps_w = std::move(caps);
+  c.stage_gpus = std::move(stage_gpus);
+  auto r = PlanCapsController::create(c);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return *r;
+}
+
+TEST(PlanStageGpus, ParsesRangesAndLists) {
+  auto a = parse_stage_gpus("0-1:2-3", 2, 4);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(*a, (std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  auto b = parse_stage_gpus("0+4:1+5:2+6:3+7", 4, 8);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, (std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  auto c = parse_stage_gpus("3:0-2+5", 2, 6);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(*c, (std::vector<std::vector<int>>{{3}, {0, 1, 2, 5}}));
+}
+
+TEST(PlanStageGpus, RefusesNamingTheOption) {
+  const std::pair<const char*, const char*> bad[] = {
+      {"0-1:2-8", "GPU 8: the plant has 8 GPUs"},  // n_gpus 8
+      {"0-1:1-2", "GPU 1 is in more than one stage"},
+      {"0-1", "1 stages listed; the plan has 2"},
+      {"0-1:2-3:4", "3 stages listed; the plan has 2"},
+      {"a:b", "'a' is not a GPU index"},
+      {"0-1:", "'' is not a GPU index"},
+      {"3-1:0", "'3-1' is not a GPU index"},
+      {"-1:0", "is not a GPU index"},
+  };
+  for (const auto& [text, why] : bad) {
+    auto r = parse_stage_gpus(text, 2, 8);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().message().rfind(std::string("stages=") + text + ": ", 0), 0u)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(PlanController, JobGpusInRegistrationOrderInBlocks) {
+  // The job listed its GPUs 4-7 first: stage 0 runs GPUs 4 and 5.
+  PlanCapsController c = make({200, 250, 300, 350});
+  c.reset(node(8, {4, 5, 6, 7, 0, 1, 2, 3}));
+  ASSERT_TRUE(c.mapping().ok()) << c.mapping().message();
+  EXPECT_EQ(c.gpu_stage(), (std::vector<int>{2, 2, 3, 3, 0, 0, 1, 1}));
+  const Command cmd = c.update(Observation{});
+  EXPECT_EQ(cmd.power_cap_w, (std::vector<double>{300, 300, 350, 350, 200, 200, 250, 250}));
+}
+
+TEST(PlanController, ExplicitStagesAndGpusOutsideThePlan) {
+  PlanCapsController c = make({210, 220}, {{0, 2}, {1}});
+  c.reset(node(4, {0, 1, 2, 3}));
+  ASSERT_TRUE(c.mapping().ok());
+  const Command cmd = c.update(Observation{});
+  ASSERT_EQ(cmd.power_cap_w.size(), 4u);
+  EXPECT_EQ(cmd.power_cap_w[0], 210);
+  EXPECT_EQ(cmd.power_cap_w[1], 220);
+  EXPECT_EQ(cmd.power_cap_w[2], 210);
+  EXPECT_TRUE(std::isnan(cmd.power_cap_w[3]));  // in no stage: unchanged
+}
+
+TEST(PlanController, UncappedStageGetsTheDefaultCap) {
+  PlanCapsController c = make({kUnset, 180});
+  c.reset(node(2, {0, 1}));
+  const Command cmd = c.update(Observation{});
+  EXPECT_EQ(cmd.power_cap_w, (std::vector<double>{350, 180}));  // default_cap_w 350
+}
+
+TEST(PlanController, WritesNothingWhenTheJobCannotBeSplit) {
+  PlanCapsController c = make({200, 250, 300, 350});
+  c.reset(node(8, {0, 1, 2, 3, 4, 5}));
+  EXPECT_FALSE(c.mapping().ok());
+  EXPECT_NE(c.mapping().message().find("6 GPUs, not a multiple of the plan's 4 stages"),
+            std::string::npos)
+      << c.mapping().message();
+  EXPECT_TRUE(c.update(Observation{}).power_cap_w.empty());
+  // An explicit GPU the plant lost: nothing either.
+  PlanCapsController d = make({200, 250}, {{0}, {5}});
+  d.reset(node(4, {0, 1, 2, 3}));
+  EXPECT_FALSE(d.mapping().ok());
+  EXPECT_TRUE(d.update(Observation{}).power_cap_w.empty());
+  // The job comes back whole: reset() maps it again.
+  c.reset(node(8, {0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_TRUE(c.mapping().ok());
+  EXPECT_EQ(c.update(Observation{}).power_cap_w.size(), 8u);
+}
+
+TEST(PlanController, RefusesBadConfigs) {
+  PlanCapsConfig c;
+  EXPECT_FALSE(PlanCapsController::create(c).ok());  // no stage
+  c.stage_caps_w = {200, -1};
+  EXPECT_FALSE(PlanCapsController::create(c).ok());
+  c.stage_caps_w = {200, 300};
+  c.stage_gpus = {{0}};
+  EXPECT_FALSE(PlanCapsController::create(c).ok());
+  c.stage_gpus = {};
+  c.period_s = 0;
+  EXPECT_FALSE(PlanCapsController::create(c).ok());
+}
+
+TEST(PlanController, TheLimiterClampsCapsOutsideTheRange) {
+  // A plan made for a GPU with a higher limit (450 W) and a stage below the range (60 W).
+  PlanCapsController c = make({450, 60});
+  const PlantInfo info = node(2, {0, 1});
+  c.reset(info);
+  const Command req = c.update(Observation{});
+  EXPECT_EQ(req.power_cap_w, (std::vector<double>{450, 60}));  // as planned: not its job
+  Snapshot first;
+  first.gpus.resize(2);
+  for (GpuReading& g : first.gpus) g.cap_w = 300;  // in force: neither cap is a no-op
+  first.jobs.resize(1);
+  SafetyLimiter lim;
+  lim.reset(info, first);
+  Observation obs;
+  obs.time_s = 1;
+  obs.plant = &info;
+  const Command out = lim.apply(req, obs);
+  EXPECT_EQ(out.power_cap_w, (std::vector<double>{400, 100}));
+  EXPECT_EQ(lim.stats().clamped, 2);
+}
+
+}  // namespace
+}  // namespace fw
