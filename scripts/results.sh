@@ -619,6 +619,7 @@ authority_results() {
 # stability_results: docs/stabilization.md's study tables (`flexwatt stabilize` on both shipped
 # sites, 3 evaluation and 2 calibration seeds: about 2 minutes on 2 cores) and its aggregation
 # check (test_sim's [aggregation] lines, under a second).
+# shellcheck disable=SC2016  # jq programs in single quotes
 stability_results() {
   local site
   local jq_table='def f1: if . == null then "-" else ((. * 10 | round) / 10 | tostring | if test("\\.") then . else . + ".0" end) end;
