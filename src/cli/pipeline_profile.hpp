@@ -1,7 +1,7 @@
 #pragma once
 // `flexwatt pipeline profile`: the subcommand's flags and its run (cli/pipeline.cpp registers
-// it under the `pipeline` verb). Logic: pipeline/profile_acquisition.hpp (the profile, the probe
-// plan), sim/pipeline_recording.hpp (--sim), studies/agent_sweep.hpp (--probe --agent).
+// it under the `pipeline` verb). The run is studies/pipeline_profile_run.hpp; this file parses
+// the flags and prints.
 
 #include <CLI/CLI.hpp>
 #include <string>
