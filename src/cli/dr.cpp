@@ -2,6 +2,7 @@
 // replay plant under a closed site loop and scores it (studies/dr_replay.hpp).
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 
@@ -33,7 +34,7 @@ int run_dr(int argc, char** argv) {
   std::string event, method = "optimal", site_loop = "replay", svg, measured, projection, html,
                      actions, noise;
   bool json = false, quiet = false;
-  double tolerance = -1, z = 2.5, ki = 1.0 / 60, plant_error = -1, depth = -1;
+  double tolerance = -1, z = std::nan(""), ki = std::nan(""), plant_error = -1, depth = -1;
   uint64_t seed = 0;
   bool seed_set = false;
   int gpus_per_node = 0;
@@ -50,8 +51,8 @@ int run_dr(int argc, char** argv) {
                      "optimal (default), or uncapped (no control)");
   replay
       ->add_option("--site-loop", site_loop,
-                   "replay (the replay's own loop, default) or coordinator (the coordinator's "
-                   "planning step on the replay's nodes: methods optimal, greedy)")
+                   "replay (the study's own loop, default) or coordinator (the coordinator's "
+                   "planning step, fleet::SiteRound, on the replay's nodes)")
       ->check(CLI::IsMember({"replay", "coordinator"}));
   replay->add_flag("--json", json, "print JSON");
   add_quiet_flag(*replay, quiet);
@@ -75,12 +76,16 @@ int run_dr(int argc, char** argv) {
       ->add_option("--tolerance", tolerance,
                    "scoring tolerance, share of baseline (default: the event's, else 0.01)")
       ->check(finite_in(0, 0.5));
-  replay->add_option("--z", z, "margin = z x the site's measured 1-minute noise (default 2.5)")
+  replay
+      ->add_option("--z", z,
+                   "margin = z x the site's measured 1-minute noise (default: the loop's, 2 "
+                   "for the coordinator, 2.5 for the replay loop)")
       ->check(finite_in(0, 10));
   replay
       ->add_option("--ki", ki,
-                   "node integral gain, W per W·s of error (default 1/60; 0 with --z 0: the "
-                   "curves' caps open loop)")
+                   "integral gain, W per W·s of error: the site's for the coordinator (default "
+                   "0.1), each node's for the replay loop (default 1/60); 0 with --z 0: the "
+                   "curves' caps open loop")
       ->check(finite_in(0, 1));
   replay
       ->add_option("--plant-error", plant_error,

@@ -233,9 +233,10 @@ Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name) {
   if (name == "curves") {
     return std::unique_ptr<Allocator>(new CurveAllocator("curves", allocation::Method::kOptimal));
   }
-  if (name == "curves-greedy") {
-    return std::unique_ptr<Allocator>(
-        new CurveAllocator("curves-greedy", allocation::Method::kGreedy));
+  // curves-<method>: any allocation method on the same curve jobs (curves-optimal = curves).
+  if (name.rfind("curves-", 0) == 0) {
+    auto m = allocation::parse_method(std::string(name.substr(7)));
+    if (m.ok()) return std::unique_ptr<Allocator>(new CurveAllocator(std::string(name), *m));
   }
   if (name == "equal") return std::unique_ptr<Allocator>(new EqualAllocator());
   if (name == "proportional") return std::unique_ptr<Allocator>(new ProportionalAllocator());
@@ -248,8 +249,9 @@ Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name) {
   return Status::InvalidArgument(
       "allocator \"" + std::string(name) +
       "\": choose equal or proportional (per node), pfi or greedy "
-      "(per job, src/allocation), curves or curves-greedy (per job on the "
-      "published curves, tiers as floors)");
+      "(per job, src/allocation), curves or curves-METHOD (per job on the "
+      "published curves, tiers as floors; METHOD an allocation method: greedy, equal, "
+      "proportional, pfi, pfi_scaled, optimal)");
 }
 
 }  // namespace fw::fleet

@@ -104,9 +104,9 @@ struct CurveJob {
 };
 std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes);
 
-// The split of `flexwatt dr replay` (studies/dr_site_loop.hpp step 3) in the coordinator, the
-// same code (src/allocation) on the jobs' published curves: "curves" (kOptimal) and
-// "curves-greedy" (kGreedy) over curve_jobs(); each node of a job gets the job's watts x its GPUs
+// The split of the site loop on the jobs' published curves (the coordinator's and `flexwatt dr
+// replay`'s), the same code (src/allocation): "curves" (kOptimal), "curves-greedy" (kGreedy) and
+// curves-METHOD for the other allocation methods over curve_jobs(); each node of a job gets the job's watts x its GPUs
 // / the job's GPUs, within [min_w, nameplate_w]. When the tiers' floors do not fit the budget,
 // the split again without tiers (the coordinator's site loop pauses a pausable job then,
 // split_plan.hpp "pausing"); below the nodes' floors, EqualAllocator.
@@ -122,7 +122,9 @@ class CurveAllocator final : public Allocator {
   allocation::Method method_;
 };
 
-// "equal" | "proportional" | "pfi" | "greedy" | "curves" | "curves-greedy"; InvalidArgument
+// "equal" | "proportional" | "pfi" | "greedy" | "curves" | "curves-METHOD" (METHOD any
+// allocation::parse_method name: greedy, equal, proportional, pfi, pfi_scaled, optimal — the
+// `dr replay --method` splits on the same curve jobs); InvalidArgument
 // naming the choices otherwise.
 Result<std::unique_ptr<Allocator>> make_allocator(std::string_view name);
 

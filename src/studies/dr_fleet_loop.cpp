@@ -11,15 +11,11 @@ Result<std::unique_ptr<DrFleetLoop>> DrFleetLoop::Make(const DrEvent& ev,
                                                        const std::vector<DrNode>& nodes,
                                                        const DrLoopOptions& lo,
                                                        DrFleetLoopOptions fo) {
-  std::string name;
-  if (lo.method == allocation::Method::kOptimal) {
-    name = "curves";
-  } else if (lo.method == allocation::Method::kGreedy) {
-    name = "curves-greedy";
-  } else {
-    return Status::InvalidArgument(
-        "--site-loop coordinator: the coordinator's allocators are curves (--method optimal) and "
-        "curves-greedy (--method greedy)");
+  const std::string name = lo.method == allocation::Method::kOptimal
+                               ? "curves"
+                               : "curves-" + allocation::method_name(lo.method);
+  if (!(std::isnan(lo.z) || lo.z >= 0) || !(std::isnan(lo.ki_per_s) || lo.ki_per_s >= 0)) {
+    return Status::InvalidArgument("dr fleet loop: z and ki_per_s must be >= 0");
   }
   if (!(fo.round_period_s > 0) || !(fo.stair_s > 0)) {
     return Status::InvalidArgument("dr fleet loop: need round_period_s > 0 and stair_s > 0");
@@ -36,6 +32,10 @@ DrFleetLoop::DrFleetLoop(const DrEvent& ev, const std::vector<DrNode>& nodes,
   so.site_loop.enabled = true;
   so.site_loop.period_s = fo.round_period_s;
   so.pause_stagger_s = lo.stagger_s;
+  if (!std::isnan(lo.z)) so.site_loop.z = lo.z;
+  if (!std::isnan(lo.ki_per_s)) so.site_loop.ki_per_s = lo.ki_per_s;
+  // Dips chased: none is ever seen (site_loop.hpp: the excess must pass dip_frac x the line).
+  if (!lo.freeze_on_dips) so.site_loop.dip_frac = std::numeric_limits<double>::infinity();
   round_ = std::make_unique<fleet::SiteRound>(so, *alloc_);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     names_.push_back("n" + std::to_string(i));

@@ -255,7 +255,7 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
   }
   DrReplayPlant plant(ev);
   std::unique_ptr<DrLoop> loop_box;
-  if (opt.site_loop == "coordinator" && control && opt.field_actions.empty()) {
+  if (opt.site_loop == "coordinator" && opt.field_actions.empty()) {
     FW_ASSIGN_OR_RETURN(loop_box, DrFleetLoop::Make(ev, plant.nodes(), lo));
   } else if (opt.site_loop == "replay" || opt.site_loop == "coordinator") {
     loop_box = std::make_unique<DrSiteLoop>(ev, plant.nodes(), lo);

@@ -57,8 +57,9 @@ namespace fw::studies {
 
 struct DrReplayOptions {
   std::string method = "optimal";  // an allocation method, or "uncapped" (no control)
-  // The site loop: "replay" (studies/dr_site_loop.hpp) or "coordinator" (the coordinator's
-  // planning step on the replay's nodes, studies/dr_fleet_loop.hpp; methods optimal, greedy).
+  // The site loop: "replay" (studies/dr_site_loop.hpp, the study's own loop) or "coordinator"
+  // (the coordinator's planning step on the replay's nodes, studies/dr_fleet_loop.hpp; every
+  // --method, on the same curve jobs: fleet/allocator.hpp curves-METHOD).
   std::string site_loop = "replay";
   DrLoopOptions loop;
   std::optional<DrSeries> measured_total;

@@ -261,7 +261,7 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
     goal = B * (1 - depth);
   }
   setpoint_w_ = std::min(goal, line);
-  margin_w_ = o_.z * sigma_w_;
+  margin_w_ = (std::isnan(o_.z) ? 2.5 : o_.z) * sigma_w_;
   // Step 6: the split, slew-limited from where the site is at the event's start; past the
   // grid's release it rises (at the limit) to the jobs' uncapped draw.
   if (cmd_w_ < 0) {
@@ -286,7 +286,7 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
     const auto& spec = ev_.jobs[j];
     allocation::Job a;
     a.name = spec.name;
-    const double w = o_.weighted ? weight_[j] : 1.0;
+    const double w = weight_[j];
     for (const auto& c : spec.curve) {
       const double p = c.power_w * spec.gpus;
       if (!a.curve.empty() && p <= a.curve.back().power_w) continue;
@@ -349,7 +349,7 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
       next_integral_w[i] = 0;  // handing the caps back: the corrections wind out (step 6)
     } else if (!(at_max && e > 0) && !(at_min && e < 0)) {
       next_integral_w[i] =
-          std::clamp(integral_w_[i] + o_.ki_per_s * e * dt, -0.15 * node_max, 0.15 * node_max);
+          std::clamp(integral_w_[i] + (std::isnan(o_.ki_per_s) ? 1.0 / 60 : o_.ki_per_s) * e * dt, -0.15 * node_max, 0.15 * node_max);
     }
     integral_move_w += next_integral_w[i] - integral_w_[i];
   }

@@ -60,14 +60,6 @@
 
 namespace fw::studies {
 
-struct DrLoopOptions {
-  allocation::Method method = allocation::Method::kOptimal;
-  double z = 2.5;              // margin = z · σ (1-minute means)
-  double ki_per_s = 1.0 / 60;  // node integral gain (W per W·s of error)
-  double stagger_s = 60;       // least time between two pause/resume actions
-  bool weighted = true;        // split throughput weighted by tier_min (else each job's T/Tmax)
-  bool freeze_on_dips = true;  // false: the node integrals chase dips (for tests and studies)
-};
 
 // Trailing mean over a fixed number of samples (running sum).
 class DrTrailing {

@@ -55,8 +55,11 @@ check "the replay loop named by default" jqt '.site_loop == "replay"' "$out/e.js
 check "quiet: nothing on stderr" "$bin" dr replay "$out/e.yaml" --site-loop coordinator --quiet \
   --json >/dev/null 2>"$out/quiet.err"
 check "quiet: stderr empty" test ! -s "$out/quiet.err"
-expect_exit2 "coordinator loop without its allocator" "--site-loop coordinator" dr replay \
-  "$out/e.yaml" --site-loop coordinator --method equal
+"$bin" dr replay "$out/e.yaml" --site-loop coordinator --method equal --quiet --json \
+  >"$out/equal.json"
+check "coordinator loop with the even split (curves-equal)" jq -e '.method == "equal"' \
+  "$out/equal.json"
+expect_exit2 "a negative margin" "--z" dr replay "$out/e.yaml" --site-loop coordinator --z -1
 expect_exit2 "unknown site loop" "--site-loop" dr replay "$out/e.yaml" --site-loop other
 expect_exit2 "gpus per node out of range" "--gpus-per-node" dr replay "$out/e.yaml" \
   --gpus-per-node 0

@@ -63,6 +63,13 @@ TEST(Allocator, FactoryNamesChoices) {
   auto greedy = make_allocator("greedy");
   ASSERT_TRUE(greedy.ok());
   EXPECT_EQ((*greedy)->name(), "greedy");
+  // curves-METHOD: every allocation method on the published curves (dr replay's --method).
+  for (const char* m : {"curves-greedy", "curves-equal", "curves-pfi_scaled", "curves-optimal"}) {
+    auto c = make_allocator(m);
+    ASSERT_TRUE(c.ok()) << m;
+    EXPECT_EQ((*c)->name(), m);
+  }
+  EXPECT_FALSE(make_allocator("curves-typo").ok());
 }
 
 NodeRecord with_job(NodeRecord n, double pfi, double elasticity = 0, double job_min_w = 0) {

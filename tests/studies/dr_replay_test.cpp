@@ -105,11 +105,25 @@ TEST_F(DrReplay, CoordinatorLoopRunsTheCoordinatorsPlanningOnTheReplayNodes) {
   // The loop acted: the hold sits under the target, not at the uncapped draw.
   EXPECT_LT(r->hold_power_over_target, 1.0);
   EXPECT_GT(r->hold_power_over_target, 0.95);
+  // Every allocation method splits on the same curve jobs (fleet/allocator.hpp curves-METHOD):
+  // the even split of --method equal holds too, and the loop's margin and gain are the
+  // coordinator's unless given (--z 0: the least margin, site_loop.hpp min_margin_frac).
   o.method = "equal";
-  auto bad = run_dr_replay(*ev, o);
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("--site-loop coordinator"), std::string::npos);
+  auto equal = run_dr_replay(*ev, o);
+  ASSERT_TRUE(equal.ok()) << equal.status().message();
+  EXPECT_EQ(equal->method, "equal");
+  EXPECT_EQ(equal->minutes_above_target, 0);
   o.method = "optimal";
+  o.loop.z = 0;
+  o.loop.ki_per_s = 0;
+  auto open = run_dr_replay(*ev, o);
+  ASSERT_TRUE(open.ok());
+  EXPECT_LT(open->final_margin_w, 0.5 * r->final_margin_w)
+      << open->final_margin_w << " vs " << r->final_margin_w;
+  o.loop = {};
+  o.loop.z = -1;
+  EXPECT_FALSE(run_dr_replay(*ev, o).ok());
+  o.loop = {};
   o.site_loop = "other";
   auto unknown = run_dr_replay(*ev, o);
   ASSERT_FALSE(unknown.ok());
@@ -180,15 +194,21 @@ event:
   release_ramp_s: 300
 )"));
   ASSERT_TRUE(ev.ok()) << ev.status().message();
-  auto held = run_dr_replay(*ev, {});
-  ASSERT_TRUE(held.ok());
-  DrReplayOptions chase;
-  chase.loop.freeze_on_dips = false;
-  auto chased = run_dr_replay(*ev, chase);
-  ASSERT_TRUE(chased.ok());
-  EXPECT_EQ(held->minutes_above_target, 0);
-  EXPECT_LT(held->worst_minute_excess_frac, chased->worst_minute_excess_frac);
-  EXPECT_GT(chased->minutes_above_target, 0) << chased->worst_minute_excess_frac;
+  // Both site loops: the replay's node integrals, and the coordinator's site integral
+  // (fleet/site_loop.hpp: dips chased when its dip detection is off).
+  for (const std::string loop : {"replay", "coordinator"}) {
+    DrReplayOptions freeze;
+    freeze.site_loop = loop;
+    auto held = run_dr_replay(*ev, freeze);
+    ASSERT_TRUE(held.ok());
+    DrReplayOptions chase = freeze;
+    chase.loop.freeze_on_dips = false;
+    auto chased = run_dr_replay(*ev, chase);
+    ASSERT_TRUE(chased.ok());
+    EXPECT_EQ(held->minutes_above_target, 0) << loop;
+    EXPECT_LT(held->worst_minute_excess_frac, chased->worst_minute_excess_frac) << loop;
+    EXPECT_GT(chased->minutes_above_target, 0) << loop << " " << chased->worst_minute_excess_frac;
+  }
 }
 
 TEST_F(DrReplay, RampRatesArePartOfTheTarget) {
