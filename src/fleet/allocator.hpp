@@ -106,10 +106,10 @@ std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes);
 
 // The split of the site loop on the jobs' published curves (the coordinator's and `flexwatt dr
 // replay`'s), the same code (src/allocation): "curves" (kOptimal), "curves-greedy" (kGreedy) and
-// curves-METHOD for the other allocation methods over curve_jobs(); each node of a job gets the job's watts x its GPUs
-// / the job's GPUs, within [min_w, nameplate_w]. When the tiers' floors do not fit the budget,
-// the split again without tiers (the coordinator's site loop pauses a pausable job then,
-// split_plan.hpp "pausing"); below the nodes' floors, EqualAllocator.
+// curves-METHOD for the other allocation methods over curve_jobs(); each node of a job gets the
+// job's watts x its GPUs / the job's GPUs, within [min_w, nameplate_w]. When the tiers' floors do
+// not fit the budget, the split again without tiers (the coordinator's site loop pauses a pausable
+// job then, split_plan.hpp "pausing"); below the nodes' floors, EqualAllocator.
 class CurveAllocator final : public Allocator {
  public:
   CurveAllocator(std::string name, allocation::Method method)

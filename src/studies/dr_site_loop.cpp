@@ -349,7 +349,8 @@ DrCommand DrSiteLoop::update(const DrReadings& r) {
       next_integral_w[i] = 0;  // handing the caps back: the corrections wind out (step 6)
     } else if (!(at_max && e > 0) && !(at_min && e < 0)) {
       next_integral_w[i] =
-          std::clamp(integral_w_[i] + (std::isnan(o_.ki_per_s) ? 1.0 / 60 : o_.ki_per_s) * e * dt, -0.15 * node_max, 0.15 * node_max);
+          std::clamp(integral_w_[i] + (std::isnan(o_.ki_per_s) ? 1.0 / 60 : o_.ki_per_s) * e * dt,
+                     -0.15 * node_max, 0.15 * node_max);
     }
     integral_move_w += next_integral_w[i] - integral_w_[i];
   }

@@ -60,7 +60,6 @@
 
 namespace fw::studies {
 
-
 // Trailing mean over a fixed number of samples (running sum).
 class DrTrailing {
  public:
