@@ -844,7 +844,7 @@ dr_results() {
     echo
   } >>"$out"
   splice docs/fleet.md site-loop-sim "$tmp/site-loop-sim.md"
-  # docs/fleet.md's coordinator loop on the replay's plant, beside the replay's loop (~3 min).
+  # docs/fleet.md's coordinator loop on the replay's plant: events, nodes of 4 GPUs, mixes (~2 min).
   bash scripts/dr_coordinator_table.sh "$bin" "$tmp/dr-coordinator.md"
   {
     echo "### The coordinator's planning on the replay's plant (docs/fleet.md; scripts/dr_coordinator_table.sh)"

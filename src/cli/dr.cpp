@@ -31,8 +31,7 @@ int run_dr(int argc, char** argv) {
       "  flexwatt dr replay scenarios/dr/aps-2025-05-01.yaml --method uncapped  # uncontrolled",
       "dr");
   app.require_subcommand(1);
-  std::string event, method = "optimal", site_loop = "replay", svg, measured, projection, html,
-                     actions, noise;
+  std::string event, method = "optimal", svg, measured, projection, html, actions, noise;
   bool json = false, quiet = false;
   double tolerance = -1, z = std::nan(""), ki = std::nan(""), plant_error = -1, depth = -1;
   uint64_t seed = 0;
@@ -40,7 +39,8 @@ int run_dr(int argc, char** argv) {
   int gpus_per_node = 0;
   auto* replay = app.add_subcommand(
       "replay",
-      "replay an event on the simulated jobs under the site loop and score it\n\n"
+      "replay an event on the simulated jobs under the site loop (the coordinator's planning\n"
+      "step, fleet::SiteRound) and score it\n\n"
       "Exit status: 0; 1 when the event's target cannot be held (deeper than the jobs' tier\n"
       "floors allow, pausable jobs paused within their budgets: the text says so with the\n"
       "shortfall in W; --json has holdable_target_w, shortfall_w, feasible); 2 on bad input.\n\n"
@@ -49,11 +49,6 @@ int run_dr(int argc, char** argv) {
   replay->add_option("--method", method,
                      "split of the site target: equal, proportional, pfi, pfi_scaled, greedy, "
                      "optimal (default), or uncapped (no control)");
-  replay
-      ->add_option("--site-loop", site_loop,
-                   "replay (the study's own loop, default) or coordinator (the coordinator's "
-                   "planning step, fleet::SiteRound, on the replay's nodes)")
-      ->check(CLI::IsMember({"replay", "coordinator"}));
   replay->add_flag("--json", json, "print JSON");
   add_quiet_flag(*replay, quiet);
   replay->add_option("--svg", svg, "write the site power against the target as SVG")
@@ -78,14 +73,13 @@ int run_dr(int argc, char** argv) {
       ->check(finite_in(0, 0.5));
   replay
       ->add_option("--z", z,
-                   "margin = z x the site's measured 1-minute noise (default: the loop's, 2 "
-                   "for the coordinator, 2.5 for the replay loop)")
+                   "margin = z x the site's measured 1-minute noise (default 2, the "
+                   "coordinator's)")
       ->check(finite_in(0, 10));
   replay
       ->add_option("--ki", ki,
-                   "integral gain, W per W·s of error: the site's for the coordinator (default "
-                   "0.1), each node's for the replay loop (default 1/60); 0 with --z 0: the "
-                   "curves' caps open loop")
+                   "the site loop's integral gain, W per W·s of the site's error (default 0.1, "
+                   "the coordinator's; 0 with --z 0: the curves' caps open loop)")
       ->check(finite_in(0, 1));
   replay
       ->add_option("--plant-error", plant_error,
@@ -125,7 +119,6 @@ int run_dr(int argc, char** argv) {
   }
   studies::DrReplayOptions opt;
   opt.method = method;
-  opt.site_loop = site_loop;
   opt.loop.z = z;
   opt.loop.ki_per_s = ki;
   if (!measured.empty()) {

@@ -160,6 +160,7 @@ std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes) {
       j.id = id;
       if (curve) {
         j.tier_min = n.jobs.front().tier_min;
+        j.hold_tier = n.jobs.front().hold_tier >= 0 ? n.jobs.front().hold_tier : j.tier_min;
         j.pausable = n.jobs.front().pausable;
       }
       jobs.push_back(std::move(j));
@@ -182,7 +183,7 @@ std::vector<CurveJob> curve_jobs(const std::vector<NodeRecord>& nodes) {
         // allocation::validate: power ascending, throughput positive.
         j.job.curve.push_back({p, std::max(1e-9, weight * t)});
       }
-      j.job.max_slowdown = j.tier_min > 0 ? std::clamp(1 - j.tier_min, 0.0, 1.0) : 1.0;
+      j.job.max_slowdown = j.hold_tier > 0 ? std::clamp(1 - j.hold_tier, 0.0, 1.0) : 1.0;
     } else {
       const double frac = std::clamp(first.min_w / std::max(first.nameplate_w, 1e-9), 1e-3, 0.999);
       j.job = allocation::job_from_pfi(j.id, first.nameplate_w, weight, 1.0, frac, 1.0);

@@ -89,14 +89,16 @@ std::vector<std::pair<double, double>> upper_concave_envelope(
 // throughput_curve (every node of a job runs the same work), on the curve's
 // upper_concave_envelope, throughput = weight x t_rel, weight
 // = tier_min / sum(tier_min) over the jobs (1 / jobs when none has a tier: what the field
-// demonstration scored, as `dr replay`), max_slowdown = 1 - tier_min (the tier is a floor on the
-// job's throughput under the cut; without a tier, 1). A node without a throughput curve: a job
+// demonstration scored, as `dr replay`), max_slowdown = 1 - hold_tier (the tier is a floor on the
+// job's throughput under the cut; hold_tier = tier_min unless the round set a lower one from the
+// job's progress, site_round.hpp; without a tier, 1). A node without a throughput curve: a job
 // of its own, allocation::job_from_pfi(P_max = nameplate, PFI 1, floor min_w).
 struct CurveJob {
   std::string id;
   std::vector<size_t> nodes;  // indices into the records
   int gpus = 0;
   double tier_min = 0;
+  double hold_tier = 0;  // JobRecord::hold_tier of its first node when >= 0, else tier_min
   bool pausable = false;
   allocation::Job job;
   double floor_w = 0;       // sum of its nodes' min_w

@@ -49,13 +49,25 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(EtcdClientOptions etcd,
   return c;
 }
 
+namespace {
+
+// The coordinator's round: its site loop, reclaim and pausing; tiers judged per event.
+SiteRoundOptions site_round_options(const CoordinatorOptions& o) {
+  SiteRoundOptions so;
+  so.site_loop = o.site_loop;
+  so.reclaim = o.site_loop_reclaim;
+  so.pause_stagger_s = o.pause_stagger_s;
+  return so;
+}
+
+}  // namespace
+
 Coordinator::Coordinator(std::unique_ptr<EtcdClient> etcd, CoordinatorOptions options,
                          std::unique_ptr<Allocator> allocator)
     : etcd_(std::move(etcd)),
       options_(std::move(options)),
       allocator_(std::move(allocator)),
-      site_round_({options_.site_loop, options_.site_loop_reclaim, options_.pause_stagger_s},
-                  *allocator_) {}
+      site_round_(site_round_options(options_), *allocator_) {}
 
 Coordinator::~Coordinator() { stop(resign_on_stop_); }
 

@@ -224,6 +224,7 @@ std::string encode(const NodeRecord& r) {
               {"time_unix_s", r.time_unix_s},
               {"safe_w", r.safe_w},
               {"uncontrolled_w", r.uncontrolled_w}};
+  if (r.paused_draw_w >= 0) out["paused_draw_w"] = r.paused_draw_w;
   if (!r.draw_curve.empty()) {
     Json c = Json::array();
     for (const auto& [b, d] : r.draw_curve) c.push_back(Json::array({b, d}));
@@ -269,6 +270,7 @@ Result<NodeRecord> decode_node(std::string_view text, std::string_view where) {
   FW_RETURN_IF_ERROR(f.number("time_unix_s", &r.time_unix_s, true, 0, kMaxRecordUnixS));
   FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.number("uncontrolled_w", &r.uncontrolled_w, false, 0, kMaxNodeW));
+  FW_RETURN_IF_ERROR(f.number("paused_draw_w", &r.paused_draw_w, false, 0, kMaxNodeW));
   f.mark("jobs");
   auto jobs = j.find("jobs");
   if (jobs == j.end()) return f.error("jobs", "missing");

@@ -67,6 +67,11 @@ struct JobRecord {
   // job's id names it across nodes: records with the same id are one job (split_plan.hpp).
   double tier_min = 0;
   bool pausable = false;
+  // Never published (not in the record's JSON): the least throughput, relative to uncapped, the
+  // job must keep while an event binds, set by the coordinator's round under a tier window
+  // (site_round.hpp: its tier over the window holds given its progress so far); < 0: tier_min.
+  // The curves allocators hold the job to it instead of tier_min (allocator.hpp curve_jobs).
+  double hold_tier = -1;
 };
 
 struct NodeRecord {
@@ -80,6 +85,10 @@ struct NodeRecord {
   double time_unix_s = 0;     // when measured
   double safe_w = 0;          // the node's configured static safe share (0: not told), >= 0
   double uncontrolled_w = 0;  // predicted draw without caps (grid BASELINE; 0: nameplate)
+  // What the node draws while its job is paused (optional, JSON "paused_draw_w", 0 ..
+  // kMaxNodeW: its GPUs' idle draw, or 0 when a paused job's nodes are released); < 0: not
+  // published (the holdable target then counts the draw at its floor, an upper bound).
+  double paused_draw_w = -1;
   // The node's draw curve (optional, JSON "draw_curve": [[budget_w, draw_w], ...]): the mean
   // draw of its jobs at each node budget, budgets strictly increasing, 2..kMaxCurvePoints
   // points, 0 <= draw_w <= kMaxNodeW (a job's cap sweep; the coordinator's site loop uses it

@@ -176,16 +176,32 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   integral_w_ = std::clamp(integral_w_, model ? -bound : 0.0, bound);
   const double last_split_w = split_w_;
   split_w_ = std::clamp(base_w_ + integral_w_, line_w, top_w);
-  // The event's ramp limits, from the last split; never below the line.
-  if (limits.down_w_per_s > 0) {
-    split_w_ = std::max(split_w_, last_split_w - limits.down_w_per_s * dt);
+  // The event's ramp limits, from the last split; never below the line. The grid limits the
+  // site's draw: with a model, on the draw it predicts (a budget watt moves the draw by less
+  // than a watt where the caps bind, so a limit on the split would ramp the draw slower).
+  const double last_w = model ? model(last_split_w) : last_split_w;
+  auto draw_at = [&](double split) { return model ? model(split) : split; };
+  // The split between lo and hi (draw_at(lo) <= w <= draw_at(hi)) at which the draw is w.
+  auto split_for = [&](double w, double lo, double hi) {
+    if (!model) return w;
+    for (int k = 0; k < 40; ++k) {
+      const double mid = 0.5 * (lo + hi);
+      (model(mid) < w ? lo : hi) = mid;
+    }
+    return hi;
+  };
+  if (limits.down_w_per_s > 0 && draw_at(split_w_) < last_w - limits.down_w_per_s * dt) {
+    split_w_ = split_for(last_w - limits.down_w_per_s * dt, split_w_, last_split_w);
   }
-  if (limits.up_w_per_s > 0) split_w_ = std::min(split_w_, last_split_w + limits.up_w_per_s * dt);
+  if (limits.up_w_per_s > 0 && draw_at(split_w_) > last_w + limits.up_w_per_s * dt) {
+    split_w_ = split_for(last_w + limits.up_w_per_s * dt, last_split_w, split_w_);
+  }
   split_w_ = std::max(split_w_, line_w);
   integral_w_ = split_w_ - base_w_;  // no wind-up against the split's bounds
   if (dt > 0) {
-    max_fall_w_per_s_ = std::max(max_fall_w_per_s_, (last_split_w - split_w_) / dt);
-    max_rise_w_per_s_ = std::max(max_rise_w_per_s_, (split_w_ - last_split_w) / dt);
+    const double now_w = draw_at(split_w_);
+    max_fall_w_per_s_ = std::max(max_fall_w_per_s_, (last_w - now_w) / dt);
+    max_rise_w_per_s_ = std::max(max_rise_w_per_s_, (now_w - last_w) / dt);
   }
   samples_.back().split = split_w_;
   samples_.back().integral = integral_w_;

@@ -45,7 +45,9 @@
 //               clamped back when the split is (no wind-up). Never below the line: a 0 W line
 //               still drives every node to its floor.
 //   limits    = the binding event's ramp rates (W/s, down and up; 0: none; issue 45): the split
-//               moves from its last value by at most down · dt down and up · dt up per update
+//               moves from its last value so that its draw — the
+//               model's prediction at the split with a model, the split itself without — moves
+//               by at most down · dt down and up · dt up per update
 //               (dt as the integral's), and never below the line (the line itself moves at the
 //               event's rate); the integral is clamped back with it. A dip's take-back and the
 //               feed-forward's jumps are so spread over time too.
@@ -92,8 +94,9 @@ class SiteLoop {
   double integral_w() const { return integral_w_; }
   double base_w() const { return base_w_; }  // the feed-forward split (the line without model)
   bool dip() const { return dip_; }
-  // The split's fastest fall and rise (W/s, update to update) since an event last began to bind
-  // (0 while none binds): beside the limits, what the loop commanded.
+  // The split's fastest fall and rise (W/s, update to update; in draw with a model: what it
+  // predicts at the splits) since an event last began to bind (0 while none binds): beside the
+  // limits, what the loop commanded.
   double max_fall_w_per_s() const { return max_fall_w_per_s_; }
   double max_rise_w_per_s() const { return max_rise_w_per_s_; }
   const SiteLoopOptions& options() const { return o_; }

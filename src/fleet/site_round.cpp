@@ -1,6 +1,7 @@
 #include "fleet/site_round.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "fleet/grid.hpp"
@@ -18,8 +19,94 @@ double round_lookahead_s(double tick_s, double site_w, const GridSchedule& grid)
   return s;
 }
 
+namespace {
+
+// The curve's value at x: linear between points, the end points' values outside them.
+double curve_at(const std::vector<std::pair<double, double>>& c, double x) {
+  if (x <= c.front().first) return c.front().second;
+  for (size_t i = 1; i < c.size(); ++i) {
+    if (x <= c[i].first) {
+      const auto& [x0, y0] = c[i - 1];
+      const auto& [x1, y1] = c[i];
+      return x1 > x0 ? y0 + (y1 - y0) * (x - x0) / (x1 - x0) : y1;
+    }
+  }
+  return c.back().second;
+}
+
+}  // namespace
+
+void SiteRound::account_tiers(PlanInput& in) {
+  const double ws = o_.tier_window.start_unix_s, we = o_.tier_window.end_unix_s;
+  const double window_s = we - ws;
+  const double now = std::clamp(in.now_unix_s, ws, we);
+  // Progress: what was in force since the last round, then this round's t_rel per job.
+  std::map<std::string, std::pair<double, int>> trel;  // id -> (Σ t_rel over nodes, nodes)
+  std::map<std::string, double> tier;
+  for (const auto& [node, rec] : in.live) {
+    if (rec.jobs.empty() || rec.throughput_curve.size() < 2) continue;
+    const JobRecord& j = rec.jobs.front();
+    const auto a = in.assigned.find(node);
+    const bool paused = a != in.assigned.end() && a->second.pause;
+    auto& [sum, n] = trel[j.id];
+    sum += paused ? 0.0 : std::clamp(curve_at(rec.throughput_curve, rec.cap_w), 0.0, 1.5);
+    ++n;
+    tier[j.id] = j.tier_min;
+  }
+  const double dt = last_progress_s_ < 0 ? 0.0 : std::max(0.0, now - last_progress_s_);
+  for (const auto& [id, sn] : trel) {
+    auto p = progress_s_.find(id);
+    if (p == progress_s_.end()) {
+      progress_s_[id] = now - ws;  // first seen: uncapped since the window's start
+    } else {
+      p->second += trel_[id] * dt;
+    }
+    trel_[id] = sn.first / sn.second;
+  }
+  last_progress_s_ = now;
+  // The spell: the events below the site budget in force now (else the first to come), chained.
+  const GridTarget* first = nullptr;
+  auto begins = [&](const GridTarget& e) { return std::max(e.start_unix_s, in.now_unix_s); };
+  auto ends = [](const GridTarget& e) {  // open-ended (0): never
+    return e.end_unix_s > 0 ? e.end_unix_s : std::numeric_limits<double>::infinity();
+  };
+  for (const GridTarget& e : in.grid.events) {
+    if (!e.value_w || *e.value_w >= in.site_w || ends(e) <= in.now_unix_s) continue;
+    if (!first || begins(e) < begins(*first)) first = &e;
+  }
+  if (!first) return;
+  const double spell_start = first->start_unix_s;
+  double spell_end = ends(*first);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const GridTarget& e : in.grid.events) {
+      if (!e.value_w || *e.value_w >= in.site_w) continue;
+      if (e.start_unix_s <= spell_end + 1e-6 && ends(e) > spell_end) {
+        spell_end = ends(e);
+        grew = true;
+      }
+    }
+  }
+  const double E = std::min(spell_end, we);
+  const double from = std::clamp(spell_start, now, we);
+  if (!(E > from)) return;
+  for (const auto& [id, t] : tier) {
+    if (!(t > 0)) continue;
+    const double P = progress_s_[id];
+    const double ahead = from - now, after = we - E;
+    const double hold =
+        std::clamp(((t + 0.005) * window_s - P - ahead - after) / (E - from), 0.0, 1.0);
+    in.pause_left_s[id] = std::max(0.0, P + ahead + (we - from) - (t + 0.01) * window_s -
+                                            o_.resume_s - 2 * o_.pause_stagger_s);
+    for (auto& [node, rec] : in.live) {
+      if (!rec.jobs.empty() && rec.jobs.front().id == id) rec.jobs.front().hold_tier = hold;
+    }
+  }
+}
+
 SiteRoundResult SiteRound::plan(PlanInput in) {
   SiteRoundResult r;
+  if (o_.tier_window.end_unix_s > o_.tier_window.start_unix_s) account_tiers(in);
   for (const auto& [node, rec] : in.live) {
     r.measured_w += rec.draw_w;
     r.baseline_w += rec.uncontrolled_w > 0 ? rec.uncontrolled_w : rec.nameplate_w;

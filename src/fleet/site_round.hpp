@@ -21,6 +21,25 @@
 //               been paused while the line binds, counted by this object; in.event_span_s: the
 //               lowest event in force; past the event's end nothing pauses: in.binding false). Off:
 //               none of these are touched.
+//   tiers     (options.tier_window: end > start; else a job's tier is judged per event, as
+//               split_plan.hpp "pausing" says): a job's tier holds over the window [start, end]
+//               given its progress. This object counts each job's progress since the window's
+//               start, Σ t_rel · dt with t_rel the job's throughput curve (NodeRecord
+//               throughput_curve, mean over its live nodes) at its nodes' reported caps (cap_w),
+//               0 while its assignment says pause, held from one round to the next; a job first
+//               seen is taken to have run uncapped since the start. The spell = the events below
+//               the site budget in force now (else the first to come), chained while the next
+//               starts by the last one's end; E = min(its end, window end), from = max(now, its
+//               start). Per job with tier_min t > 0 (W the window's length, P its progress):
+//                 hold_tier    = clamp(((t + 0.005) W − P − (from − now) − (end − E)) /
+//                                (E − from), 0, 1): the least throughput to keep from `from` to
+//                                E, running uncapped before and after (JobRecord::hold_tier,
+//                                set on its live records: the curves allocators' floor);
+//                 pause_left_s = max(0, P + (from − now) + (end − from) − (t + 0.01) W −
+//                                resume_s − 2 pause_stagger_s): how long it may still pause
+//                                and, resumed (it may wait a stagger behind another change,
+//                                then resume_s without progress), end the window at t + 0.01
+//                                (in.pause_left_s).
 //   plan      = plan_split(in, allocator)
 //   holdable  = site_holdable against the deepest event in force or to come (split_plan.hpp),
 //               in draw watts with the loop (budget watts without), with its shortfall
@@ -42,10 +61,17 @@ namespace fw::fleet {
 // 1 % of kMaxRampS).
 double round_lookahead_s(double tick_s, double site_w, const GridSchedule& grid);
 
+// The span a job's tier is judged over (unix s); end <= start: per event.
+struct TierWindow {
+  double start_unix_s = 0, end_unix_s = 0;
+};
+
 struct SiteRoundOptions {
   SiteLoopOptions site_loop;
   bool reclaim = false;        // reclaim while the loop tracks (CoordinatorOptions)
   double pause_stagger_s = 0;  // least time between two pause/resume changes (0: never pause)
+  TierWindow tier_window;      // "tiers" (default: none, a job's tier is judged per event)
+  double resume_s = 0;         // under a tier window: the time a resumed job takes to make progress
 };
 
 struct SiteRoundResult {
@@ -81,6 +107,10 @@ class SiteRound {
   std::map<std::string, double> paused_s_;
   double last_pause_count_s_ = -1;
   double event_span_s_ = 0;  // the binding event's span, kept through its release ramp
+  // Tier window ("tiers"): per job id its progress (s at t_rel 1) and t_rel in force.
+  void account_tiers(PlanInput& in);
+  std::map<std::string, double> progress_s_, trel_;
+  double last_progress_s_ = -1;
 };
 
 }  // namespace fw::fleet

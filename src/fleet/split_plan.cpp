@@ -112,6 +112,9 @@ std::vector<double> split_running(const PlanInput& in, const Allocator& allocato
   }
   // A job's pause budget in the event ("pausing"): spent once paused (1 - tier) x the span.
   auto spent = [&](const CurveJob& j) {
+    if (const auto left = in.pause_left_s.find(j.id); left != in.pause_left_s.end()) {
+      return left->second <= 1e-9;
+    }
     if (!(in.event_span_s > 0)) return false;
     const auto it = in.paused_s.find(j.id);
     const double used_s = it == in.paused_s.end() ? 0.0 : it->second;
@@ -183,18 +186,24 @@ SiteHoldable site_holdable(const PlanInput& in, double held_w, bool tiers, doubl
   for (const CurveJob& j : curve_jobs(nodes)) {
     const double budget_w = tiers ? std::max(j.tier_floor_w, j.floor_w) : j.floor_w;
     // The job's floors in the unit asked for: its nodes' shares of the budget, or their draw.
-    double running_w = 0, floor_w = 0;
+    double running_w = 0, floor_w = 0, paused_w = 0;
     for (size_t i : j.nodes) {
       const NodeRecord& r = nodes[i];
       const double share_w = std::max(r.min_w, budget_w * std::max(1, r.gpus) / double(j.gpus));
       running_w += draw ? curve_draw_w(r.draw_curve, share_w) : share_w;
       floor_w += draw ? curve_draw_w(r.draw_curve, r.min_w) : r.min_w;
+      paused_w +=
+          draw ? (r.paused_draw_w >= 0 ? r.paused_draw_w : curve_draw_w(r.draw_curve, r.min_w))
+               : r.min_w;
     }
     h.floor_w += floor_w;
     h.holdable_w += running_w;
     if (!(in.pause_stagger_s > 0) || !j.pausable) continue;
     double phi = 1;
-    if (in.event_span_s > 0 && span_left_s > 0) {
+    if (const auto left = in.pause_left_s.find(j.id); left != in.pause_left_s.end()) {
+      phi = span_left_s > 0 ? std::clamp(left->second / span_left_s, 0.0, 1.0)
+                            : (left->second > 0 ? 1.0 : 0.0);
+    } else if (in.event_span_s > 0 && span_left_s > 0) {
       const auto it = in.paused_s.find(j.id);
       const double used_s = it == in.paused_s.end() ? 0.0 : it->second;
       const double left_s = std::clamp(1 - j.tier_min, 0.0, 1.0) * in.event_span_s - used_s;
@@ -202,7 +211,7 @@ SiteHoldable site_holdable(const PlanInput& in, double held_w, bool tiers, doubl
     }
     if (phi <= 0) continue;
     phi_sum += phi;
-    shed.push_back(std::max(0.0, running_w - floor_w));
+    shed.push_back(std::max(0.0, running_w - paused_w));
   }
   std::sort(shed.begin(), shed.end());
   const auto k = std::min(shed.size(), static_cast<size_t>(std::floor(phi_sum + 1e-9)));

@@ -114,6 +114,10 @@ struct PlanInput {
   // coordinator counts them), and the event's span (grid target end - start; 0: no limit).
   std::map<std::string, double> paused_s;
   double event_span_s = 0;
+  // Per job id, under a tier window (site_round.hpp): the seconds of pause the job can still
+  // afford from now; for the jobs listed it replaces (1 - tier_min) x event_span_s - paused_s
+  // in "pausing" and site_holdable.
+  std::map<std::string, double> pause_left_s;
 };
 
 struct Plan {
@@ -139,9 +143,9 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator);
 // (what the nodes are assigned; a paused job's nodes hold their floors) or, with `draw`, in the
 // watts the nodes draw at those budgets (each node's published draw curve, keys.hpp
 // curve_draw_w; its budget without one): what the site loop, which judges measured power,
-// holds. A paused node is counted at its draw at its floor budget (its GPUs idle under that
-// cap; an upper bound on what they draw). Per job, a node's budget is the job's x its GPUs / the
-// job's GPUs, at least its min_w.
+// holds. A paused node is counted at its published paused_draw_w (keys.hpp), else at its draw
+// at its floor budget (its GPUs idle under that cap; an upper bound on what they draw). Per job, a
+// node's budget is the job's x its GPUs / the job's GPUs, at least its min_w.
 //   floor_w    = held_w + every live node at its floor min_w: below it nothing holds;
 //   holdable_w = held_w + per job of curve_jobs(live): its running floor (max(tier_floor_w,
 //                its nodes' min_w) with `tiers`, the curves allocators' rule; else its nodes'
@@ -150,8 +154,8 @@ Plan plan_split(const PlanInput& in, const Allocator& allocator);
 //                in.event_span_s - in.paused_s[job]; unbounded when the span is 0) / span_left_s
 //                (capped at 1; 1 when span_left_s <= 0) of what is left of the event; with
 //                Σ φ >= k, k of them can be paused at every instant, taking turns (McNaughton's
-//                wrap-around), and the rule counts the k smallest sheds (running floor - min_w)
-//                among those with φ > 0 (at any instant k distinct jobs are paused: at least
+//                wrap-around), and the rule counts the k smallest sheds (running floor - paused
+//                draw) among those with φ > 0 (at any instant k distinct jobs are paused: at least
 //                those). Staggering and the make-before-break of a turn are left out. held_w
 //                (departed nodes' reserves) counts as it is, in either unit.
 // A target below holdable_w cannot be held with every job at its tier (below floor_w not at

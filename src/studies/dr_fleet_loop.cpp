@@ -32,6 +32,9 @@ DrFleetLoop::DrFleetLoop(const DrEvent& ev, const std::vector<DrNode>& nodes,
   so.site_loop.enabled = true;
   so.site_loop.period_s = fo.round_period_s;
   so.pause_stagger_s = lo.stagger_s;
+  // A job's tier is judged over the whole replay (the field demonstration's rule, dr_replay.hpp).
+  so.tier_window = {0, ev.duration_s};
+  so.resume_s = ev.resume_s;
   if (!std::isnan(lo.z)) so.site_loop.z = lo.z;
   if (!std::isnan(lo.ki_per_s)) so.site_loop.ki_per_s = lo.ki_per_s;
   // Dips chased: none is ever seen (site_loop.hpp: the excess must pass dip_frac x the line).
@@ -66,6 +69,7 @@ fleet::NodeRecord DrFleetLoop::record(size_t i, const DrReadings& r) const {
   rec.draw_w = std::max(0.0, r.node_power_w[i]);
   rec.cap_w = n.gpus * cmd_.node_cap_w[i];
   rec.uncontrolled_w = std::min(rec.nameplate_w, n.gpus * job.curve.back().power_w);
+  rec.paused_draw_w = 0;  // the plant's paused jobs draw 0 W (dr_plant.hpp, the field's)
   fleet::JobRecord jr;
   jr.id = job.name;
   jr.gpus = n.gpus;

@@ -254,16 +254,9 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
     lo.method = *m;
   }
   DrReplayPlant plant(ev);
-  std::unique_ptr<DrLoop> loop_box;
-  if (opt.site_loop == "coordinator" && opt.field_actions.empty()) {
-    FW_ASSIGN_OR_RETURN(loop_box, DrFleetLoop::Make(ev, plant.nodes(), lo));
-  } else if (opt.site_loop == "replay" || opt.site_loop == "coordinator") {
-    loop_box = std::make_unique<DrSiteLoop>(ev, plant.nodes(), lo);
-  } else {
-    return Status::InvalidArgument("--site-loop: '" + opt.site_loop +
-                                   "': expected replay or coordinator");
-  }
-  DrLoop& loop = *loop_box;
+  FW_ASSIGN_OR_RETURN(std::unique_ptr<DrFleetLoop> loop_box,
+                      DrFleetLoop::Make(ev, plant.nodes(), lo));
+  DrFleetLoop& loop = *loop_box;
   const double dt = ev.sample_period_s;
   const auto n = static_cast<int64_t>(std::floor(ev.duration_s / dt + 1e-9));
   const size_t nj = ev.jobs.size();
@@ -271,8 +264,8 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
   std::vector<std::vector<double>> t_rel(nj, std::vector<double>(static_cast<size_t>(n)));
   std::vector<double> paused_s(nj, 0);
   std::vector<char> dip(static_cast<size_t>(n), 0);
-  // The loop's holdable target and shortfall (dr_site_loop.hpp step 7) and its commanded
-  // target's moves (step 6), as it goes.
+  // The loop's holdable target and shortfall and its commanded target's moves
+  // (dr_fleet_loop.hpp), as it goes.
   const size_t ns = ev.steps.size();
   std::vector<double> step_holdable(ns, std::nan("")), step_shortfall(ns, 0), step_ramp(ns, 0);
   double holdable_start = std::nan(""), shortfall = 0, ramp_shortfall = 0, infeasible_s = 0;
@@ -318,7 +311,6 @@ Result<DrReplayResult> run_dr_replay(const DrEvent& ev, const DrReplayOptions& o
   DrReplayResult res;
   res.event_path = ev.path;
   res.method = opt.field_actions.empty() ? opt.method : "field-actions";
-  res.site_loop = opt.site_loop;
   res.seed = ev.seed;
   res.sample_period_s = dt;
   res.duration_s = ev.duration_s;
@@ -483,7 +475,7 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
        "limit: the event's (null: none); max_ramp_w_per_s: measured, the fastest change of the "
        "site's trailing 1-minute mean over one minute, from the first step's start to the end "
        "of the replay, outside the jobs' dips; commanded_max_ramp_w_per_s: the loop's commanded "
-       "target (its split plus its node corrections), sample to sample"}};
+       "target (the draw its split predicts), round to round"}};
   nlohmann::json pauses = nlohmann::json::array();
   for (const auto& p : r.pauses) {
     pauses.push_back({{"job", r.jobs[p.job].name}, {"from_s", p.from_s}, {"to_s", p.to_s}});
@@ -492,7 +484,6 @@ nlohmann::json dr_replay_json(const DrReplayResult& r) {
       {"simulated", true},
       {"event", r.event_path},
       {"method", r.method},
-      {"site_loop", r.site_loop},
       {"seed", r.seed},
       {"sample_period_s", r.sample_period_s},
       {"duration_s", r.duration_s},
@@ -715,12 +706,7 @@ std::string dr_replay_svg(const DrReplayResult& r) {
   plot.y0 = 0;
   plot.y1 = 1.15 * r.baseline_w / 1000;
   report::XySeries tg{"target", {}, {}, true, {}, {}},
-      pw{"replay (" + r.method + (r.site_loop == "coordinator" ? ", coordinator loop" : "") + ")",
-         {},
-         {},
-         false,
-         {},
-         {}};
+      pw{"replay (" + r.method + ")", {}, {}, false, {}, {}};
   for (size_t i = 0; i < r.minute_s.size(); ++i) {
     tg.x.push_back(r.minute_s[i] / 3600);
     tg.y.push_back(r.minute_target_w[i] / 1000);

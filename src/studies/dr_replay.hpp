@@ -2,7 +2,8 @@
 // `flexwatt dr replay EVENT.yaml`: a rehearsal of a demand-response event an operator can run
 // before agreeing to it (docs/flexibility.md, "dr replay"). The event's jobs run on the replay
 // plant (studies/dr_plant.hpp, simulated from their measured cap curves) under the closed
-// site loop (studies/dr_site_loop.hpp) or uncapped; the result is scored against the target.
+// site loop (studies/dr_fleet_loop.hpp: the coordinator's planning step, fleet/site_round.hpp)
+// or uncapped; the result is scored against the target.
 //
 // Scores (all on the replay's simulated site power; B = baseline_w; tolerance = tolerance_frac·B):
 //  - minutes_above_target: 1-minute means of power above the 1-minute mean of the target by more
@@ -21,19 +22,20 @@
 //    1-minute mean, (m(t) − m(t − 60 s)) / 60 s with m the trailing 60 s mean, from the first
 //    step's start to the end of the replay (the release may outlast the grid's), leaving out the
 //    pairs of windows in which a job dips (its own checkpoints: not commanded). Beside them the
-//    event's limits and the loop's commanded target's fastest moves (dr_site_loop.hpp step 6).
+//    event's limits and the loop's commanded target's fastest moves (fleet/site_loop.hpp
+//    "limits": the draw its model predicts at the split).
 //  - holdable_target_w: before the event (its first sample), the deepest target the site holds
-//    through it for sure (dr_site_loop.hpp step 7, holdable_rule_w: every job at its tier's
-//    floor, at least its lowest cap's draw; pausable jobs whose tier budget covers the event
-//    paused). A deeper target may still hold, with pauses taking turns and jobs banking
-//    progress while others pause: shortfall_w says whether this one did: the largest W by
-//    which the loop's holdable draw now (step 7, each sample, as the jobs' progress goes) stood
-//    above the target line from the first start to end_s; infeasible_s: the seconds it did;
-//    ramp_shortfall_w: the largest W by which the ramp limit kept the loop's split above the
-//    target line + tolerance over the same span (dr_site_loop.hpp step 7: a step deeper than
-//    the limit reaches within its ramp window); infeasible_s: the seconds either was > 0;
-//    feasible: both 0 (`flexwatt dr replay` exits 1 when not). Per step, the same at the
-//    step's first sample and over its span. The loop computes the shortfall under any
+//    through it for sure (fleet/site_round.hpp "tiers" and split_plan.hpp site_holdable,
+//    holdable_rule_w: every job at its hold tier's floor, at least its lowest cap's draw;
+//    pausable jobs whose tier budget covers the event paused). A deeper target may still
+//    hold, with pauses taking turns and jobs banking progress while others pause: shortfall_w
+//    says whether this one did: the largest W by which the loop's holdable draw now (each
+//    round, as the jobs' progress goes) stood above the target line from the first start to
+//    end_s; ramp_shortfall_w: the largest W by which the ramp limit kept the loop's line above
+//    the target line + tolerance over the same span (a step deeper than the limit reaches
+//    within its ramp window); infeasible_s: the seconds either was > 0; feasible: both 0 (`flexwatt
+//    dr replay` exits 1 when not). Per step, the same at the step's first sample and over its span.
+//    The loop computes the shortfall under any
 //    --method (with `uncapped` on the uncapped run's progress, beside it: the figures differ);
 //    the ramp shortfall and the commanded ramps only under control; none for field actions.
 //  - per job: performance = mean throughput over the whole replay / uncapped throughput over the
@@ -50,17 +52,13 @@
 #include <vector>
 
 #include "studies/dr_event.hpp"
+#include "studies/dr_loop.hpp"
 #include "studies/dr_series.hpp"
-#include "studies/dr_site_loop.hpp"
 
 namespace fw::studies {
 
 struct DrReplayOptions {
   std::string method = "optimal";  // an allocation method, or "uncapped" (no control)
-  // The site loop: "replay" (studies/dr_site_loop.hpp, the study's own loop) or "coordinator"
-  // (the coordinator's planning step on the replay's nodes, studies/dr_fleet_loop.hpp; every
-  // --method, on the same curve jobs: fleet/allocator.hpp curves-METHOD).
-  std::string site_loop = "replay";
   DrLoopOptions loop;
   std::optional<DrSeries> measured_total;
   std::optional<DrSeries> field_projection;
@@ -116,7 +114,7 @@ struct DrPowerScore {
 };
 
 struct DrReplayResult : DrPowerScore {
-  std::string event_path, method, site_loop;
+  std::string event_path, method;
   uint64_t seed = 1;
   double sample_period_s = 0, duration_s = 0;
   double baseline_w = 0, tolerance_frac = 0;

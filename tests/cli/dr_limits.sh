@@ -71,10 +71,12 @@ err=$(cd "$src" && "$bin" fleet-sim --etcd http://127.0.0.1:1 --out "$out/fs" --
 check "fleet-sim --dr-depth 1.0 passes the depth's check ($err)" test -z "$(grep dr_depth <<<"$err")"
 
 # Ramp limits on a step target (down 20 W/s, up 10 W/s): honoured, reported beside the
-# measured maxima (1-minute means one minute apart, outside the jobs' dips; this site's noise
-# makes a difference of two 1-minute means ≈ 2.5 W/s sd: tolerance 8 W/s).
-event 0.25 0 0 "  ramp_down_w_per_s: 20
-  ramp_up_w_per_s: 10" >"$out/ramp.yaml"
+# measured maxima (1-minute means one minute apart, outside the jobs' dips; on the quiet plant
+# this site's noise makes a difference of two 1-minute means ≈ 2.5 W/s sd: tolerance 8 W/s, as
+# tests/studies/dr_limits_test.cpp derives it; the field noise is about 3 times larger, and the
+# bound was derived for the quiet plant).
+{ echo "noise: quiet"; event 0.25 0 0 "  ramp_down_w_per_s: 20
+  ramp_up_w_per_s: 10"; } >"$out/ramp.yaml"
 # The step is instant but the limit needs ≈ 367 s: the target cannot be held while the site
 # ramps (exit 1, said so).
 "$bin" dr replay "$out/ramp.yaml" --quiet --json >"$out/ramp.json"; rc=$?

@@ -45,22 +45,19 @@ check "table names the tolerance" grep -q "tolerance 1.0 % of baseline" "$out/e.
 check "uncapped" "$bin" dr replay "$out/e.yaml" --method uncapped --json >"$out/u.json"
 check "uncapped is above the target" jqt '.minutes_above_target > 30' "$out/u.json"
 
-# The coordinator's planning step as the site loop (docs/fleet.md), on nodes of 4 GPUs.
-check "coordinator loop" "$bin" dr replay "$out/e.yaml" --site-loop coordinator --gpus-per-node 4 \
-  --json >"$out/c.json"
-check "coordinator loop named, targets met" jqt '.site_loop == "coordinator"
-  and .minutes_above_target == 0 and .mean_overcut_frac <= 0.02' "$out/c.json"
-check "the replay loop named by default" jqt '.site_loop == "replay"' "$out/e.json"
+# On nodes of 4 GPUs (the coordinator's planning step on twice the nodes).
+check "nodes of 4 GPUs" "$bin" dr replay "$out/e.yaml" --gpus-per-node 4 --json >"$out/c.json"
+check "nodes of 4 GPUs: targets met" jqt '.minutes_above_target == 0
+  and .mean_overcut_frac <= 0.02' "$out/c.json"
 # --quiet --json: the JSON on stdout and nothing on stderr (a debugging printout once slipped in).
-check "quiet: nothing on stderr" "$bin" dr replay "$out/e.yaml" --site-loop coordinator --quiet \
-  --json >/dev/null 2>"$out/quiet.err"
+check "quiet: nothing on stderr" "$bin" dr replay "$out/e.yaml" --quiet --json >/dev/null \
+  2>"$out/quiet.err"
 check "quiet: stderr empty" test ! -s "$out/quiet.err"
-"$bin" dr replay "$out/e.yaml" --site-loop coordinator --method equal --quiet --json \
-  >"$out/equal.json"
-check "coordinator loop with the even split (curves-equal)" jq -e '.method == "equal"' \
-  "$out/equal.json"
-expect_exit2 "a negative margin" "--z" dr replay "$out/e.yaml" --site-loop coordinator --z -1
-expect_exit2 "unknown site loop" "--site-loop" dr replay "$out/e.yaml" --site-loop other
+"$bin" dr replay "$out/e.yaml" --method equal --quiet --json >"$out/equal.json"
+check "the even split (curves-equal)" jq -e '.method == "equal"' "$out/equal.json"
+expect_exit2 "a negative margin" "--z" dr replay "$out/e.yaml" --z -1
+expect_exit2 "the retired site loop option" "--site-loop" dr replay "$out/e.yaml" \
+  --site-loop replay
 expect_exit2 "gpus per node out of range" "--gpus-per-node" dr replay "$out/e.yaml" \
   --gpus-per-node 0
 

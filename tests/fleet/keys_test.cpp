@@ -57,6 +57,29 @@ TEST(FleetKeys, NodeRoundTrip) {
   EXPECT_EQ(d->jobs[1].min_w, 0);
 }
 
+// A node's paused draw (the holdable target's) is optional: absent, it reads as not published
+// (< 0) and is not written; published, it round-trips; out of range, the field is named; the
+// coordinator's hold tier is never published.
+TEST(FleetKeys, PausedDrawIsOptionalAndHoldTierIsNotPublished) {
+  NodeRecord n = sample_node();
+  n.jobs[0].hold_tier = 0.3;
+  auto d = decode_node(encode(n), "k");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_LT(d->paused_draw_w, 0);
+  EXPECT_EQ(nlohmann::json::parse(encode(n)).count("paused_draw_w"), 0u);
+  EXPECT_EQ(encode(n).find("hold_tier"), std::string::npos);
+  EXPECT_LT(d->jobs[0].hold_tier, 0);
+  n.paused_draw_w = 480;
+  d = decode_node(encode(n), "k");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_DOUBLE_EQ(d->paused_draw_w, 480);
+  auto j = nlohmann::json::parse(encode(n));
+  j["paused_draw_w"] = -1;
+  auto bad = decode_node(j.dump(), "k");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("paused_draw_w"), std::string::npos);
+}
+
 // A node's draw curve (the site loop's feed-forward) round-trips, is optional, and is read by
 // curve_draw_w between and outside its points.
 TEST(FleetKeys, NodeDrawCurveRoundTripsAndInterpolates) {

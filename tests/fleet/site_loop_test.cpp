@@ -11,6 +11,7 @@
 
 #include "core/rng.hpp"
 #include "fleet/coordinator_config.hpp"
+#include "fleet/site_round.hpp"
 #include "fleet/split_plan.hpp"
 
 namespace fw::fleet {
@@ -321,6 +322,31 @@ TEST(SiteLoop, SplitMovesNoFasterThanTheRampLimits) {
   EXPECT_GT(fastest, 40);
 }
 
+// The grid limits the site's draw: with a model, the limits bind the draw the model predicts at
+// the split, not the split. The site draws half its split (the caps bind below the knee), so the
+// draw falls at 20 W/s when the split falls at 40 W/s; a limit on the split (the old rule) ramped
+// the draw down at half the rate.
+TEST(SiteLoop, RampLimitsBindThePredictedDrawWithAModel) {
+  const SiteDrawModel half = [](double split) { return 0.5 * split; };
+  const SiteRampLimits limits{20, 10};
+  SiteLoop loop(on());
+  double prev = loop.update(0, 1000, 2000, false, half);  // before the event: split 2000
+  double fastest_draw_fall = 0;
+  int arrived = -1;
+  for (int k = 1; k < 40; ++k) {
+    const double split = loop.update(k, half(prev), 1000, true, half, limits);
+    fastest_draw_fall = std::max(fastest_draw_fall, half(prev) - half(split));
+    prev = split;
+    if (arrived < 0 && split <= 1500 + 1e-6) arrived = k;
+  }
+  EXPECT_NEAR(fastest_draw_fall, 20, 1e-6);
+  EXPECT_NEAR(loop.max_fall_w_per_s(), 20, 1e-6);  // reported in draw, beside the limit
+  // The model wants more than the split's bound (1.5 x the line): the split goes 2000 -> 1500,
+  // 250 W of draw at 20 W/s: 12.5 s (a limit on the split would take 25 s).
+  EXPECT_NEAR(prev, 1500, 1e-6);
+  EXPECT_EQ(arrived, 13);
+}
+
 // A node of job `id` (8 GPUs, 800-3200 W) publishing a concave throughput curve.
 NodeRecord curve_node(const std::string& name, const std::string& id, double tier, bool pausable) {
   NodeRecord r;
@@ -382,6 +408,47 @@ TEST(SplitPlan, HoldableTargetFromFloorsTiersAndPausableJobs) {
   const double a = 800 + 1600.0 / 2400 * 2200, bc = 800 + 400.0 / 2400 * 2200;
   EXPECT_NEAR(h.holdable_w, 2 * a + 2 * bc - (bc - 800), 1e-6);
   EXPECT_NEAR(h.floor_w, 4 * 800, 1e-9);
+  // A node that publishes what it draws while paused (its GPUs idle, or released: 0 W) sheds
+  // all of its running draw down to that, not to its draw at the floor.
+  in.live.at("b1").paused_draw_w = 0;
+  in.live.at("c1").paused_draw_w = 0;
+  h = site_holdable(in, 0, true, 1000, /*draw=*/true);
+  EXPECT_NEAR(h.holdable_w, 2 * a + 2 * bc - bc, 1e-6);
+}
+
+// A tier window (site_round.hpp "tiers"): a job's tier is judged over the window with its
+// progress, so one that ran uncapped before the event may be held below its tier while the event
+// lasts. Job a (tier 0.9) first seen at the event's start, 1000 s into a 10,000 s window, the
+// event 1000 s long: it needs (0.905 x 10000 - 1000 - 8000) / 1000 = 0.05 of its throughput in
+// the event, under its curve's floor (0.3 at 800 W), so its nodes' floors are what the site
+// holds; judged per event (no window) it keeps 0.9: 2400 W per node.
+TEST(SiteRound, ATierWindowCreditsProgressBeforeTheEvent) {
+  auto alloc = make_allocator("curves");
+  ASSERT_TRUE(alloc.ok());
+  PlanInput in;
+  in.now_unix_s = 1000;
+  in.site_w = 20000;
+  in.live = {{"a1", curve_node("a1", "a", 0.9, false)}, {"a2", curve_node("a2", "a", 0.9, false)}};
+  for (auto& [n, r] : in.live) r.cap_w = r.nameplate_w;
+  GridTarget g;
+  g.value_w = 1000;
+  g.start_unix_s = 1000;
+  g.end_unix_s = 2000;
+  in.grid.events = {g};
+  SiteRound per_event({}, **alloc);
+  EXPECT_NEAR(per_event.plan(in).holdable.holdable_w, 2 * 2400, 1e-6);
+  SiteRoundOptions o;
+  o.tier_window = {0, 10000};
+  SiteRound windowed(o, **alloc);
+  EXPECT_NEAR(windowed.plan(in).holdable.holdable_w, 2 * 800, 1e-6);
+  // Behind instead (first seen at 1000 s, the window from 900 s: 100 s banked, 9100 s long):
+  // (0.905 x 9100 - 100 - 8000) / 1000 = 0.1355, still under the floor; a window that ends with
+  // the event leaves no time after it: (0.905 x 1100 - 100) / 1000 = 0.8955 of its throughput.
+  o.tier_window = {900, 2000};
+  SiteRound tight(o, **alloc);
+  const double held = tight.plan(in).holdable.holdable_w;
+  EXPECT_GT(held, 2 * 2000);
+  EXPECT_LT(held, 2 * 2400);
 }
 
 }  // namespace

@@ -115,34 +115,21 @@ TEST_F(DrLimits, RampLimitsHoldTheSiteOnAStepTarget) {
   EXPECT_TRUE(dr_replay_json(*f)["ramp"]["down"]["limit_w_per_s"].is_null());
 }
 
-// The same limits through the coordinator's planning step (`--site-loop coordinator`: the
-// event's limits are its load targets' ramp rates down and up, which the site loop applies to
-// its split): the split moves no faster than them, the site follows, and a step the limit cannot
-// follow is said with its ramp shortfall.
-TEST_F(DrLimits, CoordinatorLoopHonoursTheRampLimitsDownAndUp) {
-  DrReplayOptions o;
-  o.site_loop = "coordinator";
-  const DrEvent step =
-      load("noise: quiet\n" +
-           event_yaml(0.25, 0, 0, "  ramp_down_w_per_s: 20\n  ramp_up_w_per_s: 10\n"));
-  auto r = run_dr_replay(step, o);
-  ASSERT_TRUE(r.ok()) << r.status().message();
+// On the quiet plant, limits the step's ramp window leaves time for (25 % at 20 W/s: ≈ 367 s of
+// a 900 s window): the target is held and said holdable, the rise follows the up limit, and the
+// site loop uses both limits (the draw it predicts moves at them, fleet/site_loop.hpp "limits").
+TEST_F(DrLimits, RampLimitsWithinTheWindowAreHeld) {
   const double tol = 8;  // as above
-  EXPECT_LE(r->commanded_max_ramp_down_w_per_s, 20 + 1e-6);
-  EXPECT_LE(r->commanded_max_ramp_up_w_per_s, 10 + 1e-6);
-  EXPECT_GT(r->commanded_max_ramp_down_w_per_s, 19);
-  EXPECT_GT(r->commanded_max_ramp_up_w_per_s, 9);
-  EXPECT_LE(r->max_ramp_down_w_per_s, 20 + tol);
-  EXPECT_LE(r->max_ramp_up_w_per_s, 10 + tol);
-  EXPECT_GE(r->ramp_down_s, (0.25 - 0.01) * r->baseline_w / 20 - 5);
-  EXPECT_FALSE(r->feasible);
-  EXPECT_GT(r->ramp_shortfall_w, 0.2 * r->baseline_w);
-  EXPECT_LE(r->ramp_shortfall_w, 0.24 * r->baseline_w + 1e-6);
+  DrReplayOptions o;
   auto w = run_dr_replay(
       load("noise: quiet\n" +
            event_yaml(0.25, 900, 840, "  ramp_down_w_per_s: 20\n  ramp_up_w_per_s: 10\n")),
       o);
   ASSERT_TRUE(w.ok());
+  EXPECT_GT(w->commanded_max_ramp_down_w_per_s, 19);
+  EXPECT_LE(w->commanded_max_ramp_down_w_per_s, 20 + 1e-6);
+  EXPECT_GT(w->commanded_max_ramp_up_w_per_s, 9);
+  EXPECT_LE(w->commanded_max_ramp_up_w_per_s, 10 + 1e-6);
   EXPECT_TRUE(w->feasible) << w->ramp_shortfall_w;
   EXPECT_EQ(w->minutes_above_target, 0);
   EXPECT_LE(w->max_ramp_up_w_per_s, 10 + tol);

@@ -1,4 +1,4 @@
-// `flexwatt dr replay` (studies/dr_{event,plant,site_loop,series,replay}.hpp): the issue's
+// `flexwatt dr replay` (studies/dr_{event,plant,fleet_loop,series,replay}.hpp): the issue's
 // minimum YAML as written, the replay's JSON contract, the loop's targets on it, pausing on a
 // cut the caps cannot reach, and every input error (file:line: field).
 
@@ -84,19 +84,17 @@ TEST_F(DrReplay, IssueMinimumRunsAsWrittenAndMeetsTheTargets) {
               (0.75 * r->jobs[0].performance + 0.5 * r->jobs[1].performance) / 1.25, 1e-12);
 }
 
-// The coordinator's planning step (fleet/site_round.hpp) as the replay's site loop: on the issue's
-// minimum it meets the same targets, pauses nothing the caps can reach, and says which loop ran;
-// an allocation method the coordinator has no allocator for is refused, naming the flag.
+// The coordinator's planning step (fleet/site_round.hpp) is the replay's site loop: on the issue's
+// minimum it meets the targets and pauses nothing the caps can reach; every allocation method
+// runs; a negative margin is refused.
 TEST_F(DrReplay, CoordinatorLoopRunsTheCoordinatorsPlanningOnTheReplayNodes) {
   auto ev = load_dr_event(write("event.yaml", kIssueYaml));
   ASSERT_TRUE(ev.ok()) << ev.status().message();
   ev->duration_s = 12000;
   ev->end_s = 9000;
   DrReplayOptions o;
-  o.site_loop = "coordinator";
   auto r = run_dr_replay(*ev, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_EQ(dr_replay_json(*r)["site_loop"], "coordinator");
   EXPECT_EQ(r->minutes_above_target, 0);
   EXPECT_LE(r->mean_overcut_frac, 0.02);
   EXPECT_LE(r->ramp_down_s, 300);
@@ -123,11 +121,6 @@ TEST_F(DrReplay, CoordinatorLoopRunsTheCoordinatorsPlanningOnTheReplayNodes) {
   o.loop = {};
   o.loop.z = -1;
   EXPECT_FALSE(run_dr_replay(*ev, o).ok());
-  o.loop = {};
-  o.site_loop = "other";
-  auto unknown = run_dr_replay(*ev, o);
-  ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().message().find("--site-loop"), std::string::npos);
 }
 
 TEST_F(DrReplay, UncappedIsAboveTheTargetAndLosesNothing) {
@@ -194,21 +187,16 @@ event:
   release_ramp_s: 300
 )"));
   ASSERT_TRUE(ev.ok()) << ev.status().message();
-  // Both site loops: the replay's node integrals, and the coordinator's site integral
-  // (fleet/site_loop.hpp: dips chased when its dip detection is off).
-  for (const std::string loop : {"replay", "coordinator"}) {
-    DrReplayOptions freeze;
-    freeze.site_loop = loop;
-    auto held = run_dr_replay(*ev, freeze);
-    ASSERT_TRUE(held.ok());
-    DrReplayOptions chase = freeze;
-    chase.loop.freeze_on_dips = false;
-    auto chased = run_dr_replay(*ev, chase);
-    ASSERT_TRUE(chased.ok());
-    EXPECT_EQ(held->minutes_above_target, 0) << loop;
-    EXPECT_LT(held->worst_minute_excess_frac, chased->worst_minute_excess_frac) << loop;
-    EXPECT_GT(chased->minutes_above_target, 0) << loop << " " << chased->worst_minute_excess_frac;
-  }
+  // The site loop's integral (fleet/site_loop.hpp: dips chased when its dip detection is off).
+  auto held = run_dr_replay(*ev, {});
+  ASSERT_TRUE(held.ok());
+  DrReplayOptions chase;
+  chase.loop.freeze_on_dips = false;
+  auto chased = run_dr_replay(*ev, chase);
+  ASSERT_TRUE(chased.ok());
+  EXPECT_EQ(held->minutes_above_target, 0);
+  EXPECT_LT(held->worst_minute_excess_frac, chased->worst_minute_excess_frac);
+  EXPECT_GT(chased->minutes_above_target, 0) << chased->worst_minute_excess_frac;
 }
 
 TEST_F(DrReplay, RampRatesArePartOfTheTarget) {
