@@ -212,7 +212,7 @@ TEST(SiteLoop, ADipIsADropAgainstTheModelsMeasuredErrorNotItsSteadyError) {
 
 // A dip while the line ramps (a job's checkpoint during a 15-minute ramp down) is a dip too:
 // the loop judges the model's error at the splits in force, which a moving line does not
-// change. On `dr replay --site-loop coordinator` (APS, seed 1) two dips on the ramp were chased
+// change. On `dr replay` (APS, seed 1) two dips on the ramp were chased
 // and the site sat 1.3 kW over the target for a minute after each.
 TEST(SiteLoop, ADipDuringARampIsNotChased) {
   const SiteDrawModel model = [](double split) { return 0.8 * split; };
