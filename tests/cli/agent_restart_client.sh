@@ -19,15 +19,7 @@ build=$(dirname "$bin")
 fake=$build/tests/telemetry/fake_nvml/libnvidia-ml.so.1
 source "$(dirname "$0")/lib/agent.sh"
 [ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
-# The first Python that imports torch: $PYTHON, python3 on PATH, Debian's /usr/bin/python3.
-py=
-for c in ${PYTHON:-} python3 /usr/bin/python3; do
-  if command -v "$c" >/dev/null && "$c" -c 'import torch' 2>/dev/null; then py=$c; break; fi
-done
-if [ -z "$py" ]; then
-  if [ "${CI:-}" = true ]; then echo "FAIL: PyTorch missing (make deps installs python3-torch)"; exit 1; fi
-  echo "skip: PyTorch not installed (make deps installs python3-torch)"; exit 0
-fi
+use_torch_python  # sets py (lib/agent.sh)
 cat > "$tmp/script.txt" <<'SCRIPT'
 gpus 4
 power * 300

@@ -14,15 +14,7 @@ set -u
 bin=$1
 src=$2
 source "$(dirname "$0")/lib/agent.sh"
-# The first Python that imports torch: $PYTHON, python3 on PATH, Debian's /usr/bin/python3.
-py=
-for c in ${PYTHON:-} python3 /usr/bin/python3; do
-  if command -v "$c" >/dev/null && "$c" -c 'import torch' 2>/dev/null; then py=$c; break; fi
-done
-if [ -z "$py" ]; then
-  if [ "${CI:-}" = true ]; then echo "FAIL: PyTorch missing (make deps installs python3-torch)"; exit 1; fi
-  echo "skip: PyTorch not installed (make deps installs python3-torch)"; exit 0
-fi
+use_torch_python  # sets py (lib/agent.sh)
 cat > "$tmp/agent.yaml" <<YAML
 backend: sim:$src/scenarios/grpo-7b-a100.yaml
 period_s: 0.1

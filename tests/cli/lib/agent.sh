@@ -46,3 +46,18 @@ use_fake_nvml() {
   [ -f "$fake" ] || { echo "FAIL: fake NVML library not built at $fake"; exit 1; }
   export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
 }
+
+# use_torch_python: sets py to the first Python that imports torch ($PYTHON, python3 on PATH,
+# Debian's /usr/bin/python3). Without one: under CI=true the test fails (exit 1), else it is
+# skipped (exit 0) — make deps installs python3-torch.
+use_torch_python() {
+  py=
+  local c
+  for c in ${PYTHON:-} python3 /usr/bin/python3; do
+    if command -v "$c" >/dev/null && "$c" -c 'import torch' 2>/dev/null; then py=$c; break; fi
+  done
+  if [ -z "$py" ]; then
+    if [ "${CI:-}" = true ]; then echo "FAIL: PyTorch missing (make deps installs python3-torch)"; exit 1; fi
+    echo "skip: PyTorch not installed (make deps installs python3-torch)"; exit 0
+  fi
+}
