@@ -8,6 +8,8 @@ Connects over the agent's Unix socket (default) or TCP:
     print(fw.status()["node_power_w"])
     job = fw.register_job(kind="grpo", knobs={"gen_concurrency": {"min": 8, "max": 64}})
     knobs = job.progress(tokens_total=1000, steps_total=1, phase="generate")
+    # what is coming, ahead of the power meter (Job.progress's docstring):
+    knobs = job.progress(4096, 2, phase="forward", checkpoint_in_iters=1, checkpoint_s=30)
 
 The token comes from the `token` argument, else $FLEXWATT_TOKEN, else none.
 The operator calls (status, set_budget, ...) raise FlexwattError (with .status and .message)
@@ -380,12 +382,35 @@ class Job:
         self._found(registered)
         return answer
 
-    def progress(self, tokens_total, steps_total, phase=None):
+    def progress(self, tokens_total, steps_total, phase=None, *, starts_in_s=None,
+                 ends_in_s=None, checkpoint_in_iters=None, checkpoint_s=None):
         """Reports cumulative progress; returns the knobs in force (the last ones known while
-        the agent is away)."""
+        the agent is away).
+
+        The keyword-only announcements tell the agent what is coming before its power meter
+        sees it (the `stabilize` controller acts on them; docs/stabilization.md, "In the
+        agent"). Each is optional; None is not sent (unknown to the agent):
+          starts_in_s          the job's processes start training in this many seconds
+          ends_in_s            ... exit in this many seconds (the scheduled end)
+          checkpoint_in_iters  the next checkpoint follows the all-reduce of this many more
+                               iterations (a whole number >= 1; 1: the iteration under way)
+          checkpoint_s         that checkpoint's expected length in seconds
+        Seconds are wall seconds, >= 0, as of this call: the agent counts them down itself until
+        the next report. A report replaces the last one's announcements whole, so send them
+        with every report while they hold (what a report leaves out is unknown from then on);
+        the agent forgets them when the job stops reporting (job_silent_after_s, 60 s by
+        default). checkpoint_in_iters is not counted down by the agent: send the new count with
+        each report, and checkpoint_s also during the checkpoint (the controller times the
+        checkpoint's end from it). A bad value raises FlexwattError (400 or 422, naming the
+        field)."""
         body = {"tokens_total": tokens_total, "steps_total": steps_total}
         if phase is not None:
             body["phase"] = phase
+        for key, value in (("starts_in_s", starts_in_s), ("ends_in_s", ends_in_s),
+                           ("checkpoint_in_iters", checkpoint_in_iters),
+                           ("checkpoint_s", checkpoint_s)):
+            if value is not None:
+                body[key] = value
         if not self._client.resilient:
             return self._take(self._client.request("POST", f"/v1/jobs/{self.id}/progress", body))
         answer = self._step("POST", lambda: f"/v1/jobs/{self.id}/progress", body,

@@ -82,7 +82,8 @@ Result<PowerSmoothingReading> PowerSmoothingActuator::set(int gpu,
   Result<PowerSmoothingReading> now = read(gpu);
   if (!now.ok()) return now.status().with_context(what);
   if (!has_saved(gpu)) saved_[gpu] = now->settings;  // save before the first write
-  s.profile = now->settings.profile;                 // the active profile stays active
+  changed_.insert(gpu);
+  s.profile = now->settings.profile;  // the active profile stays active
   FW_RETURN_IF_ERROR(write(gpu, s, false).with_context(what));
   return read(gpu);
 }
@@ -96,6 +97,36 @@ Status PowerSmoothingActuator::save() {
     found[g] = r->settings;
   }
   saved_ = std::move(found);
+  changed_.clear();
+  return Status::Ok();
+}
+
+Status PowerSmoothingActuator::save_with(const std::vector<SavedSmoothing>& kept) {
+  // Every entry is checked before anything is recorded.
+  std::set<int> seen;
+  for (const SavedSmoothing& k : kept) {
+    const std::string what = "save power smoothing (GPU " + std::to_string(k.gpu) + ")";
+    if (!managed(k.gpu)) return Status::InvalidArgument(what + ": GPU not managed");
+    if (!seen.insert(k.gpu).second) return Status::InvalidArgument(what + ": given twice");
+    FW_RETURN_IF_ERROR(support(k.gpu).with_context(what));
+    const PowerSmoothingSettings& s = k.settings;
+    const bool ok = s.profile >= 0 && s.profile < limits(k.gpu).profiles &&
+                    s.floor_frac_of_tdp >= 0 && s.floor_frac_of_tdp <= 1 &&
+                    std::isfinite(s.ramp_up_w_per_s) && s.ramp_up_w_per_s >= 0 &&
+                    std::isfinite(s.ramp_down_w_per_s) && s.ramp_down_w_per_s >= 0 &&
+                    std::isfinite(s.ramp_down_hysteresis_ms) && s.ramp_down_hysteresis_ms >= 0;
+    if (!ok) {
+      return Status::InvalidArgument(
+          what + ": settings no device holds (profile " + std::to_string(s.profile) + ", floor " +
+          num(s.floor_frac_of_tdp) + " of the TMP ceiling, rates " + num(s.ramp_up_w_per_s) + "/" +
+          num(s.ramp_down_w_per_s) + " W/s, hysteresis " + num(s.ramp_down_hysteresis_ms) + " ms)");
+    }
+  }
+  FW_RETURN_IF_ERROR(save());
+  for (const SavedSmoothing& k : kept) {
+    saved_[k.gpu] = k.settings;
+    changed_.insert(k.gpu);
+  }
   return Status::Ok();
 }
 
@@ -103,10 +134,23 @@ Status PowerSmoothingActuator::restore() {
   if (saved_.empty()) {
     return Status::InvalidArgument("restore power smoothing: nothing saved (no write, no save())");
   }
+  std::vector<int> all;
+  for (const auto& [g, s] : saved_) all.push_back(g);
+  return restore(all);
+}
+
+Status PowerSmoothingActuator::restore(const std::vector<int>& gpus) {
+  for (int g : gpus) {
+    if (!has_saved(g)) {
+      return Status::InvalidArgument("restore power smoothing (GPU " + std::to_string(g) +
+                                     "): nothing saved for it");
+    }
+  }
   Status first;
-  for (const auto& [g, s] : saved_) {
+  for (int g : gpus) {
     Status st = support(g);
-    if (st.ok()) st = write(g, s, true);
+    if (st.ok()) st = write(g, saved_.at(g), true);
+    if (st.ok()) changed_.erase(g);
     if (!st.ok() && first.ok()) {
       first = st.with_context("restore power smoothing (GPU " + std::to_string(g) + ")");
     }

@@ -16,18 +16,30 @@
 //   outside the device's settable range (NVML's 0-100 % of the TMP ceiling, narrowed by the
 //   device), a floor in watts on a device that reports no TMP ceiling, or a negative or non-finite
 //   rate or hysteresis. It never clamps. Then, on a GPU's first write, its settings are saved
-//   (save-before-first-write); the parameters go into the active preset profile (which stays
-//   active), then the state is set; the settings are read back and returned.
-// - save(): records the settings of every supported GPU now (a second save() replaces them).
-//   restore(): writes every saved GPU back (that profile's parameters, that profile made active,
+//   (save-before-first-write) and the GPU is marked changed; the parameters go into the active
+//   preset profile (which stays active), then the state is set; the settings are read back and
+//   returned.
+// - save(): records the settings of every supported GPU now (a second save() replaces them) and
+//   marks none changed. save_with(kept) is save() with the GPUs of `kept` recorded at kept's
+//   settings instead and marked changed (a restarted agent keeps what a crashed run found, whatever
+//   that run put in force since); InvalidArgument, before anything is recorded, for a GPU of
+//   `kept` not managed, not supported, twice, or with settings no device could hold (profile
+//   outside 0..profiles-1, floor outside 0..1, a negative or non-finite rate or hysteresis).
+// - changed(): the GPUs whose settings may differ from the saved ones (written by set(), or kept
+//   by save_with()) since they were saved or last written back.
+// - restore(): writes every saved GPU back (that profile's parameters, that profile made active,
 //   the state), trying every GPU even after a failure and returning the first failure;
-//   InvalidArgument when nothing is saved. The record is in memory only: the owner calls
-//   restore() on exit; after a crash the settings stay as written (no restore file).
+//   InvalidArgument when nothing is saved. restore(gpus) does the same for `gpus` only
+//   (InvalidArgument, before any write, for one not saved). A GPU written back is no longer
+//   changed. The record is in memory only: the owner persists saved() where a crash must not
+//   lose it (the agent's restore file, runtime/restore_file.hpp) and calls restore on exit.
 // - Units: watts, W/s, and the hysteresis in ms (NVML's unit for it); the floor as a fraction
 //   0..1 of the TMP ceiling (NVML: percent).
 // Not thread-safe: one writer per node.
 
 #include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/status.hpp"
@@ -60,6 +72,13 @@ struct PowerSmoothingReading {
   double floor_w() const { return settings.floor_frac_of_tdp * limits.tdp_w; }
 };
 
+// A GPU's settings as saved (what restore() puts back), keyed by UUID where known, as SavedCap.
+struct SavedSmoothing {
+  int gpu = -1;
+  PowerSmoothingSettings settings;
+  std::string uuid = {};  // the GPU's NVML UUID where known: what a restore file is keyed by
+};
+
 // What set() is asked for. Give exactly one of floor_frac_of_tdp and floor_w.
 struct PowerSmoothingRequest {
   bool enabled = true;
@@ -86,9 +105,12 @@ class PowerSmoothingActuator {
   Result<PowerSmoothingSettings> validate(int gpu, const PowerSmoothingRequest& request) const;
   Result<PowerSmoothingReading> set(int gpu, const PowerSmoothingRequest& request);
   Status save();
+  Status save_with(const std::vector<SavedSmoothing>& kept);
   Status restore();
+  Status restore(const std::vector<int>& gpus);
   bool has_saved(int gpu) const { return saved_.count(gpu) > 0; }
   const std::map<int, PowerSmoothingSettings>& saved() const { return saved_; }
+  const std::set<int>& changed() const { return changed_; }
 
  protected:
   // Writes `s`'s parameters into preset profile s.profile, makes that profile active when
@@ -97,6 +119,7 @@ class PowerSmoothingActuator {
 
  private:
   std::map<int, PowerSmoothingSettings> saved_;  // by GPU
+  std::set<int> changed_;
 };
 
 }  // namespace fw

@@ -8,13 +8,19 @@
 namespace fw::agent {
 
 bool UnlistedGpusStage::apply(const PlantInfo& info, const Snapshot&, Command& cmd) {
-  for (size_t g = 0; g < cmd.power_cap_w.size(); ++g) {
-    bool listed = false;
+  auto listed = [&info](size_t g) {
     for (const JobInfo& j : info.jobs) {
-      listed =
-          listed || std::find(j.gpus.begin(), j.gpus.end(), static_cast<int>(g)) != j.gpus.end();
+      if (std::find(j.gpus.begin(), j.gpus.end(), static_cast<int>(g)) != j.gpus.end()) {
+        return true;
+      }
     }
-    if (!listed) cmd.power_cap_w[g] = std::nan("");
+    return false;
+  };
+  for (size_t g = 0; g < cmd.power_cap_w.size(); ++g) {
+    if (!listed(g)) cmd.power_cap_w[g] = std::nan("");
+  }
+  for (size_t g = 0; g < cmd.gpu_settings.size(); ++g) {
+    if (!listed(g)) cmd.gpu_settings[g] = kNoGpuSettings;
   }
   return false;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The node agent's limit stages (control/limit_stage.hpp), in the order AgentTick declares
 // them before the SafetyLimiter:
-//   UnlistedGpusStage  a GPU no job lists keeps the cap in force: the request's cap for it is
-//                      dropped (never forces a write).
+//   UnlistedGpusStage  a GPU no job lists keeps the cap and power smoothing in force: the
+//                      request's cap and per-GPU settings for it are dropped (never forces a
+//                      write).
 //   FailSafeStage      while a fallback is in force, the request is replaced by the static safe
 //                      setting (safe caps on every GPU, each job's default knobs); forces the
 //                      write at every tick of the fallback.

@@ -7,26 +7,38 @@ namespace {
 
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
 
+nlohmann::json smoothing_json(const std::optional<GpuState::Smoothing>& s) {
+  if (!s) return nlohmann::json();
+  return {{"enabled", s->enabled},
+          {"profile", s->profile},
+          {"floor_pct", num(s->floor_pct)},
+          {"ramp_up_w_per_s", num(s->ramp_up_w_per_s)},
+          {"ramp_down_w_per_s", num(s->ramp_down_w_per_s)},
+          {"hysteresis_ms", num(s->hysteresis_ms)}};
+}
+
 nlohmann::json gpu_json(const GpuState& g) {
-  return {{"index", g.index},
-          {"uuid", g.uuid},
-          {"power_source", g.power_source},
-          {"power_averaging", g.power_averaging},
-          {"name", g.name},
-          {"power_w", num(g.power_w)},
-          {"energy_j", num(g.energy_j)},
-          {"cap_w", num(g.cap_w)},
-          {"cap_min_w", num(g.cap_min_w)},
-          {"cap_max_w", num(g.cap_max_w)},
-          {"cap_default_w", num(g.cap_default_w)},
-          {"sm_clock_mhz", num(g.sm_clock_mhz)},
-          {"sm_util", num(g.sm_util)},
-          {"mem_util", num(g.mem_util)},
-          {"temp_c", num(g.temp_c)},
-          {"cap_write_failures_total", g.cap_write_failures_total},
-          {"persistence_mode", std::isnan(g.persistence_mode)
-                                   ? nlohmann::json()
-                                   : nlohmann::json(g.persistence_mode != 0)}};
+  nlohmann::json out = {{"index", g.index},
+                        {"uuid", g.uuid},
+                        {"power_source", g.power_source},
+                        {"power_averaging", g.power_averaging},
+                        {"name", g.name},
+                        {"power_w", num(g.power_w)},
+                        {"energy_j", num(g.energy_j)},
+                        {"cap_w", num(g.cap_w)},
+                        {"cap_min_w", num(g.cap_min_w)},
+                        {"cap_max_w", num(g.cap_max_w)},
+                        {"cap_default_w", num(g.cap_default_w)},
+                        {"sm_clock_mhz", num(g.sm_clock_mhz)},
+                        {"sm_util", num(g.sm_util)},
+                        {"mem_util", num(g.mem_util)},
+                        {"temp_c", num(g.temp_c)},
+                        {"cap_write_failures_total", g.cap_write_failures_total},
+                        {"persistence_mode", std::isnan(g.persistence_mode)
+                                                 ? nlohmann::json()
+                                                 : nlohmann::json(g.persistence_mode != 0)}};
+  out["smoothing"] = smoothing_json(g.smoothing);
+  return out;
 }
 
 nlohmann::json budget_json(const BudgetState& b) {
@@ -65,6 +77,14 @@ nlohmann::json to_json(const RegisteredJob& j) {
           {"knobs", knobs_json(j.knobs)},
           {"knob_version", j.knob_version},
           {"last_report_age_s", num(j.last_report_age_s)},
+          {"announced",
+           {{"starts_in_s", num(j.announced.starts_in_s)},
+            {"ends_in_s", num(j.announced.ends_in_s)},
+            {"checkpoint_in_iters",  // a whole number (api_requests.hpp)
+             std::isfinite(j.announced.checkpoint_in_iters)
+                 ? nlohmann::json(static_cast<int64_t>(j.announced.checkpoint_in_iters))
+                 : nlohmann::json()},
+            {"checkpoint_s", num(j.announced.checkpoint_s)}}},
           {"pfi", num(j.pfi)},
           {"pfi_source", j.pfi_source}};
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,18 @@ struct GpuState {
   // The driver's persistence mode as found at start: 1 on, 0 off (limits are lost when the
   // driver unloads); NaN: not known (the library or device does not say; sim).
   double persistence_mode = kUnset;
+  // Power smoothing in force as the agent last knew it (NodePlant::smoothing_in_force: found at
+  // start, written and read back, or restored; no device read per tick); unset: not known (no
+  // power smoothing on this GPU or in its driver, a read-only agent, the sim backend).
+  struct Smoothing {
+    bool enabled = false;
+    int profile = -1;                 // the active preset profile the values belong to
+    double floor_pct = kUnset;        // % of the TMP ceiling
+    double ramp_up_w_per_s = kUnset;  // W/s
+    double ramp_down_w_per_s = kUnset;
+    double hysteresis_ms = kUnset;  // ramp-down hysteresis
+  };
+  std::optional<Smoothing> smoothing;
 };
 
 // One budget entry: watts judged on the mean over window_s.
@@ -78,6 +91,17 @@ struct LoopState {
   double plant_time_s = 0;
 };
 
+// What a job announces ahead of the meter with a progress report (POST /v1/jobs/{id}/progress;
+// the JobReading fields of the same names, telemetry/snapshot.hpp), read by `stabilize`. NaN:
+// not announced (unknown).
+struct JobAnnouncements {
+  double starts_in_s = kUnset;          // its processes start in this many s (scheduled start)
+  double ends_in_s = kUnset;            // its processes exit in this many s (scheduled end)
+  double checkpoint_in_iters = kUnset;  // the next checkpoint follows the all-reduce of this
+                                        // many more iterations (whole, >= 1; 1: the one under way)
+  double checkpoint_s = kUnset;         // that checkpoint's announced length, s
+};
+
 // A job registered with the agent (JobRegistry), as the agent last knew it. The simulator's
 // mutable job state is sim::WorkloadState.
 struct RegisteredJob {
@@ -90,6 +114,8 @@ struct RegisteredJob {
   KnobValues knobs = kNoKnobs;  // in force (as last handed to the job)
   uint64_t knob_version = 0;
   double last_report_age_s = kUnset;  // seconds since the job last reported
+  // The last report's announcements as of now (JobRegistry ages them: age_announcements()).
+  JobAnnouncements announced;
   // Power Flexibility Index (docs/flexibility.md): from the job's registration ("registration")
   // or a completed `flexwatt sweep --agent` ("sweep", PUT /v1/jobs/{id}/pfi); NaN: unknown.
   double pfi = kUnset;

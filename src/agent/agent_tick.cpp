@@ -31,6 +31,8 @@ registry::ControllerEnv agent_controller_env(const AgentConfig& cfg, const NodeP
   env.policy_dirs = cfg.policy_dirs;  // ppo:PATH and the like: only files inside them
   env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
+  env.smoothing = plant.smoothing_support();  // fixed at open: safe from the API's threads
+  env.fill = plant.fill_support();
   if (env.make_plant) {
     // On sim the scenario's jobs are fixed, but their knobs are in reach only while a job is
     // registered in their place (runtime/node_plant.hpp): the controller is prepared on the
@@ -136,6 +138,12 @@ Status AgentTick::start_controller(const std::string& spec) {
     }
     return s;
   }
+  // The controller switched away from puts back the power smoothing it changed (no other
+  // controller commands it; the caps are the next controller's to set).
+  if (controller_) {
+    Status r = plant_.restore_smoothing();
+    if (!r.ok()) log_line("power smoothing restore on controller switch: " + r.message());
+  }
   controller_ = std::move(next);
   controller_spec_ = spec;
   return Status::Ok();
@@ -240,6 +248,10 @@ FallbackReason AgentTick::check_failsafe(double t, const Status& read_status) co
 bool AgentTick::controller_can_act() const {
   const ActuatorSet claims = controller_->claims();
   if (claims.test(kCapActuator)) return true;
+  // A controller that claims no row of kActuatorTable commands only the unclaimable per-GPU
+  // settings (kGpuSettingTable: stabilize's power smoothing): it acts where the plant applies
+  // them (the registry refused it elsewhere).
+  if (claims.none()) return plant_.smoothing_support().ok();
   for (const JobInfo& j : plant_.info().jobs) {
     for (int k = 0; k < kNumKnobs; ++k) {
       if (claims.test(static_cast<size_t>(k)) && j.knob_ranges[k].available) return true;

@@ -7,7 +7,9 @@
 //      set restarts the episode (ControlLoop::restart: limiter, history, controllers);
 //   2. ControlLoop::sense();
 //   3. fail safe: a failed read older than stale_after_s (or before any good one), a job whose
-//      channel went quiet, a knob controller with no job exposing its knobs, or a controller
+//      channel went quiet, a knob controller with no job exposing its knobs (a controller that
+//      claims no cap and no knob — stabilize, which commands power smoothing — acts where the
+//      plant applies power smoothing), or a controller
 //      that throws in ControlLoop::decide() puts the static safe setting in force this tick
 //      (every GPU at safe_cap_w, else the node budget split evenly, in range; default knobs),
 //      written unlimited, until the cause clears; then the episode restarts and the controllers
@@ -18,6 +20,9 @@
 //   5. windows: the trailing mean of node power over the budget's window, and the tumbling
 //      judgement by the one window rule (control/window_judge.hpp, as EpisodeMetrics judges an
 //      episode), restarted when the window length changes.
+// A controller switch (a ControllerChange applied) puts back the power smoothing the previous
+// controller changed (NodePlant::restore_smoothing); the fail-safe leaves it as written (its
+// caps bound the power).
 // A failed write (the safe setting's or the controller's) is counted (write_failures(); per GPU:
 // the plant's PowerCapActuator::write_failures) and logged when it first fails, then at most
 // once every kWriteLogInterval_s of plant time, with the count since the last line.

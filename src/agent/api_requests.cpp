@@ -5,6 +5,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "control/budget.hpp"
 #include "control/controller_spec.hpp"
@@ -179,6 +180,15 @@ std::optional<HttpError> whole_number(const json& j, const char* key, const std:
   return number(j, key, where, lo, hi, fallback, out);
 }
 
+// An optional announcement of a progress report: absent leaves `out` unknown (NaN).
+std::optional<HttpError> announcement(const json& j, const char* key, double hi, bool whole,
+                                      double& out) {
+  out = kUnset;
+  if (!j.contains(key)) return std::nullopt;
+  const double lo = whole ? 1 : 0;  // checkpoint_in_iters: 1 is the iteration under way
+  return whole ? whole_number(j, key, "", lo, hi, 0, out) : number(j, key, "", lo, hi, 0, out);
+}
+
 std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
   auto it = j.find("knobs");
   if (it == j.end()) return std::nullopt;
@@ -276,9 +286,22 @@ std::optional<HttpError> parse_pfi_request(std::string_view body, PfiRequest& ou
 std::optional<HttpError> parse_progress_request(std::string_view body, JobProgress& out) {
   json j;
   if (auto err = parse_object(body, j)) return err;
-  if (auto err = only_keys(j, {"tokens_total", "steps_total", "phase"}, "")) return err;
+  if (auto err = only_keys(j,
+                           {"tokens_total", "steps_total", "phase", "starts_in_s", "ends_in_s",
+                            "checkpoint_in_iters", "checkpoint_s"},
+                           "")) {
+    return err;
+  }
   if (auto err = number(j, "tokens_total", "", 0, 1e18, NAN, out.tokens_total)) return err;
   if (auto err = number(j, "steps_total", "", 0, 1e15, NAN, out.steps_total)) return err;
+  JobAnnouncements& a = out.announced;
+  for (const auto& [key, hi, whole, field] :
+       {std::tuple{"starts_in_s", kMaxAnnouncedS, false, &a.starts_in_s},
+        std::tuple{"ends_in_s", kMaxAnnouncedS, false, &a.ends_in_s},
+        std::tuple{"checkpoint_in_iters", 1e15, true, &a.checkpoint_in_iters},
+        std::tuple{"checkpoint_s", kMaxAnnouncedS, false, &a.checkpoint_s}}) {
+    if (auto err = announcement(j, key, hi, whole, *field)) return err;
+  }
   std::string phase;
   if (auto err = string_field(j, "phase", 32, phase)) return err;
   if (j.contains("phase")) {

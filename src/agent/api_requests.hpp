@@ -33,6 +33,9 @@ inline constexpr size_t kMaxControllerSpec = 256;
 inline constexpr size_t kMaxJobGpus = 64;
 // A job's knob ladder: whole numbers in [0, kMaxKnob], step at least 1.
 inline constexpr double kMaxKnob = 1e9;
+// A job's announced seconds (starts_in_s, ends_in_s, checkpoint_s): in [0, kMaxAnnouncedS]
+// (about 31 years: more is a unit mistake).
+inline constexpr double kMaxAnnouncedS = 1e9;
 
 // PUT /v1/budget: {"watts", "window_s"?, "scope"?, "schedule"?: [{"after_s", "watts",
 // "window_s"?}], "expected_version"?}.
@@ -63,7 +66,11 @@ struct JobRequest {
 };
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out);
 
-// POST /v1/jobs/{id}/progress: {"tokens_total", "steps_total", "phase"?}.
+// POST /v1/jobs/{id}/progress: {"tokens_total", "steps_total", "phase"?, "starts_in_s"?,
+// "ends_in_s"?, "checkpoint_in_iters"?, "checkpoint_s"?}: the announcements (JobAnnouncements)
+// as of this report, each absent one unknown (NaN); the seconds in [0, kMaxAnnouncedS],
+// checkpoint_in_iters a whole number >= 1 (422 naming the field otherwise; 400 when not a
+// number).
 std::optional<HttpError> parse_progress_request(std::string_view body, JobProgress& out);
 
 // PUT /v1/jobs/{id}/pfi: {"pfi": (0, 100], "source"?: "sweep" (default) | "registration" |

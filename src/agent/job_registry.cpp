@@ -6,6 +6,22 @@
 
 namespace fw::agent {
 
+JobAnnouncements age_announcements(const JobAnnouncements& reported, double age_s,
+                                   double stale_after_s) {
+  if (stale_after_s > 0 && age_s > stale_after_s) return {};
+  JobAnnouncements now = reported;  // iterations and the checkpoint's length as reported
+  const double since_s = std::max(0.0, age_s);
+  // NaN (not announced) stays NaN: std::max(0, NaN - x) would give 0.
+  if (!std::isnan(now.starts_in_s)) now.starts_in_s = std::max(0.0, now.starts_in_s - since_s);
+  if (!std::isnan(now.ends_in_s)) now.ends_in_s = std::max(0.0, now.ends_in_s - since_s);
+  return now;
+}
+
+void JobRegistry::set_announcement_stale_after_s(double s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  announcement_stale_s_ = s;
+}
+
 JobRegistry::JobRegistry(size_t max_jobs, std::function<double()> now_s)
     : max_jobs_(max_jobs), now_s_(std::move(now_s)) {
   if (!now_s_) {
@@ -101,6 +117,7 @@ JobRegistry::Outcome JobRegistry::report(const std::string& id, const JobProgres
   e->state.tokens_total = p.tokens_total;
   e->state.steps_total = p.steps_total;
   if (p.phase) e->state.phase = std::string(phase_name(*p.phase));
+  e->reported = p.announced;  // whole: what this report leaves out is unknown
   e->last_report_s = now_s_();
   return Outcome::kOk;
 }
@@ -139,15 +156,19 @@ bool JobRegistry::set_knobs(const std::string& id, const KnobValues& k) {
   return true;
 }
 
+RegisteredJob JobRegistry::view(const Entry& e, double now_s) const {
+  RegisteredJob s = e.state;
+  s.last_report_age_s = std::max(0.0, now_s - e.last_report_s);
+  s.announced = age_announcements(e.reported, s.last_report_age_s, announcement_stale_s_);
+  return s;
+}
+
 std::vector<RegisteredJob> JobRegistry::snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   double now = now_s_();
   std::vector<RegisteredJob> out;
   out.reserve(jobs_.size());
-  for (const auto& e : jobs_) {
-    out.push_back(e.state);
-    out.back().last_report_age_s = std::max(0.0, now - e.last_report_s);
-  }
+  for (const auto& e : jobs_) out.push_back(view(e, now));
   return out;
 }
 
@@ -167,9 +188,7 @@ std::optional<RegisteredJob> JobRegistry::get(const std::string& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Entry* e = find(id);
   if (!e) return std::nullopt;
-  RegisteredJob s = e->state;
-  s.last_report_age_s = std::max(0.0, now_s_() - e->last_report_s);
-  return s;
+  return view(*e, now_s_());
 }
 
 std::optional<RegisteredJob> JobRegistry::wait_knobs(const std::string& id, uint64_t since,
@@ -182,9 +201,7 @@ std::optional<RegisteredJob> JobRegistry::wait_knobs(const std::string& id, uint
   });
   const Entry* e = find(id);
   if (!e) return std::nullopt;
-  RegisteredJob s = e->state;
-  s.last_report_age_s = std::max(0.0, now_s_() - e->last_report_s);
-  return s;
+  return view(*e, now_s_());
 }
 
 void JobRegistry::wake_all() const {

@@ -28,7 +28,23 @@ struct JobProgress {
   double tokens_total = 0;     // cumulative, non-decreasing
   double steps_total = 0;      // cumulative, non-decreasing
   std::optional<Phase> phase;  // unset: unchanged
+  // As of this report. A report replaces the last one's announcements whole: a field it leaves
+  // out is unknown from then on (not kept from an earlier report).
+  JobAnnouncements announced;
 };
+
+// How long a report's announcements hold where the agent sets no job_silent_after_s (0: the
+// job never counts as silent): the agent's default job_silent_after_s.
+inline constexpr double kDefaultAnnouncementStaleS = 60;
+
+// A report's announcements `age_s` seconds after it arrived, as the controllers read them:
+// starts_in_s and ends_in_s less age_s, at least 0 (the start or end is due; a job still idle or
+// still training past it keeps reading 0 until it reports again); checkpoint_in_iters and
+// checkpoint_s as reported (iterations and a length, not a time left: they change with the
+// next report only). Every field NaN once age_s > stale_after_s (a job that stopped reporting:
+// what it announced no longer says anything about now); stale_after_s <= 0: never stale.
+JobAnnouncements age_announcements(const JobAnnouncements& reported, double age_s,
+                                   double stale_after_s);
 
 class JobRegistry {
  public:
@@ -65,7 +81,12 @@ class JobRegistry {
   bool set_knobs(const std::string& id, const KnobValues& k);
   // Records job `id`'s PFI and where it came from ("registration", "sweep"). kNotFound.
   Outcome set_pfi(const std::string& id, double pfi, const std::string& source);
-  // Every job in registration order, with last_report_age_s filled in.
+  // How long a report's announcements hold (age_announcements()); the agent sets its
+  // job_silent_after_s (kDefaultAnnouncementStaleS where that is 0). Default
+  // kDefaultAnnouncementStaleS.
+  void set_announcement_stale_after_s(double s);
+  // Every job in registration order, with last_report_age_s and announced (aged to now)
+  // filled in.
   std::vector<RegisteredJob> snapshot() const;
   // Declared information of every job, in the same order as snapshot().
   std::vector<std::pair<std::string, JobInfo>> infos() const;
@@ -87,9 +108,12 @@ class JobRegistry {
     JobInfo info;
     RegisteredJob state;
     double last_report_s = 0;
+    JobAnnouncements reported;  // the last report's, as of last_report_s
   };
   const Entry* find(const std::string& id) const;
   Entry* find(const std::string& id);
+  // e's state at now_s: its report age and announcements aged. Call with mu_ held.
+  RegisteredJob view(const Entry& e, double now_s) const;
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
@@ -98,6 +122,7 @@ class JobRegistry {
   std::vector<GpuId> gpu_ids_;
   size_t max_jobs_;
   uint64_t generation_ = 0;
+  double announcement_stale_s_ = kDefaultAnnouncementStaleS;
   std::function<double()> now_s_;
 };
 

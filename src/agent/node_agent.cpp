@@ -114,6 +114,9 @@ Status NodeAgent::start() {
   std::vector<JobRegistry::GpuId> ids;
   for (const NodeGpu& g : plant.node_gpus()) ids.push_back({g.uuid, g.index});
   m.jobs.set_gpu_ids(std::move(ids));
+  // A job's announcements hold as long as the job counts as reporting.
+  m.jobs.set_announcement_stale_after_s(m.cfg.job_silent_after_s > 0 ? m.cfg.job_silent_after_s
+                                                                     : kDefaultAnnouncementStaleS);
   FW_RETURN_IF_ERROR(m.start_server());
   if (!m.cfg.trace_dir.empty()) {
     m.trace = std::make_unique<TraceRotation>(

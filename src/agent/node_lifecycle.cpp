@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -107,6 +108,7 @@ Status NodeLifecycle::take_caps(double share_w) {
              " is unreachable and left out of control: " + l.reason);
   }
   std::vector<SavedCap> kept;
+  std::vector<SavedSmoothing> kept_smoothing;
   if (leftover.value()) {
     RestoreRecord r = *leftover.value();
     std::vector<std::string> skipped;
@@ -127,15 +129,34 @@ Status NodeLifecycle::take_caps(double share_w) {
                            " W): the share's caps until the loop decides"));
     Status s = fw::restore_caps(plant_->caps(), now);
     if (!s.ok()) return Status(s.code(), "restoring the caps of the previous run: " + s.message());
+    // A lost GPU's skip is logged above with its cap.
+    auto smoothing = resolve_saved_smoothing(*plant_, r.smoothing, nullptr);
+    if (!smoothing.ok()) {
+      return Status(
+          smoothing.status().code(),
+          "restoring the power smoothing of the previous run: " + smoothing.status().message());
+    }
+    kept_smoothing = std::move(smoothing).value();
     // The file stays until the new one replaces it (atomically, below): a start that fails from
     // here on leaves the only record of the caps found before the first write in place.
   }
   // Save before any write: the caps found (or the crashed run's, kept) are what every exit path
-  // puts back; the caps in force now are what GPUs no controller sets are held at.
+  // puts back; the caps in force now are what GPUs no controller sets are held at. The same for
+  // power smoothing, whose kept settings are put in force at once (no controller holds them).
   FW_RETURN_IF_ERROR(plant_->caps().save_with(kept));
+  FW_RETURN_IF_ERROR(plant_->save_smoothing(kept_smoothing));
+  if (!kept_smoothing.empty()) {
+    Status s = plant_->restore_smoothing();
+    if (!s.ok()) {
+      return Status(s.code(), "restoring the power smoothing of the previous run: " + s.message());
+    }
+    log_line("restore file " + cfg_.restore_file + ": restored the power smoothing of " +
+             std::to_string(kept_smoothing.size()) + " GPUs");
+  }
   plant_->adopt_caps_in_force();
   RestoreRecord rec{static_cast<int>(::getpid()), cfg_.plant.backend, unix_now_s(),
-                    with_uuids(*plant_, plant_->caps().saved())};
+                    with_uuids(*plant_, plant_->caps().saved()),
+                    with_uuids(*plant_, plant_->saved_smoothing())};
   FW_RETURN_IF_ERROR(write_restore_file(cfg_.restore_file, rec));
   saved_ = true;
   return Status::Ok();
@@ -144,7 +165,10 @@ Status NodeLifecycle::take_caps(double share_w) {
 Status NodeLifecycle::restore() {
   if (!saved_ || restored_) return Status::Ok();
   restored_ = true;
+  // The caps first (the budget), then the power smoothing the run changed.
   Status s = plant_->caps().restore();
+  const Status smoothing = plant_->restore_smoothing();
+  if (s.ok() && !smoothing.ok()) s = smoothing.with_context("power smoothing");
   if (!s.ok()) {
     log_line("restore failed (the restore file is kept for --restore): " + s.message());
     return s;
@@ -181,9 +205,23 @@ Status restore_from_file(const AgentConfig& cfg, std::string* what, const Restor
   FW_ASSIGN_OR_RETURN(std::vector<SavedCap> resolved,
                       resolve_saved_caps(*plant.value(), rec.value()->caps, &skipped));
   FW_RETURN_IF_ERROR(restore_caps(caps, resolved));
+  // The power smoothing found: put back on every GPU the file names (which of them the dead run
+  // changed is not known; writing back settings in force changes nothing).
+  std::vector<std::string> skipped_smoothing;  // the same lost GPUs as the caps': not repeated
+  FW_ASSIGN_OR_RETURN(
+      std::vector<SavedSmoothing> smoothing,
+      resolve_saved_smoothing(*plant.value(), rec.value()->smoothing, &skipped_smoothing));
+  for (const std::string& s : skipped_smoothing) {
+    if (std::find(skipped.begin(), skipped.end(), s) == skipped.end()) skipped.push_back(s);
+  }
+  FW_RETURN_IF_ERROR(plant.value()->save_smoothing(smoothing).with_context("power smoothing"));
+  FW_RETURN_IF_ERROR(plant.value()->restore_smoothing().with_context("power smoothing"));
   if (what) {
-    *what = "restored " + std::to_string(resolved.size()) + " caps saved by pid " +
-            std::to_string(rec.value()->pid);
+    *what = "restored " + std::to_string(resolved.size()) + " caps";
+    if (!smoothing.empty()) {
+      *what += " and the power smoothing of " + std::to_string(smoothing.size()) + " GPUs";
+    }
+    *what += " saved by pid " + std::to_string(rec.value()->pid);
     for (const std::string& s : skipped) *what += "; " + s;
   }
   return remove_restore_file(cfg.restore_file);

@@ -18,7 +18,11 @@
 //     restarted node never draws above its share while its loop starts. Then the caps to put
 //     back are saved, the plant adopts the caps in force as its defaults, and the restore file
 //     is written (atomic, fsync'ed). A corrupt file is InvalidArgument naming --to-default.
-//   restore(): once: writes the saved caps back and removes the restore file; a failure keeps
+//     Power smoothing the same way (NodePlant::save_smoothing): the settings found on every
+//     smoothing-capable GPU go into the restore file; a dead run's recorded settings are put
+//     back at once and kept as what every exit puts back.
+//   restore(): once: writes the saved caps back, then the power smoothing the run changed
+//     (NodePlant::restore_smoothing), and removes the restore file; a failure of either keeps
 //     the file (for `flexwatt agent --restore`).
 // The loop's thread (start and shutdown) only.
 
@@ -62,7 +66,9 @@ struct RestoreOptions {
 };
 
 // `flexwatt agent --restore`: if cfg.restore_file exists, opens the backend's cap writer and
-// writes the saved caps back, then removes the file. Ok (and "nothing to restore" in *what)
+// writes the saved caps back, then the saved power smoothing of every GPU the file lists, then
+// removes the file. --to-default sets the caps only: NVML documents no default power smoothing
+// settings to reset to, so the smoothing stays as it is. Ok (and "nothing to restore" in *what)
 // when there is no file. Does not take the node lock when a live agent holds it: Unavailable.
 // A corrupt file is InvalidArgument naming --to-default.
 Status restore_from_file(const AgentConfig& cfg, std::string* what, const RestoreOptions& opt = {});

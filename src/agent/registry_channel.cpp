@@ -16,6 +16,11 @@ std::vector<ChannelJob> RegistryChannel::jobs() const {
       j.reading.tokens_total = s.tokens_total;
       j.reading.steps_total = s.steps_total;
       j.reading.knobs = s.knobs;
+      // As of now (the registry aged them to this read; NaN once stale).
+      j.reading.starts_in_s = s.announced.starts_in_s;
+      j.reading.ends_in_s = s.announced.ends_in_s;
+      j.reading.checkpoint_in_iters = s.announced.checkpoint_in_iters;
+      j.reading.checkpoint_s = s.announced.checkpoint_s;
       Phase p = Phase::kIdle;
       if (phase_from_name(s.phase, p)) j.reading.phase = p;
       j.report_age_s = s.last_report_age_s;

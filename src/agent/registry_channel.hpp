@@ -1,6 +1,9 @@
 #pragma once
 // RegistryChannel: the agent's JobRegistry as the runtime's JobChannel (what NodePlant reads
-// jobs and hands knobs through). Holds a reference; the registry must outlive it.
+// jobs and hands knobs through). Holds a reference; the registry must outlive it. Each job's
+// reading carries its phase, progress, knobs and announcements (starts_in_s, ends_in_s,
+// checkpoint_in_iters, checkpoint_s) as of the read: aged by the registry since the report
+// (age_announcements()), NaN once stale.
 
 #include "agent/job_registry.hpp"
 #include "runtime/job_channel.hpp"

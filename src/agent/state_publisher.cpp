@@ -53,6 +53,17 @@ void StatePublisher::publish(double t, NodePlant& plant, const AgentTick* tick,
       case PersistenceMode::kUnknown:
         break;
     }
+    if (const PowerSmoothingSettings* sm = plant.smoothing_in_force(nvml_gpu)) {
+      GpuState::Smoothing out;
+      out.enabled = sm->enabled;
+      out.profile = sm->profile;
+      // In % as the command gives it, rounded to 1e-6 % (the fraction's binary error).
+      out.floor_pct = std::round(sm->floor_frac_of_tdp * 1e8) / 1e6;
+      out.ramp_up_w_per_s = sm->ramp_up_w_per_s;
+      out.ramp_down_w_per_s = sm->ramp_down_w_per_s;
+      out.hysteresis_ms = sm->ramp_down_hysteresis_ms;
+      gs.smoothing = out;
+    }
     if (g < snap.gpus.size()) {
       const GpuReading& r = snap.gpus[g];
       gs.power_w = r.power_w;

@@ -40,6 +40,17 @@ bool NodePlant::read_channel(bool* first) {
   return !same || *first;
 }
 
+Status NodePlant::smoothing_support() const {
+  return Status::NotSupported("power smoothing: the " + cfg_.backend +
+                              " backend's node plant has none (docs/stabilization.md)");
+}
+
+Status NodePlant::fill_support() const {
+  return Status::NotSupported("fill: the " + cfg_.backend +
+                              " backend's node plant runs no fill workload "
+                              "(docs/stabilization.md)");
+}
+
 const std::string& NodePlant::job_id(size_t j) const {
   static const std::string kNone;
   return j < channel_jobs_.size() ? channel_jobs_[j].id : kNone;

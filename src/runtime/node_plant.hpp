@@ -25,10 +25,20 @@
 // scenario's budget and episode length, a factory for controllers that calibrate on a model
 // plant), job_gpu_indices() (what a registering job may list), and each snapshot's job
 // readings (the plant's measure of each job's progress: the client's report on hardware, the
-// simulated job's on sim).
+// simulated job's on sim; the client's announcements, JobReading::starts_in_s and the rest, on
+// both: on sim where the simulator makes none, its seconds scaled by time_scale).
 //
 // The job set may change between ticks: refresh_jobs() re-reads it, and the caller restarts its
-// episode (limiter, history) when it returns true. Not thread-safe (the loop thread only).
+// episode (limiter, history) when it returns true.
+//
+// Command::gpu_settings (kGpuSettingTable: power smoothing's floor, ramp rates and hysteresis, and
+// the fill workload; docs/stabilization.md "In the agent") are applied only where the plant says
+// so: smoothing_support() and fill_support() are Ok, or the reason write() refuses them
+// (NotSupported naming the GPU and model, or the driver); both are fixed at open. The smoothing
+// settings found are saved, kept in the restore file and put back like the caps
+// (save_smoothing(), saved_smoothing(), restore_smoothing()); on a plant without smoothing they
+// are no-ops. Not thread-safe (the loop thread only), except smoothing_support() and
+// fill_support(), which any thread may call once open() returned.
 
 #include <cstdint>
 #include <memory>
@@ -36,6 +46,7 @@
 #include <vector>
 
 #include "actuation/power_cap_actuator.hpp"
+#include "actuation/power_smoothing_actuator.hpp"
 #include "control/budget.hpp"
 #include "control/plant.hpp"
 #include "runtime/job_channel.hpp"
@@ -125,6 +136,27 @@ class NodePlant : public Plant {
   // The GPU indices a registering job may list (node_gpus()[].index); empty: any, the plant
   // does not map them (sim: channel jobs mirror the scenario's, whatever they list).
   virtual std::vector<int> job_gpu_indices() const { return {}; }
+
+  // What write() can apply of Command::gpu_settings (see above). The defaults: neither.
+  virtual Status smoothing_support() const;
+  virtual Status fill_support() const;
+  // Records every smoothing-capable GPU's settings in force as what restore_smoothing() puts
+  // back, the GPUs of `kept` (NVML indices, resolve_saved_smoothing) at kept's settings instead:
+  // those of a run that died, which restore_smoothing() then puts in force. Call before the
+  // first write, as PowerCapActuator::save_with. On a plant without smoothing: Ok with `kept`
+  // empty, else NotSupported naming the GPU (a restore file this node cannot apply).
+  virtual Status save_smoothing(const std::vector<SavedSmoothing>& kept) {
+    return kept.empty() ? Status::Ok() : smoothing_support();
+  }
+  // What save_smoothing() (or a first write) recorded, by NVML index (uuid left empty).
+  virtual std::vector<SavedSmoothing> saved_smoothing() const { return {}; }
+  // Writes the saved settings back on every GPU whose settings may differ from them (written
+  // since, or kept from a run that died), lost GPUs skipped; trying every GPU, the first failure
+  // returned. Ok when there is none.
+  virtual Status restore_smoothing() { return Status::Ok(); }
+  // The settings in force on NVML GPU `gpu` as the plant last knew them (saved, written and read
+  // back, or restored); null when not known (no smoothing on it, nothing saved: read_only).
+  virtual const PowerSmoothingSettings* smoothing_in_force(int) const { return nullptr; }
 
   PowerCapActuator& caps() { return *caps_; }
   const std::vector<NodeGpu>& node_gpus() const { return node_gpus_; }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "actuation/nvml_power_cap_actuator.hpp"
+#include "core/format.hpp"
 #include "hw/gpu_catalog.hpp"
 #include "hw/nvml/nvml_library.hpp"
 
@@ -96,7 +97,200 @@ Result<std::unique_ptr<NvmlPlant>> NvmlPlant::open(const NodePlantConfig& cfg, J
                              std::string(power_averaging_name(d.power_averaging)),
                              d.energy_source == EnergySource::kCounter});
   }
+  // Power smoothing over the same GPUs; a driver without it leaves the plant without it.
+  if (p->read_order_.empty()) {
+    p->smoothing_support_ = Status::NotSupported("power smoothing: no GPU to set it on");
+  } else if (auto sm = NvmlPowerSmoothingActuator::open(shared, p->read_order_); sm.ok()) {
+    p->dev_->smoothing = std::move(sm).value();
+    for (int g : p->read_order_) {
+      Status st = p->dev_->smoothing->support(g);
+      if (st.ok()) continue;
+      p->smoothing_support_ = st;
+      break;
+    }
+  } else {
+    p->smoothing_support_ = sm.status();
+  }
+  const std::string& m = p->smoothing_support_.message();
+  if (!p->smoothing_support_.ok() && m.rfind("power smoothing", 0) != 0) {
+    p->smoothing_support_ = p->smoothing_support_.with_context("power smoothing");
+  }
   return p;
+}
+
+Status NvmlPlant::fill_support() const {
+  return Status::NotSupported(
+      "fill: the NVML plant runs no fill workload (on hardware the fill is a hook the job's "
+      "client provides, which the job channel does not carry: docs/stabilization.md)");
+}
+
+const PowerSmoothingSettings* NvmlPlant::smoothing_in_force(int gpu) const {
+  auto it = smoothing_in_force_.find(gpu);
+  return it == smoothing_in_force_.end() ? nullptr : &it->second;
+}
+
+void NvmlPlant::take_smoothing(const std::map<int, PowerSmoothingSettings>& saved,
+                               const std::map<int, PowerSmoothingSettings>& in_force) {
+  saved_smoothing_.clear();
+  for (const auto& [g, s] : saved) saved_smoothing_.push_back({g, s, ""});
+  for (const auto& [g, s] : in_force) smoothing_in_force_[g] = s;
+}
+
+Status NvmlPlant::save_smoothing(const std::vector<SavedSmoothing>& kept) {
+  if (!dev_->smoothing) {
+    if (kept.empty()) return Status::Ok();
+    return Status(smoothing_support_.code(),
+                  "power smoothing saved for GPU " + std::to_string(kept[0].gpu) +
+                      " cannot be put back here: " + smoothing_support_.message());
+  }
+  struct Job {
+    Status status;
+    std::map<int, PowerSmoothingSettings> saved;
+  };
+  auto job = std::make_shared<Job>();
+  FW_RETURN_IF_ERROR(deadline_->run([d = dev_, job, kept] {
+    job->status = d->smoothing->save_with(kept);
+    job->saved = d->smoothing->saved();
+  }));
+  FW_RETURN_IF_ERROR(job->status);
+  // In force now: what was read, except where a kept record still has to be put back.
+  std::map<int, PowerSmoothingSettings> in_force = job->saved;
+  for (const SavedSmoothing& k : kept) in_force.erase(k.gpu);
+  take_smoothing(job->saved, in_force);
+  return Status::Ok();
+}
+
+Status NvmlPlant::restore_smoothing() {
+  if (!dev_->smoothing) return Status::Ok();
+  std::vector<int> lost;
+  for (const LostGpu& l : lost_gpus_) lost.push_back(l.index);
+  struct Job {
+    Status status;
+    std::map<int, PowerSmoothingSettings> saved, restored;
+  };
+  auto job = std::make_shared<Job>();
+  FW_RETURN_IF_ERROR(deadline_->run([d = dev_, job, lost] {
+    PowerSmoothingActuator& a = *d->smoothing;
+    std::vector<int> gpus;
+    for (int g : a.changed()) {
+      if (std::find(lost.begin(), lost.end(), g) == lost.end()) gpus.push_back(g);
+    }
+    if (gpus.empty()) return;
+    job->status = a.restore(gpus);
+    job->saved = a.saved();
+    for (int g : gpus) {
+      if (a.changed().count(g) == 0) job->restored[g] = a.saved().at(g);
+    }
+  }));
+  if (!job->saved.empty()) take_smoothing(job->saved, job->restored);
+  return job->status;
+}
+
+Status NvmlPlant::write_smoothing(const Command& cmd) {
+  const std::string nothing = "; nothing applied";
+  struct Job {
+    std::vector<int> gpus;
+    std::vector<PowerSmoothingRequest> req;
+    Status status;
+    bool writing = false;  // the first device write began
+    size_t written = 0;
+    std::map<int, PowerSmoothingSettings> saved, in_force;
+  };
+  auto job = std::make_shared<Job>();
+  // Checked whole, without a device call, before anything is written.
+  for (size_t i = 0; i < cmd.gpu_settings.size() && i < read_order_.size(); ++i) {
+    const GpuSettingValues& v = cmd.gpu_settings[i];
+    const int g = read_order_[i];
+    const std::string who = "GPU " + std::to_string(g) + " (" + node_gpus_[i].name + ")";
+    const double fill_w = v[static_cast<int>(GpuSetting::kFill)];
+    if (!std::isnan(fill_w) && fill_w != 0) {
+      return Status::NotSupported(
+          "write: fill = " + format_g(fill_w) + " W on " + who + ": " + fill_support().message() +
+          "; a controller's fill is refused here (stabilize: pre_fill=off)" + nothing);
+    }
+    const double floor_pct = v[static_cast<int>(GpuSetting::kSmoothingFloor)];
+    const double up = v[static_cast<int>(GpuSetting::kSmoothingRampUp)];
+    const double down = v[static_cast<int>(GpuSetting::kSmoothingRampDown)];
+    const double hyst_ms = v[static_cast<int>(GpuSetting::kSmoothingHysteresis)];
+    if (std::isnan(floor_pct) && std::isnan(up) && std::isnan(down) && std::isnan(hyst_ms)) {
+      continue;
+    }
+    const Status support = dev_->smoothing ? dev_->smoothing->support(g) : smoothing_support_;
+    if (!support.ok()) return Status(support.code(), "write: " + support.message() + nothing);
+    const PowerSmoothingLimits lim = dev_->smoothing->limits(g);
+    const double frac = floor_pct / 100;
+    if (!std::isnan(floor_pct) && !(frac >= lim.floor_frac_min && frac <= lim.floor_frac_max)) {
+      return Status::InvalidArgument("write: power smoothing on " + who +
+                                     ": smoothing_floor = " + format_g(floor_pct) +
+                                     " % is outside [" + format_g(100 * lim.floor_frac_min) + ", " +
+                                     format_g(100 * lim.floor_frac_max) +
+                                     "] % (the device's settable floor, NVML_FI_PWR_SMOOTHING_MIN/"
+                                     "MAX_PERCENT_TMP_FLOOR_SETTING; refused, never clamped)" +
+                                     nothing);
+    }
+    const double ceiling_w =
+        std::isfinite(lim.tdp_w) && lim.tdp_w > 0 ? lim.tdp_w : info_.gpus[i].max_cap_w;
+    auto rate = [ceiling_w](double w_per_s) {
+      return std::isinf(w_per_s) && w_per_s > 0 ? ceiling_w / kNoRampLimitS : w_per_s;
+    };
+    PowerSmoothingRequest r;
+    r.enabled = true;
+    r.floor_frac_of_tdp = frac;
+    r.ramp_up_w_per_s = rate(up);
+    r.ramp_down_w_per_s = rate(down);
+    r.ramp_down_hysteresis_ms = hyst_ms;
+    job->gpus.push_back(g);
+    job->req.push_back(r);
+  }
+  if (job->gpus.empty()) return Status::Ok();
+  FW_RETURN_IF_ERROR(deadline_->run([d = dev_, job] {
+    PowerSmoothingActuator& a = *d->smoothing;
+    // A row left NaN: the device's value.
+    for (size_t k = 0; k < job->gpus.size(); ++k) {
+      PowerSmoothingRequest& r = job->req[k];
+      if (!std::isnan(r.floor_frac_of_tdp) && !std::isnan(r.ramp_up_w_per_s) &&
+          !std::isnan(r.ramp_down_w_per_s) && !std::isnan(r.ramp_down_hysteresis_ms)) {
+        continue;
+      }
+      Result<PowerSmoothingReading> now = a.read(job->gpus[k]);
+      if (!now.ok()) {
+        job->status = now.status();
+        return;
+      }
+      const PowerSmoothingSettings& s = now->settings;
+      if (std::isnan(r.floor_frac_of_tdp)) r.floor_frac_of_tdp = s.floor_frac_of_tdp;
+      if (std::isnan(r.ramp_up_w_per_s)) r.ramp_up_w_per_s = s.ramp_up_w_per_s;
+      if (std::isnan(r.ramp_down_w_per_s)) r.ramp_down_w_per_s = s.ramp_down_w_per_s;
+      if (std::isnan(r.ramp_down_hysteresis_ms))
+        r.ramp_down_hysteresis_ms = s.ramp_down_hysteresis_ms;
+    }
+    for (size_t k = 0; k < job->gpus.size(); ++k) {
+      Result<PowerSmoothingSettings> v = a.validate(job->gpus[k], job->req[k]);
+      if (!v.ok()) {
+        job->status = v.status();
+        return;
+      }
+    }
+    job->writing = true;
+    for (size_t k = 0; k < job->gpus.size(); ++k) {
+      Result<PowerSmoothingReading> w = a.set(job->gpus[k], job->req[k]);
+      job->saved = a.saved();
+      if (!w.ok()) {
+        job->status = w.status();
+        return;
+      }
+      job->in_force[job->gpus[k]] = w->settings;
+      ++job->written;
+    }
+  }));
+  if (!job->saved.empty()) take_smoothing(job->saved, job->in_force);
+  if (job->status.ok()) return Status::Ok();
+  if (!job->writing) {
+    return Status(job->status.code(), "write: " + job->status.message() + nothing);
+  }
+  return Status(job->status.code(), "write: " + job->status.message() + " (the settings of " +
+                                        std::to_string(job->written) +
+                                        " GPUs were written before it)");
 }
 
 std::vector<int> NvmlPlant::job_gpu_indices() const {
@@ -207,11 +401,6 @@ Status NvmlPlant::read(double now_s, Snapshot& out) {
 }
 
 Status NvmlPlant::write(const Command& cmd) {
-  if (cmd.sets_gpu_settings()) {
-    return Status::NotSupported(
-        "write: power smoothing and fill settings are not written through the NVML plant yet "
-        "(docs/stabilization.md); nothing applied");
-  }
   Status first;
   for (size_t g = 0; g < cmd.power_cap_w.size() && g < read_order_.size(); ++g) {
     const double w = cmd.power_cap_w[g];
@@ -222,7 +411,8 @@ Status NvmlPlant::write(const Command& cmd) {
   for (size_t j = 0; j < cmd.knobs.size(); ++j) {
     if (jobs_ && j < channel_jobs_.size()) jobs_->set_knobs(channel_jobs_[j].id, cmd.knobs[j]);
   }
-  return first;
+  const Status settings = cmd.sets_gpu_settings() ? write_smoothing(cmd) : Status::Ok();
+  return first.ok() ? settings : first;
 }
 
 }  // namespace fw

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/json_int.hpp"
@@ -15,6 +16,10 @@
 
 namespace fw {
 namespace {
+
+// The highest preset profile id a restore file may name (NVML has 5, ids 0-4; the device's own
+// count is checked when the record is put back: PowerSmoothingActuator::save_with).
+constexpr int64_t kMaxSmoothingProfile = 15;
 
 std::string dir_of(const std::string& path) {
   auto slash = path.rfind('/');
@@ -28,6 +33,93 @@ Status sync_dir(const std::string& path) {
   int rc = ::fsync(d);
   ::close(d);
   return rc == 0 ? Status::Ok() : Status::IoError(dir_of(path) + ": fsync failed");
+}
+
+// One "smoothing" entry, every field checked (a file that parses but holds settings no device
+// could take is refused whole, as an impossible cap is).
+Result<SavedSmoothing> smoothing_entry(const nlohmann::json& e, const std::string& path) {
+  auto bad = [&](const std::string& what) {
+    return Status::InvalidArgument(path + ": restore file: smoothing: " + what);
+  };
+  if (!e.is_object()) return bad("each entry must be an object");
+  int64_t gpu = 0;
+  if (!e.contains("gpu") || !json_int_in(e["gpu"], 0, kMaxGpuIndex, gpu)) {
+    return bad("gpu: an integer in 0.." + std::to_string(kMaxGpuIndex));
+  }
+  const std::string at = "gpu " + std::to_string(gpu) + " ";
+  SavedSmoothing s;
+  s.gpu = static_cast<int>(gpu);
+  if (!e.contains("enabled") || !e["enabled"].is_boolean()) return bad(at + "enabled: a boolean");
+  s.settings.enabled = e["enabled"].get<bool>();
+  int64_t profile = 0;
+  if (!e.contains("profile") || !json_int_in(e["profile"], 0, kMaxSmoothingProfile, profile)) {
+    return bad(at + "profile: an integer in 0.." + std::to_string(kMaxSmoothingProfile));
+  }
+  s.settings.profile = static_cast<int>(profile);
+  auto number = [&](const char* key, double hi, double& out) -> Status {
+    if (!e.contains(key) || !e[key].is_number()) return bad(at + key + ": a number");
+    out = e[key].get<double>();
+    if (!(std::isfinite(out) && out >= 0 && out <= hi)) {
+      return bad(at + key + " " + e[key].dump() + " out of range [0, " + std::to_string(hi) + "]");
+    }
+    return Status::Ok();
+  };
+  double floor_pct = 0;
+  FW_RETURN_IF_ERROR(number("floor_pct", 100, floor_pct));
+  s.settings.floor_frac_of_tdp = floor_pct / 100;
+  const double big = std::numeric_limits<double>::max();
+  FW_RETURN_IF_ERROR(number("ramp_up_w_per_s", big, s.settings.ramp_up_w_per_s));
+  FW_RETURN_IF_ERROR(number("ramp_down_w_per_s", big, s.settings.ramp_down_w_per_s));
+  FW_RETURN_IF_ERROR(number("hysteresis_ms", big, s.settings.ramp_down_hysteresis_ms));
+  if (e.contains("uuid")) {
+    if (!e["uuid"].is_string() || e["uuid"].get<std::string>().empty()) {
+      return bad(at + "uuid: a non-empty string");
+    }
+    s.uuid = e["uuid"].get<std::string>();
+  }
+  return s;
+}
+
+// The UUID of `gpu` on `plant` where it is a real one ("GPU-…"); empty otherwise.
+std::string real_uuid(const NodePlant& plant, int gpu) {
+  for (const NodeGpu& g : plant.node_gpus()) {
+    if (g.index == gpu && g.uuid.rfind("GPU-", 0) == 0) return g.uuid;
+  }
+  return "";
+}
+
+// resolve_saved_caps for any record with gpu and uuid.
+template <class Saved>
+Result<std::vector<Saved>> resolve_saved(const NodePlant& plant, const std::vector<Saved>& saved,
+                                         std::vector<std::string>* skipped, const char* what) {
+  std::vector<Saved> out;
+  for (const Saved& c : saved) {
+    if (c.uuid.empty()) {
+      out.push_back(c);
+      continue;
+    }
+    bool found = false;
+    for (const NodeGpu& g : plant.node_gpus()) {
+      if (g.uuid != c.uuid) continue;
+      Saved moved = c;
+      moved.gpu = g.index;
+      out.push_back(moved);
+      found = true;
+    }
+    if (found) continue;
+    if (!plant.lost_gpus().empty()) {
+      if (skipped) {
+        skipped->push_back("GPU " + c.uuid + " (index " + std::to_string(c.gpu) +
+                           " when saved) is unreachable: skipped");
+      }
+      continue;
+    }
+    return Status::NotFound(std::string("restore file: ") + what + "GPU " + c.uuid + " (index " +
+                            std::to_string(c.gpu) +
+                            " when saved) is not on this node; `flexwatt agent --restore "
+                            "--to-default` sets every managed GPU to its default limit");
+  }
+  return out;
 }
 
 }  // namespace
@@ -44,6 +136,22 @@ Status write_restore_file(const std::string& path, const RestoreRecord& r) {
                       {"backend", r.backend},
                       {"time_unix_s", r.time_unix_s},
                       {"caps", caps}};
+  if (!r.smoothing.empty()) {
+    nlohmann::json sm = nlohmann::json::array();
+    for (const SavedSmoothing& e : r.smoothing) {
+      const PowerSmoothingSettings& s = e.settings;
+      nlohmann::json o = {{"gpu", e.gpu},
+                          {"enabled", s.enabled},
+                          {"profile", s.profile},
+                          {"floor_pct", 100 * s.floor_frac_of_tdp},
+                          {"ramp_up_w_per_s", s.ramp_up_w_per_s},
+                          {"ramp_down_w_per_s", s.ramp_down_w_per_s},
+                          {"hysteresis_ms", s.ramp_down_hysteresis_ms}};
+      if (!e.uuid.empty()) o["uuid"] = e.uuid;
+      sm.push_back(std::move(o));
+    }
+    j["smoothing"] = std::move(sm);
+  }
   const std::string text = j.dump(1) + "\n";
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -122,6 +230,19 @@ Result<std::optional<RestoreRecord>> read_restore_file(const std::string& path) 
     }
     r.caps.push_back({static_cast<int>(gpu), cap_w, uuid});
   }
+  if (j.contains("smoothing")) {
+    if (!j["smoothing"].is_array()) return bad("smoothing: not an array");
+    for (const auto& e : j["smoothing"]) {
+      FW_ASSIGN_OR_RETURN(SavedSmoothing s, smoothing_entry(e, path));
+      for (const SavedSmoothing& seen : r.smoothing) {
+        if (seen.gpu == s.gpu) return bad("smoothing: gpu " + std::to_string(s.gpu) + " twice");
+        if (!s.uuid.empty() && seen.uuid == s.uuid) {
+          return bad("smoothing: uuid " + s.uuid + " twice");
+        }
+      }
+      r.smoothing.push_back(std::move(s));
+    }
+  }
   return std::optional<RestoreRecord>(std::move(r));
 }
 
@@ -135,41 +256,28 @@ Status remove_restore_file(const std::string& path) {
 
 std::vector<SavedCap> with_uuids(const NodePlant& plant, std::vector<SavedCap> caps) {
   for (SavedCap& c : caps) {
-    for (const NodeGpu& g : plant.node_gpus()) {
-      if (g.index == c.gpu && g.uuid.rfind("GPU-", 0) == 0) c.uuid = g.uuid;
-    }
+    if (std::string u = real_uuid(plant, c.gpu); !u.empty()) c.uuid = u;
   }
   return caps;
+}
+
+std::vector<SavedSmoothing> with_uuids(const NodePlant& plant, std::vector<SavedSmoothing> s) {
+  for (SavedSmoothing& e : s) {
+    if (std::string u = real_uuid(plant, e.gpu); !u.empty()) e.uuid = u;
+  }
+  return s;
 }
 
 Result<std::vector<SavedCap>> resolve_saved_caps(const NodePlant& plant,
                                                  const std::vector<SavedCap>& caps,
                                                  std::vector<std::string>* skipped) {
-  std::vector<SavedCap> out;
-  for (const SavedCap& c : caps) {
-    if (c.uuid.empty()) {
-      out.push_back(c);
-      continue;
-    }
-    bool found = false;
-    for (const NodeGpu& g : plant.node_gpus()) {
-      if (g.uuid != c.uuid) continue;
-      out.push_back({g.index, c.cap_w, c.uuid});
-      found = true;
-    }
-    if (found) continue;
-    if (!plant.lost_gpus().empty()) {
-      if (skipped) {
-        skipped->push_back("GPU " + c.uuid + " (index " + std::to_string(c.gpu) +
-                           " when saved) is unreachable: skipped");
-      }
-      continue;
-    }
-    return Status::NotFound("restore file: GPU " + c.uuid + " (index " + std::to_string(c.gpu) +
-                            " when saved) is not on this node; `flexwatt agent --restore "
-                            "--to-default` sets every managed GPU to its default limit");
-  }
-  return out;
+  return resolve_saved(plant, caps, skipped, "");
+}
+
+Result<std::vector<SavedSmoothing>> resolve_saved_smoothing(const NodePlant& plant,
+                                                            const std::vector<SavedSmoothing>& s,
+                                                            std::vector<std::string>* skipped) {
+  return resolve_saved(plant, s, skipped, "power smoothing of ");
 }
 
 Status restore_caps(PowerCapActuator& act, const std::vector<SavedCap>& caps) {

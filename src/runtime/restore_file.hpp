@@ -8,6 +8,10 @@
 // removes it after a clean restore. A file found at start-up means the previous run died
 // without restoring; the agent restores it first. `flexwatt agent --restore` does the same from
 // systemd's ExecStopPost=.
+//
+// The file also holds the power smoothing settings found on every smoothing-capable GPU
+// (key "smoothing", absent when there is none: a file of an older flexwatt or a node without
+// smoothing reads the same), so a crash leaves a way back for them too.
 
 #include <optional>
 #include <string>
@@ -24,6 +28,7 @@ struct RestoreRecord {
   std::string backend;     // "nvml", "fake-nvml", "sim:…"
   double time_unix_s = 0;  // when it was written
   std::vector<SavedCap> caps;
+  std::vector<SavedSmoothing> smoothing = {};  // the floor a fraction here, in percent in the file
 };
 
 Status write_restore_file(const std::string& path, const RestoreRecord& r);
@@ -41,6 +46,11 @@ std::vector<SavedCap> with_uuids(const NodePlant& plant, std::vector<SavedCap> c
 Result<std::vector<SavedCap>> resolve_saved_caps(const NodePlant& plant,
                                                  const std::vector<SavedCap>& caps,
                                                  std::vector<std::string>* skipped);
+// with_uuids and resolve_saved_caps for power smoothing records.
+std::vector<SavedSmoothing> with_uuids(const NodePlant& plant, std::vector<SavedSmoothing> s);
+Result<std::vector<SavedSmoothing>> resolve_saved_smoothing(const NodePlant& plant,
+                                                            const std::vector<SavedSmoothing>& s,
+                                                            std::vector<std::string>* skipped);
 // Writes every saved cap back through `act` (validated by set()), trying every GPU; a GPU the
 // actuator does not manage is an error. Returns the first failure.
 Status restore_caps(PowerCapActuator& act, const std::vector<SavedCap>& caps);

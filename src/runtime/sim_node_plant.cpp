@@ -42,13 +42,31 @@ class SimNodePlant : public NodePlant {
   }
 
   Status read(double now_s, Snapshot& out) override {
+    // What the simulator leaves alone of a reused snapshot is not its: the last read's overlay.
+    for (JobReading& j : out.jobs) {
+      j.starts_in_s = j.ends_in_s = j.checkpoint_in_iters = j.checkpoint_s = kUnset;
+    }
     FW_RETURN_IF_ERROR(sim_->read(now_s, out));
     for (size_t g = 0; g < out.gpus.size() && g < caps_->gpus().size(); ++g) {
       auto cap = caps_->cap_w(static_cast<int>(g));
       if (cap.ok()) out.gpus[g].cap_w = cap.value();
     }
+    for (size_t j = 0; j < out.jobs.size() && j < channel_jobs_.size(); ++j) {
+      announce(channel_jobs_[j].reading, out.jobs[j]);
+    }
     out.time_s = now_s;
     return Status::Ok();
+  }
+
+  Status smoothing_support() const override {
+    return Status::NotSupported(
+        "power smoothing: the simulated node (sim backend) has none; the site simulator of "
+        "`flexwatt stabilize` models it (docs/stabilization.md)");
+  }
+  Status fill_support() const override {
+    return Status::NotSupported(
+        "fill: the simulated node (sim backend) runs no fill workload; the site simulator of "
+        "`flexwatt stabilize` models it (docs/stabilization.md)");
   }
 
   Status write(const Command& cmd) override {
@@ -85,7 +103,8 @@ class SimNodePlant : public NodePlant {
     return first;
   }
 
-  // The simulated jobs are fixed: the channel is read for its ids and report ages only.
+  // The simulated jobs are fixed: the channel is read for its ids, report ages and
+  // announcements only.
   bool refresh_jobs() override {
     bool first = false;
     if (jobs_) (void)read_channel(&first);
@@ -95,6 +114,19 @@ class SimNodePlant : public NodePlant {
   MissedDeadlines missed_deadlines() const override { return MissedDeadlines::kCatchUp; }
 
  private:
+  // Channel job j's announcements (starts_in_s, ends_in_s, checkpoint_in_iters, checkpoint_s:
+  // what the job's client sent, aged by the channel) on simulated job j, each where the
+  // simulator announces none (the cluster simulator never does): the client's seconds are wall
+  // seconds, the plant's run time_scale faster, so the seconds are scaled (iterations are not).
+  // Progress and phase stay the simulator's.
+  void announce(const JobReading& from, JobReading& to) const {
+    const double k = cfg_.time_scale;
+    if (std::isnan(to.starts_in_s)) to.starts_in_s = from.starts_in_s * k;
+    if (std::isnan(to.ends_in_s)) to.ends_in_s = from.ends_in_s * k;
+    if (std::isnan(to.checkpoint_in_iters)) to.checkpoint_in_iters = from.checkpoint_in_iters;
+    if (std::isnan(to.checkpoint_s)) to.checkpoint_s = from.checkpoint_s * k;
+  }
+
   // Simulated job j's knobs are reachable while channel job j is registered (or always with
   // sim_knobs_without_job); info_ is the scenario's info with the others' knobs unavailable.
   // True when the reachable set changed.

@@ -56,7 +56,9 @@ struct JobReading {
   // Announcements the job's client sends ahead of the meter (NaN: none): its processes start
   // in / exit in this many s (the scheduled start and end), and the next checkpoint follows
   // the all-reduce of this many more iterations (1: the one under way) and lasts
-  // checkpoint_s. Only the site simulator's plant sends them today (sim/site_plant.hpp).
+  // checkpoint_s. Sent by the site simulator's plant (sim/site_plant.hpp) and, in the agent, by
+  // the job's client with its progress reports: as of the read there (aged since the report,
+  // agent/job_registry.hpp), on hardware and laid over the simulated job on the sim backend.
   double starts_in_s = kUnset, ends_in_s = kUnset;
   double checkpoint_in_iters = kUnset, checkpoint_s = kUnset;
 };

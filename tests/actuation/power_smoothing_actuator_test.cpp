@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "actuation/nvml_power_smoothing_actuator.hpp"
@@ -318,6 +319,42 @@ TEST_F(PowerSmoothingTest, SettingsPersistAcrossAReopenAndKeepTheCapLines) {
   auto untouched = again.value()->read(0);
   ASSERT_TRUE(untouched.ok());
   EXPECT_FALSE(untouched->settings.enabled);
+}
+
+// changed() names the GPUs whose settings may differ from the saved ones: written by set(), or
+// kept from a dead run by save_with(); restore(gpus) writes back those only and clears them.
+TEST_F(PowerSmoothingTest, ChangedGpusAreTheOnesRestoreWritesBack) {
+  auto opened = open("gpus 3\nprofile * b200\n");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  NvmlPowerSmoothingActuator& a = *opened.value();
+  PowerSmoothingSettings kept;
+  kept.enabled = true;
+  kept.profile = 3;
+  kept.floor_frac_of_tdp = 0.5;
+  kept.ramp_up_w_per_s = kept.ramp_down_w_per_s = 60;
+  kept.ramp_down_hysteresis_ms = 10;
+  ASSERT_TRUE(a.save_with({{2, kept, ""}}).ok());
+  EXPECT_EQ(a.saved().size(), 3u);
+  EXPECT_EQ(a.changed(), (std::set<int>{2}));
+  ASSERT_TRUE(a.set(0, request(0.6, 10, 20, 0)).ok());
+  EXPECT_EQ(a.changed(), (std::set<int>{0, 2}));
+  ASSERT_TRUE(a.restore({2}).ok());
+  EXPECT_EQ(a.changed(), (std::set<int>{0}));
+  auto r2 = a.read(2);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->settings.profile, 3);  // the kept profile made active again
+  EXPECT_DOUBLE_EQ(r2->settings.floor_frac_of_tdp, 0.5);
+  ASSERT_TRUE(a.restore({0}).ok());
+  EXPECT_TRUE(a.changed().empty());
+  EXPECT_DOUBLE_EQ(a.read(0)->settings.floor_frac_of_tdp, 0.2);  // the fake's placeholder
+  // Refused before anything is recorded or written.
+  EXPECT_EQ(a.restore({7}).code(), StatusCode::kInvalidArgument);
+  kept.ramp_up_w_per_s = -1;
+  EXPECT_EQ(a.save_with({{1, kept, ""}}).code(), StatusCode::kInvalidArgument);
+  kept.ramp_up_w_per_s = 1;
+  EXPECT_EQ(a.save_with({{1, kept, ""}, {1, kept, ""}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a.save_with({{9, kept, ""}}).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(a.changed().empty());
 }
 
 }  // namespace

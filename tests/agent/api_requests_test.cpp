@@ -204,6 +204,64 @@ TEST(ProgressRequest, NeedsTotalsAndAKnownPhase) {
   EXPECT_EQ(parse_progress_request(R"({"tokens_total": -5, "steps_total": 1})", p)->status, 422);
 }
 
+// The job's announcements (issue #48: what `stabilize` acts on ahead of the meter): optional,
+// units in the names; a bad value is refused naming the field; unknown keys still are.
+TEST(ProgressRequest, AnnouncementsAreOptionalNamedAndChecked) {
+  JobProgress p;
+  auto ok = parse_progress_request(
+      R"({"tokens_total": 10, "steps_total": 2, "phase": "forward", "starts_in_s": 0,
+          "ends_in_s": 3600.5, "checkpoint_in_iters": 1, "checkpoint_s": 10})",
+      p);
+  ASSERT_FALSE(ok) << ok->message;
+  EXPECT_EQ(p.announced.starts_in_s, 0);
+  EXPECT_EQ(p.announced.ends_in_s, 3600.5);
+  EXPECT_EQ(p.announced.checkpoint_in_iters, 1);
+  EXPECT_EQ(p.announced.checkpoint_s, 10);
+  // Absent: unknown (NaN), each on its own; a whole number may be written 3.0.
+  JobProgress q;
+  ASSERT_FALSE(parse_progress_request(
+      R"({"tokens_total": 10, "steps_total": 2, "checkpoint_in_iters": 3.0})", q));
+  EXPECT_EQ(q.announced.checkpoint_in_iters, 3);
+  EXPECT_TRUE(std::isnan(q.announced.starts_in_s));
+  EXPECT_TRUE(std::isnan(q.announced.ends_in_s));
+  EXPECT_TRUE(std::isnan(q.announced.checkpoint_s));
+  JobProgress none;
+  ASSERT_FALSE(parse_progress_request(R"({"tokens_total": 10, "steps_total": 2})", none));
+  EXPECT_TRUE(std::isnan(none.announced.starts_in_s));
+  EXPECT_TRUE(std::isnan(none.announced.checkpoint_in_iters));
+
+  struct Bad {
+    const char* field;
+    const char* value;
+    int status;
+  };
+  for (const Bad& b : {Bad{"starts_in_s", "-1", 422}, Bad{"ends_in_s", "-0.5", 422},
+                       Bad{"ends_in_s", "1e300", 422}, Bad{"checkpoint_s", "-3", 422},
+                       Bad{"checkpoint_in_iters", "0", 422}, Bad{"checkpoint_in_iters", "1.5", 422},
+                       Bad{"checkpoint_in_iters", "-2", 422}, Bad{"starts_in_s", "\"soon\"", 400},
+                       Bad{"checkpoint_s", "null", 400}, Bad{"ends_in_s", "[1]", 400}}) {
+    JobProgress r;
+    const std::string body = std::string(R"({"tokens_total": 1, "steps_total": 1, ")") + b.field +
+                             "\": " + b.value + "}";
+    auto err = parse_progress_request(body, r);
+    ASSERT_TRUE(err) << body;
+    EXPECT_EQ(err->status, b.status) << body << ": " << err->message;
+    EXPECT_EQ(err->message.rfind(std::string(b.field) + ":", 0), 0u)
+        << body << ": " << err->message;
+  }
+  // Unknown keys are still refused, the list naming the new fields; a misspelt unit too.
+  auto unknown =
+      parse_progress_request(R"({"tokens_total": 1, "steps_total": 1, "checkpoint_in_ms": 5})", p);
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 422);
+  EXPECT_NE(unknown->message.find("checkpoint_in_ms: unknown field"), std::string::npos)
+      << unknown->message;
+  EXPECT_NE(unknown->message.find("checkpoint_in_iters"), std::string::npos) << unknown->message;
+  EXPECT_EQ(
+      parse_progress_request(R"({"tokens_total": 1, "steps_total": 1, "starts_in": 5})", p)->status,
+      422);
+}
+
 TEST(JobId, Charset) {
   EXPECT_TRUE(valid_job_id("grpo_7b-run.3"));
   EXPECT_FALSE(valid_job_id(""));

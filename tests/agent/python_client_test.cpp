@@ -99,6 +99,15 @@ events = list(fw.stream(max_events=1))
 assert len(events) == 1 and events[0]["version"] == 1, events
 job = fw.register_job(id="j1", knobs={"group_size": {"min": 2, "max": 16, "default": 8}})
 assert job.progress(100, 1, phase="score") == {"group_size": 8}
+job.progress(101, 2, phase="update", ends_in_s=3600, checkpoint_in_iters=2, checkpoint_s=30)
+announced = fw.jobs()[0]["announced"]
+assert announced["starts_in_s"] is None and 3590 < announced["ends_in_s"] <= 3600, announced
+assert announced["checkpoint_in_iters"] == 2 and announced["checkpoint_s"] == 30, announced
+try:
+    job.progress(102, 3, checkpoint_in_iters=0)
+    raise SystemExit("expected 422")
+except FlexwattError as e:
+    assert e.status == 422 and e.message.startswith("checkpoint_in_iters:"), e
 knobs, changed = job.wait_knobs(0.1)
 assert not changed
 assert [j["id"] for j in fw.jobs()] == ["j1"]

@@ -99,9 +99,9 @@ TEST(JobRegistry, RegistersReportsAndRefusesRegress) {
   EXPECT_EQ(jobs.add("c", grpo_info()), JobRegistry::Outcome::kFull);
   EXPECT_EQ(jobs.generation(), 2u);
   now = 103;
-  EXPECT_EQ(jobs.report("a", {1000, 2, Phase::kScore}), JobRegistry::Outcome::kOk);
-  EXPECT_EQ(jobs.report("a", {999, 3, std::nullopt}), JobRegistry::Outcome::kRegressed);
-  EXPECT_EQ(jobs.report("zz", {1, 1, std::nullopt}), JobRegistry::Outcome::kNotFound);
+  EXPECT_EQ(jobs.report("a", {1000, 2, Phase::kScore, {}}), JobRegistry::Outcome::kOk);
+  EXPECT_EQ(jobs.report("a", {999, 3, std::nullopt, {}}), JobRegistry::Outcome::kRegressed);
+  EXPECT_EQ(jobs.report("zz", {1, 1, std::nullopt, {}}), JobRegistry::Outcome::kNotFound);
   now = 104.5;
   auto snap = jobs.snapshot();
   ASSERT_EQ(snap.size(), 2u);

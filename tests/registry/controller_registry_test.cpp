@@ -145,6 +145,33 @@ TEST(ControllerRegistry, LookaheadIsRefusedOnRealGpusWhereItWouldNeverAct) {
   EXPECT_TRUE(prepare_controller(*pid, env).ok());  // deployable controllers are unaffected
 }
 
+// stabilize commands power smoothing (and, with pre_fill=on, the fill): where the plant says it
+// cannot apply them (the agent's NvmlPlant on an H100, the sim backend), the spec is refused
+// with the plant's reason and the way out; elsewhere (the site simulator) the env says nothing.
+TEST(ControllerRegistry, StabilizeIsRefusedWhereThePlantCannotApplyIt) {
+  ControllerEnv env = env_for_7b();
+  auto plain = parse_controller_spec("stabilize");
+  auto no_fill = parse_controller_spec("stabilize:pre_fill=off");
+  ASSERT_TRUE(plain.ok() && no_fill.ok());
+  EXPECT_TRUE(prepare_controller(*plain, env).ok());
+  env.fill = Status::NotSupported("fill: no fill workload here");
+  auto p = prepare_controller(*plain, env);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("no fill workload here; give pre_fill=off"),
+            std::string::npos)
+      << p.status().message();
+  EXPECT_TRUE(prepare_controller(*no_fill, env).ok());
+  env.smoothing = Status::NotSupported("power smoothing is not supported on GPU 1 (NVIDIA H100)");
+  p = prepare_controller(*no_fill, env);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("GPU 1 (NVIDIA H100)"), std::string::npos)
+      << p.status().message();
+  auto pid = parse_controller_spec("pid");
+  EXPECT_TRUE(prepare_controller(*pid, env).ok());  // a cap controller is unaffected
+}
+
 TEST(ControllerRegistry, RecordsEveryOptionAsUsed) {
   auto p = prepare("pid:kp=0.5,signal=mean");
   ASSERT_TRUE(p.ok()) << p.status().message();

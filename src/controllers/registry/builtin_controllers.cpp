@@ -1035,7 +1035,8 @@ ControllerEntry stabilize_entry() {
       "stabilize",
       "feed-forward power stabilisation of a training site: GPU power smoothing (floor, ramp "
       "rates) timed from the job's announced start, stop and checkpoints; a low floor in steady "
-      "training (needs a plant with power smoothing: the site simulator)",
+      "training (needs a plant with power smoothing: the site simulator, or the agent on NVML "
+      "with Blackwell GPUs and pre_fill=off)",
       "",
       {D::number("period_s", "0.05", 0.001, 60, "decision period, s"),
        D::number("floor_pct", "50", 0, 100, "steady floor, % of the TMP ceiling (the cap)"),
@@ -1049,7 +1050,7 @@ ControllerEntry stabilize_entry() {
        D::number("margin_s", "0.5", 0, 60, "the checkpoint's rise starts this much earlier, s"),
        D::choice("pre_fill", "on", {"on", "off"},
                  "ramp the idle GPUs up with the fill workload before the announced start")},
-      [](const DeclaredOptions& o, const ControllerEnv&) -> Result<PreparedController> {
+      [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
         StabilizingConfig c;
         c.period_s = o.number("period_s");
         c.floor_pct = o.number("floor_pct");
@@ -1063,6 +1064,17 @@ ControllerEntry stabilize_entry() {
         c.margin_s = o.number("margin_s");
         c.pre_fill = o.text("pre_fill") == "on";
         FW_RETURN_IF_ERROR(validate(c));
+        // The plant must apply what the controller commands (the agent says so up front): a
+        // spec this plant cannot run is bad input here (exit 2 at start, 422 at PUT), as the
+        // simulator-only controllers are on real GPUs.
+        if (!env.smoothing.ok()) {
+          return Status::InvalidArgument("stabilize needs power smoothing on every GPU: " +
+                                         env.smoothing.message());
+        }
+        if (c.pre_fill && !env.fill.ok()) {
+          return Status::InvalidArgument("stabilize: pre_fill=on needs a fill workload: " +
+                                         env.fill.message() + "; give pre_fill=off");
+        }
         return PreparedController{
             [c](uint64_t) { return std::make_unique<StabilizingController>(c); }};
       }};

@@ -58,6 +58,13 @@ struct ControllerEnv {
   // bounded regular file (core/confined_file.hpp); an empty list allows no file. Either way an
   // error names the path, never the file's bytes.
   std::optional<std::vector<std::string>> policy_dirs;
+  // What the plant applies of Command::gpu_settings (kGpuSettingTable): Ok, or why it refuses
+  // them (NotSupported naming the GPU and model, the driver, or the backend). The agent sets
+  // them from its NodePlant, so a controller that needs them is refused at PUT /v1/controller
+  // (422) and at start instead of failing every write; elsewhere they stay Ok and the plant's
+  // write() is the check (the site simulator applies both).
+  Status smoothing = Status::Ok();
+  Status fill = Status::Ok();
   // The run's scenario as declared (the simulator's eval): what the mpc planner's twin starts
   // from, with the completion-length curves removed (controllers/registry/grpo_twin.hpp). Null
   // elsewhere (mpc is then refused).
