@@ -39,6 +39,7 @@ import json
 import logging
 import os
 import socket
+import threading
 import time
 import urllib.parse
 
@@ -500,11 +501,17 @@ class PipelineTimings:
     job (optional, on one rank only): a Job of FlexwattClient.register_job(); step_end() then
     reports the steps done (and tokens_per_step each) through Job.progress(), which is what
     `flexwatt pipeline profile --probe --agent` measures the job's throughput by. That is the
-    hook's only agent call (resilient: it never raises for the agent being away).
+    hook's only agent call (resilient: it never raises for the agent being away). It runs on a
+    background thread, never on the caller's: step_end() only hands over the latest counts (the
+    reports are cumulative, so a report still pending when the next step ends is replaced by
+    it), and a slow or absent agent does not stall the pipeline's stage. An exception a report
+    raised is raised by the next step_end() or by close(); close() waits for the last report
+    (at most close_timeout_s).
     """
 
     def __init__(self, path, stage, stages, gpu, pipeline=0, rank=None, flush_every=512,
-                 clock_ns=time.monotonic_ns, wall_s=time.time, job=None, tokens_per_step=0):
+                 clock_ns=time.monotonic_ns, wall_s=time.time, job=None, tokens_per_step=0,
+                 close_timeout_s=10.0):
         if not (0 <= stage < stages):
             raise ValueError(f"stage {stage} is not in 0..{stages - 1}")
         if gpu < 0 or pipeline < 0:
@@ -525,6 +532,37 @@ class PipelineTimings:
         self._records = []  # (kind, instr, mb, step, start_ns, end_ns): formatted at flush
         self._job = job
         self._tokens_per_step = tokens_per_step
+        self._close_timeout_s = close_timeout_s
+        self._cv = threading.Condition()
+        self._pending = None  # (tokens_total, steps_total) not yet handed to the reporter
+        self._closing = False
+        self._error = None  # an exception of a report, raised on the caller's thread
+        self._reporter = None
+        if job is not None:
+            self._reporter = threading.Thread(target=self._report_loop, daemon=True,
+                                              name="flexwatt-pipeline-progress")
+            self._reporter.start()
+
+    def _report_loop(self):
+        while True:
+            with self._cv:
+                while self._pending is None and not self._closing:
+                    self._cv.wait()
+                if self._pending is None:
+                    return
+                tokens, steps = self._pending
+                self._pending = None
+            try:
+                self._job.progress(tokens_total=tokens, steps_total=steps)
+            except Exception as e:  # noqa: BLE001 - handed to the caller's thread
+                with self._cv:
+                    self._error = e
+
+    def _raise_report_error(self):
+        with self._cv:
+            e, self._error = self._error, None
+        if e is not None:
+            raise e
 
     def op_start(self, instr, mb):
         """The op (instr "forward" or "backward") of micro-batch mb starts now."""
@@ -560,9 +598,11 @@ class PipelineTimings:
             self._records.append(("step", None, None, self._step, self._step_start, t1))
         self._step += 1
         self._step_start = None
-        if self._job is not None:
-            self._job.progress(tokens_total=self._step * self._tokens_per_step,
-                               steps_total=self._step)
+        if self._reporter is not None:
+            with self._cv:
+                self._pending = (self._step * self._tokens_per_step, self._step)
+                self._cv.notify()
+            self._raise_report_error()
         if len(self._records) >= self._flush_every:
             self.flush()
 
@@ -583,7 +623,14 @@ class PipelineTimings:
                 f.write("\n".join(lines) + "\n")
 
     def close(self):
+        """Flushes the records and waits for the last report (at most close_timeout_s)."""
         self.flush()
+        if self._reporter is not None:
+            with self._cv:
+                self._closing = True
+                self._cv.notify()
+            self._reporter.join(self._close_timeout_s)
+            self._raise_report_error()
 
     def __enter__(self):
         return self

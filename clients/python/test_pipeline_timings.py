@@ -5,6 +5,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -97,7 +98,51 @@ class PipelineTimingsTest(unittest.TestCase):
         for _ in range(2):
             tm.step_start()
             tm.step_end()
-        self.assertEqual(job.calls, [(4096, 1), (8192, 2)])
+        tm.close()  # waits for the last report
+        # Cumulative reports, in order; one still pending when the next step ended is replaced.
+        self.assertEqual(job.calls[-1], (8192, 2))
+        self.assertEqual(job.calls, sorted(job.calls))
+
+    def test_a_slow_agent_does_not_stall_the_stage(self):
+        # The job's report blocks until released: step_end() returns meanwhile (the report
+        # runs on the hook's thread), the later steps replace the pending report, and close()
+        # delivers the last one; an exception of a report is raised on the caller's thread.
+        release = threading.Event()
+        entered = threading.Event()
+
+        class SlowJob:
+            def __init__(self):
+                self.calls = []
+
+            def progress(self, tokens_total, steps_total, phase=None):
+                entered.set()
+                release.wait(10)
+                self.calls.append((tokens_total, steps_total))
+
+        job = SlowJob()
+        tm = fc.PipelineTimings(self.path, stage=0, stages=2, gpu=0, clock_ns=self.clock,
+                                job=job, tokens_per_step=10)
+        tm.step_start()
+        tm.step_end()
+        self.assertTrue(entered.wait(10))  # the first report is under way, and blocked
+        for _ in range(3):
+            tm.step_start()
+            tm.step_end()  # returns although the agent has not answered
+        self.assertEqual(job.calls, [])
+        release.set()
+        tm.close()
+        self.assertEqual(job.calls, [(10, 1), (40, 4)])
+
+        class FailingJob:
+            def progress(self, tokens_total, steps_total, phase=None):
+                raise fc.FlexwattError(422, "refused")
+
+        tm = fc.PipelineTimings(self.path, stage=0, stages=2, gpu=0, clock_ns=self.clock,
+                                job=FailingJob())
+        tm.step_start()
+        tm.step_end()
+        with self.assertRaises(fc.FlexwattError):
+            tm.close()
 
     def test_refuses_wrong_use(self):
         with self.assertRaises(ValueError):
