@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace fw::fleet {
@@ -99,6 +100,17 @@ void SiteLoop::noise(double now_s) {
   if (!have_sigma_) sigma_w_ = 0.01 * std::max(0.0, samples_.back().line);
 }
 
+// The model's inverse by bisection: [lo, hi] narrowed (40 halvings) around the split at which
+// it predicts draw_w, given model(lo) < draw_w <= model(hi); returns the final (lo, hi).
+static std::pair<double, double> bracket_split(const SiteDrawModel& model, double draw_w, double lo,
+                                               double hi) {
+  for (int k = 0; k < 40; ++k) {
+    const double mid = 0.5 * (lo + hi);
+    (model(mid) < draw_w ? lo : hi) = mid;
+  }
+  return {lo, hi};
+}
+
 double SiteLoop::update(double now_s, double measured_w, double line_w, bool binding,
                         const SiteDrawModel& model, SiteRampLimits limits) {
   const double dt = last_s_ < 0 ? 0 : std::clamp(now_s - last_s_, 0.0, 5 * o_.period_s);
@@ -128,12 +140,7 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     if (model(top_w) <= want_w) {
       base_w_ = top_w;
     } else if (model(line_w) < want_w) {
-      double lo = line_w, hi = top_w;
-      for (int k = 0; k < 40; ++k) {
-        const double mid = 0.5 * (lo + hi);
-        (model(mid) < want_w ? lo : hi) = mid;
-      }
-      base_w_ = lo;
+      base_w_ = bracket_split(model, want_w, line_w, top_w).first;
     }
   }
   // A dip: the judged mean well under what the model predicts at the splits in force, beyond the
@@ -183,12 +190,7 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   auto draw_at = [&](double split) { return model ? model(split) : split; };
   // The split between lo and hi (draw_at(lo) <= w <= draw_at(hi)) at which the draw is w.
   auto split_for = [&](double w, double lo, double hi) {
-    if (!model) return w;
-    for (int k = 0; k < 40; ++k) {
-      const double mid = 0.5 * (lo + hi);
-      (model(mid) < w ? lo : hi) = mid;
-    }
-    return hi;
+    return model ? bracket_split(model, w, lo, hi).second : w;
   };
   if (limits.down_w_per_s > 0 && draw_at(split_w_) < last_w - limits.down_w_per_s * dt) {
     split_w_ = split_for(last_w - limits.down_w_per_s * dt, split_w_, last_split_w);

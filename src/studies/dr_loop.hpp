@@ -11,8 +11,7 @@
 namespace fw::studies {
 
 // The site loop's options (`flexwatt dr replay --method --z --ki`). NaN: the loop's own default
-// (the coordinator's, fleet::SiteLoopOptions: z 2, ki 0.1 per s on the site's error; the
-// replay's loop: z 2.5, ki 1/60 per s on each node's).
+// (the coordinator's, fleet::SiteLoopOptions: z 2, ki 0.1 per s on the site's error).
 struct DrLoopOptions {
   allocation::Method method = allocation::Method::kOptimal;
   double z = std::numeric_limits<double>::quiet_NaN();         // margin = z · σ (1-minute means)
