@@ -21,8 +21,8 @@
 #include "control/budget_units.hpp"
 #include "control/snapshot_ring.hpp"
 #include "controllers/mpc_controller.hpp"
-#include "controllers/registry/controller_registry.hpp"
-#include "controllers/registry/grpo_twin.hpp"
+#include "registry/controller_registry.hpp"
+#include "registry/grpo_twin.hpp"
 #include "sim/scenario.hpp"
 
 namespace {

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Include-order guard: a file under src/<module>/ may include headers of <module> itself and of
-the modules it links to, directly or through them, as CMakeLists.txt declares them with
-flexwatt_module(NAME DEPS...). An include that runs up the order (or sideways into a module not
-declared below) fails, naming the file, the line and the module order. core/ includes no other
-module. cli/ (the binary) may include any module.
+"""Include-order guard, by folder: one folder under src/ is one module (the library fw_<folder>;
+no nested source folders), declared in CMakeLists.txt as flexwatt_module(NAME DEPS...). A file
+under src/<module>/ may include headers of <module> itself and of the modules it links to,
+directly or through them. An include that runs up the order (or sideways into a module not
+declared below) fails, naming the file, the line and the module order; so does a folder with
+no flexwatt_module line, a nested folder holding sources, a declared module with no folder, or
+a module line above a module it links to (the lines are the layer order).
+vocab/ and core/ include no other module. cli/ (the binary) may include any module.
 
 The daemon's side reaches the simulator through one door: under src/runtime/ and src/agent/,
 only runtime/sim_node_plant.cpp (the simulator's real-time adapter) includes sim/ (the rest sees
@@ -20,9 +23,29 @@ cmake = (root / "CMakeLists.txt").read_text()
 deps = {}
 for m in re.finditer(r"^flexwatt_module\(([\w/]+)([^)]*)\)", cmake, re.M):
     deps[m.group(1)] = [d[3:] for d in m.group(2).split() if d.startswith("fw_")]
-# a nested module (src/rl/train/) is the library fw_rl_train
-by_lib = {mod.replace("/", "_"): mod for mod in deps}
-deps = {mod: [by_lib.get(d, d) for d in ds] for mod, ds in deps.items()}
+bad = 0
+# The module lines are in layer order: a module links only to modules declared above it.
+order = list(deps)
+for i, mod in enumerate(order):
+    for d in deps[mod]:
+        if d not in order[:i]:
+            print(f"CMakeLists.txt: flexwatt_module({mod}) links fw_{d}, declared below it (the "
+                  f"lines are the layer order)")
+            bad += 1
+# The folder tree and the declared modules must be the same set.
+folders = {d.name for d in (root / "src").iterdir() if d.is_dir()} - {"cli"}
+for mod in sorted(deps):
+    if "/" in mod or mod not in folders:
+        print(f"CMakeLists.txt: flexwatt_module({mod}) is not a folder directly under src/")
+        bad += 1
+for name in sorted(folders - set(deps)):
+    print(f"src/{name}/: a folder with no flexwatt_module({name}) line in CMakeLists.txt")
+    bad += 1
+for d in sorted((root / "src").glob("*/*/")):
+    if d.is_dir() and any(d.rglob("*.[ch]pp")):
+        print(f"{d.relative_to(root)}/: a nested source folder (one folder = one library: move it "
+              f"to src/{d.name}/ with its own flexwatt_module line)")
+        bad += 1
 
 
 def closure(mod, seen=None):
@@ -34,8 +57,7 @@ def closure(mod, seen=None):
     return seen
 
 
-include = re.compile(r'^\s*#\s*include\s+"([a-z_/]+)/[\w.]+"')
-bad = 0
+include = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[\w.]+"')
 for mod in sorted(deps):
     allowed = closure(mod) | {mod}
     for f in sorted((root / "src" / mod).glob("*.[ch]pp")):

@@ -1,6 +1,6 @@
 #pragma once
 // NvmlPowerCapActuator: PowerCapActuator over NVML (the dlopen'ed binding in
-// hw/nvml/nvml_library.hpp). NVML's mW are converted to W by nvml::kSiPerMilli (nvml_api.hpp).
+// nvml/nvml_library.hpp). NVML's mW are converted to W by nvml::kSiPerMilli (nvml_api.hpp).
 //
 // open() takes each managed GPU's handle and its cap constraints
 // (nvmlDeviceGetPowerManagementLimitConstraints, ...DefaultLimit; NOT_SUPPORTED leaves them
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "actuation/power_cap_actuator.hpp"
-#include "hw/nvml/nvml_library.hpp"
+#include "nvml/nvml_library.hpp"
 
 namespace fw {
 

@@ -1,5 +1,5 @@
 #pragma once
-// NvmlPowerSmoothingActuator: PowerSmoothingActuator over NVML (hw/nvml/nvml_library.hpp).
+// NvmlPowerSmoothingActuator: PowerSmoothingActuator over NVML (nvml/nvml_library.hpp).
 //
 // Writes: nvmlDevicePowerSmoothingUpdatePresetProfileParam (floor in percent, rates in W/s,
 // hysteresis in ms), nvmlDevicePowerSmoothingActivatePresetProfile (restore only) and
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "actuation/power_smoothing_actuator.hpp"
-#include "hw/nvml/nvml_library.hpp"
+#include "nvml/nvml_library.hpp"
 
 namespace fw {
 

@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "core/status.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

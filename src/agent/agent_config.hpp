@@ -12,7 +12,7 @@
 #include "core/status.hpp"
 #include "fleet/etcd_client.hpp"
 #include "runtime/node_plant.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::agent {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::agent {
 
@@ -92,7 +92,7 @@ struct LoopState {
 };
 
 // What a job announces ahead of the meter with a progress report (POST /v1/jobs/{id}/progress;
-// the JobReading fields of the same names, telemetry/snapshot.hpp), read by `stabilize`. NaN:
+// the JobReading fields of the same names, vocab/snapshot.hpp), read by `stabilize`. NaN:
 // not announced (unknown).
 struct JobAnnouncements {
   double starts_in_s = kUnset;          // its processes start in this many s (scheduled start)
@@ -108,7 +108,7 @@ struct RegisteredJob {
   std::string id;
   std::string name;
   std::string kind;
-  std::string phase = "idle";  // Phase name (telemetry/snapshot.hpp)
+  std::string phase = "idle";  // Phase name (vocab/snapshot.hpp)
   double tokens_total = 0;
   double steps_total = 0;
   KnobValues knobs = kNoKnobs;  // in force (as last handed to the job)

@@ -90,8 +90,16 @@ Command safe_command(const AgentConfig& cfg, const PlantInfo& info, double node_
   return c;
 }
 
+void AgentTick::log(const std::string& line) const {
+  if (log_) {
+    log_(line);
+  } else {
+    log_line(line);
+  }
+}
+
 AgentTick::AgentTick(const AgentConfig& cfg, NodePlant& plant, CommandQueue& commands,
-                     JobRegistry& jobs, FleetFollower* fleet)
+                     JobRegistry& jobs, BudgetFollower* fleet)
     : cfg_(cfg), plant_(plant), commands_(commands), jobs_(jobs), fleet_(fleet) {}
 
 Status AgentTick::start(const Budget& b) {
@@ -142,7 +150,7 @@ Status AgentTick::start_controller(const std::string& spec) {
   // controller commands it; the caps are the next controller's to set).
   if (controller_) {
     Status r = plant_.restore_smoothing();
-    if (!r.ok()) log_line("power smoothing restore on controller switch: " + r.message());
+    if (!r.ok()) log("power smoothing restore on controller switch: " + r.message());
   }
   controller_ = std::move(next);
   controller_spec_ = spec;
@@ -157,7 +165,7 @@ void AgentTick::restart() {
   limiter_base_["dwell_held"] += l.dwell_held;
   limiter_base_["shield_steps"] += l.shield_steps;
   Status s = loop_->restart();  // the job set may have changed: controllers reset against it
-  if (!s.ok()) log_line("episode restart: " + s.message());
+  if (!s.ok()) log("episode restart: " + s.message());
   if (on_episode_) on_episode_(plant_.info(), budget_);
   episode_started_ = false;
 }
@@ -186,7 +194,7 @@ void AgentTick::set_node_budget(double watts, const std::string& source, double 
   budget_state_.source = source;
   budget_state_.set_unix_s = unix_now_s();
   budget_state_.schedule = {{0, nb.watts, nb.window_s}};
-  log_line("budget " + std::to_string(nb.watts) + " W by " + source);
+  log("budget " + std::to_string(nb.watts) + " W by " + source);
   restart();
 }
 
@@ -213,13 +221,12 @@ void AgentTick::apply_commands(double t) {
       budget_ = next;
       budget_state_ = b->budget;
       budget_state_.set_unix_s = cmd.time_unix_s;
-      log_line("budget " + std::to_string(budget_.entries.front().budget.watts) + " W by " +
-               cmd.who);
+      log("budget " + std::to_string(budget_.entries.front().budget.watts) + " W by " + cmd.who);
       restart();  // the limiter and observations judge the new budget from here
     } else if (auto* c = std::get_if<ControllerChange>(&cmd.what)) {
       Status s = start_controller(c->spec);
-      log_line(s.ok() ? "controller " + c->spec + " by " + cmd.who
-                      : "controller " + c->spec + " refused: " + s.message());
+      log(s.ok() ? "controller " + c->spec + " by " + cmd.who
+                 : "controller " + c->spec + " refused: " + s.message());
     }
     applied_seq_ = cmd.seq;
   }
@@ -337,7 +344,7 @@ void AgentTick::note_write_failure(double t, const Status& w) {
     line +=
         " (" + std::to_string(write_failures_unlogged_) + " failed writes since the last message)";
   }
-  log_line(line);
+  log(line);
   write_logged_s_ = t;
   write_failures_unlogged_ = 0;
 }
@@ -346,7 +353,7 @@ void AgentTick::tick(double t) {
   apply_commands(t);
   follow_fleet(t);
   if (plant_.refresh_jobs()) {
-    log_line("job set changed: " + std::to_string(plant_.info().jobs.size()) + " jobs");
+    log("job set changed: " + std::to_string(plant_.info().jobs.size()) + " jobs");
     restart();
   }
   const Status read = loop_->sense();
@@ -354,7 +361,7 @@ void AgentTick::tick(double t) {
     last_good_read_s_ = t;
     episode_started_ = true;
   } else {
-    log_line("read: " + read.message());
+    log("read: " + read.message());
   }
   FallbackReason reason = check_failsafe(t, read);
   bool decided = false;
@@ -364,20 +371,20 @@ void AgentTick::tick(double t) {
       decided = d.value();
     } else {
       reason = FallbackReason::kControllerError;
-      if (fallback_ != reason) log_line(controller_spec_ + ": " + d.status().message());
+      if (fallback_ != reason) log(controller_spec_ + ": " + d.status().message());
     }
   }
   bool fallback_ended = false;
   if (reason != FallbackReason::kNone) {
     if (reason != fallback_) {
       ++fallbacks_total_[reason];
-      log_line("fallback to the safe setting: " + std::string(fallback_name(reason)));
+      log("fallback to the safe setting: " + std::string(fallback_name(reason)));
     }
     fallback_ = reason;
   } else if (fallback_ != FallbackReason::kNone) {
     // The cause cleared: restart the episode so the limiter starts from the caps in force
     // (the safe setting); the controllers decide from the next tick.
-    log_line("fallback over (" + std::string(fallback_name(fallback_)) + ")");
+    log("fallback over (" + std::string(fallback_name(fallback_)) + ")");
     fallback_ = FallbackReason::kNone;
     restart();
     fallback_ended = true;

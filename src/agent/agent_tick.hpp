@@ -3,8 +3,9 @@
 // (control/control_loop.hpp: its decision schedule, merge, claims and SafetyLimiter) driven
 // phase by phase, with the agent's own work between the phases. Each tick at plant time t:
 //   1. drain the CommandQueue (a budget schedule, a controller spec); take the coordinator's
-//      budget (FleetFollower, when following); re-read the plant's job set. A new budget or job
-//      set restarts the episode (ControlLoop::restart: limiter, history, controllers);
+//      budget (a BudgetFollower: FleetFollower, when following; fleet-sim's link in
+//      fleet_sim/agent_node.hpp); re-read the plant's job set. A new budget or job set
+//      restarts the episode (ControlLoop::restart: limiter, history, controllers);
 //   2. ControlLoop::sense();
 //   3. fail safe: a failed read older than stale_after_s (or before any good one), a job whose
 //      channel went quiet, a knob controller with no job exposing its knobs (a controller that
@@ -45,7 +46,7 @@
 #include "agent/job_registry.hpp"
 #include "control/control_loop.hpp"
 #include "control/window_judge.hpp"
-#include "controllers/registry/controller_registry.hpp"
+#include "registry/controller_registry.hpp"
 #include "runtime/node_plant.hpp"
 
 namespace fw::agent {
@@ -76,9 +77,11 @@ class AgentTick {
  public:
   // `plant`, `commands`, `jobs` and `fleet` (may be null) must outlive the tick.
   AgentTick(const AgentConfig& cfg, NodePlant& plant, CommandQueue& commands, JobRegistry& jobs,
-            FleetFollower* fleet);
+            BudgetFollower* fleet);
 
   void set_controller_maker(ControllerMaker m) { make_controller_ = std::move(m); }
+  // Where the tick's log lines go (default: agent_log.hpp log_line, stderr).
+  void set_log(std::function<void(const std::string&)> f) { log_ = std::move(f); }
   // Sets the starting budget and the controller (cfg.controller); starts the loop.
   Status start(const Budget& b);
   void tick(double t);
@@ -124,13 +127,15 @@ class AgentTick {
   bool controller_can_act() const;
   void update_windows(double t, double node_w, double node_j);
   void note_write_failure(double t, const Status& w);
+  void log(const std::string& line) const;
 
   const AgentConfig& cfg_;
   NodePlant& plant_;
   CommandQueue& commands_;
   JobRegistry& jobs_;
-  FleetFollower* fleet_;
+  BudgetFollower* fleet_;
   ControllerMaker make_controller_;
+  std::function<void(const std::string&)> log_;
   BudgetSchedule budget_;  // the loop judges this object; replaced in place
   BudgetState budget_state_;
   std::unique_ptr<ControlLoop> loop_;

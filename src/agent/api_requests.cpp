@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "control/budget.hpp"
 #include "control/controller_spec.hpp"
 #include "core/format.hpp"
 #include "core/json_int.hpp"
 #include "core/json_unique_keys.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw::agent {
 namespace {

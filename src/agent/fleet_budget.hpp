@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "control/command.hpp"
 #include "control/plant.hpp"
 #include "fleet/keys.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/command.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::agent {
 

@@ -55,9 +55,13 @@ std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const S
     rec.draw_curve = measured_->curve();
   }
   link_->update(rec);
-  const fleet::NodeBudget b = link_->budget();
+  return budget_change(link_->budget(), node_floor_w(plant.info()), now_w, now_source);
+}
+
+std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w, double now_w,
+                                         const std::string& now_source) {
   FleetBudget out;
-  out.watts = std::max(b.watts, node_floor_w(plant.info()));
+  out.watts = std::max(b.watts, floor_w);
   out.source = b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator"
                : b.awaiting_first ? "coordinator_awaiting_assignment"
                                   : "coordinator_safe_share";

@@ -36,15 +36,31 @@ struct FleetBudget {
   std::string source;
 };
 
-class FleetFollower {
+// The budget a link's `b` puts in force on a node whose budget in force is `now_w` from
+// `now_source`, by the rule above (floor, deadband, source change); nothing when it stands.
+std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w, double now_w,
+                                         const std::string& now_source);
+
+// Where a following node's budget comes from, as AgentTick asks each tick: FleetFollower (the
+// coordinator through etcd) or a simulated site's node (fleet_sim/agent_node.hpp). follow():
+// `now_w` and `now_source` are the node budget in force and its source; returns the budget to
+// put in force, nothing when the one in force stands.
+class BudgetFollower {
+ public:
+  virtual ~BudgetFollower() = default;
+  virtual std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
+                                            const std::vector<RegisteredJob>& registered,
+                                            double now_w, const std::string& now_source) = 0;
+};
+
+class FleetFollower : public BudgetFollower {
  public:
   static Result<std::unique_ptr<FleetFollower>> start(const AgentFleetConfig& cfg,
                                                       const std::string& hostname,
                                                       const PlantInfo& info);
-  // `now_w` and `now_source`: the node budget in force and its source.
   std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
                                     const std::vector<RegisteredJob>& registered, double now_w,
-                                    const std::string& now_source);
+                                    const std::string& now_source) override;
   void leave();
 
  private:

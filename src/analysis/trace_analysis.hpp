@@ -55,11 +55,11 @@
 #include <string>
 #include <vector>
 
-#include "analysis/budget_scope.hpp"
 #include "analysis/windows.hpp"
 #include "analysis/windows_curve.hpp"
 #include "core/status.hpp"
 #include "telemetry/trace_reader.hpp"
+#include "vocab/budget_scope.hpp"
 
 namespace fw {
 

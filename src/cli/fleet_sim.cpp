@@ -1,13 +1,9 @@
-// flexwatt fleet-sim: a site on one machine against a running etcd cluster (start one with
-// scripts/fleet_sim.sh): two coordinators and N node links, each driving a simulated node
-// (sim::Cluster of a node scenario, src/fleet/sim/sim_node.hpp), through the "site" scenario
-// (joins, leaves, a budget change, a grid event, a coordinator crash) or the "dr" one (a grid
-// event with ramps on a measured baseline, scored as issue 28 scores a replay)
-// (src/fleet/sim/fleet_sim.hpp). Writes trace.csv and report.json. With --pfi-gpu each node's
-// job publishes the PFI of a job drawn from the simulator's workload space
-// (studies::draw_shape), for the pfi and greedy allocators.
+// flexwatt fleet-sim: a simulated site against a running etcd cluster (scripts/fleet_sim.sh):
+// two coordinators and N nodes, each run by the agent's tick (src/fleet_sim/agent_node.hpp),
+// through the "site" or "dr" scenario (src/fleet_sim/fleet_sim.hpp). Writes trace.csv and
+// report.json. --pfi-gpu: each job publishes the PFI of a job drawn from the workload space.
 
-#include "fleet/sim/fleet_sim.hpp"
+#include "fleet_sim/fleet_sim.hpp"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -37,8 +33,8 @@ Result<std::vector<double>> simulated_job_pfi(const fleet::FleetSimOptions& o,
 
 int run_fleet_sim(int argc, char** argv) {
   CLI::App app(
-      "Run a simulated site (2 coordinators, N node links, each driving a simulated node: a\n"
-      "sim::Cluster of --node-scenario) against an etcd cluster. --scenario site: joins, leaves,\n"
+      "Run a simulated site (2 coordinators, N nodes, each a sim::Cluster of --node-scenario run\n"
+      "by the agent's tick) against an etcd cluster. --scenario site: joins, leaves,\n"
       "budget change, grid event, leader crash; --scenario dr: a grid event of -depth on the\n"
       "measured baseline, scored (minutes above target, over-cut, ramp, performance).\n"
       "Everything it reports is simulated.\n\n"
@@ -57,6 +53,9 @@ int run_fleet_sim(int argc, char** argv) {
                  "simulated GPUs per node (default: the node scenario's)");
   app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)")
       ->check(finite_in(20, 86400));
+  app.add_option("--node-controller", o.node_controller,
+                 "the controller each node's agent tick runs (default pid, the agent's); none: "
+                 "no agent, equal per-GPU caps");
   app.add_option("--allocator", o.allocator,
                  "equal | proportional | pfi | greedy | curves | curves-greedy");
   app.add_option("--budget-fraction", o.budget_fraction,
@@ -127,6 +126,14 @@ int run_fleet_sim(int argc, char** argv) {
     return 0;
   }
   char line[1024];
+  const nlohmann::json& ag = r["node_agents"];
+  if (ag["agent_tick"].get<bool>()) {
+    std::printf(
+        "nodes: the agent's tick, controller %s (limiter %s, fallbacks %s, budget "
+        "changes taken %lld)\n",
+        ag["controller"].get<std::string>().c_str(), ag["limiter_actions"].dump().c_str(),
+        ag["fallbacks"].dump().c_str(), (long long)ag["budget_changes_taken"].get<int64_t>());
+  }
   if (r.contains("dr")) {
     const nlohmann::json& d = r["dr"];
     std::snprintf(

@@ -1,6 +1,6 @@
 // flexwatt train: PPO for the meta-controller on a simulated scenario (docs/rl.md).
 // Writes the policy file, a training log CSV and a checkpoint to resume from.
-// The session is rl/train/training.hpp.
+// The session is rl_train/training.hpp.
 
 #include <cstdio>
 #include <string>
@@ -9,8 +9,8 @@
 #include "cli/flag_checks.hpp"
 #include "cli/progress.hpp"
 #include "cli/verb.hpp"
-#include "rl/train/imitation_session.hpp"
-#include "rl/train/training.hpp"
+#include "rl_train/imitation_session.hpp"
+#include "rl_train/training.hpp"
 
 namespace fw::cli {
 int run_train_caps(int argc, char** argv);  // cli/train_caps.cpp (--task caps)

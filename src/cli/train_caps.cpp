@@ -1,4 +1,4 @@
-// flexwatt train --task caps: the per-GPU cap policy (rl/train/cap_training.hpp,
+// flexwatt train --task caps: the per-GPU cap policy (rl_train/cap_training.hpp,
 // docs/caps.md). Reached from train.cpp when --task caps is given.
 
 #include <cstdio>
@@ -7,8 +7,8 @@
 #include "cli/flag_checks.hpp"
 #include "cli/progress.hpp"
 #include "cli/verb.hpp"
-#include "rl/train/cap_training.hpp"
-#include "rl/train/training.hpp"
+#include "rl_train/cap_training.hpp"
+#include "rl_train/training.hpp"
 
 namespace fw::cli {
 

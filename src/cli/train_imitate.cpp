@@ -1,5 +1,5 @@
 // flexwatt train --imitate TEACHER: a level-action policy distilled from a teacher controller
-// (rl/train/imitation_session.hpp, docs/rl.md "Imitation of a planner"). Reached from train.cpp.
+// (rl_train/imitation_session.hpp, docs/rl.md "Imitation of a planner"). Reached from train.cpp.
 
 #include <cstdio>
 #include <string>
@@ -7,8 +7,8 @@
 #include "cli/flag_checks.hpp"
 #include "cli/progress.hpp"
 #include "cli/verb.hpp"
-#include "rl/train/imitation_session.hpp"
-#include "rl/train/training.hpp"
+#include "rl_train/imitation_session.hpp"
+#include "rl_train/training.hpp"
 
 namespace fw::cli {
 

@@ -7,13 +7,13 @@
 #include <string_view>
 #include <vector>
 
-#include "control/command.hpp"
 #include "control/plant.hpp"
 #include "core/status.hpp"
+#include "vocab/command.hpp"
 
 namespace fw {
 
-// One row of kActuatorTable (control/actuators/actuator_table.hpp) as a baseline controller
+// One row of kActuatorTable (vocab/actuator_table.hpp) as a baseline controller
 // uses it.
 struct Actuator {
   enum class Kind { kKnob, kCaps } kind = Kind::kCaps;

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <vector>
 
-#include "control/budget.hpp"
 #include "control/plant.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/budget.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

@@ -43,7 +43,6 @@
 #include <optional>
 #include <vector>
 
-#include "control/budget.hpp"
 #include "control/controller.hpp"
 #include "control/decision_cost.hpp"
 #include "control/episode_metrics.hpp"
@@ -52,6 +51,7 @@
 #include "control/recorder.hpp"
 #include "control/safety_limiter.hpp"
 #include "control/stepper.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw {
 

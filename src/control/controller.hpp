@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "control/command.hpp"
 #include "control/observation.hpp"
 #include "control/plant.hpp"
 #include "core/status.hpp"
+#include "vocab/command.hpp"
 
 namespace fw {
 

@@ -17,12 +17,12 @@
 
 #include "analysis/steps_violating.hpp"
 #include "analysis/windows.hpp"
-#include "control/budget.hpp"
 #include "control/budget_units.hpp"
 #include "control/decision_cost.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
 #include "control/window_judge.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw {
 

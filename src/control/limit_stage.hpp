@@ -12,9 +12,9 @@
 // even though no controller decided this tick (a fallback in force, a share lowered). It never
 // writes to the plant itself.
 
-#include "control/command.hpp"
 #include "control/plant.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/command.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

@@ -8,10 +8,10 @@
 
 #include <cstddef>
 
-#include "control/budget.hpp"
 #include "control/budget_units.hpp"
 #include "control/plant.hpp"
 #include "control/snapshot_ring.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw {
 

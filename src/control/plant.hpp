@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "control/command.hpp"
 #include "core/status.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/command.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

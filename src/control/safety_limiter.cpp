@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "control/actuators/actuator_table.hpp"
 #include "control/budget_units.hpp"
 #include "control/snapshot_ring.hpp"
 #include "control/window_judge.hpp"
+#include "vocab/actuator_table.hpp"
 
 namespace fw {
 namespace {
@@ -148,7 +148,7 @@ Command SafetyLimiter::apply(const Command& req, const Observation& obs) {
   }
 
   // kGpuSettingTable's rows (smoothing, fill): passed through, a negative value rejected; the
-  // plant clamps them to the device's range or refuses them (control/actuators/).
+  // plant clamps them to the device's range or refuses them (vocab/).
   if (!req.gpu_settings.empty() && req.gpu_settings.size() != ng) {
     ++stats_.rejected;
   } else if (!req.gpu_settings.empty()) {

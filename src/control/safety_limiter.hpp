@@ -46,9 +46,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "control/command.hpp"
 #include "control/observation.hpp"
 #include "control/plant.hpp"
+#include "vocab/command.hpp"
 
 namespace fw {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

@@ -22,15 +22,15 @@
 
 #include <cstdint>
 
-#include "control/budget.hpp"
 #include "control/budget_units.hpp"
-#include "control/command.hpp"
 #include "control/episode_metrics.hpp"
 #include "control/observation.hpp"
 #include "control/plant.hpp"
 #include "control/recorder.hpp"
 #include "control/safety_limiter.hpp"
 #include "control/snapshot_ring.hpp"
+#include "vocab/budget.hpp"
+#include "vocab/command.hpp"
 
 namespace fw {
 

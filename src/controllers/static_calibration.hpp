@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "control/actuator.hpp"
-#include "control/budget.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw {
 

@@ -16,8 +16,8 @@
 #include "analysis/windows_curve.hpp"
 #include "control/controller_spec.hpp"
 #include "control/episode_metrics.hpp"
-#include "controllers/registry/controller_registry.hpp"
 #include "eval/stats.hpp"
+#include "registry/controller_registry.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::eval {

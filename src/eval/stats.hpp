@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::eval {
 

@@ -49,8 +49,6 @@
 #include <string>
 #include <vector>
 
-#include "control/budget.hpp"
-#include "control/command.hpp"
 #include "control/plant.hpp"
 #include "control/safety_limiter.hpp"
 #include "control/stepper.hpp"
@@ -58,6 +56,8 @@
 #include "core/rng.hpp"
 #include "rl/env.hpp"
 #include "rl/plant_features.hpp"
+#include "vocab/budget.hpp"
+#include "vocab/command.hpp"
 
 namespace fw::rl {
 

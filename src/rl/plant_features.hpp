@@ -27,12 +27,12 @@
 #include <string>
 #include <string_view>
 
-#include "control/command.hpp"
 #include "control/observation.hpp"
 #include "control/plant.hpp"
 #include "control/snapshot_ring.hpp"
 #include "core/status.hpp"
 #include "rl/spec.hpp"
+#include "vocab/command.hpp"
 
 namespace fw::rl {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "control/plant.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

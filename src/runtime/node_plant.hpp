@@ -47,9 +47,9 @@
 
 #include "actuation/power_cap_actuator.hpp"
 #include "actuation/power_smoothing_actuator.hpp"
-#include "control/budget.hpp"
 #include "control/plant.hpp"
 #include "runtime/job_channel.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw {
 

@@ -7,7 +7,7 @@
 #include "actuation/nvml_power_cap_actuator.hpp"
 #include "core/format.hpp"
 #include "hw/gpu_catalog.hpp"
-#include "hw/nvml/nvml_library.hpp"
+#include "nvml/nvml_library.hpp"
 
 namespace fw {
 namespace {

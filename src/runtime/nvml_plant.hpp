@@ -1,7 +1,7 @@
 #pragma once
 // NvmlPlant: the NodePlant of a real node (backends nvml and fake-nvml). Telemetry through
 // NvmlGpuSource (read-only), caps through NvmlPowerCapActuator, both over one NvmlLibrary
-// (hw/nvml/). Its time is the wall's (missed deadlines are skipped); its jobs are the job
+// (nvml/). Its time is the wall's (missed deadlines are skipped); its jobs are the job
 // channel's, their GPUs mapped from NVML indices to plant positions; each job's reading is the
 // channel's (the client's report). GpuInfo::default_cap_w is the cap found at start once
 // adopt_caps_in_force() ran (node_plant.hpp). Every read and cap call after open() runs on a

@@ -17,10 +17,19 @@ class SimNodePlant : public NodePlant {
     auto sc = sim::load_scenario(scenario_path, cfg_.sim_overrides);
     if (!sc.ok()) return sc.status();
     const sim::Scenario& scenario = sc.value();
-    sim_ = sim::make_plant(scenario, cfg_.seed);
     defaults_.budget = scenario.budget;
     defaults_.episode_s = scenario.duration_s;
     defaults_.model_plant = [scenario](uint64_t seed) { return sim::make_plant(scenario, seed); };
+    std::vector<double> caps_w;
+    for (const auto& g : scenario.gpus)
+      caps_w.push_back(g.power_cap_w > 0 ? g.power_cap_w : kUnset);
+    adopt(sim::make_plant(scenario, cfg_.seed), caps_w);
+    return Status::Ok();
+  }
+
+  // The plant's caps in force at the start: caps_w[g] where set, else the GPU's default.
+  void adopt(std::unique_ptr<Plant> plant, const std::vector<double>& caps_w) {
+    sim_ = std::move(plant);
     sim_info_ = sim_->info();
     info_ = sim_info_;
     reachable_.assign(sim_info_.jobs.size(), true);
@@ -28,8 +37,7 @@ class SimNodePlant : public NodePlant {
     std::vector<FakeGpuCap> fake;
     for (size_t g = 0; g < info_.gpus.size(); ++g) {
       const GpuInfo& gi = info_.gpus[g];
-      const double cap =
-          scenario.gpus[g].power_cap_w > 0 ? scenario.gpus[g].power_cap_w : gi.default_cap_w;
+      const double cap = g < caps_w.size() && !std::isnan(caps_w[g]) ? caps_w[g] : gi.default_cap_w;
       fake.push_back({static_cast<int>(g), {gi.min_cap_w, gi.max_cap_w, gi.default_cap_w}, cap});
       const hw::GpuCatalogEntry* spec = hw::find_gpu(gi.model);
       node_gpus_.push_back({static_cast<int>(g), "sim-" + std::to_string(g),
@@ -38,7 +46,6 @@ class SimNodePlant : public NodePlant {
                             spec && spec->power_avg_1s ? "avg_1s" : "instant", true});
     }
     caps_ = std::make_unique<FakePowerCapActuator>(std::move(fake));
-    return Status::Ok();
   }
 
   Status read(double now_s, Snapshot& out) override {
@@ -157,6 +164,13 @@ Result<std::unique_ptr<NodePlant>> open_sim_node_plant(const NodePlantConfig& cf
   auto p = std::make_unique<SimNodePlant>(cfg, jobs);
   FW_RETURN_IF_ERROR(p->open(scenario_path));
   return std::unique_ptr<NodePlant>(std::move(p));
+}
+
+std::unique_ptr<NodePlant> adopt_sim_plant(const NodePlantConfig& cfg, std::unique_ptr<Plant> plant,
+                                           const std::vector<double>& caps_w, JobChannel* jobs) {
+  auto p = std::make_unique<SimNodePlant>(cfg, jobs);
+  p->adopt(std::move(plant), caps_w);
+  return p;
 }
 
 }  // namespace fw

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/node_plant.hpp"
 
@@ -25,5 +26,13 @@ namespace fw {
 Result<std::unique_ptr<NodePlant>> open_sim_node_plant(const NodePlantConfig& cfg,
                                                        const std::string& scenario_path,
                                                        JobChannel* jobs);
+
+// The same adapter over a simulated plant the caller built (`plant`, owned; fleet-sim's nodes:
+// a node scenario resized, phases drawn, its job paused and resumed by the node). caps_w[g]
+// (NaN or missing: the GPU's default) is the cap in force at the start; no defaults() (no
+// scenario budget, episode length or model plant). cfg: seed, time_scale and
+// sim_knobs_without_job are read.
+std::unique_ptr<NodePlant> adopt_sim_plant(const NodePlantConfig& cfg, std::unique_ptr<Plant> plant,
+                                           const std::vector<double>& caps_w, JobChannel* jobs);
 
 }  // namespace fw

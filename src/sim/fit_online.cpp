@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "control/actuators/actuator_table.hpp"
+#include "vocab/actuator_table.hpp"
 
 namespace fw::sim {
 namespace {

@@ -2,7 +2,7 @@
 // Incremental fit of a GRPO job's completion lengths from the run's own telemetry: the part of
 // `fit` (sim/fit.hpp) that a planner refits every few minutes while the run goes on.
 //
-// What it reads: only what a node's telemetry carries (telemetry/snapshot.hpp) — per job the
+// What it reads: only what a node's telemetry carries (vocab/snapshot.hpp) — per job the
 // cumulative decode tokens (tokens_total), completed steps (steps_total) and the group size
 // in force — plus the job's declared configuration (prompts per step, the completion-length
 // sigma and clip, as the operator wrote them). Never the plant, its seed or its future.
@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::sim {
 

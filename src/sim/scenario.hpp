@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "control/budget.hpp"
 #include "control/plant.hpp"
 #include "core/status.hpp"
 #include "sim/cluster.hpp"
 #include "sim/fleet_start.hpp"
 #include "sim/workload.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw::sim {
 

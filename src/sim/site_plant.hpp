@@ -18,7 +18,7 @@
 //   (jitter), a controller times it from the iterations it sees;
 // - Command::power_cap_w[i]: representative i's cap (clamped to the device range); knobs are
 //   ignored (the job exposes none);
-// - Command::gpu_settings[i] (kGpuSettingTable, control/actuators/): representative i's power
+// - Command::gpu_settings[i] (kGpuSettingTable, vocab/): representative i's power
 //   smoothing — the first smoothing row written turns it on (unwritten rows: no floor, no ramp
 //   limit, no hysteresis); a floor > 0 is clamped to the smoothing model's settable range, 0 is
 //   none; a rate below 1 W/s is taken as 1; an infinite hysteresis as 0 — and its fill

@@ -41,7 +41,7 @@
 #include "sim/gpu_model.hpp"
 #include "sim/site_mitigation.hpp"
 #include "sim/workload.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::sim {
 

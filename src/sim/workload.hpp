@@ -17,7 +17,7 @@
 #include "core/rng.hpp"
 #include "sim/gpu_model.hpp"
 #include "sim/pipeline_job.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::sim {
 
@@ -181,7 +181,7 @@ struct JobSpec {
   PipelineJobSpec pipeline;
   double pipeline_tokens_per_iter = 0;
   std::string pipeline_profile;  // the stage-profile file its work came from ("" = stage_work)
-  // Knobs, indexed by the actuator table's per-job rows (control/actuators/actuator_table.hpp):
+  // Knobs, indexed by the actuator table's per-job rows (vocab/actuator_table.hpp):
   // the configured setting (scenario key: the row's name) and the settable range (the row's
   // range keys); the table's defaults until a scenario sets them. Only the knobs the job's
   // kind responds to (responds_to_knob()) are read.

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/format.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::studies {
 namespace {

@@ -12,11 +12,11 @@
 #include "controllers/capnet_online_controller.hpp"
 #include "controllers/frontier_controller.hpp"
 #include "controllers/pid_controller.hpp"
-#include "controllers/registry/frontier_setup.hpp"
 #include "controllers/zeus_controller.hpp"
 #include "core/format.hpp"
 #include "core/text_table.hpp"
 #include "eval/cap_episode.hpp"
+#include "registry/frontier_setup.hpp"
 #include "rl/capnet_controller.hpp"
 
 namespace fw::studies {

@@ -24,7 +24,7 @@
 //    the site budget is every node's nameplate plus the largest node floor (the joiner room
 //    the coordinator keeps: the budget never binds);
 //  - a node's command: equal per-GPU caps, its assignment / its GPUs clamped to the job's cap
-//    range (fleet-sim's nodes do the same, fleet/sim/sim_node.hpp); a job is paused while the
+//    range (fleet-sim's nodes do the same, fleet_sim/sim_node.hpp); a job is paused while the
 //    plan pauses it;
 //  - the allocator is "curves" (--method optimal) or curves-METHOD (fleet/allocator.hpp); the
 //    loop's options are the coordinator's defaults (fleet::SiteLoopOptions) but z and ki_per_s

@@ -1,7 +1,7 @@
 #include "studies/stability_controller.hpp"
 
 #include "control/controller_spec.hpp"
-#include "controllers/registry/controller_registry.hpp"
+#include "registry/controller_registry.hpp"
 #include "sim/site_plant.hpp"
 
 namespace fw::studies {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/status.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

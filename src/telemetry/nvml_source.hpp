@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/nvml/nvml_library.hpp"
+#include "nvml/nvml_library.hpp"
 #include "telemetry/gpu_source.hpp"
 
 namespace fw {

@@ -27,7 +27,7 @@
 
 #include "core/csv.hpp"
 #include "core/status.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw {
 

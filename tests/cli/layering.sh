@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The include-order guard (scripts/check_layers.py): the tree passes; a synthetic tree with an
-# include that runs up the order (core/ including agent/) fails, naming the file and line.
+# include that runs up the order (core/ including agent/) fails, naming the file and line; one
+# folder = one library: a nested source folder or a folder with no module line fails.
 # Usage: layering.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 src=$2
@@ -14,8 +15,19 @@ printf '#include <vector>\n#include "agent/a.hpp"\n' > "$tmp/src/core/c.cpp"
 out=$(python3 "$src/scripts/check_layers.py" "$tmp"); rc=$?
 check "an upward include fails (rc=$rc)" test "$rc" -eq 1
 check "and names the file and line" grep -q "src/core/c.cpp:2: includes agent/" <<< "$out"
-# runtime/ links to sim/, yet only the simulator's adapter includes it.
 rm "$tmp/src/core/c.cpp"
+mkdir -p "$tmp/src/agent/sub"
+printf '#include "core/status.hpp"\n' > "$tmp/src/agent/sub/n.cpp"
+out=$(python3 "$src/scripts/check_layers.py" "$tmp"); rc=$?
+check "a nested source folder fails (rc=$rc)" test "$rc" -eq 1
+check "and is named" grep -q "src/agent/sub/: a nested source folder" <<< "$out"
+rm -r "$tmp/src/agent/sub"
+mkdir -p "$tmp/src/extra"
+out=$(python3 "$src/scripts/check_layers.py" "$tmp"); rc=$?
+check "a folder with no module line fails (rc=$rc)" test "$rc" -eq 1
+check "and is named" grep -q "src/extra/: a folder with no flexwatt_module" <<< "$out"
+rm -r "$tmp/src/extra" "$tmp/src/agent"
+# runtime/ links to sim/, yet only the simulator's adapter includes it.
 mkdir -p "$tmp/src/sim" "$tmp/src/runtime"
 printf 'flexwatt_module(core fmt::fmt)\nflexwatt_module(sim fw_core)\nflexwatt_module(runtime fw_sim)\n' \
   > "$tmp/CMakeLists.txt"

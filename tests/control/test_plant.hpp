@@ -9,9 +9,9 @@
 #include <cmath>
 #include <memory>
 
-#include "control/budget.hpp"
 #include "control/plant.hpp"
 #include "core/rng.hpp"
+#include "vocab/budget.hpp"
 
 namespace fw::testing {
 

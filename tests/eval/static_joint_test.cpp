@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "controllers/registry/controller_registry.hpp"
 #include "eval/evaluation.hpp"
+#include "registry/controller_registry.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::eval {

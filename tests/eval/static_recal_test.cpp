@@ -1,4 +1,4 @@
-// static on a workload that changes (controllers/registry/builtin_controllers.cpp): calib_s
+// static on a workload that changes (registry/builtin_controllers.cpp): calib_s
 // calibrates on the first calib_s of the episode only (the operator's information, not the
 // whole drifting episode); recal_s recalibrates every recal_s on the workload as it is then,
 // with the recalibrations' cost stated; recal_s with calib_s 0 is the hindsight per-segment
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "controllers/registry/controller_registry.hpp"
+#include "registry/controller_registry.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::eval {

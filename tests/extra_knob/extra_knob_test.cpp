@@ -1,7 +1,7 @@
 // A throwaway knob, to show what adding an actuator takes. This binary compiles control/, the
 // snapshot and trace writer, the simulator's scenario, cluster and workload, the static
 // calibration and the PPO features with FW_TEST_EXTRA_KNOB, which adds one row ("test_knob",
-// per job) to kActuatorTable (control/actuators/actuator_table.hpp: name, range keys, default,
+// per job) to kActuatorTable (vocab/actuator_table.hpp: name, range keys, default,
 // ladder, static pin, feature name) and the simulated GRPO workload's response to it
 // (sim/workload.cpp: GRPO jobs respond; SM activity × (0.5 + 0.05·test_knob)). Those two rows
 // and this file are all the knob's code. Everything else — the scenario keys and their

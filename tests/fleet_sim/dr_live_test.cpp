@@ -1,5 +1,5 @@
 // The coordinator's site loop under a grid target, against a real etcd
-// (tests/fleet/etcd_harness.hpp) with simulated nodes (fleet/sim/sim_node.hpp: sim::Cluster
+// (tests/fleet/etcd_harness.hpp) with simulated nodes (fleet_sim/sim_node.hpp: sim::Cluster
 // nodes, their links, equal per-GPU caps from the node budget): the site's measured power
 // tracks a cut, and the raise after the cut reaches the nodes. Simulated; without etcd it
 // skips, or fails under CI=true (require_tool.hpp).
@@ -15,9 +15,9 @@
 #include "core/format.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/node_link.hpp"
-#include "fleet/sim/fleet_sim.hpp"
-#include "fleet/sim/sim_node.hpp"
 #include "fleet/site_store.hpp"
+#include "fleet_sim/fleet_sim.hpp"
+#include "fleet_sim/sim_node.hpp"
 
 namespace fw::fleet {
 namespace {

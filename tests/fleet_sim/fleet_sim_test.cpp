@@ -1,10 +1,10 @@
 // fleet-sim's argument checks (no etcd needed: they fail before any connection).
 
-#include "fleet/sim/fleet_sim.hpp"
+#include "fleet_sim/fleet_sim.hpp"
 
 #include <gtest/gtest.h>
 
-#include "fleet/sim/sim_node.hpp"
+#include "fleet_sim/sim_node.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::fleet {

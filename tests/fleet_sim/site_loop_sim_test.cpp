@@ -1,4 +1,4 @@
-// The coordinator's site loop (fleet/site_loop.hpp) on simulated nodes (fleet/sim/sim_node.hpp),
+// The coordinator's site loop (fleet/site_loop.hpp) on simulated nodes (fleet_sim/sim_node.hpp),
 // without etcd: the fleet-sim "dr" timeline (fleet_sim.hpp) in virtual time, the loop updated
 // every second on the site's summed draw, its split given to the nodes through the equal
 // allocator one tick later. Simulated figures: the tracking the loop allows on these jobs, the
@@ -14,9 +14,9 @@
 #include "core/rng.hpp"
 #include "fleet/allocator.hpp"
 #include "fleet/grid.hpp"
-#include "fleet/sim/fleet_sim.hpp"
-#include "fleet/sim/sim_node.hpp"
 #include "fleet/site_loop.hpp"
+#include "fleet_sim/fleet_sim.hpp"
+#include "fleet_sim/sim_node.hpp"
 
 namespace fw::fleet {
 namespace {

@@ -1,4 +1,4 @@
-#include "controllers/registry/controller_registry.hpp"
+#include "registry/controller_registry.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controllers/frontier_controller.hpp"
-#include "controllers/registry/controller_registry.hpp"
+#include "registry/controller_registry.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::registry {

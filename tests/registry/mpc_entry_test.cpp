@@ -1,4 +1,4 @@
-// The mpc entry and its twin (controllers/registry/mpc_entry.hpp, grpo_twin.hpp): the twin
+// The mpc entry and its twin (registry/mpc_entry.hpp, grpo_twin.hpp): the twin
 // never carries the declared scenario's completion-length curves, refits only from what it
 // observed, and the entry is refused where no declared scenario exists.
 
@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "controllers/registry/controller_registry.hpp"
-#include "controllers/registry/grpo_twin.hpp"
+#include "registry/controller_registry.hpp"
+#include "registry/grpo_twin.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::registry {

@@ -1,7 +1,7 @@
-// The registry's per-seed log (controllers/registry/seed_log.hpp): entries written from several
+// The registry's per-seed log (registry/seed_log.hpp): entries written from several
 // threads land under their own seed, updates accumulate, json() keys by the decimal seed.
 
-#include "controllers/registry/seed_log.hpp"
+#include "registry/seed_log.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "rl/train/training.hpp"
+#include "rl_train/training.hpp"
 
 #include <gtest/gtest.h>
 

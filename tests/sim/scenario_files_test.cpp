@@ -8,7 +8,7 @@
 
 #include "sim/scenario.hpp"
 #include "sim_test_util.hpp"
-#include "telemetry/snapshot.hpp"
+#include "vocab/snapshot.hpp"
 
 namespace fw::sim {
 namespace {

@@ -15,7 +15,7 @@
 #include "eval/cap_episode.hpp"
 #include "rl/cap_features.hpp"
 #include "rl/capnet_controller.hpp"
-#include "rl/train/cap_training.hpp"
+#include "rl_train/cap_training.hpp"
 #include "sim/scenario.hpp"
 #include "studies/cap_compare.hpp"
 

@@ -1,4 +1,4 @@
-// hw/nvml/nvml_api.hpp declares NVML's types itself (no SDK header is needed to build). This test
+// nvml/nvml_api.hpp declares NVML's types itself (no SDK header is needed to build). This test
 // checks those declarations against the layout and values NVIDIA documents in nvml.h (NVML API
 // Reference: nvmlFieldValue_t, nvmlValue_t, nvmlUtilization_t, nvmlReturn_t, the NVML_FI_DEV_*
 // field ids, buffer sizes). The reference structs below are written from that documentation, not
@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "hw/nvml/nvml_api.hpp"
+#include "nvml/nvml_api.hpp"
 
 namespace {
 

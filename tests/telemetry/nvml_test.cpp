@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "hw/nvml/nvml_library.hpp"
+#include "nvml/nvml_library.hpp"
 #include "telemetry/nvml_source.hpp"
 
 #ifndef FAKE_NVML_LIBRARY

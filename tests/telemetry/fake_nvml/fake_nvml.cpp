@@ -126,7 +126,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/nvml/nvml_api.hpp"
+#include "nvml/nvml_api.hpp"
 
 namespace {
 namespace nv = fw::nvml;
