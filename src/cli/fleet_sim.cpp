@@ -54,8 +54,7 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)")
       ->check(finite_in(20, 86400));
   app.add_option("--node-controller", o.node_controller,
-                 "the controller each node's agent tick runs (default pid, the agent's); none: "
-                 "no agent, equal per-GPU caps");
+                 "each node agent's controller (default pid); none: no agent, equal caps");
   app.add_option("--allocator", o.allocator,
                  "equal | proportional | pfi | greedy | curves | curves-greedy");
   app.add_option("--budget-fraction", o.budget_fraction,
@@ -108,8 +107,7 @@ int run_fleet_sim(int argc, char** argv) {
     if (!pfi.ok()) return fail("fleet-sim", pfi.status());
     o.job_pfi = std::move(*pfi);
   }
-  // The run is wall-clock time and reports nothing while it runs: elapsed against its length.
-  Progress progress("fleet-sim", progress_wanted(quiet));
+  Progress progress("fleet-sim", progress_wanted(quiet));  // wall time against the run's length
   progress.tick(0.5, [&progress, &o] {
     char b[128];
     const double e = progress.elapsed_s();
