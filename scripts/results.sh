@@ -98,6 +98,10 @@ DR_DATA=${DR_DATA:-data/emerald-phoenix}  # the field files shipped with their s
 # short check of the blocks; the docs' table is the default).
 DR_FLEET_NODES=${DR_FLEET_NODES:-64}
 DR_FLEET_DURATION=${DR_FLEET_DURATION:-480}
+# The seeds runs (a block per mix, its three seeds at once: 21 minutes of wall-clock time at the
+# default): a hold of 0.5 D, at least 10 minutes. Each mix with its event file's depth: mix|depth.
+DR_FLEET_HOLD_DURATION=${DR_FLEET_HOLD_DURATION:-1260}
+DR_FLEET_MIXES=("aps|0.25" "training-heavy|0.25" "inference-heavy|0.15")
 # The arms of the coordinator table (a block each: 8 minutes of wall-clock time at the default).
 # id|label|scripts/fleet_sim.sh arguments
 DR_FLEET_ARMS=(
@@ -907,23 +911,37 @@ The single job's own sweep allows a hold performance of $(echo "$r" | awk '{prin
   } >>"$out"
   splice docs/fleet.md dr-fleet "$tmp/dr-fleet.md"
 }
-# dr_fleet_seed S: the default mix arm on seed S into $tmp/drfs-sS: its report and the site's
-# trace.csv (scripts/dr_fleet_seeds.sh reads the hold's per-tick swing from it; a few hundred
-# kB), nothing else.
-dr_fleet_seed() {
-  local d="drfs-s$1"
-  echo "results: dr through the coordinator, mix arm, seed $1 ($DR_FLEET_NODES nodes, $DR_FLEET_DURATION s)" >&2
-  FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes "$DR_FLEET_NODES" \
-    --duration-s "$DR_FLEET_DURATION" --mix aps --allocator curves --site-loop --seed "$1" \
-    --out "$tmp/$d" >"$tmp/$d.log" 2>&1 ||
-    { echo "results: fleet-sim $d failed: $(tail -1 "$tmp/$d.log")" >&2; exit 1; }
-  find "$tmp/$d" -mindepth 1 -maxdepth 1 ! -name report.json ! -name trace.csv -exec rm -rf {} +
+# dr_fleet_mix MIX: the deployed path's long runs of one mix (DR_FLEET_MIXES) on seeds 1-3, the
+# three at once (each its own etcd: a fleet-sim of 64 agents takes a fraction of a core), into
+# $tmp/drfs-MIX-sS: 64 agents on a real etcd, DR_FLEET_HOLD_DURATION s so that the hold
+# (0.35-0.85 D) is at least 10 minutes of 1-minute means; each run's report and the site's
+# trace.csv (scripts/dr_fleet_seeds.sh reads the hold's per-tick swing from it), nothing else.
+dr_fleet_mix() {
+  local row depth s d pids=() rc=0
+  row=$(row_of DR_FLEET_MIXES "$1")
+  depth=${row#*|}
+  echo "results: dr through the coordinator, mix $1, seeds 1-3 at once ($DR_FLEET_NODES nodes, $DR_FLEET_HOLD_DURATION s)" >&2
+  for s in 1 2 3; do
+    d="drfs-$1-s$s"
+    FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes "$DR_FLEET_NODES" \
+      --duration-s "$DR_FLEET_HOLD_DURATION" --mix "$1" --dr-depth "$depth" --allocator curves \
+      --site-loop --seed "$s" --quiet --out "$tmp/$d" >"$tmp/$d.log" 2>&1 &
+    pids+=($!)
+  done
+  for s in 1 2 3; do
+    wait "${pids[s - 1]}" || { rc=1; echo "results: fleet-sim drfs-$1-s$s failed: $(tail -1 "$tmp/drfs-$1-s$s.log")" >&2; }
+    find "$tmp/drfs-$1-s$s" -mindepth 1 -maxdepth 1 ! -name report.json ! -name trace.csv -exec rm -rf {} +
+  done
+  return "$rc"
 }
-# dr_fleet_seeds_results: the mix arm on seeds 1-3 (scripts/dr_fleet_seeds.sh: a row each, mean
-# and range), from the dr-fleet-seedS blocks.
+# dr_fleet_seeds_results: every mix on seeds 1-3 (scripts/dr_fleet_seeds.sh: a row each, the
+# mean and range per mix), from the dr-fleet-MIX blocks.
 dr_fleet_seeds_results() {
-  bash scripts/dr_fleet_seeds.sh "$tmp/drfs-s1/report.json" "$tmp/drfs-s2/report.json" \
-    "$tmp/drfs-s3/report.json" >"$tmp/dr-fleet-seeds.md"
+  local reports=() row
+  for row in "${DR_FLEET_MIXES[@]}"; do
+    for s in 1 2 3; do reports+=("$tmp/drfs-${row%%|*}-s$s/report.json"); done
+  done
+  bash scripts/dr_fleet_seeds.sh "${reports[@]}" >"$tmp/dr-fleet-seeds.md"
   splice docs/fleet.md dr-fleet-seeds "$tmp/dr-fleet-seeds.md"
 }
 # dr_fleet_pause_results: a deep cut that needs pausing (12 nodes, -43 %, seed 4, 240 s): its
@@ -1210,11 +1228,11 @@ for arm in "${DR_FLEET_ARMS[@]}"; do
 done
 block dr-fleet all dr_fleet_results "docs/results.md:dr-fleet docs/fleet.md:dr-fleet" "" "" \
   "$(for arm in "${DR_FLEET_ARMS[@]}"; do printf 'dr-fleet-%s ' "${arm%%|*}"; done)"
-block dr-fleet-seed1 all "dr_fleet_seed 1" "" "scenarios scripts/fleet_sim.sh" "" ""
-block dr-fleet-seed2 all "dr_fleet_seed 2" "" "scenarios scripts/fleet_sim.sh" "" ""
-block dr-fleet-seed3 all "dr_fleet_seed 3" "" "scenarios scripts/fleet_sim.sh" "" ""
+block dr-fleet-aps all "dr_fleet_mix aps" "" "scenarios scripts/fleet_sim.sh" "" ""
+block dr-fleet-training-heavy all "dr_fleet_mix training-heavy" "" "scenarios scripts/fleet_sim.sh" "" ""
+block dr-fleet-inference-heavy all "dr_fleet_mix inference-heavy" "" "scenarios scripts/fleet_sim.sh" "" ""
 block dr-fleet-seeds all dr_fleet_seeds_results "docs/fleet.md:dr-fleet-seeds" "scripts/dr_fleet_seeds.sh" "" \
-  "dr-fleet-seed1 dr-fleet-seed2 dr-fleet-seed3"
+  "dr-fleet-aps dr-fleet-training-heavy dr-fleet-inference-heavy"
 block dr-fleet-pause all dr_fleet_pause_results "docs/fleet.md:dr-fleet-pause" "scenarios scripts/fleet_sim.sh" "" ""
 # The non-stationary runs (two evals at a time), then their tables.
 block drift-7b-1 all drift_runs_7b_1 "" "$SIM_INPUTS" "" ""

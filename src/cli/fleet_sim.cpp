@@ -84,9 +84,9 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_flag("--no-draw-curves", no_curves,
                "nodes publish no draw curve: the site loop runs without feed-forward");
   app.add_option("--mix", o.mix,
-                 "dr: the nodes' job mix: aps (the APS event's jobs of dr replay, their tiers "
-                 "and curves; default: every node the node scenario's job)")
-      ->check(CLI::IsMember({"aps"}));
+                 "dr: the nodes' job mix: aps | training-heavy | inference-heavy (the jobs of "
+                 "dr replay's event files; default: every node the node scenario's job)")
+      ->check(CLI::IsMember({"aps", "training-heavy", "inference-heavy"}));
   app.add_option("--pause-stagger-s", o.pause_stagger_s,
                  "dr with the site loop: least seconds between two pauses/resumes (default 10; "
                  "0: never pause)")

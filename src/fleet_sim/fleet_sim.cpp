@@ -812,22 +812,42 @@ void FleetSim::shutdown() {
 }  // namespace
 
 Result<std::vector<FleetSimMixJob>> fleet_sim_mix(const std::string& mix, int nodes) {
-  if (mix != "aps") return Status::InvalidArgument("fleet-sim: mix: '" + mix + "' is not aps");
-  // scenarios/dr/aps-2025-05-01.yaml's jobs. The simulator has no inference workload: the
-  // inference jobs run the llama-8b-ft fit (the A100 sweep's infer_llama_8b and
-  // ft_llama_8b_dolly rows are within 3 points of each other at every cap: 0.23/0.24 at 100 W,
-  // 0.78/0.81 at 200 W, 0.93/0.95 at 300 W); both pretraining jobs run the mpt-13b-pt fit, as
-  // the replay gives them pt_mpt_13b_lg's curve.
-  std::vector<FleetSimMixJob> jobs = {
-      {"ft_llama_8b_dolly", 32, "llama-8b-ft", 0.75, false, 0},
-      {"infer_llama_8b-bw9rr4h2", 32, "llama-8b-ft", 0.9, false, 0},
-      {"infer_llama_8b-kxymm0ql", 48, "llama-8b-ft", 0.9, false, 0},
-      {"infer_llama_8b-stsiwyqz", 32, "llama-8b-ft", 0.9, false, 0},
-      {"pt_mpt_13b_sm", 48, "mpt-13b-pt", 0.5, true, 0},
-      {"pt_mpt_7b_fast", 48, "mpt-13b-pt", 0.5, true, 0},
-  };
+  // The jobs of the replay's event files (scenarios/dr/<file>, tests/fleet_sim checks that
+  // they match). The simulator has no inference workload: inference jobs run the llama-8b-ft
+  // fit (the A100 sweep's infer_llama_8b and ft_llama_8b_dolly rows are within 3 points of each
+  // other at every cap: 0.23/0.24 at 100 W, 0.78/0.81 at 200 W, 0.93/0.95 at 300 W);
+  // pretraining jobs run the mpt-13b-pt fit, as the replay gives them pt_mpt_13b_lg's curve.
+  std::vector<FleetSimMixJob> jobs;
+  if (mix == "aps") {  // aps-2025-05-01.yaml
+    jobs = {
+        {"ft_llama_8b_dolly", 32, "llama-8b-ft", 0.75, false, 0},
+        {"infer_llama_8b-bw9rr4h2", 32, "llama-8b-ft", 0.9, false, 0},
+        {"infer_llama_8b-kxymm0ql", 48, "llama-8b-ft", 0.9, false, 0},
+        {"infer_llama_8b-stsiwyqz", 32, "llama-8b-ft", 0.9, false, 0},
+        {"pt_mpt_13b_sm", 48, "mpt-13b-pt", 0.5, true, 0},
+        {"pt_mpt_7b_fast", 48, "mpt-13b-pt", 0.5, true, 0},
+    };
+  } else if (mix == "training-heavy") {  // mix-training-heavy.yaml
+    jobs = {
+        {"pt_a", 128, "mpt-13b-pt", 0.5, true, 0},
+        {"pt_b", 128, "mpt-13b-pt", 0.5, true, 0},
+        {"ft", 64, "llama-8b-ft", 0.75, false, 0},
+        {"infer", 32, "llama-8b-ft", 0.9, false, 0},
+    };
+  } else if (mix == "inference-heavy") {  // mix-inference-heavy.yaml
+    jobs = {
+        {"infer_a", 64, "llama-8b-ft", 0.9, false, 0},
+        {"infer_b", 64, "llama-8b-ft", 0.9, false, 0},
+        {"infer_c", 64, "llama-8b-ft", 0.9, false, 0},
+        {"ft", 32, "llama-8b-ft", 0.75, false, 0},
+        {"pt", 32, "mpt-13b-pt", 0.5, true, 0},
+    };
+  } else {
+    return Status::InvalidArgument("fleet-sim: mix: '" + mix +
+                                   "' is not aps, training-heavy or inference-heavy");
+  }
   if (nodes < int(jobs.size())) {
-    return Status::InvalidArgument("fleet-sim: mix aps needs at least " +
+    return Status::InvalidArgument("fleet-sim: mix " + mix + " needs at least " +
                                    std::to_string(jobs.size()) + " nodes");
   }
   int total = 0;

@@ -54,9 +54,10 @@ struct FleetSimOptions {
   // job's running state at the event's start: warm_s = 0.25 D) as the loop's feed-forward;
   // false: none (the loop's integral alone).
   bool draw_curves = true;
-  // "dr": the nodes' job mix. "" : every node runs the node scenario's job. "aps": the APS
-  // event's jobs of `dr replay` (scenarios/dr/aps-2025-05-01.yaml; fleet_sim_mix below) on the
-  // simulator's workloads: node budget GPUs as the node scenario's, the jobs' GPU counts scaled
+  // "dr": the nodes' job mix. "" : every node runs the node scenario's job. "aps",
+  // "training-heavy", "inference-heavy": the jobs of `dr replay`'s event files
+  // (scenarios/dr/aps-2025-05-01.yaml, mix-training-heavy.yaml, mix-inference-heavy.yaml;
+  // fleet_sim_mix below) on the simulator's workloads: node budget GPUs as the node scenario's, the jobs' GPU counts scaled
   // onto the nodes; every node publishes its job's id, tier_min, pausable and its workload's
   // throughput curve (probe_draw_curve, one per workload), and its draw curve as above.
   std::string mix;
@@ -90,7 +91,7 @@ struct FleetSimMixJob {
   bool pausable = false;
   int nodes = 0;  // nodes of the run (largest remainder of field_gpus / sum x nodes, >= 1)
 };
-// The "aps" mix over `nodes` nodes (InvalidArgument for another mix or fewer nodes than jobs).
+// A mix over `nodes` nodes (InvalidArgument for an unknown mix or fewer nodes than jobs).
 Result<std::vector<FleetSimMixJob>> fleet_sim_mix(const std::string& mix, int nodes);
 
 // Simulated jobs of a run: nodes + max(1, nodes / 8) ("site"), nodes ("dr").

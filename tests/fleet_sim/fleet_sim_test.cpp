@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+
 #include "fleet_sim/sim_node.hpp"
 #include "sim/scenario.hpp"
 
@@ -67,6 +71,11 @@ TEST(FleetSim, ApsMixScalesTheFieldsGpusOntoTheNodes) {
   for (const auto& j : *small) EXPECT_EQ(j.nodes, 1);
   EXPECT_FALSE(fleet_sim_mix("aps", 5).ok());
   EXPECT_FALSE(fleet_sim_mix("caiso", 64).ok());
+  auto heavy = fleet_sim_mix("training-heavy", 64);  // 128, 128, 64, 32 of 352 GPUs
+  ASSERT_TRUE(heavy.ok()) << heavy.status().message();
+  nodes.clear();
+  for (const auto& j : *heavy) nodes.push_back(j.nodes);
+  EXPECT_EQ(nodes, (std::vector<int>{23, 23, 12, 6}));
   FleetSimOptions o;
   o.etcd = {"http://127.0.0.1:1"};
   o.out_dir = "/nonexistent";
@@ -140,6 +149,34 @@ TEST(SimNode, DrawCurveProbeMeasuresFromTheRunningState) {
   }
   // Not the fresh node's reading: the first seconds of a job are not its running state.
   EXPECT_NE((*probe)[0].draw_w, (*fresh)[0].draw_w);
+}
+
+// Each mix is its event file's jobs: names, GPUs, tiers and pausing as `dr replay` reads them,
+// the workload standing in for the file's sweep job.
+TEST(FleetSim, EveryMixIsItsReplayEventsJobs) {
+  const std::map<std::string, std::string> sweep_workload = {
+      {"ft_llama_8b_dolly", "llama-8b-ft"},
+      {"infer_llama_8b", "llama-8b-ft"},
+      {"pt_mpt_13b_lg", "mpt-13b-pt"}};
+  for (const auto& [mix, file] : std::map<std::string, std::string>{
+           {"aps", "aps-2025-05-01.yaml"},
+           {"training-heavy", "mix-training-heavy.yaml"},
+           {"inference-heavy", "mix-inference-heavy.yaml"}}) {
+    SCOPED_TRACE(mix);
+    YAML::Node y = YAML::LoadFile(std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/dr/" + file);
+    auto m = fleet_sim_mix(mix, 64);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    ASSERT_EQ(m->size(), y["jobs"].size());
+    for (size_t k = 0; k < m->size(); ++k) {
+      const YAML::Node j = y["jobs"][k];
+      const FleetSimMixJob& f = (*m)[k];
+      EXPECT_EQ(f.name, j["name"].as<std::string>());
+      EXPECT_EQ(f.field_gpus, j["gpus"].as<int>());
+      EXPECT_DOUBLE_EQ(f.tier_min, j["tier_min"].as<double>());
+      EXPECT_EQ(f.pausable, j["pausable"] && j["pausable"].as<bool>());
+      EXPECT_EQ(f.workload, sweep_workload.at(j["sweep_job"].as<std::string>()));
+    }
+  }
 }
 
 }  // namespace
