@@ -57,9 +57,10 @@ struct FleetSimOptions {
   // "dr": the nodes' job mix. "" : every node runs the node scenario's job. "aps",
   // "training-heavy", "inference-heavy": the jobs of `dr replay`'s event files
   // (scenarios/dr/aps-2025-05-01.yaml, mix-training-heavy.yaml, mix-inference-heavy.yaml;
-  // fleet_sim_mix below) on the simulator's workloads: node budget GPUs as the node scenario's, the jobs' GPU counts scaled
-  // onto the nodes; every node publishes its job's id, tier_min, pausable and its workload's
-  // throughput curve (probe_draw_curve, one per workload), and its draw curve as above.
+  // fleet_sim_mix below) on the simulator's workloads: node budget GPUs as the node scenario's, the
+  // jobs' GPU counts scaled onto the nodes; every node publishes its job's id, tier_min, pausable
+  // and its workload's throughput curve (probe_draw_curve, one per workload), and its draw curve as
+  // above.
   std::string mix;
   double pause_stagger_s = 10;
   bool site_loop_reclaim = false;  // CoordinatorOptions::site_loop_reclaim  // the coordinators'

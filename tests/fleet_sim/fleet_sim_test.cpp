@@ -3,7 +3,6 @@
 #include "fleet_sim/fleet_sim.hpp"
 
 #include <gtest/gtest.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include <map>
@@ -154,14 +153,13 @@ TEST(SimNode, DrawCurveProbeMeasuresFromTheRunningState) {
 // Each mix is its event file's jobs: names, GPUs, tiers and pausing as `dr replay` reads them,
 // the workload standing in for the file's sweep job.
 TEST(FleetSim, EveryMixIsItsReplayEventsJobs) {
-  const std::map<std::string, std::string> sweep_workload = {
-      {"ft_llama_8b_dolly", "llama-8b-ft"},
-      {"infer_llama_8b", "llama-8b-ft"},
-      {"pt_mpt_13b_lg", "mpt-13b-pt"}};
-  for (const auto& [mix, file] : std::map<std::string, std::string>{
-           {"aps", "aps-2025-05-01.yaml"},
-           {"training-heavy", "mix-training-heavy.yaml"},
-           {"inference-heavy", "mix-inference-heavy.yaml"}}) {
+  const std::map<std::string, std::string> sweep_workload = {{"ft_llama_8b_dolly", "llama-8b-ft"},
+                                                             {"infer_llama_8b", "llama-8b-ft"},
+                                                             {"pt_mpt_13b_lg", "mpt-13b-pt"}};
+  for (const auto& [mix, file] :
+       std::map<std::string, std::string>{{"aps", "aps-2025-05-01.yaml"},
+                                          {"training-heavy", "mix-training-heavy.yaml"},
+                                          {"inference-heavy", "mix-inference-heavy.yaml"}}) {
     SCOPED_TRACE(mix);
     YAML::Node y = YAML::LoadFile(std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/dr/" + file);
     auto m = fleet_sim_mix(mix, 64);
