@@ -205,9 +205,17 @@ class FlexwattClient:
             body["expected_version"] = expected_version
         return self.request("PUT", "/v1/controller", body)
 
-    def register_job(self, id=None, name=None, kind=None, gpus=None, knobs=None, pfi=None):
+    def register_job(self, id=None, name=None, kind=None, gpus=None, knobs=None, pfi=None,
+                     fill=None):
         """Registers a training job; returns a Job. knobs: {name: {min, max, step?, default?}}.
         pfi: the job's Power Flexibility Index when known (reported in the agent's status).
+        fill: the job's fill hook, a callable fill(targets) with targets {NVML index: watts}
+        (0: stop), or None (the default: the job runs no fill). With a hook the job registers
+        with "fill": true and the agent's `stabilize` controller may ask it to burn power on its
+        GPUs (before the start, to ramp the site up smoothly; docs/stabilization.md). The hook
+        is called from progress(), wait_knobs() and close() whenever the targets change, and
+        with every target 0 when the agent becomes unreachable or the job closes: it must
+        return at once (start, retune or stop a fill running in the background).
         gpus: NVML indices as the agent's status lists them, GPU UUIDs ("GPU-..."), or
         "visible": the UUIDs of visible_gpu_uuids() (ValueError when there are none).
         A 4xx answer raises FlexwattError. When the agent cannot be reached (connection error,
@@ -219,33 +227,39 @@ class FlexwattClient:
                 raise ValueError("gpus='visible': neither CUDA_VISIBLE_DEVICES nor "
                                  "NVIDIA_VISIBLE_DEVICES lists GPU UUIDs; pass the UUIDs "
                                  "(nvidia-smi -L) or the host's NVML indices")
+        if fill is not None and not callable(fill):
+            raise TypeError("fill: must be a callable fill(targets) or None")
         body = {}
         for k, v in (("id", id), ("name", name), ("kind", kind), ("gpus", gpus), ("knobs", knobs),
                      ("pfi", pfi)):
             if v is not None:
                 body[k] = v
+        if fill is not None:
+            body["fill"] = True
         if not self.resilient:
-            return Job(self, self.request("POST", "/v1/jobs", body))
+            return Job(self, self.request("POST", "/v1/jobs", body), fill=fill)
         try:
             answer = self.request("POST", "/v1/jobs", body, timeout_s=self._timeout_s)
         except FlexwattError as e:
             if e.status < 500:
                 raise
-            return Job._detached(self, body, _describe(e))
+            return Job._detached(self, body, _describe(e), fill)
         except _AWAY_ERRORS as e:
-            return Job._detached(self, body, _describe(e))
-        return Job(self, answer, registration=body)
+            return Job._detached(self, body, _describe(e), fill)
+        return Job(self, answer, registration=body, fill=fill)
 
 
 class Job:
     """A registered job: report progress, read the knobs the agent chose. While the agent is
     away, progress() and wait_knobs() keep the knobs last in force (module docstring)."""
 
-    def __init__(self, client, answer, registration=None):
+    def __init__(self, client, answer, registration=None, fill=None):
         self._client = client
         self.id = answer["id"]
         self.knobs = answer.get("knobs", {})
         self.knob_version = answer.get("knob_version", 0)
+        self._fill = fill   # the job's fill hook (register_job), or None
+        self.fill_w = {}    # the fill targets last handed to it: {NVML index: W}
         # What re-registration sends (the POST /v1/jobs body); None: the job cannot re-register.
         self._registration = registration
         self._id_given = bool(registration and registration.get("id"))
@@ -257,7 +271,7 @@ class Job:
         self._registered_once = True
 
     @classmethod
-    def _detached(cls, client, registration, why):
+    def _detached(cls, client, registration, why, fill=None):
         """A job whose registration could not reach the agent: the ladder's defaults (max
         when none is given) until it registers."""
         knobs = {}
@@ -265,7 +279,7 @@ class Job:
             if isinstance(ladder, dict) and ("default" in ladder or "max" in ladder):
                 knobs[name] = ladder.get("default", ladder.get("max"))
         job = cls(client, {"id": registration.get("id"), "knobs": knobs, "knob_version": 0},
-                  registration)
+                  registration, fill)
         job._needs_register = True
         job._registered_once = False
         job._lost(why)
@@ -274,7 +288,23 @@ class Job:
     def _take(self, answer):
         self.knobs = answer["knobs"]
         self.knob_version = answer["knob_version"]
+        targets = answer.get("fill_w")
+        if self._fill is not None and isinstance(targets, dict):
+            self._set_fill({int(g): float(w) for g, w in targets.items()})
         return self.knobs
+
+    def _set_fill(self, targets):
+        """Hands the hook the targets merged into the ones in force, when any changed."""
+        merged = dict(self.fill_w)
+        merged.update(targets)
+        if merged != self.fill_w:
+            self.fill_w = merged
+            self._fill(dict(merged))
+
+    def _stop_fill(self):
+        """Every target 0 (the agent is away, or the job ends): nothing burns unasked."""
+        if self._fill is not None and any(w != 0 for w in self.fill_w.values()):
+            self._set_fill({g: 0.0 for g in self.fill_w})
 
     # The agent going away and coming back.
     def _lost(self, why):
@@ -285,6 +315,7 @@ class Job:
         self._next_try = now + min(c.retry_max_s, c.retry_min_s * 2 ** min(self._failures - 1, 30))
         if not self._away:
             self._away, self._away_since = True, now
+            self._stop_fill()
             log.warning("flexwatt agent unreachable (%s): job %s keeps its knobs %s and carries "
                         "on; retrying with back-off up to %g s", why, self.id or "(unregistered)",
                         self.knobs, c.retry_max_s)
@@ -448,8 +479,9 @@ class Job:
         return self._client.request("PUT", f"/v1/jobs/{self.id}/pfi", {"pfi": pfi, "source": source})
 
     def close(self):
-        """Ends the job on the agent. A resilient client does not raise when the agent is away
-        or no longer knows the job (it has nothing to end then)."""
+        """Ends the job on the agent (its fill stopped first). A resilient client does not raise
+        when the agent is away or no longer knows the job (it has nothing to end then)."""
+        self._stop_fill()
         if not self._client.resilient:
             self._client.request("DELETE", f"/v1/jobs/{self.id}")
             return

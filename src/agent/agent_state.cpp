@@ -86,7 +86,15 @@ nlohmann::json to_json(const RegisteredJob& j) {
                  : nlohmann::json()},
             {"checkpoint_s", num(j.announced.checkpoint_s)}}},
           {"pfi", num(j.pfi)},
-          {"pfi_source", j.pfi_source}};
+          {"pfi_source", j.pfi_source},
+          {"fill", j.fill},
+          {"fill_w", fill_json(j)}};
+}
+
+nlohmann::json fill_json(const RegisteredJob& j) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [gpu, w] : j.fill_w) out[std::to_string(gpu)] = w;
+  return out;
 }
 
 nlohmann::json to_json(const AgentState& s) {

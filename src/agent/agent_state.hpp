@@ -120,6 +120,10 @@ struct RegisteredJob {
   // or a completed `flexwatt sweep --agent` ("sweep", PUT /v1/jobs/{id}/pfi); NaN: unknown.
   double pfi = kUnset;
   std::string pfi_source;
+  // The job's client runs a fill workload when told (registered with "fill": true); fill_w is
+  // what the loop last handed it per GPU (NVML index -> W; 0: off), sent with its knobs.
+  bool fill = false;
+  std::map<int, double> fill_w;
 };
 
 // A job as the loop controls it (the plant's job j): on hardware a registered job (or "node"
@@ -162,5 +166,7 @@ nlohmann::json to_json(const AgentState& s);
 nlohmann::json to_json(const RegisteredJob& j);
 // Knobs as {"gen_concurrency": 32, …}: only the knobs that are set.
 nlohmann::json knobs_json(const KnobValues& k);
+// A job's fill targets as {"<NVML index>": W, ...} ({} when none).
+nlohmann::json fill_json(const RegisteredJob& j);
 
 }  // namespace fw::agent

@@ -32,7 +32,7 @@ registry::ControllerEnv agent_controller_env(const AgentConfig& cfg, const NodeP
   env.calibration_seeds = {kCalibrationSeed, kCalibrationSeed + 1};
   env.limiter = cfg.limiter;
   env.smoothing = plant.smoothing_support();  // fixed at open: safe from the API's threads
-  env.fill = plant.fill_support();
+  env.fill = plant.fill_support();  // as of the last refresh_jobs(): a job with a fill hook
   if (env.make_plant) {
     // On sim the scenario's jobs are fixed, but their knobs are in reach only while a job is
     // registered in their place (runtime/node_plant.hpp): the controller is prepared on the

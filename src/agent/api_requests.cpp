@@ -226,7 +226,13 @@ std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out) {
   json j;
   if (auto err = parse_object(body, j)) return err;
-  if (auto err = only_keys(j, {"id", "name", "kind", "gpus", "knobs", "pfi"}, "")) return err;
+  if (auto err = only_keys(j, {"id", "name", "kind", "gpus", "knobs", "pfi", "fill"}, "")) {
+    return err;
+  }
+  if (auto it = j.find("fill"); it != j.end()) {
+    if (!it->is_boolean()) return bad("fill: must be true or false");
+    out.fill = it->get<bool>();
+  }
   if (j.contains("pfi")) {
     if (auto err = number(j, "pfi", "", 1e-6, 100, NAN, out.pfi)) return err;
   }

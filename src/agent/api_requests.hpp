@@ -52,10 +52,10 @@ struct ControllerRequest {
 };
 std::optional<HttpError> parse_controller_request(std::string_view body, ControllerRequest& out);
 
-// POST /v1/jobs: {"id"?, "name"?, "kind"?, "gpus"?: [int] | [UUID], "knobs"?: {KNOB: {"min", "max",
-// "step"?, "default"?}}}: min, max, step and default whole numbers (422 naming the field
-// otherwise), min <= default <= max, step >= 1. An absent id is left empty (the server
-// assigns one).
+// POST /v1/jobs: {"id"?, "name"?, "kind"?, "gpus"?: [int] | [UUID], "pfi"?, "fill"?: bool,
+// "knobs"?: {KNOB: {"min", "max", "step"?, "default"?}}}: min, max, step and default whole
+// numbers (422 naming the field otherwise), min <= default <= max, step >= 1; "fill" a boolean
+// (400 otherwise). An absent id is left empty (the server assigns one).
 struct JobRequest {
   std::string id;
   JobInfo info;
@@ -63,6 +63,7 @@ struct JobRequest {
   // the node's GPUs into info.gpus (NVML indices). A list is all indices or all UUIDs.
   std::vector<std::string> gpu_uuids;
   double pfi = kUnset;  // optional "pfi", (0, 100]
+  bool fill = false;    // optional "fill": the client runs the fill hook (docs/stabilization.md)
 };
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out);
 

@@ -71,7 +71,7 @@ Result<std::vector<int>> JobRegistry::resolve_uuids(const std::vector<std::strin
   return out;
 }
 
-JobRegistry::Outcome JobRegistry::add(const std::string& id, JobInfo info) {
+JobRegistry::Outcome JobRegistry::add(const std::string& id, JobInfo info, bool fill) {
   std::lock_guard<std::mutex> lock(mu_);
   if (find(id)) return Outcome::kExists;
   if (jobs_.size() >= max_jobs_) return Outcome::kFull;
@@ -87,6 +87,7 @@ JobRegistry::Outcome JobRegistry::add(const std::string& id, JobInfo info) {
   e.state.name = info.name;
   e.state.kind = info.kind;
   e.state.knobs = info.default_knobs;
+  e.state.fill = fill;
   e.last_report_s = now_s_();
   e.info = std::move(info);
   jobs_.push_back(std::move(e));
@@ -149,6 +150,25 @@ bool JobRegistry::set_knobs(const std::string& id, const KnobValues& k) {
         e->state.knobs[i] = v;
         changed = true;
       }
+    }
+    if (changed) ++e->state.knob_version;
+  }
+  if (changed) cv_.notify_all();
+  return true;
+}
+
+bool JobRegistry::set_fill(const std::string& id, const std::map<int, double>& fill_w) {
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry* e = find(id);
+    if (!e || !e->state.fill) return false;
+    for (const auto& [gpu, w] : fill_w) {
+      if (!std::isfinite(w)) continue;
+      auto it = e->state.fill_w.find(gpu);
+      if (it != e->state.fill_w.end() && it->second == w) continue;
+      e->state.fill_w[gpu] = w;
+      changed = true;
     }
     if (changed) ++e->state.knob_version;
   }

@@ -56,7 +56,8 @@ class JobRegistry {
   // Registers job `id` (unique) with its declared knob ranges; its knobs start at
   // info.default_knobs. kExists / kFull when refused; kUnknownGpu when info.gpus names an index
   // outside set_gpu_indices() (the GPUs this node manages).
-  Outcome add(const std::string& id, JobInfo info);
+  // fill: the job's client runs the fill hook (RegisteredJob::fill).
+  Outcome add(const std::string& id, JobInfo info, bool fill = false);
   // The GPU indices a job may list (the node's managed NVML indices); empty (the default):
   // any. Set once by the agent before it serves requests.
   void set_gpu_indices(std::vector<int> indices);
@@ -79,6 +80,10 @@ class JobRegistry {
   // and wakes its long-pollers when a value changed. Values are clamped to the declared
   // range and rounded down to its step. Returns false for an unknown id.
   bool set_knobs(const std::string& id, const KnobValues& k);
+  // Control path: the fill targets of job `id`'s GPUs (NVML index -> W; 0: off), merged into
+  // the ones it has. Bumps knob_version and wakes its long-pollers when a value changed (the
+  // client reads them with its knobs). False for an unknown id or a job without the hook.
+  bool set_fill(const std::string& id, const std::map<int, double>& fill_w);
   // Records job `id`'s PFI and where it came from ("registration", "sweep"). kNotFound.
   Outcome set_pfi(const std::string& id, double pfi, const std::string& source);
   // How long a report's announcements hold (age_announcements()); the agent sets its

@@ -24,6 +24,7 @@ std::vector<ChannelJob> RegistryChannel::jobs() const {
       Phase p = Phase::kIdle;
       if (phase_from_name(s.phase, p)) j.reading.phase = p;
       j.report_age_s = s.last_report_age_s;
+      j.fill = s.fill;
       out.push_back(std::move(j));
       break;
     }

@@ -16,6 +16,9 @@ class RegistryChannel : public JobChannel {
   uint64_t generation() const override { return r_.generation(); }
   std::vector<ChannelJob> jobs() const override;
   void set_knobs(const std::string& id, const KnobValues& k) override { r_.set_knobs(id, k); }
+  void set_fill(const std::string& id, const std::map<int, double>& fill_w) override {
+    r_.set_fill(id, fill_w);
+  }
 
  private:
   JobRegistry& r_;

@@ -31,10 +31,12 @@ std::optional<double> query_number(const httplib::Request& req, const char* key,
 }
 
 json job_knobs_body(const RegisteredJob& j, bool changed) {
-  return {{"id", j.id},
-          {"knobs", knobs_json(j.knobs)},
-          {"knob_version", j.knob_version},
-          {"changed", changed}};
+  json body = {{"id", j.id},
+               {"knobs", knobs_json(j.knobs)},
+               {"knob_version", j.knob_version},
+               {"changed", changed}};
+  if (j.fill) body["fill_w"] = fill_json(j);  // a job with the hook: its GPUs' fill targets
+  return body;
 }
 
 }  // namespace
@@ -269,7 +271,7 @@ void AgentServer::Impl::post_job(const httplib::Request& req, httplib::Response&
       r.id = "job-" + std::to_string(next_job++);
     } while (jobs.get(r.id));
   }
-  switch (jobs.add(r.id, r.info)) {
+  switch (jobs.add(r.id, r.info, r.fill)) {
     case JobRegistry::Outcome::kExists:
       return send_error(res, 409, "job '" + r.id + "' is already registered");
     case JobRegistry::Outcome::kFull:

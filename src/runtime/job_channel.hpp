@@ -6,6 +6,7 @@
 // Thread-safety: implementations are called from the loop thread only, but may be fed by others.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct ChannelJob {
   JobInfo info;
   JobReading reading;            // progress as last reported (reading.job is set by the plant)
   double report_age_s = kUnset;  // seconds since the job last reported
+  // The job's client runs a fill workload when told (it registered with "fill": true): the
+  // plant hands it each of its GPUs' fill target (set_fill).
+  bool fill = false;
 };
 
 class JobChannel {
@@ -28,6 +32,9 @@ class JobChannel {
   virtual std::vector<ChannelJob> jobs() const = 0;
   // Hands the knobs to job `id` (NaN: keep); unknown ids are ignored.
   virtual void set_knobs(const std::string& id, const KnobValues& k) = 0;
+  // Hands job `id` its GPUs' fill targets (NVML index -> W; 0: off); unknown ids are ignored.
+  // Default: no channel carries it.
+  virtual void set_fill(const std::string& /*id*/, const std::map<int, double>& /*fill_w*/) {}
 };
 
 }  // namespace fw

@@ -34,7 +34,10 @@
 // Command::gpu_settings (kGpuSettingTable: power smoothing's floor, ramp rates and hysteresis, and
 // the fill workload; docs/stabilization.md "In the agent") are applied only where the plant says
 // so: smoothing_support() and fill_support() are Ok, or the reason write() refuses them
-// (NotSupported naming the GPU and model, or the driver); both are fixed at open. The smoothing
+// (NotSupported naming the GPU and model, or the driver). Smoothing support is fixed at open;
+// the fill is the job client's workload, so fill_support() is Ok while a registered job declares
+// the fill hook (NvmlPlant; refresh_jobs() updates it), and write() hands each such job its GPUs'
+// fill targets through the channel (JobChannel::set_fill). The smoothing
 // settings found are saved, kept in the restore file and put back like the caps
 // (save_smoothing(), saved_smoothing(), restore_smoothing()); on a plant without smoothing they
 // are no-ops. Not thread-safe (the loop thread only), except smoothing_support() and

@@ -119,9 +119,10 @@ Result<std::unique_ptr<NvmlPlant>> NvmlPlant::open(const NodePlantConfig& cfg, J
 }
 
 Status NvmlPlant::fill_support() const {
+  if (fill_jobs_.load()) return Status::Ok();
   return Status::NotSupported(
-      "fill: the NVML plant runs no fill workload (on hardware the fill is a hook the job's "
-      "client provides, which the job channel does not carry: docs/stabilization.md)");
+      "fill: no job on this node declared a fill hook (on hardware the fill workload is the job "
+      "client's: it registers with \"fill\": true; docs/stabilization.md)");
 }
 
 const PowerSmoothingSettings* NvmlPlant::smoothing_in_force(int gpu) const {
@@ -197,16 +198,33 @@ Status NvmlPlant::write_smoothing(const Command& cmd) {
     std::map<int, PowerSmoothingSettings> saved, in_force;
   };
   auto job = std::make_shared<Job>();
+  // The fill targets per channel job with a fill hook, by NVML index (handed over once the
+  // whole command has passed its checks).
+  std::map<std::string, std::map<int, double>> fills;
   // Checked whole, without a device call, before anything is written.
   for (size_t i = 0; i < cmd.gpu_settings.size() && i < read_order_.size(); ++i) {
     const GpuSettingValues& v = cmd.gpu_settings[i];
     const int g = read_order_[i];
     const std::string who = "GPU " + std::to_string(g) + " (" + node_gpus_[i].name + ")";
     const double fill_w = v[static_cast<int>(GpuSetting::kFill)];
-    if (!std::isnan(fill_w) && fill_w != 0) {
-      return Status::NotSupported(
-          "write: fill = " + format_g(fill_w) + " W on " + who + ": " + fill_support().message() +
-          "; a controller's fill is refused here (stabilize: pre_fill=off)" + nothing);
+    if (!std::isnan(fill_w)) {
+      bool hooked = false;
+      for (size_t j = 0; j < info_.jobs.size() && j < channel_jobs_.size(); ++j) {
+        const std::vector<int>& on = info_.jobs[j].gpus;
+        if (!channel_jobs_[j].fill ||
+            std::find(on.begin(), on.end(), static_cast<int>(i)) == on.end()) {
+          continue;
+        }
+        fills[channel_jobs_[j].id][g] = fill_w;
+        hooked = true;
+      }
+      if (!hooked && fill_w != 0) {
+        const Status support = fill_support();
+        return Status::NotSupported(
+            "write: fill = " + format_g(fill_w) + " W on " + who + ": " +
+            (support.ok() ? std::string("its job declared no fill hook") : support.message()) +
+            "; a controller's fill is refused here (stabilize: pre_fill=off)" + nothing);
+      }
     }
     const double floor_pct = v[static_cast<int>(GpuSetting::kSmoothingFloor)];
     const double up = v[static_cast<int>(GpuSetting::kSmoothingRampUp)];
@@ -241,6 +259,9 @@ Status NvmlPlant::write_smoothing(const Command& cmd) {
     r.ramp_down_hysteresis_ms = hyst_ms;
     job->gpus.push_back(g);
     job->req.push_back(r);
+  }
+  for (const auto& [id, w] : fills) {
+    if (jobs_) jobs_->set_fill(id, w);
   }
   if (job->gpus.empty()) return Status::Ok();
   FW_RETURN_IF_ERROR(deadline_->run([d = dev_, job] {
@@ -319,7 +340,10 @@ bool NvmlPlant::refresh_jobs() {
     return gpus_changed;
   }
   bool first = false;
-  if (!read_channel(&first) && !gpus_changed) return false;
+  const bool changed = read_channel(&first);
+  fill_jobs_ = std::any_of(channel_jobs_.begin(), channel_jobs_.end(),
+                           [](const ChannelJob& j) { return j.fill; });
+  if (!changed && !gpus_changed) return false;
   job_ids_.clear();
   for (const ChannelJob& j : channel_jobs_) job_ids_.push_back(j.id);
   info_.jobs.clear();

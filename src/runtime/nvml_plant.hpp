@@ -8,7 +8,8 @@
 // CallDeadline worker (runtime/call_deadline.hpp) with cfg.nvml_deadline_s: a call that hangs
 // on a wedged GPU makes that read or write fail (Unavailable) instead of blocking the loop, and
 // every later one fail at once until it returns. Not thread-safe (the loop thread only), except
-// smoothing_support() and fill_support() (fixed at open).
+// smoothing_support() (fixed at open) and fill_support() (Ok while a channel job declares the
+// fill hook, as of the last refresh_jobs()).
 //
 // Power smoothing (Command::gpu_settings; docs/stabilization.md "In the agent"): through an
 // NvmlPowerSmoothingActuator opened over the same library and GPUs as the caps, its calls on
@@ -19,9 +20,12 @@
 // - The settings are checked whole before any is written: a GPU the command sets that has no
 //   smoothing (NotSupported, the GPU and model named), a floor outside the device's settable
 //   range (InvalidArgument naming the GPU, smoothing_floor and the range in %: refused, never
-//   clamped, as the actuator refuses it), or a non-zero fill (NotSupported naming the row: this
-//   plant runs no fill workload) refuses every GPU's settings, "nothing applied". A fill of 0
-//   (off) is accepted and does nothing. A row left NaN keeps the device's value (read first). An
+//   clamped, as the actuator refuses it), or a non-zero fill on a GPU that no job with a fill
+//   hook runs on (NotSupported naming the row) refuses every GPU's settings, "nothing applied".
+//   The fill is the job client's workload: each GPU's fill target (0: off) is handed to every
+//   channel job with the hook ("fill": true) that runs on the GPU (JobChannel::set_fill, by
+//   NVML index), once the command passed its checks; a fill of 0 on a GPU without one does
+//   nothing. A row left NaN keeps the device's value (read first). An
 //   infinite ramp rate (the table's "no limit") has no NVML value: it is written as the whole
 //   TMP ceiling per kNoRampLimitS (the ceiling unknown: the GPU's maximum cap). Writing turns
 //   smoothing on; the parameters go into the active preset profile.
@@ -31,6 +35,7 @@
 //   written, and are restored with the others). write() returns the caps' first failure, else
 //   the settings' refusal or failure.
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <vector>
@@ -94,6 +99,7 @@ class NvmlPlant : public NodePlant {
   std::vector<std::string> job_ids_;         // channel id of each plant job
   std::vector<double> clock_event_reasons_;  // per GPU, of the last read
   Status smoothing_support_;                 // fixed at open
+  std::atomic<bool> fill_jobs_{false};       // a channel job declared the fill hook
   // The loop thread's copies of the actuator's record (by NVML index): what was saved, and
   // what is in force as last saved, written and read back, or restored.
   std::vector<SavedSmoothing> saved_smoothing_;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "agent/job_registry.hpp"
@@ -135,6 +136,31 @@ TEST(RegistryChannel, CarriesTheAgedAnnouncementsIntoTheReading) {
   EXPECT_TRUE(std::isnan(js[1].reading.checkpoint_in_iters));
   now = 50 + kDefaultAnnouncementStaleS + 1;  // the registry's default bound
   EXPECT_TRUE(std::isnan(channel.jobs()[0].reading.checkpoint_in_iters));
+}
+
+// The fill hook: the channel says which job declared it; the plant's targets reach only such a
+// job, merged per GPU, each change bumping knob_version (a long poll wakes on it).
+TEST(RegistryChannel, CarriesTheFillHookAndItsTargets) {
+  JobRegistry jobs(4, [] { return 0.0; });
+  RegistryChannel channel(jobs);
+  ASSERT_EQ(jobs.add("hooked", JobInfo{}, true), JobRegistry::Outcome::kOk);
+  ASSERT_EQ(jobs.add("plain", JobInfo{}), JobRegistry::Outcome::kOk);
+  auto js = channel.jobs();
+  ASSERT_EQ(js.size(), 2u);
+  EXPECT_TRUE(js[0].fill);
+  EXPECT_FALSE(js[1].fill);
+  const uint64_t v0 = jobs.get("hooked")->knob_version;
+  channel.set_fill("hooked", {{0, 600}, {1, 600}});
+  channel.set_fill("plain", {{2, 600}});
+  EXPECT_EQ(jobs.get("hooked")->fill_w, (std::map<int, double>{{0, 600}, {1, 600}}));
+  EXPECT_EQ(jobs.get("hooked")->knob_version, v0 + 1);
+  EXPECT_TRUE(jobs.get("plain")->fill_w.empty());
+  EXPECT_FALSE(jobs.set_fill("plain", {{2, 600}}));
+  EXPECT_TRUE(jobs.set_fill("hooked", {{1, 600}}));  // unchanged: no new version
+  EXPECT_EQ(jobs.get("hooked")->knob_version, v0 + 1);
+  EXPECT_TRUE(jobs.set_fill("hooked", {{1, 0}}));
+  EXPECT_EQ(jobs.get("hooked")->fill_w, (std::map<int, double>{{0, 600}, {1, 0}}));
+  EXPECT_EQ(jobs.get("hooked")->knob_version, v0 + 2);
 }
 
 // GET /v1/jobs and /v1/status show what the controllers read: the announcements as of now.

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -64,13 +65,14 @@ class NvmlPlantSmoothingTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
   Result<std::unique_ptr<NodePlant>> open(const std::string& script,
-                                          const char* library = FAKE_NVML_LIBRARY) {
+                                          const char* library = FAKE_NVML_LIBRARY,
+                                          JobChannel* jobs = nullptr) {
     std::ofstream(dir_ / "script.txt") << script;
     ::setenv("FAKE_NVML_SCRIPT", (dir_ / "script.txt").c_str(), 1);
     NodePlantConfig cfg;
     cfg.backend = "fake-nvml";
     cfg.nvml_library = library;
-    return NodePlant::open(cfg, nullptr);
+    return NodePlant::open(cfg, jobs);
   }
   // The fake driver's state file, lines joined with '|'.
   std::string state() const {
@@ -169,9 +171,8 @@ TEST_F(NvmlPlantSmoothingTest, AFloorOutsideTheDeviceRangeIsRefusedBeforeAnyWrit
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
-// The fill workload is the job client's hook on hardware, which the job channel does not carry:
-// a non-zero fill is refused (NotSupported naming the row), with nothing applied; a zero fill
-// (the fill off, which it always is here) is accepted.
+// Without a job channel (no job declared the fill hook) a non-zero fill is refused
+// (NotSupported naming the row), with nothing applied; a zero fill (the fill off) is accepted.
 TEST_F(NvmlPlantSmoothingTest, ANonZeroFillIsRefusedAndAZeroFillAccepted) {
   auto p = open("gpus 1\nprofile 0 b200\n");
   ASSERT_TRUE(p.ok()) << p.status().message();
@@ -188,6 +189,62 @@ TEST_F(NvmlPlantSmoothingTest, ANonZeroFillIsRefusedAndAZeroFillAccepted) {
   EXPECT_TRUE(contains(state(), "|0 smoothing_profile 0 85 15 50 0|")) << state();
   c.gpu_settings = {settings(kNone, kNone, kNone, kNone, 0)};  // the fill alone, off
   EXPECT_TRUE(p.value()->write(c).ok());
+}
+
+// A job channel that records the fill targets handed to each job.
+class FillChannel : public JobChannel {
+ public:
+  uint64_t generation() const override { return 1; }
+  std::vector<ChannelJob> jobs() const override { return jobs_; }
+  void set_knobs(const std::string&, const KnobValues&) override {}
+  void set_fill(const std::string& id, const std::map<int, double>& fill_w) override {
+    fills[id] = fill_w;
+  }
+  std::vector<ChannelJob> jobs_;
+  std::map<std::string, std::map<int, double>> fills;
+};
+
+ChannelJob channel_job(const std::string& id, std::vector<int> gpus, bool fill) {
+  ChannelJob j;
+  j.id = id;
+  j.info.name = id;
+  j.info.gpus = std::move(gpus);
+  j.fill = fill;
+  return j;
+}
+
+// On hardware the fill workload is a hook of the job's client, which a job declares when it
+// registers ("fill": true): each GPU's fill target goes to the job that runs on that GPU, by
+// NVML index (0: off). A non-zero fill on a GPU whose job has no hook is refused whole, as
+// without any (nothing applied, nothing handed to any job).
+TEST_F(NvmlPlantSmoothingTest, TheFillGoesToTheJobThatDeclaredTheHook) {
+  FillChannel ch;
+  ch.jobs_ = {channel_job("hooked", {0}, true), channel_job("plain", {1}, false)};
+  auto p = open("gpus 2\nprofile * b200\n", FAKE_NVML_LIBRARY, &ch);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  p.value()->refresh_jobs();
+  EXPECT_TRUE(p.value()->fill_support().ok()) << p.value()->fill_support().message();
+  Command c;
+  c.gpu_settings = {settings(85, 50, 50, 0, 700), settings(85, 50, 50, 0, 0)};
+  Status s = p.value()->write(c);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(ch.fills.count("hooked"), 1u);
+  EXPECT_EQ(ch.fills["hooked"], (std::map<int, double>{{0, 700}}));
+  EXPECT_EQ(ch.fills.count("plain"), 0u);
+  EXPECT_TRUE(contains(state(), "|0 smoothing_profile 0 85 50 50 0|")) << state();
+  // The plain job's GPU cannot run one: refused whole, the hooked job told nothing new.
+  ch.fills.clear();
+  c.gpu_settings = {settings(85, 50, 50, 0, 0), settings(85, 50, 50, 0, 300)};
+  s = p.value()->write(c);
+  EXPECT_EQ(s.code(), StatusCode::kNotSupported) << s.message();
+  EXPECT_TRUE(contains(s.message(), "fill = 300 W on GPU 1")) << s.message();
+  EXPECT_TRUE(ch.fills.empty());
+  // Without a job that declares the hook there is no fill support.
+  ch.jobs_ = {channel_job("plain", {}, false)};
+  p.value()->refresh_jobs();
+  EXPECT_EQ(p.value()->fill_support().code(), StatusCode::kNotSupported);
+  EXPECT_TRUE(contains(p.value()->fill_support().message(), "\"fill\": true"))
+      << p.value()->fill_support().message();
 }
 
 // A driver without power smoothing (before R570): the settings are refused naming the driver.
@@ -207,14 +264,15 @@ TEST_F(NvmlPlantSmoothingTest, ADriverWithoutSmoothingRefusesNamingIt) {
   EXPECT_TRUE(contains(s.message(), "nvmlDevicePowerSmoothingSetState")) << s.message();
 }
 
-// What the agent asks before it runs a controller that needs smoothing (fixed at open).
+// What the agent asks before it runs a controller that needs smoothing (fixed at open) or the
+// fill (none here: no job declared the hook).
 TEST_F(NvmlPlantSmoothingTest, SupportIsTheFirstRefusalInReadOrder) {
   {
     auto p = open("gpus 2\nprofile * b200\n");
     ASSERT_TRUE(p.ok()) << p.status().message();
     EXPECT_TRUE(p.value()->smoothing_support().ok()) << p.value()->smoothing_support().message();
     EXPECT_EQ(p.value()->fill_support().code(), StatusCode::kNotSupported);
-    EXPECT_TRUE(contains(p.value()->fill_support().message(), "job's client"));
+    EXPECT_TRUE(contains(p.value()->fill_support().message(), "fill hook"));
   }
   {
     auto p = open("gpus 3\nprofile 0 b200\nprofile 1 a100\nprofile 2 h100\n");

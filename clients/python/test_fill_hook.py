@@ -1,0 +1,99 @@
+"""Unit tests of the job's fill hook (issue #48: register_job(fill=...)), against a stub agent
+on 127.0.0.1 that answers each progress report with the fill targets queued for it.
+Run: python3 clients/python/test_fill_hook.py
+(tests/cli/agent_stabilize_fill.sh runs it)."""
+
+import http.server
+import json
+import os
+import sys
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import flexwatt_client as fc  # noqa: E402
+
+
+class _StubAgent(http.server.BaseHTTPRequestHandler):
+    """Registration and progress as the agent answers them; a progress answer carries the next
+    of server.fill_answers (a {"0": W, ...} object) while any are left, else the last one."""
+
+    def log_message(self, *args):
+        pass
+
+    def _answer(self, code, payload):
+        raw = json.dumps(payload).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.seen.append((self.path, body))
+        if self.path == "/v1/jobs":
+            return self._answer(201, {"id": body.get("id", "job-1"), "knobs": {},
+                                      "knob_version": 0, "fill": body.get("fill", False)})
+        answers = self.server.fill_answers
+        fill = answers.pop(0) if len(answers) > 1 else answers[0]
+        return self._answer(200, {"id": "pt", "knobs": {}, "knob_version": 1, "changed": True,
+                                  "fill_w": fill})
+
+    def do_DELETE(self):
+        self.server.seen.append((self.path, None))
+        self._answer(204, {})
+
+
+class FillHookTest(unittest.TestCase):
+    def setUp(self):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubAgent)
+        self.server.seen = []
+        self.server.fill_answers = [{}]
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def tearDown(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+    def test_the_registration_declares_the_hook(self):
+        calls = []
+        fc.FlexwattClient(url=self.url).register_job(id="pt", fill=calls.append)
+        fc.FlexwattClient(url=self.url).register_job(id="plain")
+        bodies = [b for p, b in self.server.seen if p == "/v1/jobs"]
+        self.assertEqual(bodies, [{"id": "pt", "fill": True}, {"id": "plain"}])
+        with self.assertRaises(TypeError):
+            fc.FlexwattClient(url=self.url).register_job(id="x", fill=600)
+
+    def test_the_hook_gets_each_change_of_targets_once(self):
+        calls = []
+        self.server.fill_answers = [{"0": 600.0, "1": 600.0}, {"0": 600.0, "1": 600.0},
+                                    {"1": 0.0}, {}]
+        job = fc.FlexwattClient(url=self.url).register_job(id="pt", fill=calls.append)
+        for step in range(4):
+            job.progress(step, step, phase="idle", starts_in_s=10)
+        self.assertEqual(calls, [{0: 600.0, 1: 600.0}, {0: 600.0, 1: 0.0}])
+        self.assertEqual(job.fill_w, {0: 600.0, 1: 0.0})
+
+    def test_the_fill_stops_when_the_agent_goes_away_and_when_the_job_closes(self):
+        for ending in ("away", "close"):
+            calls = []
+            self.server.fill_answers = [{"0": 500.0}]
+            client = fc.FlexwattClient(url=self.url, retry_min_s=0.01, retry_max_s=0.02)
+            job = client.register_job(id="pt", fill=calls.append)
+            job.progress(1, 1, phase="idle", starts_in_s=5)
+            self.assertEqual(calls, [{0: 500.0}])
+            if ending == "away":
+                # The agent's address now answers nothing (port 1: no listener).
+                job._client = fc.FlexwattClient(url="http://127.0.0.1:1", retry_min_s=0.01)
+                job.progress(2, 2, phase="idle")
+            else:
+                job.close()
+            self.assertEqual(calls, [{0: 500.0}, {0: 0.0}], ending)
+
+
+if __name__ == "__main__":
+    unittest.main()
