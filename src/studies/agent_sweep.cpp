@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -288,10 +289,20 @@ Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
   say("controller restored: " + previous);
   Result<SweepResult> res = sweep_result(job, points);
   // The points were measured as asked: a job they give no PFI for (no cap lowered its
-  // throughput) is what the node showed, a runtime failure (exit 1), not bad input.
-  if (!res.ok())
+  // throughput) is what the node showed, a runtime failure (exit 1), not bad input; a caller
+  // that needs no PFI gets the points.
+  if (!res.ok() && (req.require_pfi || req.publish_pfi)) {
     return Status::Unavailable("the measured points give no PFI: " + res.status().message());
-  SweepResult r = std::move(res).value();
+  }
+  SweepResult r;
+  if (res.ok()) {
+    r = std::move(res).value();
+  } else {
+    r.job = job;
+    r.rows = points;
+    r.pfi = std::numeric_limits<double>::quiet_NaN();
+    say("the points give no PFI (" + res.status().message() + "): not needed here");
+  }
   r.source = "agent " + req.address;
   r.throughput_unit = "tokens/s";
   if (req.publish_pfi) {

@@ -40,12 +40,17 @@ struct AgentSweepRequest {
   double poll_s = 0.1;          // status polling period while measuring
   double step_timeout_s = 900;  // longest wait for the job's progress counter to move
   bool publish_pfi = true;      // record the PFI on the agent when done
+  // Points that give no PFI (no cap lowered the throughput) fail the sweep; false: they are
+  // returned with pfi NaN (a caller that only needs the caps applied and measured: the
+  // pipeline profile's probes). publish_pfi needs a PFI.
+  bool require_pfi = true;
 };
 
 // InvalidArgument for a bad request (no job, caps outside the devices' range: exit 2);
 // PermissionDenied when the agent is read_only or refuses the token (401/403); Unavailable for
 // every other failure at run time (exit 1): the agent unreachable or refusing a call, the job
-// gone or stalled, or points that give no PFI (no cap lowered the throughput). `log` (may be
+// gone or stalled, or points that give no PFI (no cap lowered the throughput; unless
+// !require_pfi). `log` (may be
 // empty) gets one line per step.
 Result<SweepResult> sweep_through_agent(const AgentSweepRequest& req,
                                         const std::function<void(const std::string&)>& log = {});

@@ -122,6 +122,7 @@ Result<PipelineProfileResult> run_pipeline_profile(const PipelineProfileRequest&
     req.dwell_s = ao.settle_s;
     req.measure_s = q.probe_measure_s;
     req.publish_pfi = false;
+    req.require_pfi = false;  // the probes apply caps; the profile's points are the trace's
     req.token = q.token;
     if (q.progress) q.progress(pipeline::format_probe_plan(*plan));
     auto r = sweep_through_agent(req, [&](const std::string& m) {

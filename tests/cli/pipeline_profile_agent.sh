@@ -8,7 +8,8 @@
 # GET /v1/status (loop.plant_time_s, as docs/pipeline-profile.md says), and the operator's
 # controller is back afterwards. The stand-in's ops are not the simulated job's, so the
 # profile's figures are not checked here (the simulator's check: pipeline_profile.sh and
-# tests/pipeline/profile_acquisition_test.cpp). About 15 s.
+# tests/pipeline/profile_acquisition_test.cpp). A second profile probes at 399 W, which does not
+# slow the job: it still profiles (the probes' PFI is not needed). About 25 s.
 # Usage: pipeline_profile_agent.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
@@ -59,7 +60,7 @@ while time.monotonic() < end:
     for tm in tms: tm.step_end()
 for tm in tms: tm.close()
 PY
-python3 "$tmp/job.py" "$src/clients/python" "$tmp/timings" 25 &
+python3 "$tmp/job.py" "$src/clients/python" "$tmp/timings" 40 &
 job=$!
 sleep 1
 start=$(curl -s --max-time 2 "$url/v1/status" | jq 'now - .loop.plant_time_s')
@@ -75,6 +76,17 @@ check "a point at 100 W and at 400 W on both stages, from the agent's trace" jqt
 check "the profile is written" test -s "$tmp/prof.csv"
 check "the operator's controller is in force" test \
   "$(curl -s --max-time 2 "$url/v1/status" | jq -r .controller)" = "static:knob=caps,value=400"
+# A probe that does not slow the job (399 W, under 0.5 % of its throughput): the sweep's points
+# give no PFI, which the profile does not need (its points are the trace's). It used to fail
+# ("the measured points give no PFI").
+timeout 60 "$bin" pipeline profile --timings "$tmp/timings" --trace "$tmp/trace" \
+  --trace-start-unix-s "$start" --probe --agent "$url" --job-id pp --probe-caps 399 \
+  --settle-s 0.5 --probe-measure-s 2 --json >"$tmp/p2.json" 2>"$tmp/p2.err"
+rc=$?
+check "a probe that does not slow the job still profiles (rc=$rc: $(tail -1 "$tmp/p2.err"))" \
+  test "$rc" -eq 0
+check "  ... and acquires both stages from the trace" jqt \
+  '.probed and ([.acquisition.measured[].stage] | unique == [0, 1])' "$tmp/p2.json"
 kill "$job" 2>/dev/null; wait "$job" 2>/dev/null
 explain_process agent "$agent" "$tmp/agent.err" "$tmp/p.err"
 kill -TERM "$agent"; wait "$agent"; agent=
