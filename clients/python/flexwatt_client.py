@@ -260,6 +260,10 @@ class Job:
         self.knob_version = answer.get("knob_version", 0)
         self._fill = fill   # the job's fill hook (register_job), or None
         self.fill_w = {}    # the fill targets last handed to it: {NVML index: W}
+        # The site coordinator paused the node's jobs (a demand-response event that caps alone
+        # cannot meet): the job should stop training, keep its state, and resume once this is
+        # False again (read after each progress() or wait_knobs()).
+        self.paused = bool(answer.get("paused", False))
         # What re-registration sends (the POST /v1/jobs body); None: the job cannot re-register.
         self._registration = registration
         self._id_given = bool(registration and registration.get("id"))
@@ -288,6 +292,7 @@ class Job:
     def _take(self, answer):
         self.knobs = answer["knobs"]
         self.knob_version = answer["knob_version"]
+        self.paused = bool(answer.get("paused", False))
         targets = answer.get("fill_w")
         if self._fill is not None and isinstance(targets, dict):
             self._set_fill({int(g): float(w) for g, w in targets.items()})

@@ -1,5 +1,6 @@
-"""Unit tests of the job's fill hook (issue #48: register_job(fill=...)), against a stub agent
-on 127.0.0.1 that answers each progress report with the fill targets queued for it.
+"""Unit tests of the job's fill hook (issue #48: register_job(fill=...)) and of the coordinator's
+pause as the job reads it (Job.paused, issue #45), against a stub agent on 127.0.0.1 that
+answers each progress report with the fill targets queued for it.
 Run: python3 clients/python/test_fill_hook.py
 (tests/cli/agent_stabilize_fill.sh runs it)."""
 
@@ -38,18 +39,19 @@ class _StubAgent(http.server.BaseHTTPRequestHandler):
         answers = self.server.fill_answers
         fill = answers.pop(0) if len(answers) > 1 else answers[0]
         return self._answer(200, {"id": "pt", "knobs": {}, "knob_version": 1, "changed": True,
-                                  "fill_w": fill})
+                                  "fill_w": fill, "paused": self.server.paused})
 
     def do_DELETE(self):
         self.server.seen.append((self.path, None))
         self._answer(204, {})
 
 
-class FillHookTest(unittest.TestCase):
+class _StubCase(unittest.TestCase):
     def setUp(self):
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubAgent)
         self.server.seen = []
         self.server.fill_answers = [{}]
+        self.server.paused = False
         self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -59,6 +61,8 @@ class FillHookTest(unittest.TestCase):
         self.server.server_close()
         self.thread.join()
 
+
+class FillHookTest(_StubCase):
     def test_the_registration_declares_the_hook(self):
         calls = []
         fc.FlexwattClient(url=self.url).register_job(id="pt", fill=calls.append)
@@ -93,6 +97,20 @@ class FillHookTest(unittest.TestCase):
             else:
                 job.close()
             self.assertEqual(calls, [{0: 500.0}, {0: 0.0}], ending)
+
+
+class PauseTest(_StubCase):
+    """The coordinator's pause, as the agent relays it with the knobs (issue #45)."""
+
+    def test_the_pause_is_read_from_each_answer(self):
+        job = fc.FlexwattClient(url=self.url).register_job(id="pt")
+        self.assertFalse(job.paused)
+        self.server.paused = True
+        job.progress(1, 1)
+        self.assertTrue(job.paused)
+        self.server.paused = False
+        job.progress(2, 2)
+        self.assertFalse(job.paused)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,7 @@ nlohmann::json to_json(const RegisteredJob& j) {
           {"pfi", num(j.pfi)},
           {"pfi_source", j.pfi_source},
           {"fill", j.fill},
+          {"paused", j.paused},
           {"fill_w", fill_json(j)}};
 }
 

@@ -124,6 +124,9 @@ struct RegisteredJob {
   // what the loop last handed it per GPU (NVML index -> W; 0: off), sent with its knobs.
   bool fill = false;
   std::map<int, double> fill_w;
+  // The coordinator's assignment pauses the node's jobs (AgentTick::paused()): the job should
+  // stop training (hold its state) until this is false again; sent with its knobs.
+  bool paused = false;
 };
 
 // A job as the loop controls it (the plant's job j): on hardware a registered job (or "node"

@@ -203,8 +203,22 @@ void AgentTick::set_node_budget(double watts, const std::string& source, double 
 void AgentTick::follow_fleet(double t) {
   if (!fleet_) return;
   auto b = fleet_->follow(plant_, loop_->latest(), jobs_.snapshot(), node_budget_w(t),
-                          budget_state_.source);
-  if (b) set_node_budget(b->watts, b->source, t);
+                          budget_state_.source, paused_);
+  if (b && b->pause != paused_) {
+    // The jobs hear it through the channel (their knobs' answers: "pause"); the GPUs hold the
+    // budget (the assignment's floor) as any other.
+    paused_ = b->pause;
+    log(std::string(paused_ ? "jobs paused" : "jobs resumed") + " by " + b->source);
+    if (on_pause_) on_pause_(paused_);
+  }
+  for (const RegisteredJob& j : jobs_.snapshot()) {
+    if (j.paused != paused_) jobs_.set_paused(j.id, paused_);  // a job registered since
+  }
+  const double now_w = node_budget_w(t);
+  if (b && (b->source != budget_state_.source ||
+            !(b->watts <= now_w + 0.5 && b->watts >= now_w - 1e-9))) {
+    set_node_budget(b->watts, b->source, t);
+  }
 }
 
 void AgentTick::apply_commands(double t) {

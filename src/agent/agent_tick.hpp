@@ -82,6 +82,11 @@ class AgentTick {
   void set_controller_maker(ControllerMaker m) { make_controller_ = std::move(m); }
   // Where the tick's log lines go (default: agent_log.hpp log_line, stderr).
   void set_log(std::function<void(const std::string&)> f) { log_ = std::move(f); }
+  // Following a coordinator: whether its assignment pauses the node's jobs (relayed to every
+  // registered job, each tick: JobRegistry::set_paused). on_pause is called on each change
+  // (fleet-sim's node stops its simulated job).
+  bool paused() const { return paused_; }
+  void on_pause(std::function<void(bool)> f) { on_pause_ = std::move(f); }
   // Sets the starting budget and the controller (cfg.controller); starts the loop.
   Status start(const Budget& b);
   void tick(double t);
@@ -136,6 +141,8 @@ class AgentTick {
   BudgetFollower* fleet_;
   ControllerMaker make_controller_;
   std::function<void(const std::string&)> log_;
+  std::function<void(bool)> on_pause_;
+  bool paused_ = false;
   BudgetSchedule budget_;  // the loop judges this object; replaced in place
   BudgetState budget_state_;
   std::unique_ptr<ControlLoop> loop_;

@@ -37,7 +37,8 @@ Result<std::unique_ptr<FleetFollower>> FleetFollower::start(const AgentFleetConf
 
 std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const Snapshot& latest,
                                                  const std::vector<RegisteredJob>& registered,
-                                                 double now_w, const std::string& now_source) {
+                                                 double now_w, const std::string& now_source,
+                                                 bool now_pause) {
   if (!link_) return std::nullopt;
   std::map<std::string, double> job_pfi;
   for (size_t j = 0; j < plant.info().jobs.size(); ++j) {
@@ -55,17 +56,20 @@ std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const S
     rec.draw_curve = measured_->curve();
   }
   link_->update(rec);
-  return budget_change(link_->budget(), node_floor_w(plant.info()), now_w, now_source);
+  return budget_change(link_->budget(), node_floor_w(plant.info()), now_w, now_source, now_pause);
 }
 
 std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w, double now_w,
-                                         const std::string& now_source) {
+                                         const std::string& now_source, bool now_pause) {
   FleetBudget out;
   out.watts = std::max(b.watts, floor_w);
   out.source = b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator"
                : b.awaiting_first ? "coordinator_awaiting_assignment"
                                   : "coordinator_safe_share";
-  if (out.source == now_source && out.watts <= now_w + 0.5 && out.watts >= now_w - 1e-9) {
+  // Only an assignment pauses; a fallback share never does (the job runs on its safe share).
+  out.pause = b.pause && b.source == fleet::NodeBudget::Source::kAssignment;
+  if (out.source == now_source && out.pause == now_pause && out.watts <= now_w + 0.5 &&
+      out.watts >= now_w - 1e-9) {
     return std::nullopt;
   }
   return out;

@@ -34,23 +34,28 @@ namespace fw::agent {
 struct FleetBudget {
   double watts = 0;
   std::string source;
+  // The assignment pauses the node's jobs (keys.hpp Assignment::pause): the agent relays it to
+  // every job on the node (AgentTick::paused()) and holds the GPUs at `watts` (the floor).
+  bool pause = false;
 };
 
 // The budget a link's `b` puts in force on a node whose budget in force is `now_w` from
-// `now_source`, by the rule above (floor, deadband, source change); nothing when it stands.
+// `now_source` with its jobs paused or not (`now_pause`), by the rule above (floor, deadband,
+// source change; a change of pause always counts); nothing when it stands.
 std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w, double now_w,
-                                         const std::string& now_source);
+                                         const std::string& now_source, bool now_pause);
 
 // Where a following node's budget comes from, as AgentTick asks each tick: FleetFollower (the
 // coordinator through etcd) or a simulated site's node (fleet_sim/agent_node.hpp). follow():
-// `now_w` and `now_source` are the node budget in force and its source; returns the budget to
-// put in force, nothing when the one in force stands.
+// `now_w`, `now_source` and `now_pause` are the node budget in force, its source and whether
+// the node's jobs are paused; returns the budget to put in force, nothing when it stands.
 class BudgetFollower {
  public:
   virtual ~BudgetFollower() = default;
   virtual std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
                                             const std::vector<RegisteredJob>& registered,
-                                            double now_w, const std::string& now_source) = 0;
+                                            double now_w, const std::string& now_source,
+                                            bool now_pause) = 0;
 };
 
 class FleetFollower : public BudgetFollower {
@@ -60,7 +65,7 @@ class FleetFollower : public BudgetFollower {
                                                       const PlantInfo& info);
   std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
                                     const std::vector<RegisteredJob>& registered, double now_w,
-                                    const std::string& now_source) override;
+                                    const std::string& now_source, bool now_pause) override;
   void leave();
 
  private:

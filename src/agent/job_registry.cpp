@@ -176,6 +176,20 @@ bool JobRegistry::set_fill(const std::string& id, const std::map<int, double>& f
   return true;
 }
 
+bool JobRegistry::set_paused(const std::string& id, bool paused) {
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry* e = find(id);
+    if (!e) return false;
+    changed = e->state.paused != paused;
+    e->state.paused = paused;
+    if (changed) ++e->state.knob_version;
+  }
+  if (changed) cv_.notify_all();
+  return true;
+}
+
 RegisteredJob JobRegistry::view(const Entry& e, double now_s) const {
   RegisteredJob s = e.state;
   s.last_report_age_s = std::max(0.0, now_s - e.last_report_s);

@@ -84,6 +84,9 @@ class JobRegistry {
   // the ones it has. Bumps knob_version and wakes its long-pollers when a value changed (the
   // client reads them with its knobs). False for an unknown id or a job without the hook.
   bool set_fill(const std::string& id, const std::map<int, double>& fill_w);
+  // Control path: job `id` is paused (or resumed) by the coordinator. Bumps knob_version and
+  // wakes its long-pollers on a change. False for an unknown id.
+  bool set_paused(const std::string& id, bool paused);
   // Records job `id`'s PFI and where it came from ("registration", "sweep"). kNotFound.
   Outcome set_pfi(const std::string& id, double pfi, const std::string& source);
   // How long a report's announcements hold (age_announcements()); the agent sets its

@@ -34,7 +34,8 @@ json job_knobs_body(const RegisteredJob& j, bool changed) {
   json body = {{"id", j.id},
                {"knobs", knobs_json(j.knobs)},
                {"knob_version", j.knob_version},
-               {"changed", changed}};
+               {"changed", changed},
+               {"paused", j.paused}};
   if (j.fill) body["fill_w"] = fill_json(j);  // a job with the hook: its GPUs' fill targets
   return body;
 }

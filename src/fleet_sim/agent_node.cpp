@@ -35,8 +35,9 @@ class AgentNode::Link : public agent::BudgetFollower {
  public:
   std::optional<agent::FleetBudget> follow(const NodePlant& plant, const Snapshot&,
                                            const std::vector<agent::RegisteredJob>&, double now_w,
-                                           const std::string& now_source) override {
-    auto b = agent::budget_change(budget, agent::node_floor_w(plant.info()), now_w, now_source);
+                                           const std::string& now_source, bool now_pause) override {
+    auto b = agent::budget_change(budget, agent::node_floor_w(plant.info()), now_w, now_source,
+                                  now_pause);
     changes += b.has_value();
     return b;
   }
@@ -65,6 +66,8 @@ Result<std::unique_ptr<AgentNode>> AgentNode::start(SimNode& node, const agent::
     ++self->log_lines_;
     self->last_log_ = line;
   });
+  // The agent relays the coordinator's pause; the node's simulated job obeys it.
+  a->tick_->on_pause([self](bool paused) { self->gpus_->pause = paused; });
   Budget first;
   first.watts = std::max(b.watts, agent::node_floor_w(node.info()));
   first.scope = BudgetScope::kNode;
@@ -73,9 +76,8 @@ Result<std::unique_ptr<AgentNode>> AgentNode::start(SimNode& node, const agent::
   return a;
 }
 
-Status AgentNode::step(double t_s, const NodeBudget& b, bool pause) {
+Status AgentNode::step(double t_s, const NodeBudget& b) {
   link_->budget = b;
-  gpus_->pause = pause;
   tick_->tick(t_s);
   tick_->advance();
   const Snapshot& s = tick_->latest();

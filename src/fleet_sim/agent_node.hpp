@@ -10,9 +10,10 @@
 // Contract:
 //  - start(node, cfg, b): `node` (must outlive it) at its start, its budget the link's `b`;
 //    cfg.period_s is the tick (the caller's step), cfg.fleet unused.
-//  - step(t_s, b, pause): one agent tick at node time t_s = k * cfg.period_s (k = 0, 1, ...):
-//    the link's budget b is taken by the agent's follow rule (agent/fleet_follower.hpp
-//    budget_change: floor, deadband, source), the job paused as b.pause says; the tick's read
+//  - step(t_s, b): one agent tick at node time t_s = k * cfg.period_s (k = 0, 1, ...): the
+//    link's budget b is taken by the agent's follow rule (agent/fleet_follower.hpp
+//    budget_change: floor, deadband, source, pause), the node's job paused as the agent relays
+//    b.pause (AgentTick::paused(), the same relay a real node's jobs hear); the tick's read
 //    advances the node to t_s under the caps the previous tick wrote (SimNode::advance), the
 //    controller decides, the limit chain and the limiter pass the command, the write sets the
 //    node's caps for the next interval.
@@ -39,7 +40,7 @@ class AgentNode {
   static Result<std::unique_ptr<AgentNode>> start(SimNode& node, const agent::AgentConfig& cfg,
                                                   const NodeBudget& b);
   ~AgentNode();
-  Status step(double t_s, const NodeBudget& b, bool pause);
+  Status step(double t_s, const NodeBudget& b);
 
   const agent::AgentTick& tick() const { return *tick_; }
   int64_t budget_changes() const;  // budgets the follow rule put in force (each restarts)

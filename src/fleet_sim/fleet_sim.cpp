@@ -438,7 +438,8 @@ Status FleetSim::gpus_step(double t, double* site, double* free, int* active, in
         if (!n.agent) {
           FW_ASSIGN_OR_RETURN(n.agent, AgentNode::start(*n.sim, agent_cfg(n), b));
         }
-        FW_RETURN_IF_ERROR(n.agent->step(t - n.started_t_s, b, b.pause));
+        FW_RETURN_IF_ERROR(n.agent->step(t - n.started_t_s, b));
+        n.pause = n.agent->tick().paused();  // what the agent relayed to the node's job
       }
     }
     if (n.started_t_s < 0) continue;

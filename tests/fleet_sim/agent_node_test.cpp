@@ -21,10 +21,11 @@ sim::Scenario node_scenario() {
   return s;
 }
 
-NodeBudget assignment(double w) {
+NodeBudget assignment(double w, bool pause = false) {
   NodeBudget b;
   b.watts = w;
   b.source = NodeBudget::Source::kAssignment;
+  b.pause = pause;
   return b;
 }
 
@@ -45,17 +46,17 @@ TEST(AgentNode, TheShareGuardCutsAtOnceAndTheLimiterPacesRaises) {
   AgentNode& agent = **a;
   EXPECT_EQ(agent.tick().controller_spec(), "pid:knob=caps");
   int64_t k = 0;
-  for (; k * 0.25 < 60; ++k) ASSERT_TRUE(agent.step(k * 0.25, assignment(top), false).ok());
+  for (; k * 0.25 < 60; ++k) ASSERT_TRUE(agent.step(k * 0.25, assignment(top)).ok());
   const int64_t changes = agent.budget_changes();  // the first: source config -> coordinator
   for (; k * 0.25 < 120; ++k) {
-    ASSERT_TRUE(agent.step(k * 0.25, assignment(cut), false).ok());
+    ASSERT_TRUE(agent.step(k * 0.25, assignment(cut)).ok());
     EXPECT_LE(sum(node.caps_w()), cut + 1e-6) << "t " << k * 0.25;
   }
   EXPECT_EQ(agent.budget_changes(), changes + 1);
   EXPECT_LE(node.power_w(), cut * 1.02);
   std::vector<double> before = node.caps_w();
   for (int i = 0; i < 40; ++k, ++i) {
-    ASSERT_TRUE(agent.step(k * 0.25, assignment(top), false).ok());
+    ASSERT_TRUE(agent.step(k * 0.25, assignment(top)).ok());
     const std::vector<double>& now = node.caps_w();
     for (size_t g = 0; g < now.size(); ++g) EXPECT_LE(now[g] - before[g], 5 + 1e-6) << g;
     before = now;
@@ -75,13 +76,14 @@ TEST(AgentNode, TheDefaultPidOnAKnoblessNodeFallsBackToTheEqualSplit) {
   const double b = 0.7 * node.nameplate_w();
   auto a = AgentNode::start(node, cfg, assignment(b));
   ASSERT_TRUE(a.ok()) << a.status().message();
-  for (int64_t k = 0; k < 40; ++k) ASSERT_TRUE((*a)->step(k * 0.25, assignment(b), false).ok());
+  for (int64_t k = 0; k < 40; ++k) ASSERT_TRUE((*a)->step(k * 0.25, assignment(b)).ok());
   EXPECT_EQ((*a)->tick().fallback(), agent::FallbackReason::kNoActuator);
   for (double c : node.caps_w()) EXPECT_NEAR(c, b / node.gpus(), 1e-6);
 }
 
-// With the job paused the node draws its idle GPUs' power under the agent too, and the job
-// makes no progress; the agent's reads follow the node's time.
+// An assignment that pauses reaches the node's job through the agent (AgentTick::paused(), what
+// a real node's registered jobs hear): the node draws its idle GPUs' power and the job makes no
+// progress; the agent's reads follow the node's time; the next assignment resumes it.
 TEST(AgentNode, APausedJobStandsStillUnderTheAgent) {
   SimNode node("n", node_scenario(), 7);
   agent::AgentConfig cfg;
@@ -90,17 +92,21 @@ TEST(AgentNode, APausedJobStandsStillUnderTheAgent) {
   ASSERT_TRUE(a.ok()) << a.status().message();
   int64_t k = 0;
   for (; k * 0.25 < 20; ++k) {
-    ASSERT_TRUE((*a)->step(k * 0.25, assignment(node.nameplate_w()), false).ok());
+    ASSERT_TRUE((*a)->step(k * 0.25, assignment(node.nameplate_w())).ok());
   }
   const double tokens = node.tokens();
   ASSERT_GT(tokens, 0);
   for (; k * 0.25 < 30; ++k) {
-    ASSERT_TRUE((*a)->step(k * 0.25, assignment(node.min_w()), true).ok());
+    ASSERT_TRUE((*a)->step(k * 0.25, assignment(node.min_w(), true)).ok());
   }
   EXPECT_TRUE(node.paused());
   EXPECT_DOUBLE_EQ(node.tokens(), tokens);
   EXPECT_LT(node.power_w(), node.min_w());
+  EXPECT_TRUE((*a)->tick().paused());
   EXPECT_DOUBLE_EQ((*a)->tick().latest().time_s, (k - 1) * 0.25);
+  ASSERT_TRUE((*a)->step(k * 0.25, assignment(node.nameplate_w())).ok());
+  EXPECT_FALSE((*a)->tick().paused());
+  EXPECT_FALSE(node.paused());
 }
 
 }  // namespace
