@@ -4,62 +4,41 @@ answers each progress report with the fill targets queued for it.
 Run: python3 clients/python/test_fill_hook.py
 (tests/cli/agent_stabilize_fill.sh runs it)."""
 
-import http.server
-import json
 import os
 import sys
-import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flexwatt_client as fc  # noqa: E402
+from stub_agent import StubAgentCase, StubHandler  # noqa: E402
 
 
-class _StubAgent(http.server.BaseHTTPRequestHandler):
+class _StubAgent(StubHandler):
     """Registration and progress as the agent answers them; a progress answer carries the next
     of server.fill_answers (a {"0": W, ...} object) while any are left, else the last one."""
 
-    def log_message(self, *args):
-        pass
-
-    def _answer(self, code, payload):
-        raw = json.dumps(payload).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.seen.append((self.path, body))
+        body = self.body()
         if self.path == "/v1/jobs":
-            return self._answer(201, {"id": body.get("id", "job-1"), "knobs": {},
+            return self.answer(201, {"id": body.get("id", "job-1"), "knobs": {},
                                       "knob_version": 0, "fill": body.get("fill", False)})
         answers = self.server.fill_answers
         fill = answers.pop(0) if len(answers) > 1 else answers[0]
-        return self._answer(200, {"id": "pt", "knobs": {}, "knob_version": 1, "changed": True,
+        return self.answer(200, {"id": "pt", "knobs": {}, "knob_version": 1, "changed": True,
                                   "fill_w": fill, "paused": self.server.paused})
 
     def do_DELETE(self):
         self.server.seen.append((self.path, None))
-        self._answer(204, {})
+        self.answer(204, {})
 
 
-class _StubCase(unittest.TestCase):
+class _StubCase(StubAgentCase):
+    handler = _StubAgent
+
     def setUp(self):
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubAgent)
-        self.server.seen = []
+        super().setUp()
         self.server.fill_answers = [{}]
         self.server.paused = False
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
 
 
 class FillHookTest(_StubCase):

@@ -3,55 +3,31 @@ checkpoint_in_iters, checkpoint_s), against a stub agent on 127.0.0.1 that recor
 Run: python3 clients/python/test_progress_announcements.py
 (tests/cli/agent_stabilize_announcements.sh runs it)."""
 
-import http.server
-import json
 import os
 import sys
-import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flexwatt_client as fc  # noqa: E402
+from stub_agent import StubAgentCase, StubHandler  # noqa: E402
 
 
-class _StubAgent(http.server.BaseHTTPRequestHandler):
+class _StubAgent(StubHandler):
     """Answers registration and progress as the agent does; records every (path, body). A
     progress body with checkpoint_in_iters 0 is answered 422 naming the field."""
 
-    def log_message(self, *args):
-        pass
-
-    def _answer(self, code, payload):
-        raw = json.dumps(payload).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.seen.append((self.path, body))
+        body = self.body()
         if self.path == "/v1/jobs":
-            return self._answer(201, {"id": body.get("id", "job-1"), "knobs": {},
+            return self.answer(201, {"id": body.get("id", "job-1"), "knobs": {},
                                       "knob_version": 0})
         if body.get("checkpoint_in_iters") == 0:
-            return self._answer(422, {"error": "checkpoint_in_iters: 0 is out of range [1, 1e+15]"})
-        return self._answer(200, {"id": "pt", "knobs": {}, "knob_version": 0, "changed": False})
+            return self.answer(422, {"error": "checkpoint_in_iters: 0 is out of range [1, 1e+15]"})
+        return self.answer(200, {"id": "pt", "knobs": {}, "knob_version": 0, "changed": False})
 
 
-class ProgressAnnouncementsTest(unittest.TestCase):
-    def setUp(self):
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StubAgent)
-        self.server.seen = []
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def tearDown(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join()
+class ProgressAnnouncementsTest(StubAgentCase):
+    handler = _StubAgent
 
     def progress_bodies(self):
         return [b for p, b in self.server.seen if p.endswith("/progress")]

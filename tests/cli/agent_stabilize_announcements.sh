@@ -22,10 +22,7 @@ use_fake_nvml
 fails=${fails:?}  # lib/common.sh's failure count (set through lib/agent.sh)
 api="http://127.0.0.1:$port"
 status() { curl -s --max-time 2 "$api/v1/status"; }
-post() {  # post PATH BODY: the HTTP code; the body in $tmp/body
-  curl -s -o "$tmp/body" -w '%{http_code}' --max-time 3 -X POST \
-    -H 'Content-Type: application/json' "$api$1" --data-binary "$2"
-}
+post() { api_send POST "$1" "$2"; }  # post PATH BODY: the HTTP code; the body in $tmp/body
 smoothing() { { grep smoothing_profile "$tmp/state.txt" | tr '\n' '|'; } 2>/dev/null; }
 has() {  # has TEXT PATTERN...: every pattern is one of TEXT's |-separated lines
   local text=$1 p
@@ -45,23 +42,8 @@ wait_smoothing() {  # wait_smoothing SECONDS PATTERN...: until every pattern is 
 steady0="0 smoothing_profile 0 50 100000 100000 0" steady1="1 smoothing_profile 0 50 100000 100000 0"
 hold0="0 smoothing_profile 0 85 100000 50 0" hold1="1 smoothing_profile 0 85 100000 50 0"
 
-cat > "$tmp/script.txt" <<'SCRIPT'
-gpus 2
-profile * b200
-power * 900
-writes * any
-SCRIPT
-cat > "$tmp/agent.yaml" <<YAML
-backend: fake-nvml
-nvml_library: $fake
-period_s: 0.1
-controller: stabilize:pre_fill=off
-budget_w: 2000
-$agent_local
-YAML
-"$bin" agent --config "$tmp/agent.yaml" >"$tmp/agent.out" 2>"$tmp/agent.err" &
-track_agent $!
-check "agent starts on 2 B200s with stabilize:pre_fill=off" wait_healthz
+check "agent starts on 2 B200s with stabilize:pre_fill=off" \
+  start_b200_agent 900 stabilize:pre_fill=off
 
 # 1. Training, nothing announced.
 code=$(post /v1/jobs '{"id": "pt", "kind": "pretrain", "gpus": [0, 1]}')

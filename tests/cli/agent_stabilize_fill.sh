@@ -19,10 +19,6 @@ source "$(dirname "$0")/lib/agent.sh"
 use_fake_nvml
 fails=${fails:?}  # lib/common.sh's failure count (set through lib/agent.sh)
 api="http://127.0.0.1:$port"
-send() {  # send METHOD PATH BODY: the HTTP code; the body in $tmp/body
-  curl -s -o "$tmp/body" -w '%{http_code}' --max-time 3 -X "$1" \
-    -H 'Content-Type: application/json' "$api$2" --data-binary "$3"
-}
 fill_of() {  # fill_of: the job's fill targets as "GPU:W ..." from GET /v1/jobs/pt/knobs
   curl -s --max-time 2 "$api/v1/jobs/pt/knobs" |
     jq -r '.fill_w // {} | to_entries | map("\(.key):\(.value)") | join(" ")'
@@ -38,52 +34,37 @@ wait_fill() {  # wait_fill SECONDS JQ: until the targets (an object) satisfy the
   return 1
 }
 
-cat > "$tmp/script.txt" <<'SCRIPT'
-gpus 2
-profile * b200
-power * 200
-writes * any
-SCRIPT
-cat > "$tmp/agent.yaml" <<YAML
-backend: fake-nvml
-nvml_library: $fake
-period_s: 0.1
-controller: stabilize:pre_fill=off
-budget_w: 2000
-$agent_local
-YAML
-"$bin" agent --config "$tmp/agent.yaml" >"$tmp/agent.out" 2>"$tmp/agent.err" &
-track_agent $!
-check "agent starts on 2 B200s with stabilize:pre_fill=off" wait_healthz
+check "agent starts on 2 B200s with stabilize:pre_fill=off" \
+  start_b200_agent 200 stabilize:pre_fill=off
 
 # 1. No job with a fill hook: the pre-start fill is refused up front.
-code=$(send PUT /v1/controller '{"controller": "stabilize"}')
+code=$(api_send PUT /v1/controller '{"controller": "stabilize"}')
 check "1: stabilize (pre_fill=on) without a fill hook is 422 ($code)" test "$code" = 422
 check "1: ... naming the hook" grep -q 'fill hook' "$tmp/body"
-code=$(send POST /v1/jobs '{"id": "pt", "gpus": [0, 1], "fill": "yes"}')
+code=$(api_send POST /v1/jobs '{"id": "pt", "gpus": [0, 1], "fill": "yes"}')
 check "1: \"fill\": \"yes\" is 400 ($code)" test "$code" = 400
 check "1: ... naming the field" grep -q '"fill: ' "$tmp/body"
 
 # 2. A job with the hook.
-code=$(send POST /v1/jobs '{"id": "pt", "kind": "pretrain", "gpus": [0, 1], "fill": true}')
+code=$(api_send POST /v1/jobs '{"id": "pt", "kind": "pretrain", "gpus": [0, 1], "fill": true}')
 check "2: a job registers with \"fill\": true ($code)" test "$code" = 201
 check "2: ... its registration says so" jqt '.fill == true and .fill_w == {}' "$tmp/body"
-accepted() { [ "$(send PUT /v1/controller '{"controller": "stabilize"}')" = 202 ]; }
+accepted() { [ "$(api_send PUT /v1/controller '{"controller": "stabilize"}')" = 202 ]; }
 retry_accepted() { for _ in $(seq 20); do accepted && return 0; sleep 0.1; done; return 1; }
 check "2: stabilize (pre_fill=on) is accepted once the loop has seen the job" retry_accepted
 
 # 3. Idle, the start announced 10 s ahead: the pre-start fill.
-code=$(send POST /v1/jobs/pt/progress '{"tokens_total": 0, "steps_total": 0, "phase": "idle",
+code=$(api_send POST /v1/jobs/pt/progress '{"tokens_total": 0, "steps_total": 0, "phase": "idle",
   "starts_in_s": 10}')
 check "3: the start announced ($code)" test "$code" = 200
 check "3: both GPUs get a fill target above 0" wait_fill 5 '(."0" > 0) and (."1" > 0)'
-code=$(send POST /v1/jobs/pt/progress '{"tokens_total": 0, "steps_total": 0, "phase": "idle",
+code=$(api_send POST /v1/jobs/pt/progress '{"tokens_total": 0, "steps_total": 0, "phase": "idle",
   "starts_in_s": 9}')
 check "3: the progress answer carries them ($code)" \
   jqt '(.fill_w."0" > 0) and (.fill_w."1" > 0)' "$tmp/body"
 
 # 4. Training: the fill stops.
-code=$(send POST /v1/jobs/pt/progress '{"tokens_total": 1, "steps_total": 1, "phase": "forward"}')
+code=$(api_send POST /v1/jobs/pt/progress '{"tokens_total": 1, "steps_total": 1, "phase": "forward"}')
 check "4: training reported ($code)" test "$code" = 200
 check "4: the fill targets go back to 0" wait_fill 5 '(."0" == 0) and (."1" == 0)'
 

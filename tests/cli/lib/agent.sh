@@ -47,6 +47,31 @@ use_fake_nvml() {
   export FAKE_NVML_SCRIPT=$tmp/script.txt FAKE_NVML_STATE=$tmp/state.txt
 }
 
+# start_b200_agent POWER_W CONTROLLER: an agent (period 0.1 s, node budget 2000 W) on the fake
+# NVML library's two B200s drawing POWER_W each (use_fake_nvml first), running CONTROLLER;
+# tracked; 1 when it does not answer /healthz.
+start_b200_agent() {
+  printf 'gpus 2\nprofile * b200\npower * %s\nwrites * any\n' "$1" >"$tmp/script.txt"
+  cat >"$tmp/agent.yaml" <<YAML
+backend: fake-nvml
+nvml_library: $fake
+period_s: 0.1
+controller: $2
+budget_w: 2000
+$agent_local
+YAML
+  "$bin" agent --config "$tmp/agent.yaml" >"$tmp/agent.out" 2>"$tmp/agent.err" &
+  track_agent $!
+  wait_healthz
+}
+
+# api_send METHOD PATH BODY: a JSON request to the agent on $port; prints the HTTP code, the
+# answer's body in $tmp/body.
+api_send() {
+  curl -s -o "$tmp/body" -w '%{http_code}' --max-time 3 -X "$1" \
+    -H 'Content-Type: application/json' "http://127.0.0.1:$port$2" --data-binary "$3"
+}
+
 # use_torch_python: sets py to the first Python that imports torch ($PYTHON, python3 on PATH,
 # Debian's /usr/bin/python3). Without one: under CI=true the test fails (exit 1), else it is
 # skipped (exit 0) — make deps installs python3-torch.
