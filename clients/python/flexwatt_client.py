@@ -264,6 +264,9 @@ class Job:
         # cannot meet): the job should stop training, keep its state, and resume once this is
         # False again (read after each progress() or wait_knobs()).
         self.paused = bool(answer.get("paused", False))
+        # The site coordinator's start gate (unix s; 0: none): a job that announced its start
+        # (progress(starts_in_s=...)) should not start training before it (wait_start()).
+        self.start_at_unix_s = float(answer.get("start_at_unix_s", 0) or 0)
         # What re-registration sends (the POST /v1/jobs body); None: the job cannot re-register.
         self._registration = registration
         self._id_given = bool(registration and registration.get("id"))
@@ -293,6 +296,7 @@ class Job:
         self.knobs = answer["knobs"]
         self.knob_version = answer["knob_version"]
         self.paused = bool(answer.get("paused", False))
+        self.start_at_unix_s = float(answer.get("start_at_unix_s", 0) or 0)
         targets = answer.get("fill_w")
         if self._fill is not None and isinstance(targets, dict):
             self._set_fill({int(g): float(w) for g, w in targets.items()})
@@ -477,6 +481,26 @@ class Job:
             if left <= 0:
                 return self.knobs, False
             time.sleep(min(left, max(0.0, self._next_try - time.monotonic())))
+
+    def wait_start(self, tokens_total=0, steps_total=0, starts_in_s=0.0, poll_s=1.0,
+                   max_wait_s=3600.0):
+        """Before training starts: announces the start (starts_in_s from now, 0: ready now) with
+        each report, and returns once the site coordinator's start gate (start_at_unix_s) has
+        passed, or at once when there is none. While it waits the job keeps announcing the
+        gate's time, so the agent's stabilize controller can ramp the GPUs (its pre-start fill)
+        toward it. Returns the seconds waited; gives up after max_wait_s (the gate is the
+        coordinator's plan, not a lock: a job that must start does)."""
+        t0 = time.monotonic()
+        start = time.time() + max(0.0, starts_in_s)
+        while True:
+            now = time.time()
+            due = max(start, self.start_at_unix_s)
+            self.progress(tokens_total, steps_total, phase="idle", starts_in_s=max(0.0, due - now))
+            due = max(start, self.start_at_unix_s)
+            left = due - time.time()
+            if left <= 0 or time.monotonic() - t0 >= max_wait_s:
+                return time.monotonic() - t0
+            time.sleep(min(poll_s, left, max(0.0, max_wait_s - (time.monotonic() - t0))))
 
     def set_pfi(self, pfi, source="operator"):
         """Records the job's Power Flexibility Index on the agent (source: sweep, registration,

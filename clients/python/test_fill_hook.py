@@ -1,11 +1,13 @@
 """Unit tests of the job's fill hook (issue #48: register_job(fill=...)) and of the coordinator's
-pause as the job reads it (Job.paused, issue #45), against a stub agent on 127.0.0.1 that
+pause and start gate as the job reads them (Job.paused, Job.wait_start(); issues #45, #48),
+against a stub agent on 127.0.0.1 that
 answers each progress report with the fill targets queued for it.
 Run: python3 clients/python/test_fill_hook.py
 (tests/cli/agent_stabilize_fill.sh runs it)."""
 
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +27,8 @@ class _StubAgent(StubHandler):
         answers = self.server.fill_answers
         fill = answers.pop(0) if len(answers) > 1 else answers[0]
         return self.answer(200, {"id": "pt", "knobs": {}, "knob_version": 1, "changed": True,
-                                  "fill_w": fill, "paused": self.server.paused})
+                                  "fill_w": fill, "paused": self.server.paused,
+                                  "start_at_unix_s": self.server.start_at})
 
     def do_DELETE(self):
         self.server.seen.append((self.path, None))
@@ -39,6 +42,7 @@ class _StubCase(StubAgentCase):
         super().setUp()
         self.server.fill_answers = [{}]
         self.server.paused = False
+        self.server.start_at = 0
 
 
 class FillHookTest(_StubCase):
@@ -90,6 +94,23 @@ class PauseTest(_StubCase):
         self.server.paused = False
         job.progress(2, 2)
         self.assertFalse(job.paused)
+
+
+class StartGateTest(_StubCase):
+    """The coordinator's start gate (issue #48): wait_start() announces the start and waits for
+    the gate the agent relays."""
+
+    def test_wait_start_waits_for_the_gate_and_announces_it(self):
+        job = fc.FlexwattClient(url=self.url).register_job(id="pt")
+        self.assertLess(job.wait_start(), 0.2)  # no gate: at once
+        self.server.start_at = time.time() + 0.5
+        waited = job.wait_start(poll_s=0.1)
+        self.assertGreaterEqual(waited, 0.4)
+        self.assertLess(waited, 2.0)
+        bodies = [b for p, b in self.server.seen if p.endswith("/progress")]
+        self.assertTrue(all(b["phase"] == "idle" and "starts_in_s" in b for b in bodies))
+        self.assertTrue(any(b["starts_in_s"] > 0.2 for b in bodies))  # the gate's time
+        self.assertGreater(job.start_at_unix_s, 0)
 
 
 if __name__ == "__main__":

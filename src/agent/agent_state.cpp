@@ -89,6 +89,7 @@ nlohmann::json to_json(const RegisteredJob& j) {
           {"pfi_source", j.pfi_source},
           {"fill", j.fill},
           {"paused", j.paused},
+          {"start_at_unix_s", j.start_at_unix_s},
           {"fill_w", fill_json(j)}};
 }
 

@@ -127,6 +127,9 @@ struct RegisteredJob {
   // The coordinator's assignment pauses the node's jobs (AgentTick::paused()): the job should
   // stop training (hold its state) until this is false again; sent with its knobs.
   bool paused = false;
+  // The coordinator's start gate (unix s; 0: none): a job that announced its start should not
+  // start training before it (docs/fleet.md "Staggered starts"); sent with its knobs.
+  double start_at_unix_s = 0;
 };
 
 // A job as the loop controls it (the plant's job j): on hardware a registered job (or "node"

@@ -202,8 +202,13 @@ void AgentTick::set_node_budget(double watts, const std::string& source, double 
 // /v1/budget would (it overrides one).
 void AgentTick::follow_fleet(double t) {
   if (!fleet_) return;
-  auto b = fleet_->follow(plant_, loop_->latest(), jobs_.snapshot(), node_budget_w(t),
-                          budget_state_.source, paused_);
+  FleetBudget now;
+  now.watts = node_budget_w(t);
+  now.source = budget_state_.source;
+  now.pause = paused_;
+  now.start_at_unix_s = start_at_unix_s_;
+  auto b = fleet_->follow(plant_, loop_->latest(), jobs_.snapshot(), now);
+  if (b) start_at_unix_s_ = b->start_at_unix_s;
   if (b && b->pause != paused_) {
     // The jobs hear it through the channel (their knobs' answers: "pause"); the GPUs hold the
     // budget (the assignment's floor) as any other.
@@ -211,8 +216,9 @@ void AgentTick::follow_fleet(double t) {
     log(std::string(paused_ ? "jobs paused" : "jobs resumed") + " by " + b->source);
     if (on_pause_) on_pause_(paused_);
   }
-  for (const RegisteredJob& j : jobs_.snapshot()) {
-    if (j.paused != paused_) jobs_.set_paused(j.id, paused_);  // a job registered since
+  for (const RegisteredJob& j : jobs_.snapshot()) {  // a job registered since included
+    if (j.paused != paused_) jobs_.set_paused(j.id, paused_);
+    if (j.start_at_unix_s != start_at_unix_s_) jobs_.set_start_at(j.id, start_at_unix_s_);
   }
   const double now_w = node_budget_w(t);
   if (b && (b->source != budget_state_.source ||

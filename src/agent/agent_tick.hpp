@@ -86,6 +86,9 @@ class AgentTick {
   // registered job, each tick: JobRegistry::set_paused). on_pause is called on each change
   // (fleet-sim's node stops its simulated job).
   bool paused() const { return paused_; }
+  // Following a coordinator: its start gate for the node's jobs that announced a start (unix s;
+  // 0: none), relayed to every registered job (JobRegistry::set_start_at) each tick.
+  double start_at_unix_s() const { return start_at_unix_s_; }
   void on_pause(std::function<void(bool)> f) { on_pause_ = std::move(f); }
   // Sets the starting budget and the controller (cfg.controller); starts the loop.
   Status start(const Budget& b);
@@ -143,6 +146,7 @@ class AgentTick {
   std::function<void(const std::string&)> log_;
   std::function<void(bool)> on_pause_;
   bool paused_ = false;
+  double start_at_unix_s_ = 0;
   BudgetSchedule budget_;  // the loop judges this object; replaced in place
   BudgetState budget_state_;
   std::unique_ptr<ControlLoop> loop_;

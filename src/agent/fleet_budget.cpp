@@ -26,11 +26,16 @@ fleet::NodeRecord fleet_record(const std::string& node, const PlantInfo& info,
     r.draw_w += reading(latest, g, &GpuReading::power_w);
     r.cap_w += reading(latest, g, &GpuReading::cap_w);
   }
-  for (const JobInfo& j : info.jobs) {
+  for (size_t k = 0; k < info.jobs.size(); ++k) {
+    const JobInfo& j = info.jobs[k];
     fleet::JobRecord jr;
     jr.id = j.name;
     jr.gpus = static_cast<int>(j.gpus.size());
     for (int g : j.gpus) jr.draw_w += reading(latest, static_cast<size_t>(g), &GpuReading::power_w);
+    // The start it announces (the coordinator's start gate staggers them).
+    if (k < latest.jobs.size() && std::isfinite(latest.jobs[k].starts_in_s)) {
+      jr.starts_at_unix_s = now_unix_s + std::max(0.0, latest.jobs[k].starts_in_s);
+    }
     if (jr.gpus > 0) r.jobs.push_back(jr);
   }
   fleet::set_job_pfi(r, job_pfi);

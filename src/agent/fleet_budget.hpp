@@ -4,7 +4,8 @@
 //   gpus, nameplate_w = sum of max_cap_w, min_w = sum of min_cap_w; draw_w and cap_w = sums
 //   of the readings that are set (0 when none); one JobRecord per plant job (its GPUs, their
 //   draw; pfi from job_pfi by job name through fleet::set_job_pfi, the hook for a declared or
-//   measured PFI; elasticity and pfi 0: unknown, the per-job allocators then use PFI 1).
+//   measured PFI; elasticity and pfi 0: unknown, the per-job allocators then use PFI 1;
+//   starts_at_unix_s from the job's announced starts_in_s in `latest`, when it announces one).
 
 #include <map>
 #include <string>

@@ -37,8 +37,7 @@ Result<std::unique_ptr<FleetFollower>> FleetFollower::start(const AgentFleetConf
 
 std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const Snapshot& latest,
                                                  const std::vector<RegisteredJob>& registered,
-                                                 double now_w, const std::string& now_source,
-                                                 bool now_pause) {
+                                                 const FleetBudget& now) {
   if (!link_) return std::nullopt;
   std::map<std::string, double> job_pfi;
   for (size_t j = 0; j < plant.info().jobs.size(); ++j) {
@@ -52,15 +51,15 @@ std::optional<FleetBudget> FleetFollower::follow(const NodePlant& plant, const S
   if (!configured_curve_.empty()) {
     rec.draw_curve = configured_curve_;
   } else if (measured_) {
-    if (now_w > 0) measured_->add(now_w, rec.draw_w);
+    if (now.watts > 0) measured_->add(now.watts, rec.draw_w);
     rec.draw_curve = measured_->curve();
   }
   link_->update(rec);
-  return budget_change(link_->budget(), node_floor_w(plant.info()), now_w, now_source, now_pause);
+  return budget_change(link_->budget(), node_floor_w(plant.info()), now);
 }
 
-std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w, double now_w,
-                                         const std::string& now_source, bool now_pause) {
+std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w,
+                                         const FleetBudget& now) {
   FleetBudget out;
   out.watts = std::max(b.watts, floor_w);
   out.source = b.source == fleet::NodeBudget::Source::kAssignment ? "coordinator"
@@ -68,8 +67,10 @@ std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floo
                                   : "coordinator_safe_share";
   // Only an assignment pauses; a fallback share never does (the job runs on its safe share).
   out.pause = b.pause && b.source == fleet::NodeBudget::Source::kAssignment;
-  if (out.source == now_source && out.pause == now_pause && out.watts <= now_w + 0.5 &&
-      out.watts >= now_w - 1e-9) {
+  out.start_at_unix_s = b.source == fleet::NodeBudget::Source::kAssignment ? b.start_at_unix_s : 0;
+  if (out.source == now.source && out.pause == now.pause &&
+      out.start_at_unix_s == now.start_at_unix_s && out.watts <= now.watts + 0.5 &&
+      out.watts >= now.watts - 1e-9) {
     return std::nullopt;
   }
   return out;

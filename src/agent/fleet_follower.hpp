@@ -37,25 +37,27 @@ struct FleetBudget {
   // The assignment pauses the node's jobs (keys.hpp Assignment::pause): the agent relays it to
   // every job on the node (AgentTick::paused()) and holds the GPUs at `watts` (the floor).
   bool pause = false;
+  // The coordinator's start gate for the node's jobs that announced a start (keys.hpp
+  // Assignment::start_at_unix_s; 0: none): relayed to every job on the node.
+  double start_at_unix_s = 0;
 };
 
-// The budget a link's `b` puts in force on a node whose budget in force is `now_w` from
-// `now_source` with its jobs paused or not (`now_pause`), by the rule above (floor, deadband,
-// source change; a change of pause always counts); nothing when it stands.
-std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w, double now_w,
-                                         const std::string& now_source, bool now_pause);
+// The budget a link's `b` puts in force on a node whose budget in force is `now` (its watts,
+// source, pause and start gate), by the rule above (floor, deadband, source change; a change of
+// pause or of the start gate always counts); nothing when it stands.
+std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w,
+                                         const FleetBudget& now);
 
 // Where a following node's budget comes from, as AgentTick asks each tick: FleetFollower (the
 // coordinator through etcd) or a simulated site's node (fleet_sim/agent_node.hpp). follow():
-// `now_w`, `now_source` and `now_pause` are the node budget in force, its source and whether
-// the node's jobs are paused; returns the budget to put in force, nothing when it stands.
+// `now` is the budget in force (watts, source, pause, start gate); returns the budget to put
+// in force, nothing when it stands.
 class BudgetFollower {
  public:
   virtual ~BudgetFollower() = default;
   virtual std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
                                             const std::vector<RegisteredJob>& registered,
-                                            double now_w, const std::string& now_source,
-                                            bool now_pause) = 0;
+                                            const FleetBudget& now) = 0;
 };
 
 class FleetFollower : public BudgetFollower {
@@ -64,8 +66,8 @@ class FleetFollower : public BudgetFollower {
                                                       const std::string& hostname,
                                                       const PlantInfo& info);
   std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
-                                    const std::vector<RegisteredJob>& registered, double now_w,
-                                    const std::string& now_source, bool now_pause) override;
+                                    const std::vector<RegisteredJob>& registered,
+                                    const FleetBudget& now) override;
   void leave();
 
  private:

@@ -190,6 +190,20 @@ bool JobRegistry::set_paused(const std::string& id, bool paused) {
   return true;
 }
 
+bool JobRegistry::set_start_at(const std::string& id, double start_at_unix_s) {
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry* e = find(id);
+    if (!e) return false;
+    changed = e->state.start_at_unix_s != start_at_unix_s;
+    e->state.start_at_unix_s = start_at_unix_s;
+    if (changed) ++e->state.knob_version;
+  }
+  if (changed) cv_.notify_all();
+  return true;
+}
+
 RegisteredJob JobRegistry::view(const Entry& e, double now_s) const {
   RegisteredJob s = e.state;
   s.last_report_age_s = std::max(0.0, now_s - e.last_report_s);

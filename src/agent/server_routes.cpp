@@ -36,6 +36,7 @@ json job_knobs_body(const RegisteredJob& j, bool changed) {
                {"knob_version", j.knob_version},
                {"changed", changed},
                {"paused", j.paused}};
+  if (j.start_at_unix_s > 0) body["start_at_unix_s"] = j.start_at_unix_s;  // the start gate
   if (j.fill) body["fill_w"] = fill_json(j);  // a job with the hook: its GPUs' fill targets
   return body;
 }

@@ -67,7 +67,8 @@ Coordinator::Coordinator(std::unique_ptr<EtcdClient> etcd, CoordinatorOptions op
     : etcd_(std::move(etcd)),
       options_(std::move(options)),
       allocator_(std::move(allocator)),
-      site_round_(site_round_options(options_), *allocator_) {}
+      site_round_(site_round_options(options_), *allocator_),
+      start_gate_(options_.start_ramp_w_per_s) {}
 
 Coordinator::~Coordinator() { stop(resign_on_stop_); }
 
@@ -292,6 +293,36 @@ Result<bool> Coordinator::fenced(const std::vector<TxnOp>& ops) {
   return true;
 }
 
+// The start gate's slots on the live records (start_gate.hpp): one request per job announcing a
+// start (its earliest announcement over its nodes; its rise: each node's share of its
+// nameplate for the job's GPUs less what the job draws there now), and per node the latest
+// slot of its announcing jobs.
+std::map<std::string, double> Coordinator::start_slots(const PlanInput& in) {
+  std::map<std::string, StartRequest> by_job;
+  for (const auto& [node, r] : in.live) {
+    for (const JobRecord& j : r.jobs) {
+      if (!(j.starts_at_unix_s > 0)) continue;
+      auto [it, fresh] = by_job.try_emplace(j.id, StartRequest{j.id, j.starts_at_unix_s, 0});
+      if (!fresh)
+        it->second.announced_unix_s = std::min(it->second.announced_unix_s, j.starts_at_unix_s);
+      const double per_gpu = r.gpus > 0 ? r.nameplate_w / r.gpus : 0;
+      it->second.rise_w += std::max(0.0, per_gpu * j.gpus - j.draw_w);
+    }
+  }
+  std::vector<StartRequest> req;
+  for (const auto& [id, r] : by_job) req.push_back(r);
+  const std::map<std::string, double> slot = start_gate_.plan(req, in.now_unix_s);
+  std::map<std::string, double> out;
+  if (!(options_.start_ramp_w_per_s > 0)) return out;
+  for (const auto& [node, r] : in.live) {
+    for (const JobRecord& j : r.jobs) {
+      auto s = slot.find(j.id);
+      if (s != slot.end() && j.starts_at_unix_s > 0) out[node] = std::max(out[node], s->second);
+    }
+  }
+  return out;
+}
+
 bool Coordinator::round(const std::string& reason) {
   double since;
   {
@@ -360,6 +391,7 @@ bool Coordinator::round(const std::string& reason) {
   }
   if (in.site_w <= 0) return true;
 
+  const std::map<std::string, double> start_at = start_slots(in);
   std::vector<TxnOp> down, up;
   for (const auto& [node, w] : plan.watts) {
     Assignment a;
@@ -370,6 +402,7 @@ bool Coordinator::round(const std::string& reason) {
     a.safe_w = plan.safe_w.at(node);
     a.reserve_w = plan.reserve_w.at(node);
     a.pause = plan.paused_nodes.count(node) > 0;
+    if (auto s = start_at.find(node); s != start_at.end()) a.start_at_unix_s = s->second;
     auto prev = in.assigned.find(node);
     // A pause lowers (its floor); a resume raises.
     const bool raise = prev == in.assigned.end() || w > prev->second.watts + 1e-6 ||

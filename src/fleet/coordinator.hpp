@@ -42,6 +42,7 @@
 #include "fleet/site_loop.hpp"
 #include "fleet/site_round.hpp"
 #include "fleet/split_plan.hpp"
+#include "fleet/start_gate.hpp"
 
 namespace fw::fleet {
 
@@ -67,6 +68,10 @@ struct CoordinatorOptions {
   // Reclaim idle headroom (split_plan.hpp "reclaim") while the site loop tracks too (default
   // off: the loop re-splits the unused watts itself; docs/fleet.md measures both).
   bool site_loop_reclaim = false;
+  // Staggered job starts (start_gate.hpp): the site's average rise over the starts its jobs
+  // announce, W/s; each node's assignment carries the slot of its jobs (start_at_unix_s).
+  // 0 (default): no gate.
+  double start_ramp_w_per_s = 0;
 };
 
 // A change of the site's ramp state (grid.hpp ramp_state), seen by the leader each tick:
@@ -157,6 +162,8 @@ class Coordinator {
   Result<bool> fenced(const std::vector<TxnOp>& ops);
   void lose_leadership();
   void on_events(const std::vector<WatchEvent>& events);
+  // Per live node, the start gate's slot of its jobs that announce a start (none: no entry).
+  std::map<std::string, double> start_slots(const PlanInput& in);
   // Leader, each tick: compares the ramp state now with the last one and records events.
   void track_ramp(double now_unix_s);
   static double now_s();
@@ -179,6 +186,7 @@ class Coordinator {
   double won_at_s_ = 0;     // when this member last won the election (unix s; run thread)
   // The planning step (site_round.hpp): the site loop, pausing and its budgets. Run thread only.
   SiteRound site_round_;
+  StartGate start_gate_{0};  // run thread only
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

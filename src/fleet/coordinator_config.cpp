@@ -12,11 +12,11 @@ namespace fw::fleet {
 Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::load_file(path));
   if (!root.is_map()) return root.error("not a map");
-  FW_RETURN_IF_ERROR(
-      root.reject_unknown({"site", "id", "etcd", "allocator", "budget_w", "lease_ttl_s",
-                           "campaign_timeout_s", "expiry_s", "refresh_s", "listen",
-                           "grid_ramp_w_per_s", "token_file", "allow_unauthenticated_writes",
-                           "audit_log", "etcd_tls", "etcd_auth", "site_loop", "openadr"}));
+  FW_RETURN_IF_ERROR(root.reject_unknown(
+      {"site", "id", "etcd", "allocator", "budget_w", "lease_ttl_s", "campaign_timeout_s",
+       "expiry_s", "refresh_s", "listen", "grid_ramp_w_per_s", "token_file",
+       "allow_unauthenticated_writes", "audit_log", "etcd_tls", "etcd_auth", "site_loop", "openadr",
+       "start_ramp_w_per_s"}));
   CoordinatorConfig c;
   CoordinatorOptions& o = c.options;
   for (const char* k : {"site", "id", "etcd"}) {
@@ -48,6 +48,7 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   if (auto r = check_ramp_w_per_s(c.grid_ramp_w_per_s, "grid_ramp_w_per_s"); !r.ok()) {
     return root["grid_ramp_w_per_s"].error(r.status().message());
   }
+  FW_ASSIGN_OR_RETURN(o.start_ramp_w_per_s, root.get_double("start_ramp_w_per_s", 0, 0, 1e9));
   FW_ASSIGN_OR_RETURN(c.token_file, root.get_string("token_file", ""));
   FW_ASSIGN_OR_RETURN(c.allow_unauthenticated_writes,
                       root.get_bool("allow_unauthenticated_writes", false));
@@ -55,12 +56,16 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   if (root.has("site_loop")) {
     const ConfigNode l = root["site_loop"];
     if (!l.is_map()) return l.error("not a map");
-    FW_RETURN_IF_ERROR(l.reject_unknown({"enabled", "period_s", "ki_per_s", "z"}));
+    FW_RETURN_IF_ERROR(
+        l.reject_unknown({"enabled", "period_s", "ki_per_s", "z", "pause_stagger_s", "reclaim"}));
     SiteLoopOptions& so = o.site_loop;
     FW_ASSIGN_OR_RETURN(so.enabled, l.get_bool("enabled", false));
     FW_ASSIGN_OR_RETURN(so.period_s, l.get_double("period_s", 1, 0.05, 60));
     FW_ASSIGN_OR_RETURN(so.ki_per_s, l.get_double("ki_per_s", SiteLoopOptions{}.ki_per_s, 0, 10));
     FW_ASSIGN_OR_RETURN(so.z, l.get_double("z", 2, 0, 10));
+    // Pausing (split_plan.hpp) and idle reclaim while the loop tracks: operator choices.
+    FW_ASSIGN_OR_RETURN(o.pause_stagger_s, l.get_double("pause_stagger_s", 0, 0, 3600));
+    FW_ASSIGN_OR_RETURN(o.site_loop_reclaim, l.get_bool("reclaim", false));
   }
   if (root.has("openadr")) {
     const ConfigNode a = root["openadr"];

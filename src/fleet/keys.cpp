@@ -153,6 +153,7 @@ Result<JobRecord> decode_job(const Json& j, const std::string& where) {
   FW_RETURN_IF_ERROR(f.number("min_w", &r.min_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.number("tier_min", &r.tier_min, false, 0, 1));
   FW_RETURN_IF_ERROR(f.boolean("pausable", &r.pausable, false));
+  FW_RETURN_IF_ERROR(f.number("starts_at_unix_s", &r.starts_at_unix_s, false, 0, kMaxRecordUnixS));
   FW_RETURN_IF_ERROR(f.no_unknown());
   r.gpus = static_cast<int>(gpus);
   return r;
@@ -212,6 +213,7 @@ std::string encode(const NodeRecord& r) {
     if (j.min_w > 0) o["min_w"] = j.min_w;
     if (j.tier_min > 0) o["tier_min"] = j.tier_min;
     if (j.pausable) o["pausable"] = true;
+    if (j.starts_at_unix_s > 0) o["starts_at_unix_s"] = j.starts_at_unix_s;
     jobs.push_back(std::move(o));
   }
   Json out = {{"node", r.node},
@@ -299,6 +301,7 @@ std::string encode(const Assignment& r) {
   if (r.safe_w > 0) j["safe_w"] = r.safe_w;
   if (r.reserve_w > 0) j["reserve_w"] = r.reserve_w;
   if (r.pause) j["pause"] = true;
+  if (r.start_at_unix_s > 0) j["start_at_unix_s"] = r.start_at_unix_s;
   return j.dump();
 }
 
@@ -313,6 +316,7 @@ Result<Assignment> decode_assignment(std::string_view text, std::string_view whe
   FW_RETURN_IF_ERROR(f.number("safe_w", &r.safe_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.number("reserve_w", &r.reserve_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.boolean("pause", &r.pause, false));
+  FW_RETURN_IF_ERROR(f.number("start_at_unix_s", &r.start_at_unix_s, false, 0, kMaxRecordUnixS));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }

@@ -67,6 +67,10 @@ struct JobRecord {
   // job's id names it across nodes: records with the same id are one job (split_plan.hpp).
   double tier_min = 0;
   bool pausable = false;
+  // Power stabilisation (optional, additive; JSON "starts_at_unix_s"): when the job means to
+  // start training (its announced starts_in_s from now; 0: it announces none). The coordinator
+  // staggers announced starts (start_gate.hpp) and answers with Assignment::start_at_unix_s.
+  double starts_at_unix_s = 0;
   // Never published (not in the record's JSON): the least throughput, relative to uncapped, the
   // job must keep while an event binds, set by the coordinator's round under a tier window
   // (site_round.hpp: its tier over the window holds given its progress so far); < 0: tier_min.
@@ -122,6 +126,10 @@ struct Assignment {
   // true): the node stops the job and holds its GPUs at watts (its floor) until an assignment
   // without it (split_plan.hpp "pausing").
   bool pause = false;
+  // The node's jobs that announced a start may start training at this time, not before
+  // (optional, additive; JSON "start_at_unix_s"; 0: no gate): the latest slot the coordinator's
+  // start gate gave them (start_gate.hpp).
+  double start_at_unix_s = 0;
 };
 
 // A pending joiner's announcement: the floor its GPUs will hold once its agent starts.

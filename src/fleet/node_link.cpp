@@ -169,6 +169,7 @@ NodeBudget NodeLink::budget(double now_unix_s) const {
     b.expires_unix_s = assignment_->expires_unix_s;
     b.reason = assignment_->reason;
     b.pause = assignment_->pause;
+    b.start_at_unix_s = assignment_->start_at_unix_s;
     return b;
   }
   b.source = NodeBudget::Source::kSafeShare;

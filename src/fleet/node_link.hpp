@@ -71,6 +71,7 @@ struct NodeBudget {
       reason;  // assignment's reason, or "expired" / "deleted" / "awaiting_first_assignment"
   bool awaiting_first = false;  // no assignment received yet since Start
   bool pause = false;           // the assignment in force says pause (keys.hpp Assignment)
+  double start_at_unix_s = 0;   // its start gate (keys.hpp Assignment; 0: none)
 };
 
 class NodeLink {

@@ -34,10 +34,9 @@ class AgentNode::Gpus : public Plant {
 class AgentNode::Link : public agent::BudgetFollower {
  public:
   std::optional<agent::FleetBudget> follow(const NodePlant& plant, const Snapshot&,
-                                           const std::vector<agent::RegisteredJob>&, double now_w,
-                                           const std::string& now_source, bool now_pause) override {
-    auto b = agent::budget_change(budget, agent::node_floor_w(plant.info()), now_w, now_source,
-                                  now_pause);
+                                           const std::vector<agent::RegisteredJob>&,
+                                           const agent::FleetBudget& now) override {
+    auto b = agent::budget_change(budget, agent::node_floor_w(plant.info()), now);
     changes += b.has_value();
     return b;
   }

@@ -1,14 +1,16 @@
-// The coordinator's pause reaches the node's jobs through the agent (issue #45: the deployed
-// path): an assignment with "pause" is taken by the follow rule even at the same watts, relayed
-// to every registered job (RegisteredJob::paused, sent with its knobs), to a job registered
-// while it holds too, and lifted by the next assignment without it. A fallback share never
-// pauses.
+// The coordinator's pause (issue #45: the deployed path) and start gate (issue #48: staggered
+// starts) reach the node's jobs through the agent: an assignment with "pause" or
+// "start_at_unix_s" is taken by the follow rule even at the same watts, relayed to every
+// registered job (RegisteredJob::paused / start_at_unix_s, sent with its knobs), to a job
+// registered while it holds too, and lifted by the next assignment without it. A fallback
+// share never pauses nor gates.
 
 #include <gtest/gtest.h>
 
 #include <optional>
 
 #include "agent/agent_tick.hpp"
+#include "agent/fleet_budget.hpp"
 #include "agent/fleet_follower.hpp"
 #include "agent/registry_channel.hpp"
 
@@ -23,29 +25,68 @@ fleet::NodeBudget assignment(double w, bool pause) {
   return b;
 }
 
-TEST(BudgetChange, APauseCountsAtTheSameWattsAndOnlyAnAssignmentPauses) {
-  auto b = budget_change(assignment(800, true), 400, 800, "coordinator", false);
+FleetBudget in_force(double w, bool pause, double start_at = 0) {
+  FleetBudget f;
+  f.watts = w;
+  f.source = "coordinator";
+  f.pause = pause;
+  f.start_at_unix_s = start_at;
+  return f;
+}
+
+TEST(BudgetChange, APauseOrAStartGateCountsAtTheSameWattsAndOnlyAnAssignmentPauses) {
+  auto b = budget_change(assignment(800, true), 400, in_force(800, false));
   ASSERT_TRUE(b.has_value());
   EXPECT_TRUE(b->pause);
   EXPECT_DOUBLE_EQ(b->watts, 800);
-  EXPECT_FALSE(budget_change(assignment(800, true), 400, 800, "coordinator", true).has_value());
-  b = budget_change(assignment(800, false), 400, 800, "coordinator", true);
+  EXPECT_FALSE(budget_change(assignment(800, true), 400, in_force(800, true)).has_value());
+  b = budget_change(assignment(800, false), 400, in_force(800, true));
   ASSERT_TRUE(b.has_value());
   EXPECT_FALSE(b->pause);
+  fleet::NodeBudget gated = assignment(800, false);
+  gated.start_at_unix_s = 1.9e9;
+  b = budget_change(gated, 400, in_force(800, false));
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->start_at_unix_s, 1.9e9);
+  EXPECT_FALSE(budget_change(gated, 400, in_force(800, false, 1.9e9)).has_value());
   fleet::NodeBudget safe = assignment(800, true);
   safe.source = fleet::NodeBudget::Source::kSafeShare;
-  b = budget_change(safe, 400, 800, "coordinator", true);
+  safe.start_at_unix_s = 1.9e9;
+  b = budget_change(safe, 400, in_force(800, true));
   ASSERT_TRUE(b.has_value());
   EXPECT_FALSE(b->pause);
+  EXPECT_DOUBLE_EQ(b->start_at_unix_s, 0);  // only an assignment gates
   EXPECT_EQ(b->source, "coordinator_safe_share");
+}
+
+// A job's announced start is published in the node's record (the coordinator's start gate
+// reads it): now + starts_in_s; a job announcing none publishes 0 (not written).
+TEST(FleetRecord, PublishesTheJobsAnnouncedStart) {
+  PlantInfo info;
+  info.gpus.resize(2);
+  for (auto& g : info.gpus) g.max_cap_w = 700, g.min_cap_w = 200;
+  JobInfo a, b;
+  a.name = "a";
+  a.gpus = {0};
+  b.name = "b";
+  b.gpus = {1};
+  info.jobs = {a, b};
+  Snapshot s;
+  s.gpus.resize(2);
+  s.jobs.resize(2);
+  s.jobs[0].starts_in_s = 30;
+  const fleet::NodeRecord r = fleet_record("n", info, s, 1000);
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.jobs[0].starts_at_unix_s, 1030);
+  EXPECT_DOUBLE_EQ(r.jobs[1].starts_at_unix_s, 0);
 }
 
 class StubFollower : public BudgetFollower {
  public:
   std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot&,
-                                    const std::vector<RegisteredJob>&, double now_w,
-                                    const std::string& now_source, bool now_pause) override {
-    return budget_change(budget, node_floor_w(plant.info()), now_w, now_source, now_pause);
+                                    const std::vector<RegisteredJob>&,
+                                    const FleetBudget& now) override {
+    return budget_change(budget, node_floor_w(plant.info()), now);
   }
   fleet::NodeBudget budget;
 };
@@ -96,6 +137,15 @@ TEST(AgentPause, TheAssignmentsPauseReachesEveryRegisteredJob) {
   EXPECT_FALSE(jobs.get("pt")->paused);
   EXPECT_FALSE(jobs.get("late")->paused);
   EXPECT_EQ(pauses, 2);
+  // The start gate reaches every job the same way.
+  follower.budget.start_at_unix_s = 1.9e9;
+  run(1);
+  EXPECT_DOUBLE_EQ(tick.start_at_unix_s(), 1.9e9);
+  EXPECT_DOUBLE_EQ(jobs.get("pt")->start_at_unix_s, 1.9e9);
+  EXPECT_DOUBLE_EQ(jobs.get("late")->start_at_unix_s, 1.9e9);
+  follower.budget.start_at_unix_s = 0;
+  run(1);
+  EXPECT_DOUBLE_EQ(jobs.get("pt")->start_at_unix_s, 0);
 }
 
 }  // namespace

@@ -479,7 +479,22 @@ TEST(CoordinatorConfig, SiteLoopAndOpenAdrBlocks) {
   EXPECT_EQ(c->ven.program_id, "p");
   EXPECT_DOUBLE_EQ(c->ven_poll_s, 5);
   EXPECT_DOUBLE_EQ(c->ven.ramp_w_per_s, 50);
-  auto bad = load_coordinator_config(write_config("bad1.yaml", base + "site_loop: {gain: 1}\n"));
+  EXPECT_DOUBLE_EQ(c->options.pause_stagger_s, 0);  // never pause unless the operator says so
+  EXPECT_DOUBLE_EQ(c->options.start_ramp_w_per_s, 0);
+  // Pausing, idle reclaim and the start gate are the operator's (they were fleet-sim's only).
+  c = load_coordinator_config(write_config(
+      "ok2.yaml", base + "start_ramp_w_per_s: 2000\n"
+                         "site_loop: {enabled: true, pause_stagger_s: 10, reclaim: true}\n"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_DOUBLE_EQ(c->options.pause_stagger_s, 10);
+  EXPECT_TRUE(c->options.site_loop_reclaim);
+  EXPECT_DOUBLE_EQ(c->options.start_ramp_w_per_s, 2000);
+  auto bad = load_coordinator_config(
+      write_config("bad0.yaml", base + "site_loop: {pause_stagger_s: -1}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("pause_stagger_s"), std::string::npos)
+      << bad.status().message();
+  bad = load_coordinator_config(write_config("bad1.yaml", base + "site_loop: {gain: 1}\n"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("gain"), std::string::npos) << bad.status().message();
   bad = load_coordinator_config(write_config("bad2.yaml", base + "openadr: {poll_s: 5}\n"));
