@@ -51,12 +51,15 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(EtcdClientOptions etcd,
 
 namespace {
 
-// The coordinator's round: its site loop, reclaim and pausing; tiers judged per event.
+// The coordinator's round: its site loop, reclaim, pausing and tier window (default: tiers
+// judged per event).
 SiteRoundOptions site_round_options(const CoordinatorOptions& o) {
   SiteRoundOptions so;
   so.site_loop = o.site_loop;
   so.reclaim = o.site_loop_reclaim;
   so.pause_stagger_s = o.pause_stagger_s;
+  so.tier_window = o.tier_window;
+  so.resume_s = o.resume_s;
   return so;
 }
 

@@ -72,6 +72,11 @@ struct CoordinatorOptions {
   // announce, W/s; each node's assignment carries the slot of its jobs (start_at_unix_s).
   // 0 (default): no gate.
   double start_ramp_w_per_s = 0;
+  // The span jobs' tiers are judged over (site_round.hpp "tiers": a job's tier holds over the
+  // window given its progress, which the leader counts from its throughput curve; end <= start,
+  // the default: per event) and the time a resumed job takes to make progress again.
+  TierWindow tier_window;
+  double resume_s = 0;
 };
 
 // A change of the site's ramp state (grid.hpp ramp_state), seen by the leader each tick:

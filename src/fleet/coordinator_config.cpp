@@ -56,8 +56,8 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   if (root.has("site_loop")) {
     const ConfigNode l = root["site_loop"];
     if (!l.is_map()) return l.error("not a map");
-    FW_RETURN_IF_ERROR(
-        l.reject_unknown({"enabled", "period_s", "ki_per_s", "z", "pause_stagger_s", "reclaim"}));
+    FW_RETURN_IF_ERROR(l.reject_unknown({"enabled", "period_s", "ki_per_s", "z", "pause_stagger_s",
+                                         "reclaim", "tier_window", "resume_s"}));
     SiteLoopOptions& so = o.site_loop;
     FW_ASSIGN_OR_RETURN(so.enabled, l.get_bool("enabled", false));
     FW_ASSIGN_OR_RETURN(so.period_s, l.get_double("period_s", 1, 0.05, 60));
@@ -66,6 +66,21 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
     // Pausing (split_plan.hpp) and idle reclaim while the loop tracks: operator choices.
     FW_ASSIGN_OR_RETURN(o.pause_stagger_s, l.get_double("pause_stagger_s", 0, 0, 3600));
     FW_ASSIGN_OR_RETURN(o.site_loop_reclaim, l.get_bool("reclaim", false));
+    // The span tiers are judged over (unix s; absent: per event), e.g. the billing day.
+    if (l.has("tier_window")) {
+      const ConfigNode w = l["tier_window"];
+      if (!w.is_map()) return w.error("not a map");
+      FW_RETURN_IF_ERROR(w.reject_unknown({"start_unix_s", "end_unix_s"}));
+      for (const char* k : {"start_unix_s", "end_unix_s"}) {
+        if (!w.has(k)) return w.error(std::string(k) + ": missing");
+      }
+      FW_ASSIGN_OR_RETURN(o.tier_window.start_unix_s, w.get_double("start_unix_s", 0, 0, 1e10));
+      FW_ASSIGN_OR_RETURN(o.tier_window.end_unix_s, w.get_double("end_unix_s", 0, 0, 1e10));
+      if (!(o.tier_window.end_unix_s > o.tier_window.start_unix_s)) {
+        return w["end_unix_s"].error("must be after start_unix_s");
+      }
+    }
+    FW_ASSIGN_OR_RETURN(o.resume_s, l.get_double("resume_s", 0, 0, 3600));
   }
   if (root.has("openadr")) {
     const ConfigNode a = root["openadr"];

@@ -489,6 +489,20 @@ TEST(CoordinatorConfig, SiteLoopAndOpenAdrBlocks) {
   EXPECT_DOUBLE_EQ(c->options.pause_stagger_s, 10);
   EXPECT_TRUE(c->options.site_loop_reclaim);
   EXPECT_DOUBLE_EQ(c->options.start_ramp_w_per_s, 2000);
+  EXPECT_FALSE(c->options.tier_window.end_unix_s > c->options.tier_window.start_unix_s);
+  // The tier window: the span the jobs' tiers are judged over (default: per event).
+  c = load_coordinator_config(
+      write_config("ok3.yaml", base + "site_loop: {enabled: true, resume_s: 60, tier_window: "
+                                      "{start_unix_s: 1.8e9, end_unix_s: 1.8000864e9}}\n"));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_DOUBLE_EQ(c->options.tier_window.start_unix_s, 1.8e9);
+  EXPECT_DOUBLE_EQ(c->options.tier_window.end_unix_s, 1.8000864e9);
+  EXPECT_DOUBLE_EQ(c->options.resume_s, 60);
+  auto empty = load_coordinator_config(write_config(
+      "bad4.yaml", base + "site_loop: {tier_window: {start_unix_s: 5, end_unix_s: 5}}\n"));
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("end_unix_s"), std::string::npos)
+      << empty.status().message();
   auto bad = load_coordinator_config(
       write_config("bad0.yaml", base + "site_loop: {pause_stagger_s: -1}\n"));
   ASSERT_FALSE(bad.ok());
