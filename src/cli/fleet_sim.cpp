@@ -49,8 +49,7 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_option("--etcd", etcd, "comma-separated etcd endpoints")->required();
   app.add_option("--out", o.out_dir, "directory for trace.csv and report.json")->required();
   app.add_option("--nodes", o.nodes, "node links at start (default 16; N/8 more join later)");
-  app.add_option("--gpus", o.gpus_per_node,
-                 "simulated GPUs per node (default: the node scenario's)");
+  app.add_option("--gpus", o.gpus_per_node, "GPUs per node (default: the node scenario's)");
   app.add_option("--duration-s", o.duration_s, "wall-clock seconds (default 120)")
       ->check(finite_in(20, 86400));
   app.add_option("--node-controller", o.node_controller,
@@ -72,8 +71,7 @@ int run_fleet_sim(int argc, char** argv) {
                  "simulator scenario of one node (default scenarios/caps-pretrain-a100x8.yaml)")
       ->check(CLI::ExistingFile);
   app.add_option("--dr-depth", o.dr_depth,
-                 "dr: target = (1 - depth) x baseline (default 0.25; 1: a 0 W target, which the "
-                 "site cannot hold: its report says by how much)")
+                 "dr: target = (1 - depth) x baseline (default 0.25; 1: a 0 W target)")
       ->check(finite_in(0, 1, true));
   bool no_curves = false;
   app.add_flag("--site-loop", o.site_loop,
@@ -87,9 +85,11 @@ int run_fleet_sim(int argc, char** argv) {
                  "dr: the nodes' job mix: aps | training-heavy | inference-heavy (the jobs of "
                  "dr replay's event files; default: every node the node scenario's job)")
       ->check(CLI::IsMember({"aps", "training-heavy", "inference-heavy"}));
+  app.add_option("--start-ramp-w-per-s", o.start_ramp_w_per_s,
+                 "coordinators' start gate: jobs start in slots at this site rise (0: off)")
+      ->check(finite_in(0, 1e9));
   app.add_option("--pause-stagger-s", o.pause_stagger_s,
-                 "dr with the site loop: least seconds between two pauses/resumes (default 10; "
-                 "0: never pause)")
+                 "dr, site loop: least s between two pauses/resumes (default 10; 0: never)")
       ->check(finite_in(0, 3600));
   app.add_flag("--site-loop-reclaim", o.site_loop_reclaim,
                "dr with the site loop: also reclaim idle headroom between nodes each round");

@@ -37,6 +37,7 @@ struct Node {
   std::unique_ptr<AgentNode> agent;  // the node's agent tick (null: equal caps, or not started)
   double joined_unix_s = 0;
   double started_t_s = -1;  // run time at which its job started (first assignment)
+  double ready_unix_s = 0;  // start gate: when its job announced its start (0: not yet)
   double budget_w = 0;      // last applied
   bool pause = false;       // last applied (the assignment's pause)
   double hold_tokens[2] = {0, 0}, hold_tokens_free[2] = {0, 0};  // at the hold's start
@@ -114,6 +115,8 @@ class FleetSim {
   bool dr() const { return o_.scenario == "dr"; }
   bool agents() const { return o_.node_controller != "none"; }
   agent::AgentConfig agent_cfg(const Node& n) const;
+  bool gate_passed(Node& n, const NodeBudget& b);
+  Json starts_json() const;
   Json agents_json() const;
   Status join(Node& n);
   Status scenario_step(double t);
@@ -158,6 +161,24 @@ class FleetSim {
   std::map<std::string, std::vector<DrawCurvePoint>> mix_curves_;
 };
 
+// The start gate (fleet_sim.hpp start_ramp_w_per_s): the node's job announces its start once it
+// is ready (its first assignment: "now"), then its slot once the assignment carries one, and
+// starts when the slot has passed.
+bool FleetSim::gate_passed(Node& n, const NodeBudget& b) {
+  const double now = unix_now();
+  if (n.ready_unix_s == 0) n.ready_unix_s = now;
+  if (b.start_at_unix_s > 0 && b.start_at_unix_s <= now) {
+    n.sim->set_starts_at(0);
+    return true;
+  }
+  const double announced = b.start_at_unix_s > 0 ? b.start_at_unix_s : n.ready_unix_s;
+  if (n.sim->starts_at() != announced) {
+    n.sim->set_starts_at(announced);
+    n.link->update(n.sim->record(now));
+  }
+  return false;
+}
+
 agent::AgentConfig FleetSim::agent_cfg(const Node& n) const {
   agent::AgentConfig c;
   c.period_s = o_.tick_s;
@@ -189,6 +210,33 @@ Json FleetSim::agents_json() const {
           {"agents_started", started},        {"budget_changes_taken", restarts},
           {"fallbacks", fallbacks},           {"limiter_actions", limiter},
           {"write_failures", write_failures}, {"log_lines", lines}};
+}
+
+// The jobs' starts: when the first and last started (run time), and the site's fastest rise
+// while they did (1 s means 1 s apart, from the first start to 10 s after the last; the
+// nodes count from their start, so each start steps the site by its node's whole draw).
+Json FleetSim::starts_json() const {
+  double first = -1, last = -1;
+  for (const auto& n : nodes_) {
+    if (n.started_t_s < 0) continue;
+    first = first < 0 ? n.started_t_s : std::min(first, n.started_t_s);
+    last = std::max(last, n.started_t_s);
+  }
+  double rise = 0;
+  const size_t per_s = size_t(std::max(1L, std::lround(1 / o_.tick_s)));
+  for (size_t i = 0; first >= 0 && i + 2 * per_s <= rows_.size(); ++i) {
+    if (rows_[i].t < first - 1 || rows_[i].t > last + 10) continue;
+    double a = 0, c = 0;
+    for (size_t k = 0; k < per_s; ++k) {
+      a += rows_[i + k].site;
+      c += rows_[i + per_s + k].site;
+    }
+    rise = std::max(rise, (c - a) / double(per_s));
+  }
+  return {{"start_ramp_w_per_s", o_.start_ramp_w_per_s},
+          {"first_start_s", first},
+          {"last_start_s", last},
+          {"site_max_rise_w_per_s", rise}};
 }
 
 Status FleetSim::join(Node& n) {
@@ -316,6 +364,7 @@ Status FleetSim::start_coordinators() {
     co.default_budget_w = site_w_;
     co.campaign_timeout_s = 0.5;
     co.site_loop.enabled = o_.site_loop;
+    co.start_ramp_w_per_s = o_.start_ramp_w_per_s;
     co.site_loop.ki_per_s = o_.site_loop_ki_per_s;
     co.pause_stagger_s = o_.pause_stagger_s;
     co.site_loop_reclaim = o_.site_loop_reclaim;
@@ -424,6 +473,10 @@ Status FleetSim::gpus_step(double t, double* site, double* free, int* active, in
       // expiry without one, on its safe share): until then its GPUs idle (not counted).
       if (n.started_t_s < 0) {
         if (b.awaiting_first && unix_now() - n.joined_unix_s < o_.expiry_s) {
+          ++*awaiting;
+          continue;
+        }
+        if (o_.start_ramp_w_per_s > 0 && !gate_passed(n, b)) {
           ++*awaiting;
           continue;
         }
@@ -767,6 +820,7 @@ Json FleetSim::collect_report() {
       {"allocator", o_.allocator},
       {"site_loop", o_.site_loop},
       {"node_agents", agents_json()},
+      {"starts", starts_json()},
       {"site_budget_w", site_w_},
       {"windows_30s", tumbling.windows},
       {"windows_30s_within_budget", tumbling.within},

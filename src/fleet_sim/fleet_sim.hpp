@@ -66,6 +66,11 @@ struct FleetSimOptions {
   bool site_loop_reclaim = false;  // CoordinatorOptions::site_loop_reclaim  // the coordinators'
                                    // (CoordinatorOptions::pause_stagger_s)
   double phase_spread_s = 60;      // jobs' phase offsets drawn in [0, this)
+  // The coordinators' start gate (CoordinatorOptions::start_ramp_w_per_s; 0: off). On, a
+  // joining node's job announces its start (ready at its first assignment) and starts at the
+  // slot its assignment carries (start_at_unix_s); the report's "starts" block has the starts'
+  // spread and the site's fastest rise while they happen.
+  double start_ramp_w_per_s = 0;
   std::string allocator = "equal";
   // The controller each node's agent runs (agent_node.hpp: the agent's tick, limiter and share
   // guard over the node's simulated GPUs; any agent controller spec; default the agent's own,

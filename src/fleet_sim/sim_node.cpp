@@ -119,6 +119,7 @@ NodeRecord SimNode::record(double time_unix_s) const {
     JobRecord jr{id, g, r.draw_w * share, 0, 0, 0};
     jr.tier_min = tier_min_;
     jr.pausable = pausable_;
+    jr.starts_at_unix_s = starts_at_unix_s_;
     r.jobs.push_back(jr);
     if (pfi_ > 0) pfi[id] = pfi_;
   }

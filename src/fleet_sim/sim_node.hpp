@@ -91,6 +91,9 @@ class SimNode {
   }
   // Its jobs' records (keys.hpp JobRecord): the job id all nodes of one site job share
   // (default: "<node>.<sim job>"), tier and pausable.
+  // The start its jobs announce in its record (JobRecord::starts_at_unix_s; 0: none).
+  void set_starts_at(double unix_s) { starts_at_unix_s_ = unix_s; }
+  double starts_at() const { return starts_at_unix_s_; }
   void set_job(std::string id, double tier_min, bool pausable) {
     job_id_ = std::move(id);
     tier_min_ = tier_min;
@@ -116,6 +119,7 @@ class SimNode {
   std::string job_id_;
   double tier_min_ = 0;
   bool pausable_ = false;
+  double starts_at_unix_s_ = 0;
   std::vector<std::pair<double, double>> tput_curve_;
   std::vector<double> min_cap_w_, max_cap_w_, caps_w_;
   Snapshot snap_, snap_free_;
