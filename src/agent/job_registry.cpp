@@ -157,51 +157,50 @@ bool JobRegistry::set_knobs(const std::string& id, const KnobValues& k) {
   return true;
 }
 
-bool JobRegistry::set_fill(const std::string& id, const std::map<int, double>& fill_w) {
+bool JobRegistry::update_handed(const std::string& id, const std::function<bool(Entry&)>& apply) {
   bool changed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Entry* e = find(id);
-    if (!e || !e->state.fill) return false;
-    for (const auto& [gpu, w] : fill_w) {
-      if (!std::isfinite(w)) continue;
-      auto it = e->state.fill_w.find(gpu);
-      if (it != e->state.fill_w.end() && it->second == w) continue;
-      e->state.fill_w[gpu] = w;
-      changed = true;
-    }
+    if (!e) return false;
+    changed = apply(*e);
     if (changed) ++e->state.knob_version;
   }
   if (changed) cv_.notify_all();
   return true;
+}
+
+bool JobRegistry::set_fill(const std::string& id, const std::map<int, double>& fill_w) {
+  bool hooked = false;
+  const bool known = update_handed(id, [&](Entry& e) {
+    hooked = e.state.fill;
+    bool changed = false;
+    for (const auto& [gpu, w] : fill_w) {
+      if (!hooked || !std::isfinite(w)) continue;
+      auto it = e.state.fill_w.find(gpu);
+      if (it != e.state.fill_w.end() && it->second == w) continue;
+      e.state.fill_w[gpu] = w;
+      changed = true;
+    }
+    return changed;
+  });
+  return known && hooked;
 }
 
 bool JobRegistry::set_paused(const std::string& id, bool paused) {
-  bool changed = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Entry* e = find(id);
-    if (!e) return false;
-    changed = e->state.paused != paused;
-    e->state.paused = paused;
-    if (changed) ++e->state.knob_version;
-  }
-  if (changed) cv_.notify_all();
-  return true;
+  return update_handed(id, [&](Entry& e) {
+    const bool changed = e.state.paused != paused;
+    e.state.paused = paused;
+    return changed;
+  });
 }
 
 bool JobRegistry::set_start_at(const std::string& id, double start_at_unix_s) {
-  bool changed = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Entry* e = find(id);
-    if (!e) return false;
-    changed = e->state.start_at_unix_s != start_at_unix_s;
-    e->state.start_at_unix_s = start_at_unix_s;
-    if (changed) ++e->state.knob_version;
-  }
-  if (changed) cv_.notify_all();
-  return true;
+  return update_handed(id, [&](Entry& e) {
+    const bool changed = e.state.start_at_unix_s != start_at_unix_s;
+    e.state.start_at_unix_s = start_at_unix_s;
+    return changed;
+  });
 }
 
 RegisteredJob JobRegistry::view(const Entry& e, double now_s) const {
