@@ -23,7 +23,9 @@
 // reported (holdable_target_w, site_floor_w, shortfall_w, holdable: coordinator.hpp
 // CoordinatorStats), and "ramp": the event's rate (limit_w_per_s), the split's fastest fall and
 // rise (the site loop's) and the site's (trailing 10 s means 10 s apart, from 0.30 D).
-// A joining node's job starts once the node has its first assignment (GPUs idle until then).
+// A joining node's job starts once the node has its first assignment (GPUs idle until then;
+// with start_ramp_w_per_s, at the slot its assignment carries). Each node is run by the agent's
+// tick (agent_node.hpp; node_controller "none": equal caps, no agent).
 // Writes <out>/trace.csv (one row per tick) and <out>/report.json, returned too. The report
 // has the coordinators' ramp events and the ticks that started late (a loaded machine).
 
