@@ -237,6 +237,20 @@ void job_families(Writer& w, const AgentState& s) {
       w.sample(j.knobs[k], {{"job_id", j.id}, {"knob", std::string(kKnobNames[k])}});
     }
   }
+  w.family("flexwatt_job_paused", "gauge", "1 while the site coordinator pauses the job.");
+  for (const auto& j : s.jobs) w.sample(j.paused ? 1.0 : 0.0, {{"job_id", j.id}});
+  w.family("flexwatt_job_start_gate_unix_seconds", "gauge",
+           "The coordinator's start gate handed to a job (absent: none).");
+  for (const auto& j : s.jobs) {
+    if (j.start_at_unix_s > 0) w.sample(j.start_at_unix_s, {{"job_id", j.id}});
+  }
+  w.family("flexwatt_job_fill_watts", "gauge",
+           "Fill target handed to a job's fill hook, per GPU (0: off).");
+  for (const auto& j : s.jobs) {
+    for (const auto& [gpu, watts] : j.fill_w) {
+      w.sample(watts, {{"job_id", j.id}, {"gpu", std::to_string(gpu)}});
+    }
+  }
 }
 
 }  // namespace
