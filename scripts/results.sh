@@ -942,6 +942,21 @@ dr_fleet_seeds_results() {
     for s in 1 2 3; do reports+=("$tmp/drfs-${row%%|*}-s$s/report.json"); done
   done
   bash scripts/dr_fleet_seeds.sh "${reports[@]}" >"$tmp/dr-fleet-seeds.md"
+  # Beside it, the replay on the same event shape (scripts/dr_replay_shape.sh; seconds).
+  local specs=() event
+  for row in "${DR_FLEET_MIXES[@]}"; do
+    case ${row%%|*} in
+      aps) event=scenarios/dr/aps-2025-05-01.yaml ;;
+      *) event=scenarios/dr/mix-${row%%|*}.yaml ;;
+    esac
+    specs+=("${row%%|*}:$event:${row#*|}")
+  done
+  {
+    echo
+    echo "The replay (\`flexwatt dr replay\`, its plant: the sweeps' curves with the field's noise) on each mix's event file reshaped to these runs' timeline ($DR_FLEET_HOLD_DURATION s, the target from 0.25 D, held 0.35–0.85 D; \`scripts/dr_replay_shape.sh\`):"
+    echo
+    bash scripts/dr_replay_shape.sh "$bin" "$DR_FLEET_HOLD_DURATION" "${specs[@]}"
+  } >>"$tmp/dr-fleet-seeds.md"
   splice docs/fleet.md dr-fleet-seeds "$tmp/dr-fleet-seeds.md"
 }
 # dr_fleet_pause_results: a deep cut that needs pausing (12 nodes, -43 %, seed 4, 240 s): its
@@ -1231,7 +1246,7 @@ block dr-fleet all dr_fleet_results "docs/results.md:dr-fleet docs/fleet.md:dr-f
 block dr-fleet-aps all "dr_fleet_mix aps" "" "scenarios scripts/fleet_sim.sh" "" ""
 block dr-fleet-training-heavy all "dr_fleet_mix training-heavy" "" "scenarios scripts/fleet_sim.sh" "" ""
 block dr-fleet-inference-heavy all "dr_fleet_mix inference-heavy" "" "scenarios scripts/fleet_sim.sh" "" ""
-block dr-fleet-seeds all dr_fleet_seeds_results "docs/fleet.md:dr-fleet-seeds" "scripts/dr_fleet_seeds.sh" "" \
+block dr-fleet-seeds all dr_fleet_seeds_results "docs/fleet.md:dr-fleet-seeds" "scenarios data scripts/dr_fleet_seeds.sh scripts/dr_replay_shape.sh" "" \
   "dr-fleet-aps dr-fleet-training-heavy dr-fleet-inference-heavy"
 block dr-fleet-pause all dr_fleet_pause_results "docs/fleet.md:dr-fleet-pause" "scenarios scripts/fleet_sim.sh" "" ""
 # The non-stationary runs (two evals at a time), then their tables.
