@@ -207,7 +207,8 @@ void AgentTick::follow_fleet(double t) {
   now.source = budget_state_.source;
   now.pause = paused_;
   now.start_at_unix_s = start_at_unix_s_;
-  auto b = fleet_->follow(plant_, loop_->latest(), jobs_.snapshot(), now);
+  const std::vector<RegisteredJob> registered = jobs_.snapshot();  // one read per tick
+  auto b = fleet_->follow(plant_, loop_->latest(), registered, now);
   if (b) start_at_unix_s_ = b->start_at_unix_s;
   if (b && b->pause != paused_) {
     // The jobs hear it through the channel (their knobs' answers: "pause"); the GPUs hold the
@@ -216,7 +217,7 @@ void AgentTick::follow_fleet(double t) {
     log(std::string(paused_ ? "jobs paused" : "jobs resumed") + " by " + b->source);
     if (on_pause_) on_pause_(paused_);
   }
-  for (const RegisteredJob& j : jobs_.snapshot()) {  // a job registered since included
+  for (const RegisteredJob& j : registered) {  // a job registered since included
     if (j.paused != paused_) jobs_.set_paused(j.id, paused_);
     if (j.start_at_unix_s != start_at_unix_s_) jobs_.set_start_at(j.id, start_at_unix_s_);
   }

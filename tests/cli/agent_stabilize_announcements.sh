@@ -104,11 +104,7 @@ check "4: status shows the time left shrinking ($(jq -c .jobs[0].announced "$tmp
   jqt '.jobs[0].announced.ends_in_s <= 5.5 and .jobs[0].announced.ends_in_s >= 0' "$tmp/s4.json"
 check "4: hold once 3 s are left" wait_smoothing 8 "$hold0" "$hold1"
 
-kill -TERM "$agent"
-for _ in $(seq 100); do kill -0 "$agent" 2>/dev/null || break; sleep 0.1; done
-wait "$agent" 2>/dev/null; rc=$?
-check "SIGTERM exits 0 (rc $rc)" test "$rc" = 0
-[ "$fails" -eq 0 ] || { cat "$tmp/body"; tail -5 "$tmp/agent.err"; }
+stop_agent_checked
 
 # 5. The Python client's side.
 command -v python3 >/dev/null || need_tool python3

@@ -68,11 +68,7 @@ code=$(api_send POST /v1/jobs/pt/progress '{"tokens_total": 1, "steps_total": 1,
 check "4: training reported ($code)" test "$code" = 200
 check "4: the fill targets go back to 0" wait_fill 5 '(."0" == 0) and (."1" == 0)'
 
-kill -TERM "$agent"
-for _ in $(seq 100); do kill -0 "$agent" 2>/dev/null || break; sleep 0.1; done
-wait "$agent" 2>/dev/null; rc=$?
-check "SIGTERM exits 0 (rc $rc)" test "$rc" = 0
-[ "$fails" -eq 0 ] || { cat "$tmp/body"; tail -5 "$tmp/agent.err"; }
+stop_agent_checked
 
 # 5. The client's hook.
 command -v python3 >/dev/null || need_tool python3

@@ -65,6 +65,17 @@ YAML
   wait_healthz
 }
 
+# stop_agent_checked: SIGTERM to $agent, waits (at most ~10 s), checks it exits 0; on any failure
+# so far prints $tmp/body and the agent's last log lines.
+stop_agent_checked() {
+  local rc
+  kill -TERM "$agent"
+  for _ in $(seq 100); do kill -0 "$agent" 2>/dev/null || break; sleep 0.1; done
+  wait "$agent" 2>/dev/null; rc=$?
+  check "SIGTERM exits 0 (rc $rc)" test "$rc" = 0
+  [ "$fails" -eq 0 ] || { cat "$tmp/body"; tail -5 "$tmp/agent.err"; }
+}
+
 # api_send METHOD PATH BODY: a JSON request to the agent on $port; prints the HTTP code, the
 # answer's body in $tmp/body.
 api_send() {
