@@ -295,6 +295,12 @@ class GatedServer::Poller {
   // connections wait in the backlog) rather than spinning on a listener that stays readable.
   static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
   static constexpr int kAcceptBatch = 64;  // accepts per wake-up, between other events
+  // A connection over a cap waits this long for a slot before its 503, looked at again every
+  // kAdmitRecheck; at most kPendingPerClient per client and kPendingMax in all wait.
+  static constexpr auto kAdmitGrace = std::chrono::milliseconds(100);
+  static constexpr auto kAdmitRecheck = std::chrono::milliseconds(1);
+  static constexpr int kPendingPerClient = 2;
+  static constexpr int kPendingMax = 32;
 
   bool watch_listener() {
     epoll_event ev{};
@@ -340,6 +346,7 @@ class GatedServer::Poller {
     for (;;) {
       auto wake_at = std::min(next_sweep, next_tick);
       if (!listening_) wake_at = std::min(wake_at, resume_accept_);
+      if (!pending_.empty()) wake_at = std::min(wake_at, SteadyClock::now() + kAdmitRecheck);
       int n = ::epoll_wait(ep_, events.data(), static_cast<int>(events.size()), ms_until(wake_at));
       std::vector<Incoming> in;
       bool exit = false;
@@ -364,6 +371,7 @@ class GatedServer::Poller {
       if (accept_now) accept_pending(exit);
       if (exit) break;
       auto now = SteadyClock::now();
+      if (!pending_.empty()) recheck_pending(now);
       if (!listening_ && now >= resume_accept_) listening_ = watch_listener();
       if (now >= next_sweep) {
         sweep(now);
@@ -413,14 +421,55 @@ class GatedServer::Poller {
     if (exit || s_.stopping_) return close_conn(p);
     const std::string& client = p->client_;
     if (over_caps(client)) count_off_hung_up(p, client);
-    if (over_caps(client)) {
-      send_canned(fd, 503, "Service Unavailable",
-                  total_ > lim_.max_connections ? "too many open connections"
-                                                : "too many open connections from this client");
-      return close_conn(p);
+    if (!over_caps(client)) return admit(p);
+    // Over a cap: a client that closed one connection and opened the next may be seen here
+    // before its close is (the FIN and the next SYN take different paths through the kernel),
+    // so the connection waits up to kAdmitGrace for a slot, unread, before it is refused. At
+    // most kPendingPerClient per client and kPendingMax in all wait; beyond, refused at once.
+    int& mine = pending_per_client_[client];
+    if (mine >= kPendingPerClient || static_cast<int>(pending_.size()) >= kPendingMax) {
+      if (mine == 0) pending_per_client_.erase(client);
+      return refuse(p);
     }
+    ++mine;
+    p->deadline_ = SteadyClock::now() + kAdmitGrace;
+    pending_.push_back(p);
+  }
+
+  void admit(ServedConnection* p) {
     p->deadline_ = SteadyClock::now() + span(lim_.idle_timeout_s);
     watch(p);
+  }
+
+  void refuse(ServedConnection* p) {
+    send_canned(p->fd_, 503, "Service Unavailable",
+                total_ > lim_.max_connections ? "too many open connections"
+                                              : "too many open connections from this client");
+    close_conn(p);
+  }
+
+  // The connections waiting for a slot: admitted once their client's hung-up connections
+  // have counted off, refused when their grace ends (or dropped if closed meanwhile).
+  void recheck_pending(SteadyClock::time_point now) {
+    std::vector<ServedConnection*> waiting;
+    waiting.swap(pending_);
+    for (ServedConnection* p : waiting) {
+      if (!conns_.count(p)) continue;  // closed while waiting (stopping)
+      const std::string client = p->client_;
+      if (over_caps(client)) count_off_hung_up(p, client);
+      const bool fits = !over_caps(client);
+      if (!fits && now < p->deadline_) {
+        pending_.push_back(p);
+        continue;
+      }
+      auto pc = pending_per_client_.find(client);
+      if (pc != pending_per_client_.end() && --pc->second <= 0) pending_per_client_.erase(pc);
+      if (fits) {
+        admit(p);
+      } else {
+        refuse(p);
+      }
+    }
   }
 
   void returned(std::unique_ptr<ServedConnection> c, bool close) {
@@ -594,7 +643,9 @@ class GatedServer::Poller {
   // too) only on this thread.
   std::unordered_map<ServedConnection*, Open> open_conns_;
   std::unordered_map<std::string, int> per_client_;  // counted open connections per client
-  int total_ = 0;                                    // counted open connections
+  std::vector<ServedConnection*> pending_;  // over a cap, waiting for a slot (in conns_, unwatched)
+  std::unordered_map<std::string, int> pending_per_client_;
+  int total_ = 0;  // counted open connections
 };
 
 GatedServer::GatedServer(ConnectionLimits limits, HttpPolicy policy)
