@@ -916,23 +916,37 @@ The single job's own sweep allows a hold performance of $(echo "$r" | awk '{prin
 # $tmp/drfs-MIX-sS: 64 agents on a real etcd, DR_FLEET_HOLD_DURATION s so that the hold
 # (0.35-0.85 D) is at least 10 minutes of 1-minute means; each run's report and the site's
 # trace.csv (scripts/dr_fleet_seeds.sh reads the hold's per-tick swing from it), nothing else.
+# dr_fleet_mix MIX [PLANT]: PLANT replay (fleet-sim --node-plant replay: the nodes on the
+# replay's plant, the jobs' measured curves with the field's noise and dips) into
+# $tmp/drfr-MIX-sS; default the simulator's nodes into $tmp/drfs-MIX-sS.
 dr_fleet_mix() {
-  local row depth s d pids=() rc=0
+  local row depth s d pids=() rc=0 plant=${2:-sim} pre=drfs
+  [ "$plant" = replay ] && pre=drfr
   row=$(row_of DR_FLEET_MIXES "$1")
   depth=${row#*|}
-  echo "results: dr through the coordinator, mix $1, seeds 1-3 at once ($DR_FLEET_NODES nodes, $DR_FLEET_HOLD_DURATION s)" >&2
+  echo "results: dr through the coordinator, mix $1, $plant plant, seeds 1-3 at once ($DR_FLEET_NODES nodes, $DR_FLEET_HOLD_DURATION s)" >&2
   for s in 1 2 3; do
-    d="drfs-$1-s$s"
+    d="$pre-$1-s$s"
     FLEXWATT="$bin" bash scripts/fleet_sim.sh --scenario dr --nodes "$DR_FLEET_NODES" \
       --duration-s "$DR_FLEET_HOLD_DURATION" --mix "$1" --dr-depth "$depth" --allocator curves \
-      --site-loop --seed "$s" --quiet --out "$tmp/$d" >"$tmp/$d.log" 2>&1 &
+      --site-loop --node-plant "$plant" --seed "$s" --quiet --out "$tmp/$d" >"$tmp/$d.log" 2>&1 &
     pids+=($!)
   done
   for s in 1 2 3; do
-    wait "${pids[s - 1]}" || { rc=1; echo "results: fleet-sim drfs-$1-s$s failed: $(tail -1 "$tmp/drfs-$1-s$s.log")" >&2; }
-    find "$tmp/drfs-$1-s$s" -mindepth 1 -maxdepth 1 ! -name report.json ! -name trace.csv -exec rm -rf {} +
+    wait "${pids[s - 1]}" || { rc=1; echo "results: fleet-sim $pre-$1-s$s failed: $(tail -1 "$tmp/$pre-$1-s$s.log")" >&2; }
+    find "$tmp/$pre-$1-s$s" -mindepth 1 -maxdepth 1 ! -name report.json ! -name trace.csv -exec rm -rf {} +
   done
   return "$rc"
+}
+# dr_fleet_replay_plant_results: every mix on seeds 1-3 with the nodes on the replay's plant
+# (scripts/dr_fleet_seeds.sh), from the dr-fleet-rp-MIX blocks.
+dr_fleet_replay_plant_results() {
+  local reports=() row
+  for row in "${DR_FLEET_MIXES[@]}"; do
+    for s in 1 2 3; do reports+=("$tmp/drfr-${row%%|*}-s$s/report.json"); done
+  done
+  bash scripts/dr_fleet_seeds.sh "${reports[@]}" >"$tmp/dr-fleet-replay-plant.md"
+  splice docs/fleet.md dr-fleet-replay-plant "$tmp/dr-fleet-replay-plant.md"
 }
 # dr_fleet_seeds_results: every mix on seeds 1-3 (scripts/dr_fleet_seeds.sh: a row each, the
 # mean and range per mix), from the dr-fleet-MIX blocks.
@@ -1248,6 +1262,11 @@ block dr-fleet-training-heavy all "dr_fleet_mix training-heavy" "" "scenarios sc
 block dr-fleet-inference-heavy all "dr_fleet_mix inference-heavy" "" "scenarios scripts/fleet_sim.sh" "" ""
 block dr-fleet-seeds all dr_fleet_seeds_results "docs/fleet.md:dr-fleet-seeds" "scenarios data scripts/dr_fleet_seeds.sh scripts/dr_replay_shape.sh" "" \
   "dr-fleet-aps dr-fleet-training-heavy dr-fleet-inference-heavy"
+block dr-fleet-rp-aps all "dr_fleet_mix aps replay" "" "scenarios data scripts/fleet_sim.sh" "" ""
+block dr-fleet-rp-training-heavy all "dr_fleet_mix training-heavy replay" "" "scenarios data scripts/fleet_sim.sh" "" ""
+block dr-fleet-rp-inference-heavy all "dr_fleet_mix inference-heavy replay" "" "scenarios data scripts/fleet_sim.sh" "" ""
+block dr-fleet-replay-plant all dr_fleet_replay_plant_results "docs/fleet.md:dr-fleet-replay-plant" "scripts/dr_fleet_seeds.sh" "" \
+  "dr-fleet-rp-aps dr-fleet-rp-training-heavy dr-fleet-rp-inference-heavy"
 block dr-fleet-pause all dr_fleet_pause_results "docs/fleet.md:dr-fleet-pause" "scenarios scripts/fleet_sim.sh" "" ""
 # The non-stationary runs (two evals at a time), then their tables.
 block drift-7b-1 all drift_runs_7b_1 "" "$SIM_INPUTS" "" ""

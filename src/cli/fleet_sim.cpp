@@ -5,9 +5,9 @@
 
 #include "fleet_sim/fleet_sim.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
 #include "cli/flag_checks.hpp"
@@ -18,18 +18,6 @@
 
 namespace fw::cli {
 namespace {
-
-// One PFI per simulated job, from simulated sweeps of jobs drawn from the workload space.
-Result<std::vector<double>> simulated_job_pfi(const fleet::FleetSimOptions& o,
-                                              const std::string& gpu) {
-  std::mt19937_64 rng(o.seed);
-  std::vector<double> pfi;
-  for (int i = 0; i < fleet::fleet_sim_jobs(o); ++i) {
-    FW_ASSIGN_OR_RETURN(studies::SimulatedJob job, studies::draw_shape(rng, gpu));
-    pfi.push_back(job.pfi);
-  }
-  return pfi;
-}
 
 int run_fleet_sim(int argc, char** argv) {
   CLI::App app(
@@ -85,6 +73,10 @@ int run_fleet_sim(int argc, char** argv) {
                  "dr: the nodes' job mix: aps | training-heavy | inference-heavy (the jobs of "
                  "dr replay's event files; default: every node the node scenario's job)")
       ->check(CLI::IsMember({"aps", "training-heavy", "inference-heavy"}));
+  app.add_option("--node-plant", o.node_plant,
+                 "sim (default: the simulator's workloads) | replay (with --mix: the jobs' "
+                 "measured curves, field noise and dips: dr replay's plant)")
+      ->check(CLI::IsMember({"sim", "replay"}));
   app.add_option("--start-ramp-w-per-s", o.start_ramp_w_per_s,
                  "coordinators' start gate: jobs start in slots at this site rise (0: off)")
       ->check(finite_in(0, 1e9));
@@ -98,12 +90,12 @@ int run_fleet_sim(int argc, char** argv) {
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   o.draw_curves = !no_curves;
   std::stringstream ss(etcd);
-  for (std::string e; std::getline(ss, e, ',');) {
-    if (!e.empty()) o.etcd.push_back(e);
-  }
+  for (std::string e; std::getline(ss, e, ',');) o.etcd.push_back(e);
+  o.etcd.erase(std::remove(o.etcd.begin(), o.etcd.end(), ""), o.etcd.end());
   if (o.etcd.empty()) return fail("fleet-sim", Status::InvalidArgument("--etcd: no endpoint"));
   if (o.nodes >= 2 && !gpu.empty()) {
-    auto pfi = simulated_job_pfi(o, gpu);
+    // One PFI per simulated job, from simulated sweeps of jobs drawn from the workload space.
+    auto pfi = studies::draw_shape_pfis(o.seed, fleet::fleet_sim_jobs(o), gpu);
     if (!pfi.ok()) return fail("fleet-sim", pfi.status());
     o.job_pfi = std::move(*pfi);
   }
@@ -127,8 +119,8 @@ int run_fleet_sim(int argc, char** argv) {
   const nlohmann::json& ag = r["node_agents"];
   if (ag["agent_tick"].get<bool>()) {
     std::printf(
-        "nodes: the agent's tick, controller %s (limiter %s, fallbacks %s, budget "
-        "changes taken %lld)\n",
+        "nodes: the agent's tick, controller %s (limiter %s, fallbacks %s, budget changes "
+        "taken %lld)\n",
         ag["controller"].get<std::string>().c_str(), ag["limiter_actions"].dump().c_str(),
         ag["fallbacks"].dump().c_str(), (long long)ag["budget_changes_taken"].get<int64_t>());
   }
@@ -136,13 +128,14 @@ int run_fleet_sim(int argc, char** argv) {
     const nlohmann::json& d = r["dr"];
     std::snprintf(
         line, sizeof line,
-        "fleet-sim dr (simulated): %d nodes, depth %.2f, site loop %s: minutes above target "
+        "fleet-sim dr (simulated, %s plant): %d nodes, depth %.2f, site loop %s: minutes above "
+        "target "
         "%.2f; mean over-cut %.2f %% of baseline; ramp down %s s; weighted performance %.4f "
         "(hold %.4f); after release %.3f of uncapped",
-        o.nodes, o.dr_depth, o.site_loop ? "on" : "off", d["minutes_above_target"].get<double>(),
-        100 * d["mean_overcut_frac"].get<double>(), d["ramp_down_s"].dump().c_str(),
-        d["weighted_performance"].get<double>(), d["weighted_hold_performance"].get<double>(),
-        d["release_recovered_frac"].get<double>());
+        o.node_plant.c_str(), o.nodes, o.dr_depth, o.site_loop ? "on" : "off",
+        d["minutes_above_target"].get<double>(), 100 * d["mean_overcut_frac"].get<double>(),
+        d["ramp_down_s"].dump().c_str(), d["weighted_performance"].get<double>(),
+        d["weighted_hold_performance"].get<double>(), d["release_recovered_frac"].get<double>());
     std::printf("%s\n", wrap_text(line, TextStyle{}.width, "  ").c_str());  // fits 120 columns
     // Issue 45: whether the coordinator judged the target holdable, and the ramp beside its limit.
     if (d["holdable_target_w"].is_number()) {

@@ -20,6 +20,7 @@
 #include "fleet_sim/agent_node.hpp"
 #include "fleet_sim/sim_node.hpp"
 #include "sim/scenario.hpp"
+#include "studies/dr_event.hpp"
 
 namespace fw::fleet {
 namespace {
@@ -282,6 +283,24 @@ Status FleetSim::prepare_site() {
       mix_scenarios.emplace(w, std::move(ms));
     }
   }
+  // The replay's plant: the mix's event (its jobs' curves, noise and dips), each mix job's
+  // index in it.
+  studies::DrEvent event;
+  std::vector<int> event_job(mix_.size(), -1);
+  if (o_.node_plant == "replay") {
+    FW_ASSIGN_OR_RETURN(const std::string path, fleet_sim_mix_event(o_.mix));
+    FW_ASSIGN_OR_RETURN(event, studies::load_dr_event(path));
+    for (size_t k = 0; k < mix_.size(); ++k) {
+      for (size_t e = 0; e < event.jobs.size(); ++e) {
+        if (event.jobs[e].name == mix_[k].name) event_job[k] = int(e);
+      }
+      if (event_job[k] < 0) {
+        return Status::InvalidArgument(path + ": no job " + mix_[k].name + " (mix " + o_.mix + ")");
+      }
+      mix_[k].workload = "curve:" + mix_[k].name;
+    }
+  }
+  const int curve_gpus = o_.gpus_per_node > 0 ? o_.gpus_per_node : event.gpus_per_node;
   double uncontrolled_w = 0, nameplate_w = 0;
   // The probes measure from the jobs' running state when the curves are first used: the
   // event's start (0.25 D), the job run uncapped until then.
@@ -290,14 +309,30 @@ Status FleetSim::prepare_site() {
     Node& n = nodes_[i];
     n.name = "node-" + std::to_string(i);
     const FleetSimMixJob* job = job_of_[i] >= 0 ? &mix_[size_t(job_of_[i])] : nullptr;
-    sim::Scenario s = job ? mix_scenarios.at(job->workload) : node_scenario_;
+    sim::Scenario s =
+        job && o_.node_plant == "sim" ? mix_scenarios.at(job->workload) : node_scenario_;
     const double offset_s = o_.phase_spread_s * rng.uniform();
     for (auto& j : s.jobs) {
       j.start_s = 0;  // the job starts with the node's first assignment
       j.start_offset_s = offset_s;
     }
-    n.sim = std::make_unique<SimNode>(n.name, s, o_.seed * 1000 + i,
-                                      o_.job_pfi.empty() ? 0.0 : o_.job_pfi[i]);
+    if (o_.node_plant == "replay") {
+      const int k = job_of_[i];
+      CurveGpus g(event, event_job[size_t(k)], curve_gpus, mix_[size_t(k)].nodes, o_.tick_s,
+                  o_.seed * 1000 + i);
+      n.sim = std::make_unique<SimNode>(n.name, std::move(g), o_.seed * 1000 + i);
+      if (!mix_curves_.count(job->workload)) {
+        // The job's measured curve on the node's GPUs: what the replay's loop uses.
+        std::vector<DrawCurvePoint> c;
+        for (const auto& p : event.jobs[size_t(event_job[size_t(k)])].curve) {
+          c.push_back({p.cap_w * curve_gpus, p.power_w * curve_gpus, p.t_rel});
+        }
+        mix_curves_.emplace(job->workload, std::move(c));
+      }
+    } else {
+      n.sim = std::make_unique<SimNode>(n.name, s, o_.seed * 1000 + i,
+                                        o_.job_pfi.empty() ? 0.0 : o_.job_pfi[i]);
+    }
     if (i == 0 && dr() && !job) {
       // The node job's cap sweep (its draw and throughput curve), published by every node
       // when the site loop runs with feed-forward; reported in any case (the bound on the
@@ -325,7 +360,7 @@ Status FleetSim::prepare_site() {
       n.sim->set_draw_curve(std::move(c));
     }
     // The uncapped draw a node settles at: its twin over the first minute.
-    SimNode probe(n.name, s, o_.seed * 1000 + i);
+    SimNode probe = *n.sim;
     double e = 0;
     for (int k = 1; k <= 240; ++k) {
       FW_RETURN_IF_ERROR(probe.step(0.25 * k, probe.nameplate_w()));
@@ -481,6 +516,7 @@ Status FleetSim::gpus_step(double t, double* site, double* free, int* active, in
           continue;
         }
         n.started_t_s = t;
+        n.sim->set_run_offset(t);  // the curve plant's dips fall on the run's clock
       }
       *on_safe += b.source == NodeBudget::Source::kSafeShare;
       n.budget_w = b.watts;
@@ -820,6 +856,7 @@ Json FleetSim::collect_report() {
       {"allocator", o_.allocator},
       {"site_loop", o_.site_loop},
       {"node_agents", agents_json()},
+      {"node_plant", o_.node_plant},
       {"starts", starts_json()},
       {"site_budget_w", site_w_},
       {"windows_30s", tumbling.windows},
@@ -924,6 +961,14 @@ Result<std::vector<FleetSimMixJob>> fleet_sim_mix(const std::string& mix, int no
     if (j.nodes > 1) --j.nodes, --given;
   }
   return jobs;
+}
+
+Result<std::string> fleet_sim_mix_event(const std::string& mix) {
+  if (mix == "aps") return std::string("scenarios/dr/aps-2025-05-01.yaml");
+  if (mix == "training-heavy") return std::string("scenarios/dr/mix-training-heavy.yaml");
+  if (mix == "inference-heavy") return std::string("scenarios/dr/mix-inference-heavy.yaml");
+  return Status::InvalidArgument("fleet-sim: mix: '" + mix +
+                                 "' is not aps, training-heavy or inference-heavy");
 }
 
 int fleet_sim_jobs(const FleetSimOptions& o) {
@@ -1035,6 +1080,13 @@ Result<Json> run_fleet_sim(const FleetSimOptions& o) {
   if (!o.mix.empty()) {
     if (o.scenario != "dr") return Status::InvalidArgument("fleet-sim: mix: only with scenario dr");
     FW_RETURN_IF_ERROR(fleet_sim_mix(o.mix, o.nodes).status());
+  }
+  if (o.node_plant != "sim" && o.node_plant != "replay") {
+    return Status::InvalidArgument("fleet-sim: node_plant: '" + o.node_plant +
+                                   "' is not one of sim, replay");
+  }
+  if (o.node_plant == "replay" && o.mix.empty()) {
+    return Status::InvalidArgument("fleet-sim: node_plant: replay needs a mix (its event's jobs)");
   }
   if (!o.job_pfi.empty()) {
     if (int(o.job_pfi.size()) != fleet_sim_jobs(o)) {

@@ -64,6 +64,13 @@ struct FleetSimOptions {
   // and its workload's throughput curve (probe_draw_curve, one per workload), and its draw curve as
   // above.
   std::string mix;
+  // The nodes' plant: "sim" (sim_node.hpp: a sim::Cluster of the node scenario or the mix's
+  // workload) or "replay" (needs a mix: every node draws its job's measured cap curve with the
+  // job's field-calibrated noise and dips, the plant `dr replay` runs, curve_node.hpp; the
+  // mix's event file fleet_sim_mix_event gives the jobs; GPUs per node the event's unless
+  // gpus_per_node > 0; the published draw and throughput curves are the job's curve × GPUs,
+  // no probe).
+  std::string node_plant = "sim";
   double pause_stagger_s = 10;
   bool site_loop_reclaim = false;  // CoordinatorOptions::site_loop_reclaim  // the coordinators'
                                    // (CoordinatorOptions::pause_stagger_s)
@@ -101,6 +108,9 @@ struct FleetSimMixJob {
 };
 // A mix over `nodes` nodes (InvalidArgument for an unknown mix or fewer nodes than jobs).
 Result<std::vector<FleetSimMixJob>> fleet_sim_mix(const std::string& mix, int nodes);
+
+// The replay's event file of a mix (relative to the project's root: scenarios/dr/...).
+Result<std::string> fleet_sim_mix_event(const std::string& mix);
 
 // Simulated jobs of a run: nodes + max(1, nodes / 8) ("site"), nodes ("dr").
 int fleet_sim_jobs(const FleetSimOptions& options);

@@ -21,6 +21,49 @@ SimNode::SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed,
   counter_period_s_ = std::max(1.0, std::round(0.1 / dt)) * dt;
 }
 
+SimNode::SimNode(std::string name, CurveGpus gpus, uint64_t seed)
+    : name_(std::move(name)), on_curve_(std::move(gpus)), seed_(seed) {
+  const auto& c = on_curve_->curve();
+  const studies::DrJobSpec& job = on_curve_->job();
+  JobInfo j;
+  j.name = job.name;
+  j.kind = "curve";
+  for (int g = 0; g < on_curve_->gpus(); ++g) {
+    curve_info_.gpus.push_back({"curve:" + job.sweep_job, c.front().cap_w, c.back().cap_w,
+                                c.back().cap_w, c.back().cap_w});
+    min_cap_w_.push_back(c.front().cap_w);
+    max_cap_w_.push_back(c.back().cap_w);
+    caps_w_.push_back(c.back().cap_w);
+    j.gpus.push_back(g);
+  }
+  curve_info_.jobs.push_back(j);
+  job_names_.push_back(job.name);
+  power_w_ = on_curve_->power_w();
+  uncontrolled_w_ = on_curve_->uncontrolled_w();
+  snap_.gpus.resize(caps_w_.size());
+  snap_.jobs.resize(1);
+  for (size_t g = 0; g < caps_w_.size(); ++g) {
+    snap_.gpus[g].gpu = int(g);
+    snap_.gpus[g].energy_j = 0;
+  }
+  fill_curve_snapshot();
+}
+
+// The curve plant's readings as the GPUs' and the job's (sim_node.hpp).
+void SimNode::fill_curve_snapshot() {
+  const double per_gpu = power_w_ / std::max<size_t>(1, caps_w_.size());
+  const double dt = t_s_ - snap_.time_s;  // 0 at construction
+  for (size_t g = 0; g < caps_w_.size(); ++g) {
+    GpuReading& r = snap_.gpus[g];
+    r.power_w = r.power_instant_w = per_gpu;
+    r.energy_j += per_gpu * dt;
+    r.cap_w = caps_w_[g];
+  }
+  snap_.time_s = t_s_;
+  snap_.jobs[0].phase = paused_ ? Phase::kIdle : Phase::kForward;
+  snap_.jobs[0].tokens_total = on_curve_->tokens();
+}
+
 double SimNode::min_w() const {
   double s = 0;
   for (double v : min_cap_w_) s += v;
@@ -74,10 +117,22 @@ void SimNode::set_caps(const std::vector<double>& caps_w) {
 
 Status SimNode::advance(double t_s, bool pause) {
   if (!(t_s >= t_s_)) return Status::InvalidArgument("SimNode::advance: time went back");
-  Command c;
-  c.power_cap_w = caps_w_;
   if (paused_) paused_s_ += t_s - t_s_;
   paused_ = pause;
+  if (on_curve_) {
+    double cap = 0;
+    for (double v : caps_w_) cap += v;
+    on_curve_->advance(t_s, cap / std::max<size_t>(1, caps_w_.size()), pause);
+    power_w_ = on_curve_->power_w();
+    uncontrolled_w_ = on_curve_->uncontrolled_w();
+    tokens_ = on_curve_->tokens();
+    tokens_free_ = on_curve_->tokens_free();
+    t_s_ = t_s;
+    fill_curve_snapshot();
+    return Status::Ok();
+  }
+  Command c;
+  c.power_cap_w = caps_w_;
   if (pause) {
     // The job stands still; the GPUs idle (an idle twin, stepped only while paused).
     if (!idle_) idle_ = ClusterBox(sim::make_cluster(idle_scenario_, seed_));
@@ -110,7 +165,8 @@ NodeRecord SimNode::record(double time_unix_s) const {
   r.draw_w = std::max(0.0, power_w_);
   r.cap_w = cap_w();
   r.uncontrolled_w = std::clamp(uncontrolled_w_, 0.0, r.nameplate_w);
-  const auto& jobs = capped_->info().jobs;
+  if (on_curve_) r.paused_draw_w = 0;  // the curve plant's paused jobs draw 0 W
+  const auto& jobs = info().jobs;
   std::map<std::string, double> pfi;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const int g = static_cast<int>(jobs[j].gpus.size());

@@ -22,14 +22,22 @@
 //  - record(): the node's registration (NodeRecord) as an agent writes it: gpus, nameplate and
 //    floor from the GPUs' cap range, draw, caps, uncontrolled draw (the grid baseline), one
 //    job record per simulated job (its PFI if one was given).
+//  - On the replay's plant (the CurveGpus constructor, curve_node.hpp): the node's GPUs draw
+//    its job's measured cap curve instead of a sim::Cluster; the caps in force act as their
+//    mean (the curve plant has one cap per node; the agent's fallback writes equal caps); the
+//    snapshot has each GPU at the node's draw / GPUs, its cap and energy counter, and one job
+//    (its progress: CurveGpus::tokens); a paused job draws 0 W (record: paused_draw_w 0);
+//    set_run_offset puts the node's time 0 at that run time (dips on the run's clock).
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/status.hpp"
 #include "fleet/keys.hpp"
+#include "fleet_sim/curve_node.hpp"
 #include "sim/scenario.hpp"
 
 namespace fw::fleet {
@@ -60,13 +68,19 @@ class SimNode {
   // `scenario`: the node's scenario (its GPUs and jobs); `seed`: the node's run seed;
   // `pfi` > 0 is published with every job (0: none).
   SimNode(std::string name, const sim::Scenario& scenario, uint64_t seed, double pfi = 0);
+  // A node on the replay's plant (its job's curve, noise and dips; curve_node.hpp).
+  SimNode(std::string name, CurveGpus gpus, uint64_t seed);
+  void set_run_offset(double s) {
+    if (on_curve_) on_curve_->set_run_offset(s);
+  }
+  bool on_curve() const { return on_curve_.has_value(); }
 
   Status step(double t_s, double budget_w, bool pause = false);
   void set_caps(const std::vector<double>& caps_w);
   Status advance(double t_s, bool pause);
   // The GPUs' last reading (the idle twin's while paused) and the node's plant info.
-  const Snapshot& snapshot() const { return paused_ ? snap_idle_ : snap_; }
-  const PlantInfo& info() const { return capped_->info(); }
+  const Snapshot& snapshot() const { return paused_ && !on_curve_ ? snap_idle_ : snap_; }
+  const PlantInfo& info() const { return on_curve_ ? curve_info_ : capped_->info(); }
   const std::vector<double>& caps_w() const { return caps_w_; }
   bool paused() const { return paused_; }
   double paused_s() const { return paused_s_; }  // virtual time spent paused
@@ -106,10 +120,13 @@ class SimNode {
     double t_s = 0;
   };
   static double mean_power(const Snapshot& s, Meter& m, double t_s, double counter_period_s);
+  void fill_curve_snapshot();
 
   std::string name_;
   std::vector<std::string> job_names_;
-  ClusterBox capped_, free_, idle_;  // copied with the node
+  ClusterBox capped_, free_, idle_;    // copied with the node
+  std::optional<CurveGpus> on_curve_;  // the replay's plant instead of the clusters
+  PlantInfo curve_info_;
   sim::Scenario idle_scenario_;
   uint64_t seed_ = 0;
   bool paused_ = false;

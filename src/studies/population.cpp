@@ -32,6 +32,16 @@ double lognormal(std::mt19937_64& rng, double sigma) {
 
 }  // namespace
 
+Result<std::vector<double>> draw_shape_pfis(uint64_t seed, int n, const std::string& gpu) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> pfi;
+  for (int i = 0; i < n; ++i) {
+    FW_ASSIGN_OR_RETURN(SimulatedJob job, draw_shape(rng, gpu));
+    pfi.push_back(job.pfi);
+  }
+  return pfi;
+}
+
 Result<SimulatedJob> draw_shape(std::mt19937_64& rng, const std::string& gpu_name) {
   const sim::GpuPreset* gpu = sim::find_gpu_preset(gpu_name);
   if (!gpu) return Status::InvalidArgument("unknown gpu '" + gpu_name + "'");

@@ -46,6 +46,8 @@ struct SimulatedJob {
 // Scaled to a job (GPUs, tokens per iteration) by scale_job. (a simulated sweep of 11 caps from the
 // device's minimum
 Result<SimulatedJob> draw_shape(std::mt19937_64& rng, const std::string& gpu);
+// The PFIs of n shapes drawn in turn from one stream seeded `seed` (fleet-sim --pfi-gpu).
+Result<std::vector<double>> draw_shape_pfis(uint64_t seed, int n, const std::string& gpu);
 // The shape as a job: GPUs drawn from 8/16/32/64 (40/30/20/10 %), per-GPU tokens/s at full
 // power lognormal around the class's rate (assumption), SLA tier drawn when sla_tiers.
 allocation::Job scale_job(const SimulatedJob& shape, std::mt19937_64& rng,

@@ -43,6 +43,10 @@ expect_exit2 "pfi train --seed -1" "--seed: $seed_msg" pfi train --seed=-1
 expect_exit2 "sweep --seed -1" "--seed: $seed_msg" sweep --scenario "$sc" --seed=-1
 expect_exit2 "fleet-sim --seed -1" "--seed: $seed_msg" fleet-sim --etcd 127.0.0.1:1 \
   --out "$out/f" --seed=-1
+expect_exit2 "fleet-sim --node-plant curves" "--node-plant: curves not in {sim,replay}" \
+  fleet-sim --etcd 127.0.0.1:1 --out "$out/f" --node-plant curves
+expect_exit2 "fleet-sim --node-plant replay without --mix" "node_plant: replay needs a mix" \
+  fleet-sim --etcd 127.0.0.1:1 --out "$out/f" --scenario dr --node-plant replay
 expect_exit2 "train --task caps --seed -1" "--seed: $seed_msg" train --task caps "$caps_sc" \
   --out "$out/c.json" --seed=-1
 expect_exit2 "sweep --seed 2^64" "--seed: $seed_msg" sweep --scenario "$sc" \

@@ -53,6 +53,27 @@ TEST(FleetSim, DrDepthOfOneIsAccepted) {
   }
 }
 
+// --node-plant: sim or replay, replay only with a mix (its event's jobs); checked before any
+// connection is tried.
+TEST(FleetSim, TheReplayPlantNeedsAMix) {
+  FleetSimOptions o;
+  o.etcd = {"http://127.0.0.1:1"};
+  o.scenario = "dr";
+  o.out_dir = "/nonexistent";
+  o.node_plant = "replay";
+  auto r = run_fleet_sim(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("node_plant: replay needs a mix"), std::string::npos)
+      << r.status().message();
+  o.node_plant = "curves";
+  r = run_fleet_sim(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("node_plant: 'curves' is not one of sim, replay"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(fleet_sim_mix_event("caiso").ok());
+}
+
 TEST(FleetSim, ApsMixScalesTheFieldsGpusOntoTheNodes) {
   auto m = fleet_sim_mix("aps", 64);
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -162,6 +183,9 @@ TEST(FleetSim, EveryMixIsItsReplayEventsJobs) {
                                           {"inference-heavy", "mix-inference-heavy.yaml"}}) {
     SCOPED_TRACE(mix);
     YAML::Node y = YAML::LoadFile(std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/dr/" + file);
+    auto event = fleet_sim_mix_event(mix);  // what --node-plant replay loads
+    ASSERT_TRUE(event.ok());
+    EXPECT_EQ(*event, "scenarios/dr/" + file);
     auto m = fleet_sim_mix(mix, 64);
     ASSERT_TRUE(m.ok()) << m.status().message();
     ASSERT_EQ(m->size(), y["jobs"].size());
