@@ -267,6 +267,9 @@ class Job:
         # The site coordinator's start gate (unix s; 0: none): a job that announced its start
         # (progress(starts_in_s=...)) should not start training before it (wait_start()).
         self.start_at_unix_s = float(answer.get("start_at_unix_s", 0) or 0)
+        # Its stop gate (unix s; 0: none): a job that announced its end (progress(ends_in_s=...))
+        # should train on (or run its fill) until it, then stop (may_stop(), wait_stop()).
+        self.stop_at_unix_s = float(answer.get("stop_at_unix_s", 0) or 0)
         # What re-registration sends (the POST /v1/jobs body); None: the job cannot re-register.
         self._registration = registration
         self._id_given = bool(registration and registration.get("id"))
@@ -297,6 +300,7 @@ class Job:
         self.knob_version = answer["knob_version"]
         self.paused = bool(answer.get("paused", False))
         self.start_at_unix_s = float(answer.get("start_at_unix_s", 0) or 0)
+        self.stop_at_unix_s = float(answer.get("stop_at_unix_s", 0) or 0)
         targets = answer.get("fill_w")
         if self._fill is not None and isinstance(targets, dict):
             self._set_fill({int(g): float(w) for g, w in targets.items()})
@@ -497,6 +501,31 @@ class Job:
             due = max(start, self.start_at_unix_s)
             self.progress(tokens_total, steps_total, phase="idle", starts_in_s=max(0.0, due - now))
             due = max(start, self.start_at_unix_s)
+            left = due - time.time()
+            if left <= 0 or time.monotonic() - t0 >= max_wait_s:
+                return time.monotonic() - t0
+            time.sleep(min(poll_s, left, max(0.0, max_wait_s - (time.monotonic() - t0))))
+
+    def may_stop(self):
+        """Whether the job may stop training now: True without a stop gate, else once the site
+        coordinator's stop gate (stop_at_unix_s, from the last answer) has passed. A job that
+        announces its end ahead (progress(ends_in_s=...) with its reports) trains on until
+        this is True, so the site's power falls at the coordinator's stop ramp."""
+        return not (self.stop_at_unix_s > 0) or time.time() >= self.stop_at_unix_s
+
+    def wait_stop(self, tokens_total=0, steps_total=0, ends_in_s=0.0, poll_s=1.0,
+                  max_wait_s=3600.0):
+        """At the end of training: announces the end (ends_in_s from now, 0: done now) with each
+        report and returns once the stop gate has passed, or at once when there is none (announce
+        the end ahead with progress(ends_in_s=...) so that the gate is known by then). A job
+        that can train on meanwhile loops on may_stop() instead. Returns the seconds waited;
+        gives up after max_wait_s (the gate is the coordinator's plan, not a lock)."""
+        t0 = time.monotonic()
+        end = time.time() + max(0.0, ends_in_s)
+        while True:
+            due = max(end, self.stop_at_unix_s)
+            self.progress(tokens_total, steps_total, ends_in_s=max(0.0, due - time.time()))
+            due = max(end, self.stop_at_unix_s)
             left = due - time.time()
             if left <= 0 or time.monotonic() - t0 >= max_wait_s:
                 return time.monotonic() - t0

@@ -28,7 +28,8 @@ class _StubAgent(StubHandler):
         fill = answers.pop(0) if len(answers) > 1 else answers[0]
         return self.answer(200, {"id": "pt", "knobs": {}, "knob_version": 1, "changed": True,
                                   "fill_w": fill, "paused": self.server.paused,
-                                  "start_at_unix_s": self.server.start_at})
+                                  "start_at_unix_s": self.server.start_at,
+                                  "stop_at_unix_s": self.server.stop_at})
 
     def do_DELETE(self):
         self.server.seen.append((self.path, None))
@@ -43,6 +44,7 @@ class _StubCase(StubAgentCase):
         self.server.fill_answers = [{}]
         self.server.paused = False
         self.server.start_at = 0
+        self.server.stop_at = 0
 
 
 class FillHookTest(_StubCase):
@@ -111,6 +113,26 @@ class StartGateTest(_StubCase):
         self.assertTrue(all(b["phase"] == "idle" and "starts_in_s" in b for b in bodies))
         self.assertTrue(any(b["starts_in_s"] > 0.2 for b in bodies))  # the gate's time
         self.assertGreater(job.start_at_unix_s, 0)
+
+
+class StopGateTest(_StubCase):
+    """The coordinator's stop gate (issue #48): the job announces its end and may stop once the
+    gate the agent relays has passed; wait_stop() announces and waits."""
+
+    def test_may_stop_and_wait_stop_follow_the_gate(self):
+        job = fc.FlexwattClient(url=self.url).register_job(id="pt")
+        self.assertTrue(job.may_stop())  # no gate
+        self.assertLess(job.wait_stop(), 0.2)
+        self.server.stop_at = time.time() + 0.5
+        job.progress(1, 1, ends_in_s=0)
+        self.assertFalse(job.may_stop())  # the gate is ahead: train on
+        waited = job.wait_stop(1, 1, poll_s=0.1)
+        self.assertGreaterEqual(waited, 0.3)
+        self.assertLess(waited, 2.0)
+        self.assertTrue(job.may_stop())
+        bodies = [b for p, b in self.server.seen if p.endswith("/progress")]
+        self.assertTrue(any(b.get("ends_in_s", 0) > 0.2 for b in bodies))  # the gate's time
+        self.assertGreater(job.stop_at_unix_s, 0)
 
 
 if __name__ == "__main__":

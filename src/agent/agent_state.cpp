@@ -90,6 +90,7 @@ nlohmann::json to_json(const RegisteredJob& j) {
           {"fill", j.fill},
           {"paused", j.paused},
           {"start_at_unix_s", j.start_at_unix_s},
+          {"stop_at_unix_s", j.stop_at_unix_s},
           {"fill_w", fill_json(j)}};
 }
 

@@ -130,6 +130,9 @@ struct RegisteredJob {
   // The coordinator's start gate (unix s; 0: none): a job that announced its start should not
   // start training before it (docs/fleet.md "Staggered starts"); sent with its knobs.
   double start_at_unix_s = 0;
+  // The coordinator's stop gate (unix s; 0: none): a job that announced its end should train on
+  // (or run its fill) until it, then stop (docs/fleet.md "Staggered stops"); sent with its knobs.
+  double stop_at_unix_s = 0;
 };
 
 // A job as the loop controls it (the plant's job j): on hardware a registered job (or "node"

@@ -207,9 +207,13 @@ void AgentTick::follow_fleet(double t) {
   now.source = budget_state_.source;
   now.pause = paused_;
   now.start_at_unix_s = start_at_unix_s_;
+  now.stop_at_unix_s = stop_at_unix_s_;
   const std::vector<RegisteredJob> registered = jobs_.snapshot();  // one read per tick
   auto b = fleet_->follow(plant_, loop_->latest(), registered, now);
-  if (b) start_at_unix_s_ = b->start_at_unix_s;
+  if (b) {
+    start_at_unix_s_ = b->start_at_unix_s;
+    stop_at_unix_s_ = b->stop_at_unix_s;
+  }
   if (b && b->pause != paused_) {
     // The jobs hear it through the channel (their knobs' answers: "pause"); the GPUs hold the
     // budget (the assignment's floor) as any other.
@@ -220,6 +224,7 @@ void AgentTick::follow_fleet(double t) {
   for (const RegisteredJob& j : registered) {  // a job registered since included
     if (j.paused != paused_) jobs_.set_paused(j.id, paused_);
     if (j.start_at_unix_s != start_at_unix_s_) jobs_.set_start_at(j.id, start_at_unix_s_);
+    if (j.stop_at_unix_s != stop_at_unix_s_) jobs_.set_stop_at(j.id, stop_at_unix_s_);
   }
   const double now_w = node_budget_w(t);
   if (b && (b->source != budget_state_.source ||

@@ -89,6 +89,8 @@ class AgentTick {
   // Following a coordinator: its start gate for the node's jobs that announced a start (unix s;
   // 0: none), relayed to every registered job (JobRegistry::set_start_at) each tick.
   double start_at_unix_s() const { return start_at_unix_s_; }
+  // Likewise its stop gate for the jobs that announced an end (JobRegistry::set_stop_at).
+  double stop_at_unix_s() const { return stop_at_unix_s_; }
   void on_pause(std::function<void(bool)> f) { on_pause_ = std::move(f); }
   // Sets the starting budget and the controller (cfg.controller); starts the loop.
   Status start(const Budget& b);
@@ -147,6 +149,7 @@ class AgentTick {
   std::function<void(bool)> on_pause_;
   bool paused_ = false;
   double start_at_unix_s_ = 0;
+  double stop_at_unix_s_ = 0;
   BudgetSchedule budget_;  // the loop judges this object; replaced in place
   BudgetState budget_state_;
   std::unique_ptr<ControlLoop> loop_;

@@ -36,6 +36,10 @@ fleet::NodeRecord fleet_record(const std::string& node, const PlantInfo& info,
     if (k < latest.jobs.size() && std::isfinite(latest.jobs[k].starts_in_s)) {
       jr.starts_at_unix_s = now_unix_s + std::max(0.0, latest.jobs[k].starts_in_s);
     }
+    // The end it announces (the coordinator's stop gate staggers them).
+    if (k < latest.jobs.size() && std::isfinite(latest.jobs[k].ends_in_s)) {
+      jr.ends_at_unix_s = now_unix_s + std::max(0.0, latest.jobs[k].ends_in_s);
+    }
     if (jr.gpus > 0) r.jobs.push_back(jr);
   }
   fleet::set_job_pfi(r, job_pfi);

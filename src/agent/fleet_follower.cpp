@@ -68,9 +68,10 @@ std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floo
   // Only an assignment pauses; a fallback share never does (the job runs on its safe share).
   out.pause = b.pause && b.source == fleet::NodeBudget::Source::kAssignment;
   out.start_at_unix_s = b.source == fleet::NodeBudget::Source::kAssignment ? b.start_at_unix_s : 0;
+  out.stop_at_unix_s = b.source == fleet::NodeBudget::Source::kAssignment ? b.stop_at_unix_s : 0;
   if (out.source == now.source && out.pause == now.pause &&
-      out.start_at_unix_s == now.start_at_unix_s && out.watts <= now.watts + 0.5 &&
-      out.watts >= now.watts - 1e-9) {
+      out.start_at_unix_s == now.start_at_unix_s && out.stop_at_unix_s == now.stop_at_unix_s &&
+      out.watts <= now.watts + 0.5 && out.watts >= now.watts - 1e-9) {
     return std::nullopt;
   }
   return out;

@@ -40,11 +40,14 @@ struct FleetBudget {
   // The coordinator's start gate for the node's jobs that announced a start (keys.hpp
   // Assignment::start_at_unix_s; 0: none): relayed to every job on the node.
   double start_at_unix_s = 0;
+  // Its stop gate for the node's jobs that announced an end (Assignment::stop_at_unix_s; 0:
+  // none): relayed to every job on the node.
+  double stop_at_unix_s = 0;
 };
 
 // The budget a link's `b` puts in force on a node whose budget in force is `now` (its watts,
-// source, pause and start gate), by the rule above (floor, deadband, source change; a change of
-// pause or of the start gate always counts); nothing when it stands.
+// source, pause and gates), by the rule above (floor, deadband, source change; a change of
+// pause or of a gate always counts); nothing when it stands.
 std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floor_w,
                                          const FleetBudget& now);
 

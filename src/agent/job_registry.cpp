@@ -203,6 +203,14 @@ bool JobRegistry::set_start_at(const std::string& id, double start_at_unix_s) {
   });
 }
 
+bool JobRegistry::set_stop_at(const std::string& id, double stop_at_unix_s) {
+  return update_handed(id, [&](Entry& e) {
+    const bool changed = e.state.stop_at_unix_s != stop_at_unix_s;
+    e.state.stop_at_unix_s = stop_at_unix_s;
+    return changed;
+  });
+}
+
 RegisteredJob JobRegistry::view(const Entry& e, double now_s) const {
   RegisteredJob s = e.state;
   s.last_report_age_s = std::max(0.0, now_s - e.last_report_s);

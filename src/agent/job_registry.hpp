@@ -90,6 +90,8 @@ class JobRegistry {
   // Control path: job `id`'s start gate (unix s; 0: none). Bumps knob_version and wakes its
   // long-pollers on a change. False for an unknown id.
   bool set_start_at(const std::string& id, double start_at_unix_s);
+  // Control path: job `id`'s stop gate (unix s; 0: none), as set_start_at.
+  bool set_stop_at(const std::string& id, double stop_at_unix_s);
   // Records job `id`'s PFI and where it came from ("registration", "sweep"). kNotFound.
   Outcome set_pfi(const std::string& id, double pfi, const std::string& source);
   // How long a report's announcements hold (age_announcements()); the agent sets its

@@ -244,6 +244,11 @@ void job_families(Writer& w, const AgentState& s) {
   for (const auto& j : s.jobs) {
     if (j.start_at_unix_s > 0) w.sample(j.start_at_unix_s, {{"job_id", j.id}});
   }
+  w.family("flexwatt_job_stop_gate_unix_seconds", "gauge",
+           "The coordinator's stop gate handed to a job (absent: none).");
+  for (const auto& j : s.jobs) {
+    if (j.stop_at_unix_s > 0) w.sample(j.stop_at_unix_s, {{"job_id", j.id}});
+  }
   w.family("flexwatt_job_fill_watts", "gauge",
            "Fill target handed to a job's fill hook, per GPU (0: off).");
   for (const auto& j : s.jobs) {

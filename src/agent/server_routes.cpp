@@ -37,6 +37,7 @@ json job_knobs_body(const RegisteredJob& j, bool changed) {
                {"changed", changed},
                {"paused", j.paused}};
   if (j.start_at_unix_s > 0) body["start_at_unix_s"] = j.start_at_unix_s;  // the start gate
+  if (j.stop_at_unix_s > 0) body["stop_at_unix_s"] = j.stop_at_unix_s;     // the stop gate
   if (j.fill) body["fill_w"] = fill_json(j);  // a job with the hook: its GPUs' fill targets
   return body;
 }

@@ -71,7 +71,8 @@ Coordinator::Coordinator(std::unique_ptr<EtcdClient> etcd, CoordinatorOptions op
       options_(std::move(options)),
       allocator_(std::move(allocator)),
       site_round_(site_round_options(options_), *allocator_),
-      start_gate_(options_.start_ramp_w_per_s) {}
+      start_gate_(options_.start_ramp_w_per_s),
+      stop_gate_(options_.stop_ramp_w_per_s) {}
 
 Coordinator::~Coordinator() { stop(resign_on_stop_); }
 
@@ -326,6 +327,34 @@ std::map<std::string, double> Coordinator::start_slots(const PlanInput& in) {
   return out;
 }
 
+// The stop gate's slots (the start gate's rule on the ends the jobs announce): one request per
+// job announcing an end (its earliest announcement over its nodes; its fall: what the job
+// draws on its nodes now), and per node the latest slot of its announcing jobs.
+std::map<std::string, double> Coordinator::stop_slots(const PlanInput& in) {
+  std::map<std::string, StartRequest> by_job;
+  for (const auto& [node, r] : in.live) {
+    for (const JobRecord& j : r.jobs) {
+      if (!(j.ends_at_unix_s > 0)) continue;
+      auto [it, fresh] = by_job.try_emplace(j.id, StartRequest{j.id, j.ends_at_unix_s, 0});
+      if (!fresh)
+        it->second.announced_unix_s = std::min(it->second.announced_unix_s, j.ends_at_unix_s);
+      it->second.rise_w += std::max(0.0, j.draw_w);
+    }
+  }
+  std::vector<StartRequest> req;
+  for (const auto& [id, r] : by_job) req.push_back(r);
+  const std::map<std::string, double> slot = stop_gate_.plan(req, in.now_unix_s);
+  std::map<std::string, double> out;
+  if (!(options_.stop_ramp_w_per_s > 0)) return out;
+  for (const auto& [node, r] : in.live) {
+    for (const JobRecord& j : r.jobs) {
+      auto s = slot.find(j.id);
+      if (s != slot.end() && j.ends_at_unix_s > 0) out[node] = std::max(out[node], s->second);
+    }
+  }
+  return out;
+}
+
 bool Coordinator::round(const std::string& reason) {
   double since;
   {
@@ -395,6 +424,7 @@ bool Coordinator::round(const std::string& reason) {
   if (in.site_w <= 0) return true;
 
   const std::map<std::string, double> start_at = start_slots(in);
+  const std::map<std::string, double> stop_at = stop_slots(in);
   std::vector<TxnOp> down, up;
   for (const auto& [node, w] : plan.watts) {
     Assignment a;
@@ -406,6 +436,7 @@ bool Coordinator::round(const std::string& reason) {
     a.reserve_w = plan.reserve_w.at(node);
     a.pause = plan.paused_nodes.count(node) > 0;
     if (auto s = start_at.find(node); s != start_at.end()) a.start_at_unix_s = s->second;
+    if (auto s = stop_at.find(node); s != stop_at.end()) a.stop_at_unix_s = s->second;
     auto prev = in.assigned.find(node);
     // A pause lowers (its floor); a resume raises.
     const bool raise = prev == in.assigned.end() || w > prev->second.watts + 1e-6 ||

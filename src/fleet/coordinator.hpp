@@ -72,6 +72,10 @@ struct CoordinatorOptions {
   // announce, W/s; each node's assignment carries the slot of its jobs (start_at_unix_s).
   // 0 (default): no gate.
   double start_ramp_w_per_s = 0;
+  // Staggered job stops (the same gate, start_gate.hpp, on the ends the jobs announce): the
+  // site's average fall over them, W/s; each node's assignment carries the stop slot of its
+  // jobs (stop_at_unix_s). 0 (default): no gate.
+  double stop_ramp_w_per_s = 0;
   // The span jobs' tiers are judged over (site_round.hpp "tiers": a job's tier holds over the
   // window given its progress, which the leader counts from its throughput curve; end <= start,
   // the default: per event) and the time a resumed job takes to make progress again.
@@ -169,6 +173,7 @@ class Coordinator {
   void on_events(const std::vector<WatchEvent>& events);
   // Per live node, the start gate's slot of its jobs that announce a start (none: no entry).
   std::map<std::string, double> start_slots(const PlanInput& in);
+  std::map<std::string, double> stop_slots(const PlanInput& in);
   // Leader, each tick: compares the ramp state now with the last one and records events.
   void track_ramp(double now_unix_s);
   static double now_s();
@@ -192,6 +197,7 @@ class Coordinator {
   // The planning step (site_round.hpp): the site loop, pausing and its budgets. Run thread only.
   SiteRound site_round_;
   StartGate start_gate_{0};  // run thread only
+  StartGate stop_gate_{0};   // run thread only
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -12,11 +12,26 @@ namespace fw::fleet {
 Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
   FW_ASSIGN_OR_RETURN(ConfigNode root, ConfigNode::load_file(path));
   if (!root.is_map()) return root.error("not a map");
-  FW_RETURN_IF_ERROR(root.reject_unknown(
-      {"site", "id", "etcd", "allocator", "budget_w", "lease_ttl_s", "campaign_timeout_s",
-       "expiry_s", "refresh_s", "listen", "grid_ramp_w_per_s", "token_file",
-       "allow_unauthenticated_writes", "audit_log", "etcd_tls", "etcd_auth", "site_loop", "openadr",
-       "start_ramp_w_per_s"}));
+  FW_RETURN_IF_ERROR(root.reject_unknown({"site",
+                                          "id",
+                                          "etcd",
+                                          "allocator",
+                                          "budget_w",
+                                          "lease_ttl_s",
+                                          "campaign_timeout_s",
+                                          "expiry_s",
+                                          "refresh_s",
+                                          "listen",
+                                          "grid_ramp_w_per_s",
+                                          "token_file",
+                                          "allow_unauthenticated_writes",
+                                          "audit_log",
+                                          "etcd_tls",
+                                          "etcd_auth",
+                                          "site_loop",
+                                          "openadr",
+                                          "start_ramp_w_per_s",
+                                          "stop_ramp_w_per_s"}));
   CoordinatorConfig c;
   CoordinatorOptions& o = c.options;
   for (const char* k : {"site", "id", "etcd"}) {
@@ -49,6 +64,7 @@ Result<CoordinatorConfig> load_coordinator_config(const std::string& path) {
     return root["grid_ramp_w_per_s"].error(r.status().message());
   }
   FW_ASSIGN_OR_RETURN(o.start_ramp_w_per_s, root.get_double("start_ramp_w_per_s", 0, 0, 1e9));
+  FW_ASSIGN_OR_RETURN(o.stop_ramp_w_per_s, root.get_double("stop_ramp_w_per_s", 0, 0, 1e9));
   FW_ASSIGN_OR_RETURN(c.token_file, root.get_string("token_file", ""));
   FW_ASSIGN_OR_RETURN(c.allow_unauthenticated_writes,
                       root.get_bool("allow_unauthenticated_writes", false));

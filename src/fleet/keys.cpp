@@ -154,6 +154,7 @@ Result<JobRecord> decode_job(const Json& j, const std::string& where) {
   FW_RETURN_IF_ERROR(f.number("tier_min", &r.tier_min, false, 0, 1));
   FW_RETURN_IF_ERROR(f.boolean("pausable", &r.pausable, false));
   FW_RETURN_IF_ERROR(f.number("starts_at_unix_s", &r.starts_at_unix_s, false, 0, kMaxRecordUnixS));
+  FW_RETURN_IF_ERROR(f.number("ends_at_unix_s", &r.ends_at_unix_s, false, 0, kMaxRecordUnixS));
   FW_RETURN_IF_ERROR(f.no_unknown());
   r.gpus = static_cast<int>(gpus);
   return r;
@@ -214,6 +215,7 @@ std::string encode(const NodeRecord& r) {
     if (j.tier_min > 0) o["tier_min"] = j.tier_min;
     if (j.pausable) o["pausable"] = true;
     if (j.starts_at_unix_s > 0) o["starts_at_unix_s"] = j.starts_at_unix_s;
+    if (j.ends_at_unix_s > 0) o["ends_at_unix_s"] = j.ends_at_unix_s;
     jobs.push_back(std::move(o));
   }
   Json out = {{"node", r.node},
@@ -302,6 +304,7 @@ std::string encode(const Assignment& r) {
   if (r.reserve_w > 0) j["reserve_w"] = r.reserve_w;
   if (r.pause) j["pause"] = true;
   if (r.start_at_unix_s > 0) j["start_at_unix_s"] = r.start_at_unix_s;
+  if (r.stop_at_unix_s > 0) j["stop_at_unix_s"] = r.stop_at_unix_s;
   return j.dump();
 }
 
@@ -317,6 +320,7 @@ Result<Assignment> decode_assignment(std::string_view text, std::string_view whe
   FW_RETURN_IF_ERROR(f.number("reserve_w", &r.reserve_w, false, 0, kMaxNodeW));
   FW_RETURN_IF_ERROR(f.boolean("pause", &r.pause, false));
   FW_RETURN_IF_ERROR(f.number("start_at_unix_s", &r.start_at_unix_s, false, 0, kMaxRecordUnixS));
+  FW_RETURN_IF_ERROR(f.number("stop_at_unix_s", &r.stop_at_unix_s, false, 0, kMaxRecordUnixS));
   FW_RETURN_IF_ERROR(f.no_unknown());
   return r;
 }

@@ -71,6 +71,10 @@ struct JobRecord {
   // start training (its announced starts_in_s from now; 0: it announces none). The coordinator
   // staggers announced starts (start_gate.hpp) and answers with Assignment::start_at_unix_s.
   double starts_at_unix_s = 0;
+  // Likewise (JSON "ends_at_unix_s"): when the job means to stop training (its announced
+  // ends_in_s from now; 0: none). The coordinator staggers announced ends (its stop gate,
+  // start_gate.hpp) and answers with Assignment::stop_at_unix_s.
+  double ends_at_unix_s = 0;
   // Never published (not in the record's JSON): the least throughput, relative to uncapped, the
   // job must keep while an event binds, set by the coordinator's round under a tier window
   // (site_round.hpp: its tier over the window holds given its progress so far); < 0: tier_min.
@@ -130,6 +134,10 @@ struct Assignment {
   // (optional, additive; JSON "start_at_unix_s"; 0: no gate): the latest slot the coordinator's
   // start gate gave them (start_gate.hpp).
   double start_at_unix_s = 0;
+  // The node's jobs that announced an end may stop training at this time, not before (optional,
+  // additive; JSON "stop_at_unix_s"; 0: no gate): the latest slot the coordinator's stop gate
+  // gave them; until then the job trains on (or runs its fill).
+  double stop_at_unix_s = 0;
 };
 
 // A pending joiner's announcement: the floor its GPUs will hold once its agent starts.

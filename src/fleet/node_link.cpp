@@ -170,6 +170,7 @@ NodeBudget NodeLink::budget(double now_unix_s) const {
     b.reason = assignment_->reason;
     b.pause = assignment_->pause;
     b.start_at_unix_s = assignment_->start_at_unix_s;
+    b.stop_at_unix_s = assignment_->stop_at_unix_s;
     return b;
   }
   b.source = NodeBudget::Source::kSafeShare;

@@ -72,6 +72,7 @@ struct NodeBudget {
   bool awaiting_first = false;  // no assignment received yet since Start
   bool pause = false;           // the assignment in force says pause (keys.hpp Assignment)
   double start_at_unix_s = 0;   // its start gate (keys.hpp Assignment; 0: none)
+  double stop_at_unix_s = 0;    // its stop gate (keys.hpp Assignment; 0: none)
 };
 
 class NodeLink {

@@ -5,7 +5,10 @@
 // average over their starts: a job's slot is the later of its announced start and the time the
 // start before it has risen at that rate (slot + rise_w / ramp_w_per_s). The assignments carry
 // each node the latest slot of its announcing jobs (Assignment::start_at_unix_s); the agent
-// relays it to the jobs, which start training then, not before.
+// relays it to the jobs, which start training then, not before. The coordinator's stop gate is
+// the same rule on the ends jobs announce (JobRecord::ends_at_unix_s; rise_w: the power the
+// job's stop removes, the site's fall): the jobs stop at their slots
+// (Assignment::stop_at_unix_s), so the site falls at most ramp_w_per_s on average.
 //
 // Contract of plan(requests, now):
 //  - a job keeps the slot it was given while it announces a start no later than that slot (or

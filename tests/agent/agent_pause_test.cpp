@@ -49,6 +49,11 @@ TEST(BudgetChange, APauseOrAStartGateCountsAtTheSameWattsAndOnlyAnAssignmentPaus
   ASSERT_TRUE(b.has_value());
   EXPECT_DOUBLE_EQ(b->start_at_unix_s, 1.9e9);
   EXPECT_FALSE(budget_change(gated, 400, in_force(800, false, 1.9e9)).has_value());
+  gated.stop_at_unix_s = 1.95e9;  // the stop gate counts the same way
+  b = budget_change(gated, 400, in_force(800, false, 1.9e9));
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->stop_at_unix_s, 1.95e9);
+  gated.stop_at_unix_s = 0;
   fleet::NodeBudget safe = assignment(800, true);
   safe.source = fleet::NodeBudget::Source::kSafeShare;
   safe.start_at_unix_s = 1.9e9;
@@ -75,10 +80,14 @@ TEST(FleetRecord, PublishesTheJobsAnnouncedStart) {
   s.gpus.resize(2);
   s.jobs.resize(2);
   s.jobs[0].starts_in_s = 30;
+  s.jobs[1].ends_in_s = 45;
   const fleet::NodeRecord r = fleet_record("n", info, s, 1000);
   ASSERT_EQ(r.jobs.size(), 2u);
   EXPECT_DOUBLE_EQ(r.jobs[0].starts_at_unix_s, 1030);
   EXPECT_DOUBLE_EQ(r.jobs[1].starts_at_unix_s, 0);
+  // And its announced end (the coordinator's stop gate reads it).
+  EXPECT_DOUBLE_EQ(r.jobs[0].ends_at_unix_s, 0);
+  EXPECT_DOUBLE_EQ(r.jobs[1].ends_at_unix_s, 1045);
 }
 
 class StubFollower : public BudgetFollower {
@@ -146,6 +155,15 @@ TEST(AgentPause, TheAssignmentsPauseReachesEveryRegisteredJob) {
   follower.budget.start_at_unix_s = 0;
   run(1);
   EXPECT_DOUBLE_EQ(jobs.get("pt")->start_at_unix_s, 0);
+  // And the stop gate.
+  follower.budget.stop_at_unix_s = 1.95e9;
+  run(1);
+  EXPECT_DOUBLE_EQ(tick.stop_at_unix_s(), 1.95e9);
+  EXPECT_DOUBLE_EQ(jobs.get("pt")->stop_at_unix_s, 1.95e9);
+  EXPECT_DOUBLE_EQ(jobs.get("late")->stop_at_unix_s, 1.95e9);
+  follower.budget.stop_at_unix_s = 0;
+  run(1);
+  EXPECT_DOUBLE_EQ(jobs.get("pt")->stop_at_unix_s, 0);
 }
 
 }  // namespace

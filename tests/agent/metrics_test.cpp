@@ -56,14 +56,19 @@ TEST(Metrics, FlexwattSeries) {
   // What the coordinator and stabilize hand a job: pause, start gate, fill targets.
   EXPECT_TRUE(has_line(text, "flexwatt_job_paused{job_id=\"grpo-1\",hostname=\"node-7\"} 0"));
   EXPECT_EQ(text.find("flexwatt_job_start_gate_unix_seconds{"), std::string::npos);  // none
+  EXPECT_EQ(text.find("flexwatt_job_stop_gate_unix_seconds{"), std::string::npos);
   s.jobs[0].paused = true;
   s.jobs[0].start_at_unix_s = 1.9e9;
+  s.jobs[0].stop_at_unix_s = 1.95e9;
   s.jobs[0].fill_w = {{3, 600}};
   text = render_metrics(s, "0.1.0", 1.8e9 + 2);
   EXPECT_TRUE(has_line(text, "flexwatt_job_paused{job_id=\"grpo-1\",hostname=\"node-7\"} 1"));
   EXPECT_TRUE(has_line(
       text,
       "flexwatt_job_start_gate_unix_seconds{job_id=\"grpo-1\",hostname=\"node-7\"} 1900000000"));
+  EXPECT_TRUE(has_line(
+      text,
+      "flexwatt_job_stop_gate_unix_seconds{job_id=\"grpo-1\",hostname=\"node-7\"} 1950000000"));
   EXPECT_TRUE(has_line(
       text, "flexwatt_job_fill_watts{job_id=\"grpo-1\",gpu=\"3\",hostname=\"node-7\"} 600"));
 }

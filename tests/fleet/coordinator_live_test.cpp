@@ -353,6 +353,48 @@ TEST_F(CoordinatorLive, AnnouncedStartsAreStaggeredAtTheStartRamp) {
   EXPECT_NEAR(links[1]->budget().start_at_unix_s, at + 2, 1e-6);  // kept under the waiting job
 }
 
+// Staggered stops (the same gate on announced ends): two nodes whose jobs announce the same end
+// get stop slots their fall apart at the configured ramp (each job draws 1400 W, at 700 W/s:
+// 2 s), through the assignment; a job that no longer announces has no gate.
+TEST_F(CoordinatorLive, AnnouncedEndsAreStaggeredAtTheStopRamp) {
+  start(1);
+  if (!cluster_) return;
+  const double at = unix_now() + 5;
+  std::vector<std::unique_ptr<NodeLink>> links;
+  for (int i = 0; i < 2; ++i) {
+    const std::string node = "n" + std::to_string(i);
+    NodeRecord r = record(node);
+    r.draw_w = 1400;
+    r.cap_w = 1500;
+    JobRecord j{"job-" + node, 4, 1400, 0, 0, 0};
+    j.ends_at_unix_s = at;
+    r.jobs = {j};
+    NodeLinkOptions o;
+    o.site = "s10";
+    o.node = node;
+    o.safe_share_w = 1500;
+    o.lease_ttl_s = 2;
+    auto l = NodeLink::Start(etcd_options(*cluster_), o, r);
+    ASSERT_TRUE(l.ok()) << l.status().message();
+    links.push_back(std::move(l).value());
+  }
+  CoordinatorOptions co = coord_options("s10", "a", 3000);
+  co.stop_ramp_w_per_s = 700;
+  auto c = Coordinator::Start(etcd_options(*cluster_), co);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(eventually(5, [&] {
+    return links[0]->budget().stop_at_unix_s > 0 && links[1]->budget().stop_at_unix_s > 0;
+  }));
+  EXPECT_NEAR(links[0]->budget().stop_at_unix_s, at, 1e-6);
+  EXPECT_NEAR(links[1]->budget().stop_at_unix_s, at + 2, 1e-6);
+  EXPECT_EQ(links[0]->budget().start_at_unix_s, 0);  // no start announced: no start gate
+  NodeRecord r = record("n0");
+  r.jobs = {JobRecord{"job-n0", 4, 100, 0, 0, 0}};  // stopped: it announces no end
+  links[0]->update(r);
+  EXPECT_TRUE(eventually(5, [&] { return links[0]->budget().stop_at_unix_s == 0; }));
+  EXPECT_NEAR(links[1]->budget().stop_at_unix_s, at + 2, 1e-6);  // kept under the waiting job
+}
+
 // A forged assignment (an unauthenticated put with a huge revision and a far expiry, as the
 // fault campaign wrote) must not pin the node; the leader's next writes must still be taken.
 TEST_F(CoordinatorLive, ForgedAssignmentIsRefusedAndTheLeaderStillFollowed) {

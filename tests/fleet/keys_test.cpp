@@ -125,6 +125,22 @@ TEST(FleetKeys, DemandResponseFieldsRoundTripAndAreAdditive) {
   auto bad = decode_assignment(R"({"watts":1,"revision":1,"expires_unix_s":1,"pause":1})", "k");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("pause: not a boolean"), std::string::npos);
+  // The stop gate: a job's announced end and the node's stop slot, additive both ways.
+  EXPECT_EQ(plain["jobs"][0].count("ends_at_unix_s"), 0u);
+  EXPECT_EQ(nlohmann::json::parse(encode(a)).count("stop_at_unix_s"), 0u);
+  n.jobs[0].ends_at_unix_s = 1.9e9;
+  d = decode_node(encode(n), "k");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_DOUBLE_EQ(d->jobs[0].ends_at_unix_s, 1.9e9);
+  EXPECT_DOUBLE_EQ(d->jobs[1].ends_at_unix_s, 0);
+  a.stop_at_unix_s = 1.95e9;
+  da = decode_assignment(encode(a), "k");
+  ASSERT_TRUE(da.ok()) << da.status().message();
+  EXPECT_DOUBLE_EQ(da->stop_at_unix_s, 1.95e9);
+  bad =
+      decode_assignment(R"({"watts":1,"revision":1,"expires_unix_s":1,"stop_at_unix_s":-1})", "k");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("stop_at_unix_s"), std::string::npos);
 }
 
 // Decoding errors name the key and the field.

@@ -481,14 +481,16 @@ TEST(CoordinatorConfig, SiteLoopAndOpenAdrBlocks) {
   EXPECT_DOUBLE_EQ(c->ven.ramp_w_per_s, 50);
   EXPECT_DOUBLE_EQ(c->options.pause_stagger_s, 0);  // never pause unless the operator says so
   EXPECT_DOUBLE_EQ(c->options.start_ramp_w_per_s, 0);
+  EXPECT_DOUBLE_EQ(c->options.stop_ramp_w_per_s, 0);
   // Pausing, idle reclaim and the start gate are the operator's (they were fleet-sim's only).
   c = load_coordinator_config(write_config(
-      "ok2.yaml", base + "start_ramp_w_per_s: 2000\n"
+      "ok2.yaml", base + "start_ramp_w_per_s: 2000\nstop_ramp_w_per_s: 1500\n"
                          "site_loop: {enabled: true, pause_stagger_s: 10, reclaim: true}\n"));
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_DOUBLE_EQ(c->options.pause_stagger_s, 10);
   EXPECT_TRUE(c->options.site_loop_reclaim);
   EXPECT_DOUBLE_EQ(c->options.start_ramp_w_per_s, 2000);
+  EXPECT_DOUBLE_EQ(c->options.stop_ramp_w_per_s, 1500);
   EXPECT_FALSE(c->options.tier_window.end_unix_s > c->options.tier_window.start_unix_s);
   // The tier window: the span the jobs' tiers are judged over (default: per event).
   c = load_coordinator_config(
