@@ -297,62 +297,52 @@ Result<bool> Coordinator::fenced(const std::vector<TxnOp>& ops) {
   return true;
 }
 
-// The start gate's slots on the live records (start_gate.hpp): one request per job announcing a
-// start (its earliest announcement over its nodes; its rise: each node's share of its
-// nameplate for the job's GPUs less what the job draws there now), and per node the latest
-// slot of its announcing jobs.
-std::map<std::string, double> Coordinator::start_slots(const PlanInput& in) {
+// A gate's slots on the live records (start_gate.hpp): one request per job that announces (its
+// record's `at` > 0; its earliest announcement over its nodes; its power, `load`, summed over
+// them), and per node the latest slot of its announcing jobs (none while the gate is off).
+static std::map<std::string, double> gate_slots(const PlanInput& in, StartGate& gate,
+                                                double (*at)(const JobRecord&),
+                                                double (*load)(const NodeRecord&,
+                                                               const JobRecord&)) {
   std::map<std::string, StartRequest> by_job;
   for (const auto& [node, r] : in.live) {
     for (const JobRecord& j : r.jobs) {
-      if (!(j.starts_at_unix_s > 0)) continue;
-      auto [it, fresh] = by_job.try_emplace(j.id, StartRequest{j.id, j.starts_at_unix_s, 0});
-      if (!fresh)
-        it->second.announced_unix_s = std::min(it->second.announced_unix_s, j.starts_at_unix_s);
-      const double per_gpu = r.gpus > 0 ? r.nameplate_w / r.gpus : 0;
-      it->second.rise_w += std::max(0.0, per_gpu * j.gpus - j.draw_w);
+      if (!(at(j) > 0)) continue;
+      auto [it, fresh] = by_job.try_emplace(j.id, StartRequest{j.id, at(j), 0});
+      if (!fresh) it->second.announced_unix_s = std::min(it->second.announced_unix_s, at(j));
+      it->second.rise_w += load(r, j);
     }
   }
   std::vector<StartRequest> req;
   for (const auto& [id, r] : by_job) req.push_back(r);
-  const std::map<std::string, double> slot = start_gate_.plan(req, in.now_unix_s);
+  const std::map<std::string, double> slot = gate.plan(req, in.now_unix_s);
   std::map<std::string, double> out;
-  if (!(options_.start_ramp_w_per_s > 0)) return out;
+  if (!(gate.ramp_w_per_s() > 0)) return out;
   for (const auto& [node, r] : in.live) {
     for (const JobRecord& j : r.jobs) {
       auto s = slot.find(j.id);
-      if (s != slot.end() && j.starts_at_unix_s > 0) out[node] = std::max(out[node], s->second);
+      if (s != slot.end() && at(j) > 0) out[node] = std::max(out[node], s->second);
     }
   }
   return out;
 }
 
-// The stop gate's slots (the start gate's rule on the ends the jobs announce): one request per
-// job announcing an end (its earliest announcement over its nodes; its fall: what the job
-// draws on its nodes now), and per node the latest slot of its announcing jobs.
+// The start gate: a job's rise is each node's share of its nameplate for the job's GPUs less
+// what the job draws there now.
+std::map<std::string, double> Coordinator::start_slots(const PlanInput& in) {
+  return gate_slots(
+      in, start_gate_, [](const JobRecord& j) { return j.starts_at_unix_s; },
+      [](const NodeRecord& r, const JobRecord& j) {
+        const double per_gpu = r.gpus > 0 ? r.nameplate_w / r.gpus : 0;
+        return std::max(0.0, per_gpu * j.gpus - j.draw_w);
+      });
+}
+
+// The stop gate (the same rule on announced ends): a job's fall is what it draws now.
 std::map<std::string, double> Coordinator::stop_slots(const PlanInput& in) {
-  std::map<std::string, StartRequest> by_job;
-  for (const auto& [node, r] : in.live) {
-    for (const JobRecord& j : r.jobs) {
-      if (!(j.ends_at_unix_s > 0)) continue;
-      auto [it, fresh] = by_job.try_emplace(j.id, StartRequest{j.id, j.ends_at_unix_s, 0});
-      if (!fresh)
-        it->second.announced_unix_s = std::min(it->second.announced_unix_s, j.ends_at_unix_s);
-      it->second.rise_w += std::max(0.0, j.draw_w);
-    }
-  }
-  std::vector<StartRequest> req;
-  for (const auto& [id, r] : by_job) req.push_back(r);
-  const std::map<std::string, double> slot = stop_gate_.plan(req, in.now_unix_s);
-  std::map<std::string, double> out;
-  if (!(options_.stop_ramp_w_per_s > 0)) return out;
-  for (const auto& [node, r] : in.live) {
-    for (const JobRecord& j : r.jobs) {
-      auto s = slot.find(j.id);
-      if (s != slot.end() && j.ends_at_unix_s > 0) out[node] = std::max(out[node], s->second);
-    }
-  }
-  return out;
+  return gate_slots(
+      in, stop_gate_, [](const JobRecord& j) { return j.ends_at_unix_s; },
+      [](const NodeRecord&, const JobRecord& j) { return std::max(0.0, j.draw_w); });
 }
 
 bool Coordinator::round(const std::string& reason) {

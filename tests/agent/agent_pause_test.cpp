@@ -146,24 +146,20 @@ TEST(AgentPause, TheAssignmentsPauseReachesEveryRegisteredJob) {
   EXPECT_FALSE(jobs.get("pt")->paused);
   EXPECT_FALSE(jobs.get("late")->paused);
   EXPECT_EQ(pauses, 2);
-  // The start gate reaches every job the same way.
-  follower.budget.start_at_unix_s = 1.9e9;
-  run(1);
+  // The start and stop gates reach every job the same way.
+  auto gate = [&](double fleet::NodeBudget::*in, double RegisteredJob::*handed, double at) {
+    follower.budget.*in = at;
+    run(1);
+    EXPECT_DOUBLE_EQ((*jobs.get("pt")).*handed, at);
+    EXPECT_DOUBLE_EQ((*jobs.get("late")).*handed, at);
+  };
+  gate(&fleet::NodeBudget::start_at_unix_s, &RegisteredJob::start_at_unix_s, 1.9e9);
   EXPECT_DOUBLE_EQ(tick.start_at_unix_s(), 1.9e9);
-  EXPECT_DOUBLE_EQ(jobs.get("pt")->start_at_unix_s, 1.9e9);
-  EXPECT_DOUBLE_EQ(jobs.get("late")->start_at_unix_s, 1.9e9);
-  follower.budget.start_at_unix_s = 0;
-  run(1);
-  EXPECT_DOUBLE_EQ(jobs.get("pt")->start_at_unix_s, 0);
-  // And the stop gate.
-  follower.budget.stop_at_unix_s = 1.95e9;
-  run(1);
+  gate(&fleet::NodeBudget::start_at_unix_s, &RegisteredJob::start_at_unix_s, 0);
+  gate(&fleet::NodeBudget::stop_at_unix_s, &RegisteredJob::stop_at_unix_s, 1.95e9);
   EXPECT_DOUBLE_EQ(tick.stop_at_unix_s(), 1.95e9);
-  EXPECT_DOUBLE_EQ(jobs.get("pt")->stop_at_unix_s, 1.95e9);
-  EXPECT_DOUBLE_EQ(jobs.get("late")->stop_at_unix_s, 1.95e9);
-  follower.budget.stop_at_unix_s = 0;
-  run(1);
-  EXPECT_DOUBLE_EQ(jobs.get("pt")->stop_at_unix_s, 0);
+  gate(&fleet::NodeBudget::stop_at_unix_s, &RegisteredJob::stop_at_unix_s, 0);
+  EXPECT_DOUBLE_EQ(tick.stop_at_unix_s(), 0);
 }
 
 }  // namespace

@@ -311,6 +311,32 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Two nodes n0, n1 on `site`, each with one 4-GPU job "job-nK" drawing draw_w whose record
+// announces `at` through `announce` (its start or its end).
+std::vector<std::unique_ptr<NodeLink>> announcing_links(const EtcdCluster& c,
+                                                        const std::string& site, double draw_w,
+                                                        double at, double JobRecord::*announce) {
+  std::vector<std::unique_ptr<NodeLink>> links;
+  for (int i = 0; i < 2; ++i) {
+    const std::string node = "n" + std::to_string(i);
+    NodeRecord r = record(node);
+    r.draw_w = draw_w;
+    r.cap_w = std::max(draw_w, 100.0);
+    JobRecord j{"job-" + node, 4, draw_w, 0, 0, 0};
+    j.*announce = at;
+    r.jobs = {j};
+    NodeLinkOptions o;
+    o.site = site;
+    o.node = node;
+    o.safe_share_w = 1500;
+    o.lease_ttl_s = 2;
+    auto l = NodeLink::Start(etcd_options(c), o, r);
+    if (!l.ok()) std::abort();
+    links.push_back(std::move(l).value());
+  }
+  return links;
+}
+
 // Staggered starts (start_gate.hpp): two nodes whose jobs announce the same start get slots
 // their rise apart at the configured ramp (each 1400 W: 1500 W nameplate less 100 W drawn, at
 // 700 W/s: 2 s), through the assignment; a job that no longer announces has no gate.
@@ -318,24 +344,7 @@ TEST_F(CoordinatorLive, AnnouncedStartsAreStaggeredAtTheStartRamp) {
   start(1);
   if (!cluster_) return;
   const double at = unix_now() + 5;
-  std::vector<std::unique_ptr<NodeLink>> links;
-  for (int i = 0; i < 2; ++i) {
-    const std::string node = "n" + std::to_string(i);
-    NodeRecord r = record(node);
-    r.draw_w = 100;
-    r.cap_w = 100;
-    JobRecord j{"job-" + node, 4, 100, 0, 0, 0};
-    j.starts_at_unix_s = at;
-    r.jobs = {j};
-    NodeLinkOptions o;
-    o.site = "s9";
-    o.node = node;
-    o.safe_share_w = 1500;
-    o.lease_ttl_s = 2;
-    auto l = NodeLink::Start(etcd_options(*cluster_), o, r);
-    ASSERT_TRUE(l.ok()) << l.status().message();
-    links.push_back(std::move(l).value());
-  }
+  auto links = announcing_links(*cluster_, "s9", 100, at, &JobRecord::starts_at_unix_s);
   CoordinatorOptions co = coord_options("s9", "a", 3000);
   co.start_ramp_w_per_s = 700;
   auto c = Coordinator::Start(etcd_options(*cluster_), co);
@@ -345,6 +354,7 @@ TEST_F(CoordinatorLive, AnnouncedStartsAreStaggeredAtTheStartRamp) {
   }));
   EXPECT_NEAR(links[0]->budget().start_at_unix_s, at, 1e-6);
   EXPECT_NEAR(links[1]->budget().start_at_unix_s, at + 2, 1e-6);
+  EXPECT_EQ(links[0]->budget().stop_at_unix_s, 0);  // no end announced: no stop gate
   // n0's job started: it announces no start, and its node gets no gate.
   NodeRecord r = record("n0");
   r.jobs = {JobRecord{"job-n0", 4, 800, 0, 0, 0}};
@@ -360,24 +370,7 @@ TEST_F(CoordinatorLive, AnnouncedEndsAreStaggeredAtTheStopRamp) {
   start(1);
   if (!cluster_) return;
   const double at = unix_now() + 5;
-  std::vector<std::unique_ptr<NodeLink>> links;
-  for (int i = 0; i < 2; ++i) {
-    const std::string node = "n" + std::to_string(i);
-    NodeRecord r = record(node);
-    r.draw_w = 1400;
-    r.cap_w = 1500;
-    JobRecord j{"job-" + node, 4, 1400, 0, 0, 0};
-    j.ends_at_unix_s = at;
-    r.jobs = {j};
-    NodeLinkOptions o;
-    o.site = "s10";
-    o.node = node;
-    o.safe_share_w = 1500;
-    o.lease_ttl_s = 2;
-    auto l = NodeLink::Start(etcd_options(*cluster_), o, r);
-    ASSERT_TRUE(l.ok()) << l.status().message();
-    links.push_back(std::move(l).value());
-  }
+  auto links = announcing_links(*cluster_, "s10", 1400, at, &JobRecord::ends_at_unix_s);
   CoordinatorOptions co = coord_options("s10", "a", 3000);
   co.stop_ramp_w_per_s = 700;
   auto c = Coordinator::Start(etcd_options(*cluster_), co);
