@@ -938,31 +938,49 @@ dr_fleet_mix() {
   done
   return "$rc"
 }
-# dr_fleet_replay_plant_results: every mix on seeds 1-3 with the nodes on the replay's plant
-# (scripts/dr_fleet_seeds.sh), from the dr-fleet-rp-MIX blocks.
-dr_fleet_replay_plant_results() {
-  local reports=() row
+# dr_fleet_reports PREFIX: the report.json of every mix's seeds 1-3 under $tmp/PREFIX-MIX-sS.
+dr_fleet_reports() {
+  local row s
   for row in "${DR_FLEET_MIXES[@]}"; do
-    for s in 1 2 3; do reports+=("$tmp/drfr-${row%%|*}-s$s/report.json"); done
+    for s in 1 2 3; do printf '%s\n' "$tmp/$1-${row%%|*}-s$s/report.json"; done
   done
+}
+# dr_fleet_replay_plant_results: every mix on seeds 1-3 with the nodes on the replay's plant
+# (scripts/dr_fleet_seeds.sh), from the dr-fleet-rp-MIX blocks, and beside it the replay on the
+# same plant, event file and target line (scripts/dr_replay_shape.sh --fleet-line; seconds).
+dr_fleet_replay_plant_results() {
+  local reports specs=() row event
+  mapfile -t reports < <(dr_fleet_reports drfr)
   bash scripts/dr_fleet_seeds.sh "${reports[@]}" >"$tmp/dr-fleet-replay-plant.md"
+  for row in "${DR_FLEET_MIXES[@]}"; do
+    event=$(dr_fleet_event "${row%%|*}")
+    specs+=("${row%%|*}:$event:${row#*|}")
+  done
+  {
+    echo
+    echo "The replay (\`flexwatt dr replay\`) on each mix's event file reshaped to these runs' own target line ($DR_FLEET_HOLD_DURATION s, the line from the baseline at 0.30 D to the target at 0.35 D, held to 0.85 D; \`scripts/dr_replay_shape.sh --fleet-line\`):"
+    echo
+    bash scripts/dr_replay_shape.sh --fleet-line "$bin" "$DR_FLEET_HOLD_DURATION" "${specs[@]}"
+  } >>"$tmp/dr-fleet-replay-plant.md"
   splice docs/fleet.md dr-fleet-replay-plant "$tmp/dr-fleet-replay-plant.md"
+}
+# dr_fleet_event MIX: the mix's event file (what fleet-sim's --mix runs).
+dr_fleet_event() {
+  case $1 in
+    aps) echo scenarios/dr/aps-2025-05-01.yaml ;;
+    *) echo "scenarios/dr/mix-$1.yaml" ;;
+  esac
 }
 # dr_fleet_seeds_results: every mix on seeds 1-3 (scripts/dr_fleet_seeds.sh: a row each, the
 # mean and range per mix), from the dr-fleet-MIX blocks.
 dr_fleet_seeds_results() {
-  local reports=() row
-  for row in "${DR_FLEET_MIXES[@]}"; do
-    for s in 1 2 3; do reports+=("$tmp/drfs-${row%%|*}-s$s/report.json"); done
-  done
+  local reports row
+  mapfile -t reports < <(dr_fleet_reports drfs)
   bash scripts/dr_fleet_seeds.sh "${reports[@]}" >"$tmp/dr-fleet-seeds.md"
   # Beside it, the replay on the same event shape (scripts/dr_replay_shape.sh; seconds).
   local specs=() event
   for row in "${DR_FLEET_MIXES[@]}"; do
-    case ${row%%|*} in
-      aps) event=scenarios/dr/aps-2025-05-01.yaml ;;
-      *) event=scenarios/dr/mix-${row%%|*}.yaml ;;
-    esac
+    event=$(dr_fleet_event "${row%%|*}")
     specs+=("${row%%|*}:$event:${row#*|}")
   done
   {
@@ -1265,7 +1283,7 @@ block dr-fleet-seeds all dr_fleet_seeds_results "docs/fleet.md:dr-fleet-seeds" "
 block dr-fleet-rp-aps all "dr_fleet_mix aps replay" "" "scenarios data scripts/fleet_sim.sh" "" ""
 block dr-fleet-rp-training-heavy all "dr_fleet_mix training-heavy replay" "" "scenarios data scripts/fleet_sim.sh" "" ""
 block dr-fleet-rp-inference-heavy all "dr_fleet_mix inference-heavy replay" "" "scenarios data scripts/fleet_sim.sh" "" ""
-block dr-fleet-replay-plant all dr_fleet_replay_plant_results "docs/fleet.md:dr-fleet-replay-plant" "scripts/dr_fleet_seeds.sh" "" \
+block dr-fleet-replay-plant all dr_fleet_replay_plant_results "docs/fleet.md:dr-fleet-replay-plant" "scenarios data scripts/dr_fleet_seeds.sh scripts/dr_replay_shape.sh" "" \
   "dr-fleet-rp-aps dr-fleet-rp-training-heavy dr-fleet-rp-inference-heavy"
 block dr-fleet-pause all dr_fleet_pause_results "docs/fleet.md:dr-fleet-pause" "scenarios scripts/fleet_sim.sh" "" ""
 # The non-stationary runs (two evals at a time), then their tables.
