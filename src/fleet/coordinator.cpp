@@ -466,6 +466,8 @@ bool Coordinator::round(const std::string& reason) {
   stats_.site_loop_margin_w = site_round_.loop().margin_w();
   stats_.site_loop_integral_w = site_round_.loop().integral_w();
   stats_.site_loop_dip = site_round_.loop().dip();
+  stats_.site_loop_excess_w = site_round_.loop().excess_w();
+  stats_.site_loop_steady_excess_w = site_round_.loop().steady_excess_w();
   stats_.paused_jobs.assign(plan.paused_jobs.begin(), plan.paused_jobs.end());
   stats_.pause_changes += plan.pause_changed;
   if (since >= 0) {

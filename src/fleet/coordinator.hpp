@@ -116,7 +116,9 @@ struct CoordinatorStats {
   double last_split_w = 0;     // what the last round split (effective + site loop)
   double site_loop_margin_w = 0;
   double site_loop_integral_w = 0;
-  bool site_loop_dip = false;            // the loop saw a dip at the last round (raises frozen)
+  bool site_loop_dip = false;     // the loop saw a dip at the last round (raises frozen)
+  double site_loop_excess_w = 0;  // its dip test's terms (site_loop.hpp excess_w)
+  double site_loop_steady_excess_w = 0;
   std::vector<std::string> paused_jobs;  // after the last round
   int64_t pause_changes = 0;             // pauses and resumes while leading
   std::string ramp_state = "idle";

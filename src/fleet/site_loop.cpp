@@ -174,6 +174,8 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     dip_until_s_ = now_s + o_.dip_hold_s;
   }
   dip_ = now_s < dip_until_s_;
+  excess_w_ = excess_w;
+  steady_excess_w_ = steady_excess_w;
   if (judged && !dip_) excess_.push_back({now_s, excess_frac});
   // The integral on each measurement: a duty cycle's low phase raises the split while it
   // lasts (the nodes in their high phase take what the others leave), a dip does not.

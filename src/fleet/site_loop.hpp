@@ -94,6 +94,10 @@ class SiteLoop {
   double integral_w() const { return integral_w_; }
   double base_w() const { return base_w_; }  // the feed-forward split (the line without model)
   bool dip() const { return dip_; }
+  // The dip test's terms at the last update (0 until judged): the model's mean prediction less
+  // the judged mean, and the model's steady error it is compared beyond (W).
+  double excess_w() const { return excess_w_; }
+  double steady_excess_w() const { return steady_excess_w_; }
   // The split's fastest fall and rise (W/s, update to update; in draw with a model: what it
   // predicts at the splits) since an event last began to bind (0 while none binds): beside the
   // limits, what the loop commanded.
@@ -116,6 +120,7 @@ class SiteLoop {
   SiteLoopOptions o_;
   double last_s_ = -1, dip_until_s_ = -1, split_w_ = 0;
   double integral_w_ = 0, sigma_w_ = 0, margin_w_ = 0, base_w_ = 0;
+  double excess_w_ = 0, steady_excess_w_ = 0;
   double max_fall_w_per_s_ = 0, max_rise_w_per_s_ = 0;
   double bind_start_s_ = -1;  // when the event binding now began to bind
   bool was_binding_ = false;

@@ -262,9 +262,9 @@ Status FleetSim::prepare_site() {
   trace_.open(o_.out_dir + "/trace.csv");
   if (!trace_) return Status::IoError(o_.out_dir + "/trace.csv: cannot write");
   trace_.precision(10);
-  trace_
-      << "t_s,site_w,budget_w,effective_w,active,on_safe_share,awaiting_first,held,leader,"
-         "ramp_state,keys_written,txns,node_puts,uncontrolled_w,split_w,margin_w,integral_w,dip\n";
+  trace_ << "t_s,site_w,budget_w,effective_w,active,on_safe_share,awaiting_first,held,leader,"
+            "ramp_state,keys_written,txns,node_puts,uncontrolled_w,split_w,margin_w,integral_w,dip,"
+            "excess_w,steady_excess_w\n";
   Rng rng(o_.seed);
   extra_ = dr() ? 0 : std::max(1, o_.nodes / 8);
   nodes_.resize(size_t(o_.nodes + extra_));
@@ -565,7 +565,7 @@ void FleetSim::trace_row(double t, double site, double free, int active, int on_
                          int awaiting) {
   const double eff = effective_budget_w(current_site_w_, grid_, unix_now());
   int64_t keys = 0, txns = 0, puts = 0, held = 0;
-  double split = 0, margin = 0, integral = 0;
+  double split = 0, margin = 0, integral = 0, excess = 0, steady = 0;
   bool dip = false;
   std::string leader = "none", ramp = "idle";
   for (size_t c = 0; c < coords_.size(); ++c) {
@@ -580,6 +580,8 @@ void FleetSim::trace_row(double t, double site, double free, int active, int on_
       margin = st.site_loop_margin_w;
       integral = st.site_loop_integral_w;
       dip = st.site_loop_dip;
+      excess = st.site_loop_excess_w;
+      steady = st.site_loop_steady_excess_w;
       if (grid_ && st.shortfall_event == grid_->correlation_id) {
         if (holdable_w_ < 0) {
           holdable_w_ = st.holdable_target_w;
@@ -594,7 +596,7 @@ void FleetSim::trace_row(double t, double site, double free, int active, int on_
   trace_ << t << ',' << site << ',' << current_site_w_ << ',' << eff << ',' << active << ','
          << on_safe << ',' << awaiting << ',' << held << ',' << leader << ',' << ramp << ',' << keys
          << ',' << txns << ',' << puts << ',' << free << ',' << split << ',' << margin << ','
-         << integral << ',' << int(dip) << '\n';
+         << integral << ',' << int(dip) << ',' << excess << ',' << steady << '\n';
 }
 
 Status FleetSim::run_schedule() {
