@@ -164,9 +164,10 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   if (judged && excess_w - steady_excess_w > std::max(o_.dip_frac * line_w, 2 * margin_w_)) {
     if (!(now_s < dip_until_s_)) {
       // A new dip: what the integral raised while the window filled with it is taken back.
+      dip_integral_w_ = integral_w_;
       for (auto it = samples_.rbegin(); it != samples_.rend(); ++it) {
         if (it->t <= now_s - o_.judge_s) {
-          integral_w_ = std::min(integral_w_, it->integral);
+          dip_integral_w_ = std::min(integral_w_, it->integral);
           break;
         }
       }
@@ -174,6 +175,9 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     dip_until_s_ = now_s + o_.dip_hold_s;
   }
   dip_ = now_s < dip_until_s_;
+  // While the dip is seen the integral stays at most there: under ramp limits the take-back
+  // reaches it over several updates (the limits below clamp each one back), not in one.
+  if (dip_) integral_w_ = std::min(integral_w_, dip_integral_w_);
   excess_w_ = excess_w;
   steady_excess_w_ = steady_excess_w;
   if (judged && !dip_) excess_.push_back({now_s, excess_frac});

@@ -37,10 +37,11 @@
 //               judging starts is not seen; relative, so a moving line — a ramp — keeps the
 //               reference and a dip on a ramp is seen too), and for dip_hold_s after;
 //               at a new dip the integral goes back to (at most) its value judge_s before, what it
-//               raised while the window filled with the dip: a checkpoint or evaluation dip is not
-//               chased; a duty cycle about a window long cancels in the
-//               window, so it is not taken for one). Bounded: |integral| <= max_boost_frac ·
-//               line (>= 0 without a model).
+//               raised while the window filled with the dip, and stays at most there while the
+//               dip is seen (under ramp limits it gets there at their pace, over as many updates
+//               as they take): a checkpoint or evaluation dip is not chased; a duty cycle about a
+//               window long cancels in the window, so it is not taken for one). Bounded: |integral|
+//               <= max_boost_frac · line (>= 0 without a model).
 //   split     = clamp(base + integral, line, (1 + max_boost_frac) · line), the integral
 //               clamped back when the split is (no wind-up). Never below the line: a 0 W line
 //               still drives every node to its floor.
@@ -121,6 +122,7 @@ class SiteLoop {
   double last_s_ = -1, dip_until_s_ = -1, split_w_ = 0;
   double integral_w_ = 0, sigma_w_ = 0, margin_w_ = 0, base_w_ = 0;
   double excess_w_ = 0, steady_excess_w_ = 0;
+  double dip_integral_w_ = 0;  // the take-back's level while a dip is seen
   double max_fall_w_per_s_ = 0, max_rise_w_per_s_ = 0;
   double bind_start_s_ = -1;  // when the event binding now began to bind
   bool was_binding_ = false;
