@@ -42,11 +42,14 @@ start_cluster() {
     fi
   done
 }
-# Random ports on loopback: another start on a taken port tries new ones (three tries).
-for try in 1 2 3; do
-  start_cluster $(( 30000 + RANDOM % 20000 )) && break
+# Ports on loopback below the ephemeral range (32768-60999 by default: no outgoing connection
+# holds one), a slot of 12 from the PID and RANDOM (runs started together, as results.sh starts
+# three, get different slots even where their RANDOM sequences agree); another start on a taken
+# port tries new ones (five tries).
+for try in 1 2 3 4 5; do
+  start_cluster $(( 20000 + (($$ * 97 + try * 389 + RANDOM) % 1000) * 12 )) && break
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   pids=()
-  [ $try = 3 ] && exit 1
+  [ $try = 5 ] && exit 1
 done
 "$bin" fleet-sim --etcd "$endpoints" "$@"
