@@ -494,17 +494,8 @@ class Job:
         gate's time, so the agent's stabilize controller can ramp the GPUs (its pre-start fill)
         toward it. Returns the seconds waited; gives up after max_wait_s (the gate is the
         coordinator's plan, not a lock: a job that must start does)."""
-        t0 = time.monotonic()
-        start = time.time() + max(0.0, starts_in_s)
-        while True:
-            now = time.time()
-            due = max(start, self.start_at_unix_s)
-            self.progress(tokens_total, steps_total, phase="idle", starts_in_s=max(0.0, due - now))
-            due = max(start, self.start_at_unix_s)
-            left = due - time.time()
-            if left <= 0 or time.monotonic() - t0 >= max_wait_s:
-                return time.monotonic() - t0
-            time.sleep(min(poll_s, left, max(0.0, max_wait_s - (time.monotonic() - t0))))
+        return self._wait_gate("start_at_unix_s", "starts_in_s", starts_in_s, "idle",
+                               tokens_total, steps_total, poll_s, max_wait_s)
 
     def may_stop(self):
         """Whether the job may stop training now: True without a stop gate, else once the site
@@ -520,13 +511,20 @@ class Job:
         the end ahead with progress(ends_in_s=...) so that the gate is known by then). A job
         that can train on meanwhile loops on may_stop() instead. Returns the seconds waited;
         gives up after max_wait_s (the gate is the coordinator's plan, not a lock)."""
+        return self._wait_gate("stop_at_unix_s", "ends_in_s", ends_in_s, None,
+                               tokens_total, steps_total, poll_s, max_wait_s)
+
+    def _wait_gate(self, gate, announce, in_s, phase, tokens_total, steps_total, poll_s,
+                   max_wait_s):
+        """wait_start() and wait_stop(): reports with the announcement `announce` (the time left
+        to the later of now + in_s and the gate, the attribute `gate`) until that time has
+        passed or max_wait_s; returns the seconds waited."""
         t0 = time.monotonic()
-        end = time.time() + max(0.0, ends_in_s)
+        own = time.time() + max(0.0, in_s)
         while True:
-            due = max(end, self.stop_at_unix_s)
-            self.progress(tokens_total, steps_total, ends_in_s=max(0.0, due - time.time()))
-            due = max(end, self.stop_at_unix_s)
-            left = due - time.time()
+            left = max(own, getattr(self, gate)) - time.time()
+            self.progress(tokens_total, steps_total, phase, **{announce: max(0.0, left)})
+            left = max(own, getattr(self, gate)) - time.time()
             if left <= 0 or time.monotonic() - t0 >= max_wait_s:
                 return time.monotonic() - t0
             time.sleep(min(poll_s, left, max(0.0, max_wait_s - (time.monotonic() - t0))))

@@ -32,13 +32,13 @@ fleet::NodeRecord fleet_record(const std::string& node, const PlantInfo& info,
     jr.id = j.name;
     jr.gpus = static_cast<int>(j.gpus.size());
     for (int g : j.gpus) jr.draw_w += reading(latest, static_cast<size_t>(g), &GpuReading::power_w);
-    // The start it announces (the coordinator's start gate staggers them).
-    if (k < latest.jobs.size() && std::isfinite(latest.jobs[k].starts_in_s)) {
-      jr.starts_at_unix_s = now_unix_s + std::max(0.0, latest.jobs[k].starts_in_s);
-    }
-    // The end it announces (the coordinator's stop gate staggers them).
-    if (k < latest.jobs.size() && std::isfinite(latest.jobs[k].ends_in_s)) {
-      jr.ends_at_unix_s = now_unix_s + std::max(0.0, latest.jobs[k].ends_in_s);
+    // The start and end it announces (the coordinator's start and stop gates stagger them).
+    if (k < latest.jobs.size()) {
+      auto at = [&](double in_s) {  // 0: none announced
+        return std::isfinite(in_s) ? now_unix_s + std::max(0.0, in_s) : 0.0;
+      };
+      jr.starts_at_unix_s = at(latest.jobs[k].starts_in_s);
+      jr.ends_at_unix_s = at(latest.jobs[k].ends_in_s);
     }
     if (jr.gpus > 0) r.jobs.push_back(jr);
   }

@@ -5,7 +5,8 @@
 //   of the readings that are set (0 when none); one JobRecord per plant job (its GPUs, their
 //   draw; pfi from job_pfi by job name through fleet::set_job_pfi, the hook for a declared or
 //   measured PFI; elasticity and pfi 0: unknown, the per-job allocators then use PFI 1;
-//   starts_at_unix_s from the job's announced starts_in_s in `latest`, when it announces one).
+//   starts_at_unix_s and ends_at_unix_s from the job's announced starts_in_s and ends_in_s in
+//   `latest`, when it announces them).
 
 #include <map>
 #include <string>

@@ -53,7 +53,7 @@ std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floo
 
 // Where a following node's budget comes from, as AgentTick asks each tick: FleetFollower (the
 // coordinator through etcd) or a simulated site's node (fleet_sim/agent_node.hpp). follow():
-// `now` is the budget in force (watts, source, pause, start gate); returns the budget to put
+// `now` is the budget in force (watts, source, pause, gates); returns the budget to put
 // in force, nothing when it stands.
 class BudgetFollower {
  public:

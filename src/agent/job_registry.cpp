@@ -195,20 +195,20 @@ bool JobRegistry::set_paused(const std::string& id, bool paused) {
   });
 }
 
-bool JobRegistry::set_start_at(const std::string& id, double start_at_unix_s) {
+bool JobRegistry::set_gate(const std::string& id, double RegisteredJob::*gate, double unix_s) {
   return update_handed(id, [&](Entry& e) {
-    const bool changed = e.state.start_at_unix_s != start_at_unix_s;
-    e.state.start_at_unix_s = start_at_unix_s;
+    const bool changed = e.state.*gate != unix_s;
+    e.state.*gate = unix_s;
     return changed;
   });
 }
 
+bool JobRegistry::set_start_at(const std::string& id, double start_at_unix_s) {
+  return set_gate(id, &RegisteredJob::start_at_unix_s, start_at_unix_s);
+}
+
 bool JobRegistry::set_stop_at(const std::string& id, double stop_at_unix_s) {
-  return update_handed(id, [&](Entry& e) {
-    const bool changed = e.state.stop_at_unix_s != stop_at_unix_s;
-    e.state.stop_at_unix_s = stop_at_unix_s;
-    return changed;
-  });
+  return set_gate(id, &RegisteredJob::stop_at_unix_s, stop_at_unix_s);
 }
 
 RegisteredJob JobRegistry::view(const Entry& e, double now_s) const {

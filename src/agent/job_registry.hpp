@@ -123,10 +123,12 @@ class JobRegistry {
     double last_report_s = 0;
     JobAnnouncements reported;  // the last report's, as of last_report_s
   };
-  // What the control path hands job `id` (set_fill, set_paused, set_start_at): `apply` changes
-  // its entry under the lock and says whether anything changed; a change bumps knob_version and
-  // wakes the long-pollers. False for an unknown id.
+  // What the control path hands job `id` (set_fill, set_paused, set_start_at, set_stop_at):
+  // `apply` changes its entry under the lock and says whether anything changed; a change bumps
+  // knob_version and wakes the long-pollers. False for an unknown id.
   bool update_handed(const std::string& id, const std::function<bool(Entry&)>& apply);
+  // One of the coordinator's gates (a RegisteredJob member) through update_handed.
+  bool set_gate(const std::string& id, double RegisteredJob::*gate, double unix_s);
   const Entry* find(const std::string& id) const;
   Entry* find(const std::string& id);
   // e's state at now_s: its report age and announcements aged. Call with mu_ held.

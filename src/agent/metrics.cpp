@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 namespace fw::agent {
@@ -239,16 +240,18 @@ void job_families(Writer& w, const AgentState& s) {
   }
   w.family("flexwatt_job_paused", "gauge", "1 while the site coordinator pauses the job.");
   for (const auto& j : s.jobs) w.sample(j.paused ? 1.0 : 0.0, {{"job_id", j.id}});
-  w.family("flexwatt_job_start_gate_unix_seconds", "gauge",
-           "The coordinator's start gate handed to a job (absent: none).");
-  for (const auto& j : s.jobs) {
-    if (j.start_at_unix_s > 0) w.sample(j.start_at_unix_s, {{"job_id", j.id}});
-  }
-  w.family("flexwatt_job_stop_gate_unix_seconds", "gauge",
-           "The coordinator's stop gate handed to a job (absent: none).");
-  for (const auto& j : s.jobs) {
-    if (j.stop_at_unix_s > 0) w.sample(j.stop_at_unix_s, {{"job_id", j.id}});
-  }
+  auto gate_family = [&](const char* name, const char* help, double RegisteredJob::*gate) {
+    w.family(name, "gauge", help);
+    for (const auto& j : s.jobs) {
+      if (j.*gate > 0) w.sample(j.*gate, {{"job_id", j.id}});
+    }
+  };
+  gate_family("flexwatt_job_start_gate_unix_seconds",
+              "The coordinator's start gate handed to a job (absent: none).",
+              &RegisteredJob::start_at_unix_s);
+  gate_family("flexwatt_job_stop_gate_unix_seconds",
+              "The coordinator's stop gate handed to a job (absent: none).",
+              &RegisteredJob::stop_at_unix_s);
   w.family("flexwatt_job_fill_watts", "gauge",
            "Fill target handed to a job's fill hook, per GPU (0: off).");
   for (const auto& j : s.jobs) {

@@ -173,7 +173,8 @@ class Coordinator {
   Result<bool> fenced(const std::vector<TxnOp>& ops);
   void lose_leadership();
   void on_events(const std::vector<WatchEvent>& events);
-  // Per live node, the start gate's slot of its jobs that announce a start (none: no entry).
+  // Per live node, the start (stop) gate's slot of its jobs that announce a start (an end);
+  // none: no entry.
   std::map<std::string, double> start_slots(const PlanInput& in);
   std::map<std::string, double> stop_slots(const PlanInput& in);
   // Leader, each tick: compares the ramp state now with the last one and records events.

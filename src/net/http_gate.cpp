@@ -426,12 +426,12 @@ class GatedServer::Poller {
     // before its close is (the FIN and the next SYN take different paths through the kernel),
     // so the connection waits up to kAdmitGrace for a slot, unread, before it is refused. At
     // most kPendingPerClient per client and kPendingMax in all wait; beyond, refused at once.
-    int& mine = pending_per_client_[client];
+    const auto mine =
+        std::count_if(pending_.begin(), pending_.end(),
+                      [&](const ServedConnection* w) { return w->client_ == client; });
     if (mine >= kPendingPerClient || static_cast<int>(pending_.size()) >= kPendingMax) {
-      if (mine == 0) pending_per_client_.erase(client);
       return refuse(p);
     }
-    ++mine;
     p->deadline_ = SteadyClock::now() + kAdmitGrace;
     pending_.push_back(p);
   }
@@ -449,21 +449,19 @@ class GatedServer::Poller {
   }
 
   // The connections waiting for a slot: admitted once their client's hung-up connections
-  // have counted off, refused when their grace ends (or dropped if closed meanwhile).
+  // have counted off, refused when their grace ends. Only this closes a waiting connection
+  // (run() calls it before sweep() with the same time, so sweep finds none past its deadline).
   void recheck_pending(SteadyClock::time_point now) {
     std::vector<ServedConnection*> waiting;
     waiting.swap(pending_);
     for (ServedConnection* p : waiting) {
-      if (!conns_.count(p)) continue;  // closed while waiting (stopping)
-      const std::string client = p->client_;
+      const std::string& client = p->client_;
       if (over_caps(client)) count_off_hung_up(p, client);
       const bool fits = !over_caps(client);
       if (!fits && now < p->deadline_) {
         pending_.push_back(p);
         continue;
       }
-      auto pc = pending_per_client_.find(client);
-      if (pc != pending_per_client_.end() && --pc->second <= 0) pending_per_client_.erase(pc);
       if (fits) {
         admit(p);
       } else {
@@ -644,8 +642,7 @@ class GatedServer::Poller {
   std::unordered_map<ServedConnection*, Open> open_conns_;
   std::unordered_map<std::string, int> per_client_;  // counted open connections per client
   std::vector<ServedConnection*> pending_;  // over a cap, waiting for a slot (in conns_, unwatched)
-  std::unordered_map<std::string, int> pending_per_client_;
-  int total_ = 0;  // counted open connections
+  int total_ = 0;                           // counted open connections
 };
 
 GatedServer::GatedServer(ConnectionLimits limits, HttpPolicy policy)

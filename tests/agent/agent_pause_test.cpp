@@ -1,7 +1,8 @@
-// The coordinator's pause (issue #45: the deployed path) and start gate (issue #48: staggered
-// starts) reach the node's jobs through the agent: an assignment with "pause" or
-// "start_at_unix_s" is taken by the follow rule even at the same watts, relayed to every
-// registered job (RegisteredJob::paused / start_at_unix_s, sent with its knobs), to a job
+// The coordinator's pause (issue #45: the deployed path) and start and stop gates (issue #48:
+// staggered starts and stops) reach the node's jobs through the agent: an assignment with
+// "pause", "start_at_unix_s" or "stop_at_unix_s" is taken by the follow rule even at the same
+// watts, relayed to every registered job (RegisteredJob::paused / start_at_unix_s /
+// stop_at_unix_s, sent with its knobs), to a job
 // registered while it holds too, and lifted by the next assignment without it. A fallback
 // share never pauses nor gates.
 

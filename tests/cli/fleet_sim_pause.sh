@@ -5,15 +5,9 @@
 # within its tier over the run, each job paused at most (1 - tier) of the event's span, and no
 # minute above the target. Needs etcd (scripts/fleet_sim.sh).
 # Usage: bash fleet_sim_pause.sh FLEXWATT_BIN SOURCE_DIR
-set -u
-BIN="$1"; SRC="$2"
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# fleet-sim's APS mix names its scenarios relative to the source tree (ctest runs in build/).
-cd "$SRC" || fail "cannot enter $SRC"
-FLEXWATT="$BIN" bash "$SRC/scripts/fleet_sim.sh" --scenario dr --nodes 12 --duration-s 120 \
-  --dr-depth 0.43 --mix aps --allocator curves --site-loop --seed 4 --out "$T/run" \
-  >"$T/log" 2>&1 || fail "fleet-sim (exit $?): $(grep -v Killed "$T/log" | tail -8)"
+source "$(dirname "$0")/lib/fleet_sim.sh"
+fleet_sim_run --scenario dr --nodes 12 --duration-s 120 --dr-depth 0.43 --mix aps \
+  --allocator curves --site-loop --seed 4
 python3 - "$T/run/report.json" <<'PY' || fail "pause timeline ($(cat "$T/log"))"
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -6,14 +6,8 @@
 # machine may start the first late and the last after the 40 s run; ungated they follow the joins,
 # 1.5 s), and the report's "starts" block says so. Needs etcd (scripts/fleet_sim.sh).
 # Usage: bash fleet_sim_start_gate.sh FLEXWATT_BIN SOURCE_DIR
-set -u
-BIN="$1"; SRC="$2"
-T="$(mktemp -d)"; trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-cd "$SRC" || fail "cannot enter $SRC"
-FLEXWATT="$BIN" bash "$SRC/scripts/fleet_sim.sh" --scenario dr --nodes 8 --duration-s 40 \
-  --start-ramp-w-per-s 1000 --seed 2 --quiet --out "$T/run" >"$T/log" 2>&1 ||
-  fail "fleet-sim (exit $?): $(grep -v Killed "$T/log" | tail -8)"
+source "$(dirname "$0")/lib/fleet_sim.sh"
+fleet_sim_run --scenario dr --nodes 8 --duration-s 40 --start-ramp-w-per-s 1000 --seed 2 --quiet
 python3 - "$T/run/report.json" <<'PY' || fail "starts ($(tail -3 "$T/log"))"
 import json, sys
 s = json.load(open(sys.argv[1]))["starts"]

@@ -337,55 +337,47 @@ std::vector<std::unique_ptr<NodeLink>> announcing_links(const EtcdCluster& c,
   return links;
 }
 
-// Staggered starts (start_gate.hpp): two nodes whose jobs announce the same start get slots
-// their rise apart at the configured ramp (each 1400 W: 1500 W nameplate less 100 W drawn, at
-// 700 W/s: 2 s), through the assignment; a job that no longer announces has no gate.
+// A gate's slots through a live coordinator: two nodes whose jobs (drawing draw_w) announce the
+// same time through `announce` get slots 2 s apart at 700 W/s (each job's rise or fall is
+// 1,400 W), through the assignment's `gate`; the other gate stays 0; once n0's job stops
+// announcing (its record now `done`), its node has no gate and n1 keeps its slot.
+void expect_staggered(const EtcdCluster& c, const std::string& site, double draw_w,
+                      double JobRecord::*announce, double CoordinatorOptions::*ramp,
+                      double NodeBudget::*gate, double NodeBudget::*other, const JobRecord& done) {
+  const double at = unix_now() + 5;
+  auto links = announcing_links(c, site, draw_w, at, announce);
+  CoordinatorOptions co = coord_options(site, "a", 3000);
+  co.*ramp = 700;
+  auto coord = Coordinator::Start(etcd_options(c), co);
+  ASSERT_TRUE(coord.ok());
+  ASSERT_TRUE(
+      eventually(5, [&] { return links[0]->budget().*gate > 0 && links[1]->budget().*gate > 0; }));
+  EXPECT_NEAR(links[0]->budget().*gate, at, 1e-6);
+  EXPECT_NEAR(links[1]->budget().*gate, at + 2, 1e-6);
+  EXPECT_EQ(links[0]->budget().*other, 0);
+  NodeRecord r = record("n0");
+  r.jobs = {done};
+  links[0]->update(r);
+  EXPECT_TRUE(eventually(5, [&] { return links[0]->budget().*gate == 0; }));
+  EXPECT_NEAR(links[1]->budget().*gate, at + 2, 1e-6);  // kept under the waiting job
+}
+
+// Staggered starts (start_gate.hpp): each job's rise is 1500 W nameplate less 100 W drawn.
 TEST_F(CoordinatorLive, AnnouncedStartsAreStaggeredAtTheStartRamp) {
   start(1);
   if (!cluster_) return;
-  const double at = unix_now() + 5;
-  auto links = announcing_links(*cluster_, "s9", 100, at, &JobRecord::starts_at_unix_s);
-  CoordinatorOptions co = coord_options("s9", "a", 3000);
-  co.start_ramp_w_per_s = 700;
-  auto c = Coordinator::Start(etcd_options(*cluster_), co);
-  ASSERT_TRUE(c.ok());
-  ASSERT_TRUE(eventually(5, [&] {
-    return links[0]->budget().start_at_unix_s > 0 && links[1]->budget().start_at_unix_s > 0;
-  }));
-  EXPECT_NEAR(links[0]->budget().start_at_unix_s, at, 1e-6);
-  EXPECT_NEAR(links[1]->budget().start_at_unix_s, at + 2, 1e-6);
-  EXPECT_EQ(links[0]->budget().stop_at_unix_s, 0);  // no end announced: no stop gate
-  // n0's job started: it announces no start, and its node gets no gate.
-  NodeRecord r = record("n0");
-  r.jobs = {JobRecord{"job-n0", 4, 800, 0, 0, 0}};
-  links[0]->update(r);
-  EXPECT_TRUE(eventually(5, [&] { return links[0]->budget().start_at_unix_s == 0; }));
-  EXPECT_NEAR(links[1]->budget().start_at_unix_s, at + 2, 1e-6);  // kept under the waiting job
+  expect_staggered(*cluster_, "s9", 100, &JobRecord::starts_at_unix_s,
+                   &CoordinatorOptions::start_ramp_w_per_s, &NodeBudget::start_at_unix_s,
+                   &NodeBudget::stop_at_unix_s, JobRecord{"job-n0", 4, 800, 0, 0, 0});
 }
 
-// Staggered stops (the same gate on announced ends): two nodes whose jobs announce the same end
-// get stop slots their fall apart at the configured ramp (each job draws 1400 W, at 700 W/s:
-// 2 s), through the assignment; a job that no longer announces has no gate.
+// Staggered stops (the same gate on announced ends): each job's fall is the 1400 W it draws.
 TEST_F(CoordinatorLive, AnnouncedEndsAreStaggeredAtTheStopRamp) {
   start(1);
   if (!cluster_) return;
-  const double at = unix_now() + 5;
-  auto links = announcing_links(*cluster_, "s10", 1400, at, &JobRecord::ends_at_unix_s);
-  CoordinatorOptions co = coord_options("s10", "a", 3000);
-  co.stop_ramp_w_per_s = 700;
-  auto c = Coordinator::Start(etcd_options(*cluster_), co);
-  ASSERT_TRUE(c.ok());
-  ASSERT_TRUE(eventually(5, [&] {
-    return links[0]->budget().stop_at_unix_s > 0 && links[1]->budget().stop_at_unix_s > 0;
-  }));
-  EXPECT_NEAR(links[0]->budget().stop_at_unix_s, at, 1e-6);
-  EXPECT_NEAR(links[1]->budget().stop_at_unix_s, at + 2, 1e-6);
-  EXPECT_EQ(links[0]->budget().start_at_unix_s, 0);  // no start announced: no start gate
-  NodeRecord r = record("n0");
-  r.jobs = {JobRecord{"job-n0", 4, 100, 0, 0, 0}};  // stopped: it announces no end
-  links[0]->update(r);
-  EXPECT_TRUE(eventually(5, [&] { return links[0]->budget().stop_at_unix_s == 0; }));
-  EXPECT_NEAR(links[1]->budget().stop_at_unix_s, at + 2, 1e-6);  // kept under the waiting job
+  expect_staggered(*cluster_, "s10", 1400, &JobRecord::ends_at_unix_s,
+                   &CoordinatorOptions::stop_ramp_w_per_s, &NodeBudget::stop_at_unix_s,
+                   &NodeBudget::start_at_unix_s, JobRecord{"job-n0", 4, 100, 0, 0, 0});
 }
 
 // A forged assignment (an unauthenticated put with a huge revision and a far expiry, as the
