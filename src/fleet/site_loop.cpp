@@ -18,11 +18,11 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-// The model's draw over the last judge_s, at the splits then in force.
-double SiteLoop::mean_model(double now_s, const SiteDrawModel& model) const {
+// The model's draw over the last span_s, at the splits then in force.
+double SiteLoop::mean_model(double now_s, double span_s, const SiteDrawModel& model) const {
   double sum = 0;
   int n = 0;
-  for (auto it = samples_.rbegin(); it != samples_.rend() && it->t > now_s - o_.judge_s; ++it) {
+  for (auto it = samples_.rbegin(); it != samples_.rend() && it->t > now_s - span_s; ++it) {
     if (it->split > 0) {
       sum += model(it->split);
       ++n;
@@ -111,6 +111,37 @@ static std::pair<double, double> bracket_split(const SiteDrawModel& model, doubl
   return {lo, hi};
 }
 
+// The dip test on the window of span_s (site_loop.hpp "Raises frozen while a dip is seen"):
+// the model's mean prediction there less the measured mean, against the median of `kept` (the
+// relative excesses of earlier updates outside dips, pruned here to the noise window) and, with
+// `spread`, dip_fast_z robust sds of them (not judged before min_noise_samples are kept).
+SiteLoop::DipTest SiteLoop::dip_test(double now_s, double span_s, double line_w,
+                                     const SiteDrawModel& model, std::deque<Mean>& kept,
+                                     bool spread) const {
+  DipTest d;
+  const double predicted = mean_model(now_s, span_s, model);
+  d.excess_w = predicted - trailing_mean(now_s, span_s);
+  d.excess_frac = predicted > 0 ? d.excess_w / predicted : 0;
+  while (!kept.empty() && kept.front().t < now_s - o_.noise_window_s) kept.pop_front();
+  d.steady_excess_w = d.excess_w;
+  double spread_w = 0;
+  if (spread && static_cast<int>(kept.size()) < o_.min_noise_samples) return d;
+  if (!kept.empty()) {
+    std::vector<double> v;
+    v.reserve(kept.size());
+    for (const Mean& x : kept) v.push_back(x.mean);
+    const double med = median(v);
+    d.steady_excess_w = med * predicted;
+    if (spread) {
+      for (double& x : v) x = std::abs(x - med);
+      spread_w = o_.dip_fast_z * 1.4826 * median(v) * predicted;
+    }
+  }
+  d.seen =
+      d.excess_w - d.steady_excess_w > std::max({o_.dip_frac * line_w, 2 * margin_w_, spread_w});
+  return d;
+}
+
 double SiteLoop::update(double now_s, double measured_w, double line_w, bool binding,
                         const SiteDrawModel& model, SiteRampLimits limits) {
   const double dt = last_s_ < 0 ? 0 : std::clamp(now_s - last_s_, 0.0, 5 * o_.period_s);
@@ -130,6 +161,7 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
     max_fall_w_per_s_ = max_rise_w_per_s_ = 0;
     bind_start_s_ = now_s;
     excess_.clear();
+    fast_excess_.clear();
   }
   was_binding_ = true;
   const double top_w = (1 + o_.max_boost_frac) * line_w;
@@ -147,26 +179,22 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   // model's steady error (the median of its relative excess over the last noise window of
   // updates outside dips while the event binds; the first such update is its own reference).
   // Relative: the same curve error reads the same at every line, so a ramp keeps the reference.
-  double excess_w = 0, steady_excess_w = 0, excess_frac = 0;
+  // The same on the short window, beyond its measured spread too: a quiet site's dip is seen
+  // before the integral has chased it for most of a minute.
   const bool judged = model && now_s - bind_start_s_ >= o_.judge_s && split_w_ > 0;
+  const bool fast_on = o_.dip_fast_s > 0;
+  DipTest slow, fast;
   if (judged) {
-    const double predicted = mean_model(now_s, model);
-    excess_w = predicted - trailing_mean(now_s, o_.judge_s);
-    excess_frac = predicted > 0 ? excess_w / predicted : 0;
-    while (!excess_.empty() && excess_.front().t < now_s - o_.noise_window_s) excess_.pop_front();
-    steady_excess_w = excess_w;
-    if (!excess_.empty()) {
-      std::vector<double> v;
-      for (const Mean& x : excess_) v.push_back(x.mean);
-      steady_excess_w = median(v) * predicted;
-    }
+    slow = dip_test(now_s, o_.judge_s, line_w, model, excess_, false);
+    if (fast_on) fast = dip_test(now_s, o_.dip_fast_s, line_w, model, fast_excess_, true);
   }
-  if (judged && excess_w - steady_excess_w > std::max(o_.dip_frac * line_w, 2 * margin_w_)) {
+  if (slow.seen || fast.seen) {
     if (!(now_s < dip_until_s_)) {
       // A new dip: what the integral raised while the window filled with it is taken back.
+      const double back_s = slow.seen ? o_.judge_s : o_.dip_fast_s;
       dip_integral_w_ = integral_w_;
       for (auto it = samples_.rbegin(); it != samples_.rend(); ++it) {
-        if (it->t <= now_s - o_.judge_s) {
+        if (it->t <= now_s - back_s) {
           dip_integral_w_ = std::min(integral_w_, it->integral);
           break;
         }
@@ -178,9 +206,12 @@ double SiteLoop::update(double now_s, double measured_w, double line_w, bool bin
   // While the dip is seen the integral stays at most there: under ramp limits the take-back
   // reaches it over several updates (the limits below clamp each one back), not in one.
   if (dip_) integral_w_ = std::min(integral_w_, dip_integral_w_);
-  excess_w_ = excess_w;
-  steady_excess_w_ = steady_excess_w;
-  if (judged && !dip_) excess_.push_back({now_s, excess_frac});
+  excess_w_ = slow.excess_w;
+  steady_excess_w_ = slow.steady_excess_w;
+  if (judged && !dip_) {
+    excess_.push_back({now_s, slow.excess_frac});
+    if (fast_on) fast_excess_.push_back({now_s, fast.excess_frac});
+  }
   // The integral on each measurement: a duty cycle's low phase raises the split while it
   // lasts (the nodes in their high phase take what the others leave), a dip does not.
   const double e = want_w - measured_w;
