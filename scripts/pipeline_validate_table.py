@@ -6,9 +6,12 @@ Usage: scripts/pipeline_validate_table.py CAP_RESPONSE.json GPU_MODEL.json OUT_D
                      uniform runs, the default model)
   GPU_MODEL.json     the same with --gpu-model (the earlier model: the GPU power model's clock)
 Writes OUT_DIR/pipeline-validate-gpu-model.md (the GPU model: fit errors, rows within the
-tolerance in time and energy, largest errors) and OUT_DIR/pipeline-validate.md (both models
-side by side and the work-split diagnostic). Exit 2 on bad usage or a JSON without the fields,
-1 when a file cannot be read.
+tolerance in time and energy, largest errors), OUT_DIR/pipeline-validate.md (both models
+side by side and the work-split diagnostic) and OUT_DIR/pipeline-validate-profiled.md (the
+work split profiled on the jobs: CAP_RESPONSE.json must come from a run with --stage-work;
+rows inside the calibrated cap range within the tolerance, rows flagged outside it, rows
+without a profile). Exit 2 on bad usage or a JSON without the fields, 1 when a file cannot be
+read.
 """
 import json
 import os
@@ -99,6 +102,32 @@ def main(argv):
             f.write(f"| {label(gpu, s, False)} | {rng}, largest {worst['model']} (GPU model: {grng}) | "
                     f"**{s['within']} of {len(s['rows'])}** (GPU model: {g['within']} of "
                     f"{len(g['rows'])}) | {split} |\n")
+
+    with open(os.path.join(out, "pipeline-validate-profiled.md"), "w", encoding="utf-8") as f:
+        f.write("| GPU | uniform runs, profiled split (max \\|error\\| per model) | calibrated caps | "
+                "rows inside the calibrated range within ±5 % (time and energy) | outside the "
+                "calibrated range (flagged, not predicted) | not profiled | largest errors inside "
+                "the range |\n|---|---|---|---|---|---|---|\n")
+        for gpu, s in cap.items():
+            for k in ("profiled_fits", "profiled_rows", "profiled_within",
+                      "outside_calibrated_range", "not_profiled"):
+                if k not in s:
+                    fail(2, f"{argv[1]}: {gpu}: {k}: missing (run validate with --stage-work)")
+            fits = s["profiled_fits"]
+            if not fits:
+                fail(2, f"{argv[1]}: {gpu}: profiled_fits: empty")
+            errs = [x["uniform_max_err"] for x in fits]
+            worst = max(fits, key=lambda x: x["uniform_max_err"])
+            caps = sorted({f"{int(x['calibrated_range_w'][0])}–{int(x['calibrated_range_w'][1])} W"
+                           for x in fits})
+            pred = [r["profiled"] for r in s["rows"] if r["profiled"]["status"] == "predicted"]
+            t = max((abs(p["time_err"]) for p in pred), default=0)
+            e = max((abs(p["energy_err"]) for p in pred), default=0)
+            f.write(f"| {label(gpu, s, False)} | {min(errs) * 100:.1f}–{max(errs) * 100:.1f} %, "
+                    f"largest {worst['model']} | {', '.join(caps)} | **{s['profiled_within']} of "
+                    f"{s['profiled_rows']}** (time {within(pred, 'time_err', tol)}, energy "
+                    f"{within(pred, 'energy_err', tol)}) | {s['outside_calibrated_range']} | "
+                    f"{s['not_profiled']} | time {pct(t)}, energy {pct(e)} |\n")
 
 
 if __name__ == "__main__":

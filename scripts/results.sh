@@ -774,17 +774,20 @@ bench_results() {
   splice docs/analysis.md bench-engines "$tmp/bench.md"
   splice docs/analysis.md bench-floor "$tmp/bench-floor.md"  # evid (issue 25): the parse-floor table
 }
-# pipeline_validate_results: docs/simulator.md's two `flexwatt pipeline validate` tables (the
-# cap response measured on the uniform runs, and the GPU model; ~100 s of CPU: results-all).
+# pipeline_validate_results: docs/simulator.md's three `flexwatt pipeline validate` tables (the
+# cap response measured on the uniform runs, with the work split profiled on the jobs
+# (data/perseus/stage_work.csv), and the GPU model; ~2.5 min of CPU: results-all).
 pipeline_validate_results() {
   echo "results: pipeline validate (Perseus zeus_global -> zeus_local)" >&2
-  if ! { "$bin" pipeline validate --data "$PERSEUS_DATA" --json >"$tmp/pv.json" &&
+  if ! { "$bin" pipeline validate --data "$PERSEUS_DATA" --stage-work data/perseus/stage_work.csv \
+           --json >"$tmp/pv.json" &&
          "$bin" pipeline validate --data "$PERSEUS_DATA" --gpu-model --json >"$tmp/pvg.json" &&
          python3 scripts/pipeline_validate_table.py "$tmp/pv.json" "$tmp/pvg.json" "$tmp"; }; then
     echo "results: pipeline validate failed (docs/simulator.md left as it was)" >&2; exit 1
   fi
   splice docs/simulator.md pipeline-validate-gpu-model "$tmp/pipeline-validate-gpu-model.md"
   splice docs/simulator.md pipeline-validate "$tmp/pipeline-validate.md"
+  splice docs/simulator.md pipeline-validate-profiled "$tmp/pipeline-validate-profiled.md"
 }
 
 # ---- dr: demand response against the field demonstration (issue 28) ----
@@ -1264,8 +1267,8 @@ block bench-engines all bench_results \
   "docs/analysis.md:bench-engines docs/analysis.md:bench-floor" \
   "bench/analyze_vs_pandas.py scripts/bench_table.sh scripts/parse_floor_table.sh" "bench/analyze_bench bench/parse_floor" ""
 block pipeline-validate all pipeline_validate_results \
-  "docs/simulator.md:pipeline-validate-gpu-model docs/simulator.md:pipeline-validate" \
-  "$PERSEUS_DATA scripts/pipeline_validate_table.py" "" ""
+  "docs/simulator.md:pipeline-validate-gpu-model docs/simulator.md:pipeline-validate docs/simulator.md:pipeline-validate-profiled" \
+  "$PERSEUS_DATA data/perseus/stage_work.csv scripts/pipeline_validate_table.py" "" ""
 block dr results dr_results \
   "docs/results.md:dr docs/flexibility.md:dr-replay docs/flexibility.md:dr-targets docs/flexibility.md:dr-variants docs/fleet.md:site-loop-sim docs/fleet.md:dr-coordinator" \
   "scenarios $DR_DATA scripts/dr_tables.sh scripts/site_loop_sim_table.sh scripts/dr_coordinator_table.sh" "tests/test_fleet_sim" ""

@@ -18,8 +18,8 @@
 namespace fw::cli {
 namespace {
 
-int run_validate(const std::string& dir, bool gpu_model, bool json) {
-  auto r = sim::pipeline_validation_report(dir, gpu_model);
+int run_validate(const std::string& dir, bool gpu_model, const std::string& stage_work, bool json) {
+  auto r = sim::pipeline_validation_report(dir, gpu_model, stage_work);
   if (!r.ok()) return fail("pipeline", r.status());
   std::fputs(json ? (r->json.dump(2) + "\n").c_str() : r->text.c_str(), stdout);
   return 0;
@@ -96,18 +96,28 @@ int run_pipeline(int argc, char** argv) {
   auto* val_cmd = app.add_subcommand(
       "validate",
       "simulator vs the measured Zeus runs: fit each model's uniform-limit runs "
-      "(*_zeus_global.csv), predict its per-stage-limit runs (*_zeus_local.csv), every row");
+      "(*_zeus_global.csv), predict its per-stage-limit runs (*_zeus_local.csv), every row.\n"
+      "Example: flexwatt pipeline validate --data ../shared/data/perseus --stage-work "
+      "data/perseus/stage_work.csv --json");
   std::string data_dir = "data/perseus";
   bool gpu_model = false;
   val_cmd->add_option("--data", data_dir, "folder with the artifact's CSVs (data/perseus)");
   val_cmd->add_flag("--gpu-model", gpu_model,
                     "use the GPU power model's clock for a cap (the earlier model) in place of "
                     "the cap response measured on the uniform runs");
+  std::string stage_work = "data/perseus/stage_work.csv";
+  val_cmd->add_option(
+      "--stage-work", stage_work,
+      "per-stage forward/backward seconds measured on the jobs (CSV: gpu,model,partition,stage,"
+      "forward_s,backward_s; default data/perseus/stage_work.csv, from the Perseus artifact's "
+      "op timings): its work split predicts every row again (columns prof; only the split is "
+      "taken from it, the rest is fitted on the uniform runs), rows with a cap outside the "
+      "uniform runs' caps flagged, not predicted; not read with --gpu-model; '' to skip");
   val_cmd->add_flag("--json", json, "print JSON");
   ProfileCommand profile;
   profile.add(app);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  if (*val_cmd) return run_validate(data_dir, gpu_model, json);
+  if (*val_cmd) return run_validate(data_dir, gpu_model, stage_work, json);
   if (*profile.cmd) return profile.run();
 
   const hw::GpuCatalogEntry* gpu = hw::find_gpu(gpu_name);

@@ -5,31 +5,10 @@
 #include <map>
 
 #include "core/csv.hpp"
+#include "core/csv_quoted.hpp"
 #include "sim/nelder_mead.hpp"
 
 namespace fw::sim {
-
-namespace {
-
-// Splits a CSV line on commas outside double quotes (the partition column is quoted and holds
-// commas, which CsvReader does not split around); quotes and surrounding spaces are trimmed.
-std::vector<std::string_view> split_quoted(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  bool quoted = false;
-  for (size_t i = 0; i <= line.size(); ++i) {
-    if (i < line.size() && line[i] == '"') quoted = !quoted;
-    if (i == line.size() || (line[i] == ',' && !quoted)) {
-      std::string_view f = trim(line.substr(start, i - start));
-      if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
-      out.push_back(f);
-      start = i + 1;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 Result<std::vector<ZeusRun>> read_zeus_csv(const std::string& path) {
   auto reader = CsvReader::open(path);
@@ -46,7 +25,7 @@ Result<std::vector<ZeusRun>> read_zeus_csv(const std::string& path) {
   }
   std::vector<ZeusRun> out;
   while (r.next()) {
-    const std::vector<std::string_view> f = split_quoted(r.line());
+    const std::vector<std::string_view> f = split_quoted_csv_line(r.line());
     auto get = [&](const std::string& name) -> std::string_view {
       auto it = col.find(name);
       return it != col.end() && static_cast<size_t>(it->second) < f.size() ? f[it->second]
@@ -109,6 +88,25 @@ Result<std::vector<double>> partition_units(const std::string& partition, int pp
 
 Result<PipelineJobSpec> pipeline_spec_for(const ZeusRun& r, const PipelineFit& fit,
                                           const GpuPreset& gpu, double blocking_w) {
+  if (!fit.stage_work.empty()) {
+    if (fit.stage_work.size() != static_cast<size_t>(r.pp)) {
+      return Status::InvalidArgument("line " + std::to_string(r.line) + ": " +
+                                     std::to_string(r.pp) + " stages, the stage work has " +
+                                     std::to_string(fit.stage_work.size()));
+    }
+    PipelineJobSpec s;
+    s.gpu = &gpu;
+    s.microbatches = r.microbatches;
+    s.dp = r.dp;
+    s.tp = r.tp;
+    s.load = fit.load;
+    s.blocking_w = blocking_w;
+    s.cap_response = fit.response;
+    for (const auto& w : fit.stage_work) {
+      s.stages.push_back({fit.t_unit_s * w.forward_s, fit.t_unit_s * w.backward_s});
+    }
+    return s;
+  }
   auto units = partition_units(r.partition, r.pp);
   if (!units.ok()) return units.status();
   if (r.partition == "uniform_transformer" && fit.total_units > 0) {
@@ -222,8 +220,12 @@ Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const Gp
   return out;
 }
 
-Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
-                                          double blocking_w) {
+namespace {
+
+// The measured cap response of uniform-limit runs (uncapped_w left 0) and the run at the top
+// cap; fit_cap_response_runs' errors.
+Result<std::pair<CapResponse, const ZeusRun*>> cap_response_from_runs(
+    const std::vector<ZeusRun>& runs) {
   if (runs.empty()) return Status::InvalidArgument("no runs to fit");
   std::vector<const ZeusRun*> by_cap;
   for (const auto& r : runs) {
@@ -253,7 +255,16 @@ Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, cons
   for (size_t i = resp.speed.size() - 1; i-- > 0;) {
     resp.speed[i] = std::min(resp.speed[i], resp.speed[i + 1]);
   }
-  const ZeusRun& r0 = *by_cap.back();
+  return std::make_pair(resp, by_cap.back());
+}
+
+}  // namespace
+
+Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
+                                          double blocking_w) {
+  FW_ASSIGN_OR_RETURN(auto measured, cap_response_from_runs(runs));
+  const CapResponse& resp = measured.first;
+  const ZeusRun& r0 = *measured.second;
   auto units = partition_units(r0.partition, r0.pp);
   if (!units.ok()) return units.status();
   double sum = 0, mx = 0;
@@ -266,6 +277,8 @@ Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, cons
   fit.partition = r0.partition;
   fit.total_units = sum;
   fit.response = resp;
+  fit.min_cap_w = resp.cap_w.front();
+  fit.max_cap_w = resp.cap_w.back();
   const double t0 = r0.time_s / (3 * (sum + (r0.microbatches - 1) * mx));
   const double top_cap = resp.cap_w.back();
   // x = (log(t_unit / t0), imbalance, head, uncapped_w / top cap)
@@ -297,6 +310,69 @@ Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, cons
   out.evals = fit.evals;
   FW_RETURN_IF_ERROR(set_max_err(runs, gpu, blocking_w, out));
   return out;
+}
+
+Result<PipelineFit> fit_profiled_runs(const std::vector<ZeusRun>& runs,
+                                      const std::vector<PipelineStageWork>& split,
+                                      const GpuPreset& gpu, double blocking_w) {
+  FW_ASSIGN_OR_RETURN(auto measured, cap_response_from_runs(runs));
+  const ZeusRun& r0 = *measured.second;
+  if (split.size() != static_cast<size_t>(r0.pp)) {
+    return Status::InvalidArgument(r0.model + ": " + std::to_string(r0.pp) +
+                                   " stages, the stage work has " + std::to_string(split.size()));
+  }
+  PipelineFit fit;
+  fit.model = r0.model;
+  fit.partition = r0.partition;
+  fit.response = measured.first;
+  fit.stage_work = split;
+  fit.min_cap_w = fit.response.cap_w.front();
+  fit.max_cap_w = fit.response.cap_w.back();
+  fit.imbalance = 0;
+  const double top_cap = fit.max_cap_w;
+  // x = (log scale, uncapped_w / top cap); scale 1: the profile's seconds as measured.
+  auto make = [&](const std::array<double, 2>& x) {
+    PipelineFit f = fit;
+    f.t_unit_s = std::exp(x[0]);
+    f.response.uncapped_w = x[1] * top_cap;
+    return f;
+  };
+  auto cost = [&](const std::array<double, 2>& x) {
+    return squared_run_error(runs, make(x), gpu, blocking_w);
+  };
+  // Start from the scale that gives the top uniform run its measured time (its time does not
+  // depend on the power while computing).
+  auto top = predict(r0, make({0, 1}), gpu, blocking_w);
+  if (!top.ok()) return top.status().with_context(r0.model);
+  const double log0 = std::clamp(std::log(r0.time_s / top->time_s), -2.0, 2.0);
+  std::array<double, 2> best{};
+  double best_c = 1e300;
+  for (double u0 : {0.8, 0.95}) {  // starts: the cap binds at the top cap, or hardly
+    int evals = 0;
+    const auto x = nelder_mead<2>(cost, {log0, u0}, {0.05, 0.05}, {log0 - 1, blocking_w / top_cap},
+                                  {log0 + 1, 1.2}, 600, &evals);
+    fit.evals += evals;
+    if (const double c = cost(x); c < best_c) {
+      best_c = c;
+      best = x;
+    }
+  }
+  PipelineFit out = make(best);
+  out.evals = fit.evals;
+  FW_RETURN_IF_ERROR(set_max_err(runs, gpu, blocking_w, out));
+  return out;
+}
+
+const char* profiled_row_name(ProfiledRow p) {
+  switch (p) {
+    case ProfiledRow::kNotProfiled:
+      return "not_profiled";
+    case ProfiledRow::kOutsideRange:
+      return "outside_calibrated_range";
+    case ProfiledRow::kPredicted:
+      return "predicted";
+  }
+  return "?";
 }
 
 namespace {
@@ -393,7 +469,8 @@ std::vector<double> fit_work_split(const PipelineFit& fit, const std::vector<Zeu
 Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& global,
                                                   const std::vector<ZeusRun>& local,
                                                   const GpuPreset& gpu, double blocking_w,
-                                                  PipelineModel model, bool work_split_diagnostic) {
+                                                  PipelineModel model, bool work_split_diagnostic,
+                                                  const std::vector<StageWorkEntry>& profiled) {
   PipelineValidation v;
   std::map<std::pair<std::string, std::string>, std::vector<ZeusRun>> groups;
   std::vector<std::pair<std::string, std::string>> order;
@@ -408,6 +485,15 @@ Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& gl
                  : fit_pipeline_runs(groups[key], gpu, blocking_w);
     if (!f.ok()) return f.status().with_context(key.first);
     v.fits.push_back(*f);
+    if (model != PipelineModel::kCapResponse) continue;
+    const StageWorkEntry* e = nullptr;
+    for (const auto& x : profiled) {
+      if (x.model == key.first && x.partition == key.second) e = &x;
+    }
+    if (!e || e->stages.size() != static_cast<size_t>(groups[key].front().pp)) continue;
+    auto pf = fit_profiled_runs(groups[key], e->stages, gpu, blocking_w);
+    if (!pf.ok()) return pf.status().with_context(key.first);
+    v.profiled_fits.push_back(*pf);
   }
   for (const auto& r : local) {
     const PipelineFit* fit = nullptr;
@@ -421,6 +507,22 @@ Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& gl
     auto p = predict(r, *fit, gpu, blocking_w);
     if (!p.ok()) return p.status().with_context(r.model);
     p->split_time_s = p->split_energy_j = NAN;
+    p->profiled_time_s = p->profiled_energy_j = NAN;
+    const PipelineFit* pf = nullptr;
+    for (const auto& f : v.profiled_fits) {
+      if (f.model == r.model && f.partition == r.partition) pf = &f;
+    }
+    if (pf) {
+      bool inside = true;
+      for (double c : r.caps_w) inside = inside && c >= pf->min_cap_w && c <= pf->max_cap_w;
+      p->profiled = inside ? ProfiledRow::kPredicted : ProfiledRow::kOutsideRange;
+      if (inside) {
+        auto q = predict(r, *pf, gpu, blocking_w);
+        if (!q.ok()) return q.status().with_context(r.model);
+        p->profiled_time_s = q->time_s;
+        p->profiled_energy_j = q->energy_j;
+      }
+    }
     v.rows.push_back(*p);
   }
   if (model == PipelineModel::kCapResponse && work_split_diagnostic) {

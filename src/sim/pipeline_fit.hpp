@@ -16,6 +16,7 @@
 
 #include "core/status.hpp"
 #include "sim/pipeline_job.hpp"
+#include "sim/stage_work_table.hpp"
 
 namespace fw::sim {
 
@@ -44,6 +45,12 @@ struct PipelineFit {
   double head = 0;
   // Not empty: the measured cap response (fit_cap_response_runs) replaces the GPU model.
   CapResponse response;
+  // Not empty: the profiled work split (fit_profiled_runs): stage s's forward and backward are
+  // t_unit_s · stage_work[s] (t_unit_s a dimensionless scale then); units, imbalance and head
+  // are unused.
+  std::vector<PipelineStageWork> stage_work;
+  // The calibrated cap range: the lowest and highest cap of the fitted runs.
+  double min_cap_w = 0, max_cap_w = 0;
   double max_err = 0;  // largest |relative error| over the fitted runs (time or energy)
   int evals = 0;
 };
@@ -66,6 +73,23 @@ Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const Gp
 Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, const GpuPreset& gpu,
                                           double blocking_w);
 
+// The cap response of fit_cap_response_runs with the work split measured on the job in place of
+// the layer counts: stage s's forward and backward are scale · split[s] (the profile's seconds
+// at the maximum clock; only their ratios matter). Fitted on the uniform-limit runs by
+// Nelder–Mead: the scale and the power while computing where the cap does not bind. Same errors
+// as fit_cap_response_runs, and InvalidArgument when split does not have one entry per stage.
+Result<PipelineFit> fit_profiled_runs(const std::vector<ZeusRun>& runs,
+                                      const std::vector<PipelineStageWork>& split,
+                                      const GpuPreset& gpu, double blocking_w);
+
+// What the profiled split made of a per-stage-limit row.
+enum class ProfiledRow {
+  kNotProfiled,   // no stage work for the row's model and partition: not predicted
+  kOutsideRange,  // a cap outside the model's uniform runs' cap range: not predicted
+  kPredicted,     // predicted with fit_profiled_runs' parameters
+};
+const char* profiled_row_name(ProfiledRow p);  // "not_profiled", "outside_calibrated_range", ...
+
 struct PipelinePrediction {
   ZeusRun run;
   double time_s = 0, energy_j = 0;
@@ -73,6 +97,9 @@ struct PipelinePrediction {
   // model's per-stage-limit runs themselves (and its uniform runs); NaN where not computed.
   double split_time_s = 0, split_energy_j = 0;
   std::vector<double> split_work;  // the fitted work per stage, relative to the heaviest
+  // With the profiled work split (validate_pipeline_runs' `profiled`); NaN unless kPredicted.
+  ProfiledRow profiled = ProfiledRow::kNotProfiled;
+  double profiled_time_s = 0, profiled_energy_j = 0;
   double time_err() const { return time_s / run.time_s - 1; }
   double energy_err() const { return energy_j / run.energy_j - 1; }
 };
@@ -81,16 +108,22 @@ struct PipelinePrediction {
 // fitted (the first fitted partition of that model supplies the parameters).
 struct PipelineValidation {
   std::vector<PipelineFit> fits;
+  std::vector<PipelineFit> profiled_fits;  // one per fitted (model, partition) with stage work
   std::vector<PipelinePrediction> rows;
 };
 // model kGpuModel: fit_pipeline_runs; kCapResponse: fit_cap_response_runs, and with
 // work_split_diagnostic the diagnostic of PipelinePrediction (rows of the fitted partition
-// only; seconds of CPU per 8-stage model).
+// only; seconds of CPU per 8-stage model). With kCapResponse and `profiled` (the stage work of
+// this GPU set) not empty, each fitted (model, partition) with an entry of as many stages is
+// also fitted by fit_profiled_runs, and each local row gets PipelinePrediction::profiled: rows
+// whose caps all lie within the model's uniform caps and whose (model, partition) was profiled
+// are predicted; the others are flagged, not extrapolated.
 enum class PipelineModel { kGpuModel, kCapResponse };
 Result<PipelineValidation> validate_pipeline_runs(const std::vector<ZeusRun>& global,
                                                   const std::vector<ZeusRun>& local,
                                                   const GpuPreset& gpu, double blocking_w,
                                                   PipelineModel model = PipelineModel::kGpuModel,
-                                                  bool work_split_diagnostic = false);
+                                                  bool work_split_diagnostic = false,
+                                                  const std::vector<StageWorkEntry>& profiled = {});
 
 }  // namespace fw::sim

@@ -18,7 +18,11 @@ struct PipelineValidationReport {
 };
 
 // gpu_model: predict with the GPU power model's clock for a cap (the earlier model) in place of
-// the cap response measured on the uniform runs. Errors from reading the CSVs as they are.
-Result<PipelineValidationReport> pipeline_validation_report(const std::string& dir, bool gpu_model);
+// the cap response measured on the uniform runs. stage_work (not empty, cap response only): the
+// per-stage work table (sim/stage_work_table.hpp) whose split predicts every row again (columns
+// "prof"; rows with a cap outside the model's uniform caps flagged, not predicted, not counted).
+// Errors from reading the CSVs as they are (the table is read after the first set's Zeus CSVs).
+Result<PipelineValidationReport> pipeline_validation_report(const std::string& dir, bool gpu_model,
+                                                            const std::string& stage_work = "");
 
 }  // namespace fw::sim

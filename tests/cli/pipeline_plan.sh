@@ -8,7 +8,8 @@
 # profile's top clock (Perseus's set-up: with --min-segment-s 0 the schedule saves at least
 # 85 % of Perseus's 15.20 % at equal time); the frontier holds the plan's own points; a cap
 # limit never raises a proven-optimal saving; the fields --json promises, --help, and bad input
-# (file:line:field, exit 2); `pipeline validate`: --help and bad input.
+# (file:line:field, exit 2); `pipeline validate`: --help and bad input (the Zeus CSVs, the
+# stage work table).
 # Usage: bash pipeline_plan.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1 src=$2
@@ -89,4 +90,9 @@ printf 'model_name,partition_method,dp,tp,pp,num_microbatches,power_limit_0,time
 cp "$out/zeus/A100_zeus_global.csv" "$out/zeus/A100_zeus_local.csv"
 expect_exit2 "validate: bad cell" "A100_zeus_global.csv:2: energy: not a number" pipeline validate \
   --data "$out/zeus"
+check "validate --help names --stage-work" bash -c "'$bin' pipeline validate --help | grep -q -- --stage-work"
+printf 'gpu,model,partition,stage,forward_s,backward_s\nA100,gpt3-xl,"custom:0,8,14,21,27",0,0.1,x\n' \
+  >"$out/stage_work.csv"
+expect_exit2 "validate: bad stage work" "stage_work.csv:2: backward_s: not a number" \
+  pipeline validate --data "$src/data/perseus" --stage-work "$out/stage_work.csv"
 finish pipeline_plan

@@ -302,18 +302,31 @@ check "site_loop_sim_table.sh: no lines is exit 1" test "$rc" = 1
 bash "$src/scripts/site_loop_sim_table.sh" "$tmp/fakesls" >/dev/null 2>&1; rc=$?
 check "site_loop_sim_table.sh: bad usage is exit 2" test "$rc" = 2
 # pipeline_validate_table.py on two canned validate outputs: the stage counts from the rows'
-# caps, the rows within 5 % per term, both models side by side; JSON without sets exit 2, no
-# file exit 1.
-pv_json() {  # WITHIN ERR: one A100-PCIe set of two 4-stage rows
+# caps, the rows within 5 % per term, both models side by side, the profiled split (rows inside
+# the calibrated range, flagged, not profiled); JSON without sets or without the profiled fields
+# exit 2, no file exit 1.
+pv_json() {  # WITHIN ERR: one A100-PCIe set of three 4-stage rows (the third outside the range)
   jq -n --argjson w "$1" --argjson e "$2" '{sets: [{gpu: "a100-pcie-80gb", within: $w, split_rows: 2, split_within: 1,
     fits: [{model: "m1", uniform_max_err: 0.004}, {model: "m2", uniform_max_err: 0.01}],
-    rows: [{caps_w: [300, 300, 250, 200], time_err: 0.01, energy_err: $e}, {caps_w: [300, 200, 200, 200], time_err: -0.2, energy_err: 0.03}]}]}'
+    profiled_fits: [{model: "m1", uniform_max_err: 0.02, calibrated_range_w: [175, 300]},
+                    {model: "m2", uniform_max_err: 0.031, calibrated_range_w: [175, 300]}],
+    profiled_rows: 2, profiled_within: 1, outside_calibrated_range: 1, not_profiled: 0,
+    rows: [{caps_w: [300, 300, 250, 200], time_err: 0.01, energy_err: $e,
+            profiled: {status: "predicted", time_err: 0.02, energy_err: -0.01, within: true}},
+           {caps_w: [300, 200, 200, 200], time_err: -0.2, energy_err: 0.03,
+            profiled: {status: "predicted", time_err: 0.09, energy_err: 0.01, within: false}},
+           {caps_w: [300, 200, 200, 150], time_err: 0.3, energy_err: 0.1,
+            profiled: {status: "outside_calibrated_range"}}]}]}'
 }
 pv_json 1 -0.06 >"$tmp/pv.json"
 pv_json 0 0.02 | jq 'del(.sets[0].split_rows)' >"$tmp/pvg.json"
 check "pipeline_validate_table.py runs" python3 "$src/scripts/pipeline_validate_table.py" "$tmp/pv.json" "$tmp/pvg.json" "$tmp"
-check "pipeline_validate_table.py: the GPU model's rows per term and largest errors" grep -q '^| A100-PCIe, 4 stages (`a100-pcie-80gb`) | 0.4–1.0 % | \*\*0 of 2\*\* (time 1, energy 2) | time 20.0 %, energy 3.0 % |$' "$tmp/pipeline-validate-gpu-model.md"
-check "pipeline_validate_table.py: both models and the split diagnostic" grep -q '^| A100-PCIe, 4 stages | 0.4–1.0 %, largest m2 (GPU model: 0.4–1.0 %) | \*\*1 of 2\*\* (GPU model: 0 of 2) | 1 of 2 |$' "$tmp/pipeline-validate.md"
+check "pipeline_validate_table.py: the GPU model's rows per term and largest errors" grep -q '^| A100-PCIe, 4 stages (`a100-pcie-80gb`) | 0.4–1.0 % | \*\*0 of 3\*\* (time 1, energy 2) | time 30.0 %, energy 10.0 % |$' "$tmp/pipeline-validate-gpu-model.md"
+check "pipeline_validate_table.py: both models and the split diagnostic" grep -q '^| A100-PCIe, 4 stages | 0.4–1.0 %, largest m2 (GPU model: 0.4–1.0 %) | \*\*1 of 3\*\* (GPU model: 0 of 3) | 1 of 2 |$' "$tmp/pipeline-validate.md"
+check "pipeline_validate_table.py: the profiled split, flagged rows apart" grep -q '^| A100-PCIe, 4 stages | 2.0–3.1 %, largest m2 | 175–300 W | \*\*1 of 2\*\* (time 1, energy 2) | 1 | 0 | time 9.0 %, energy 1.0 % |$' "$tmp/pipeline-validate-profiled.md"
+jq 'del(.sets[0].profiled_rows)' "$tmp/pv.json" >"$tmp/pvnoprof.json"
+python3 "$src/scripts/pipeline_validate_table.py" "$tmp/pvnoprof.json" "$tmp/pvg.json" "$tmp" >/dev/null 2>&1; rc=$?
+check "pipeline_validate_table.py: JSON without the profiled split is exit 2" test "$rc" = 2
 echo '{"rows": []}' >"$tmp/pvbad.json"
 python3 "$src/scripts/pipeline_validate_table.py" "$tmp/pvbad.json" "$tmp/pvg.json" "$tmp" >/dev/null 2>&1; rc=$?
 check "pipeline_validate_table.py: JSON without sets is exit 2" test "$rc" = 2
