@@ -428,7 +428,7 @@ class Job:
         return answer
 
     def progress(self, tokens_total, steps_total, phase=None, *, starts_in_s=None,
-                 ends_in_s=None, checkpoint_in_iters=None, checkpoint_s=None):
+                 ends_in_s=None, checkpoint_in_iters=None, checkpoint_s=None, step_age_s=None):
         """Reports cumulative progress; returns the knobs in force (the last ones known while
         the agent is away).
 
@@ -440,7 +440,10 @@ class Job:
           checkpoint_in_iters  the next checkpoint follows the all-reduce of this many more
                                iterations (a whole number >= 1; 1: the iteration under way)
           checkpoint_s         that checkpoint's expected length in seconds
-        Seconds are wall seconds, >= 0, as of this call: the agent counts them down itself until
+          step_age_s           the iteration under way began this many seconds ago (its step
+                               boundary; a pipeline plan's cap schedule anchors there)
+        Seconds are wall seconds, >= 0, as of this call: the agent counts them down (step_age_s
+        up) itself until
         the next report. A report replaces the last one's announcements whole, so send them
         with every report while they hold (what a report leaves out is unknown from then on);
         the agent forgets them when the job stops reporting (job_silent_after_s, 60 s by
@@ -453,7 +456,7 @@ class Job:
             body["phase"] = phase
         for key, value in (("starts_in_s", starts_in_s), ("ends_in_s", ends_in_s),
                            ("checkpoint_in_iters", checkpoint_in_iters),
-                           ("checkpoint_s", checkpoint_s)):
+                           ("checkpoint_s", checkpoint_s), ("step_age_s", step_age_s)):
             if value is not None:
                 body[key] = value
         if not self._client.resilient:
@@ -588,7 +591,9 @@ class PipelineTimings:
 
     job (optional, on one rank only): a Job of FlexwattClient.register_job(); step_end() then
     reports the steps done (and tokens_per_step each) through Job.progress(), which is what
-    `flexwatt pipeline profile --probe --agent` measures the job's throughput by. That is the
+    `flexwatt pipeline profile --probe --agent` measures the job's throughput by, with the age of
+    the step that began at that boundary (step_age_s, read when the report is sent: where the
+    agent's `plan` controller anchors a plan's cap schedule). That is the
     hook's only agent call (resilient: it never raises for the agent being away). It runs on a
     background thread, never on the caller's: step_end() only hands over the latest counts (the
     reports are cumulative, so a report still pending when the next step ends is replaced by
@@ -622,7 +627,7 @@ class PipelineTimings:
         self._tokens_per_step = tokens_per_step
         self._close_timeout_s = close_timeout_s
         self._cv = threading.Condition()
-        self._pending = None  # (tokens_total, steps_total) not yet handed to the reporter
+        self._pending = None  # (tokens_total, steps_total, boundary_ns) not yet reported
         self._closing = False
         self._error = None  # an exception of a report, raised on the caller's thread
         self._reporter = None
@@ -638,10 +643,11 @@ class PipelineTimings:
                     self._cv.wait()
                 if self._pending is None:
                     return
-                tokens, steps = self._pending
+                tokens, steps, boundary_ns = self._pending
                 self._pending = None
             try:
-                self._job.progress(tokens_total=tokens, steps_total=steps)
+                age_s = max(0.0, (self._clock() - boundary_ns) / 1e9)
+                self._job.progress(tokens_total=tokens, steps_total=steps, step_age_s=age_s)
             except Exception as e:  # noqa: BLE001 - handed to the caller's thread
                 with self._cv:
                     self._error = e
@@ -688,7 +694,7 @@ class PipelineTimings:
         self._step_start = None
         if self._reporter is not None:
             with self._cv:
-                self._pending = (self._step * self._tokens_per_step, self._step)
+                self._pending = (self._step * self._tokens_per_step, self._step, t1)
                 self._cv.notify()
             self._raise_report_error()
         if len(self._records) >= self._flush_every:

@@ -89,7 +89,7 @@ class PipelineTimingsTest(unittest.TestCase):
             def __init__(self):
                 self.calls = []
 
-            def progress(self, tokens_total, steps_total, phase=None):
+            def progress(self, tokens_total, steps_total, phase=None, step_age_s=None):
                 self.calls.append((tokens_total, steps_total))
 
         job = Job()
@@ -114,12 +114,14 @@ class PipelineTimingsTest(unittest.TestCase):
             def __init__(self):
                 self.calls = []
 
-            def progress(self, tokens_total, steps_total, phase=None):
+            def progress(self, tokens_total, steps_total, phase=None, step_age_s=None):
                 entered.set()
                 release.wait(10)
                 self.calls.append((tokens_total, steps_total))
+                self.ages.append(step_age_s)
 
         job = SlowJob()
+        job.ages = []
         tm = fc.PipelineTimings(self.path, stage=0, stages=2, gpu=0, clock_ns=self.clock,
                                 job=job, tokens_per_step=10)
         tm.step_start()
@@ -129,12 +131,17 @@ class PipelineTimingsTest(unittest.TestCase):
             tm.step_start()
             tm.step_end()  # returns although the agent has not answered
         self.assertEqual(job.calls, [])
+        self.clock.advance(0.5)  # the fourth step's boundary is 0.5 s old when it is reported
         release.set()
         tm.close()
         self.assertEqual(job.calls, [(10, 1), (40, 4)])
+        # The step's age as the report leaves (the anchor of a plan's cap schedule): the first
+        # was read before its report blocked, the last 0.5 s after its boundary.
+        self.assertEqual(job.ages[0], 0.0)
+        self.assertAlmostEqual(job.ages[1], 0.5)
 
         class FailingJob:
-            def progress(self, tokens_total, steps_total, phase=None):
+            def progress(self, tokens_total, steps_total, phase=None, step_age_s=None):
                 raise fc.FlexwattError(422, "refused")
 
         tm = fc.PipelineTimings(self.path, stage=0, stages=2, gpu=0, clock_ns=self.clock,

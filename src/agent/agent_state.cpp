@@ -84,7 +84,8 @@ nlohmann::json to_json(const RegisteredJob& j) {
              std::isfinite(j.announced.checkpoint_in_iters)
                  ? nlohmann::json(static_cast<int64_t>(j.announced.checkpoint_in_iters))
                  : nlohmann::json()},
-            {"checkpoint_s", num(j.announced.checkpoint_s)}}},
+            {"checkpoint_s", num(j.announced.checkpoint_s)},
+            {"step_age_s", num(j.announced.step_age_s)}}},
           {"pfi", num(j.pfi)},
           {"pfi_source", j.pfi_source},
           {"fill", j.fill},

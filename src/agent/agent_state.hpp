@@ -100,6 +100,7 @@ struct JobAnnouncements {
   double checkpoint_in_iters = kUnset;  // the next checkpoint follows the all-reduce of this
                                         // many more iterations (whole, >= 1; 1: the one under way)
   double checkpoint_s = kUnset;         // that checkpoint's announced length, s
+  double step_age_s = kUnset;           // its iteration under way began this many s ago
 };
 
 // A job registered with the agent (JobRegistry), as the agent last knew it. The simulator's

@@ -294,7 +294,7 @@ std::optional<HttpError> parse_progress_request(std::string_view body, JobProgre
   if (auto err = parse_object(body, j)) return err;
   if (auto err = only_keys(j,
                            {"tokens_total", "steps_total", "phase", "starts_in_s", "ends_in_s",
-                            "checkpoint_in_iters", "checkpoint_s"},
+                            "checkpoint_in_iters", "checkpoint_s", "step_age_s"},
                            "")) {
     return err;
   }
@@ -305,7 +305,8 @@ std::optional<HttpError> parse_progress_request(std::string_view body, JobProgre
        {std::tuple{"starts_in_s", kMaxAnnouncedS, false, &a.starts_in_s},
         std::tuple{"ends_in_s", kMaxAnnouncedS, false, &a.ends_in_s},
         std::tuple{"checkpoint_in_iters", 1e15, true, &a.checkpoint_in_iters},
-        std::tuple{"checkpoint_s", kMaxAnnouncedS, false, &a.checkpoint_s}}) {
+        std::tuple{"checkpoint_s", kMaxAnnouncedS, false, &a.checkpoint_s},
+        std::tuple{"step_age_s", kMaxAnnouncedS, false, &a.step_age_s}}) {
     if (auto err = announcement(j, key, hi, whole, *field)) return err;
   }
   std::string phase;

@@ -68,7 +68,8 @@ struct JobRequest {
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out);
 
 // POST /v1/jobs/{id}/progress: {"tokens_total", "steps_total", "phase"?, "starts_in_s"?,
-// "ends_in_s"?, "checkpoint_in_iters"?, "checkpoint_s"?}: the announcements (JobAnnouncements)
+// "ends_in_s"?, "checkpoint_in_iters"?, "checkpoint_s"?, "step_age_s"?}: the announcements
+// (JobAnnouncements)
 // as of this report, each absent one unknown (NaN); the seconds in [0, kMaxAnnouncedS],
 // checkpoint_in_iters a whole number >= 1 (422 naming the field otherwise; 400 when not a
 // number).

@@ -14,6 +14,7 @@ JobAnnouncements age_announcements(const JobAnnouncements& reported, double age_
   // NaN (not announced) stays NaN: std::max(0, NaN - x) would give 0.
   if (!std::isnan(now.starts_in_s)) now.starts_in_s = std::max(0.0, now.starts_in_s - since_s);
   if (!std::isnan(now.ends_in_s)) now.ends_in_s = std::max(0.0, now.ends_in_s - since_s);
+  if (!std::isnan(now.step_age_s)) now.step_age_s += since_s;  // the step's age grows
   return now;
 }
 

@@ -41,8 +41,9 @@ inline constexpr double kDefaultAnnouncementStaleS = 60;
 // starts_in_s and ends_in_s less age_s, at least 0 (the start or end is due; a job still idle or
 // still training past it keeps reading 0 until it reports again); checkpoint_in_iters and
 // checkpoint_s as reported (iterations and a length, not a time left: they change with the
-// next report only). Every field NaN once age_s > stale_after_s (a job that stopped reporting:
-// what it announced no longer says anything about now); stale_after_s <= 0: never stale.
+// next report only); step_age_s plus age_s (the iteration under way keeps ageing until the
+// next report names a new one). Every field NaN once age_s > stale_after_s (a job that stopped
+// reporting: what it announced no longer says anything about now); stale_after_s <= 0: never stale.
 JobAnnouncements age_announcements(const JobAnnouncements& reported, double age_s,
                                    double stale_after_s);
 

@@ -21,6 +21,7 @@ std::vector<ChannelJob> RegistryChannel::jobs() const {
       j.reading.ends_in_s = s.announced.ends_in_s;
       j.reading.checkpoint_in_iters = s.announced.checkpoint_in_iters;
       j.reading.checkpoint_s = s.announced.checkpoint_s;
+      j.reading.step_age_s = s.announced.step_age_s;
       Phase p = Phase::kIdle;
       if (phase_from_name(s.phase, p)) j.reading.phase = p;
       j.report_age_s = s.last_report_age_s;

@@ -1,5 +1,6 @@
 #include "pipeline/plan_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -50,6 +51,23 @@ struct Checker {
   }
 };
 
+// e["cap_w"]: a cap in W (> 0) or null (uncapped), at field f.
+Status parse_cap(const Checker& c, const json& e, const std::string& f, bool& uncapped,
+                 double& cap_w) {
+  if (!e.contains("cap_w")) return c.bad(f + ".cap_w", "missing (null: no cap written)");
+  if (e.at("cap_w").is_null()) {
+    uncapped = true;
+    return Status::Ok();
+  }
+  uncapped = false;
+  const json& v = e.at("cap_w");
+  cap_w = v.is_number() ? v.get<double>() : 0.0;
+  if (!v.is_number() || !std::isfinite(cap_w) || cap_w <= 0 || cap_w > 1e5) {
+    return c.bad(f + ".cap_w", "expected a cap in W (> 0) or null, not " + v.dump());
+  }
+  return Status::Ok();
+}
+
 Status parse_stage(const Checker& c, const json& e, int i, PlannedStageCap& out) {
   const std::string f = "constant.stages[" + std::to_string(i) + "]";
   if (!e.is_object()) return c.bad(f, "expected an object");
@@ -57,19 +75,35 @@ Status parse_stage(const Checker& c, const json& e, int i, PlannedStageCap& out)
   FW_RETURN_IF_ERROR(c.integer(e, "stage", f + ".stage", 0, 4095, &stage));
   if (stage != i)
     return c.bad(f + ".stage", "expected " + std::to_string(i) + " (stages in order)");
-  if (!e.contains("cap_w")) return c.bad(f + ".cap_w", "missing (null: no cap written)");
-  if (e.at("cap_w").is_null()) {
-    out.uncapped = true;
-  } else {
-    out.uncapped = false;
-    const json& v = e.at("cap_w");
-    out.cap_w = v.is_number() ? v.get<double>() : 0.0;
-    if (!v.is_number() || !std::isfinite(out.cap_w) || out.cap_w <= 0 || out.cap_w > 1e5) {
-      return c.bad(f + ".cap_w", "expected a cap in W (> 0) or null, not " + v.dump());
-    }
-  }
+  FW_RETURN_IF_ERROR(parse_cap(c, e, f, out.uncapped, out.cap_w));
   FW_RETURN_IF_ERROR(c.number(e, "forward_mhz", f + ".forward_mhz", 0, 1e5, &out.forward_mhz));
   FW_RETURN_IF_ERROR(c.number(e, "backward_mhz", f + ".backward_mhz", 0, 1e5, &out.backward_mhz));
+  return Status::Ok();
+}
+
+// The step-keyed schedule (plan_file.hpp): read where every segment has a start_s.
+Status parse_schedule(const Checker& c, const json& sc, const json& sg, PlanFile& p) {
+  for (const json& st : sg) {
+    for (const json& g : st) {
+      if (!g.is_object() || !g.contains("start_s")) return Status::Ok();  // an older plan
+    }
+  }
+  FW_RETURN_IF_ERROR(
+      c.number(sc, "pipeline_time_s", "schedule.pipeline_time_s", 1e-9, 1e9, &p.schedule_time_s));
+  p.schedule.assign(sg.size(), {});
+  for (size_t i = 0; i < sg.size(); ++i) {
+    for (size_t k = 0; k < sg[i].size(); ++k) {
+      const std::string f =
+          "schedule.segments[" + std::to_string(i) + "][" + std::to_string(k) + "]";
+      ScheduledCap s;
+      FW_RETURN_IF_ERROR(
+          c.number(sg[i][k], "start_s", f + ".start_s", 0, p.schedule_time_s, &s.start_s));
+      FW_RETURN_IF_ERROR(parse_cap(c, sg[i][k], f, s.uncapped, s.cap_w));
+      p.schedule[i].push_back(s);
+    }
+    std::sort(p.schedule[i].begin(), p.schedule[i].end(),
+              [](const ScheduledCap& a, const ScheduledCap& b) { return a.start_s < b.start_s; });
+  }
   return Status::Ok();
 }
 
@@ -141,6 +175,7 @@ Status parse(const json& j, const Checker& c, PlanFile& p) {
         }
         if (sg[i].size() > 1) p.schedule_switches = true;
       }
+      FW_RETURN_IF_ERROR(parse_schedule(c, sc, sg, p));
     }
   }
   return Status::Ok();

@@ -12,7 +12,10 @@
 //   Optional, checked when present: `gpu` (string), `cap_range_w` ([min, max], finite,
 //   0 <= min <= max), `min_segment_s` (finite >= 0), `constant.energy_saved`,
 //   `constant.time_increase`, `schedule.energy_saved` (finite numbers), `schedule.segments`
-//   (an array of `stages` arrays, each of at least one segment).
+//   (an array of `stages` arrays, each of at least one segment). Where every segment has a
+//   `start_s` (plans since the step-keyed schedule; older files have none, and their schedule
+//   is not read), the schedule is read: `schedule.pipeline_time_s` a number > 0, each segment's
+//   `start_s` in [0, pipeline_time_s] and `cap_w` as a stage's above.
 // - Anything else is InvalidArgument "SOURCE: FIELD: why", FIELD the JSON path of the first
 //   bad field (`constant.stages[2].cap_w`); text that is not JSON names the byte where parsing
 //   stopped. Never throws.
@@ -32,6 +35,14 @@ struct PlannedStageCap {
   double forward_mhz = 0, backward_mhz = 0;
 };
 
+// One segment of a stage's schedule: its cap from start_s (s from the iteration's start on the
+// planned 1F1B timeline, planner.hpp PlanSegment) until the next segment's start (cyclic).
+struct ScheduledCap {
+  bool uncapped = true;  // null cap_w: the GPU's default cap
+  double cap_w = 0;
+  double start_s = 0;
+};
+
 struct PlanFile {
   std::string source;  // as given to the parser (the path)
   std::string gpu;     // the GPU model planned for ("" when absent)
@@ -45,6 +56,9 @@ struct PlanFile {
   double schedule_energy_saved = 0;
   // The schedule switches caps within the iteration (some stage has more than one segment).
   bool schedule_switches = false;
+  // Per stage, its segments in start order; empty when the file has no segment starts.
+  std::vector<std::vector<ScheduledCap>> schedule;
+  double schedule_time_s = 0;  // the planned iteration the starts are in (pipeline_time_s)
 };
 
 Result<PlanFile> parse_plan_json(const std::string& text, const std::string& source);

@@ -69,6 +69,7 @@ nlohmann::json mode_json(const ModePlan& m, bool straggler, const PlanReportCont
       nlohmann::json j = setting_json(g.set, ctx.max_cap_w);
       j["phases"] = phases_text(g.phases);
       j["busy_s"] = g.busy_s;
+      j["start_s"] = g.start_s;
       a.push_back(j);
     }
     segs.push_back(a);

@@ -71,6 +71,59 @@ Result<std::vector<Level>> stage_levels(const StageProfile& p, int s, const Plan
   return out;
 }
 
+// Each segment's start_s (planner.hpp PlanSegment) under choice c: the 1F1B timeline at the
+// chosen levels, each stage's phase starting with its first op.
+void segment_starts(const OneFOneB& dag, const CapSearch& search,
+                    const std::vector<std::vector<LevelOps>>& level_ops, const CapSearch::Choice& c,
+                    std::vector<std::vector<PlanSegment>>& segments) {
+  const int S = dag.stages();
+  std::vector<double> slot_s(static_cast<size_t>(S) * 2 * kPhases, 0.0), end_s;
+  for (int s = 0; s < S; ++s) {
+    for (const auto& [id, mask] : search.vars_of(s, c.seg[s])) {
+      const LevelOps& l = level_ops[s][c.level[id]];
+      for (int p = 0; p < kPhases; ++p) {
+        if (!(mask >> p & 1)) continue;
+        for (int k = 0; k < 2; ++k) {
+          slot_s[OneFOneB::slot(s, static_cast<Instr>(k), static_cast<Phase>(p))] = l.t[k];
+        }
+      }
+    }
+  }
+  dag.iteration_time(slot_s.data(), end_s);
+  std::vector<std::array<double, kPhases>> first(static_cast<size_t>(S));
+  for (auto& f : first) f.fill(kInf);
+  const auto& ops = dag.ops();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OneFOneB::Op& o = ops[i];
+    const int p = static_cast<int>(o.phase);
+    double& f = first[o.stage][p];
+    f = std::min(f, end_s[i] - slot_s[OneFOneB::slot(o.stage, o.instr, o.phase)]);
+  }
+  for (int s = 0; s < S; ++s) {
+    // The stage's phases with ops, in time order; a segment is a cyclic run of them.
+    std::vector<int> with_ops;
+    for (int p = 0; p < kPhases; ++p) {
+      if (std::isfinite(first[s][p])) with_ops.push_back(p);
+    }
+    const size_t n = with_ops.size();
+    for (PlanSegment& g : segments[s]) {
+      // It starts at its phase whose predecessor (cyclic) is not its own: a run holding the
+      // drain and the next fill starts at its cool-down or drain. The whole iteration: the fill.
+      g.start_s = 0;
+      bool whole = true;
+      for (int p : with_ops) whole = whole && (g.phases >> p & 1);
+      for (size_t i = 0; i < n && !whole; ++i) {
+        const int p = with_ops[i], prev = with_ops[(i + n - 1) % n];
+        if ((g.phases >> p & 1) && !(g.phases >> prev & 1)) {
+          g.start_s = first[s][p];
+          break;
+        }
+      }
+      if (whole && n > 0) g.start_s = first[s][with_ops[0]];
+    }
+  }
+}
+
 bool has_ops(const OneFOneB& dag, int s, int p) {
   const auto ph = static_cast<Phase>(p);
   return dag.count(s, Instr::kForward, ph) + dag.count(s, Instr::kBackward, ph) > 0;
@@ -235,6 +288,7 @@ Result<Plan> plan_pipeline(const StageProfile& profile, const PlanOptions& opt) 
         }
       }
     }
+    segment_starts(dag, search, level_ops, pick.best, mp.segments);
     mp.pipeline_time_s = pick.time_s;
     mp.pipeline_energy_j = opt.tp * pick.objective;
     mp.optimal = pick.optimal;

@@ -97,10 +97,15 @@ struct FrontierPoint {
 
 // One segment of a stage's schedule: the phases it covers (bit p: Phase p), its setting, and
 // its ops' time at the planned clocks (busy time; the time the cap is in force is at least this).
+// start_s: when its first op starts, seconds from the iteration's start on the 1F1B timeline at
+// the planned clocks (the pipeline's critical path; a segment that wraps the iteration boundary,
+// drain then the next fill: when its cool-down or drain starts). A follower of the schedule holds
+// a segment's cap from its start to the next segment's (cyclic): through the waits between them.
 struct PlanSegment {
   int phases = 0;
   CapSetting set;
   double busy_s = 0;
+  double start_s = 0;
 };
 
 struct ModePlan {

@@ -984,46 +984,67 @@ ControllerEntry frontier_entry() {
       }};
 }
 
-// plan:PATH — a `pipeline plan --json` file's constant per-stage caps on the job's GPUs
-// (plan_controller.hpp). The file is read like a policy file: anywhere, or only inside
-// env.policy_dirs (the agent).
+// plan:PATH — a `pipeline plan --json` file's per-stage caps on the job's GPUs, constant or its
+// step-keyed schedule (plan_controller.hpp). The file is read like a policy file: anywhere, or
+// only inside env.policy_dirs (the agent).
 ControllerEntry plan_entry() {
-  return {"plan",
-          "per-GPU caps from a `flexwatt pipeline plan --json` file (plan_controller.hpp): each "
-          "GPU the constant cap of the stage it runs, through the limiter",
-          "PATH",
-          {D::text("stages", "",
-                   "GPUs per stage, stages ':'-separated, GPUs '+'-separated or ranges A-B "
-                   "(0-1:2-3); empty: the job's GPUs in registration order, in equal blocks"),
-           D::integer("job", "0", 0, 4096, "the pipeline job's index (its GPUs, when no stages=)"),
-           period_option("2")},
-          [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
-            const std::string& path = o.spec().positional;
-            auto text = env.policy_dirs ? read_confined_file(path, *env.policy_dirs, "policy_dirs")
-                                        : read_text_file(path);
-            if (!text.ok()) return Status::InvalidArgument("plan: " + text.status().message());
-            auto plan = pipeline::parse_plan_json(*text, path);
-            if (!plan.ok()) return plan.status().with_context("plan");
-            FW_ASSIGN_OR_RETURN(
-                const PlanCapsConfig c,
-                plan_caps_config(*plan, o.text("stages"), static_cast<int>(o.number("job")),
-                                 o.number("period_s"), env.info));
-            FW_ASSIGN_OR_RETURN(PlanCapsController proto, PlanCapsController::create(c));
-            // Checked against the plant as it is now (reset() checks again when jobs change).
-            PlanCapsController probe = proto;
-            probe.reset(env.info);
-            FW_RETURN_IF_ERROR(probe.mapping());
-            PreparedController p{
-                [proto](uint64_t) { return std::make_unique<PlanCapsController>(proto); }};
-            nlohmann::json caps = nlohmann::json::array();
-            for (double w : c.stage_caps_w)
-              caps.push_back(std::isnan(w) ? nlohmann::json() : nlohmann::json(w));
-            p.notes = {{"plan", path},
-                       {"stage_caps_w", caps},
-                       {"plan_mode", plan->best_mode},
-                       {"applied", "constant"}};
-            return p;
-          }};
+  return {
+      "plan",
+      "per-GPU caps from a `flexwatt pipeline plan --json` file (plan_controller.hpp): each "
+      "GPU the cap of the stage it runs, constant or the plan's schedule keyed to the job's "
+      "step boundaries, through the limiter",
+      "PATH",
+      {D::text("stages", "",
+               "GPUs per stage, stages ':'-separated, GPUs '+'-separated or ranges A-B "
+               "(0-1:2-3); empty: the job's GPUs in registration order, in equal blocks"),
+       D::integer("job", "0", 0, 4096, "the pipeline job's index (its GPUs, when no stages=)"),
+       D::choice("schedule", "auto", {"auto", "off"},
+                 "auto: follow a schedule-mode plan's segments at the job's step boundaries; "
+                 "off: its constant caps"),
+       D::number("min_segment_s", "2.2", 0, 1e6,
+                 "a schedule is followed only while every segment lasts this long, s"),
+       D::number("lead_up_s", "1.5", 0, 60, "schedule: a raise is written this long early, s"),
+       D::number("lead_down_s", "0.2", 0, 60, "schedule: a lowering is written this long early, s"),
+       D::number("period_s", "", 0.1, 1e6,
+                 "decision period, s (default 0.5 with a schedule followed, else 2)")},
+      [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
+        const std::string& path = o.spec().positional;
+        auto text = env.policy_dirs ? read_confined_file(path, *env.policy_dirs, "policy_dirs")
+                                    : read_text_file(path);
+        if (!text.ok()) return Status::InvalidArgument("plan: " + text.status().message());
+        auto plan = pipeline::parse_plan_json(*text, path);
+        if (!plan.ok()) return plan.status().with_context("plan");
+        FW_ASSIGN_OR_RETURN(
+            PlanCapsConfig c,
+            plan_caps_config(*plan, o.text("stages"), static_cast<int>(o.number("job")), 2,
+                             env.info, o.text("schedule") == "auto"));
+        if (c.schedule.empty() && o.text("schedule") == "auto" && plan->best_mode == "schedule" &&
+            plan->schedule_switches) {
+          return Status::InvalidArgument(
+              "plan: " + path +
+              ": its schedule has no segment starts (a plan from before the step-keyed "
+              "schedule): plan it again, or give schedule=off for its constant caps");
+        }
+        c.period_s = o.has("period_s") ? o.number("period_s") : c.schedule.empty() ? 2 : 0.5;
+        c.min_segment_s = o.number("min_segment_s");
+        c.lead_up_s = o.number("lead_up_s");
+        c.lead_down_s = o.number("lead_down_s");
+        FW_ASSIGN_OR_RETURN(PlanCapsController proto, PlanCapsController::create(c));
+        // Checked against the plant as it is now (reset() checks again when jobs change).
+        PlanCapsController probe = proto;
+        probe.reset(env.info);
+        FW_RETURN_IF_ERROR(probe.mapping());
+        PreparedController p{
+            [proto](uint64_t) { return std::make_unique<PlanCapsController>(proto); }};
+        nlohmann::json caps = nlohmann::json::array();
+        for (double w : c.stage_caps_w)
+          caps.push_back(std::isnan(w) ? nlohmann::json() : nlohmann::json(w));
+        p.notes = {{"plan", path},
+                   {"stage_caps_w", caps},
+                   {"plan_mode", plan->best_mode},
+                   {"applied", c.schedule.empty() ? "constant" : "schedule"}};
+        return p;
+      }};
 }
 
 }  // namespace

@@ -60,6 +60,12 @@ struct JobReading {
   // agent/job_registry.hpp), on hardware and laid over the simulated job on the sim backend.
   double starts_in_s = kUnset, ends_in_s = kUnset;
   double checkpoint_in_iters = kUnset, checkpoint_s = kUnset;
+  // Seconds since the job's iteration under way began (its last step boundary), as of the read
+  // (NaN: not announced): from the job's client in the agent (aged since the report, growing;
+  // the pipeline hook sends it at every step's end), where a step-keyed cap schedule anchors
+  // (controllers/plan_controller.hpp). The simulator's jobs do not send it: their step count
+  // is the signal there.
+  double step_age_s = kUnset;
 };
 
 struct Snapshot {

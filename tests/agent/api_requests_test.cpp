@@ -225,8 +225,14 @@ TEST(ProgressRequest, AnnouncementsAreOptionalNamedAndChecked) {
   EXPECT_TRUE(std::isnan(q.announced.starts_in_s));
   EXPECT_TRUE(std::isnan(q.announced.ends_in_s));
   EXPECT_TRUE(std::isnan(q.announced.checkpoint_s));
+  // The step's age (the step-keyed plan schedule's anchor, plan_controller.hpp).
+  JobProgress aged;
+  ASSERT_FALSE(parse_progress_request(
+      R"({"tokens_total": 10, "steps_total": 2, "step_age_s": 0.004})", aged));
+  EXPECT_EQ(aged.announced.step_age_s, 0.004);
   JobProgress none;
   ASSERT_FALSE(parse_progress_request(R"({"tokens_total": 10, "steps_total": 2})", none));
+  EXPECT_TRUE(std::isnan(none.announced.step_age_s));
   EXPECT_TRUE(std::isnan(none.announced.starts_in_s));
   EXPECT_TRUE(std::isnan(none.announced.checkpoint_in_iters));
 
@@ -239,7 +245,8 @@ TEST(ProgressRequest, AnnouncementsAreOptionalNamedAndChecked) {
                        Bad{"ends_in_s", "1e300", 422}, Bad{"checkpoint_s", "-3", 422},
                        Bad{"checkpoint_in_iters", "0", 422}, Bad{"checkpoint_in_iters", "1.5", 422},
                        Bad{"checkpoint_in_iters", "-2", 422}, Bad{"starts_in_s", "\"soon\"", 400},
-                       Bad{"checkpoint_s", "null", 400}, Bad{"ends_in_s", "[1]", 400}}) {
+                       Bad{"checkpoint_s", "null", 400}, Bad{"ends_in_s", "[1]", 400},
+                       Bad{"step_age_s", "-0.1", 422}, Bad{"step_age_s", "\"now\"", 400}}) {
     JobProgress r;
     const std::string body = std::string(R"({"tokens_total": 1, "steps_total": 1, ")") + b.field +
                              "\": " + b.value + "}";

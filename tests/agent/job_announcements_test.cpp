@@ -112,6 +112,17 @@ TEST(JobRegistry, AnnouncementsAgeWithTheReportAndGoStale) {
   EXPECT_DOUBLE_EQ(s.last_report_age_s, 30.5);
 }
 
+// The step's age grows with the report's: the iteration under way began that much earlier
+// (a pipeline plan's schedule anchors there, plan_controller.hpp); stale like the others.
+TEST(AgeAnnouncements, TheStepsAgeGrowsSinceTheReport) {
+  JobAnnouncements a;
+  a.step_age_s = 0.25;
+  EXPECT_DOUBLE_EQ(age_announcements(a, 1.5, 30).step_age_s, 1.75);
+  EXPECT_DOUBLE_EQ(age_announcements(a, 0, 30).step_age_s, 0.25);
+  EXPECT_TRUE(std::isnan(age_announcements(a, 31, 30).step_age_s));
+  EXPECT_TRUE(std::isnan(age_announcements(JobAnnouncements{}, 1, 30).step_age_s));
+}
+
 // The job channel (what the NVML plant copies into its snapshot, and the sim plant lays over
 // the simulated job) carries the aged announcements into the JobReading.
 TEST(RegistryChannel, CarriesTheAgedAnnouncementsIntoTheReading) {
@@ -136,6 +147,13 @@ TEST(RegistryChannel, CarriesTheAgedAnnouncementsIntoTheReading) {
   EXPECT_TRUE(std::isnan(js[1].reading.checkpoint_in_iters));
   now = 50 + kDefaultAnnouncementStaleS + 1;  // the registry's default bound
   EXPECT_TRUE(std::isnan(channel.jobs()[0].reading.checkpoint_in_iters));
+  // The step's age, as of the read.
+  JobAnnouncements step;
+  step.step_age_s = 0.5;
+  ASSERT_EQ(jobs.report("pt", progress(8, Phase::kForward, step)), JobRegistry::Outcome::kOk);
+  now += 1.25;
+  EXPECT_DOUBLE_EQ(channel.jobs()[0].reading.step_age_s, 1.75);
+  EXPECT_TRUE(std::isnan(channel.jobs()[1].reading.step_age_s));
 }
 
 // The fill hook: the channel says which job declared it; the plant's targets reach only such a

@@ -13,6 +13,9 @@
 #    count grows;
 #  - no stages=: the job's GPUs in order (on sim the scenario's, 0-7) in 4 blocks, stage s on
 #    GPUs 2s and 2s+1;
+#  - a schedule plan (stage 0 at 250 W for the first half of each step, 350 W for the second):
+#    GPU 0's cap takes both values, keyed to the job's step count; a schedule plan without
+#    segment starts is refused (422) unless schedule=off, which applies its constant caps;
 #  - the previous controller back: every cap 400 W again;
 #  - SIGTERM with the plan in force: exit 0, "caps restored", restore file removed.
 # A few seconds.
@@ -128,6 +131,49 @@ put_controller "plan:$plan,period_s=0.5"
 check "PUT plan without stages=: 202 ($code: $(cat "$tmp/put.json"))" test "$code" = 202
 want_blocks=$(jq -c '[.[] | ., .]' <<<"$stage_caps" | round)
 check "stage s on GPUs 2s and 2s+1 ($want_blocks)" wait_caps "$want_blocks"
+
+# 4b. A step-keyed schedule (plan_controller.hpp): stage 0 at 250 W for the first half of each
+# iteration and 350 W for the second, the others at their constant caps; anchored at the
+# simulated job's step boundaries (its step count: the simulator sends no step age). The
+# segments are shorter than the 2.2 s settling default here, so min_segment_s=0 and no leads.
+T=$(jq '.constant.pipeline_time_s' "$plan")
+jq --argjson T "$T" '.constant.stages as $c | .mode = "schedule" | .schedule.pipeline_time_s = $T
+  | .schedule.segments = [[{cap_w: 250, start_s: 0}, {cap_w: 350, start_s: ($T / 2)}]]
+      + [range(1; 4) as $s | [{cap_w: $c[$s].cap_w, start_s: 0}]]' "$plan" >"$tmp/plans/sched.json"
+put_controller "plan:$tmp/plans/sched.json,stages=0+4:1+5:2+6:3+7,min_segment_s=0,lead_up_s=0,lead_down_s=0,period_s=0.1"
+check "PUT a schedule plan: 202 ($code: $(cat "$tmp/put.json"))" test "$code" = 202
+# gpu1_holds: GPU 1 (stage 1) is at its constant cap (~10 s at most, the PUT taking effect).
+want1=$(jq '.[1] | . * 10 | round / 10' <<<"$stage_caps")
+gpu1_holds() {
+  for _ in $(seq 100); do
+    status
+    [ "$(jq '.gpus | sort_by(.index)[1].cap_w | . * 10 | round / 10' "$tmp/status.json")" = "$want1" ] &&
+      return 0
+    sleep 0.1
+  done
+  return 1
+}
+check "GPU 1 holds stage 1's constant cap ($want1)" gpu1_holds
+# seen_both: GPU 0's cap takes both segment caps (~20 s at most).
+seen_both() {
+  local seen=""
+  for _ in $(seq 200); do
+    status
+    seen="$seen $(jq '.gpus | sort_by(.index)[0].cap_w | round' "$tmp/status.json")"
+    case $seen in *250*350* | *350*250*) return 0 ;; esac
+    sleep 0.1
+  done
+  echo "  GPU 0's caps seen:$seen (the job's step time ~$T s)"
+  return 1
+}
+check "GPU 0 follows its segments (250 and 350 W) within the job's steps" seen_both
+check "  while GPU 1 still holds its cap" gpu1_holds
+jq 'del(.schedule.segments[][].start_s)' "$tmp/plans/sched.json" >"$tmp/plans/old-sched.json"
+put_controller "plan:$tmp/plans/old-sched.json,stages=0+4:1+5:2+6:3+7"
+check "a schedule plan without segment starts: 422 saying so ($code: $(cat "$tmp/put.json"))" \
+  bash -c "[ '$code' = 422 ] && grep -q 'no segment starts' '$tmp/put.json'"
+put_controller "plan:$tmp/plans/old-sched.json,stages=0+4:1+5:2+6:3+7,schedule=off,period_s=0.5"
+check "  with schedule=off: its constant caps ($code)" wait_caps "$want"
 
 # 5. The previous controller back: every cap at 400 W.
 put_controller "static:knob=caps,value=400"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "control/safety_limiter.hpp"
+#include "control/snapshot_ring.hpp"
 
 namespace fw {
 namespace {
@@ -148,6 +149,129 @@ TEST(PlanController, TheLimiterClampsCapsOutsideTheRange) {
   const Command out = lim.apply(req, obs);
   EXPECT_EQ(out.power_cap_w, (std::vector<double>{400, 100}));
   EXPECT_EQ(lim.stats().clamped, 2);
+}
+
+}  // namespace
+}  // namespace fw
+
+namespace fw {
+namespace {
+
+// A step-keyed schedule (plan_controller.hpp): stage 0 at 300 W for the first half of each
+// iteration and 200 W for the second, stage 1 constant. Leads 0 unless a test sets them.
+PlanCapsConfig scheduled(double lead_up_s = 0, double lead_down_s = 0) {
+  PlanCapsConfig c;
+  c.stage_caps_w = {250, 260};
+  c.schedule = {{{300, 0.0}, {200, 0.5}}, {{260, 0.0}}};
+  c.period_s = 0.5;
+  c.lead_up_s = lead_up_s;
+  c.lead_down_s = lead_down_s;
+  return c;
+}
+
+// Drives the controller with a job stepping every step_s from t = 0, read every 0.5 s; the job
+// announces its step's age (`aged`, as the agent's job channel carries it) or only its count.
+struct StepRun {
+  PlanCapsController ctl;
+  PlantInfo info = node(2, {0, 1});
+  SnapshotRing ring{4};
+  double step_s;
+  bool aged;
+  double stall_s = 1e18;  // the job stops stepping here
+  Command at(double t) {
+    Snapshot s;
+    s.time_s = t;
+    JobReading j;
+    j.phase = Phase::kForward;
+    j.steps_total = std::floor(std::min(t, stall_s) / step_s);
+    if (aged) j.step_age_s = t - j.steps_total * step_s;
+    s.jobs.push_back(j);
+    ring.push(s);
+    Observation o;
+    o.time_s = t;
+    o.sample_period_s = 0.5;
+    o.plant = &info;
+    o.history = &ring;
+    return ctl.update(o);
+  }
+};
+
+StepRun run_of(const PlanCapsConfig& cfg, double step_s, bool aged) {
+  auto c = PlanCapsController::create(cfg);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  StepRun r{*c, node(2, {0, 1}), SnapshotRing(4), step_s, aged};
+  r.ctl.reset(r.info);
+  return r;
+}
+
+TEST(PlanSchedule, FollowsTheSegmentsFromTheJobsStepBoundaries) {
+  StepRun r = run_of(scheduled(), 10, true);
+  // Before two boundaries the step time is unknown: the constant caps.
+  Command c = r.at(0.25);
+  EXPECT_EQ(c.power_cap_w, (std::vector<double>{250, 260}));
+  EXPECT_FALSE(r.ctl.following().ok());
+  for (double t = 0.75; t < 10.3; t += 0.5) r.at(t);
+  EXPECT_NEAR(r.ctl.step_s(), 10, 1e-9);
+  ASSERT_TRUE(r.ctl.following().ok()) << r.ctl.following().message();
+  // 10.75 s: 0.75 s into the second step, the first half: 300 W; 16.25 s: the second half.
+  EXPECT_EQ(r.at(10.75).power_cap_w, (std::vector<double>{300, 260}));
+  for (double t = 11.25; t < 16; t += 0.5) r.at(t);
+  EXPECT_EQ(r.at(16.25).power_cap_w, (std::vector<double>{200, 260}));
+}
+
+// Without the step's age the boundary is placed half a sample period back (the simulator's
+// jobs, which report only their count): the same segments, found from the count.
+TEST(PlanSchedule, AnchorsOnTheStepCountWithoutTheAge) {
+  StepRun r = run_of(scheduled(), 10, false);
+  for (double t = 0.25; t < 20.3; t += 0.5) r.at(t);
+  ASSERT_TRUE(r.ctl.following().ok()) << r.ctl.following().message();
+  EXPECT_NEAR(r.ctl.step_s(), 10, 1e-9);
+  EXPECT_EQ(r.at(20.75).power_cap_w, (std::vector<double>{300, 260}));
+  for (double t = 21.25; t < 27; t += 0.5) r.at(t);
+  EXPECT_EQ(r.at(27.25).power_cap_w, (std::vector<double>{200, 260}));
+}
+
+// A raise is written lead_up_s before its segment, a lowering lead_down_s before: at 3.25 s
+// before the iteration's end (lead 4 s) the next iteration's 300 W is already in force.
+TEST(PlanSchedule, RaisesLeadLoweringsByTheirSettlingTimes) {
+  StepRun r = run_of(scheduled(4, 1), 10, true);
+  for (double t = 0.25; t < 10.3; t += 0.5) r.at(t);
+  EXPECT_EQ(r.at(14.25).power_cap_w[0], 200);  // 4.25 + 1 s: the lowering at 5 s is written
+  for (double t = 14.75; t < 15.7; t += 0.5) r.at(t);
+  EXPECT_EQ(r.at(15.75).power_cap_w[0], 200);
+  for (double t = 16.25; t < 16.4; t += 0.5) r.at(t);
+  EXPECT_EQ(r.at(16.75).power_cap_w[0], 300);  // 6.75 + 4 s reaches the next iteration
+}
+
+// Segments shorter than min_segment_s at the job's step time (a plan made for a slower job),
+// or a stale boundary (the job stalled), fall back to the constant caps, saying why.
+TEST(PlanSchedule, FallsBackToConstantCapsWhenSegmentsAreTooShortOrTheStepIsStale) {
+  StepRun fast = run_of(scheduled(), 4, true);  // segments of 2 s < 2.2 s
+  for (double t = 0.25; t < 8.5; t += 0.5) fast.at(t);
+  EXPECT_EQ(fast.at(8.75).power_cap_w, (std::vector<double>{250, 260}));
+  EXPECT_NE(fast.ctl.following().message().find("min_segment_s"), std::string::npos)
+      << fast.ctl.following().message();
+  StepRun r = run_of(scheduled(), 10, true);
+  for (double t = 0.25; t < 10.8; t += 0.5) r.at(t);
+  ASSERT_TRUE(r.ctl.following().ok());
+  r.stall_s = 11;  // the job stops stepping: its boundary ages
+  for (double t = 11.25; t < 31; t += 0.5) r.at(t);
+  EXPECT_EQ(r.at(31.25).power_cap_w, (std::vector<double>{250, 260}));
+  EXPECT_FALSE(r.ctl.following().ok());
+}
+
+TEST(PlanSchedule, RefusesBadSchedules) {
+  PlanCapsConfig c = scheduled();
+  c.schedule = {{{300, 0.5}, {200, 0.2}}, {{260, 0}}};
+  EXPECT_FALSE(PlanCapsController::create(c).ok());  // out of order
+  c = scheduled();
+  c.schedule.pop_back();
+  EXPECT_FALSE(PlanCapsController::create(c).ok());  // a stage missing
+  c = scheduled(0.1, 0.2);
+  EXPECT_FALSE(PlanCapsController::create(c).ok());  // lead_down_s > lead_up_s
+  c = scheduled();
+  c.schedule[0][1].start_frac = 1;
+  EXPECT_FALSE(PlanCapsController::create(c).ok());
 }
 
 }  // namespace

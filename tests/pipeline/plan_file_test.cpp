@@ -37,8 +37,9 @@ StageProfile three_stages() {
   return *p;
 }
 
-json planned_json(double slowdown = 0.05) {
+json planned_json(double slowdown = 0.05, double min_segment_s = 2.2) {
   PlanOptions o;
+  o.min_segment_s = min_segment_s;
   o.microbatches = 8;
   o.global_batch = 8;
   o.tp = 1;
@@ -104,6 +105,40 @@ TEST(PlanFile, ScheduleSwitchesWhenAStageHasSegments) {
   EXPECT_FALSE(p->schedule_switches);
 }
 
+// The step-keyed schedule: each segment's start on the planned 1F1B timeline (planner.hpp
+// PlanSegment::start_s). One segment for the iteration (constant) starts with the stage's fill:
+// stage 0 at 0, each later stage after the forwards before it. A plan's schedule reads back in
+// start order, its caps as written; a file without starts (before them) has no schedule.
+TEST(PlanFile, ReadsTheStepKeyedSchedule) {
+  const json j = planned_json(0.05, 0);
+  const json& con = j["constant"]["segments"];
+  ASSERT_EQ(con.size(), 3u);
+  EXPECT_EQ(con[0][0]["start_s"].get<double>(), 0);
+  EXPECT_GT(con[1][0]["start_s"].get<double>(), 0);
+  EXPECT_GT(con[2][0]["start_s"].get<double>(), con[1][0]["start_s"].get<double>());
+  auto p = parse_plan_json(j.dump(), "p.json");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const double T = j["schedule"]["pipeline_time_s"].get<double>();
+  EXPECT_DOUBLE_EQ(p->schedule_time_s, T);
+  ASSERT_EQ(p->schedule.size(), 3u);
+  size_t segments = 0;
+  for (size_t s = 0; s < 3; ++s) {
+    ASSERT_EQ(p->schedule[s].size(), j["schedule"]["segments"][s].size());
+    for (size_t k = 0; k < p->schedule[s].size(); ++k) {
+      EXPECT_GE(p->schedule[s][k].start_s, k ? p->schedule[s][k - 1].start_s : 0.0);
+      EXPECT_LE(p->schedule[s][k].start_s, T);
+      ++segments;
+    }
+  }
+  EXPECT_GT(segments, 3u);  // min_segment_s 0: some stage is cut (else this checks little)
+  json old = j;
+  for (json& st : old["schedule"]["segments"])
+    for (json& g : st) g.erase("start_s");
+  auto q = parse_plan_json(old.dump(), "old.json");
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_TRUE(q->schedule.empty());
+}
+
 // Each malformation, and the field its error must name.
 struct Bad {
   const char* what;
@@ -141,6 +176,15 @@ TEST(PlanFile, RefusesEachBadFieldNamingIt) {
        "cap_range_w:"},
       {"gpu a number", [](json& j) { j["gpu"] = 7; }, "gpu: expected a string"},
       {"segments short", [](json& j) { j["schedule"]["segments"].erase(0); }, "schedule.segments:"},
+      {"segment start negative", [](json& j) { j["schedule"]["segments"][1][0]["start_s"] = -1; },
+       "schedule.segments[1][0].start_s: out of range"},
+      {"segment start past the iteration",
+       [](json& j) { j["schedule"]["segments"][0][0]["start_s"] = 1e6; },
+       "schedule.segments[0][0].start_s: out of range"},
+      {"segment cap a string", [](json& j) { j["schedule"]["segments"][2][0]["cap_w"] = "x"; },
+       "schedule.segments[2][0].cap_w: expected a cap"},
+      {"schedule time missing", [](json& j) { j["schedule"].erase("pipeline_time_s"); },
+       "schedule.pipeline_time_s: missing"},
       {"not an object",
        [](json& j) {
          j = json::array({1, 2});
