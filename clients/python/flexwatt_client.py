@@ -206,7 +206,7 @@ class FlexwattClient:
         return self.request("PUT", "/v1/controller", body)
 
     def register_job(self, id=None, name=None, kind=None, gpus=None, knobs=None, pfi=None,
-                     fill=None):
+                     fill=None, pipeline_stages=None):
         """Registers a training job; returns a Job. knobs: {name: {min, max, step?, default?}}.
         pfi: the job's Power Flexibility Index when known (reported in the agent's status).
         fill: the job's fill hook, a callable fill(targets) with targets {NVML index: watts}
@@ -218,6 +218,8 @@ class FlexwattClient:
         return at once (start, retune or stop a fill running in the background).
         gpus: NVML indices as the agent's status lists them, GPU UUIDs ("GPU-..."), or
         "visible": the UUIDs of visible_gpu_uuids() (ValueError when there are none).
+        pipeline_stages: a pipeline job's stage per GPU in gpus (one each): the agent's `plan`
+        controller then applies this node's share of a plan across nodes (docs/caps.md).
         A 4xx answer raises FlexwattError. When the agent cannot be reached (connection error,
         timeout, 5xx) a resilient client returns the job anyway, at its knobs' defaults, and
         registers it once the agent answers (its id is None until then when none was given)."""
@@ -231,7 +233,7 @@ class FlexwattClient:
             raise TypeError("fill: must be a callable fill(targets) or None")
         body = {}
         for k, v in (("id", id), ("name", name), ("kind", kind), ("gpus", gpus), ("knobs", knobs),
-                     ("pfi", pfi)):
+                     ("pfi", pfi), ("pipeline_stages", pipeline_stages)):
             if v is not None:
                 body[k] = v
         if fill is not None:

@@ -42,6 +42,15 @@ class ProgressAnnouncementsTest(StubAgentCase):
                 "tokens_total": 4096, "steps_total": 3, "phase": "forward", "starts_in_s": 0,
                 "ends_in_s": 3600.5, "checkpoint_in_iters": 1, "checkpoint_s": 12}], resilient)
 
+    def test_the_step_age_and_pipeline_stages_are_sent(self):
+        job = fc.FlexwattClient(url=self.url).register_job(id="pp", gpus=[0, 1],
+                                                           pipeline_stages=[3, 3])
+        job.progress(8, 2, step_age_s=0.004)
+        regs = [b for p, b in self.server.seen if p == "/v1/jobs"]
+        self.assertEqual(regs[-1]["pipeline_stages"], [3, 3])
+        self.assertEqual(self.progress_bodies()[-1],
+                         {"tokens_total": 8, "steps_total": 2, "step_age_s": 0.004})
+
     def test_only_the_announcements_given_are_sent(self):
         job = fc.FlexwattClient(url=self.url).register_job(id="pt")
         job.progress(1, 1)

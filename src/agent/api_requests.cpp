@@ -226,7 +226,8 @@ std::optional<HttpError> job_knobs(const json& j, JobInfo& info) {
 std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& out) {
   json j;
   if (auto err = parse_object(body, j)) return err;
-  if (auto err = only_keys(j, {"id", "name", "kind", "gpus", "knobs", "pfi", "fill"}, "")) {
+  if (auto err = only_keys(
+          j, {"id", "name", "kind", "gpus", "knobs", "pfi", "fill", "pipeline_stages"}, "")) {
     return err;
   }
   if (auto it = j.find("fill"); it != j.end()) {
@@ -271,6 +272,22 @@ std::optional<HttpError> parse_job_request(std::string_view body, JobRequest& ou
         return invalid("gpus: index " + g.dump() + " is listed twice");
       }
       out.info.gpus.push_back(v);
+    }
+  }
+  if (auto it = j.find("pipeline_stages"); it != j.end()) {
+    const size_t n = std::max(out.info.gpus.size(), out.gpu_uuids.size());
+    if (!it->is_array()) return bad("pipeline_stages: must be an array of stage indices");
+    if (it->size() != n || n == 0) {
+      return invalid("pipeline_stages: " + std::to_string(it->size()) +
+                     " entries; one per GPU in gpus (" + std::to_string(n) + ")");
+    }
+    for (const auto& s : *it) {
+      if (!s.is_number_integer()) return bad("pipeline_stages: must be an array of stage indices");
+      int64_t wide = 0;
+      if (!json_int_in(s, 0, 4095, wide)) {
+        return invalid("pipeline_stages: stage " + s.dump() + " is out of range [0, 4095]");
+      }
+      out.info.pipeline_stages.push_back(static_cast<int>(wide));
     }
   }
   return job_knobs(j, out.info);

@@ -55,7 +55,9 @@ std::optional<HttpError> parse_controller_request(std::string_view body, Control
 // POST /v1/jobs: {"id"?, "name"?, "kind"?, "gpus"?: [int] | [UUID], "pfi"?, "fill"?: bool,
 // "knobs"?: {KNOB: {"min", "max", "step"?, "default"?}}}: min, max, step and default whole
 // numbers (422 naming the field otherwise), min <= default <= max, step >= 1; "fill" a boolean
-// (400 otherwise). An absent id is left empty (the server assigns one).
+// (400 otherwise); "pipeline_stages"?: [int], a pipeline job's stage per listed GPU (0-4095, as
+// many as "gpus": 422 otherwise; into JobInfo::pipeline_stages). An absent id is left empty
+// (the server assigns one).
 struct JobRequest {
   std::string id;
   JobInfo info;

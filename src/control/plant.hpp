@@ -38,6 +38,9 @@ struct JobInfo {
   std::string name;
   std::string kind;       // "grpo", "pretrain", ...
   std::vector<int> gpus;  // plant GPU indices the job runs on
+  // A pipeline job's stage per gpus[i] (its registration's "pipeline_stages"; empty: not said):
+  // what this node runs of a multi-node pipeline, for the `plan` controller's per-node share.
+  std::vector<int> pipeline_stages;
   std::array<KnobRange, kNumKnobs> knob_ranges{};
   KnobValues default_knobs = kNoKnobs;
 };

@@ -165,7 +165,23 @@ void PlanCapsController::reset(const PlantInfo& info) {
     }
   }
   std::vector<std::vector<int>> blocks = cfg_.stage_gpus;
-  if (blocks.empty()) {
+  const JobInfo* job =
+      static_cast<size_t>(cfg_.job) < info.jobs.size() ? &info.jobs[cfg_.job] : nullptr;
+  if (blocks.empty() && job && !job->pipeline_stages.empty()) {
+    // The job's own stage per GPU (its registration): this node's share of the plan.
+    blocks.assign(S, {});
+    for (size_t i = 0; i < job->gpus.size() && i < job->pipeline_stages.size(); ++i) {
+      const int s = job->pipeline_stages[i];
+      if (s < 0 || static_cast<size_t>(s) >= S) {
+        mapping_ = Status::InvalidArgument(
+            "plan: job " + std::to_string(cfg_.job) + " registered GPU " +
+            std::to_string(job->gpus[i]) + " at pipeline stage " + std::to_string(s) +
+            "; the plan has " + std::to_string(S) + " stages (0-" + std::to_string(S - 1) + ")");
+        return;
+      }
+      blocks[s].push_back(job->gpus[i]);
+    }
+  } else if (blocks.empty()) {
     if (static_cast<size_t>(cfg_.job) >= info.jobs.size()) {
       mapping_ =
           Status::InvalidArgument("plan: job=" + std::to_string(cfg_.job) + ": the plant has " +

@@ -26,11 +26,15 @@
 // `pipeline plan`'s default, 2.2 s); otherwise the constant caps, and following() says why not.
 //
 // GPUs per stage: with `stage_gpus` (the spec's stages=0-1:2-3), stage s runs the plant GPUs
-// listed s-th; without, job `job`'s GPUs in their order (a registered job's: the order it
-// listed them) are cut into `stages` equal consecutive blocks (stage s: block s; Megatron's rank
-// order, pipeline stage outermost). The blocks need a GPU count that is a multiple of the
-// stages; when the job (as reset() sees it) does not have one, or an explicit list names a GPU
-// the plant does not have, the controller writes nothing and mapping() says why.
+// listed s-th; without, where job `job` registered its GPUs' pipeline stages (JobInfo::
+// pipeline_stages), each GPU runs its own stage, and a stage none of them runs is not on this
+// node (a pipeline across nodes: each node's agent applies its share of one plan; a stage
+// outside the plan: nothing written, mapping() says why); otherwise job `job`'s GPUs in their
+// order (a registered job's: the order it listed them) are cut into `stages` equal consecutive
+// blocks (stage s: block s; Megatron's rank order, pipeline stage outermost). The blocks need a
+// GPU count that is a multiple of the stages; when the job (as reset() sees it) does not have
+// one, or an explicit list names a GPU the plant does not have, the controller writes nothing
+// and mapping() says why.
 //
 // Writes its caps at every decision (idempotent, as static does), so caps the fail-safe or the
 // limiter put in force return when they let go. Claims the cap actuator; reads no readings.

@@ -355,13 +355,19 @@ bool NvmlPlant::refresh_jobs() {
       gpus = all;  // a job on the whole node
       continue;
     }
-    std::vector<int> plant_gpus;
-    for (int nvml : gpus) {
+    // Its pipeline stages follow its GPUs (a GPU not managed here, or lost, drops both).
+    std::vector<int>& stages = info_.jobs.back().pipeline_stages;
+    const bool staged = stages.size() == gpus.size();
+    std::vector<int> plant_gpus, plant_stages;
+    for (size_t i = 0; i < gpus.size(); ++i) {
       for (size_t g = 0; g < node_gpus_.size(); ++g) {
-        if (node_gpus_[g].index == nvml) plant_gpus.push_back(static_cast<int>(g));
+        if (node_gpus_[g].index != gpus[i]) continue;
+        plant_gpus.push_back(static_cast<int>(g));
+        if (staged) plant_stages.push_back(stages[i]);
       }
     }
     gpus = plant_gpus.empty() ? all : plant_gpus;
+    stages = plant_gpus.empty() ? std::vector<int>{} : plant_stages;
   }
   if (info_.jobs.empty()) info_.jobs.push_back(whole_node_job(info_.gpus.size()));
   return !first || gpus_changed;

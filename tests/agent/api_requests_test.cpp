@@ -59,6 +59,30 @@ TEST(ControllerRequest, ChecksSyntax) {
   EXPECT_EQ(parse_controller_request(R"({"controller": ")" + long_spec + "\"}", r)->status, 422);
 }
 
+// A pipeline job's stage per GPU (the `plan` controller's per-node share): one per listed GPU,
+// by index or by UUID; anything else refused naming the field.
+TEST(JobRequest, PipelineStagesOnePerGpu) {
+  JobRequest r;
+  auto err = parse_job_request(R"({"gpus": [4, 5, 6], "pipeline_stages": [2, 2, 3]})", r);
+  ASSERT_FALSE(err) << err->message;
+  EXPECT_EQ(r.info.pipeline_stages, (std::vector<int>{2, 2, 3}));
+  JobRequest u;
+  ASSERT_FALSE(parse_job_request(R"({"gpus": ["GPU-a", "GPU-b"], "pipeline_stages": [0, 1]})", u));
+  EXPECT_EQ(u.info.pipeline_stages, (std::vector<int>{0, 1}));
+  for (const auto& [body, status] : {std::pair{R"({"gpus": [0, 1], "pipeline_stages": [0]})", 422},
+                                     std::pair{R"({"pipeline_stages": [0]})", 422},
+                                     std::pair{R"({"gpus": [0], "pipeline_stages": [-1]})", 422},
+                                     std::pair{R"({"gpus": [0], "pipeline_stages": [5000]})", 422},
+                                     std::pair{R"({"gpus": [0], "pipeline_stages": ["0"]})", 400},
+                                     std::pair{R"({"gpus": [0], "pipeline_stages": 0})", 400}}) {
+    JobRequest b;
+    auto e = parse_job_request(body, b);
+    ASSERT_TRUE(e) << body;
+    EXPECT_EQ(e->status, status) << body << ": " << e->message;
+    EXPECT_EQ(e->message.rfind("pipeline_stages:", 0), 0u) << e->message;
+  }
+}
+
 TEST(JobRequest, ReadsKnobRanges) {
   JobRequest r;
   auto err = parse_job_request(

@@ -79,6 +79,26 @@ TEST(PlanController, JobGpusInRegistrationOrderInBlocks) {
   EXPECT_EQ(cmd.power_cap_w, (std::vector<double>{300, 300, 350, 350, 200, 200, 250, 250}));
 }
 
+// A pipeline across nodes: the job registered its GPUs' stages, and this node runs stages 5
+// and 6 of an 8-stage plan on its 4 GPUs: each GPU gets its own stage's cap. A stage outside
+// the plan writes nothing, saying why.
+TEST(PlanController, RegisteredStagesGiveThisNodesShare) {
+  PlanCapsController c = make({100, 110, 120, 130, 140, 150, 160, 170});
+  PlantInfo info = node(4, {2, 3, 0, 1});
+  info.jobs[0].pipeline_stages = {6, 6, 5, 5};
+  c.reset(info);
+  ASSERT_TRUE(c.mapping().ok()) << c.mapping().message();
+  EXPECT_EQ(c.gpu_stage(), (std::vector<int>{5, 5, 6, 6}));
+  EXPECT_EQ(c.update(Observation{}).power_cap_w, (std::vector<double>{150, 150, 160, 160}));
+  info.jobs[0].pipeline_stages = {6, 6, 5, 8};
+  c.reset(info);
+  EXPECT_FALSE(c.mapping().ok());
+  EXPECT_NE(c.mapping().message().find("pipeline stage 8; the plan has 8 stages"),
+            std::string::npos)
+      << c.mapping().message();
+  EXPECT_TRUE(c.update(Observation{}).power_cap_w.empty());
+}
+
 TEST(PlanController, ExplicitStagesAndGpusOutsideThePlan) {
   PlanCapsController c = make({210, 220}, {{0, 2}, {1}});
   c.reset(node(4, {0, 1, 2, 3}));

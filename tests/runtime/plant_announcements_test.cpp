@@ -112,5 +112,41 @@ TEST(PlantAnnouncements, TheNvmlPlantCarriesTheChannelJobs) {
   fs::remove_all(dir);
 }
 
+// A pipeline job's registered stages follow its GPUs into the plant's indices (the `plan`
+// controller's per-node share): an NVML index this agent does not manage drops its stage too.
+// The step's age reaches the snapshot.
+TEST(PlantAnnouncements, TheNvmlPlantKeepsEachGpusPipelineStage) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("fw_plant_stages_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "script.txt") << "gpus 4\n";
+  ::setenv("FAKE_NVML_SCRIPT", (dir / "script.txt").c_str(), 1);
+  ::setenv("FAKE_NVML_STATE", (dir / "state.txt").c_str(), 1);
+  TestChannel channel;
+  ChannelJob j = announcing_job();
+  j.info.gpus = {3, 0, 1};  // NVML indices; 0 is not managed here
+  j.info.pipeline_stages = {7, 4, 5};
+  j.reading.step_age_s = 0.75;
+  channel.jobs_ = {j};
+  NodePlantConfig cfg;
+  cfg.backend = "fake-nvml";
+  cfg.nvml_library = FAKE_NVML_LIBRARY;
+  cfg.gpus = {1, 2, 3};  // plant GPUs 0, 1, 2
+  auto p = NodePlant::open(cfg, &channel);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  Snapshot s;
+  ASSERT_TRUE(p.value()->read(1.0, s).ok());
+  const PlantInfo& info = p.value()->info();
+  ASSERT_EQ(info.jobs.size(), 1u);
+  EXPECT_EQ(info.jobs[0].gpus, (std::vector<int>{2, 0}));
+  EXPECT_EQ(info.jobs[0].pipeline_stages, (std::vector<int>{7, 5}));
+  ASSERT_EQ(s.jobs.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.jobs[0].step_age_s, 0.75);
+  p.value().reset();
+  ::unsetenv("FAKE_NVML_SCRIPT");
+  ::unsetenv("FAKE_NVML_STATE");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fw
