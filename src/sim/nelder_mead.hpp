@@ -2,7 +2,8 @@
 // Nelder–Mead minimisation over a box, for the simulator's fits (sim/fit.cpp: cap sweeps and
 // traces; sim/pipeline_fit.cpp: pipeline work). Points are clamped into [lo, hi]; stops after
 // max_evals evaluations or when the simplex's values agree within 1e-9. `evals` (optional)
-// receives the count.
+// receives the count. nelder_mead_starts: the same from each start in turn, the point of least
+// f over them (the first on ties), `evals` the sum.
 
 #include <algorithm>
 #include <array>
@@ -69,8 +70,29 @@ std::array<double, N> nelder_mead(const std::function<double(const std::array<do
     }
   }
   std::sort(s.begin(), s.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  *evals = n;
+  if (evals) *evals = n;
   return s.front().second;
+}
+
+template <size_t N>
+std::array<double, N> nelder_mead_starts(
+    const std::function<double(const std::array<double, N>&)>& f,
+    const std::vector<std::array<double, N>>& starts, const std::array<double, N>& step,
+    const std::array<double, N>& lo, const std::array<double, N>& hi, int max_evals, int* evals) {
+  std::array<double, N> best{};
+  double best_f = 1e300;
+  int total = 0;
+  for (const auto& x0 : starts) {
+    int n = 0;
+    const auto x = nelder_mead<N>(f, x0, step, lo, hi, max_evals, &n);
+    total += n;
+    if (const double v = f(x); v < best_f) {
+      best_f = v;
+      best = x;
+    }
+  }
+  if (evals) *evals = total;
+  return best;
 }
 
 }  // namespace fw::sim

@@ -202,20 +202,12 @@ Result<PipelineFit> fit_pipeline_runs(const std::vector<ZeusRun>& runs, const Gp
   auto cost = [&](const std::array<double, 5>& x) {
     return squared_run_error(runs, make(x), gpu, blocking_w);
   };
-  std::array<double, 5> best{};
-  double best_c = 1e300;
-  for (double c0 : {0.4, 0.9}) {  // starts: two compute-bound shares
-    int evals = 0;
-    const auto x = nelder_mead<5>(cost, {0, 1.0, 0.3, c0, 0.5}, {0.2, 0.3, 0.2, 0.1, 0.3},
-                                  {-2, 0.05, 0, 0.05, 0}, {2, 3, 3, 1, 1}, 1500, &evals);
-    fit.evals += evals;
-    if (const double c = cost(x); c < best_c) {
-      best_c = c;
-      best = x;
-    }
-  }
+  int evals = 0;  // starts: two compute-bound shares
+  const auto best = nelder_mead_starts<5>(cost, {{0, 1.0, 0.3, 0.4, 0.5}, {0, 1.0, 0.3, 0.9, 0.5}},
+                                          {0.2, 0.3, 0.2, 0.1, 0.3}, {-2, 0.05, 0, 0.05, 0},
+                                          {2, 3, 3, 1, 1}, 1500, &evals);
   PipelineFit out = make(best);
-  out.evals = fit.evals;
+  out.evals = fit.evals + evals;
   FW_RETURN_IF_ERROR(set_max_err(runs, gpu, blocking_w, out));
   return out;
 }
@@ -293,21 +285,13 @@ Result<PipelineFit> fit_cap_response_runs(const std::vector<ZeusRun>& runs, cons
   auto cost = [&](const std::array<double, 4>& x) {
     return squared_run_error(runs, make(x), gpu, blocking_w);
   };
-  std::array<double, 4> best{};
-  double best_c = 1e300;
   const double lo_w = blocking_w / top_cap;
-  for (double k0 : {0.2, 0.8}) {  // starts: nearly balanced, and the layer counts
-    int evals = 0;
-    const auto x = nelder_mead<4>(cost, {0, k0, 0.1, 0.95}, {0.1, 0.2, 0.1, 0.05}, {-2, 0, 0, lo_w},
-                                  {2, 1.5, 1, 1.2}, 1200, &evals);
-    fit.evals += evals;
-    if (const double c = cost(x); c < best_c) {
-      best_c = c;
-      best = x;
-    }
-  }
+  int evals = 0;  // starts: nearly balanced, and the layer counts
+  const auto best =
+      nelder_mead_starts<4>(cost, {{0, 0.2, 0.1, 0.95}, {0, 0.8, 0.1, 0.95}}, {0.1, 0.2, 0.1, 0.05},
+                            {-2, 0, 0, lo_w}, {2, 1.5, 1, 1.2}, 1200, &evals);
   PipelineFit out = make(best);
-  out.evals = fit.evals;
+  out.evals = fit.evals + evals;
   FW_RETURN_IF_ERROR(set_max_err(runs, gpu, blocking_w, out));
   return out;
 }
@@ -345,20 +329,12 @@ Result<PipelineFit> fit_profiled_runs(const std::vector<ZeusRun>& runs,
   auto top = predict(r0, make({0, 1}), gpu, blocking_w);
   if (!top.ok()) return top.status().with_context(r0.model);
   const double log0 = std::clamp(std::log(r0.time_s / top->time_s), -2.0, 2.0);
-  std::array<double, 2> best{};
-  double best_c = 1e300;
-  for (double u0 : {0.8, 0.95}) {  // starts: the cap binds at the top cap, or hardly
-    int evals = 0;
-    const auto x = nelder_mead<2>(cost, {log0, u0}, {0.05, 0.05}, {log0 - 1, blocking_w / top_cap},
-                                  {log0 + 1, 1.2}, 600, &evals);
-    fit.evals += evals;
-    if (const double c = cost(x); c < best_c) {
-      best_c = c;
-      best = x;
-    }
-  }
+  int evals = 0;  // starts: the cap binds at the top cap, or hardly
+  const auto best =
+      nelder_mead_starts<2>(cost, {{log0, 0.8}, {log0, 0.95}}, {0.05, 0.05},
+                            {log0 - 1, blocking_w / top_cap}, {log0 + 1, 1.2}, 600, &evals);
   PipelineFit out = make(best);
-  out.evals = fit.evals;
+  out.evals = fit.evals + evals;
   FW_RETURN_IF_ERROR(set_max_err(runs, gpu, blocking_w, out));
   return out;
 }
