@@ -79,7 +79,7 @@ check "3: hold before the checkpoint: floor 85 %, ramp-down 50 W/s" \
   wait_smoothing 5 "$hold0" "$hold1"
 status > "$tmp/s3.json"
 check "3: status shows the announcement" \
-  jqt '.jobs[0].announced == {"starts_in_s": null, "ends_in_s": null, "checkpoint_in_iters": 1, "checkpoint_s": 10}' \
+  jqt '.jobs[0].announced == {"starts_in_s": null, "ends_in_s": null, "checkpoint_in_iters": 1, "checkpoint_s": 10, "step_age_s": null}' \
   "$tmp/s3.json"
 code=$(post /v1/jobs/pt/progress '{"tokens_total": 3, "steps_total": 3, "phase": "forward"}')
 check "3: a report without it ($code)" test "$code" = 200
