@@ -18,7 +18,7 @@
 #    segment starts is refused (422) unless schedule=off, which applies its constant caps;
 #  - the previous controller back: every cap 400 W again;
 #  - SIGTERM with the plan in force: exit 0, "caps restored", restore file removed.
-# A few seconds.
+# About 30 s (the schedule section waits for two of the job's ~8 s steps, then both segments).
 # Usage: agent_pipeline_plan.sh FLEXWATT_BIN SOURCE_DIR
 set -u
 bin=$1
