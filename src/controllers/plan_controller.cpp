@@ -146,7 +146,8 @@ void PlanCapsController::reset(const PlantInfo& info) {
   for (size_t g = 0; g < n; ++g) default_w_[g] = info.gpus[g].default_cap_w;
   stage_of_.assign(n, -1);
   mapping_ = Status::Ok();
-  following_ = Status::Unavailable("not updated yet");
+  following_ =
+      Status::Unavailable(cfg_.schedule.empty() ? "no schedule: constant caps" : "not updated yet");
   last_steps_ = -1;
   step_s_ = 0;
   boundaries_.clear();
@@ -250,10 +251,7 @@ Command PlanCapsController::update(const Observation& obs) {
   Command c;
   if (!mapping_.ok()) return c;
   c.power_cap_w = caps_w_;
-  if (cfg_.schedule.empty()) {
-    following_ = Status::Unavailable("no schedule: constant caps");
-    return c;
-  }
+  if (cfg_.schedule.empty()) return c;  // following_ says so since reset()
   const Snapshot& snap = obs.latest();
   if (static_cast<size_t>(cfg_.job) >= snap.jobs.size() ||
       snap.jobs[cfg_.job].phase == Phase::kIdle) {

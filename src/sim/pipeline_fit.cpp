@@ -88,20 +88,20 @@ Result<std::vector<double>> partition_units(const std::string& partition, int pp
 
 Result<PipelineJobSpec> pipeline_spec_for(const ZeusRun& r, const PipelineFit& fit,
                                           const GpuPreset& gpu, double blocking_w) {
+  PipelineJobSpec s;
+  s.gpu = &gpu;
+  s.microbatches = r.microbatches;
+  s.dp = r.dp;
+  s.tp = r.tp;
+  s.load = fit.load;
+  s.blocking_w = blocking_w;
+  s.cap_response = fit.response;
   if (!fit.stage_work.empty()) {
     if (fit.stage_work.size() != static_cast<size_t>(r.pp)) {
       return Status::InvalidArgument("line " + std::to_string(r.line) + ": " +
                                      std::to_string(r.pp) + " stages, the stage work has " +
                                      std::to_string(fit.stage_work.size()));
     }
-    PipelineJobSpec s;
-    s.gpu = &gpu;
-    s.microbatches = r.microbatches;
-    s.dp = r.dp;
-    s.tp = r.tp;
-    s.load = fit.load;
-    s.blocking_w = blocking_w;
-    s.cap_response = fit.response;
     for (const auto& w : fit.stage_work) {
       s.stages.push_back({fit.t_unit_s * w.forward_s, fit.t_unit_s * w.backward_s});
     }
@@ -116,14 +116,6 @@ Result<PipelineJobSpec> pipeline_spec_for(const ZeusRun& r, const PipelineFit& f
   for (double u : *units) mean += u / r.pp;
   for (double& u : *units) u = mean + fit.imbalance * (u - mean);
   units->back() += fit.head * mean;
-  PipelineJobSpec s;
-  s.gpu = &gpu;
-  s.microbatches = r.microbatches;
-  s.dp = r.dp;
-  s.tp = r.tp;
-  s.load = fit.load;
-  s.blocking_w = blocking_w;
-  s.cap_response = fit.response;
   for (double u : *units) s.stages.push_back({fit.t_unit_s * u, 2 * fit.t_unit_s * u});
   return s;
 }
