@@ -127,6 +127,7 @@ class Campaign:
                  ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "off/"),
                  ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "join/"),
                  ("role", "grant-permission", "fw-coordinator", "readwrite", site + "budget/grid"),
+                 ("role", "grant-permission", "fw-coordinator", "--prefix", "readwrite", site + "plans/"),
                  ("user", "add", "fw-coordinator:" + self.password),
                  ("user", "grant-role", "fw-coordinator", "fw-coordinator")]
         for i in range(self.a.agents):

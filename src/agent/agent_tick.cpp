@@ -16,8 +16,15 @@ constexpr uint64_t kCalibrationSeed = 1000001;
 }  // namespace
 
 registry::ControllerEnv agent_controller_env(const AgentConfig& cfg, const NodePlant& plant,
-                                             const PlantInfo& info, const BudgetSchedule& b) {
+                                             const PlantInfo& info, const BudgetSchedule& b,
+                                             const BudgetFollower* fleet) {
   registry::ControllerEnv env;
+  if (fleet) {
+    env.fleet_plan = [fleet](const std::string& job) -> Result<registry::ControllerEnv::FleetPlan> {
+      FW_ASSIGN_OR_RETURN(fleet::PublishedPlan p, fleet->published_plan(job));
+      return registry::ControllerEnv::FleetPlan{std::move(p.text), p.mod_revision};
+    };
+  }
   env.info = info;
   env.budget = b;
   env.sample_period_s = cfg.period_s;
@@ -123,11 +130,17 @@ Status AgentTick::start(const Budget& b) {
   return Status::Ok();
 }
 
+bool follows_fleet_plan(const std::string& spec) {
+  auto p = parse_controller_spec(spec);
+  return p.ok() && p->name == "plan" && p->positional == "fleet";
+}
+
 Result<std::unique_ptr<Controller>> AgentTick::registry_controller(const std::string& spec) {
   FW_ASSIGN_OR_RETURN(ControllerSpec parsed, parse_controller_spec(spec));
-  FW_ASSIGN_OR_RETURN(registry::PreparedController prepared,
-                      registry::prepare_controller(
-                          parsed, agent_controller_env(cfg_, plant_, plant_.info(), budget_)));
+  FW_ASSIGN_OR_RETURN(
+      registry::PreparedController prepared,
+      registry::prepare_controller(
+          parsed, agent_controller_env(cfg_, plant_, plant_.info(), budget_, fleet_)));
   return prepared.make(cfg_.plant.seed);
 }
 
@@ -225,6 +238,17 @@ void AgentTick::follow_fleet(double t) {
     if (j.paused != paused_) jobs_.set_paused(j.id, paused_);
     if (j.start_at_unix_s != start_at_unix_s_) jobs_.set_start_at(j.id, start_at_unix_s_);
     if (j.stop_at_unix_s != stop_at_unix_s_) jobs_.set_stop_at(j.id, stop_at_unix_s_);
+  }
+  // A plan published through the coordinator changed: a `plan:fleet` controller is prepared
+  // again on it (refused, e.g. the plan deleted or not for this plant: the one in force stays).
+  if (const int64_t changes = fleet_->plan_changes(); changes != plan_changes_seen_) {
+    plan_changes_seen_ = changes;
+    if (follows_fleet_plan(controller_spec_)) {
+      Status s = start_controller(controller_spec_);
+      log(s.ok() ? "controller " + controller_spec_ + " prepared on the fleet's new plan"
+                 : "controller " + controller_spec_ +
+                       ": the fleet's plan changed, the one in force stays: " + s.message());
+    }
   }
   const double now_w = node_budget_w(t);
   if (b && (b->source != budget_state_.source ||

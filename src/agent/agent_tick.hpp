@@ -57,9 +57,11 @@ using ControllerMaker = std::function<Result<std::unique_ptr<Controller>>(const 
 
 // What a controller is prepared against on this node: the plant's `info` and budget `b`, the
 // plant's defaults (a scenario's episode length and model plant: calibrated as `eval` does),
-// cfg's policy directories and limiter. Pure: safe from any thread.
+// cfg's policy directories and limiter; following a coordinator (`fleet`, may be null), the
+// plans it publishes (`plan:fleet`). Pure: safe from any thread.
 registry::ControllerEnv agent_controller_env(const AgentConfig& cfg, const NodePlant& plant,
-                                             const PlantInfo& info, const BudgetSchedule& b);
+                                             const PlantInfo& info, const BudgetSchedule& b,
+                                             const BudgetFollower* fleet = nullptr);
 
 // The node budget the agent starts with: cfg.budget_w; else, following a coordinator, the safe
 // share (until the first assignment); else the plant's default schedule's first entry; else
@@ -70,6 +72,10 @@ Result<Budget> initial_budget(const AgentConfig& cfg, const NodePlant& plant);
 // The static safe setting for a node budget of `node_w`: every GPU at safe_cap_w, else node_w
 // split evenly, within the device's range; every job at its default knobs.
 Command safe_command(const AgentConfig& cfg, const PlantInfo& info, double node_w);
+
+// The spec names the plan the coordinator publishes (`plan:fleet`, options aside): the tick
+// prepares it again when that plan changes.
+bool follows_fleet_plan(const std::string& spec);
 
 inline constexpr double kWriteLogInterval_s = 60;
 
@@ -144,6 +150,7 @@ class AgentTick {
   CommandQueue& commands_;
   JobRegistry& jobs_;
   BudgetFollower* fleet_;
+  int64_t plan_changes_seen_ = 0;  // fleet_->plan_changes() as last acted on
   ControllerMaker make_controller_;
   std::function<void(const std::string&)> log_;
   std::function<void(bool)> on_pause_;

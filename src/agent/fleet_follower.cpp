@@ -77,6 +77,15 @@ std::optional<FleetBudget> budget_change(const fleet::NodeBudget& b, double floo
   return out;
 }
 
+Result<fleet::PublishedPlan> FleetFollower::published_plan(const std::string& job) const {
+  auto p = link_ ? link_->plan(job) : std::nullopt;
+  if (!p) {
+    return Status::NotFound("job " + job + ": no plan published for it (PUT /v1/plans/" + job +
+                            " on the coordinator; the node reads plans every lease_ttl_s / 3)");
+  }
+  return *p;
+}
+
 void FleetFollower::leave() {
   if (!link_) return;
   link_->leave(false);

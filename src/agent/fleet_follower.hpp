@@ -61,6 +61,13 @@ class BudgetFollower {
   virtual std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
                                             const std::vector<RegisteredJob>& registered,
                                             const FleetBudget& now) = 0;
+  // The plan published through the coordinator for a job (fleet/node_link.hpp plan(): as last
+  // read; `plan:fleet`), NotFound when none; plan_changes() counts the changes seen. Safe from
+  // any thread.
+  virtual Result<fleet::PublishedPlan> published_plan(const std::string& job) const {
+    return Status::NotFound("job " + job + ": no plan published for it");
+  }
+  virtual int64_t plan_changes() const { return 0; }
 };
 
 class FleetFollower : public BudgetFollower {
@@ -71,6 +78,8 @@ class FleetFollower : public BudgetFollower {
   std::optional<FleetBudget> follow(const NodePlant& plant, const Snapshot& latest,
                                     const std::vector<RegisteredJob>& registered,
                                     const FleetBudget& now) override;
+  Result<fleet::PublishedPlan> published_plan(const std::string& job) const override;
+  int64_t plan_changes() const override { return link_ ? link_->plan_changes() : 0; }
   void leave();
 
  private:

@@ -83,8 +83,8 @@ Status NodeAgent::Impl::start_server() {
     if (!p.ok()) return p.status();
     if (make_controller) return Status::Ok();
     const auto [info, budget] = publisher.env();
-    return registry::prepare_controller(p.value(),
-                                        agent_controller_env(cfg, life.plant(), info, budget))
+    return registry::prepare_controller(
+               p.value(), agent_controller_env(cfg, life.plant(), info, budget, fleet.get()))
         .status();
   });
   return server->start();

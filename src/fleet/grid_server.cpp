@@ -12,6 +12,7 @@
 #include "core/version.hpp"
 #include "fleet/site_store.hpp"
 #include "net/http_gate.hpp"
+#include "pipeline/plan_file.hpp"
 #include "report/html_page.hpp"
 
 namespace fw::fleet {
@@ -174,7 +175,7 @@ void GridServer::install_routes() {
       server_->route(method, path, scope, std::move(h));
     };
   };
-  auto get = route("GET"), put = route("PUT"), post = route("POST");
+  auto get = route("GET"), put = route("PUT"), post = route("POST"), del = route("DELETE");
   get("/healthz", net::kScopeNone, [](const auto&, auto& res) {
     reply(res, 200, {{"ok", true}, {"version", kVersion}});
   });
@@ -196,6 +197,53 @@ void GridServer::install_routes() {
       const std::string& id = ev.front().correlation_id;
       return std::make_pair(id.substr(0, id.find('#')), ev);
     });
+  });
+  // Pipeline plans (keys.hpp plan_key, site_store.hpp): PUT stores a job's `pipeline plan
+  // --json` for every node that runs the job (checked first: 400 naming the field); GET lists
+  // them (or gives one as stored); DELETE removes one (404: none stored). etcd down: 503.
+  const std::string plan_path = R"(/v1/plans/([A-Za-z0-9._-]{1,64}))";
+  put(plan_path.c_str(), kGridScopeControl, [this](const auto& req, auto& res) {
+    const std::string job = req.matches[1];
+    auto rev = write_plan(coord_->etcd(), coord_->options().site, job, req.body);
+    if (!rev.ok()) {
+      const int code = rev.status().code() == StatusCode::kInvalidArgument ? 400 : 503;
+      return reply(res, code, {{"error", rev.status().message()}});
+    }
+    reply(res, 200, {{"accepted", true}, {"job", job}, {"revision", *rev}});
+  });
+  get(plan_path.c_str(), kGridScopeRead, [this](const auto& req, auto& res) {
+    auto p = read_plan(coord_->etcd(), coord_->options().site, std::string(req.matches[1]));
+    if (!p.ok()) {
+      const int code = p.status().code() == StatusCode::kNotFound ? 404 : 503;
+      return reply(res, code, {{"error", p.status().message()}});
+    }
+    res.status = 200;
+    res.set_content(p->text, "application/json");
+  });
+  del(plan_path.c_str(), kGridScopeControl, [this](const auto& req, auto& res) {
+    const std::string job = req.matches[1];
+    auto gone = delete_plan(coord_->etcd(), coord_->options().site, job);
+    if (!gone.ok()) return reply(res, 503, {{"error", gone.status().message()}});
+    if (!*gone) return reply(res, 404, {{"error", "job " + job + ": no plan stored"}});
+    reply(res, 200, {{"deleted", true}, {"job", job}});
+  });
+  get("/v1/plans", kGridScopeRead, [this](const auto&, auto& res) {
+    auto all = list_plans(coord_->etcd(), coord_->options().site);
+    if (!all.ok()) return reply(res, 503, {{"error", all.status().message()}});
+    Json plans = Json::array();
+    for (const StoredPlan& sp : *all) {
+      Json row = {{"job", sp.job}, {"revision", sp.mod_revision}, {"bytes", sp.text.size()}};
+      if (auto f = pipeline::parse_plan_json(sp.text, sp.job); f.ok()) {
+        row["stages"] = f->stages;
+        row["gpu"] = f->gpu;
+        row["best_mode"] = f->best_mode;
+        row["schedule"] = !f->schedule.empty();
+      } else {
+        row["error"] = f.status().message();  // written around this endpoint
+      }
+      plans.push_back(row);
+    }
+    reply(res, 200, {{"plans", plans}});
   });
   get("/v1/grid/status", kGridScopeRead, [this](const auto&, auto& res) {
     const CoordinatorStats st = coord_->stats();

@@ -20,6 +20,14 @@
 //   GET  /v1/grid/report?event_id=E&interval_s=60&start=T
 //                                 OpenADR 3 report (DEMAND, USAGE, BASELINE) from the site
 //                                 power the coordinator sampled every sample_s
+//   PUT  /v1/plans/<job>          a pipeline job's plan (`flexwatt pipeline plan --json`),
+//                                 checked (400 naming the field) and stored at keys.hpp
+//                                 plan_key for the agents that run the job (`plan:fleet`):
+//                                 200 {"accepted", "job", "revision"}; 503 if etcd refuses
+//   GET  /v1/plans                {"plans": [{job, revision, bytes, stages, gpu, best_mode,
+//                                 schedule}]}; GET /v1/plans/<job>: the plan as stored (404)
+//   DELETE /v1/plans/<job>        removes it (404: none stored); the agents keep their caps
+//                                 until their controller is prepared again
 //   GET  /healthz                 {"ok": true, "version"}: liveness, no token
 //
 // Served by net::GatedServer, the agent's hardened server (net/http_gate.hpp): idle

@@ -44,6 +44,10 @@ std::string off_key(std::string_view site, std::string_view node) {
   return off_prefix(site) + std::string(node);
 }
 std::string budget_key(std::string_view site) { return site_prefix(site) + "budget"; }
+std::string plans_prefix(std::string_view site) { return site_prefix(site) + "plans/"; }
+std::string plan_key(std::string_view site, std::string_view job) {
+  return plans_prefix(site) + std::string(job);
+}
 std::string grid_target_key(std::string_view site) { return budget_key(site) + "/grid"; }
 std::string election_name(std::string_view site) { return site_prefix(site) + "coordinator"; }
 

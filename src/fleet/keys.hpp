@@ -11,6 +11,10 @@
 //   /flexwatt/<site>/join/<node>      JoinMarker, "pending joiner": written (by provisioning or
 //                                     an operator) before the node's agent starts; the leader
 //                                     keeps its floor free and deletes it once it is assigned
+//   /flexwatt/<site>/plans/<job>      a pipeline job's plan (`flexwatt pipeline plan --json`,
+//                                     pipeline/plan_file.hpp), written through the coordinator's
+//                                     PUT /v1/plans/<job>; every node running the job applies
+//                                     its share of it (`plan:fleet` in the agent)
 //
 // Site and node names: 1-64 characters of [A-Za-z0-9._-]. Values are JSON objects in SI
 // units. Decoding is strict: every required field present with its type and range, no
@@ -49,6 +53,11 @@ std::string off_key(std::string_view site, std::string_view node);
 std::string join_prefix(std::string_view site);  // "/flexwatt/<site>/join/"
 std::string join_key(std::string_view site, std::string_view node);
 std::string budget_key(std::string_view site);
+std::string plans_prefix(std::string_view site);  // "/flexwatt/<site>/plans/"
+std::string plan_key(std::string_view site, std::string_view job);
+// The largest plan stored (its JSON text), the grid endpoint's largest body (grid_server.hpp
+// kGridMaxBodyBytes).
+inline constexpr size_t kMaxPlanBytes = 64 * 1024;
 std::string grid_target_key(std::string_view site);
 std::string election_name(std::string_view site);
 // The node name of a key under nodes_prefix, assign_prefix or off_prefix; NotFound otherwise.

@@ -194,8 +194,59 @@ double NodeLink::first_assignment_latency_s() const {
   return first_assignment_s_ < 0 ? -1 : first_assignment_s_ - start_s_;
 }
 
+std::optional<PublishedPlan> NodeLink::plan(const std::string& job) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = plans_.find(job);
+  if (it == plans_.end()) return std::nullopt;
+  return it->second;
+}
+
+void NodeLink::poll_plans() {
+  std::map<std::string, int64_t> held;  // job -> mod revision of the plan read
+  std::vector<std::string> jobs;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    for (const JobRecord& j : record_.jobs) jobs.push_back(j.id);
+    for (const auto& [job, p] : plans_) held[job] = p.mod_revision;
+  }
+  if (jobs.empty() && held.empty()) return;
+  auto stored = list_plans(*etcd_, options_.site, /*keys_only=*/true);
+  if (!stored.ok()) return;  // kept as read before
+  std::map<std::string, int64_t> now;
+  for (const StoredPlan& p : *stored) now[p.job] = p.mod_revision;
+  std::map<std::string, std::optional<PublishedPlan>> changes;  // nullopt: gone
+  for (const std::string& job : jobs) {
+    auto n = now.find(job);
+    auto h = held.find(job);
+    if (n == now.end()) {
+      if (h != held.end()) changes[job] = std::nullopt;
+    } else if (h == held.end() || h->second != n->second) {
+      auto p = read_plan(*etcd_, options_.site, job);
+      if (p.ok()) {
+        changes[job] = PublishedPlan{std::move(p->text), p->mod_revision};
+      } else if (p.status().code() == StatusCode::kNotFound && h != held.end()) {
+        changes[job] = std::nullopt;
+      }
+    }
+  }
+  for (const auto& [job, rev] : held) {  // a job that left the record: forget its plan
+    if (std::find(jobs.begin(), jobs.end(), job) == jobs.end()) changes[job] = std::nullopt;
+  }
+  if (changes.empty()) return;
+  std::lock_guard<std::mutex> lk(mu_);
+  for (auto& [job, p] : changes) {
+    if (p) {
+      plans_[job] = std::move(*p);
+    } else {
+      plans_.erase(job);
+    }
+  }
+  plan_changes_ += static_cast<int64_t>(changes.size());
+}
+
 void NodeLink::maintain(double* last_ok_s) {
   poll_assignment();
+  poll_plans();
   const double now = now_s();
   int64_t lease = lease_.load();
   if (lease != 0) {

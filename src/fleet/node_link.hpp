@@ -35,10 +35,15 @@
 //    (min(safe_share_w, record.min_w), the sum of its GPUs' minimum caps): the coordinator may
 //    have given every watt away already, and a joiner's first assignment comes from what is
 //    free. Source kSafeShare, awaiting_first = true, reason "awaiting_first_assignment".
-//  - Thread-safe; budget() never blocks on etcd.
+//  - Plans (keys.hpp plan_key): with the assignment, every ttl/3, the link reads which plans
+//    the site stores (keys only) and fetches those of the record's jobs that are new or
+//    changed; plan(job) gives the one last read, plan_changes() counts every change seen (a
+//    plan stored, replaced or deleted). A read that fails keeps what was read before.
+//  - Thread-safe; budget() and plan() never block on etcd.
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -75,6 +80,12 @@ struct NodeBudget {
   double stop_at_unix_s = 0;    // its stop gate (keys.hpp Assignment; 0: none)
 };
 
+// A job's plan as the link last read it (keys.hpp plan_key).
+struct PublishedPlan {
+  std::string text;
+  int64_t mod_revision = 0;
+};
+
 class NodeLink {
  public:
   // Registers the node (record.node must equal options.node) and starts following its
@@ -89,6 +100,10 @@ class NodeLink {
   void update(const NodeRecord& record);
   NodeBudget budget(double now_unix_s) const;
   NodeBudget budget() const;
+  // The plan stored for one of the record's jobs, as last read (nothing: none stored, or not
+  // read yet); plan_changes(): how many plan changes the link has seen (a counter to compare).
+  std::optional<PublishedPlan> plan(const std::string& job) const;
+  int64_t plan_changes() const { return plan_changes_.load(); }
   // Stops the link and revokes its lease. off: also writes the node's off marker.
   void leave(bool off);
   // Stops renewals without revoking (as if the process died; for tests and the simulator).
@@ -119,6 +134,8 @@ class NodeLink {
   // watch when it ended or the store's revision went back.
   void poll_assignment();
   void start_watch(int64_t start_revision);
+  // Reads the site's plan keys; fetches the record's jobs' plans that changed (Contract).
+  void poll_plans();
   void halt();
   static double now_s();
 
@@ -137,6 +154,7 @@ class NodeLink {
   double published_safe_w_ = 0;
   double start_s_ = 0, first_assignment_s_ = -1;
   bool stop_ = false;
+  std::map<std::string, PublishedPlan> plans_;  // by job: the record's jobs' plans as read
 
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> lease_{0};
@@ -144,6 +162,7 @@ class NodeLink {
   std::atomic<int64_t> puts_{0};
   std::atomic<int64_t> refused_not_leader_{0}, refused_out_of_range_{0};
   std::atomic<int> watch_restarts_{0};
+  std::atomic<int64_t> plan_changes_{0};
   int64_t store_rev_ = 0;        // link thread only: store revision of the last poll
   int64_t applied_mod_rev_ = 0;  // link thread only: mod revision of the last key polled
   std::thread thread_;

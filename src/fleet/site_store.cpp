@@ -1,5 +1,8 @@
 #include "fleet/site_store.hpp"
 
+#include "fleet/etcd_json.hpp"
+#include "pipeline/plan_file.hpp"
+
 namespace fw::fleet {
 namespace {
 
@@ -137,6 +140,49 @@ Result<GridSchedule> update_grid_schedule(
     if (t.succeeded) return next;
   }
   return Status::Unavailable(key + ": changed by another writer 5 times; try again");
+}
+
+Result<int64_t> write_plan(EtcdClient& etcd, std::string_view site, std::string_view job,
+                           const std::string& text) {
+  FW_RETURN_IF_ERROR(check_name("site", site));
+  FW_RETURN_IF_ERROR(check_name("job", job));
+  const std::string where = "plan of job " + std::string(job);
+  if (text.size() > kMaxPlanBytes) {
+    return Status::InvalidArgument(where + ": " + std::to_string(text.size()) +
+                                   " bytes, more than " + std::to_string(kMaxPlanBytes));
+  }
+  FW_RETURN_IF_ERROR(pipeline::parse_plan_json(text, where).status());
+  FW_ASSIGN_OR_RETURN(PutResponse r, etcd.put(plan_key(site, job), text));
+  return r.revision;
+}
+
+Result<StoredPlan> read_plan(EtcdClient& etcd, std::string_view site, std::string_view job) {
+  FW_RETURN_IF_ERROR(check_name("site", site));
+  FW_RETURN_IF_ERROR(check_name("job", job));
+  FW_ASSIGN_OR_RETURN(KeyValue kv, get_one(etcd, plan_key(site, job)));
+  return StoredPlan{std::string(job), std::move(kv.value), kv.mod_revision};
+}
+
+Result<std::vector<StoredPlan>> list_plans(EtcdClient& etcd, std::string_view site,
+                                           bool keys_only) {
+  FW_RETURN_IF_ERROR(check_name("site", site));
+  RangeRequest q;
+  q.key = plans_prefix(site);
+  q.range_end = prefix_end(q.key);
+  q.keys_only = keys_only;
+  FW_ASSIGN_OR_RETURN(RangeResponse r, etcd.range(q));
+  std::vector<StoredPlan> out;
+  for (KeyValue& kv : r.kvs) {
+    out.push_back({kv.key.substr(q.key.size()), std::move(kv.value), kv.mod_revision});
+  }
+  return out;
+}
+
+Result<bool> delete_plan(EtcdClient& etcd, std::string_view site, std::string_view job) {
+  FW_RETURN_IF_ERROR(check_name("site", site));
+  FW_RETURN_IF_ERROR(check_name("job", job));
+  FW_ASSIGN_OR_RETURN(DeleteResponse r, etcd.erase(plan_key(site, job)));
+  return r.deleted > 0;
 }
 
 }  // namespace fw::fleet

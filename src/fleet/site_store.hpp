@@ -54,6 +54,25 @@ Result<GridSchedule> read_grid_schedule(EtcdClient& etcd, std::string_view site)
 // Read, change, write: change(current) gives the schedule to store, or an error that is
 // returned as it is; the write is a transaction that compares the key's mod revision with
 // the one read (retried up to 5 times when another writer came between).
+// Pipeline plans (keys.hpp plan_key): a job's plan as stored, and its key's mod revision.
+struct StoredPlan {
+  std::string job;
+  std::string text;  // empty from list_plans(keys_only)
+  int64_t mod_revision = 0;
+};
+// Checks the job name, the size (at most kMaxPlanBytes) and the plan itself
+// (pipeline::parse_plan_json; InvalidArgument naming the field, prefixed "plan of job J"), then
+// writes it; returns the write's store revision (the plan's mod revision).
+Result<int64_t> write_plan(EtcdClient& etcd, std::string_view site, std::string_view job,
+                           const std::string& text);
+Result<StoredPlan> read_plan(EtcdClient& etcd, std::string_view site,
+                             std::string_view job);  // NotFound if none
+// Every plan of the site, by job name order; keys_only: without their text (one cheap read).
+Result<std::vector<StoredPlan>> list_plans(EtcdClient& etcd, std::string_view site,
+                                           bool keys_only = false);
+// true: the job's plan was deleted; false: none was stored.
+Result<bool> delete_plan(EtcdClient& etcd, std::string_view site, std::string_view job);
+
 Result<GridSchedule> update_grid_schedule(
     EtcdClient& etcd, std::string_view site,
     const std::function<Result<GridSchedule>(const GridSchedule&)>& change);

@@ -992,7 +992,8 @@ ControllerEntry plan_entry() {
       "plan",
       "per-GPU caps from a `flexwatt pipeline plan --json` file (plan_controller.hpp): each "
       "GPU the cap of the stage it runs, constant or the plan's schedule keyed to the job's "
-      "step boundaries, through the limiter",
+      "step boundaries, through the limiter; plan:fleet: the plan the site coordinator "
+      "publishes for the job (PUT /v1/plans/JOB), prepared again when it changes",
       "PATH",
       {D::text("stages", "",
                "GPUs per stage, stages ':'-separated, GPUs '+'-separated or ranges A-B "
@@ -1008,9 +1009,31 @@ ControllerEntry plan_entry() {
        D::number("period_s", "", 0.1, 1e6,
                  "decision period, s (default 0.5 with a schedule followed, else 2)")},
       [](const DeclaredOptions& o, const ControllerEnv& env) -> Result<PreparedController> {
-        const std::string& path = o.spec().positional;
-        auto text = env.policy_dirs ? read_confined_file(path, *env.policy_dirs, "policy_dirs")
-                                    : read_text_file(path);
+        std::string path = o.spec().positional;
+        Result<std::string> text = std::string();
+        int64_t fleet_revision = 0;
+        if (path == "fleet") {
+          // plan:fleet: the plan the site coordinator publishes for the job (by its name).
+          const int job = static_cast<int>(o.number("job"));
+          if (!env.fleet_plan) {
+            return Status::InvalidArgument(
+                "plan:fleet: this agent follows no coordinator (no `fleet:` in its config)");
+          }
+          if (job >= static_cast<int>(env.info.jobs.size())) {
+            return Status::InvalidArgument("plan:fleet: job=" + std::to_string(job) +
+                                           ": the plant has " +
+                                           std::to_string(env.info.jobs.size()) + " job(s)");
+          }
+          const std::string& name = env.info.jobs[static_cast<size_t>(job)].name;
+          auto fp = env.fleet_plan(name);
+          if (!fp.ok()) return Status::InvalidArgument("plan:fleet: " + fp.status().message());
+          text = std::move(fp->text);
+          fleet_revision = fp->revision;
+          path = "fleet plan of job " + name + " (revision " + std::to_string(fleet_revision) + ")";
+        } else {
+          text = env.policy_dirs ? read_confined_file(path, *env.policy_dirs, "policy_dirs")
+                                 : read_text_file(path);
+        }
         if (!text.ok()) return Status::InvalidArgument("plan: " + text.status().message());
         auto plan = pipeline::parse_plan_json(*text, path);
         if (!plan.ok()) return plan.status().with_context("plan");
@@ -1040,6 +1063,8 @@ ControllerEntry plan_entry() {
         for (double w : c.stage_caps_w)
           caps.push_back(std::isnan(w) ? nlohmann::json() : nlohmann::json(w));
         p.notes = {{"plan", path},
+                   {"fleet_revision",
+                    fleet_revision > 0 ? nlohmann::json(fleet_revision) : nlohmann::json()},
                    {"stage_caps_w", caps},
                    {"plan_mode", plan->best_mode},
                    {"applied", c.schedule.empty() ? "constant" : "schedule"}};

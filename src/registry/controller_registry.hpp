@@ -65,6 +65,14 @@ struct ControllerEnv {
   // write() is the check (the site simulator applies both).
   Status smoothing = Status::Ok();
   Status fill = Status::Ok();
+  // Plans published through the site coordinator (`plan:fleet`; fleet/keys.hpp plan_key): the
+  // plan stored for a job name, as the node's fleet link last read it, with its etcd mod
+  // revision; NotFound when none is stored. Unset: the node follows no coordinator.
+  struct FleetPlan {
+    std::string text;
+    int64_t revision = 0;
+  };
+  std::function<Result<FleetPlan>(const std::string& job)> fleet_plan;
   // The run's scenario as declared (the simulator's eval): what the mpc planner's twin starts
   // from, with the completion-length curves removed (registry/grpo_twin.hpp). Null
   // elsewhere (mpc is then refused).

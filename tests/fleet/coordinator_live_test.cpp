@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../require_tool.hpp"  // FW_REQUIRE_TOOL
@@ -715,6 +716,108 @@ TEST_F(CoordinatorLive, GridEventsAreScheduledNotReplaced) {
     return std::abs((*c)->stats().last_plan.effective_w - 1200) < 1e-6;
   })) << "back to the active event after the intervals";
   EXPECT_LE(agents.max_w(), 2000 + 1e-6);
+}
+
+// A constant plan of `stages` stages at these caps, as `pipeline plan --json` writes it (the
+// fields the plan reader needs).
+std::string constant_plan(const std::vector<double>& caps_w) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t s = 0; s < caps_w.size(); ++s) {
+    stages.push_back(
+        {{"stage", s}, {"cap_w", caps_w[s]}, {"forward_mhz", 1200}, {"backward_mhz", 1200}});
+  }
+  return nlohmann::json{{"stages", caps_w.size()},
+                        {"microbatches", 8},
+                        {"mode", "constant"},
+                        {"constant", {{"stages", stages}}}}
+      .dump();
+}
+
+// Issue 46 ("a pipeline that spans nodes gets its per-node share of the plan through the
+// coordinator"): nothing carried a plan to the nodes. The coordinator's PUT /v1/plans/<job>
+// checks a plan and stores it; each node's link reads the plans of its own jobs (not the
+// others'), follows a replacement and a deletion, and counts the changes.
+TEST_F(CoordinatorLive, PlansPutThroughTheCoordinatorReachTheNodesThatRunTheJob) {
+  start(1);
+  if (!cluster_) return;
+  auto c = Coordinator::Start(etcd_options(*cluster_), coord_options("s15", "a", 2000));
+  ASSERT_TRUE(c.ok());
+  GridAuth open;
+  open.allow_unauthenticated_writes = true;  // loopback
+  auto g = GridServer::Start(c->get(), "127.0.0.1", 0, 0, 1.0, open);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto with_job = [&](const std::string& node, const std::string& job) {
+    NodeLinkOptions o;
+    o.site = "s15";
+    o.node = node;
+    o.safe_share_w = 600;
+    o.lease_ttl_s = 2;
+    NodeRecord r = record(node);
+    r.jobs.push_back({});
+    r.jobs.back().id = job;
+    r.jobs.back().gpus = 4;
+    auto l = NodeLink::Start(etcd_options(*cluster_), o, r);
+    if (!l.ok()) std::abort();
+    return std::move(l).value();
+  };
+  auto runs_it = with_job("n0", "pp");
+  auto other = with_job("n1", "grpo");
+  httplib::Client http("127.0.0.1", (*g)->port());
+  auto put = [&](const std::string& job, const std::string& body) {
+    return http.Put("/v1/plans/" + job, body, "application/json");
+  };
+  // A bad plan is refused naming its field, and nothing is stored.
+  nlohmann::json bad = nlohmann::json::parse(constant_plan({300, 250}));
+  bad["constant"]["stages"][1]["cap_w"] = "low";
+  auto r = put("pp", bad.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("constant.stages[1].cap_w"), std::string::npos) << r->body;
+  r = put("pp", "{not json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = http.Get("/v1/plans/pp");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  // Stored: the node that runs the job reads it, the other does not.
+  const std::string first = constant_plan({300, 250});
+  r = put("pp", first);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const int64_t rev = nlohmann::json::parse(r->body).at("revision").get<int64_t>();
+  EXPECT_TRUE(eventually(4, [&] { return runs_it->plan("pp").has_value(); }));
+  ASSERT_TRUE(runs_it->plan("pp").has_value());
+  EXPECT_EQ(runs_it->plan("pp")->text, first);
+  EXPECT_EQ(runs_it->plan("pp")->mod_revision, rev);
+  EXPECT_FALSE(other->plan("pp").has_value());
+  EXPECT_EQ(other->plan_changes(), 0);
+  r = http.Get("/v1/plans");
+  ASSERT_TRUE(r);
+  const nlohmann::json list = nlohmann::json::parse(r->body);
+  ASSERT_EQ(list.at("plans").size(), 1u) << r->body;
+  EXPECT_EQ(list["plans"][0]["job"], "pp");
+  EXPECT_EQ(list["plans"][0]["stages"], 2);
+  EXPECT_EQ(list["plans"][0]["best_mode"], "constant");
+  // Replaced: the node follows; deleted: it forgets.
+  const int64_t seen = runs_it->plan_changes();
+  const std::string second = constant_plan({280, 240});
+  ASSERT_EQ(put("pp", second)->status, 200);
+  EXPECT_TRUE(eventually(4, [&] {
+    auto p = runs_it->plan("pp");
+    return p && p->text == second;
+  }));
+  EXPECT_GT(runs_it->plan_changes(), seen);
+  r = http.Delete("/v1/plans/pp");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(eventually(4, [&] { return !runs_it->plan("pp").has_value(); }));
+  r = http.Delete("/v1/plans/pp");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  // A job name outside [A-Za-z0-9._-] matches no route.
+  r = put("p%20p", first);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
 }
 
 // Grid writes need a bearer token of scope control; without a token lookup they are refused
