@@ -57,8 +57,12 @@ $(BUILD)/Makefile: CMakeLists.txt
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Tests run two per core: about half of the suite's test time is real-time waiting (agents,
+# etcd, fleet-sim), so -j JOBS leaves the cores half idle (measured on 2 cores: 642 s at -j2,
+# 400 s at -j4, the same 1160 tests passing).
+TEST_JOBS ?= $(shell echo $$((2 * $(JOBS))))
 test: build
-	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
+	cd $(BUILD) && ctest -j $(TEST_JOBS) --output-on-failure
 
 # The agent and control path under ASan+UBSan, then TSan (separate build directories): the
 # agent's tests (the job-traffic stress test, the HTTP limits, the loop and its restores) and

@@ -80,6 +80,16 @@ int run_fleet_sim(int argc, char** argv) {
   app.add_option("--start-ramp-w-per-s", o.start_ramp_w_per_s,
                  "coordinators' start gate: jobs start in slots at this site rise (0: off)")
       ->check(finite_in(0, 1e9));
+  app.add_option("--job-end-fraction", o.job_end_fraction,
+                 "the jobs end for good at this fraction of the run, announced "
+                 "--end-notice-s before (0: they train to the end)")
+      ->check(finite_in(0, 1));
+  app.add_option("--end-notice-s", o.end_notice_s,
+                 "how long before their end the jobs announce it, s (default 3)")
+      ->check(finite_in(0, 3600));
+  app.add_option("--stop-ramp-w-per-s", o.stop_ramp_w_per_s,
+                 "coordinators' stop gate: announced ends in slots at this site fall (0: off)")
+      ->check(finite_in(0, 1e9));
   app.add_option("--pause-stagger-s", o.pause_stagger_s,
                  "dr, site loop: least s between two pauses/resumes (default 10; 0: never)")
       ->check(finite_in(0, 3600));

@@ -39,6 +39,7 @@ struct Node {
   double joined_unix_s = 0;
   double started_t_s = -1;  // run time at which its job started (first assignment)
   double ready_unix_s = 0;  // start gate: when its job announced its start (0: not yet)
+  double stopped_t_s = -1;  // run time at which its job ended (job_end_fraction; -1: not yet)
   double budget_w = 0;      // last applied
   bool pause = false;       // last applied (the assignment's pause)
   double hold_tokens[2] = {0, 0}, hold_tokens_free[2] = {0, 0};  // at the hold's start
@@ -117,7 +118,9 @@ class FleetSim {
   bool agents() const { return o_.node_controller != "none"; }
   agent::AgentConfig agent_cfg(const Node& n) const;
   bool gate_passed(Node& n, const NodeBudget& b);
+  void end_job(Node& n, const NodeBudget& b, double t);
   Json starts_json() const;
+  Json stops_json() const;
   Json agents_json() const;
   Status join(Node& n);
   Status scenario_step(double t);
@@ -180,6 +183,23 @@ bool FleetSim::gate_passed(Node& n, const NodeBudget& b) {
   return false;
 }
 
+// The jobs' end (fleet_sim.hpp job_end_fraction): end_notice_s before the end the node's job
+// announces it; it stops at its announced end, or with the stop gate at the slot its assignment
+// carries once that has passed (training on until then).
+void FleetSim::end_job(Node& n, const NodeBudget& b, double t) {
+  const double end_t = o_.job_end_fraction * o_.duration_s;
+  if (n.sim->stopped() || t < end_t - o_.end_notice_s) return;
+  const double now = unix_now();
+  if (n.sim->ends_at() == 0) n.sim->set_ends_at(now + std::max(0.0, end_t - t));
+  const bool gated = o_.stop_ramp_w_per_s > 0;
+  const double at = gated ? b.stop_at_unix_s : n.sim->ends_at();
+  if (at > 0 && at <= now) {
+    n.sim->stop();
+    n.sim->set_ends_at(0);  // ended: nothing more to announce
+    n.stopped_t_s = t;
+  }
+}
+
 agent::AgentConfig FleetSim::agent_cfg(const Node& n) const {
   agent::AgentConfig c;
   c.period_s = o_.tick_s;
@@ -238,6 +258,36 @@ Json FleetSim::starts_json() const {
           {"first_start_s", first},
           {"last_start_s", last},
           {"site_max_rise_w_per_s", rise}};
+}
+
+// The jobs' ends: when the first and last stopped (run time), and the site's fastest fall
+// while they did (1 s means 1 s apart, from 1 s before the first stop to 10 s after the last).
+Json FleetSim::stops_json() const {
+  double first = -1, last = -1;
+  for (const auto& n : nodes_) {
+    if (n.stopped_t_s < 0) continue;
+    first = first < 0 ? n.stopped_t_s : std::min(first, n.stopped_t_s);
+    last = std::max(last, n.stopped_t_s);
+  }
+  double fall = 0;
+  const size_t per_s = size_t(std::max(1L, std::lround(1 / o_.tick_s)));
+  for (size_t i = 0; first >= 0 && i + 2 * per_s <= rows_.size(); ++i) {
+    if (rows_[i].t < first - 1 || rows_[i].t > last + 10) continue;
+    double a = 0, c = 0;
+    for (size_t k = 0; k < per_s; ++k) {
+      a += rows_[i + k].site;
+      c += rows_[i + per_s + k].site;
+    }
+    fall = std::max(fall, (a - c) / double(per_s));
+  }
+  int stopped = 0;
+  for (const auto& n : nodes_) stopped += n.stopped_t_s >= 0;
+  return {{"stop_ramp_w_per_s", o_.stop_ramp_w_per_s},
+          {"job_end_s", o_.job_end_fraction * o_.duration_s},
+          {"jobs_stopped", stopped},
+          {"first_stop_s", first},
+          {"last_stop_s", last},
+          {"site_max_fall_w_per_s", fall}};
 }
 
 Status FleetSim::join(Node& n) {
@@ -400,6 +450,7 @@ Status FleetSim::start_coordinators() {
     co.campaign_timeout_s = 0.5;
     co.site_loop.enabled = o_.site_loop;
     co.start_ramp_w_per_s = o_.start_ramp_w_per_s;
+    co.stop_ramp_w_per_s = o_.stop_ramp_w_per_s;
     co.site_loop.ki_per_s = o_.site_loop_ki_per_s;
     co.pause_stagger_s = o_.pause_stagger_s;
     co.site_loop_reclaim = o_.site_loop_reclaim;
@@ -518,6 +569,7 @@ Status FleetSim::gpus_step(double t, double* site, double* free, int* active, in
         n.started_t_s = t;
         n.sim->set_run_offset(t);  // the curve plant's dips fall on the run's clock
       }
+      if (o_.job_end_fraction > 0) end_job(n, b, t);
       *on_safe += b.source == NodeBudget::Source::kSafeShare;
       n.budget_w = b.watts;
       n.pause = b.pause;
@@ -860,6 +912,7 @@ Json FleetSim::collect_report() {
       {"node_agents", agents_json()},
       {"node_plant", o_.node_plant},
       {"starts", starts_json()},
+      {"stops", stops_json()},
       {"site_budget_w", site_w_},
       {"windows_30s", tumbling.windows},
       {"windows_30s_within_budget", tumbling.within},

@@ -80,6 +80,16 @@ struct FleetSimOptions {
   // slot its assignment carries (start_at_unix_s); the report's "starts" block has the starts'
   // spread and the site's fastest rise while they happen.
   double start_ramp_w_per_s = 0;
+  // The jobs' end (issue #48: synchronous stops). > 0: at this fraction of the duration every
+  // started node's job ends for good (its GPUs idle, SimNode::stop), having announced it
+  // end_notice_s before (JobRecord::ends_at_unix_s). 0: the jobs train to the run's end.
+  double job_end_fraction = 0;
+  double end_notice_s = 3;
+  // The coordinators' stop gate (CoordinatorOptions::stop_ramp_w_per_s; 0: off). On, a job
+  // that announced its end stops at the slot its assignment carries (stop_at_unix_s), not
+  // before (it trains on meanwhile); off, at its announced end. The report's "stops" block has
+  // the stops' spread and the site's fastest fall while they happen.
+  double stop_ramp_w_per_s = 0;
   std::string allocator = "equal";
   // The controller each node's agent runs (agent_node.hpp: the agent's tick, limiter and share
   // guard over the node's simulated GPUs; any agent controller spec; default the agent's own,

@@ -117,7 +117,8 @@ void SimNode::set_caps(const std::vector<double>& caps_w) {
 
 Status SimNode::advance(double t_s, bool pause) {
   if (!(t_s >= t_s_)) return Status::InvalidArgument("SimNode::advance: time went back");
-  if (paused_) paused_s_ += t_s - t_s_;
+  if (paused_ && !stopped_) paused_s_ += t_s - t_s_;
+  pause = pause || stopped_;  // a stopped job's GPUs idle as a paused one's
   paused_ = pause;
   if (on_curve_) {
     double cap = 0;
@@ -176,6 +177,7 @@ NodeRecord SimNode::record(double time_unix_s) const {
     jr.tier_min = tier_min_;
     jr.pausable = pausable_;
     jr.starts_at_unix_s = starts_at_unix_s_;
+    jr.ends_at_unix_s = ends_at_unix_s_;
     r.jobs.push_back(jr);
     if (pfi_ > 0) pfi[id] = pfi_;
   }

@@ -108,6 +108,13 @@ class SimNode {
   // The start its jobs announce in its record (JobRecord::starts_at_unix_s; 0: none).
   void set_starts_at(double unix_s) { starts_at_unix_s_ = unix_s; }
   double starts_at() const { return starts_at_unix_s_; }
+  // The end its jobs announce in its record (JobRecord::ends_at_unix_s; 0: none).
+  void set_ends_at(double unix_s) { ends_at_unix_s_ = unix_s; }
+  double ends_at() const { return ends_at_unix_s_; }
+  // The node's jobs end for good (their processes exit): from the next advance the node draws
+  // what its GPUs draw with no job (the idle twin, as while paused; not counted in paused_s()).
+  void stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
   void set_job(std::string id, double tier_min, bool pausable) {
     job_id_ = std::move(id);
     tier_min_ = tier_min;
@@ -136,7 +143,8 @@ class SimNode {
   std::string job_id_;
   double tier_min_ = 0;
   bool pausable_ = false;
-  double starts_at_unix_s_ = 0;
+  double starts_at_unix_s_ = 0, ends_at_unix_s_ = 0;
+  bool stopped_ = false;
   std::vector<std::pair<double, double>> tput_curve_;
   std::vector<double> min_cap_w_, max_cap_w_, caps_w_;
   Snapshot snap_, snap_free_;

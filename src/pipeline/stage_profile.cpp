@@ -68,10 +68,10 @@ Result<StageProfile> make_stage_profile(const std::vector<ProfileRow>& rows,
   return assemble(rows, where);
 }
 
-Result<StageProfile> read_stage_profile(const std::string& path) {
-  auto reader = CsvReader::open(path);
-  if (!reader.ok()) return reader.status();
-  CsvReader& r = **reader;
+namespace {
+
+// The rows of `r` (the file or text named `path`), checked as the contract says.
+Result<StageProfile> parse_rows(CsvReader& r, const std::string& path) {
   if (!r.next()) {
     if (!r.status().ok()) return r.status();
     return Status::InvalidArgument(path +
@@ -135,6 +135,19 @@ Result<StageProfile> read_stage_profile(const std::string& path) {
   }
   if (!r.status().ok()) return r.status();
   return assemble(std::move(rows), path);
+}
+
+}  // namespace
+
+Result<StageProfile> read_stage_profile(const std::string& path) {
+  auto reader = CsvReader::open(path);
+  if (!reader.ok()) return reader.status();
+  return parse_rows(**reader, path);
+}
+
+Result<StageProfile> parse_stage_profile(std::string_view text, const std::string& source) {
+  auto reader = CsvReader::over(source, text, 1);
+  return parse_rows(*reader, source);
 }
 
 }  // namespace fw::pipeline

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.hpp"
@@ -40,6 +41,9 @@ struct StageProfile {
 };
 
 Result<StageProfile> read_stage_profile(const std::string& path);
+// The same checks on a file's text already read (a file confined to the agent's policy_dirs);
+// `source` names it in messages as the path would.
+Result<StageProfile> parse_stage_profile(std::string_view text, const std::string& source);
 
 // A profile from rows given in code (tests, synthetic pipelines): same checks as the reader,
 // with `where` naming the source in messages.

@@ -949,10 +949,19 @@ ControllerEntry frontier_entry() {
           }
           FW_ASSIGN_OR_RETURN(c, frontier_config_for_job(cl->job_spec(job), job));
         } else {
+          // A file like a policy file: in the agent only from inside policy_dirs.
+          const std::string& path = o.text("profile");
           if (env.policy_dirs) {
-            return Status::InvalidArgument("frontier: profile files are not read here");
+            auto text = read_confined_file(path, *env.policy_dirs, "policy_dirs");
+            if (!text.ok()) return Status::InvalidArgument("frontier: " + text.status().message());
+            auto p = pipeline::parse_stage_profile(*text, path);
+            if (!p.ok()) return p.status().with_context("frontier");
+            c.profile = std::move(p).value();
+          } else {
+            auto p = pipeline::read_stage_profile(path);
+            if (!p.ok()) return p.status().with_context("frontier");
+            c.profile = std::move(p).value();
           }
-          FW_ASSIGN_OR_RETURN(c.profile, pipeline::read_stage_profile(o.text("profile")));
           c.job = job;
           c.microbatches = static_cast<int>(o.number("microbatches"));
           if (c.microbatches < 1) {

@@ -16,6 +16,8 @@
 #  - a schedule plan (stage 0 at 250 W for the first half of each step, 350 W for the second):
 #    GPU 0's cap takes both values, keyed to the job's step count; a schedule plan without
 #    segment starts is refused (422) unless schedule=off, which applies its constant caps;
+#  - `frontier:profile=FILE` (the same profile, in policy_dirs): taken, caps below 400 W; a
+#    profile outside policy_dirs and a malformed one: 422;
 #  - the previous controller back: every cap 400 W again;
 #  - SIGTERM with the plan in force: exit 0, "caps restored", restore file removed.
 # About 30 s (the schedule section waits for two of the job's ~8 s steps, then both segments).
@@ -174,6 +176,33 @@ check "a schedule plan without segment starts: 422 saying so ($code: $(cat "$tmp
   bash -c "[ '$code' = 422 ] && grep -q 'no segment starts' '$tmp/put.json'"
 put_controller "plan:$tmp/plans/old-sched.json,stages=0+4:1+5:2+6:3+7,schedule=off,period_s=0.5"
 check "  with schedule=off: its constant caps ($code)" wait_caps "$want"
+
+# 4c. `frontier` from a profile file in the agent (it re-plans for a straggler; before issue 46's
+# deploy work the agent refused every profile file): the same profile inside policy_dirs is
+# taken and the caps move below 400 W; one outside is 422 naming policy_dirs, a malformed one
+# 422 naming its line and field.
+cp "$tmp/prof.csv" "$tmp/plans/prof.csv"
+put_controller "frontier:profile=$tmp/plans/prof.csv,microbatches=16"
+check "frontier from a profile in policy_dirs: 202 ($code: $(cat "$tmp/put.json"))" test "$code" = 202
+below_400() {
+  for _ in $(seq 100); do
+    status
+    jq -e '.controller | test("^frontier")' "$tmp/status.json" >/dev/null &&
+      jq -e '[.gpus[].cap_w | select(. < 399)] | length >= 1' "$tmp/status.json" >/dev/null &&
+      return 0
+    sleep 0.1
+  done
+  echo "  controller $(jq -c .controller "$tmp/status.json"), caps $(jq -c '[.gpus[].cap_w]' "$tmp/status.json")"
+  return 1
+}
+check "  its plan caps some GPU below 400 W" below_400
+put_controller "frontier:profile=$tmp/prof.csv,microbatches=16"
+check "a profile outside policy_dirs: 422 ($code: $(cat "$tmp/put.json"))" \
+  bash -c "[ '$code' = 422 ] && grep -q 'outside policy_dirs' '$tmp/put.json'"
+sed '3s/,[^,]*$/,-1/' "$tmp/plans/prof.csv" >"$tmp/plans/bad-prof.csv"
+put_controller "frontier:profile=$tmp/plans/bad-prof.csv,microbatches=16"
+check "a malformed profile: 422 naming line 3 ($code: $(cat "$tmp/put.json"))" \
+  bash -c "[ '$code' = 422 ] && grep -q 'bad-prof.csv:3' '$tmp/put.json'"
 
 # 5. The previous controller back: every cap at 400 W.
 put_controller "static:knob=caps,value=400"

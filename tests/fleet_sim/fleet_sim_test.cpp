@@ -128,6 +128,31 @@ TEST(SimNode, APausedJobStandsStillAndItsGpusIdle) {
   EXPECT_GT(n.tokens(), tokens);  // it resumes where it stopped
 }
 
+// Issue 48 (synchronous stops): a node's job announces its end in its record, and once stopped
+// it makes no more progress at any budget, its GPUs idle, and the time is not a pause.
+TEST(SimNode, AStoppedJobAnnouncedItsEndAndItsGpusIdleForGood) {
+  auto sc = sim::load_scenario(
+      std::string(FLEXWATT_SOURCE_DIR) + "/scenarios/caps-pretrain-a100x8.yaml", {});
+  ASSERT_TRUE(sc.ok()) << sc.status().message();
+  sim::Scenario s = *sc;
+  for (auto& j : s.jobs) j.start_s = 0;
+  SimNode n("n", s, 7);
+  double t = 0;
+  for (; t < 20; t += 0.25) ASSERT_TRUE(n.step(t, n.nameplate_w()).ok());
+  n.set_ends_at(1.9e9);
+  const NodeRecord r = n.record(1.8e9);
+  ASSERT_FALSE(r.jobs.empty());
+  EXPECT_DOUBLE_EQ(r.jobs[0].ends_at_unix_s, 1.9e9);
+  const double running_w = n.power_w(), tokens = n.tokens();
+  n.stop();
+  for (; t < 30; t += 0.25) ASSERT_TRUE(n.step(t, n.nameplate_w()).ok());
+  EXPECT_TRUE(n.stopped());
+  EXPECT_DOUBLE_EQ(n.tokens(), tokens);
+  EXPECT_LT(n.power_w(), 0.5 * running_w);
+  EXPECT_LT(n.power_w(), n.min_w());
+  EXPECT_DOUBLE_EQ(n.paused_s(), 0);
+}
+
 // The probe measures each budget from the job's running state (a node run uncapped for warm_s,
 // copied per budget), not from a fresh node whose job starts at 0: the curve the split trusts
 // is the live run's. Each point equals a node run uncapped to warm_s, then at the budget.
