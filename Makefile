@@ -49,6 +49,11 @@ fuzz-deps:
 CCACHE := $(shell command -v ccache)
 # ccache caches files built with a precompiled header only with these relaxed checks.
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+# A checkout elsewhere (CI's clean one) hits what this one cached: paths under the checkout are
+# hashed relative to it, and the Debug builds' (make sanitize, -g) working directory is not
+# hashed (their debug info may then name the other checkout's files).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 # CMAKE_FLAGS: extra configure flags (CI: -DFLEXWATT_WERROR=ON).
 $(BUILD)/Makefile: CMakeLists.txt

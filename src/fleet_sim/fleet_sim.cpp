@@ -119,6 +119,7 @@ class FleetSim {
   agent::AgentConfig agent_cfg(const Node& n) const;
   bool gate_passed(Node& n, const NodeBudget& b);
   void end_job(Node& n, const NodeBudget& b, double t);
+  double fastest_change(double Node::*at, double sign, double* first, double* last) const;
   Json starts_json() const;
   Json stops_json() const;
   Json agents_json() const;
@@ -233,27 +234,36 @@ Json FleetSim::agents_json() const {
           {"write_failures", write_failures}, {"log_lines", lines}};
 }
 
-// The jobs' starts: when the first and last started (run time), and the site's fastest rise
-// while they did (1 s means 1 s apart, from the first start to 10 s after the last; the
-// nodes count from their start, so each start steps the site by its node's whole draw).
-Json FleetSim::starts_json() const {
-  double first = -1, last = -1;
+// The site's fastest change between 1 s means 1 s apart, over the events at the nodes' run
+// times `at` (< 0: none): from 1 s before the first to 10 s after the last; `sign` +1 for a
+// rise, -1 for a fall. Sets first and last (-1 when no node has one).
+double FleetSim::fastest_change(double Node::*at, double sign, double* first, double* last) const {
+  *first = -1, *last = -1;
   for (const auto& n : nodes_) {
-    if (n.started_t_s < 0) continue;
-    first = first < 0 ? n.started_t_s : std::min(first, n.started_t_s);
-    last = std::max(last, n.started_t_s);
+    if (n.*at < 0) continue;
+    *first = *first < 0 ? n.*at : std::min(*first, n.*at);
+    *last = std::max(*last, n.*at);
   }
-  double rise = 0;
+  double fastest = 0;
   const size_t per_s = size_t(std::max(1L, std::lround(1 / o_.tick_s)));
-  for (size_t i = 0; first >= 0 && i + 2 * per_s <= rows_.size(); ++i) {
-    if (rows_[i].t < first - 1 || rows_[i].t > last + 10) continue;
+  for (size_t i = 0; *first >= 0 && i + 2 * per_s <= rows_.size(); ++i) {
+    if (rows_[i].t < *first - 1 || rows_[i].t > *last + 10) continue;
     double a = 0, c = 0;
     for (size_t k = 0; k < per_s; ++k) {
       a += rows_[i + k].site;
       c += rows_[i + per_s + k].site;
     }
-    rise = std::max(rise, (c - a) / double(per_s));
+    fastest = std::max(fastest, sign * (c - a) / double(per_s));
   }
+  return fastest;
+}
+
+// The jobs' starts: when the first and last started (run time), and the site's fastest rise
+// while they did (the nodes count from their start, so each start steps the site by its node's
+// whole draw).
+Json FleetSim::starts_json() const {
+  double first, last;
+  const double rise = fastest_change(&Node::started_t_s, +1, &first, &last);
   return {{"start_ramp_w_per_s", o_.start_ramp_w_per_s},
           {"first_start_s", first},
           {"last_start_s", last},
@@ -261,25 +271,10 @@ Json FleetSim::starts_json() const {
 }
 
 // The jobs' ends: when the first and last stopped (run time), and the site's fastest fall
-// while they did (1 s means 1 s apart, from 1 s before the first stop to 10 s after the last).
+// while they did.
 Json FleetSim::stops_json() const {
-  double first = -1, last = -1;
-  for (const auto& n : nodes_) {
-    if (n.stopped_t_s < 0) continue;
-    first = first < 0 ? n.stopped_t_s : std::min(first, n.stopped_t_s);
-    last = std::max(last, n.stopped_t_s);
-  }
-  double fall = 0;
-  const size_t per_s = size_t(std::max(1L, std::lround(1 / o_.tick_s)));
-  for (size_t i = 0; first >= 0 && i + 2 * per_s <= rows_.size(); ++i) {
-    if (rows_[i].t < first - 1 || rows_[i].t > last + 10) continue;
-    double a = 0, c = 0;
-    for (size_t k = 0; k < per_s; ++k) {
-      a += rows_[i + k].site;
-      c += rows_[i + per_s + k].site;
-    }
-    fall = std::max(fall, (a - c) / double(per_s));
-  }
+  double first, last;
+  const double fall = fastest_change(&Node::stopped_t_s, -1, &first, &last);
   int stopped = 0;
   for (const auto& n : nodes_) stopped += n.stopped_t_s >= 0;
   return {{"stop_ramp_w_per_s", o_.stop_ramp_w_per_s},

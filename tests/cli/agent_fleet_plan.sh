@@ -18,22 +18,9 @@ etcd_pid=
 coord_pid=
 stop_fleet() { for p in $coord_pid $etcd_pid; do kill "$p" 2>/dev/null; done; }
 trap 'stop_fleet; agent_cleanup' EXIT
-up=0
-for _try in 1 2 3; do  # ports below the ephemeral range; another try when one is taken
-  base=$((20000 + RANDOM % 12000))
-  [ $base -ge $((port - 3)) ] && [ $base -le $((port + 3)) ] && continue
-  c=http://127.0.0.1:$base
-  etcd --name m0 --data-dir "$tmp/etcd" --listen-client-urls "$c" --advertise-client-urls "$c" \
-    --listen-peer-urls "http://127.0.0.1:$((base + 1))" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$((base + 1))" \
-    --initial-cluster "m0=http://127.0.0.1:$((base + 1))" --log-level warn --logger zap \
-    --unsafe-no-fsync >"$tmp/etcd.log" 2>&1 &
-  etcd_pid=$!
-  for _ in $(seq 100); do curl -sf "$c/health" | grep -q true && { up=1; break; }; sleep 0.1; done
-  [ $up = 1 ] && break
-  kill $etcd_pid 2>/dev/null; rm -rf "$tmp/etcd"
-done
-check "etcd is up" test $up = 1
+start_etcd "$tmp" "$port"
+up=$?
+check "etcd is up" test $up = 0
 cport=$((base + 2))
 coord="http://127.0.0.1:$cport"
 cat >"$tmp/c.yaml" <<YAML
@@ -67,23 +54,6 @@ YAML
 track_agent $!
 check "the agent answers" wait_healthz
 url="http://127.0.0.1:$port"
-status() { curl -s --max-time 2 "$url/v1/status" >"$tmp/status.json"; }
-# wait_caps WANT: until /v1/status's caps (per GPU, in index order) equal the JSON array WANT
-# (at most ~15 s); 1 if they never did.
-wait_caps() {
-  for _ in $(seq 150); do
-    status
-    jq -e --argjson w "$1" '[.gpus | sort_by(.index)[] | .cap_w | . * 10 | round / 10] == $w' \
-      "$tmp/status.json" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "  caps: $(jq -c '[.gpus | sort_by(.index)[] | .cap_w]' "$tmp/status.json"), want $1"
-  return 1
-}
-put_controller() {
-  code=$(curl -s -o "$tmp/put.json" -w '%{http_code}' --max-time 30 -X PUT "$url/v1/controller" \
-    -d "$(jq -cn --arg c "$1" '{controller: $c}')")
-}
 # plan CAP...: a constant plan with one stage per cap, as `pipeline plan --json` writes it.
 plan() {
   jq -cn --argjson caps "$(printf '%s\n' "$@" | jq -cs .)" '{stages: ($caps | length),
@@ -94,7 +64,7 @@ put_plan() {  # JOB BODY: the HTTP code; the answer in $tmp/plan.json
   curl -s -o "$tmp/plan.json" -w '%{http_code}' --max-time 10 -X PUT "$coord/v1/plans/$1" \
     --data-binary "$2"
 }
-check "the agent starts at 400 W" wait_caps '[400,400,400,400,400,400,400,400]'
+check "the agent starts at 400 W" wait_status_caps '[400,400,400,400,400,400,400,400]'
 ok=0
 for _ in $(seq 100); do
   curl -sf "$coord/v1/grid/status" | jq -e '.leader == true' >/dev/null && { ok=1; break; }
@@ -123,9 +93,9 @@ for _ in $(seq 50); do  # the node reads plans every lease_ttl_s / 3
   sleep 0.2
 done
 check "PUT plan:fleet: 202 ($code: $(cat "$tmp/put.json"))" test "$code" = 202
-check "each GPU's cap is its stage's plan cap" wait_caps '[300,250,200,350,300,250,200,350]'
+check "each GPU's cap is its stage's plan cap" wait_status_caps '[300,250,200,350,300,250,200,350]'
 check "the plan replaced: 200" test "$(put_plan "$job" "$(plan 280 280 220 390)")" = 200
-check "the caps follow the new plan" wait_caps '[280,280,220,390,280,280,220,390]'
+check "the caps follow the new plan" wait_status_caps '[280,280,220,390,280,280,220,390]'
 check "the agent's log says it took the new plan" grep -q "prepared on the fleet's new plan" \
   "$tmp/agent.err"
 code=$(curl -s -o "$tmp/del.json" -w '%{http_code}' -X DELETE "$coord/v1/plans/$job")
@@ -133,7 +103,7 @@ check "the plan deleted: 200 ($code)" test "$code" = 200
 said=0
 for _ in $(seq 50); do grep -q "the one in force stays" "$tmp/agent.err" && { said=1; break; }; sleep 0.1; done
 check "the agent's log says the plan in force stays" test $said = 1
-check "the caps stay" wait_caps '[280,280,220,390,280,280,220,390]'
+check "the caps stay" wait_status_caps '[280,280,220,390,280,280,220,390]'
 check "the restore file holds the caps found at start" test -s "$tmp/saved.json"
 kill -TERM "$agent"
 wait "$agent"

@@ -52,33 +52,15 @@ track_agent $!
 wait_healthz
 url="http://127.0.0.1:$port"
 
-# put_controller SPEC: PUT /v1/controller; the HTTP status in $code, the answer in $tmp/put.json.
-put_controller() {
-  code=$(curl -s -o "$tmp/put.json" -w '%{http_code}' --max-time 30 -X PUT "$url/v1/controller" \
-    -d "$(jq -cn --arg c "$1" '{controller: $c}')")
-}
-status() { curl -s --max-time 2 "$url/v1/status" >"$tmp/status.json"; }
-# wait_caps WANT: until /v1/status's caps (per GPU, in index order) equal the JSON array WANT
-# (at most ~20 s; the caps are read back from the plant); 1 if they never did.
-wait_caps() {
-  for _ in $(seq 200); do
-    status
-    jq -e --argjson w "$1" '[.gpus | sort_by(.index)[] | .cap_w | . * 10 | round / 10] == $w' \
-      "$tmp/status.json" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "  caps: $(jq -c '[.gpus | sort_by(.index)[] | .cap_w]' "$tmp/status.json"), want $1"
-  return 1
-}
 round() { jq -c '[.[] | . * 10 | round / 10]'; }
 
-check "the agent starts at 400 W" wait_caps '[400,400,400,400,400,400,400,400]'
+check "the agent starts at 400 W" wait_status_caps '[400,400,400,400,400,400,400,400]'
 
 # 1. Explicit stages: pipeline p, stage s on GPU 4p+s.
 put_controller "plan:$plan,stages=0+4:1+5:2+6:3+7,period_s=0.5"
 check "PUT plan: 202 accepted ($code: $(cat "$tmp/put.json"))" test "$code" = 202
 want=$(jq -c '. + .' <<<"$stage_caps" | round)
-check "each GPU's cap is its stage's plan cap ($want)" wait_caps "$want"
+check "each GPU's cap is its stage's plan cap ($want)" wait_status_caps "$want"
 
 # 2. Refusals: 422 naming the field; the plan stays in force.
 jq '.constant.stages[2].cap_w = "high"' "$plan" >"$tmp/plans/bad.json"
@@ -102,7 +84,7 @@ check "a file outside policy_dirs: 422 ($code: $(cat "$tmp/put.json"))" \
   bash -c "[ '$code' = 422 ] && grep -q 'outside policy_dirs' '$tmp/put.json'"
 status
 check "the plan is still in force" jqt '.controller | startswith("plan:")' "$tmp/status.json"
-check "  and its caps" wait_caps "$want"
+check "  and its caps" wait_status_caps "$want"
 expect_exit2 "eval refuses the bad plan (exit 2, naming the field)" \
   'bad.json: constant.stages\[2\].cap_w' eval "$sc" --duration-s 10 --seeds 1 \
   --controllers "plan:$tmp/plans/bad.json"
@@ -113,7 +95,7 @@ jq '.constant.stages[0].cap_w = 450' "$plan" >"$tmp/plans/high.json"
 put_controller "plan:$tmp/plans/high.json,stages=0+4:1+5:2+6:3+7,period_s=0.5"
 check "PUT the 450 W plan: 202 ($code)" test "$code" = 202
 want_high=$(jq -c '.[0] = 400 | . + .' <<<"$stage_caps" | round)
-check "stage 0's 450 W is 400 W on GPUs 0 and 4" wait_caps "$want_high"
+check "stage 0's 450 W is 400 W on GPUs 0 and 4" wait_status_caps "$want_high"
 # The count is published with the status, which may lag the caps by a tick: wait up to ~5 s.
 clamped_grew() {
   for _ in $(seq 50); do
@@ -132,7 +114,7 @@ check "the limiter's clamped count grew from $clamped0" clamped_grew
 put_controller "plan:$plan,period_s=0.5"
 check "PUT plan without stages=: 202 ($code: $(cat "$tmp/put.json"))" test "$code" = 202
 want_blocks=$(jq -c '[.[] | ., .]' <<<"$stage_caps" | round)
-check "stage s on GPUs 2s and 2s+1 ($want_blocks)" wait_caps "$want_blocks"
+check "stage s on GPUs 2s and 2s+1 ($want_blocks)" wait_status_caps "$want_blocks"
 
 # 4b. A step-keyed schedule (plan_controller.hpp): stage 0 at 250 W for the first half of each
 # iteration and 350 W for the second, the others at their constant caps; anchored at the
@@ -175,7 +157,7 @@ put_controller "plan:$tmp/plans/old-sched.json,stages=0+4:1+5:2+6:3+7"
 check "a schedule plan without segment starts: 422 saying so ($code: $(cat "$tmp/put.json"))" \
   bash -c "[ '$code' = 422 ] && grep -q 'no segment starts' '$tmp/put.json'"
 put_controller "plan:$tmp/plans/old-sched.json,stages=0+4:1+5:2+6:3+7,schedule=off,period_s=0.5"
-check "  with schedule=off: its constant caps ($code)" wait_caps "$want"
+check "  with schedule=off: its constant caps ($code)" wait_status_caps "$want"
 
 # 4c. `frontier` from a profile file in the agent (it re-plans for a straggler; before issue 46's
 # deploy work the agent refused every profile file): the same profile inside policy_dirs is
@@ -207,11 +189,11 @@ check "a malformed profile: 422 naming line 3 ($code: $(cat "$tmp/put.json"))" \
 # 5. The previous controller back: every cap at 400 W.
 put_controller "static:knob=caps,value=400"
 check "the previous controller back: 202 ($code)" test "$code" = 202
-check "every cap 400 W again" wait_caps '[400,400,400,400,400,400,400,400]'
+check "every cap 400 W again" wait_status_caps '[400,400,400,400,400,400,400,400]'
 
 # 6. Exit with the plan in force: the agent restores the caps found at start.
 put_controller "plan:$plan,stages=0+4:1+5:2+6:3+7,period_s=0.5"
-check "the plan again" wait_caps "$want"
+check "the plan again" wait_status_caps "$want"
 check "the restore file holds the caps found at start" test -s "$tmp/saved.json"
 kill -TERM "$agent"
 wait "$agent"

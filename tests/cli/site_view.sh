@@ -15,24 +15,10 @@ command -v etcdctl >/dev/null || need_tool "etcdctl (etcd-client)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-up=0
-# Random loopback ports below Linux's ephemeral range (32768-60999), where the outgoing
-# connections of tests running beside this one take their local ports; another try when one is
-# taken.
-for _try in 1 2 3; do
-  base=$((20000 + RANDOM % 12000))
-  c=http://127.0.0.1:$base
-  etcd --name m0 --data-dir "$tmp/etcd" --listen-client-urls "$c" --advertise-client-urls "$c" \
-    --listen-peer-urls "http://127.0.0.1:$((base + 1))" \
-    --initial-advertise-peer-urls "http://127.0.0.1:$((base + 1))" \
-    --initial-cluster "m0=http://127.0.0.1:$((base + 1))" --log-level warn --logger zap \
-    --unsafe-no-fsync >"$tmp/etcd.log" 2>&1 &
-  pids+=($!)
-  for _ in $(seq 100); do curl -sf "$c/health" | grep -q true && { up=1; break; }; sleep 0.1; done
-  [ $up = 1 ] && break
-  kill "${pids[-1]}" 2>/dev/null; rm -rf "$tmp/etcd"
-done
-check "etcd is up" test $up = 1
+start_etcd "$tmp"
+up=$?
+pids+=("$etcd_pid")
+check "etcd is up" test $up = 0
 port=$((base + 2))
 cat >"$tmp/c.yaml" <<YAML
 site: hall-a

@@ -72,31 +72,13 @@ track_agent $!
 check "the agent answers" wait_healthz
 url="http://127.0.0.1:$port"
 
-put_controller() {
-  code=$(curl -s -o "$tmp/put.json" -w '%{http_code}' --max-time 30 -X PUT "$url/v1/controller" \
-    -d "$(jq -cn --arg c "$1" '{controller: $c}')")
-}
-status() { curl -s --max-time 2 "$url/v1/status" >"$tmp/status.json"; }
-# wait_caps WANT: until /v1/status's caps (per GPU, in index order, to 0.1 W) equal the JSON
-# array WANT (at most ~20 s); 1 if they never did.
-wait_caps() {
-  jq -e 'type == "array"' <<<"$1" >/dev/null 2>&1 || { echo "  no caps to wait for: '$1'"; return 1; }
-  for _ in $(seq 200); do
-    status
-    jq -e --argjson w "$1" '[.gpus | sort_by(.index)[] | .cap_w | . * 10 | round / 10] == $w' \
-      "$tmp/status.json" >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "  caps: $(jq -c '[.gpus | sort_by(.index)[] | .cap_w]' "$tmp/status.json"), want $1"
-  return 1
-}
 # wait_for SECONDS COMMAND...: until the command succeeds, polled every 0.1 s; 1 if it never did.
 wait_for() {
   local n=$(($1 * 10)); shift
   for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
   return 1
 }
-check "the agent starts at 400 W" wait_caps '[400,400,400,400]'
+check "the agent starts at 400 W" wait_status_caps '[400,400,400,400]'
 
 # The job: setsid gives it its own process group ($job), so the trap reaches its stages too.
 setsid "$py" "$src/examples/torch_pipeline.py" --stages 4 --microbatches 8 --steps 5000 \
@@ -150,10 +132,10 @@ want=$(jq -c '[.constant.stages[].cap_w | if . == null then 400 else ([([., 100]
 # that), so that its caps are seen to move to the plan's.
 pre=$(jq -n --argjson w "${want:-[]}" 'first(400, 100, 250, 175, 325 | select(. as $c | any($w[]; . == $c) | not))')
 put_controller "static:knob=caps,value=$pre"
-check "every GPU at $pre W before the plan ($code)" wait_caps "[$pre,$pre,$pre,$pre]"
+check "every GPU at $pre W before the plan ($code)" wait_status_caps "[$pre,$pre,$pre,$pre]"
 put_controller "plan:$plan,stages=0:1:2:3,period_s=0.5"
 check "PUT plan: 202 ($code: $(cat "$tmp/put.json"))" test "$code" = 202
-check "each GPU's cap is its stage's plan cap ($want)" wait_caps "$want"
+check "each GPU's cap is its stage's plan cap ($want)" wait_status_caps "$want"
 
 # The job ends at the stop file.
 touch "$tmp/stop"
@@ -206,14 +188,14 @@ sys.exit(1 if bad or len(steps) < 10 else 0)
 PY
 job_deregistered() { curl -s --max-time 2 "$url/v1/jobs" | jq -e '[.jobs[].id] | index("pp") == null' >/dev/null; }
 check "the job deregistered at exit" wait_for 5 job_deregistered
-check "the plan stays in force after the job" wait_caps "$want"
+check "the plan stays in force after the job" wait_status_caps "$want"
 
 # Leaving the plan: the previous controller back, then the agent's exit with the plan in force.
 put_controller "static:knob=caps,value=400"
 check "the previous controller back: 202 ($code)" test "$code" = 202
-check "every cap 400 W again" wait_caps '[400,400,400,400]'
+check "every cap 400 W again" wait_status_caps '[400,400,400,400]'
 put_controller "plan:$plan,stages=0:1:2:3,period_s=0.5"
-check "the plan again" wait_caps "$want"
+check "the plan again" wait_status_caps "$want"
 check "the restore file holds the caps found at start" test -s "$tmp/saved.json"
 kill -TERM "$agent"
 wait "$agent"

@@ -97,3 +97,25 @@ use_torch_python() {
     echo "skip: PyTorch not installed (make deps installs python3-torch)"; exit 0
   fi
 }
+
+# The controller and caps of the agent on $port (the pipeline-plan tests):
+# put_controller SPEC: PUT /v1/controller; the HTTP status in $code, the answer in $tmp/put.json.
+put_controller() {
+  code=$(curl -s -o "$tmp/put.json" -w '%{http_code}' --max-time 30 -X PUT \
+    "http://127.0.0.1:$port/v1/controller" -d "$(jq -cn --arg c "$1" '{controller: $c}')")
+}
+# status: the agent's /v1/status in $tmp/status.json.
+status() { curl -s --max-time 2 "http://127.0.0.1:$port/v1/status" >"$tmp/status.json"; }
+# wait_status_caps WANT: until /v1/status's caps (per GPU, in index order, to 0.1 W) equal the
+# JSON array WANT (at most ~20 s; the caps are read back from the plant); 1 if they never did.
+wait_status_caps() {
+  jq -e 'type == "array"' <<<"$1" >/dev/null 2>&1 || { echo "  no caps to wait for: '$1'"; return 1; }
+  for _ in $(seq 200); do
+    status
+    jq -e --argjson w "$1" '[.gpus | sort_by(.index)[] | .cap_w | . * 10 | round / 10] == $w' \
+      "$tmp/status.json" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "  caps: $(jq -c '[.gpus | sort_by(.index)[] | .cap_w]' "$tmp/status.json"), want $1"
+  return 1
+}

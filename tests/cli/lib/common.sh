@@ -61,3 +61,27 @@ expect_exit2() {
     echo "FAIL: $name: message '$err' lacks /$pattern/"; fails=$((fails + 1))
   fi
 }
+
+# start_etcd DIR [AVOID_PORT]: one etcd member (Debian's etcd-server) on random loopback ports
+# below Linux's ephemeral range (32768-60999, where the outgoing connections of tests running
+# beside this one take their local ports), its data in DIR/etcd; another try when a port is
+# taken (or within 3 of AVOID_PORT). Sets c (its client URL), base (its client port; base + 1
+# is its peer port, base + 2 is left for the caller) and etcd_pid; 1 if none came up.
+start_etcd() {
+  local _try _ up=0
+  for _try in 1 2 3; do
+    base=$((20000 + RANDOM % 12000))
+    if [ -n "${2:-}" ] && [ $base -ge $(($2 - 3)) ] && [ $base -le $(($2 + 3)) ]; then continue; fi
+    c=http://127.0.0.1:$base
+    etcd --name m0 --data-dir "$1/etcd" --listen-client-urls "$c" --advertise-client-urls "$c" \
+      --listen-peer-urls "http://127.0.0.1:$((base + 1))" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$((base + 1))" \
+      --initial-cluster "m0=http://127.0.0.1:$((base + 1))" --log-level warn --logger zap \
+      --unsafe-no-fsync >"$1/etcd.log" 2>&1 &
+    etcd_pid=$!
+    for _ in $(seq 100); do curl -sf "$c/health" | grep -q true && { up=1; break; }; sleep 0.1; done
+    [ $up = 1 ] && return 0
+    kill $etcd_pid 2>/dev/null; rm -rf "$1/etcd"
+  done
+  return 1
+}
