@@ -2,8 +2,11 @@
 // EtcdClient: etcd v3 over its JSON gateway (HTTP/1.1, "/v3/..."), with cpp-httplib.
 //
 // Contract:
-//  - Never throws; every call returns Status / Result<T>. Thread-safe (each call opens its
-//    own connection, so calls from several threads do not serialise).
+//  - Never throws; every call returns Status / Result<T>. Thread-safe: a call holds a
+//    connection of its own while it runs (calls from several threads do not serialise) and
+//    gives it back for the next call when the member answered (HTTP keep-alive; at most
+//    kIdleConnections kept per member); a connection whose request failed is closed. A kept
+//    connection the member has closed meanwhile is replaced before the request is sent.
 //  - Endpoints: "http://host:port", "host:port" or "https://host:port" (all of one scheme),
 //    members of one cluster. A call starts on
 //    the member that last answered and fails over to the next on a transport error or an
@@ -88,6 +91,7 @@ class EtcdClient {
   static Result<EtcdClient> Create(EtcdClientOptions options);
 
   EtcdClient(EtcdClient&& other) noexcept;
+  ~EtcdClient();  // closes the kept connections
   EtcdClient& operator=(EtcdClient&&) = delete;
 
   // ---- KV ----
@@ -137,6 +141,9 @@ class EtcdClient {
   static bool token_rejected(std::string_view message);
   uint64_t authentications() const { return authentications_.load(); }
 
+  // Connections kept open per member between calls (HTTP keep-alive).
+  static constexpr size_t kIdleConnections = 4;
+
   enum class Retry { kIdempotent, kConnectOnly };
   // POST body to path; the decoded JSON answer of a 2xx reply, else the error. timeout_s > 0
   // bounds the call instead of call_timeout_s and is also the wait for a blocking answer.
@@ -155,6 +162,11 @@ class EtcdClient {
   std::mutex token_mu_;
   std::string token_;  // guarded by token_mu_
   std::atomic<uint64_t> authentications_{0};
+  // A connection to member idx: a kept one, else a new one; give it back when it answered.
+  std::unique_ptr<httplib::Client> take_connection(size_t idx);
+  void keep_connection(size_t idx, std::unique_ptr<httplib::Client> cli);
+  std::mutex idle_mu_;
+  std::vector<std::vector<std::unique_ptr<httplib::Client>>> idle_;  // per member, by idle_mu_
 };
 
 }  // namespace fw::fleet
