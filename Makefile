@@ -82,12 +82,13 @@ SAN_TESTS := test_agent test_control
 SAN_SHARDS ?= $(JOBS)
 SAN_FILTER ?= *
 SAN_FLEET_FILTER ?= $(SAN_FLEET_FAST)
-# ~30 s under TSan (leader takeover, a killed member, etcd rebuilt, a join, watches, lease loss,
-# TLS + auth); SAN_FLEET_FILTER='*' runs all of test_fleet.
+# ~35 s under TSan (leader takeover, a killed member, etcd rebuilt, a join, watches, lease loss,
+# TLS + auth, the client's kept connections, plans to the nodes); SAN_FLEET_FILTER='*' runs all
+# of test_fleet.
 SAN_FLEET_FAST := CoordinatorLive.LeaderCrash*:CoordinatorLive.KilledEtcdMember*:$\
   CoordinatorLive.LinksFollowTheNewLeader*:CoordinatorLive.NodesNotBack*:$\
   CoordinatorLive.AJoiner*:EtcdLive.Watch*:EtcdLive.KeeperPresumes*:$\
-  EtcdSecureLive.CoordinatorAndNodeLinks*
+  EtcdSecureLive.CoordinatorAndNodeLinks*:EtcdRetry.*:CoordinatorLive.Plans*
 sanitize: deps
 	@set -e; for san in address thread; do \
 	  dir=build-$${san:0:1}san; echo "== $$san ($$dir)"; \
