@@ -12,6 +12,7 @@
 #include "actuation/fake_power_cap_actuator.hpp"
 #include "actuation/nvml_power_cap_actuator.hpp"
 #include "telemetry/nvml_source.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 #ifndef FAKE_NVML_LIBRARY
 #define FAKE_NVML_LIBRARY FLEXWATT_BINARY_DIR "/tests/telemetry/fake_nvml/libnvidia-ml.so.1"

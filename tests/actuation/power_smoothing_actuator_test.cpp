@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "actuation/nvml_power_smoothing_actuator.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 #ifndef FAKE_NVML_LIBRARY
 #define FAKE_NVML_LIBRARY FLEXWATT_BINARY_DIR "/tests/telemetry/fake_nvml/libnvidia-ml.so.1"

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
+
 namespace fw::agent {
 namespace {
 

@@ -14,6 +14,7 @@
 #include "agent/fleet_budget.hpp"
 #include "agent/fleet_follower.hpp"
 #include "agent/registry_channel.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::agent {
 namespace {

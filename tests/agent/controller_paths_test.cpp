@@ -16,6 +16,7 @@
 
 #include "agent/node_agent.hpp"
 #include "step_clock.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::agent {
 namespace {

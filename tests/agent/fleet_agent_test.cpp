@@ -21,6 +21,7 @@
 #include "agent/node_agent.hpp"
 #include "fleet/etcd_client.hpp"
 #include "fleet/keys.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::agent {
 namespace {

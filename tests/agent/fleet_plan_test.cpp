@@ -15,6 +15,7 @@
 #include "agent/fleet_follower.hpp"
 #include "agent/registry_channel.hpp"
 #include "control/controller_spec.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::agent {
 namespace {

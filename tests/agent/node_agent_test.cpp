@@ -21,6 +21,7 @@
 #include "runtime/restore_file.hpp"
 #include "runtime/stop_signals.hpp"
 #include "step_clock.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::agent {
 namespace {

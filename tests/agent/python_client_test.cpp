@@ -11,6 +11,7 @@
 
 #include "../require_tool.hpp"  // FW_REQUIRE_TOOL
 #include "server_fixture.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 #include "test_state.hpp"
 
 namespace fw::agent {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/csv.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw {
 namespace {

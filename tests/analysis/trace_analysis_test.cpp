@@ -8,6 +8,8 @@
 #include <functional>
 #include <limits>
 
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
+
 namespace fw {
 namespace {
 

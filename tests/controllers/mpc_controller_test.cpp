@@ -15,6 +15,7 @@
 
 #include "control/control_loop.hpp"
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw {
 namespace {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "eval/eval_table.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::eval {
 namespace {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "eval/eval_table.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::eval {
 namespace {

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
+
 namespace fw::eval {
 namespace {
 

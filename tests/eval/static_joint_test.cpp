@@ -11,6 +11,7 @@
 #include "eval/evaluation.hpp"
 #include "registry/controller_registry.hpp"
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::eval {
 namespace {

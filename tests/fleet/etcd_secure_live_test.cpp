@@ -20,6 +20,7 @@
 #include "fleet/etcd_security_config.hpp"
 #include "fleet/etcd_watch.hpp"
 #include "fleet/node_link.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::fleet {
 namespace {

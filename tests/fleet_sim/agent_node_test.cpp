@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::fleet {
 namespace {

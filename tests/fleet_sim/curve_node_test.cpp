@@ -12,6 +12,7 @@
 #include "fleet_sim/sim_node.hpp"
 #include "studies/dr_event.hpp"
 #include "studies/dr_plant.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::fleet {
 namespace {

@@ -18,6 +18,7 @@
 #include "fleet/site_store.hpp"
 #include "fleet_sim/fleet_sim.hpp"
 #include "fleet_sim/sim_node.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::fleet {
 namespace {

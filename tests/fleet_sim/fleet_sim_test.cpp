@@ -9,6 +9,7 @@
 
 #include "fleet_sim/sim_node.hpp"
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::fleet {
 namespace {

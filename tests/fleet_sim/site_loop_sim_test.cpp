@@ -17,6 +17,7 @@
 #include "fleet/site_loop.hpp"
 #include "fleet_sim/fleet_sim.hpp"
 #include "fleet_sim/sim_node.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::fleet {
 namespace {

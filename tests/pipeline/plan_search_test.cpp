@@ -17,6 +17,7 @@
 #include "pipeline/planner.hpp"
 #include "pipeline/segments.hpp"
 #include "pipeline/stage_profile.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::pipeline {
 namespace {

@@ -19,6 +19,7 @@
 #include "sim/pipeline_profile.hpp"
 #include "sim/pipeline_recording.hpp"
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::pipeline {
 namespace {

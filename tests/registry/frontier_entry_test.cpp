@@ -5,6 +5,7 @@
 #include "controllers/frontier_controller.hpp"
 #include "registry/controller_registry.hpp"
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::registry {
 namespace {

@@ -11,6 +11,7 @@
 #include "registry/controller_registry.hpp"
 #include "registry/grpo_twin.hpp"
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::registry {
 namespace {

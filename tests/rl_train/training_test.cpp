@@ -7,6 +7,7 @@
 #include <string>
 
 #include "rl/policy.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::rl {
 namespace {

@@ -17,6 +17,7 @@
 #include "runtime/realtime_driver.hpp"
 #include "runtime/restore_file.hpp"
 #include "runtime/sd_notify.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw {
 namespace {

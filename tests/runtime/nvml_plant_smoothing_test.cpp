@@ -17,6 +17,7 @@
 
 #include "runtime/node_plant.hpp"
 #include "runtime/restore_file.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 #ifndef FAKE_NVML_LIBRARY
 #define FAKE_NVML_LIBRARY FLEXWATT_BINARY_DIR "/tests/telemetry/fake_nvml/libnvidia-ml.so.1"

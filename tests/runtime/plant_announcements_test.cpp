@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/node_plant.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw {
 namespace {

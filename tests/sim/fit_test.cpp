@@ -11,6 +11,7 @@
 #include "sim/fit_gpu.hpp"
 #include "sim/scenario.hpp"
 #include "sim_test_util.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::sim {
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::sim {
 namespace {

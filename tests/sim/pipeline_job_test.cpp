@@ -13,6 +13,7 @@
 
 #include "pipeline/one_f_one_b.hpp"
 #include "sim/pipeline_fit.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::sim {
 namespace {

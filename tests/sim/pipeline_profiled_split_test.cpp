@@ -12,6 +12,7 @@
 
 #include "sim/pipeline_fit.hpp"
 #include "sim/stage_work_table.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::sim {
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/scenario.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::sim::testing {
 

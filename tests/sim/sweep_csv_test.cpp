@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/fit.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::sim {
 namespace {

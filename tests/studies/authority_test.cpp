@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
+
 namespace fw::studies {
 namespace {
 

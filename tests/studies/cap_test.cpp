@@ -18,6 +18,7 @@
 #include "rl_train/cap_training.hpp"
 #include "sim/scenario.hpp"
 #include "studies/cap_compare.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::studies {
 namespace {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "studies/dr_replay.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::studies {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "studies/dr_event.hpp"
 #include "studies/dr_plant.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::studies {
 namespace {

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
+
 namespace fw::studies {
 namespace {
 

@@ -13,6 +13,7 @@
 #include "studies/stability_controller.hpp"
 #include "studies/stability_scenario.hpp"
 #include "studies/stability_table.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 namespace fw::studies {
 namespace {

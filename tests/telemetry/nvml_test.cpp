@@ -13,6 +13,7 @@
 
 #include "nvml/nvml_library.hpp"
 #include "telemetry/nvml_source.hpp"
+#include "test_paths.hpp"  // FLEXWATT_SOURCE_DIR, FLEXWATT_BINARY_DIR
 
 #ifndef FAKE_NVML_LIBRARY
 #define FAKE_NVML_LIBRARY FLEXWATT_BINARY_DIR "/tests/telemetry/fake_nvml/libnvidia-ml.so.1"
