@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../constant_plan.hpp"  // constant_plan
 #include "agent/agent_tick.hpp"
 #include "agent/fleet_budget.hpp"
 #include "agent/fleet_follower.hpp"
@@ -20,18 +21,7 @@
 namespace fw::agent {
 namespace {
 
-std::string constant_plan(const std::vector<double>& caps_w) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (size_t s = 0; s < caps_w.size(); ++s) {
-    stages.push_back(
-        {{"stage", s}, {"cap_w", caps_w[s]}, {"forward_mhz", 1200}, {"backward_mhz", 1200}});
-  }
-  return nlohmann::json{{"stages", caps_w.size()},
-                        {"microbatches", 8},
-                        {"mode", "constant"},
-                        {"constant", {{"stages", stages}}}}
-      .dump();
-}
+using testing_plans::constant_plan;
 
 // A coordinator that assigns the node's nameplate and publishes `text` for job `job`.
 class PlanFollower : public BudgetFollower {

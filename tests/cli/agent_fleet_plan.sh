@@ -104,13 +104,5 @@ said=0
 for _ in $(seq 50); do grep -q "the one in force stays" "$tmp/agent.err" && { said=1; break; }; sleep 0.1; done
 check "the agent's log says the plan in force stays" test $said = 1
 check "the caps stay" wait_status_caps '[280,280,220,390,280,280,220,390]'
-check "the restore file holds the caps found at start" test -s "$tmp/saved.json"
-kill -TERM "$agent"
-wait "$agent"
-rc=$?
-check "SIGTERM: exit 0 ($rc)" test "$rc" -eq 0
-check "the agent restored the caps" grep -q "caps restored" "$tmp/agent.err"
-check "and removed its restore file" test ! -e "$tmp/saved.json"
-explain_process agent "$agent" "$tmp/agent.err" "$tmp/coord.err"
-agent=
+sigterm_restores "$tmp/coord.err"
 finish agent_fleet_plan

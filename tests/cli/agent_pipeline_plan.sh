@@ -194,13 +194,5 @@ check "every cap 400 W again" wait_status_caps '[400,400,400,400,400,400,400,400
 # 6. Exit with the plan in force: the agent restores the caps found at start.
 put_controller "plan:$plan,stages=0+4:1+5:2+6:3+7,period_s=0.5"
 check "the plan again" wait_status_caps "$want"
-check "the restore file holds the caps found at start" test -s "$tmp/saved.json"
-kill -TERM "$agent"
-wait "$agent"
-rc=$?
-check "SIGTERM: exit 0 ($rc)" test "$rc" -eq 0
-check "the agent restored the caps" grep -q "caps restored" "$tmp/agent.err"
-check "and removed its restore file" test ! -e "$tmp/saved.json"
-explain_process agent "$agent" "$tmp/agent.err" "$tmp/prof.err"
-agent=
+sigterm_restores "$tmp/prof.err"
 finish agent_pipeline_plan

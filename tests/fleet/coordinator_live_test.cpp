@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "../require_tool.hpp"  // FW_REQUIRE_TOOL
+#include "../constant_plan.hpp"  // constant_plan
+#include "../require_tool.hpp"   // FW_REQUIRE_TOOL
 #include "etcd_harness.hpp"
 #include "fleet/coordinator.hpp"
 #include "fleet/grid_server.hpp"
@@ -718,20 +719,7 @@ TEST_F(CoordinatorLive, GridEventsAreScheduledNotReplaced) {
   EXPECT_LE(agents.max_w(), 2000 + 1e-6);
 }
 
-// A constant plan of `stages` stages at these caps, as `pipeline plan --json` writes it (the
-// fields the plan reader needs).
-std::string constant_plan(const std::vector<double>& caps_w) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (size_t s = 0; s < caps_w.size(); ++s) {
-    stages.push_back(
-        {{"stage", s}, {"cap_w", caps_w[s]}, {"forward_mhz", 1200}, {"backward_mhz", 1200}});
-  }
-  return nlohmann::json{{"stages", caps_w.size()},
-                        {"microbatches", 8},
-                        {"mode", "constant"},
-                        {"constant", {{"stages", stages}}}}
-      .dump();
-}
+using testing_plans::constant_plan;
 
 // Issue 46 ("a pipeline that spans nodes gets its per-node share of the plan through the
 // coordinator"): nothing carried a plan to the nodes. The coordinator's PUT /v1/plans/<job>

@@ -119,3 +119,18 @@ wait_status_caps() {
   echo "  caps: $(jq -c '[.gpus | sort_by(.index)[] | .cap_w]' "$tmp/status.json"), want $1"
   return 1
 }
+# sigterm_restores LOG...: the agent ($agent) holds a restore file; SIGTERM exits 0, the log says
+# the caps were restored and the restore file is gone; on a failure the agent's and LOGs' last
+# lines. Clears $agent.
+sigterm_restores() {
+  local rc
+  check "the restore file holds the caps found at start" test -s "$tmp/saved.json"
+  kill -TERM "$agent"
+  wait "$agent"
+  rc=$?
+  check "SIGTERM: exit 0 ($rc)" test "$rc" -eq 0
+  check "the agent restored the caps" grep -q "caps restored" "$tmp/agent.err"
+  check "and removed its restore file" test ! -e "$tmp/saved.json"
+  explain_process agent "$agent" "$tmp/agent.err" "$@"
+  agent=
+}
